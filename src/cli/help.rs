@@ -1,0 +1,115 @@
+//! The `--help` and `--version` texts.
+//!
+//! Owns: their wording, laid out like valkey-benchmark's usage text (same option order and
+//! spellings) so users of the reference find their way. Must not: claim behaviour respbench does
+//! not have; tests check that every option of the parser's table is listed.
+
+/// The text `--help` prints (to stdout, exit 0). Ends with a newline.
+pub fn help_text() -> &'static str {
+    HELP
+}
+
+/// The line `-v`/`--version` prints: `respbench <version>`, without a newline.
+pub fn version_text() -> String {
+    format!("respbench {}", env!("CARGO_PKG_VERSION"))
+}
+
+const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
+
+ -h <hostname>      Server hostname (default 127.0.0.1)
+ -p <port>          Server port (default 6379)
+ -s <socket>        Server unix socket path (overrides host and port)
+ -a <password>      Password to AUTH with
+ --user <username>  Send ACL-style AUTH <username> <password>. Needs -a.
+ -u <uri>           Server URI: redis://[[user]:password@]host[:port][/dbnum]
+                    (or valkey://...). User, password, port and dbnum are
+                    optional; an IPv6 host goes in brackets: redis://[::1]:6380
+ -c <clients>       Number of parallel connections (default 50)
+ -n <requests>      Total number of requests per test (default 100000).
+                    A ';' sequence of k commands counts as k requests.
+ --duration <sec>   Run each test for <sec> seconds instead of -n requests
+                    (decimals allowed, e.g. 0.5). Not together with -n.
+ --warmup <sec>     Before each test, run it for <sec> seconds and discard
+                    those results (default: no warmup)
+ -d <size>          Data size of SET/GET values and of __data__ in bytes
+                    (default 3)
+ --dbnum <db>       SELECT the given db number (default 0)
+ -3                 Start each connection in RESP3 mode (HELLO 3)
+ --threads <num>    Number of worker threads (default 1)
+ -k <boolean>       1 = keep alive, 0 = reconnect after every batch (default 1)
+ -r <keyspacelen>   Replace __rand_int__ and __rand_1st__ .. __rand_9th__ in
+                    arguments with a 12-digit number from 0 to keyspacelen-1.
+                    The default tests use it for random keys and values.
+                    Without -r, every command uses the same key.
+ --sequential       With -r, use successive numbers instead of random ones
+ -P <numreq>        Pipeline <numreq> requests (default 1: no pipelining)
+ -q                 Quiet: print one summary line per test
+ --precision <n>    Number of decimal places of latency figures (default 3,
+                    at most 6)
+ --csv              Output in CSV format
+ -l                 Loop: run the tests forever
+ -t <tests>         Only run the comma-separated list of tests. The names are
+                    the ones printed in the output. Ignored when a command is
+                    given on the command line.
+ -I                 Idle mode: just open -c connections and wait
+ -x                 Read the last argument of the command from stdin
+ -e                 Keep going on error replies and count them (by default
+                    an error reply stops the run)
+ --seed <num>       Seed for the random number generator (default: random)
+ --rps <requests>   Target rate in requests per second for the whole run
+                    (default 0: no limit). Latency is measured from each
+                    request's scheduled send time, so time spent waiting to
+                    be sent counts.
+ --num-functions <num>
+                    Number of functions in the library loaded by the
+                    function_load test (default 10)
+ --num-keys-in-fcall <num>
+                    Number of keys passed to FCALL by the fcall test
+                    (default 1)
+ --help             Print this help and exit
+ -v, --version      Print the version and exit
+
+Not supported yet: --cluster, --rfr, --enable-tracking, --dataset, --maxdocs,
+--fuzz, --fuzz-mode, --fuzz-loglevel, --tls, --sni, --cacert, --cacertdir,
+--insecure, --cert, --key, --tls-ciphers, --tls-ciphersuites, --rdma, --mptcp,
+and rediss:// or valkeys:// URIs.
+
+Command:
+ Arguments after the options (or after --) are one command to benchmark, sent
+ as given. Separate several commands with ';' (quoted for the shell) to send
+ them as one sequence; a number N before a command repeats it N times.
+ These placeholders are replaced in its arguments:
+ __rand_int__       A random 12-digit number from 0 to keyspacelen-1, new
+                    for every occurrence (needs -r)
+ __rand_1st__ .. __rand_9th__
+                    Like __rand_int__, but every occurrence of the same token
+                    within one sequence gets the same number (needs -r)
+ __data__           -d bytes of data
+
+Examples:
+
+ Run the default tests against 127.0.0.1:6379:
+   respbench
+
+ Use 20 parallel clients, pipelines of 10 requests, 2 threads, less output:
+   respbench -c 20 -P 10 --threads 2 -q
+
+ Use 20 parallel clients for 100k requests against 192.168.1.1:
+   respbench -h 192.168.1.1 -p 6379 -n 100000 -c 20
+
+ Fill 127.0.0.1:6379 with about 1 million keys using only the SET test:
+   respbench -t set -n 1000000 -r 100000000
+
+ Run a few tests with CSV output:
+   respbench -t ping,set,get -n 100000 --csv
+
+ Benchmark a specific command:
+   respbench -r 10000 -n 10000 eval 'return redis.call("ping")' 0
+
+ Fill a list with 10000 random elements:
+   respbench -r 10000 -n 10000 lpush mylist __rand_int__
+
+ Benchmark a transaction:
+   respbench -- multi ';' set key:__rand_int__ __data__ ';' \
+                incr counter ';' exec
+"#;

@@ -1,0 +1,143 @@
+//! The command line: valkey-benchmark's option table, parsed and validated, with no I/O.
+//!
+//! Owns: spelling, defaults and validation of every flag; the help and version texts. Must not:
+//! read stdin, open sockets or resolve anything (see `plan`). Every mistake is a [`UsageError`]
+//! with a one-line message; `main` turns it into exit code 2.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A command-line mistake: one line, printed as `respbench: <message>`; exit code 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Invocation {
+    Run(Box<Args>),
+    Help,
+    Version,
+}
+
+/// Where the server is, as `-h/-p`, `-s` or `-u` said (later flags override earlier ones, as in
+/// the reference; `-s` overrides host and port).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
+/// Every option, typed and validated. Defaults are valkey-benchmark's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Args {
+    /// `-h`/`-p`/`-s`/`-u` (default 127.0.0.1:6379).
+    pub endpoint: Endpoint,
+    /// `-a`, or the password part of `-u`.
+    pub password: Option<Vec<u8>>,
+    /// `--user`, or the user part of `-u` (only used together with a password).
+    pub user: Option<Vec<u8>>,
+    /// `-c` (default 50, at least 1).
+    pub clients: u32,
+    /// `-n` (default 100000, at least 1). Counts commands.
+    pub requests: u64,
+    /// `--duration` seconds (mutually exclusive with an explicit `-n`).
+    pub duration: Option<Duration>,
+    /// `--warmup` seconds.
+    pub warmup: Option<Duration>,
+    /// `-d` (default 3, 1 ..= 1 GiB).
+    pub data_size: usize,
+    /// `--dbnum` (default 0; non-zero sends SELECT), or the db part of `-u`.
+    pub dbnum: u32,
+    /// `-3`: HELLO 3.
+    pub resp3: bool,
+    /// `--threads` if given (1 ..= 500); `None` = one worker thread, "multi-thread: no".
+    pub threads: Option<u32>,
+    /// `-k` as given (default 1); 0 = reconnect after every batch.
+    pub keepalive: i64,
+    /// `-r` keyspace length (0 ..= 999_999_999_999).
+    pub keyspace: Option<u64>,
+    /// `--sequential`.
+    pub sequential: bool,
+    /// `-P` (default 1, at least 1).
+    pub pipeline: u32,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--csv`.
+    pub csv: bool,
+    /// `-l`.
+    pub loop_forever: bool,
+    /// `-t` as given (matched later against the suite).
+    pub tests: Option<String>,
+    /// `-I`.
+    pub idle: bool,
+    /// `-x`: append stdin as the last argument of the custom command.
+    pub stdin_last_arg: bool,
+    /// `-e`: keep going on error replies and count them.
+    pub continue_on_error: bool,
+    /// `--precision` decimal places of latency figures (default 3, 0 ..= 6).
+    pub precision: usize,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--rps` (0 = unlimited).
+    pub rps: u64,
+    /// `--num-functions` (default 10, at least 1).
+    pub num_functions: u32,
+    /// `--num-keys-in-fcall` (default 1).
+    pub num_keys_in_fcall: u32,
+    /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
+    pub command: Vec<Vec<u8>>,
+}
+
+mod help;
+mod parse;
+#[cfg(test)]
+mod tests;
+mod uri;
+
+pub use help::{help_text, version_text};
+pub use parse::parse;
+
+/// The host `-h` defaults to.
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+/// The port `-p` (and a `-u` URI without a port) defaults to.
+pub const DEFAULT_PORT: u16 = 6379;
+
+impl Default for Args {
+    /// valkey-benchmark's defaults: 127.0.0.1:6379, 50 clients, 100000 requests, 3-byte values,
+    /// keep-alive, no pipelining, precision 3, 10 functions with 1 key per FCALL, the default suite.
+    fn default() -> Self {
+        Args {
+            endpoint: Endpoint::Tcp {
+                host: DEFAULT_HOST.to_owned(),
+                port: DEFAULT_PORT,
+            },
+            password: None,
+            user: None,
+            clients: 50,
+            requests: 100_000,
+            duration: None,
+            warmup: None,
+            data_size: 3,
+            dbnum: 0,
+            resp3: false,
+            threads: None,
+            keepalive: 1,
+            keyspace: None,
+            sequential: false,
+            pipeline: 1,
+            quiet: false,
+            csv: false,
+            loop_forever: false,
+            tests: None,
+            idle: false,
+            stdin_last_arg: false,
+            continue_on_error: false,
+            precision: 3,
+            seed: None,
+            rps: 0,
+            num_functions: 10,
+            num_keys_in_fcall: 1,
+            command: Vec::new(),
+        }
+    }
+}

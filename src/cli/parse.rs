@@ -1,0 +1,491 @@
+//! argv → [`Invocation`]: valkey-benchmark's option table, lexed with `lexopt`, every value
+//! validated.
+//!
+//! Owns: which spellings exist ([`FLAGS`]), where options end and the custom command begins, the
+//! ranges of numeric values, and the cross-option checks. Must not: print, read stdin or touch the
+//! network; resolve `-t` names or the command (that is `plan`/`workload`'s job).
+//!
+//! Rules (valkey-benchmark's, with numbers validated instead of `atoi`'d):
+//! - each option's value is the next argv element, even if it starts with `-`; `-n100` and
+//!   `--rps=10` are accepted too;
+//! - later occurrences override earlier ones;
+//! - options end at `--` or at the first argument that does not start with `-`; that argument and
+//!   everything after it is the custom command, byte for byte;
+//! - `--help` and `-v`/`--version` take effect where they appear, so an error before them wins
+//!   and anything after them is not looked at.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::uri::{self, Uri};
+use super::{Args, DEFAULT_HOST, DEFAULT_PORT, Endpoint, Invocation, UsageError};
+
+/// What an option spelling means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Opt {
+    Host,
+    Port,
+    Socket,
+    Password,
+    User,
+    Uri,
+    Clients,
+    Requests,
+    Duration,
+    Warmup,
+    DataSize,
+    Dbnum,
+    Resp3,
+    Threads,
+    Keepalive,
+    Keyspace,
+    Sequential,
+    Pipeline,
+    Quiet,
+    Csv,
+    Loop,
+    Tests,
+    Idle,
+    StdinLastArg,
+    ContinueOnError,
+    Precision,
+    Seed,
+    Rps,
+    NumFunctions,
+    NumKeysInFcall,
+    Help,
+    Version,
+    /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
+    /// so the rest of the line still parses, then the invocation is refused.
+    NotYet {
+        takes_value: bool,
+    },
+    /// An option that only exists in some valkey-benchmark builds (RDMA).
+    NotInThisBuild {
+        takes_value: bool,
+    },
+}
+
+impl Opt {
+    /// Whether the next argv element (or an attached `=value`) belongs to this option.
+    pub(super) fn takes_value(self) -> bool {
+        match self {
+            Opt::Host
+            | Opt::Port
+            | Opt::Socket
+            | Opt::Password
+            | Opt::User
+            | Opt::Uri
+            | Opt::Clients
+            | Opt::Requests
+            | Opt::Duration
+            | Opt::Warmup
+            | Opt::DataSize
+            | Opt::Dbnum
+            | Opt::Threads
+            | Opt::Keepalive
+            | Opt::Keyspace
+            | Opt::Pipeline
+            | Opt::Tests
+            | Opt::Precision
+            | Opt::Seed
+            | Opt::Rps
+            | Opt::NumFunctions
+            | Opt::NumKeysInFcall => true,
+            Opt::Resp3
+            | Opt::Sequential
+            | Opt::Quiet
+            | Opt::Csv
+            | Opt::Loop
+            | Opt::Idle
+            | Opt::StdinLastArg
+            | Opt::ContinueOnError
+            | Opt::Help
+            | Opt::Version => false,
+            Opt::NotYet { takes_value } | Opt::NotInThisBuild { takes_value } => takes_value,
+        }
+    }
+}
+
+/// Every option spelling valkey-benchmark knows (exact match, case-sensitive), in its help order.
+pub(super) const FLAGS: &[(&str, Opt)] = &[
+    ("-h", Opt::Host),
+    ("-p", Opt::Port),
+    ("-s", Opt::Socket),
+    ("-a", Opt::Password),
+    ("--user", Opt::User),
+    ("-u", Opt::Uri),
+    ("-c", Opt::Clients),
+    ("-n", Opt::Requests),
+    ("--duration", Opt::Duration),
+    ("--warmup", Opt::Warmup),
+    ("-d", Opt::DataSize),
+    ("--dbnum", Opt::Dbnum),
+    ("-3", Opt::Resp3),
+    ("--threads", Opt::Threads),
+    ("--cluster", Opt::NotYet { takes_value: false }),
+    ("--rfr", Opt::NotYet { takes_value: true }),
+    ("--enable-tracking", Opt::NotYet { takes_value: false }),
+    ("-k", Opt::Keepalive),
+    ("-r", Opt::Keyspace),
+    ("--sequential", Opt::Sequential),
+    ("-P", Opt::Pipeline),
+    ("-q", Opt::Quiet),
+    ("--precision", Opt::Precision),
+    ("--csv", Opt::Csv),
+    ("-l", Opt::Loop),
+    ("-t", Opt::Tests),
+    ("-I", Opt::Idle),
+    ("-x", Opt::StdinLastArg),
+    ("-e", Opt::ContinueOnError),
+    ("--seed", Opt::Seed),
+    ("--rps", Opt::Rps),
+    ("--num-functions", Opt::NumFunctions),
+    ("--num-keys-in-fcall", Opt::NumKeysInFcall),
+    ("--dataset", Opt::NotYet { takes_value: true }),
+    ("--maxdocs", Opt::NotYet { takes_value: true }),
+    ("--fuzz", Opt::NotYet { takes_value: false }),
+    ("--fuzz-mode", Opt::NotYet { takes_value: true }),
+    ("--fuzz-loglevel", Opt::NotYet { takes_value: true }),
+    ("--tls", Opt::NotYet { takes_value: false }),
+    ("--sni", Opt::NotYet { takes_value: true }),
+    ("--cacert", Opt::NotYet { takes_value: true }),
+    ("--cacertdir", Opt::NotYet { takes_value: true }),
+    ("--insecure", Opt::NotYet { takes_value: false }),
+    ("--cert", Opt::NotYet { takes_value: true }),
+    ("--key", Opt::NotYet { takes_value: true }),
+    ("--tls-ciphers", Opt::NotYet { takes_value: true }),
+    ("--tls-ciphersuites", Opt::NotYet { takes_value: true }),
+    ("--rdma", Opt::NotInThisBuild { takes_value: false }),
+    ("--mptcp", Opt::NotYet { takes_value: false }),
+    ("--help", Opt::Help),
+    ("-v", Opt::Version),
+    ("--version", Opt::Version),
+];
+
+/// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).
+const MAX_KEYSPACE: u64 = 999_999_999_999;
+/// Largest `--duration`/`--warmup`, in seconds (about 115 days).
+const MAX_SECONDS: u64 = 10_000_000;
+/// Largest `--dbnum` and `-u` db: what the server's `SELECT` accepts.
+pub(super) const MAX_DBNUM: u64 = i32::MAX as u64;
+
+/// Parses the arguments (without the program name) into what the user asked for.
+///
+/// Returns [`Invocation::Help`] or [`Invocation::Version`] as soon as `--help` or
+/// `-v`/`--version` is met among the options; otherwise the validated [`Args`]. Every mistake is
+/// a one-line [`UsageError`] naming the option and, for a bad value, the value and what was
+/// expected.
+pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Invocation, UsageError> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut st = State::default();
+
+    loop {
+        // Look at the next whole argument before lexopt does: valkey-benchmark stops at the first
+        // non-option (lexopt would skip positionals and keep lexing options after them) and at
+        // `--`; a lone `-` is an unknown option there, not a positional.
+        if let Some(mut raw) = parser.try_raw_args() {
+            match raw.peek().map(OsStr::as_bytes) {
+                None => break,
+                Some(b"--") => {
+                    raw.next();
+                    st.args.command = raw.map(OsStringExt::into_vec).collect();
+                    break;
+                }
+                Some(b"-") => return Err(invalid_option("-")),
+                Some(arg) if !arg.starts_with(b"-") => {
+                    st.args.command = raw.map(OsStringExt::into_vec).collect();
+                    break;
+                }
+                Some(_) => {}
+            }
+        }
+
+        let name = match parser.next().map_err(lex_error)? {
+            None => break,
+            Some(lexopt::Arg::Short(c)) => format!("-{c}"),
+            Some(lexopt::Arg::Long(long)) => format!("--{long}"),
+            // Unreachable given the peek above; treated like any first non-option.
+            Some(lexopt::Arg::Value(first)) => {
+                st.args.command.push(first.into_vec());
+                let rest = parser.raw_args().map_err(lex_error)?;
+                st.args.command.extend(rest.map(OsStringExt::into_vec));
+                break;
+            }
+        };
+        let Some(&(name, opt)) = FLAGS.iter().find(|(spelling, _)| *spelling == name) else {
+            return Err(invalid_option(&name));
+        };
+        let value = if opt.takes_value() {
+            parser.value().map_err(|_| missing_value(name))?
+        } else {
+            OsString::new()
+        };
+        if let Some(done) = st.apply(name, opt, &value)? {
+            return Ok(done);
+        }
+    }
+
+    st.finish().map(|args| Invocation::Run(Box::new(args)))
+}
+
+/// Everything seen so far; the endpoint is resolved at the end because `-s` wins over `-h`, `-p`
+/// and `-u` whatever the order.
+struct State {
+    args: Args,
+    host: String,
+    port: u16,
+    socket: Option<PathBuf>,
+    /// `-n` was given (its default does not conflict with `--duration`).
+    requests_given: bool,
+    /// `--user` was given (a user from `-u` never needs checking: it always came with `:`).
+    user_given: bool,
+    /// The first recognised-but-unsupported option, refused once the whole line has parsed.
+    unsupported: Option<UsageError>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            args: Args::default(),
+            host: DEFAULT_HOST.to_owned(),
+            port: DEFAULT_PORT,
+            socket: None,
+            requests_given: false,
+            user_given: false,
+            unsupported: None,
+        }
+    }
+}
+
+impl State {
+    /// Applies one option; `Some` ends parsing (`--help`, `--version`).
+    fn apply(
+        &mut self,
+        name: &'static str,
+        opt: Opt,
+        v: &OsStr,
+    ) -> Result<Option<Invocation>, UsageError> {
+        let a = &mut self.args;
+        match opt {
+            Opt::Host => {
+                self.host = text(name, v)?;
+                if self.host.is_empty() {
+                    return Err(invalid_value(name, v, "a host name or address"));
+                }
+            }
+            Opt::Port => self.port = whole(name, v, 0, u16::MAX.into())?,
+            Opt::Socket => {
+                if v.is_empty() {
+                    return Err(invalid_value(name, v, "a socket path"));
+                }
+                self.socket = Some(PathBuf::from(v));
+            }
+            Opt::Password => a.password = Some(v.as_bytes().to_vec()),
+            Opt::User => {
+                a.user = Some(v.as_bytes().to_vec());
+                self.user_given = true;
+            }
+            Opt::Uri => {
+                let Uri {
+                    user,
+                    password,
+                    host,
+                    port,
+                    db,
+                } = uri::parse_uri(v)?;
+                self.host = host;
+                self.port = port;
+                if user.is_some() {
+                    a.user = user;
+                }
+                if password.is_some() {
+                    a.password = password;
+                }
+                if let Some(db) = db {
+                    a.dbnum = db;
+                }
+            }
+            Opt::Clients => a.clients = whole(name, v, 1, 1_000_000)?,
+            Opt::Requests => {
+                a.requests = whole(name, v, 1, u64::MAX)?;
+                self.requests_given = true;
+            }
+            Opt::Duration => a.duration = Some(seconds(name, v)?),
+            Opt::Warmup => a.warmup = Some(seconds(name, v)?),
+            Opt::DataSize => a.data_size = whole(name, v, 1, 1 << 30)?,
+            Opt::Dbnum => a.dbnum = whole(name, v, 0, MAX_DBNUM)?,
+            Opt::Resp3 => a.resp3 = true,
+            Opt::Threads => {
+                let n: u32 = whole(name, v, 0, 500)?;
+                a.threads = (n != 0).then_some(n);
+            }
+            Opt::Keepalive => a.keepalive = signed(name, v)?,
+            Opt::Keyspace => a.keyspace = Some(whole(name, v, 0, MAX_KEYSPACE)?),
+            Opt::Sequential => a.sequential = true,
+            Opt::Pipeline => a.pipeline = whole(name, v, 1, 1_000_000)?,
+            Opt::Quiet => a.quiet = true,
+            Opt::Csv => a.csv = true,
+            Opt::Loop => a.loop_forever = true,
+            Opt::Tests => a.tests = Some(text(name, v)?),
+            Opt::Idle => a.idle = true,
+            Opt::StdinLastArg => a.stdin_last_arg = true,
+            Opt::ContinueOnError => a.continue_on_error = true,
+            Opt::Precision => a.precision = whole(name, v, 0, 6)?,
+            Opt::Seed => a.seed = Some(whole(name, v, 0, u64::MAX)?),
+            Opt::Rps => a.rps = whole(name, v, 0, u64::MAX)?,
+            Opt::NumFunctions => a.num_functions = whole(name, v, 1, 100_000)?,
+            Opt::NumKeysInFcall => a.num_keys_in_fcall = whole(name, v, 0, 1_000_000)?,
+            Opt::Help => return Ok(Some(Invocation::Help)),
+            Opt::Version => return Ok(Some(Invocation::Version)),
+            Opt::NotYet { .. } => {
+                self.unsupported
+                    .get_or_insert_with(|| UsageError(format!("{name} is not supported yet")));
+            }
+            Opt::NotInThisBuild { .. } => {
+                self.unsupported.get_or_insert_with(|| {
+                    UsageError(format!("{name} is not supported by this build"))
+                });
+            }
+        }
+        Ok(None)
+    }
+
+    /// The checks that need the whole line: unsupported options first, then conflicts.
+    fn finish(self) -> Result<Args, UsageError> {
+        if let Some(err) = self.unsupported {
+            return Err(err);
+        }
+        let mut args = self.args;
+        if self.requests_given && args.duration.is_some() {
+            return Err(UsageError(
+                "options -n and --duration are mutually exclusive".to_owned(),
+            ));
+        }
+        if self.user_given && args.password.is_none() {
+            return Err(UsageError("--user needs a password (-a)".to_owned()));
+        }
+        args.endpoint = match self.socket {
+            Some(path) => Endpoint::Unix(path),
+            None => Endpoint::Tcp {
+                host: self.host,
+                port: self.port,
+            },
+        };
+        Ok(args)
+    }
+}
+
+fn invalid_option(arg: &str) -> UsageError {
+    UsageError(format!("invalid option {arg:?} (see --help)"))
+}
+
+fn missing_value(name: &str) -> UsageError {
+    if name == "-h" {
+        // `-h` is the host, as in valkey-benchmark, but many users expect help from it.
+        return UsageError("option -h needs a value (-h is the host; help is --help)".to_owned());
+    }
+    UsageError(format!("option {name} needs a value"))
+}
+
+/// lexopt's own errors: the only ones `next()` and `raw_args()` can give here are a value
+/// attached to a flag (`--csv=1`, `-q=1`) and, defensively, anything else verbatim.
+fn lex_error(err: lexopt::Error) -> UsageError {
+    match err {
+        lexopt::Error::UnexpectedValue { option, .. } => {
+            UsageError(format!("option {option} takes no value"))
+        }
+        lexopt::Error::MissingValue {
+            option: Some(option),
+        } => missing_value(&option),
+        lexopt::Error::UnexpectedOption(option) => invalid_option(&option),
+        other => UsageError(other.to_string()),
+    }
+}
+
+/// `invalid value "<v>" for <flag>: expected <expected>`, with the value escaped so the message
+/// stays one printable line whatever the user typed.
+fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageError {
+    UsageError(format!(
+        "invalid value {:?} for {flag}: expected {expected}",
+        value.to_string_lossy()
+    ))
+}
+
+/// A UTF-8 value (host names, test lists).
+fn text(flag: &str, v: &OsStr) -> Result<String, UsageError> {
+    v.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| invalid_value(flag, v, "UTF-8 text"))
+}
+
+/// A whole number in `min..=max`: ASCII digits only (no sign, no spaces, no `1e6`).
+pub(super) fn whole<T: TryFrom<u64>>(
+    flag: &str,
+    v: &OsStr,
+    min: u64,
+    max: u64,
+) -> Result<T, UsageError> {
+    let err = || invalid_value(flag, v, &format!("a whole number from {min} to {max}"));
+    let digits = v.as_bytes();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(err());
+    }
+    let n: u64 = v.to_str().and_then(|s| s.parse().ok()).ok_or_else(err)?;
+    if !(min..=max).contains(&n) {
+        return Err(err());
+    }
+    T::try_from(n).map_err(|_| err())
+}
+
+/// Any `i64`, optionally negative (`-k` prints back whatever it was given).
+fn signed(flag: &str, v: &OsStr) -> Result<i64, UsageError> {
+    let err = || {
+        invalid_value(
+            flag,
+            v,
+            &format!("a whole number from {} to {}", i64::MIN, i64::MAX),
+        )
+    };
+    let bytes = v.as_bytes();
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(err());
+    }
+    v.to_str().and_then(|s| s.parse().ok()).ok_or_else(err)
+}
+
+/// Seconds as a plain decimal (`30`, `0.5`, `.25`, `2.`), greater than 0 and at most
+/// [`MAX_SECONDS`]. Parsed exactly (no float rounding); digits past nanoseconds are dropped.
+fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
+    let err = || {
+        invalid_value(
+            flag,
+            v,
+            &format!("a number of seconds above 0 and at most {MAX_SECONDS}, e.g. 30 or 0.5"),
+        )
+    };
+    let s = v.to_str().ok_or_else(err)?;
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !all_digits(int) || !all_digits(frac) {
+        return Err(err());
+    }
+    let secs: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| err())?
+    };
+    let nanos = frac
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(9)
+        .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
+    let d = Duration::new(secs.min(MAX_SECONDS + 1), nanos);
+    if d.is_zero() || d > Duration::from_secs(MAX_SECONDS) {
+        return Err(err());
+    }
+    Ok(d)
+}

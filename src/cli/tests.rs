@@ -1,0 +1,1074 @@
+//! Tests for `parse`, the defaults and the help text: one per flag, one per error.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::parse::FLAGS;
+use super::*;
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+fn run(args: &[&str]) -> Args {
+    match parse(os(args)) {
+        Ok(Invocation::Run(a)) => *a,
+        other => panic!("{args:?}: expected Run, got {other:?}"),
+    }
+}
+
+fn err(args: &[&str]) -> String {
+    match parse(os(args)) {
+        Err(UsageError(msg)) => msg,
+        other => panic!("{args:?}: expected an error, got {other:?}"),
+    }
+}
+
+fn cmd(args: &Args) -> Vec<String> {
+    args.command
+        .iter()
+        .map(|a| String::from_utf8(a.clone()).unwrap())
+        .collect()
+}
+
+fn tcp(host: &str, port: u16) -> Endpoint {
+    Endpoint::Tcp {
+        host: host.to_owned(),
+        port,
+    }
+}
+
+// ---- defaults ---------------------------------------------------------------------------------
+
+#[test]
+fn empty_line_gives_defaults() {
+    assert_eq!(run(&[]), Args::default());
+}
+
+#[test]
+fn defaults_are_valkey_benchmarks() {
+    let a = Args::default();
+    assert_eq!(a.endpoint, tcp("127.0.0.1", 6379));
+    assert_eq!(a.password, None);
+    assert_eq!(a.user, None);
+    assert_eq!(a.clients, 50);
+    assert_eq!(a.requests, 100_000);
+    assert_eq!(a.duration, None);
+    assert_eq!(a.warmup, None);
+    assert_eq!(a.data_size, 3);
+    assert_eq!(a.dbnum, 0);
+    assert!(!a.resp3);
+    assert_eq!(a.threads, None);
+    assert_eq!(a.keepalive, 1);
+    assert_eq!(a.keyspace, None);
+    assert!(!a.sequential);
+    assert_eq!(a.pipeline, 1);
+    assert!(!a.quiet);
+    assert!(!a.csv);
+    assert!(!a.loop_forever);
+    assert_eq!(a.tests, None);
+    assert!(!a.idle);
+    assert!(!a.stdin_last_arg);
+    assert!(!a.continue_on_error);
+    assert_eq!(a.precision, 3);
+    assert_eq!(a.seed, None);
+    assert_eq!(a.rps, 0);
+    assert_eq!(a.num_functions, 10);
+    assert_eq!(a.num_keys_in_fcall, 1);
+    assert!(a.command.is_empty());
+}
+
+// ---- one test per flag ------------------------------------------------------------------------
+
+#[test]
+fn flag_host() {
+    assert_eq!(run(&["-h", "10.1.2.3"]).endpoint, tcp("10.1.2.3", 6379));
+}
+
+#[test]
+fn flag_port() {
+    assert_eq!(run(&["-p", "7000"]).endpoint, tcp("127.0.0.1", 7000));
+    assert_eq!(run(&["-p", "0"]).endpoint, tcp("127.0.0.1", 0));
+    assert_eq!(run(&["-p", "65535"]).endpoint, tcp("127.0.0.1", 65535));
+}
+
+#[test]
+fn flag_socket() {
+    assert_eq!(
+        run(&["-s", "/tmp/valkey.sock"]).endpoint,
+        Endpoint::Unix(PathBuf::from("/tmp/valkey.sock"))
+    );
+}
+
+#[test]
+fn flag_password_is_raw_bytes() {
+    assert_eq!(run(&["-a", "pw"]).password, Some(b"pw".to_vec()));
+    let raw = vec![OsString::from("-a"), OsString::from_vec(b"p\xffw".to_vec())];
+    match parse(raw) {
+        Ok(Invocation::Run(a)) => assert_eq!(a.password, Some(b"p\xffw".to_vec())),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn flag_password_may_start_with_dash() {
+    let a = run(&["-a", "-secret", "-q"]);
+    assert_eq!(a.password, Some(b"-secret".to_vec()));
+    assert!(a.quiet);
+}
+
+#[test]
+fn flag_user() {
+    let a = run(&["--user", "alice", "-a", "pw"]);
+    assert_eq!(a.user, Some(b"alice".to_vec()));
+    assert_eq!(a.password, Some(b"pw".to_vec()));
+}
+
+#[test]
+fn flag_uri() {
+    let a = run(&["-u", "redis://bob:p%40ss@db.example:6390/5"]);
+    assert_eq!(a.endpoint, tcp("db.example", 6390));
+    assert_eq!(a.user, Some(b"bob".to_vec()));
+    assert_eq!(a.password, Some(b"p@ss".to_vec()));
+    assert_eq!(a.dbnum, 5);
+}
+
+#[test]
+fn flag_uri_ipv6_and_default_port() {
+    assert_eq!(run(&["-u", "valkey://[::1]"]).endpoint, tcp("::1", 6379));
+}
+
+#[test]
+fn flag_uri_password_only_satisfies_user() {
+    let a = run(&["--user", "carol", "-u", "redis://pw@h"]);
+    assert_eq!(a.user, Some(b"carol".to_vec()));
+    assert_eq!(a.password, Some(b"pw".to_vec()));
+}
+
+#[test]
+fn flag_uri_keeps_earlier_values_it_does_not_set() {
+    let a = run(&["-a", "pw", "--dbnum", "3", "-p", "7000", "-u", "redis://h"]);
+    assert_eq!(a.password, Some(b"pw".to_vec()));
+    assert_eq!(a.dbnum, 3);
+    // A URI without a port means 6379, not the earlier -p.
+    assert_eq!(a.endpoint, tcp("h", 6379));
+}
+
+#[test]
+fn later_host_and_port_override_uri_parts() {
+    assert_eq!(
+        run(&["-u", "redis://h:7000", "-p", "7001"]).endpoint,
+        tcp("h", 7001)
+    );
+    assert_eq!(
+        run(&["-u", "redis://h:7000", "-h", "g"]).endpoint,
+        tcp("g", 7000)
+    );
+}
+
+#[test]
+fn uri_overrides_earlier_host_and_port() {
+    assert_eq!(
+        run(&["-h", "g", "-p", "1", "-u", "redis://h:7000"]).endpoint,
+        tcp("h", 7000)
+    );
+}
+
+#[test]
+fn flag_clients() {
+    assert_eq!(run(&["-c", "1"]).clients, 1);
+    assert_eq!(run(&["-c", "1000000"]).clients, 1_000_000);
+}
+
+#[test]
+fn flag_requests() {
+    assert_eq!(run(&["-n", "1"]).requests, 1);
+    assert_eq!(run(&["-n", "18446744073709551615"]).requests, u64::MAX);
+}
+
+#[test]
+fn flag_duration() {
+    assert_eq!(
+        run(&["--duration", "30"]).duration,
+        Some(Duration::from_secs(30))
+    );
+    assert_eq!(
+        run(&["--duration", "0.5"]).duration,
+        Some(Duration::from_millis(500))
+    );
+    assert_eq!(
+        run(&["--duration", ".25"]).duration,
+        Some(Duration::from_millis(250))
+    );
+    assert_eq!(
+        run(&["--duration", "0.000000001"]).duration,
+        Some(Duration::from_nanos(1))
+    );
+    assert_eq!(
+        run(&["--duration", "10000000"]).duration,
+        Some(Duration::from_secs(10_000_000))
+    );
+}
+
+#[test]
+fn flag_warmup() {
+    assert_eq!(run(&["--warmup", "2"]).warmup, Some(Duration::from_secs(2)));
+    assert_eq!(
+        run(&["--warmup", "1.5"]).warmup,
+        Some(Duration::from_millis(1500))
+    );
+}
+
+#[test]
+fn warmup_with_requests_is_fine() {
+    let a = run(&["--warmup", "1", "-n", "5"]);
+    assert_eq!(a.requests, 5);
+    assert_eq!(a.warmup, Some(Duration::from_secs(1)));
+}
+
+#[test]
+fn flag_data_size() {
+    assert_eq!(run(&["-d", "1"]).data_size, 1);
+    assert_eq!(run(&["-d", "1073741824"]).data_size, 1 << 30);
+}
+
+#[test]
+fn flag_dbnum() {
+    assert_eq!(run(&["--dbnum", "9"]).dbnum, 9);
+    assert_eq!(run(&["--dbnum", "2147483647"]).dbnum, 2_147_483_647);
+}
+
+#[test]
+fn flag_resp3() {
+    assert!(run(&["-3"]).resp3);
+}
+
+#[test]
+fn flag_threads() {
+    assert_eq!(run(&["--threads", "4"]).threads, Some(4));
+    assert_eq!(run(&["--threads", "500"]).threads, Some(500));
+}
+
+#[test]
+fn flag_threads_zero_means_not_set() {
+    assert_eq!(run(&["--threads", "4", "--threads", "0"]).threads, None);
+}
+
+#[test]
+fn flag_keepalive() {
+    assert_eq!(run(&["-k", "0"]).keepalive, 0);
+    assert_eq!(run(&["-k", "-1"]).keepalive, -1);
+    assert_eq!(run(&["-k", "7"]).keepalive, 7);
+}
+
+#[test]
+fn flag_keyspace() {
+    assert_eq!(run(&["-r", "0"]).keyspace, Some(0));
+    assert_eq!(run(&["-r", "999999999999"]).keyspace, Some(999_999_999_999));
+}
+
+#[test]
+fn flag_sequential() {
+    let a = run(&["-r", "10", "--sequential"]);
+    assert!(a.sequential);
+    assert_eq!(a.keyspace, Some(10));
+}
+
+#[test]
+fn sequential_without_keyspace_is_allowed() {
+    let a = run(&["--sequential"]);
+    assert!(a.sequential);
+    assert_eq!(a.keyspace, None);
+}
+
+#[test]
+fn flag_pipeline() {
+    assert_eq!(run(&["-P", "16"]).pipeline, 16);
+    assert_eq!(run(&["-P", "1000000"]).pipeline, 1_000_000);
+}
+
+#[test]
+fn flag_quiet() {
+    assert!(run(&["-q"]).quiet);
+}
+
+#[test]
+fn flag_csv() {
+    assert!(run(&["--csv"]).csv);
+}
+
+#[test]
+fn flag_loop() {
+    assert!(run(&["-l"]).loop_forever);
+}
+
+#[test]
+fn flag_tests_kept_raw() {
+    assert_eq!(
+        run(&["-t", "SET,get ,lpush"]).tests.as_deref(),
+        Some("SET,get ,lpush")
+    );
+}
+
+#[test]
+fn flag_tests_with_custom_command_is_fine() {
+    let a = run(&["-t", "set", "ping"]);
+    assert_eq!(a.tests.as_deref(), Some("set"));
+    assert_eq!(cmd(&a), ["ping"]);
+}
+
+#[test]
+fn flag_idle() {
+    assert!(run(&["-I"]).idle);
+}
+
+#[test]
+fn flag_stdin_last_arg() {
+    assert!(run(&["-x", "set", "k"]).stdin_last_arg);
+}
+
+#[test]
+fn flag_continue_on_error() {
+    assert!(run(&["-e"]).continue_on_error);
+}
+
+#[test]
+fn flag_precision() {
+    assert_eq!(run(&["--precision", "0"]).precision, 0);
+    assert_eq!(run(&["--precision", "6"]).precision, 6);
+}
+
+#[test]
+fn flag_seed() {
+    assert_eq!(run(&["--seed", "42"]).seed, Some(42));
+    assert_eq!(
+        run(&["--seed", "18446744073709551615"]).seed,
+        Some(u64::MAX)
+    );
+}
+
+#[test]
+fn flag_rps() {
+    assert_eq!(run(&["--rps", "5000"]).rps, 5000);
+    assert_eq!(run(&["--rps", "0"]).rps, 0);
+}
+
+#[test]
+fn flag_num_functions() {
+    assert_eq!(run(&["--num-functions", "100000"]).num_functions, 100_000);
+}
+
+#[test]
+fn flag_num_keys_in_fcall() {
+    assert_eq!(run(&["--num-keys-in-fcall", "0"]).num_keys_in_fcall, 0);
+    assert_eq!(
+        run(&["--num-keys-in-fcall", "1000000"]).num_keys_in_fcall,
+        1_000_000
+    );
+}
+
+#[test]
+fn attached_values_are_accepted() {
+    let a = run(&["-n100", "--rps=10", "-c=5", "--threads=2"]);
+    assert_eq!(a.requests, 100);
+    assert_eq!(a.rps, 10);
+    assert_eq!(a.clients, 5);
+    assert_eq!(a.threads, Some(2));
+}
+
+#[test]
+fn bundled_short_flags_are_accepted() {
+    let a = run(&["-qlI"]);
+    assert!(a.quiet && a.loop_forever && a.idle);
+}
+
+// ---- overriding -------------------------------------------------------------------------------
+
+#[test]
+fn later_occurrence_overrides_earlier() {
+    let a = run(&[
+        "-n", "5", "-n", "6", "-c", "2", "-c", "3", "-a", "x", "-a", "y", "-t", "get", "-t", "set",
+    ]);
+    assert_eq!(a.requests, 6);
+    assert_eq!(a.clients, 3);
+    assert_eq!(a.password, Some(b"y".to_vec()));
+    assert_eq!(a.tests.as_deref(), Some("set"));
+}
+
+#[test]
+fn later_host_overrides_earlier() {
+    assert_eq!(run(&["-h", "a", "-h", "b"]).endpoint, tcp("b", 6379));
+}
+
+#[test]
+fn socket_overrides_host_and_port_in_any_order() {
+    let want = Endpoint::Unix(PathBuf::from("/s"));
+    assert_eq!(run(&["-h", "a", "-p", "1", "-s", "/s"]).endpoint, want);
+    assert_eq!(run(&["-s", "/s", "-h", "a", "-p", "1"]).endpoint, want);
+    assert_eq!(run(&["-s", "/s", "-u", "redis://h:2"]).endpoint, want);
+}
+
+// ---- where options end ------------------------------------------------------------------------
+
+#[test]
+fn first_non_option_starts_the_command() {
+    let a = run(&["-n", "10", "set", "foo", "-1"]);
+    assert_eq!(a.requests, 10);
+    assert_eq!(cmd(&a), ["set", "foo", "-1"]);
+}
+
+#[test]
+fn options_after_the_command_belong_to_it() {
+    let a = run(&["get", "k", "-n", "5", "--help", "--", "-v"]);
+    assert_eq!(a.requests, 100_000);
+    assert_eq!(cmd(&a), ["get", "k", "-n", "5", "--help", "--", "-v"]);
+}
+
+#[test]
+fn double_dash_ends_options() {
+    let a = run(&["-q", "--", "-x", "--help", "-n"]);
+    assert!(a.quiet);
+    assert!(!a.stdin_last_arg);
+    assert_eq!(cmd(&a), ["-x", "--help", "-n"]);
+}
+
+#[test]
+fn double_dash_only_first_is_removed() {
+    assert_eq!(cmd(&run(&["--", "--", "a"])), ["--", "a"]);
+}
+
+#[test]
+fn double_dash_alone_gives_empty_command() {
+    assert!(run(&["-q", "--"]).command.is_empty());
+}
+
+#[test]
+fn command_is_verbatim_bytes() {
+    let raw = vec![
+        OsString::from("set"),
+        OsString::from_vec(b"k\xff".to_vec()),
+        OsString::from(";"),
+        OsString::from(""),
+    ];
+    match parse(raw) {
+        Ok(Invocation::Run(a)) => {
+            assert_eq!(
+                a.command,
+                [b"set".to_vec(), b"k\xff".to_vec(), b";".to_vec(), vec![]]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn empty_argument_starts_the_command() {
+    assert_eq!(run(&["", "x"]).command, [b"".to_vec(), b"x".to_vec()]);
+}
+
+// ---- help and version -------------------------------------------------------------------------
+
+#[test]
+fn help_anywhere_among_options() {
+    assert_eq!(parse(os(&["--help"])), Ok(Invocation::Help));
+    assert_eq!(
+        parse(os(&["-c", "5", "--help", "-q"])),
+        Ok(Invocation::Help)
+    );
+    // Ends parsing: what follows is not looked at, nor are deferred checks.
+    assert_eq!(parse(os(&["--help", "-z"])), Ok(Invocation::Help));
+    assert_eq!(parse(os(&["--cluster", "--help"])), Ok(Invocation::Help));
+    assert_eq!(
+        parse(os(&["-n", "1", "--duration", "1", "--help"])),
+        Ok(Invocation::Help)
+    );
+}
+
+#[test]
+fn version_short_and_long() {
+    assert_eq!(parse(os(&["-v"])), Ok(Invocation::Version));
+    assert_eq!(parse(os(&["--version"])), Ok(Invocation::Version));
+    assert_eq!(
+        parse(os(&["-q", "--version", "-n", "x"])),
+        Ok(Invocation::Version)
+    );
+}
+
+#[test]
+fn error_before_help_wins() {
+    assert_eq!(err(&["-z", "--help"]), "invalid option \"-z\" (see --help)");
+}
+
+#[test]
+fn help_inside_command_is_not_help() {
+    assert_eq!(cmd(&run(&["ping", "--help"])), ["ping", "--help"]);
+    assert_eq!(cmd(&run(&["--", "--version"])), ["--version"]);
+}
+
+#[test]
+fn h_is_host_not_help() {
+    assert_eq!(run(&["-h", "--help"]).endpoint, tcp("--help", 6379));
+}
+
+#[test]
+fn version_text_names_the_crate_version() {
+    assert_eq!(
+        version_text(),
+        format!("respbench {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn help_text_shape() {
+    let help = help_text();
+    assert!(help.starts_with("Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]\n"));
+    assert!(help.ends_with('\n'));
+    for line in help.lines() {
+        assert!(line.chars().count() <= 80, "help line too long: {line:?}");
+    }
+    for example in [
+        "respbench -c 20 -P 10 --threads 2 -q",
+        "respbench -t set -n 1000000 -r 100000000",
+        "respbench -t ping,set,get -n 100000 --csv",
+        "respbench -r 10000 -n 10000 eval 'return redis.call(\"ping\")' 0",
+        "respbench -r 10000 -n 10000 lpush mylist __rand_int__",
+        "respbench -- multi ';' set key:__rand_int__ __data__ ';' \\\n                incr counter ';' exec",
+        "__rand_int__",
+        "__rand_1st__ .. __rand_9th__",
+        "__data__",
+    ] {
+        assert!(help.contains(example), "help lacks {example:?}");
+    }
+}
+
+#[test]
+fn help_lists_every_option() {
+    let help = help_text();
+    let words: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .collect();
+    for (name, _) in FLAGS {
+        assert!(words.contains(name), "help lacks {name}");
+    }
+}
+
+#[test]
+fn help_lists_unsupported_options_as_such() {
+    let help = help_text();
+    let (_, not_yet) = help.split_once("Not supported yet:").unwrap();
+    let not_yet = not_yet.split("\n\n").next().unwrap();
+    for (name, opt) in FLAGS {
+        let supported = !matches!(
+            opt,
+            parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. }
+        );
+        let listed = not_yet
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .any(|w| w == *name);
+        assert_eq!(listed, !supported, "{name}");
+    }
+}
+
+#[test]
+fn help_states_the_truthful_defaults() {
+    let help = help_text();
+    assert!(help.contains("decimal places of latency figures (default 3"));
+    assert!(help.contains("Number of worker threads (default 1)"));
+    assert!(help.contains("Keep going on error replies and count them"));
+    assert!(help.contains("scheduled send time"));
+}
+
+// ---- errors -----------------------------------------------------------------------------------
+
+#[test]
+fn unknown_option() {
+    assert_eq!(err(&["-z"]), "invalid option \"-z\" (see --help)");
+    assert_eq!(err(&["--nope"]), "invalid option \"--nope\" (see --help)");
+    assert_eq!(err(&["--nope=1"]), "invalid option \"--nope\" (see --help)");
+    assert_eq!(err(&["-q", "-"]), "invalid option \"-\" (see --help)");
+}
+
+#[test]
+fn unknown_option_after_double_dash_is_command() {
+    assert_eq!(cmd(&run(&["--", "-z"])), ["-z"]);
+}
+
+#[test]
+fn options_are_case_sensitive_and_not_abbreviated() {
+    assert_eq!(err(&["--CSV"]), "invalid option \"--CSV\" (see --help)");
+    assert_eq!(
+        err(&["--thread", "2"]),
+        "invalid option \"--thread\" (see --help)"
+    );
+}
+
+#[test]
+fn missing_value() {
+    assert_eq!(err(&["-n"]), "option -n needs a value");
+    assert_eq!(err(&["-q", "--rps"]), "option --rps needs a value");
+    assert_eq!(
+        err(&["--num-functions"]),
+        "option --num-functions needs a value"
+    );
+    assert_eq!(err(&["--rfr"]), "option --rfr needs a value");
+}
+
+#[test]
+fn missing_host_hints_at_help() {
+    assert_eq!(
+        err(&["-h"]),
+        "option -h needs a value (-h is the host; help is --help)"
+    );
+}
+
+#[test]
+fn value_given_to_a_flag() {
+    assert_eq!(err(&["--csv=1"]), "option --csv takes no value");
+    assert_eq!(err(&["-q=1"]), "option -q takes no value");
+}
+
+#[test]
+fn bad_number_names_flag_value_and_range() {
+    assert_eq!(
+        err(&["-n", "abc"]),
+        "invalid value \"abc\" for -n: expected a whole number from 1 to 18446744073709551615"
+    );
+}
+
+#[test]
+fn bad_requests() {
+    let want = |v: &str| {
+        format!(
+            "invalid value {v:?} for -n: expected a whole number from 1 to 18446744073709551615"
+        )
+    };
+    for v in ["0", "-1", "+5", "1e6", " 5", "18446744073709551616", ""] {
+        assert_eq!(err(&["-n", v]), want(v), "{v:?}");
+    }
+}
+
+#[test]
+fn bad_port() {
+    let want =
+        |v: &str| format!("invalid value {v:?} for -p: expected a whole number from 0 to 65535");
+    assert_eq!(err(&["-p", "65536"]), want("65536"));
+    assert_eq!(err(&["-p", "-1"]), want("-1"));
+    assert_eq!(err(&["-p", "http"]), want("http"));
+}
+
+#[test]
+fn bad_clients() {
+    let want =
+        |v: &str| format!("invalid value {v:?} for -c: expected a whole number from 1 to 1000000");
+    assert_eq!(err(&["-c", "0"]), want("0"));
+    assert_eq!(err(&["-c", "1000001"]), want("1000001"));
+}
+
+#[test]
+fn bad_duration() {
+    let want = |v: &str| {
+        format!(
+            "invalid value {v:?} for --duration: expected a number of seconds above 0 and at most 10000000, e.g. 30 or 0.5"
+        )
+    };
+    for v in [
+        "0",
+        "0.0",
+        "-1",
+        "abc",
+        ".",
+        "",
+        "1.2.3",
+        "1e3",
+        "10000000.1",
+        "inf",
+        "99999999999999999999999",
+    ] {
+        assert_eq!(err(&["--duration", v]), want(v), "{v:?}");
+    }
+}
+
+#[test]
+fn bad_warmup() {
+    assert_eq!(
+        err(&["--warmup", "0"]),
+        "invalid value \"0\" for --warmup: expected a number of seconds above 0 and at most 10000000, e.g. 30 or 0.5"
+    );
+}
+
+#[test]
+fn bad_data_size() {
+    let want = |v: &str| {
+        format!("invalid value {v:?} for -d: expected a whole number from 1 to 1073741824")
+    };
+    assert_eq!(err(&["-d", "0"]), want("0"));
+    assert_eq!(err(&["-d", "1073741825"]), want("1073741825"));
+}
+
+#[test]
+fn bad_dbnum() {
+    assert_eq!(
+        err(&["--dbnum", "2147483648"]),
+        "invalid value \"2147483648\" for --dbnum: expected a whole number from 0 to 2147483647"
+    );
+}
+
+#[test]
+fn bad_threads() {
+    assert_eq!(
+        err(&["--threads", "501"]),
+        "invalid value \"501\" for --threads: expected a whole number from 0 to 500"
+    );
+}
+
+#[test]
+fn bad_keepalive() {
+    let want = |v: &str| {
+        format!(
+            "invalid value {v:?} for -k: expected a whole number from -9223372036854775808 to 9223372036854775807"
+        )
+    };
+    for v in ["yes", "-", "--1", "9223372036854775808", ""] {
+        assert_eq!(err(&["-k", v]), want(v), "{v:?}");
+    }
+}
+
+#[test]
+fn bad_keyspace() {
+    let want = |v: &str| {
+        format!("invalid value {v:?} for -r: expected a whole number from 0 to 999999999999")
+    };
+    assert_eq!(err(&["-r", "1000000000000"]), want("1000000000000"));
+    assert_eq!(err(&["-r", "-5"]), want("-5"));
+}
+
+#[test]
+fn bad_pipeline() {
+    let want =
+        |v: &str| format!("invalid value {v:?} for -P: expected a whole number from 1 to 1000000");
+    assert_eq!(err(&["-P", "0"]), want("0"));
+    assert_eq!(err(&["-P", "1000001"]), want("1000001"));
+}
+
+#[test]
+fn bad_precision() {
+    assert_eq!(
+        err(&["--precision", "7"]),
+        "invalid value \"7\" for --precision: expected a whole number from 0 to 6"
+    );
+}
+
+#[test]
+fn bad_seed() {
+    assert_eq!(
+        err(&["--seed", "-1"]),
+        "invalid value \"-1\" for --seed: expected a whole number from 0 to 18446744073709551615"
+    );
+}
+
+#[test]
+fn bad_rps() {
+    assert_eq!(
+        err(&["--rps", "1.5"]),
+        "invalid value \"1.5\" for --rps: expected a whole number from 0 to 18446744073709551615"
+    );
+}
+
+#[test]
+fn bad_num_functions() {
+    let want = |v: &str| {
+        format!("invalid value {v:?} for --num-functions: expected a whole number from 1 to 100000")
+    };
+    assert_eq!(err(&["--num-functions", "0"]), want("0"));
+    assert_eq!(err(&["--num-functions", "100001"]), want("100001"));
+}
+
+#[test]
+fn bad_num_keys_in_fcall() {
+    assert_eq!(
+        err(&["--num-keys-in-fcall", "1000001"]),
+        "invalid value \"1000001\" for --num-keys-in-fcall: expected a whole number from 0 to 1000000"
+    );
+}
+
+#[test]
+fn bad_attached_value_names_the_flag() {
+    assert_eq!(
+        err(&["--rps=x"]),
+        "invalid value \"x\" for --rps: expected a whole number from 0 to 18446744073709551615"
+    );
+}
+
+#[test]
+fn empty_host() {
+    assert_eq!(
+        err(&["-h", ""]),
+        "invalid value \"\" for -h: expected a host name or address"
+    );
+}
+
+#[test]
+fn empty_socket() {
+    assert_eq!(
+        err(&["-s", ""]),
+        "invalid value \"\" for -s: expected a socket path"
+    );
+}
+
+#[test]
+fn non_utf8_text_values() {
+    let raw = vec![OsString::from("-h"), OsString::from_vec(b"h\xff".to_vec())];
+    assert_eq!(
+        parse(raw),
+        Err(UsageError(
+            "invalid value \"h\u{fffd}\" for -h: expected UTF-8 text".into()
+        ))
+    );
+    let raw = vec![OsString::from("-t"), OsString::from_vec(b"\xff".to_vec())];
+    assert_eq!(
+        parse(raw),
+        Err(UsageError(
+            "invalid value \"\u{fffd}\" for -t: expected UTF-8 text".into()
+        ))
+    );
+}
+
+#[test]
+fn error_messages_are_one_line() {
+    let msg = err(&["-n", "a\nb"]);
+    assert!(!msg.contains('\n'), "{msg}");
+    assert_eq!(
+        msg,
+        "invalid value \"a\\nb\" for -n: expected a whole number from 1 to 18446744073709551615"
+    );
+}
+
+#[test]
+fn requests_and_duration_conflict() {
+    let want = "options -n and --duration are mutually exclusive";
+    assert_eq!(err(&["-n", "10", "--duration", "5"]), want);
+    assert_eq!(err(&["--duration", "5", "-n", "10"]), want);
+}
+
+#[test]
+fn duration_alone_keeps_default_requests() {
+    let a = run(&["--duration", "5"]);
+    assert_eq!(a.duration, Some(Duration::from_secs(5)));
+    assert_eq!(a.requests, 100_000);
+}
+
+#[test]
+fn user_needs_password() {
+    assert_eq!(err(&["--user", "alice"]), "--user needs a password (-a)");
+    assert_eq!(
+        err(&["--user", "alice", "-u", "redis://h"]),
+        "--user needs a password (-a)"
+    );
+}
+
+#[test]
+fn uri_errors_propagate() {
+    assert_eq!(
+        err(&["-u", "rediss://h"]),
+        "TLS (rediss://, valkeys://) is not supported yet"
+    );
+    assert_eq!(
+        err(&["-u", "valkeys://h"]),
+        "TLS (rediss://, valkeys://) is not supported yet"
+    );
+    assert_eq!(
+        err(&["-u", "mysql://h"]),
+        "invalid URI for -u: unknown scheme \"mysql\" (expected redis:// or valkey://)"
+    );
+}
+
+#[test]
+fn uri_db_out_of_range() {
+    assert_eq!(
+        err(&["-u", "redis://h/99999999999"]),
+        "invalid value \"99999999999\" for the -u db: expected a whole number from 0 to 2147483647"
+    );
+}
+
+// ---- unsupported options ----------------------------------------------------------------------
+
+fn unsupported(args: &[&str], want: &str) {
+    assert_eq!(err(args), want, "{args:?}");
+}
+
+#[test]
+fn unsupported_cluster() {
+    unsupported(&["--cluster"], "--cluster is not supported yet");
+}
+
+#[test]
+fn unsupported_rfr_consumes_value() {
+    unsupported(&["--rfr", "yes", "-q"], "--rfr is not supported yet");
+}
+
+#[test]
+fn unsupported_enable_tracking() {
+    unsupported(
+        &["--enable-tracking"],
+        "--enable-tracking is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_tls() {
+    unsupported(&["--tls"], "--tls is not supported yet");
+}
+
+#[test]
+fn unsupported_sni() {
+    unsupported(&["--sni", "host", "-q"], "--sni is not supported yet");
+}
+
+#[test]
+fn unsupported_cacert() {
+    unsupported(
+        &["--cacert", "ca.pem", "-q"],
+        "--cacert is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_cacertdir() {
+    unsupported(
+        &["--cacertdir", "/etc/ssl", "-q"],
+        "--cacertdir is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_insecure() {
+    unsupported(&["--insecure"], "--insecure is not supported yet");
+}
+
+#[test]
+fn unsupported_cert() {
+    unsupported(&["--cert", "c.pem", "-q"], "--cert is not supported yet");
+}
+
+#[test]
+fn unsupported_key() {
+    unsupported(&["--key", "k.pem", "-q"], "--key is not supported yet");
+}
+
+#[test]
+fn unsupported_tls_ciphers() {
+    unsupported(
+        &["--tls-ciphers", "HIGH", "-q"],
+        "--tls-ciphers is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_tls_ciphersuites() {
+    unsupported(
+        &["--tls-ciphersuites", "TLS_AES_128_GCM_SHA256", "-q"],
+        "--tls-ciphersuites is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_mptcp() {
+    unsupported(&["--mptcp"], "--mptcp is not supported yet");
+}
+
+#[test]
+fn unsupported_rdma() {
+    unsupported(&["--rdma"], "--rdma is not supported by this build");
+}
+
+#[test]
+fn unsupported_dataset() {
+    unsupported(
+        &["--dataset", "d.csv", "-q"],
+        "--dataset is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_maxdocs() {
+    unsupported(&["--maxdocs", "10", "-q"], "--maxdocs is not supported yet");
+}
+
+#[test]
+fn unsupported_fuzz() {
+    unsupported(&["--fuzz"], "--fuzz is not supported yet");
+}
+
+#[test]
+fn unsupported_fuzz_mode() {
+    unsupported(
+        &["--fuzz-mode", "config-commands", "-q"],
+        "--fuzz-mode is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_fuzz_loglevel() {
+    unsupported(
+        &["--fuzz-loglevel", "debug", "-q"],
+        "--fuzz-loglevel is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_value_starting_with_dash_is_consumed() {
+    // "-z" is --rfr's value, not an unknown option.
+    unsupported(&["--rfr", "-z"], "--rfr is not supported yet");
+}
+
+#[test]
+fn first_unsupported_flag_is_reported() {
+    unsupported(
+        &["--tls", "--cluster", "--rdma"],
+        "--tls is not supported yet",
+    );
+}
+
+#[test]
+fn unsupported_reported_before_conflicts() {
+    unsupported(
+        &["-n", "1", "--duration", "1", "--cluster"],
+        "--cluster is not supported yet",
+    );
+}
+
+#[test]
+fn parse_errors_still_reported_after_unsupported() {
+    assert_eq!(
+        err(&["--cluster", "-z"]),
+        "invalid option \"-z\" (see --help)"
+    );
+}
+
+#[test]
+fn every_table_entry_parses() {
+    for (name, opt) in FLAGS {
+        let mut argv = vec![name.to_string()];
+        if *opt == parse::Opt::Uri {
+            argv.push("redis://h".to_owned());
+        } else if opt.takes_value() {
+            argv.push("1".to_owned());
+        }
+        let result = parse(argv.iter().map(OsString::from));
+        match opt {
+            parse::Opt::Help => assert_eq!(result, Ok(Invocation::Help)),
+            parse::Opt::Version => assert_eq!(result, Ok(Invocation::Version)),
+            parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. } => {
+                assert!(result.unwrap_err().0.starts_with(name), "{name}");
+            }
+            // --user needs -a; everything else accepts "1".
+            parse::Opt::User => assert!(result.is_err()),
+            _ => assert!(
+                matches!(result, Ok(Invocation::Run(_))),
+                "{name}: {result:?}"
+            ),
+        }
+    }
+}

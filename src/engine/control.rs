@@ -1,0 +1,97 @@
+//! A blocking side connection for setup work that is not measured: AUTH checks, `CONFIG GET`,
+//! loading the FCALL test's function.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use resp::Value;
+
+use super::EngineError;
+use super::conn::{BlockingStream, Target, io_reason};
+
+/// How long a control command may take.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A synchronous RESP connection.
+#[derive(Debug)]
+pub struct ControlConn {
+    stream: BlockingStream,
+    target: String,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl ControlConn {
+    /// Connects; no commands are sent.
+    pub fn connect(target: &Target) -> Result<Self, EngineError> {
+        let stream = target.connect_blocking()?;
+        stream
+            .set_timeouts(Some(CONTROL_TIMEOUT))
+            .map_err(|e| EngineError::Io(format!("{}: {}", target.display(), io_reason(&e))))?;
+        Ok(Self {
+            stream,
+            target: target.display(),
+            buf: Vec::with_capacity(4096),
+            out: Vec::with_capacity(256),
+        })
+    }
+
+    /// Sends one command and returns its reply (error replies are returned as values).
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Value, EngineError> {
+        self.out.clear();
+        resp::encode_command(&mut self.out, args);
+        self.stream
+            .write_all(&self.out)
+            .map_err(|e| self.io_error(&e))?;
+        self.read_reply()
+    }
+
+    /// Sends pre-encoded commands and returns their `n` replies.
+    pub fn call_raw(&mut self, bytes: &[u8], n: usize) -> Result<Vec<Value>, EngineError> {
+        self.stream.write_all(bytes).map_err(|e| self.io_error(&e))?;
+        (0..n).map(|_| self.read_reply()).collect()
+    }
+
+    /// The socket, for handing over to an event loop.
+    pub fn into_stream(self) -> BlockingStream {
+        self.stream
+    }
+
+    /// Reads one reply, skipping RESP3 push messages.
+    fn read_reply(&mut self) -> Result<Value, EngineError> {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match Value::parse(&self.buf) {
+                Ok(Some((value, used))) => {
+                    self.buf.drain(..used);
+                    if matches!(value, Value::Push(_)) {
+                        continue;
+                    }
+                    return Ok(value);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(EngineError::Protocol(format!("{}: {e}", self.target))),
+            }
+            let n = self.stream.read(&mut chunk).map_err(|e| self.io_error(&e))?;
+            if n == 0 {
+                return Err(EngineError::Io(format!(
+                    "{}: the server closed the connection",
+                    self.target
+                )));
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    fn io_error(&self, e: &std::io::Error) -> EngineError {
+        EngineError::Io(format!("{}: {}", self.target, io_reason(e)))
+    }
+}
+
+/// The text of an error reply, if `v` is one.
+pub fn error_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Error(t) | Value::BlobError(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        _ => None,
+    }
+}

@@ -1,0 +1,73 @@
+//! respbench's entry point: parse, run, and map the outcome to an exit code.
+//!
+//! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
+//! connection, protocol), 2 a command-line mistake, 130 interrupted by Ctrl-C.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use respbench::cli::{self, Invocation};
+use respbench::plan::RunPlan;
+use respbench::run::{Failure, run};
+
+fn main() -> ExitCode {
+    let args = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(Invocation::Run(args)) => args,
+        Ok(Invocation::Help) => {
+            print!("{}", cli::help_text());
+            return ExitCode::SUCCESS;
+        }
+        Ok(Invocation::Version) => {
+            println!("{}", cli::version_text());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("respbench: {}", e.0);
+            return ExitCode::from(2);
+        }
+    };
+
+    let stdin = if args.stdin_last_arg && !args.command.is_empty() {
+        let mut buf = Vec::new();
+        if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
+            eprintln!("respbench: cannot read stdin for -x: {e}");
+            return ExitCode::from(1);
+        }
+        Some(buf)
+    } else {
+        None
+    };
+    let plan = match RunPlan::new(&args, stdin) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+
+    // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for result in [
+        signal_hook::flag::register_conditional_shutdown(
+            signal_hook::consts::SIGINT,
+            130,
+            interrupted.clone(),
+        ),
+        signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone()),
+    ] {
+        if let Err(e) = result {
+            eprintln!("respbench: cannot handle Ctrl-C: {e}");
+        }
+    }
+
+    match run(&plan, interrupted) {
+        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Interrupted) => ExitCode::from(130),
+        Err(Failure::Fatal(message)) => {
+            eprintln!("respbench: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

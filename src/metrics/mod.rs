@@ -1,0 +1,113 @@
+//! Measurement data: latency histograms, per-test counters and the merged result of a test.
+//!
+//! Owns: recording (constant time, no allocation) and merging. Must not: format output or touch
+//! sockets. Invariant: merging per-worker histograms gives exactly what recording every value into
+//! one histogram would have given.
+
+mod histogram;
+
+pub use histogram::LatencyHistogram;
+
+use std::time::Duration;
+
+/// Error replies counted by their first word (`WRONGTYPE`, `NOAUTH`, `ERR`, ...).
+///
+/// Kept as a short vector: a run sees a handful of distinct error words, so a linear scan beats a
+/// map and nothing is allocated after a word's first appearance.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorCounts {
+    entries: Vec<(String, u64)>,
+}
+
+impl ErrorCounts {
+    /// Counts one error reply whose text (without the leading `-`) is `message`.
+    pub fn record(&mut self, message: &[u8]) {
+        let word_end = message
+            .iter()
+            .position(|b| b.is_ascii_whitespace())
+            .unwrap_or(message.len());
+        let word = &message[..word_end.min(64)];
+        if let Some(entry) = self.entries.iter_mut().find(|(w, _)| w.as_bytes() == word) {
+            entry.1 += 1;
+        } else {
+            self.entries
+                .push((String::from_utf8_lossy(word).into_owned(), 1));
+        }
+    }
+
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (word, count) in &other.entries {
+            if let Some(entry) = self.entries.iter_mut().find(|(w, _)| w == word) {
+                entry.1 += count;
+            } else {
+                self.entries.push((word.clone(), *count));
+            }
+        }
+    }
+
+    /// Total error replies.
+    pub fn total(&self) -> u64 {
+        self.entries.iter().map(|(_, c)| c).sum()
+    }
+
+    /// `(word, count)` pairs, most frequent first, ties by word.
+    pub fn sorted(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self.entries.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// How a test ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran to its `-n` count or `--duration`.
+    Completed,
+    /// Stopped by Ctrl-C: the figures cover what was measured until then.
+    Interrupted,
+    /// Stopped by a fatal error (error reply without `-e`, lost connection, protocol error).
+    Aborted,
+}
+
+/// The merged measurements of one test (one `====== TITLE ======` block).
+#[derive(Clone, Debug)]
+pub struct TestResult {
+    /// Title as printed: `SET`, `MSET (10 keys)`, or the custom command line.
+    pub title: String,
+    /// Replies that were not errors (each pipelined command counts one).
+    pub completed: u64,
+    /// From the start of the measured phase (after connect and warmup) to the last counted reply.
+    pub elapsed: Duration,
+    /// Latency from each request's intended send time to its own reply (coordinated omission
+    /// corrected). Nanoseconds.
+    pub latency: LatencyHistogram,
+    /// Latency from the actual write of each request to its own reply. Nanoseconds.
+    pub latency_uncorrected: LatencyHistogram,
+    /// Error replies by first word; never counted in `completed` or the latency histograms.
+    pub errors: ErrorCounts,
+    /// RESP3 push messages (e.g. client-tracking invalidations) seen between replies.
+    pub pushes: u64,
+    /// `--rps` target, if any.
+    pub target_rps: Option<u64>,
+    /// Achieved requests per second in each 250 ms interval (only with `--rps`), for the RPS
+    /// summary. Values are whole requests per second.
+    pub rps_samples: Vec<f64>,
+    pub outcome: Outcome,
+}
+
+impl TestResult {
+    /// Requests per second over the measured phase (0 when nothing was measured).
+    pub fn throughput(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            self.completed as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}

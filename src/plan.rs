@@ -1,0 +1,253 @@
+//! The run plan: everything the command line asked for, resolved into what will run.
+//!
+//! Owns: cross-flag decisions (which tests, which prefix commands, which warnings), the custom
+//! command's sequence. Must not: open sockets (the server address is resolved when the run
+//! starts). `main` builds it once; nothing changes it afterwards.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::cli::{Args, Endpoint};
+use crate::engine::{ErrorPolicy, LoadSpec, Stop};
+use crate::workload::template::{SequenceItem, parse_custom_command};
+use crate::workload::{PayloadGenerator, SuiteTest, select_tests, suite};
+
+/// Which report format goes to stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Quiet,
+    Csv,
+}
+
+/// What runs.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// Tests of the default suite, in suite order.
+    Suite(Vec<&'static SuiteTest>),
+    /// A custom command (sequence) with its title.
+    Custom {
+        title: String,
+        items: Vec<SequenceItem>,
+    },
+}
+
+/// Prefix commands sent before the first batch of every connection, in the reference's order.
+#[derive(Clone, Debug, Default)]
+pub struct Prefix {
+    pub bytes: Vec<u8>,
+    pub commands: Vec<&'static str>,
+}
+
+/// The resolved run.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    pub endpoint: Endpoint,
+    pub prefix: Prefix,
+    /// AUTH arguments (after the command name) for the control connection.
+    pub auth: Option<Vec<Vec<u8>>>,
+    pub load: LoadSpec,
+    pub workload: Workload,
+    pub format: Format,
+    pub precision: usize,
+    pub loop_forever: bool,
+    pub idle: bool,
+    pub data_size: usize,
+    pub num_functions: u32,
+    pub num_keys_in_fcall: u32,
+    /// `-k` as typed, for the report.
+    pub keepalive_raw: i64,
+    /// `--threads` as typed, for the report.
+    pub threads_flag: Option<u32>,
+    /// One-line warnings for stderr.
+    pub warnings: Vec<String>,
+}
+
+impl RunPlan {
+    /// Resolves `args`; `stdin` is the `-x` argument if it was read.
+    pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, String> {
+        let mut warnings = Vec::new();
+        let workload = if args.command.is_empty() {
+            if args.stdin_last_arg {
+                warnings.push("WARNING: -x has no effect without a custom command".to_string());
+            }
+            if let Some(list) = &args.tests {
+                let unknown: Vec<&str> = list
+                    .split(',')
+                    .filter(|n| !n.is_empty() && !suite::known_name(n))
+                    .collect();
+                if !unknown.is_empty() {
+                    warnings.push(format!(
+                        "WARNING: -t: no test named {} (names: see --help)",
+                        unknown.join(", ")
+                    ));
+                }
+            }
+            Workload::Suite(select_tests(args.tests.as_deref()))
+        } else {
+            if args.tests.is_some() {
+                warnings.push("WARNING: Option -t is ignored.".to_string());
+            }
+            let title = args
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let items = parse_custom_command(
+                &args.command,
+                stdin,
+                args.data_size,
+                &mut PayloadGenerator::default(),
+            )?;
+            Workload::Custom { title, items }
+        };
+        if args.keepalive == 0 {
+            warnings.push(
+                "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
+                 run out of local ports (on Linux: sysctl -w net.ipv4.tcp_tw_reuse=1)"
+                    .to_string(),
+            );
+        }
+        if args.sequential && args.keyspace.is_none() {
+            warnings.push("WARNING: --sequential has no effect without -r".to_string());
+        }
+
+        let mut prefix = Prefix::default();
+        let mut auth = None;
+        if let Some(password) = &args.password {
+            let mut a: Vec<Vec<u8>> = Vec::new();
+            if let Some(user) = &args.user {
+                a.push(user.clone());
+            }
+            a.push(password.clone());
+            let mut cmd = vec![b"AUTH".to_vec()];
+            cmd.extend(a.iter().cloned());
+            resp::encode_command(&mut prefix.bytes, &cmd);
+            prefix.commands.push("AUTH");
+            auth = Some(a);
+        }
+        if args.dbnum != 0 {
+            resp::encode_command(
+                &mut prefix.bytes,
+                &[b"SELECT".to_vec(), args.dbnum.to_string().into_bytes()],
+            );
+            prefix.commands.push("SELECT");
+        }
+        if args.resp3 {
+            resp::encode_command(&mut prefix.bytes, &[b"HELLO".as_slice(), b"3"]);
+            prefix.commands.push("HELLO 3");
+        }
+
+        let seed = args.seed.unwrap_or_else(|| {
+            let t = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            t ^ u64::from(std::process::id())
+        });
+        let load = LoadSpec {
+            clients: args.clients,
+            workers: args.threads.unwrap_or(1) as usize,
+            pipeline: args.pipeline,
+            stop: match args.duration {
+                Some(d) => Stop::After(d),
+                None => Stop::Requests(args.requests),
+            },
+            warmup: args.warmup.unwrap_or_default(),
+            rps: (args.rps > 0).then_some(args.rps),
+            keepalive: args.keepalive != 0,
+            keyspace: args.keyspace,
+            sequential: args.sequential,
+            seed,
+            on_error: if args.continue_on_error {
+                ErrorPolicy::Count
+            } else {
+                ErrorPolicy::Abort
+            },
+        };
+        Ok(Self {
+            endpoint: args.endpoint.clone(),
+            prefix,
+            auth,
+            load,
+            workload,
+            format: if args.csv {
+                Format::Csv
+            } else if args.quiet {
+                Format::Quiet
+            } else {
+                Format::Text
+            },
+            precision: args.precision,
+            loop_forever: args.loop_forever,
+            idle: args.idle,
+            data_size: args.data_size,
+            num_functions: args.num_functions,
+            num_keys_in_fcall: args.num_keys_in_fcall,
+            keepalive_raw: args.keepalive,
+            threads_flag: args.threads,
+            warnings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(argv: &[&str]) -> RunPlan {
+        let args = match crate::cli::parse(argv.iter().map(|s| s.into())).unwrap() {
+            crate::cli::Invocation::Run(a) => a,
+            other => panic!("{other:?}"),
+        };
+        RunPlan::new(&args, None).unwrap()
+    }
+
+    #[test]
+    fn prefix_has_auth_select_hello_in_order() {
+        let p = plan(&["-a", "pw", "--user", "bob", "--dbnum", "3", "-3"]);
+        assert_eq!(p.prefix.commands, ["AUTH", "SELECT", "HELLO 3"]);
+        let text = String::from_utf8(p.prefix.bytes).unwrap();
+        assert!(text.starts_with("*3\r\n$4\r\nAUTH\r\n$3\r\nbob\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"));
+        assert!(text.ends_with("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"));
+        assert_eq!(p.auth, Some(vec![b"bob".to_vec(), b"pw".to_vec()]));
+    }
+
+    #[test]
+    fn custom_command_title_and_t_warning() {
+        let p = plan(&["-t", "set", "set", "foo", "bar"]);
+        match &p.workload {
+            Workload::Custom { title, items } => {
+                assert_eq!(title, "set foo bar");
+                assert_eq!(items.len(), 1);
+            }
+            w => panic!("{w:?}"),
+        }
+        assert!(p.warnings.iter().any(|w| w.contains("-t is ignored")));
+    }
+
+    #[test]
+    fn defaults_are_the_reference_ones() {
+        let p = plan(&[]);
+        assert_eq!(p.load.clients, 50);
+        assert_eq!(p.load.stop, Stop::Requests(100_000));
+        assert_eq!(p.load.pipeline, 1);
+        assert!(p.load.keepalive);
+        assert_eq!(p.load.workers, 1);
+        assert!(p.prefix.commands.is_empty());
+        assert_eq!(p.format, Format::Text);
+        match p.workload {
+            Workload::Suite(t) => assert_eq!(t.len(), 24),
+            w => panic!("{w:?}"),
+        }
+    }
+
+    #[test]
+    fn same_seed_is_kept_and_modes_map() {
+        let p = plan(&["--seed", "9", "-e", "--rps", "100", "--csv", "-q"]);
+        assert_eq!(p.load.seed, 9);
+        assert_eq!(p.load.on_error, ErrorPolicy::Count);
+        assert_eq!(p.load.rps, Some(100));
+        assert_eq!(p.format, Format::Csv, "--csv wins over -q");
+    }
+}

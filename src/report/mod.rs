@@ -1,0 +1,40 @@
+//! Formatting of results: the full report, `-q` lines, `--csv`, and the live progress line.
+//!
+//! Owns: text layout only. Must not: touch sockets, measure, decide exit codes, choose the output
+//! stream or do terminal control (clearing the progress line, `\r`). The full, quiet and CSV
+//! formats follow valkey-benchmark byte for byte (spec §4.3–4.6) except where documented here and
+//! in the README's "Differences from valkey-benchmark": our additions to the full report appear
+//! only when they have something to say, latency figures use `--precision` decimal places
+//! (the reference always prints 3, our default), and CSV titles are escaped.
+//!
+//! Layout: `format` writes the text; `distribution` replicates HdrHistogram_c's percentile and
+//! linear iterators for the two distribution listings. Golden files for the tests live in
+//! `src/report/golden/` (regenerate with `REGENERATE_GOLDEN=1 cargo test --lib report::`).
+
+mod distribution;
+mod format;
+#[cfg(test)]
+mod golden_tests;
+
+pub use format::{
+    Progress, ProgressPhase, progress_line, side_notes, write_csv_header, write_csv_row,
+    write_full, write_quiet,
+};
+
+/// What the report says about the run's setup (the header lines of the full report).
+#[derive(Clone, Debug, Default)]
+pub struct ReportContext {
+    /// `-c`.
+    pub clients: u32,
+    /// `-d`, or the RESP length of one custom command unit.
+    pub payload_bytes: usize,
+    /// `-k` as given (printed raw, as the reference does).
+    pub keepalive: i64,
+    /// `CONFIG GET save` / `appendonly` from the server, when they could be fetched.
+    pub server_save: Option<String>,
+    pub server_appendonly: Option<String>,
+    /// `--threads` when given explicitly (prints "multi-thread: yes" and "threads: N").
+    pub threads: Option<u32>,
+    /// Decimal places of latency figures (`--precision`, default 3).
+    pub precision: usize,
+}

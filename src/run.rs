@@ -1,0 +1,313 @@
+//! The run: from a plan to printed reports. Checks the server, runs each test, prints each report
+//! as soon as it is measured, and turns Ctrl-C and fatal errors into a [`Failure`] only after the
+//! partial report is out.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cli::Endpoint;
+use crate::engine::control::{ControlConn, error_text};
+use crate::engine::{self, ConnSetup, EngineError, Observer, Snapshot, Stop, Target};
+use crate::metrics::TestResult;
+use crate::plan::{Format, RunPlan, Workload};
+use crate::report::{self, Progress, ProgressPhase, ReportContext};
+use crate::workload::suite::{SuiteParams, build};
+use crate::workload::{PayloadGenerator, Template};
+
+/// Why a run did not end normally. `main` maps these to exit codes.
+#[derive(Debug)]
+pub enum Failure {
+    /// A server, connection or protocol problem: exit 1.
+    Fatal(String),
+    /// Ctrl-C: exit 130, after the partial report.
+    Interrupted,
+    /// stdout went away (e.g. `| head`): not an error.
+    BrokenPipe,
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Self {
+        Failure::Fatal(e.to_string())
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Fatal(format!("cannot write the report: {e}"))
+        }
+    }
+}
+
+/// Shows the live progress line on stderr when it is a terminal.
+struct Console {
+    interrupted: Arc<AtomicBool>,
+    progress: bool,
+    title: String,
+    by_requests: bool,
+    line: String,
+    shown: bool,
+}
+
+impl Console {
+    fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+            self.shown = false;
+        }
+    }
+}
+
+impl Observer for Console {
+    fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+
+    fn tick(&mut self, s: &Snapshot) {
+        if !self.progress {
+            return;
+        }
+        let avg = |sum: u64, n: u64| if n > 0 { sum as f64 / n as f64 / 1e6 } else { 0.0 };
+        let overall_rps = if s.measured_secs > 0.0 {
+            s.measured_completed as f64 / s.measured_secs
+        } else {
+            0.0
+        };
+        let p = Progress {
+            title: &self.title,
+            interval_rps: if s.interval_secs > 0.0 {
+                s.interval_completed as f64 / s.interval_secs
+            } else {
+                0.0
+            },
+            overall_rps,
+            interval_avg_ms: avg(s.interval_latency_sum_ns, s.interval_completed),
+            overall_avg_ms: avg(s.measured_latency_sum_ns, s.measured_completed),
+            phase: if self.by_requests && !s.warming_up {
+                ProgressPhase::Requests(s.measured_completed)
+            } else {
+                ProgressPhase::Seconds {
+                    elapsed: s.measured_secs,
+                    warming_up: s.warming_up,
+                }
+            },
+        };
+        self.line.clear();
+        report::progress_line(&mut self.line, &p);
+        eprint!("\r\x1b[2K{}", self.line);
+        let _ = io::stderr().flush();
+        self.shown = true;
+    }
+}
+
+/// Runs the whole plan.
+pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+    for w in &plan.warnings {
+        eprintln!("{w}");
+    }
+    let connections = u64::from(plan.load.clients) + 1;
+    engine::limits::ensure_open_files(connections).map_err(Failure::Fatal)?;
+
+    let target = match &plan.endpoint {
+        Endpoint::Tcp { host, port } => Target::tcp(host, *port)?,
+        Endpoint::Unix(path) => Target::Unix(path.clone()),
+    };
+    let setup = ConnSetup {
+        target,
+        prefix: plan.prefix.bytes.clone(),
+        prefix_commands: plan.prefix.commands.clone(),
+    };
+
+    // A control connection first: it fails fast and clearly on a wrong address or password, and
+    // fetches the configuration the report shows.
+    let mut control = ControlConn::connect(&setup.target)?;
+    if let Some(auth) = &plan.auth {
+        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
+        cmd.extend(auth.iter().map(|a| a.as_slice()));
+        if let Some(e) = error_text(&control.call(&cmd)?) {
+            return Err(Failure::Fatal(format!(
+                "authentication failed at {}: {e}",
+                setup.target.display()
+            )));
+        }
+    }
+    let (save, appendonly) = fetch_config(&mut control, &setup.target)?;
+
+    let progress = io::stderr().is_terminal() && plan.format != Format::Csv;
+    let mut console = Console {
+        interrupted: interrupted.clone(),
+        progress,
+        title: String::new(),
+        by_requests: matches!(plan.load.stop, Stop::Requests(_)),
+        line: String::new(),
+        shown: false,
+    };
+
+    if plan.idle {
+        return run_idle(plan, &setup, &mut console);
+    }
+
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    if plan.format == Format::Csv {
+        report::write_csv_header(&mut out)?;
+        out.flush()?;
+    }
+    let mut ctx = ReportContext {
+        clients: plan.load.clients,
+        payload_bytes: plan.data_size,
+        keepalive: plan.keepalive_raw,
+        server_save: save,
+        server_appendonly: appendonly,
+        threads: plan.threads_flag,
+        precision: plan.precision,
+    };
+    let mut payload = PayloadGenerator::default();
+    loop {
+        match &plan.workload {
+            Workload::Suite(tests) => {
+                // One value per pass, as the reference (regenerated on every -l pass).
+                let data = payload.chunk(plan.data_size);
+                let params = SuiteParams {
+                    data: &data,
+                    keyspace_given: plan.load.keyspace.is_some(),
+                    num_functions: plan.num_functions,
+                    num_keys_in_fcall: plan.num_keys_in_fcall,
+                };
+                for test in tests {
+                    let work = build(test, &params);
+                    for cmd in &work.setup {
+                        if let Some(e) = error_text(&control.call(cmd)?) {
+                            return Err(Failure::Fatal(format!(
+                                "preparing the {} test failed: {e}",
+                                test.title
+                            )));
+                        }
+                    }
+                    run_one(plan, &setup, test.title, &work.template, &ctx, &mut console, &mut out)?;
+                }
+            }
+            Workload::Custom { title, items } => {
+                let template = Template::encode(items, plan.load.keyspace.is_some());
+                ctx.payload_bytes = template.unit.len();
+                run_one(plan, &setup, title, &template, &ctx, &mut console, &mut out)?;
+            }
+        }
+        if plan.format != Format::Csv {
+            writeln!(out)?;
+            out.flush()?;
+        }
+        if !plan.loop_forever {
+            return Ok(());
+        }
+    }
+}
+
+/// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the report.
+fn run_one(
+    plan: &RunPlan,
+    setup: &ConnSetup,
+    title: &str,
+    template: &Template,
+    ctx: &ReportContext,
+    console: &mut Console,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    console.title.clear();
+    console.title.push_str(title);
+    let (result, fatal) = engine::run_test(setup, &plan.load, title, template, console);
+    console.clear();
+    print_result(plan, ctx, &result, out)?;
+    if let Some(e) = fatal {
+        return Err(e.into());
+    }
+    if result.outcome == crate::metrics::Outcome::Interrupted {
+        return Err(Failure::Interrupted);
+    }
+    Ok(())
+}
+
+fn print_result(
+    plan: &RunPlan,
+    ctx: &ReportContext,
+    r: &TestResult,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    match plan.format {
+        Format::Text => report::write_full(out, ctx, r)?,
+        Format::Quiet => report::write_quiet(out, ctx, r)?,
+        Format::Csv => report::write_csv_row(out, ctx, r)?,
+    }
+    out.flush()?;
+    if plan.format != Format::Text {
+        // stdout stays byte-compatible; what the reference format has no room for goes here.
+        let notes = report::side_notes(r);
+        if !notes.is_empty() {
+            eprintln!("{notes}");
+        }
+    }
+    Ok(())
+}
+
+/// `CONFIG GET save` and `appendonly`; a server that refuses (renamed or ACL-restricted CONFIG)
+/// only costs the report two lines, but a missing password is fatal.
+fn fetch_config(
+    control: &mut ControlConn,
+    target: &Target,
+) -> Result<(Option<String>, Option<String>), Failure> {
+    let mut get = |name: &str| -> Result<Option<String>, Failure> {
+        let v = control.call(&[b"CONFIG".as_slice(), b"GET", name.as_bytes()])?;
+        if let Some(e) = error_text(&v) {
+            if e.starts_with("NOAUTH") {
+                return Err(Failure::Fatal(format!(
+                    "{} requires authentication ({e}); pass the password with -a",
+                    target.display()
+                )));
+            }
+            return Ok(None);
+        }
+        Ok(config_value(&v))
+    };
+    let save = get("save")?;
+    let appendonly = get("appendonly")?;
+    if save.is_none() || appendonly.is_none() {
+        eprintln!("WARNING: Could not fetch server CONFIG");
+        return Ok((None, None));
+    }
+    Ok((save, appendonly))
+}
+
+/// The value of a one-parameter `CONFIG GET` reply (RESP2 array or RESP3 map).
+fn config_value(v: &resp::Value) -> Option<String> {
+    match v {
+        resp::Value::Array(items) if items.len() == 2 => items[1].as_str().map(str::to_string),
+        resp::Value::Map(pairs) if pairs.len() == 1 => pairs[0].1.as_str().map(str::to_string),
+        _ => None,
+    }
+}
+
+fn run_idle(plan: &RunPlan, setup: &ConnSetup, console: &mut Console) -> Result<(), Failure> {
+    println!(
+        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+        plan.load.clients
+    );
+    let _ = io::stdout().flush();
+    let flag = console.interrupted.clone();
+    let progress = console.progress;
+    let interrupted = move || flag.load(Ordering::Relaxed);
+    let mut on_count = |n: usize| {
+        if progress {
+            eprint!("\r\x1b[2Kclients: {n}");
+            let _ = io::stderr().flush();
+        }
+    };
+    let result = engine::run_idle(setup, plan.load.clients, &interrupted, &mut on_count);
+    if progress {
+        eprintln!();
+    }
+    result?;
+    Err(Failure::Interrupted)
+}

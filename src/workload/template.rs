@@ -1,0 +1,342 @@
+//! Pre-encoded command units with fixed-width placeholder slots.
+//!
+//! A *unit* is what one pipeline copy sends: a single command, or a whole `;`-separated sequence
+//! with its repeat counts. It is RESP-encoded once; `__rand_int__` and `__rand_1st__`..
+//! `__rand_9th__` (12 bytes each) are recorded as offsets and overwritten in place with 12 digits
+//! before each send, so filling a batch never allocates or moves bytes.
+
+use super::data::PayloadGenerator;
+use super::keys::{KeyGen, write_12_digits};
+
+/// Width of every `__rand_*__` token and of the digits that replace it.
+pub const PLACEHOLDER_LEN: usize = 12;
+
+const RAND_TOKENS: [&[u8; PLACEHOLDER_LEN]; 10] = [
+    b"__rand_int__",
+    b"__rand_1st__",
+    b"__rand_2nd__",
+    b"__rand_3rd__",
+    b"__rand_4th__",
+    b"__rand_5th__",
+    b"__rand_6th__",
+    b"__rand_7th__",
+    b"__rand_8th__",
+    b"__rand_9th__",
+];
+
+/// Which placeholder a slot holds: index 0 is `__rand_int__` (a new draw for every occurrence),
+/// 1..=9 are `__rand_1st__`..`__rand_9th__` (one draw per unit, shared by all occurrences).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub offset: usize,
+    pub which: u8,
+}
+
+/// One encoded unit and where its placeholders are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub unit: Vec<u8>,
+    /// Placeholder offsets within `unit`, ascending.
+    pub slots: Vec<Slot>,
+    /// Commands (and so replies) per unit.
+    pub commands_per_unit: u32,
+}
+
+/// One command of a sequence with its repeat count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SequenceItem {
+    pub repeat: u32,
+    pub args: Vec<Vec<u8>>,
+    /// Index of an argument exempt from placeholder scanning (the `-x` stdin argument).
+    pub verbatim_arg: Option<usize>,
+}
+
+impl Template {
+    /// A unit sent as raw bytes (the inline `PING\r\n`), one command, no placeholders.
+    pub fn raw(bytes: &[u8]) -> Self {
+        Self {
+            unit: bytes.to_vec(),
+            slots: Vec::new(),
+            commands_per_unit: 1,
+        }
+    }
+
+    /// Encodes a sequence; with `placeholders` (i.e. `-r` given) `__rand_*__` tokens become slots,
+    /// otherwise they stay literal, as in the reference.
+    pub fn encode(items: &[SequenceItem], placeholders: bool) -> Self {
+        let mut unit = Vec::new();
+        let mut slots = Vec::new();
+        let mut commands = 0u32;
+        for item in items {
+            for _ in 0..item.repeat {
+                let base = unit.len();
+                resp::encode_command(&mut unit, &item.args);
+                commands += 1;
+                if !placeholders {
+                    continue;
+                }
+                // Offsets follow the encoding: "*<n>\r\n" then "$<len>\r\n<arg>\r\n" per arg.
+                let mut pos = base + 1 + decimal_digits(item.args.len()) + 2;
+                for (i, arg) in item.args.iter().enumerate() {
+                    pos += 1 + decimal_digits(arg.len()) + 2;
+                    if item.verbatim_arg != Some(i) {
+                        find_placeholders(arg, pos, &mut slots);
+                    }
+                    pos += arg.len() + 2;
+                }
+            }
+        }
+        Self {
+            unit,
+            slots,
+            commands_per_unit: commands,
+        }
+    }
+
+    /// Builds a batch buffer of `copies` units back to back and returns it with the slots of all
+    /// copies (offsets into the batch).
+    pub fn batch(&self, copies: usize) -> (Vec<u8>, Vec<Slot>) {
+        let mut buf = Vec::with_capacity(self.unit.len() * copies);
+        let mut slots = Vec::with_capacity(self.slots.len() * copies);
+        for _ in 0..copies {
+            let base = buf.len();
+            buf.extend_from_slice(&self.unit);
+            slots.extend(self.slots.iter().map(|s| Slot {
+                offset: base + s.offset,
+                which: s.which,
+            }));
+        }
+        (buf, slots)
+    }
+
+    /// Whether filling is needed at all.
+    pub fn has_placeholders(&self) -> bool {
+        !self.slots.is_empty()
+    }
+}
+
+/// Overwrites the slots of a batch built by [`Template::batch`]: `__rand_int__` gets a fresh
+/// value per occurrence, each `__rand_Nth__` one value per unit. `slots_per_unit` is the template's
+/// slot count, so unit boundaries are known without storing them.
+#[inline]
+pub fn fill(buf: &mut [u8], slots: &[Slot], slots_per_unit: usize, keys: &mut KeyGen) {
+    if slots_per_unit == 0 {
+        return;
+    }
+    for unit_slots in slots.chunks(slots_per_unit) {
+        let mut nth = [u64::MAX; 10];
+        for slot in unit_slots {
+            let which = slot.which as usize;
+            let value = if which == 0 {
+                keys.next(0)
+            } else {
+                if nth[which] == u64::MAX {
+                    nth[which] = keys.next(which);
+                }
+                nth[which]
+            };
+            write_12_digits(&mut buf[slot.offset..slot.offset + PLACEHOLDER_LEN], value);
+        }
+    }
+}
+
+fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
+    let mut i = 0;
+    while i + PLACEHOLDER_LEN <= arg.len() {
+        let window = &arg[i..i + PLACEHOLDER_LEN];
+        if let Some(which) = RAND_TOKENS.iter().position(|t| window == &t[..]) {
+            slots.push(Slot {
+                offset: arg_offset + i,
+                which: which as u8,
+            });
+            i += PLACEHOLDER_LEN;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+fn decimal_digits(mut n: usize) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// Splits a custom command line into a sequence: `[N] cmd args [; [N] cmd args]...`.
+///
+/// `;` (an argument exactly equal to it) separates commands; an argument starting with a digit
+/// 1-9 at the start of a command is a repeat count. Every `__data__` inside an argument becomes a
+/// fresh `data_size`-byte chunk. `stdin_arg` (from `-x`) is appended as the last argument of the
+/// last command, byte-exact: no placeholder of any kind is replaced inside it.
+pub fn parse_custom_command(
+    args: &[Vec<u8>],
+    stdin_arg: Option<Vec<u8>>,
+    data_size: usize,
+    payload: &mut PayloadGenerator,
+) -> Result<Vec<SequenceItem>, String> {
+    let mut items = Vec::new();
+    let mut segments: Vec<&[Vec<u8>]> = args.split(|a| a.as_slice() == b";").collect();
+    if segments.last().is_some_and(|s| s.is_empty()) && segments.len() > 1 {
+        // A trailing ';' ("set a b ;") is harmless; drop the empty tail.
+        segments.pop();
+    }
+    for segment in segments {
+        let (repeat, cmd) = match segment.first() {
+            Some(first) if first.first().is_some_and(|c| (b'1'..=b'9').contains(c)) => {
+                let text = String::from_utf8_lossy(first);
+                let n: u32 = text.parse().map_err(|_| {
+                    format!("invalid repeat count \"{text}\" in command sequence: expected a whole number from 1 to 4294967295")
+                })?;
+                (n, &segment[1..])
+            }
+            _ => (1, segment),
+        };
+        if cmd.is_empty() {
+            return Err("empty command in ';'-separated sequence".to_string());
+        }
+        let args = cmd
+            .iter()
+            .map(|a| replace_data(a, data_size, payload))
+            .collect();
+        items.push(SequenceItem {
+            repeat,
+            args,
+            verbatim_arg: None,
+        });
+    }
+    if let Some(stdin) = stdin_arg {
+        let last = items
+            .last_mut()
+            .ok_or_else(|| "-x needs a command to append stdin to".to_string())?;
+        last.verbatim_arg = Some(last.args.len());
+        last.args.push(stdin);
+    }
+    if items.is_empty() {
+        return Err("empty custom command".to_string());
+    }
+    Ok(items)
+}
+
+fn replace_data(arg: &[u8], data_size: usize, payload: &mut PayloadGenerator) -> Vec<u8> {
+    const TOKEN: &[u8] = b"__data__";
+    let mut out = Vec::with_capacity(arg.len());
+    let mut i = 0;
+    while i < arg.len() {
+        if arg[i..].starts_with(TOKEN) {
+            out.extend_from_slice(&payload.chunk(data_size));
+            i += TOKEN.len();
+        } else {
+            out.push(arg[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::keys::SequentialCounters;
+    use std::sync::Arc;
+
+    fn v(s: &str) -> Vec<Vec<u8>> {
+        s.split(' ').map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    fn seq(s: &str) -> Vec<SequenceItem> {
+        parse_custom_command(&v(s), None, 3, &mut PayloadGenerator::default()).unwrap()
+    }
+
+    #[test]
+    fn encodes_resp_and_records_slot_offsets() {
+        let t = Template::encode(&seq("SET key:__rand_int__ x"), true);
+        assert_eq!(
+            t.unit,
+            b"*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n$1\r\nx\r\n"
+        );
+        assert_eq!(t.slots.len(), 1);
+        let o = t.slots[0].offset;
+        assert_eq!(&t.unit[o..o + 12], b"__rand_int__");
+        assert_eq!(t.commands_per_unit, 1);
+    }
+
+    #[test]
+    fn without_r_placeholders_stay_literal() {
+        let t = Template::encode(&seq("SET key:__rand_int__ x"), false);
+        assert!(t.slots.is_empty());
+    }
+
+    #[test]
+    fn sequences_repeat_and_count_commands() {
+        let items = seq("3 set a b ; get a");
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].repeat, 3);
+        let t = Template::encode(&items, true);
+        assert_eq!(t.commands_per_unit, 4);
+        assert_eq!(t.unit.windows(3).filter(|w| w == b"set").count(), 3);
+    }
+
+    #[test]
+    fn bad_sequences_are_rejected() {
+        let mut g = PayloadGenerator::default();
+        assert!(parse_custom_command(&v("set a b ; ; get a"), None, 3, &mut g).is_err());
+        assert!(parse_custom_command(&v("3x set a b"), None, 3, &mut g).is_err());
+        assert!(parse_custom_command(&v("5"), None, 3, &mut g).is_err());
+        assert_eq!(parse_custom_command(&v("set a b ;"), None, 3, &mut g).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn data_placeholder_gets_fresh_chunks() {
+        let items = parse_custom_command(
+            &v("mset a __data__ b x__data__"),
+            None,
+            5,
+            &mut PayloadGenerator::default(),
+        )
+        .unwrap();
+        let args = &items[0].args;
+        assert_eq!(args[2].len(), 5);
+        assert_eq!(args[4].len(), 6);
+        assert_ne!(args[2], args[4][1..], "each occurrence is a new chunk");
+    }
+
+    #[test]
+    fn stdin_argument_is_last_and_verbatim() {
+        let items = parse_custom_command(
+            &v("set k"),
+            Some(b"__rand_int__ __data__\r\n".to_vec()),
+            3,
+            &mut PayloadGenerator::default(),
+        )
+        .unwrap();
+        assert_eq!(items[0].args[2], b"__rand_int__ __data__\r\n");
+        let t = Template::encode(&items, true);
+        assert!(t.slots.is_empty(), "no placeholder inside the stdin argument");
+    }
+
+    #[test]
+    fn fill_draws_per_occurrence_and_per_unit() {
+        let t = Template::encode(
+            &seq("set k__rand_1st__ v__rand_int__ ; get k__rand_1st__ __rand_int__"),
+            true,
+        );
+        assert_eq!(t.slots.len(), 4);
+        let (mut buf, slots) = t.batch(2);
+        let shared = Arc::new(SequentialCounters::default());
+        let mut keys = KeyGen::new(1000, 1, 0, Some(shared));
+        fill(&mut buf, &slots, t.slots.len(), &mut keys);
+        let vals: Vec<&[u8]> = slots.iter().map(|s| &buf[s.offset..s.offset + 12]).collect();
+        // unit 0: 1st=0 (shared by both), int=0 then 1; unit 1: 1st=1, int=2 then 3.
+        assert_eq!(vals[0], b"000000000000");
+        assert_eq!(vals[1], b"000000000000");
+        assert_eq!(vals[2], b"000000000000");
+        assert_eq!(vals[3], b"000000000001");
+        assert_eq!(vals[4], b"000000000001");
+        assert_eq!(vals[5], b"000000000002");
+        assert_eq!(vals[6], b"000000000001");
+        assert_eq!(vals[7], b"000000000003");
+    }
+}
