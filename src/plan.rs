@@ -208,7 +208,9 @@ mod tests {
         let p = plan(&["-a", "pw", "--user", "bob", "--dbnum", "3", "-3"]);
         assert_eq!(p.prefix.commands, ["AUTH", "SELECT", "HELLO 3"]);
         let text = String::from_utf8(p.prefix.bytes).unwrap();
-        assert!(text.starts_with("*3\r\n$4\r\nAUTH\r\n$3\r\nbob\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"));
+        assert!(text.starts_with(
+            "*3\r\n$4\r\nAUTH\r\n$3\r\nbob\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"
+        ));
         assert!(text.ends_with("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"));
         assert_eq!(p.auth, Some(vec![b"bob".to_vec(), b"pw".to_vec()]));
     }

@@ -70,7 +70,13 @@ impl Observer for Console {
         if !self.progress {
             return;
         }
-        let avg = |sum: u64, n: u64| if n > 0 { sum as f64 / n as f64 / 1e6 } else { 0.0 };
+        let avg = |sum: u64, n: u64| {
+            if n > 0 {
+                sum as f64 / n as f64 / 1e6
+            } else {
+                0.0
+            }
+        };
         let overall_rps = if s.measured_secs > 0.0 {
             s.measured_completed as f64 / s.measured_secs
         } else {
@@ -187,7 +193,15 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
                             )));
                         }
                     }
-                    run_one(plan, &setup, test.title, &work.template, &ctx, &mut console, &mut out)?;
+                    run_one(
+                        plan,
+                        &setup,
+                        test.title,
+                        &work.template,
+                        &ctx,
+                        &mut console,
+                        &mut out,
+                    )?;
                 }
             }
             Workload::Custom { title, items } => {

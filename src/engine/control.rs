@@ -48,7 +48,9 @@ impl ControlConn {
 
     /// Sends pre-encoded commands and returns their `n` replies.
     pub fn call_raw(&mut self, bytes: &[u8], n: usize) -> Result<Vec<Value>, EngineError> {
-        self.stream.write_all(bytes).map_err(|e| self.io_error(&e))?;
+        self.stream
+            .write_all(bytes)
+            .map_err(|e| self.io_error(&e))?;
         (0..n).map(|_| self.read_reply()).collect()
     }
 
@@ -72,7 +74,10 @@ impl ControlConn {
                 Ok(None) => {}
                 Err(e) => return Err(EngineError::Protocol(format!("{}: {e}", self.target))),
             }
-            let n = self.stream.read(&mut chunk).map_err(|e| self.io_error(&e))?;
+            let n = self
+                .stream
+                .read(&mut chunk)
+                .map_err(|e| self.io_error(&e))?;
             if n == 0 {
                 return Err(EngineError::Io(format!(
                     "{}: the server closed the connection",

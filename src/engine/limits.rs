@@ -15,10 +15,11 @@ pub fn ensure_open_files(connections: u64) -> Result<(), String> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return Ok(()); // cannot tell; let connect fail with its own message if it must
     }
-    if lim.rlim_cur as u64 >= needed {
+    let (current, hard): (u64, u64) = (lim.rlim_cur, lim.rlim_max);
+    if current >= needed {
         return Ok(());
     }
-    if lim.rlim_max as u64 >= needed || lim.rlim_max == libc::RLIM_INFINITY {
+    if hard >= needed || lim.rlim_max == libc::RLIM_INFINITY {
         let raised = libc::rlimit {
             rlim_cur: needed as libc::rlim_t,
             rlim_max: lim.rlim_max,

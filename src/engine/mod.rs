@@ -37,7 +37,10 @@ pub enum EngineError {
     /// An error reply to a benchmark command (without `-e`).
     Server(String),
     /// An error reply to AUTH/SELECT/HELLO sent before the first batch.
-    Setup { command: &'static str, message: String },
+    Setup {
+        command: &'static str,
+        message: String,
+    },
     /// Anything else that stops the run before it starts.
     Other(String),
 }
@@ -50,7 +53,10 @@ impl fmt::Display for EngineError {
             }
             Self::Io(m) | Self::Other(m) => f.write_str(m),
             Self::Protocol(m) => write!(f, "protocol error: {m}"),
-            Self::Server(m) => write!(f, "error from server: {m} (use -e to count errors and go on)"),
+            Self::Server(m) => write!(
+                f,
+                "error from server: {m} (use -e to count errors and go on)"
+            ),
             Self::Setup { command, message } => {
                 write!(f, "the server rejected {command}: {message}")
             }
@@ -198,7 +204,9 @@ pub fn run_test(
 
     let stop = AtomicBool::new(false);
     let lives: Vec<Live> = (0..workers).map(|_| Live::default()).collect();
-    let sequential = load.sequential.then(|| Arc::new(SequentialCounters::default()));
+    let sequential = load
+        .sequential
+        .then(|| Arc::new(SequentialCounters::default()));
     let start = Instant::now();
     let measure_start = start + load.warmup;
     let deadline = match load.stop {
@@ -221,7 +229,9 @@ pub fn run_test(
             Err(e) => {
                 return (
                     empty(Outcome::Aborted),
-                    Some(EngineError::Other(format!("cannot create an event loop: {e}"))),
+                    Some(EngineError::Other(format!(
+                        "cannot create an event loop: {e}"
+                    ))),
                 );
             }
         }
@@ -338,10 +348,7 @@ pub fn run_test(
                 last_tick = now;
             }
         }
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().ok())
-            .collect()
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
 
     let mut result = empty(Outcome::Completed);

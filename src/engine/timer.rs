@@ -19,7 +19,10 @@ impl Timer {
         use std::os::fd::FromRawFd;
         // SAFETY: plain syscall with constant flags; the result is checked before use.
         let fd = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
@@ -61,7 +64,8 @@ impl Timer {
             },
         };
         // SAFETY: valid descriptor and a fully initialised itimerspec; old value not requested.
-        let rc = unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        let rc =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
         if rc == 0 {
             self.armed_for = Some(at);
         }

@@ -286,7 +286,8 @@ impl<'a> Worker<'a> {
     /// Makes the live counters visible to the main thread (plain stores: one writer).
     fn publish(&self) {
         let l = self.cfg.live;
-        l.all_completed.store(self.rec.all_completed, Ordering::Relaxed);
+        l.all_completed
+            .store(self.rec.all_completed, Ordering::Relaxed);
         l.all_latency_sum_ns
             .store(self.rec.all_latency_sum_ns, Ordering::Relaxed);
         l.measured_completed
@@ -296,10 +297,8 @@ impl<'a> Worker<'a> {
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if self.exhausted {
-            if let Some(deadline) = self.cfg.deadline {
-                return Some((deadline + DRAIN_LIMIT).saturating_duration_since(Instant::now()));
-            }
+        if let (true, Some(deadline)) = (self.exhausted, self.cfg.deadline) {
+            return Some((deadline + DRAIN_LIMIT).saturating_duration_since(Instant::now()));
         }
         if self.timer.is_none() && !self.free.is_empty() {
             // No timer (not Linux): fall back to the poll timeout for pacing.
@@ -470,7 +469,11 @@ impl<'a> Worker<'a> {
                         c.want_write = true;
                         self.poll
                             .registry()
-                            .reregister(&mut c.stream, Token(i), Interest::READABLE | Interest::WRITABLE)
+                            .reregister(
+                                &mut c.stream,
+                                Token(i),
+                                Interest::READABLE | Interest::WRITABLE,
+                            )
                             .map_err(|e| EngineError::Other(format!("event loop: {e}")))?;
                     }
                     return Ok(());
@@ -610,7 +613,11 @@ impl<'a> Worker<'a> {
         let mut stream = self.cfg.setup.target.connect_nonblocking()?;
         self.poll
             .registry()
-            .register(&mut stream, Token(i), Interest::READABLE | Interest::WRITABLE)
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
             .map_err(os)?;
         let c = &mut self.conns[i];
         let mut old = std::mem::replace(&mut c.stream, stream);

@@ -68,12 +68,20 @@ impl LatencyHistogram {
     }
 
     pub fn mean_ns(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.inner.mean() }
+        if self.is_empty() {
+            0.0
+        } else {
+            self.inner.mean()
+        }
     }
 
     /// Value at `percentile` (0..=100), as HdrHistogram's `value_at_percentile`.
     pub fn value_at_percentile_ns(&self, percentile: f64) -> u64 {
-        if self.is_empty() { 0 } else { self.inner.value_at_percentile(percentile) }
+        if self.is_empty() {
+            0
+        } else {
+            self.inner.value_at_percentile(percentile)
+        }
     }
 
     /// The underlying histogram, for report iteration.
@@ -93,7 +101,11 @@ mod tests {
         let mut all = LatencyHistogram::new();
         for i in 0..10_000u64 {
             let v = (i * 7919) % 5_000_000 + 1;
-            if i % 3 == 0 { a.record(v) } else { b.record(v) }
+            if i % 3 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
             all.record(v);
         }
         a.merge(&b);

@@ -18,11 +18,7 @@ pub struct SuiteTest {
     pub groups: &'static [&'static str],
 }
 
-const fn t(
-    name: &'static str,
-    title: &'static str,
-    groups: &'static [&'static str],
-) -> SuiteTest {
+const fn t(name: &'static str, title: &'static str, groups: &'static [&'static str]) -> SuiteTest {
     SuiteTest {
         name,
         title,
@@ -30,7 +26,13 @@ const fn t(
     }
 }
 
-const LRANGE_PREP: &[&str] = &["lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"];
+const LRANGE_PREP: &[&str] = &[
+    "lrange",
+    "lrange_100",
+    "lrange_300",
+    "lrange_500",
+    "lrange_600",
+];
 
 /// The suite in the order it runs.
 pub static SUITE: [SuiteTest; 24] = [
@@ -48,7 +50,11 @@ pub static SUITE: [SuiteTest; 24] = [
     t("spop", "SPOP", &[]),
     t("zadd", "ZADD", &[]),
     t("zpopmin", "ZPOPMIN", &[]),
-    t("lpush_lrange", "LPUSH (needed to benchmark LRANGE)", LRANGE_PREP),
+    t(
+        "lpush_lrange",
+        "LPUSH (needed to benchmark LRANGE)",
+        LRANGE_PREP,
+    ),
     t("lrange_100", "LRANGE_100 (first 100 elements)", &["lrange"]),
     t("lrange_300", "LRANGE_300 (first 300 elements)", &["lrange"]),
     t("lrange_500", "LRANGE_500 (first 500 elements)", &["lrange"]),
@@ -137,7 +143,11 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
         "hset" => cmd(&[b"HSET", b"myhash", b"element:__rand_int__", d]),
         "spop" => cmd(&[b"SPOP", b"myset"]),
         "zadd" => {
-            let score: &[u8] = if p.keyspace_given { b"__rand_int__" } else { b"0" };
+            let score: &[u8] = if p.keyspace_given {
+                b"__rand_int__"
+            } else {
+                b"0"
+            };
             cmd(&[b"ZADD", b"myzset", score, b"element:__rand_1st__"])
         }
         "zpopmin" => cmd(&[b"ZPOPMIN", b"myzset"]),
@@ -251,7 +261,10 @@ mod tests {
     fn lrange_groups_include_the_lpush_prep() {
         assert_eq!(
             names("lrange_300"),
-            ["LPUSH (needed to benchmark LRANGE)", "LRANGE_300 (first 300 elements)"]
+            [
+                "LPUSH (needed to benchmark LRANGE)",
+                "LRANGE_300 (first 300 elements)"
+            ]
         );
         assert_eq!(names("lrange").len(), 5);
         assert_eq!(names("lpush"), ["LPUSH"], "plain lpush is not the prep");
@@ -272,8 +285,21 @@ mod tests {
             get("set").template.unit,
             b"*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n$3\r\nxyz\r\n"
         );
-        assert!(get("zadd").template.unit.ends_with(b"$1\r\n0\r\n$20\r\nelement:__rand_1st__\r\n"));
-        assert_eq!(get("mset").template.unit.windows(3).filter(|w| w == b"xyz").count(), 10);
+        assert!(
+            get("zadd")
+                .template
+                .unit
+                .ends_with(b"$1\r\n0\r\n$20\r\nelement:__rand_1st__\r\n")
+        );
+        assert_eq!(
+            get("mset")
+                .template
+                .unit
+                .windows(3)
+                .filter(|w| w == b"xyz")
+                .count(),
+            10
+        );
         let f = get("fcall");
         assert_eq!(f.setup.len(), 1);
         assert!(f.template.unit.ends_with(b"$4\r\nkey1\r\n"));

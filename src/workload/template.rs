@@ -285,7 +285,12 @@ mod tests {
         assert!(parse_custom_command(&v("set a b ; ; get a"), None, 3, &mut g).is_err());
         assert!(parse_custom_command(&v("3x set a b"), None, 3, &mut g).is_err());
         assert!(parse_custom_command(&v("5"), None, 3, &mut g).is_err());
-        assert_eq!(parse_custom_command(&v("set a b ;"), None, 3, &mut g).unwrap().len(), 1);
+        assert_eq!(
+            parse_custom_command(&v("set a b ;"), None, 3, &mut g)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -314,7 +319,10 @@ mod tests {
         .unwrap();
         assert_eq!(items[0].args[2], b"__rand_int__ __data__\r\n");
         let t = Template::encode(&items, true);
-        assert!(t.slots.is_empty(), "no placeholder inside the stdin argument");
+        assert!(
+            t.slots.is_empty(),
+            "no placeholder inside the stdin argument"
+        );
     }
 
     #[test]
@@ -328,7 +336,10 @@ mod tests {
         let shared = Arc::new(SequentialCounters::default());
         let mut keys = KeyGen::new(1000, 1, 0, Some(shared));
         fill(&mut buf, &slots, t.slots.len(), &mut keys);
-        let vals: Vec<&[u8]> = slots.iter().map(|s| &buf[s.offset..s.offset + 12]).collect();
+        let vals: Vec<&[u8]> = slots
+            .iter()
+            .map(|s| &buf[s.offset..s.offset + 12])
+            .collect();
         // unit 0: 1st=0 (shared by both), int=0 then 1; unit 1: 1st=1, int=2 then 3.
         assert_eq!(vals[0], b"000000000000");
         assert_eq!(vals[1], b"000000000000");

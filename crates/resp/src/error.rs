@@ -71,7 +71,10 @@ impl fmt::Display for ProtocolError {
         f.write_str("protocol error: ")?;
         match *self {
             Self::UnexpectedByte(b) => {
-                write!(f, "unexpected byte {b:#04x} where a reply type was expected")
+                write!(
+                    f,
+                    "unexpected byte {b:#04x} where a reply type was expected"
+                )
             }
             Self::LineNotTerminated => f.write_str("header line not terminated by CRLF"),
             Self::InvalidLength(t) => write!(f, "invalid length in {} header", type_name(t)),

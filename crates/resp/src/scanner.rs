@@ -209,7 +209,11 @@ impl Scanner {
                 Header::Integer(_) => self.set_top(at_top, Kind::Integer),
                 Header::Boolean(_) => self.set_top(at_top, Kind::Boolean),
                 Header::Null => self.set_top(at_top, Kind::Null),
-                Header::Blob { kind, type_byte, len } => {
+                Header::Blob {
+                    kind,
+                    type_byte,
+                    len,
+                } => {
                     self.set_top(at_top, kind);
                     self.blob_len = len;
                     self.bulk = len + 2;
@@ -244,10 +248,11 @@ impl Scanner {
             }
             // A scalar or an empty aggregate completed.
             pos = next;
+            // (No need to set `started`: a scalar that does not end the reply is inside an
+            // aggregate, whose header set it.)
             if self.element_done() {
                 return Ok(self.finish(pos, error));
             }
-            self.started = true;
         }
     }
 
@@ -296,7 +301,10 @@ impl Scanner {
         self.started = false;
         let kind = self.top;
         self.top = Kind::Null;
-        Scan::Reply { consumed, info: ReplyInfo { kind, error } }
+        Scan::Reply {
+            consumed,
+            info: ReplyInfo { kind, error },
+        }
     }
 
     /// Skips payload bytes (and the CRLF after them). Returns true when the payload is finished,
@@ -352,7 +360,9 @@ mod tests {
     fn state_is_fresh_after_each_reply() {
         let mut sc = Scanner::new();
         let input = b"|1\r\n+a\r\n*1\r\n:1\r\n*2\r\n$3\r\nabc\r\n!2\r\nxy\r\n";
-        let Ok(Scan::Reply { consumed, .. }) = sc.scan(input) else { panic!() };
+        let Ok(Scan::Reply { consumed, .. }) = sc.scan(input) else {
+            panic!()
+        };
         assert_eq!(consumed, input.len());
         assert_eq!(sc.depth, 0);
         assert_eq!(sc.attr, 0);
@@ -373,20 +383,36 @@ mod tests {
         assert_eq!(info.error, Some(0..3));
         // Now with part of the payload consumed in the first call: no range.
         assert_eq!(sc.scan(b"!3\r\nb"), Ok(Scan::Partial { consumed: 5 }));
-        let Ok(Scan::Reply { info, .. }) = sc.scan(b"ad\r\n") else { panic!() };
+        let Ok(Scan::Reply { info, .. }) = sc.scan(b"ad\r\n") else {
+            panic!()
+        };
         assert_eq!(info.error, Some(0..0));
         // Payload in this buffer but its CRLF only in the next: no range either.
         assert_eq!(sc.scan(b"!3\r\nbad"), Ok(Scan::Partial { consumed: 7 }));
-        let Ok(Scan::Reply { info, .. }) = sc.scan(b"\r\n") else { panic!() };
+        let Ok(Scan::Reply { info, .. }) = sc.scan(b"\r\n") else {
+            panic!()
+        };
         assert_eq!(info.error, Some(0..0));
     }
 
     #[test]
     fn nested_error_has_no_range() {
         let (_, info) = one(b"*1\r\n-ERR x\r\n");
-        assert_eq!(info, ReplyInfo { kind: Kind::Array, error: None });
+        assert_eq!(
+            info,
+            ReplyInfo {
+                kind: Kind::Array,
+                error: None
+            }
+        );
         let (_, info) = one(b"*1\r\n!1\r\nx\r\n");
-        assert_eq!(info, ReplyInfo { kind: Kind::Array, error: None });
+        assert_eq!(
+            info,
+            ReplyInfo {
+                kind: Kind::Array,
+                error: None
+            }
+        );
     }
 
     #[test]
@@ -406,13 +432,18 @@ mod tests {
         sc.reset();
         assert!(!sc.in_progress());
         assert_eq!(one(b":2\r\n").0, 4);
-        let Ok(Scan::Reply { consumed: 4, .. }) = sc.scan(b":2\r\n") else { panic!() };
+        let Ok(Scan::Reply { consumed: 4, .. }) = sc.scan(b":2\r\n") else {
+            panic!()
+        };
     }
 
     #[test]
     fn attribute_only_so_far_is_in_progress() {
         let mut sc = Scanner::new();
-        assert_eq!(sc.scan(b"|1\r\n+a\r\n+b\r\n"), Ok(Scan::Partial { consumed: 12 }));
+        assert_eq!(
+            sc.scan(b"|1\r\n+a\r\n+b\r\n"),
+            Ok(Scan::Partial { consumed: 12 })
+        );
         assert!(sc.in_progress());
         let mut sc = Scanner::new();
         assert_eq!(sc.scan(b"|0\r\n"), Ok(Scan::Partial { consumed: 4 }));

@@ -219,7 +219,11 @@ fn parse_at(buf: &[u8], mut pos: usize, depth: usize) -> Parsed<Value> {
             Header::Integer(n) => Value::Integer(n),
             Header::Boolean(b) => Value::Boolean(b),
             Header::Null => Value::Null,
-            Header::Blob { kind, type_byte, len } => {
+            Header::Blob {
+                kind,
+                type_byte,
+                len,
+            } => {
                 let Some((payload, next)) = payload(buf, pos, len, type_byte)? else {
                     return Ok(None);
                 };
@@ -278,12 +282,20 @@ fn parse_at(buf: &[u8], mut pos: usize, depth: usize) -> Parsed<Value> {
     };
     let value = match attributes {
         None => value,
-        Some(attributes) => Value::Attribute { attributes, value: Box::new(value) },
+        Some(attributes) => Value::Attribute {
+            attributes,
+            value: Box::new(value),
+        },
     };
     Ok(Some((value, pos)))
 }
 
-fn parse_pairs(buf: &[u8], mut pos: usize, pairs: u64, depth: usize) -> Parsed<Vec<(Value, Value)>> {
+fn parse_pairs(
+    buf: &[u8],
+    mut pos: usize,
+    pairs: u64,
+    depth: usize,
+) -> Parsed<Vec<(Value, Value)>> {
     let mut out = Vec::with_capacity(capacity(pairs, (buf.len() - pos) / 2));
     for _ in 0..pairs {
         let Some((k, next)) = parse_at(buf, pos, depth)? else {
@@ -342,16 +354,43 @@ mod tests {
             (b"*-1\r\n", Value::Null),
             (b"_\r\n", Value::Null),
             (b"*0\r\n", Value::Array(vec![])),
-            (b"*2\r\n$1\r\na\r\n:1\r\n", Value::Array(vec![bulk("a"), Value::Integer(1)])),
-            (b"%1\r\n+k\r\n#t\r\n", Value::Map(vec![(Value::SimpleString(b"k".to_vec()), Value::Boolean(true))])),
+            (
+                b"*2\r\n$1\r\na\r\n:1\r\n",
+                Value::Array(vec![bulk("a"), Value::Integer(1)]),
+            ),
+            (
+                b"%1\r\n+k\r\n#t\r\n",
+                Value::Map(vec![(
+                    Value::SimpleString(b"k".to_vec()),
+                    Value::Boolean(true),
+                )]),
+            ),
             (b"~1\r\n#f\r\n", Value::Set(vec![Value::Boolean(false)])),
-            (b">1\r\n+m\r\n", Value::Push(vec![Value::SimpleString(b"m".to_vec())])),
+            (
+                b">1\r\n+m\r\n",
+                Value::Push(vec![Value::SimpleString(b"m".to_vec())]),
+            ),
             (b",1.5\r\n", Value::Double(1.5)),
             (b",-inf\r\n", Value::Double(f64::NEG_INFINITY)),
             (b",1e3\r\n", Value::Double(1000.0)),
-            (b"(123456789012345678901234567890\r\n", Value::BigNumber(b"123456789012345678901234567890".to_vec())),
-            (b"=7\r\ntxt:abc\r\n", Value::VerbatimString { format: *b"txt", text: b"abc".to_vec() }),
-            (b"=4\r\nmkd:\r\n", Value::VerbatimString { format: *b"mkd", text: vec![] }),
+            (
+                b"(123456789012345678901234567890\r\n",
+                Value::BigNumber(b"123456789012345678901234567890".to_vec()),
+            ),
+            (
+                b"=7\r\ntxt:abc\r\n",
+                Value::VerbatimString {
+                    format: *b"txt",
+                    text: b"abc".to_vec(),
+                },
+            ),
+            (
+                b"=4\r\nmkd:\r\n",
+                Value::VerbatimString {
+                    format: *b"mkd",
+                    text: vec![],
+                },
+            ),
             (b"!5\r\nERR x\r\n", Value::BlobError(b"ERR x".to_vec())),
             (
                 b"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
@@ -377,7 +416,11 @@ mod tests {
             assert_eq!(got, Some((want.clone(), wire.len())), "{wire:?}");
             // Every proper prefix is incomplete.
             for cut in 0..wire.len() {
-                assert_eq!(Value::parse(&wire[..cut]), Ok(None), "{wire:?} cut at {cut}");
+                assert_eq!(
+                    Value::parse(&wire[..cut]),
+                    Ok(None),
+                    "{wire:?} cut at {cut}"
+                );
             }
         }
         let (v, _) = Value::parse(b",nan\r\n").unwrap().unwrap();
@@ -388,9 +431,18 @@ mod tests {
     fn parse_only_errors() {
         assert_eq!(Value::parse(b",x\r\n"), Err(ProtocolError::InvalidDouble));
         assert_eq!(Value::parse(b",\r\n"), Err(ProtocolError::InvalidDouble));
-        assert_eq!(Value::parse(b"=4\r\ntxt;\r\n"), Err(ProtocolError::InvalidVerbatim));
-        assert_eq!(Value::parse(b"$1\r\nab\r\n"), Err(ProtocolError::PayloadNotTerminated(b'$')));
-        assert_eq!(Value::parse(b"$1\r\na\rx"), Err(ProtocolError::PayloadNotTerminated(b'$')));
+        assert_eq!(
+            Value::parse(b"=4\r\ntxt;\r\n"),
+            Err(ProtocolError::InvalidVerbatim)
+        );
+        assert_eq!(
+            Value::parse(b"$1\r\nab\r\n"),
+            Err(ProtocolError::PayloadNotTerminated(b'$'))
+        );
+        assert_eq!(
+            Value::parse(b"$1\r\na\rx"),
+            Err(ProtocolError::PayloadNotTerminated(b'$'))
+        );
     }
 
     #[test]
@@ -407,7 +459,10 @@ mod tests {
         wire.extend_from_slice(b"+x\r\n");
         let (v, n) = Value::parse(&wire).unwrap().unwrap();
         assert_eq!(n, wire.len());
-        let want = Value::Attribute { attributes: vec![], value: Box::new(Value::SimpleString(b"x".to_vec())) };
+        let want = Value::Attribute {
+            attributes: vec![],
+            value: Box::new(Value::SimpleString(b"x".to_vec())),
+        };
         assert_eq!(v, want);
     }
 
@@ -420,7 +475,10 @@ mod tests {
             (bulk("ab"), b"$2\r\nab\r\n"),
             (Value::Null, b"_\r\n"),
             (Value::Array(vec![]), b"*0\r\n"),
-            (Value::Map(vec![(bulk("k"), Value::Null)]), b"%1\r\n$1\r\nk\r\n_\r\n"),
+            (
+                Value::Map(vec![(bulk("k"), Value::Null)]),
+                b"%1\r\n$1\r\nk\r\n_\r\n",
+            ),
             (Value::Set(vec![Value::Integer(1)]), b"~1\r\n:1\r\n"),
             (Value::Push(vec![]), b">0\r\n"),
             (Value::Double(1.5), b",1.5\r\n"),
@@ -431,10 +489,19 @@ mod tests {
             (Value::Double(f64::NAN), b",nan\r\n"),
             (Value::Boolean(true), b"#t\r\n"),
             (Value::BigNumber(b"-1".to_vec()), b"(-1\r\n"),
-            (Value::VerbatimString { format: *b"txt", text: b"hi".to_vec() }, b"=6\r\ntxt:hi\r\n"),
+            (
+                Value::VerbatimString {
+                    format: *b"txt",
+                    text: b"hi".to_vec(),
+                },
+                b"=6\r\ntxt:hi\r\n",
+            ),
             (Value::BlobError(b"E".to_vec()), b"!1\r\nE\r\n"),
             (
-                Value::Attribute { attributes: vec![(Value::Integer(1), Value::Integer(2))], value: Box::new(Value::Null) },
+                Value::Attribute {
+                    attributes: vec![(Value::Integer(1), Value::Integer(2))],
+                    value: Box::new(Value::Null),
+                },
                 b"|1\r\n:1\r\n:2\r\n_\r\n",
             ),
         ];
@@ -447,12 +514,22 @@ mod tests {
 
     #[test]
     fn kind_and_as_str() {
-        let attr = Value::Attribute { attributes: vec![], value: Box::new(Value::Push(vec![])) };
+        let attr = Value::Attribute {
+            attributes: vec![],
+            value: Box::new(Value::Push(vec![])),
+        };
         assert_eq!(attr.kind(), Kind::Push);
         assert_eq!(attr.as_str(), None);
         assert_eq!(bulk("maxclients").as_str(), Some("maxclients"));
         assert_eq!(Value::SimpleString(b"OK".to_vec()).as_str(), Some("OK"));
-        assert_eq!(Value::VerbatimString { format: *b"txt", text: b"t".to_vec() }.as_str(), Some("t"));
+        assert_eq!(
+            Value::VerbatimString {
+                format: *b"txt",
+                text: b"t".to_vec()
+            }
+            .as_str(),
+            Some("t")
+        );
         assert_eq!(Value::BulkString(vec![0xff]).as_str(), None);
         assert_eq!(Value::Integer(1).as_str(), None);
         assert_eq!(Value::Error(b"ERR".to_vec()).as_str(), None);

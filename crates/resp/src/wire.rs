@@ -13,7 +13,11 @@ use crate::{Kind, MAX_LEN, ProtocolError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Header {
     /// `+ - , (`: a value that is the line itself; `start..end` is its content in the buffer.
-    Line { kind: Kind, start: usize, end: usize },
+    Line {
+        kind: Kind,
+        start: usize,
+        end: usize,
+    },
     /// `:`
     Integer(i64),
     /// `#`
@@ -33,8 +37,39 @@ pub(crate) enum Header {
 fn is_type_byte(b: u8) -> bool {
     matches!(
         b,
-        b'+' | b'-' | b':' | b'$' | b'*' | b'_' | b',' | b'#' | b'(' | b'=' | b'!' | b'%' | b'~' | b'>' | b'|'
+        b'+' | b'-'
+            | b':'
+            | b'$'
+            | b'*'
+            | b'_'
+            | b','
+            | b'#'
+            | b'('
+            | b'='
+            | b'!'
+            | b'%'
+            | b'~'
+            | b'>'
+            | b'|'
     )
+}
+
+/// Bytes checked one by one before handing the search to `memchr`: header lines are usually a
+/// few bytes long, and a plain loop beats `memchr`'s setup cost on those.
+const SHORT_LINE: usize = 16;
+
+/// Index of the first `\n` in `hay`.
+#[inline(always)]
+fn find_lf(hay: &[u8]) -> Option<usize> {
+    let short = hay.len().min(SHORT_LINE);
+    if let Some(i) = hay[..short].iter().position(|&b| b == b'\n') {
+        return Some(i);
+    }
+    if hay.len() > SHORT_LINE {
+        memchr::memchr(b'\n', &hay[SHORT_LINE..]).map(|i| i + SHORT_LINE)
+    } else {
+        None
+    }
 }
 
 /// Parses the header line starting at `buf[pos]` (`pos < buf.len()`).
@@ -42,10 +77,13 @@ fn is_type_byte(b: u8) -> bool {
 /// Returns `Ok(None)` when the line is not complete yet (and its type byte is valid), otherwise the
 /// header and the position just after its CRLF.
 #[inline(always)]
-pub(crate) fn parse_header(buf: &[u8], pos: usize) -> Result<Option<(Header, usize)>, ProtocolError> {
+pub(crate) fn parse_header(
+    buf: &[u8],
+    pos: usize,
+) -> Result<Option<(Header, usize)>, ProtocolError> {
     let t = buf[pos];
     let start = pos + 1;
-    let Some(i) = memchr::memchr(b'\n', &buf[start..]) else {
+    let Some(i) = find_lf(&buf[start..]) else {
         return if is_type_byte(t) {
             Ok(None)
         } else {
@@ -64,29 +102,71 @@ pub(crate) fn parse_header(buf: &[u8], pos: usize) -> Result<Option<(Header, usi
     let end = nl - 1;
     let line = &buf[start..end];
     let header = match t {
-        b'+' => Header::Line { kind: Kind::SimpleString, start, end },
-        b'-' => Header::Line { kind: Kind::Error, start, end },
-        b',' => Header::Line { kind: Kind::Double, start, end },
-        b'(' => Header::Line { kind: Kind::BigNumber, start, end },
+        b'+' => Header::Line {
+            kind: Kind::SimpleString,
+            start,
+            end,
+        },
+        b'-' => Header::Line {
+            kind: Kind::Error,
+            start,
+            end,
+        },
+        b',' => Header::Line {
+            kind: Kind::Double,
+            start,
+            end,
+        },
+        b'(' => Header::Line {
+            kind: Kind::BigNumber,
+            start,
+            end,
+        },
         b':' => Header::Integer(parse_i64(line).ok_or(ProtocolError::InvalidInteger)?),
         b'$' => match parse_len(line, t, true)? {
-            Some(len) => Header::Blob { kind: Kind::BulkString, type_byte: t, len },
+            Some(len) => Header::Blob {
+                kind: Kind::BulkString,
+                type_byte: t,
+                len,
+            },
             None => Header::Null,
         },
         b'*' => match parse_len(line, t, true)? {
-            Some(count) => Header::Aggregate { kind: Kind::Array, count },
+            Some(count) => Header::Aggregate {
+                kind: Kind::Array,
+                count,
+            },
             None => Header::Null,
         },
         b'=' => match parse_len(line, t, false)? {
             // "xxx:" is mandatory, so a verbatim payload is at least 4 bytes.
-            Some(len) if len >= 4 => Header::Blob { kind: Kind::VerbatimString, type_byte: t, len },
+            Some(len) if len >= 4 => Header::Blob {
+                kind: Kind::VerbatimString,
+                type_byte: t,
+                len,
+            },
             _ => return Err(ProtocolError::InvalidLength(t)),
         },
-        b'!' => Header::Blob { kind: Kind::BlobError, type_byte: t, len: count(line, t)? },
-        b'%' => Header::Aggregate { kind: Kind::Map, count: 2 * count(line, t)? },
-        b'~' => Header::Aggregate { kind: Kind::Set, count: count(line, t)? },
-        b'>' => Header::Aggregate { kind: Kind::Push, count: count(line, t)? },
-        b'|' => Header::Attribute { count: 2 * count(line, t)? },
+        b'!' => Header::Blob {
+            kind: Kind::BlobError,
+            type_byte: t,
+            len: count(line, t)?,
+        },
+        b'%' => Header::Aggregate {
+            kind: Kind::Map,
+            count: 2 * count(line, t)?,
+        },
+        b'~' => Header::Aggregate {
+            kind: Kind::Set,
+            count: count(line, t)?,
+        },
+        b'>' => Header::Aggregate {
+            kind: Kind::Push,
+            count: count(line, t)?,
+        },
+        b'|' => Header::Attribute {
+            count: 2 * count(line, t)?,
+        },
         b'#' => match line {
             b"t" => Header::Boolean(true),
             b"f" => Header::Boolean(false),
@@ -193,14 +273,35 @@ mod tests {
         assert_eq!(parse_len(b"0", b'$', true), Ok(Some(0)));
         assert_eq!(parse_len(b"600", b'$', true), Ok(Some(600)));
         assert_eq!(parse_len(b"-1", b'$', true), Ok(None));
-        assert_eq!(parse_len(b"-1", b'!', false), Err(ProtocolError::InvalidLength(b'!')));
-        assert_eq!(parse_len(b"?", b'*', true), Err(ProtocolError::StreamedNotSupported));
-        assert_eq!(parse_len(b"", b'$', true), Err(ProtocolError::InvalidLength(b'$')));
-        assert_eq!(parse_len(b"-2", b'$', true), Err(ProtocolError::InvalidLength(b'$')));
-        assert_eq!(parse_len(b"+1", b'$', true), Err(ProtocolError::InvalidLength(b'$')));
-        assert_eq!(parse_len(b"1x", b'$', true), Err(ProtocolError::InvalidLength(b'$')));
+        assert_eq!(
+            parse_len(b"-1", b'!', false),
+            Err(ProtocolError::InvalidLength(b'!'))
+        );
+        assert_eq!(
+            parse_len(b"?", b'*', true),
+            Err(ProtocolError::StreamedNotSupported)
+        );
+        assert_eq!(
+            parse_len(b"", b'$', true),
+            Err(ProtocolError::InvalidLength(b'$'))
+        );
+        assert_eq!(
+            parse_len(b"-2", b'$', true),
+            Err(ProtocolError::InvalidLength(b'$'))
+        );
+        assert_eq!(
+            parse_len(b"+1", b'$', true),
+            Err(ProtocolError::InvalidLength(b'$'))
+        );
+        assert_eq!(
+            parse_len(b"1x", b'$', true),
+            Err(ProtocolError::InvalidLength(b'$'))
+        );
         assert_eq!(parse_len(b"1099511627776", b'$', true), Ok(Some(MAX_LEN)));
-        assert_eq!(parse_len(b"1099511627777", b'*', true), Err(ProtocolError::LengthTooLarge(b'*')));
+        assert_eq!(
+            parse_len(b"1099511627777", b'*', true),
+            Err(ProtocolError::LengthTooLarge(b'*'))
+        );
         assert_eq!(
             parse_len(b"999999999999999999999999999999", b'*', true),
             Err(ProtocolError::LengthTooLarge(b'*'))
@@ -213,16 +314,50 @@ mod tests {
     }
 
     #[test]
+    fn find_lf_on_both_sides_of_the_short_scan() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut hay = vec![b'x'; len];
+                hay[at] = b'\n';
+                if at + 1 < len {
+                    hay[len - 1] = b'\n';
+                }
+                assert_eq!(find_lf(&hay), Some(at), "len {len} at {at}");
+            }
+            assert_eq!(find_lf(&vec![b'\r'; len]), None);
+        }
+    }
+
+    #[test]
     fn header_waits_for_line_but_not_for_bad_type_byte() {
         assert_eq!(parse_header(b"$12", 0), Ok(None));
         assert_eq!(parse_header(b"$12\r", 0), Ok(None));
-        assert_eq!(parse_header(b"A12", 0), Err(ProtocolError::UnexpectedByte(b'A')));
-        assert_eq!(parse_header(b"+\n", 0), Err(ProtocolError::LineNotTerminated));
-        assert_eq!(parse_header(b"+a\n", 0), Err(ProtocolError::LineNotTerminated));
-        assert_eq!(parse_header(b"\r\n", 0), Err(ProtocolError::UnexpectedByte(b'\r')));
+        assert_eq!(
+            parse_header(b"A12", 0),
+            Err(ProtocolError::UnexpectedByte(b'A'))
+        );
+        assert_eq!(
+            parse_header(b"+\n", 0),
+            Err(ProtocolError::LineNotTerminated)
+        );
+        assert_eq!(
+            parse_header(b"+a\n", 0),
+            Err(ProtocolError::LineNotTerminated)
+        );
+        assert_eq!(
+            parse_header(b"\r\n", 0),
+            Err(ProtocolError::UnexpectedByte(b'\r'))
+        );
         assert_eq!(
             parse_header(b"xx+OK\r\n", 2),
-            Ok(Some((Header::Line { kind: Kind::SimpleString, start: 3, end: 5 }, 7)))
+            Ok(Some((
+                Header::Line {
+                    kind: Kind::SimpleString,
+                    start: 3,
+                    end: 5
+                },
+                7
+            )))
         );
     }
 }

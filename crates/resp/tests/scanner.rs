@@ -18,7 +18,9 @@ struct Fixture {
 
 /// Range of the only occurrence of `text` in `wire`.
 fn find(wire: &[u8], text: &[u8]) -> Range<usize> {
-    let hits: Vec<usize> = (0..=wire.len() - text.len()).filter(|&i| &wire[i..i + text.len()] == text).collect();
+    let hits: Vec<usize> = (0..=wire.len() - text.len())
+        .filter(|&i| &wire[i..i + text.len()] == text)
+        .collect();
     assert_eq!(hits.len(), 1, "{text:?} in {wire:?}");
     hits[0]..hits[0] + text.len()
 }
@@ -41,11 +43,21 @@ fn noisy_payload(len: usize) -> Vec<u8> {
 
 fn fixtures() -> Vec<Fixture> {
     fn f(name: &'static str, wire: &[u8], kind: Kind) -> Fixture {
-        Fixture { name, wire: wire.to_vec(), kind, error: None }
+        Fixture {
+            name,
+            wire: wire.to_vec(),
+            kind,
+            error: None,
+        }
     }
     fn e(name: &'static str, wire: &[u8], kind: Kind, text: &[u8]) -> Fixture {
         let error = Some(find(wire, text));
-        Fixture { name, wire: wire.to_vec(), kind, error }
+        Fixture {
+            name,
+            wire: wire.to_vec(),
+            kind,
+            error,
+        }
     }
     let mut large = b"$16411\r\n".to_vec();
     large.extend(noisy_payload(16411));
@@ -124,7 +136,10 @@ fn expected(fx: &Fixture, base: usize) -> Seen {
     Seen {
         end: base + fx.wire.len(),
         kind: fx.kind,
-        error: fx.error.clone().map(|r| ErrorPos::At(base + r.start..base + r.end)),
+        error: fx
+            .error
+            .clone()
+            .map(|r| ErrorPos::At(base + r.start..base + r.end)),
     }
 }
 
@@ -160,18 +175,36 @@ fn each_fixture_in_one_piece() {
     for fx in fixtures() {
         let mut sc = Scanner::new();
         let got = sc.scan(&fx.wire);
-        let want = Scan::Reply { consumed: fx.wire.len(), info: ReplyInfo { kind: fx.kind, error: fx.error.clone() } };
+        let want = Scan::Reply {
+            consumed: fx.wire.len(),
+            info: ReplyInfo {
+                kind: fx.kind,
+                error: fx.error.clone(),
+            },
+        };
         assert_eq!(got, Ok(want.clone()), "{}", fx.name);
         assert!(!sc.in_progress());
         // Bytes after the reply are not touched (here: the start of the next one, and garbage).
         let mut more = fx.wire.clone();
         more.extend_from_slice(b"+OK\r\n$3\r\nab");
-        assert_eq!(sc.scan(&more), Ok(want.clone()), "{} followed by more", fx.name);
+        assert_eq!(
+            sc.scan(&more),
+            Ok(want.clone()),
+            "{} followed by more",
+            fx.name
+        );
         let mut junk = fx.wire.clone();
         junk.extend_from_slice(b"\xff\xff");
-        assert_eq!(Scanner::new().scan(&junk), Ok(want), "{} followed by junk", fx.name);
+        assert_eq!(
+            Scanner::new().scan(&junk),
+            Ok(want),
+            "{} followed by junk",
+            fx.name
+        );
         // The owned parser frames it identically.
-        let (v, n) = Value::parse(&fx.wire).unwrap_or_else(|e| panic!("{}: {e}", fx.name)).expect(fx.name);
+        let (v, n) = Value::parse(&fx.wire)
+            .unwrap_or_else(|e| panic!("{}: {e}", fx.name))
+            .expect(fx.name);
         assert_eq!((n, v.kind()), (fx.wire.len(), fx.kind), "{}", fx.name);
         let mut re = Vec::new();
         v.encode(&mut re);
@@ -198,7 +231,9 @@ fn each_fixture_split_at_every_point() {
             let ok = got.error.is_none()
                 && got.pending == 0
                 && got.replies.len() == 1
-                && (got.replies[0] == want || (fx.error.as_ref().is_some_and(|r| r.is_empty()) && common::same_modulo_lost(&got.replies[0], &want)));
+                && (got.replies[0] == want
+                    || (fx.error.as_ref().is_some_and(|r| r.is_empty())
+                        && common::same_modulo_lost(&got.replies[0], &want)));
             assert!(ok, "{} split at {k}: {got:?}, want {want:?}", fx.name);
         }
     }
@@ -215,7 +250,11 @@ fn each_fixture_byte_by_byte() {
         assert_eq!(got.error, None, "{}", fx.name);
         assert_eq!(got.pending, 0, "{}", fx.name);
         assert_eq!(got.replies.len(), 1, "{}: {got:?}", fx.name);
-        assert!(common::same_modulo_lost(&got.replies[0], &want), "{}: {got:?} want {want:?}", fx.name);
+        assert!(
+            common::same_modulo_lost(&got.replies[0], &want),
+            "{}: {got:?} want {want:?}",
+            fx.name
+        );
         if fx.error.as_ref().is_none_or(|r| !r.is_empty()) {
             assert_eq!(got.replies[0], want, "{}", fx.name);
         }
@@ -236,13 +275,22 @@ fn concatenation() -> (Vec<u8>, Vec<Seen>) {
 #[test]
 fn concatenated_fixtures_in_one_buffer() {
     let (stream, want) = concatenation();
-    assert_eq!(feed([&stream[..]]), Fed { replies: want.clone(), pending: 0, error: None });
+    assert_eq!(
+        feed([&stream[..]]),
+        Fed {
+            replies: want.clone(),
+            pending: 0,
+            error: None
+        }
+    );
     // Directly: each call returns the first reply in the buffer only.
     let mut sc = Scanner::new();
     let mut rest = &stream[..];
     let mut pos = 0;
     for w in &want {
-        let Ok(Scan::Reply { consumed, .. }) = sc.scan(rest) else { panic!("at {pos}") };
+        let Ok(Scan::Reply { consumed, .. }) = sc.scan(rest) else {
+            panic!("at {pos}")
+        };
         pos += consumed;
         assert_eq!(pos, w.end);
         rest = &rest[consumed..];
@@ -259,7 +307,10 @@ fn concatenated_fixtures_in_chunks() {
         assert_eq!(got.pending, 0, "chunk size {size}");
         assert_eq!(got.replies.len(), want.len(), "chunk size {size}");
         for (g, w) in got.replies.iter().zip(&want) {
-            assert!(common::same_modulo_lost(g, w), "chunk size {size}: {g:?} want {w:?}");
+            assert!(
+                common::same_modulo_lost(g, w),
+                "chunk size {size}: {g:?} want {w:?}"
+            );
         }
     }
 }
@@ -269,9 +320,16 @@ fn concatenated_fixtures_split_at_every_point() {
     let (stream, want) = concatenation();
     for k in 0..=stream.len() {
         let got = feed(cut(&stream, &[k]));
-        assert_eq!((got.error.clone(), got.pending, got.replies.len()), (None, 0, want.len()), "split at {k}");
+        assert_eq!(
+            (got.error.clone(), got.pending, got.replies.len()),
+            (None, 0, want.len()),
+            "split at {k}"
+        );
         for (g, w) in got.replies.iter().zip(&want) {
-            assert!(common::same_modulo_lost(g, w), "split at {k}: {g:?} want {w:?}");
+            assert!(
+                common::same_modulo_lost(g, w),
+                "split at {k}: {g:?} want {w:?}"
+            );
         }
     }
 }
@@ -280,7 +338,10 @@ fn concatenated_fixtures_split_at_every_point() {
 fn partial_consumes_whole_header_lines_only() {
     let mut sc = Scanner::new();
     // Header lines are taken whole; the incomplete `$3` line is left.
-    assert_eq!(sc.scan(b"*2\r\n:1\r\n$3"), Ok(Scan::Partial { consumed: 8 }));
+    assert_eq!(
+        sc.scan(b"*2\r\n:1\r\n$3"),
+        Ok(Scan::Partial { consumed: 8 })
+    );
     assert_eq!(sc.scan(b"$3\r"), Ok(Scan::Partial { consumed: 0 }));
     // Payload bytes are taken as they come.
     assert_eq!(sc.scan(b"$3\r\na"), Ok(Scan::Partial { consumed: 5 }));
@@ -288,7 +349,13 @@ fn partial_consumes_whole_header_lines_only() {
     assert_eq!(sc.scan(b"c\r"), Ok(Scan::Partial { consumed: 2 }));
     assert_eq!(
         sc.scan(b"\n+next\r\n"),
-        Ok(Scan::Reply { consumed: 1, info: ReplyInfo { kind: Kind::Array, error: None } })
+        Ok(Scan::Reply {
+            consumed: 1,
+            info: ReplyInfo {
+                kind: Kind::Array,
+                error: None
+            }
+        })
     );
 }
 
@@ -296,34 +363,70 @@ fn partial_consumes_whole_header_lines_only() {
 fn attributes_do_not_count_as_elements() {
     let mut sc = Scanner::new();
     // Two elements: the attribute is not one of them.
-    assert_eq!(sc.scan(b"*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n"), Ok(Scan::Partial { consumed: 20 }));
+    assert_eq!(
+        sc.scan(b"*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n"),
+        Ok(Scan::Partial { consumed: 20 })
+    );
     assert_eq!(
         sc.scan(b":2\r\n"),
-        Ok(Scan::Reply { consumed: 4, info: ReplyInfo { kind: Kind::Array, error: None } })
+        Ok(Scan::Reply {
+            consumed: 4,
+            info: ReplyInfo {
+                kind: Kind::Array,
+                error: None
+            }
+        })
     );
     // A top-level attribute alone is not a reply.
     let mut sc = Scanner::new();
-    assert_eq!(sc.scan(b"|1\r\n:1\r\n:2\r\n"), Ok(Scan::Partial { consumed: 12 }));
+    assert_eq!(
+        sc.scan(b"|1\r\n:1\r\n:2\r\n"),
+        Ok(Scan::Partial { consumed: 12 })
+    );
     assert!(sc.in_progress());
     assert_eq!(
         sc.scan(b">0\r\n"),
-        Ok(Scan::Reply { consumed: 4, info: ReplyInfo { kind: Kind::Push, error: None } })
+        Ok(Scan::Reply {
+            consumed: 4,
+            info: ReplyInfo {
+                kind: Kind::Push,
+                error: None
+            }
+        })
     );
 }
 
 #[test]
 fn error_range_is_relative_to_the_final_buffer() {
     let mut sc = Scanner::new();
-    assert_eq!(sc.scan(b"*1\r\n|1\r\n+a\r\n+b\r\n"), Ok(Scan::Partial { consumed: 16 }));
+    assert_eq!(
+        sc.scan(b"*1\r\n|1\r\n+a\r\n+b\r\n"),
+        Ok(Scan::Partial { consumed: 16 })
+    );
     // Nested: no range, kind is the array.
     assert_eq!(
         sc.scan(b"-ERR x\r\n"),
-        Ok(Scan::Reply { consumed: 8, info: ReplyInfo { kind: Kind::Array, error: None } })
+        Ok(Scan::Reply {
+            consumed: 8,
+            info: ReplyInfo {
+                kind: Kind::Array,
+                error: None
+            }
+        })
     );
-    assert_eq!(sc.scan(b"|1\r\n+a\r\n+b\r\n-ER"), Ok(Scan::Partial { consumed: 12 }));
+    assert_eq!(
+        sc.scan(b"|1\r\n+a\r\n+b\r\n-ER"),
+        Ok(Scan::Partial { consumed: 12 })
+    );
     assert_eq!(
         sc.scan(b"-ERR x\r\n"),
-        Ok(Scan::Reply { consumed: 8, info: ReplyInfo { kind: Kind::Error, error: Some(1..6) } })
+        Ok(Scan::Reply {
+            consumed: 8,
+            info: ReplyInfo {
+                kind: Kind::Error,
+                error: Some(1..6)
+            }
+        })
     );
 }
 
@@ -335,7 +438,10 @@ fn nesting_limit() {
         ok.extend_from_slice(b":1\r\n");
         let r = Scanner::new().scan(&ok).unwrap();
         match open[0] {
-            b'*' | b'~' | b'>' => assert!(matches!(r, Scan::Reply { consumed, .. } if consumed == ok.len()), "{r:?}"),
+            b'*' | b'~' | b'>' => assert!(
+                matches!(r, Scan::Reply { consumed, .. } if consumed == ok.len()),
+                "{r:?}"
+            ),
             // A map needs a value after the key; attributes need the value they decorate.
             _ => assert_eq!(r, Scan::Partial { consumed: ok.len() }, "{open:?}"),
         }
@@ -345,8 +451,16 @@ fn nesting_limit() {
             let mut deep = open.repeat(MAX_DEPTH);
             deep.extend_from_slice(inner);
             deep.extend_from_slice(b":1\r\n");
-            assert_eq!(Scanner::new().scan(&deep), Err(ProtocolError::TooDeep), "{open:?} {inner:?}");
-            assert_eq!(Value::parse(&deep), Err(ProtocolError::TooDeep), "{open:?} {inner:?}");
+            assert_eq!(
+                Scanner::new().scan(&deep),
+                Err(ProtocolError::TooDeep),
+                "{open:?} {inner:?}"
+            );
+            assert_eq!(
+                Value::parse(&deep),
+                Err(ProtocolError::TooDeep),
+                "{open:?} {inner:?}"
+            );
             assert_eq!(feed(bytes(&deep)).error, Some(ProtocolError::TooDeep));
         }
     }
@@ -356,7 +470,9 @@ fn nesting_limit() {
         wide.extend(b"*1\r\n".repeat(MAX_DEPTH - 1));
         wide.extend_from_slice(b"_\r\n");
     }
-    assert!(matches!(Scanner::new().scan(&wide), Ok(Scan::Reply { consumed, .. }) if consumed == wide.len()));
+    assert!(
+        matches!(Scanner::new().scan(&wide), Ok(Scan::Reply { consumed, .. }) if consumed == wide.len())
+    );
 }
 
 #[test]
@@ -419,6 +535,8 @@ fn malformed_input() {
         (b"$3\r\nabc\n\r", E::PayloadNotTerminated(b'$')),
         (b"$3\r\nabc\r\r", E::PayloadNotTerminated(b'$')),
         (b"$3\r\nabcX", E::PayloadNotTerminated(b'$')),
+        (b"$3\r\nabcX\n", E::PayloadNotTerminated(b'$')),
+        (b"$3\r\nabc\n\n+OK\r\n", E::PayloadNotTerminated(b'$')),
         (b"$0\r\nX", E::PayloadNotTerminated(b'$')),
         (b"*2\r\n$1\r\nab\r\n", E::PayloadNotTerminated(b'$')),
         (b"!1\r\nxy", E::PayloadNotTerminated(b'!')),
@@ -434,11 +552,24 @@ fn malformed_input() {
         (&too_deep, E::TooDeep),
     ];
     for (input, want) in cases {
-        assert_eq!(Scanner::new().scan(input), Err(want.clone()), "{:?}", String::from_utf8_lossy(input));
+        assert_eq!(
+            Scanner::new().scan(input),
+            Err(want.clone()),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
         // The same error whatever the fragmentation, and from the owned parser too.
-        assert_eq!(feed(bytes(input)).error, Some(want.clone()), "{input:?} byte by byte");
+        assert_eq!(
+            feed(bytes(input)).error,
+            Some(want.clone()),
+            "{input:?} byte by byte"
+        );
         for k in 0..=input.len() {
-            assert_eq!(feed(cut(input, &[k])).error, Some(want.clone()), "{input:?} split at {k}");
+            assert_eq!(
+                feed(cut(input, &[k])).error,
+                Some(want.clone()),
+                "{input:?} split at {k}"
+            );
         }
         assert_eq!(Value::parse(input), Err(want), "{input:?} via Value::parse");
     }
@@ -448,7 +579,16 @@ fn malformed_input() {
 fn error_after_a_good_reply_is_reported_on_the_next_call() {
     let mut sc = Scanner::new();
     let buf = b"+OK\r\n#x\r\n";
-    assert_eq!(sc.scan(buf), Ok(Scan::Reply { consumed: 5, info: ReplyInfo { kind: Kind::SimpleString, error: None } }));
+    assert_eq!(
+        sc.scan(buf),
+        Ok(Scan::Reply {
+            consumed: 5,
+            info: ReplyInfo {
+                kind: Kind::SimpleString,
+                error: None
+            }
+        })
+    );
     assert_eq!(sc.scan(&buf[5..]), Err(ProtocolError::InvalidBoolean));
 }
 
@@ -490,12 +630,24 @@ fn encoded_command_len_is_exact() {
         vec![b"SET", b"key", &big],
         vec![b"\r\n"; 10],
         vec![b"a"; 100],
-        vec![&big[..9], &big[..10], &big[..99], &big[..100], &big[..999], &big[..1000]],
+        vec![
+            &big[..9],
+            &big[..10],
+            &big[..99],
+            &big[..100],
+            &big[..999],
+            &big[..1000],
+        ],
     ];
     for args in cases {
         let mut out = vec![1, 2, 3];
         resp::encode_command(&mut out, &args);
-        assert_eq!(resp::encoded_command_len(&args), out.len() - 3, "{} args", args.len());
+        assert_eq!(
+            resp::encoded_command_len(&args),
+            out.len() - 3,
+            "{} args",
+            args.len()
+        );
         // And the result is one array of bulk strings holding the arguments.
         let (v, n) = Value::parse(&out[3..]).unwrap().unwrap();
         assert_eq!(n, out.len() - 3);

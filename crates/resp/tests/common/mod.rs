@@ -45,13 +45,29 @@ pub fn feed<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Fed {
         pending.extend_from_slice(chunk);
         loop {
             match sc.scan(&pending) {
-                Err(e) => return Fed { replies, pending: pending.len(), error: Some(e) },
+                Err(e) => {
+                    return Fed {
+                        replies,
+                        pending: pending.len(),
+                        error: Some(e),
+                    };
+                }
                 Ok(Scan::Reply { consumed, info }) => {
-                    assert!(consumed > 0 && consumed <= pending.len(), "consumed {consumed} of {}", pending.len());
+                    assert!(
+                        consumed > 0 && consumed <= pending.len(),
+                        "consumed {consumed} of {}",
+                        pending.len()
+                    );
                     assert!(!sc.in_progress());
                     let error = info.error.clone().map(|r| {
-                        assert!(matches!(info.kind, Kind::Error | Kind::BlobError), "{info:?}");
-                        assert!(r.start <= r.end && r.end <= consumed, "{r:?} beyond {consumed}");
+                        assert!(
+                            matches!(info.kind, Kind::Error | Kind::BlobError),
+                            "{info:?}"
+                        );
+                        assert!(
+                            r.start <= r.end && r.end <= consumed,
+                            "{r:?} beyond {consumed}"
+                        );
                         if info.kind == Kind::BlobError && r == (0..0) {
                             ErrorPos::Lost
                         } else {
@@ -61,16 +77,27 @@ pub fn feed<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Fed {
                     if matches!(info.kind, Kind::Error | Kind::BlobError) {
                         assert!(error.is_some(), "{info:?}");
                     }
-                    replies.push(Seen { end: base + consumed, kind: info.kind, error });
+                    replies.push(Seen {
+                        end: base + consumed,
+                        kind: info.kind,
+                        error,
+                    });
                     pending.drain(..consumed);
                     base += consumed;
                 }
                 Ok(Scan::Partial { consumed }) => {
-                    assert!(consumed <= pending.len(), "consumed {consumed} of {}", pending.len());
+                    assert!(
+                        consumed <= pending.len(),
+                        "consumed {consumed} of {}",
+                        pending.len()
+                    );
                     pending.drain(..consumed);
                     base += consumed;
                     // What is left must be (part of) one header line: no line end in it.
-                    assert!(!pending.contains(&b'\n'), "tail after Partial holds a line end: {pending:?}");
+                    assert!(
+                        !pending.contains(&b'\n'),
+                        "tail after Partial holds a line end: {pending:?}"
+                    );
                     if consumed > 0 {
                         assert!(sc.in_progress());
                     }
@@ -79,7 +106,11 @@ pub fn feed<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Fed {
             }
         }
     }
-    Fed { replies, pending: pending.len(), error: None }
+    Fed {
+        replies,
+        pending: pending.len(),
+        error: None,
+    }
 }
 
 /// `data` cut at the given (sorted, in-range) offsets.
@@ -104,5 +135,6 @@ pub fn same_modulo_lost(a: &Seen, b: &Seen) -> bool {
     a.end == b.end
         && a.kind == b.kind
         && (a.error == b.error
-            || (a.kind == Kind::BlobError && (a.error == Some(ErrorPos::Lost) || b.error == Some(ErrorPos::Lost))))
+            || (a.kind == Kind::BlobError
+                && (a.error == Some(ErrorPos::Lost) || b.error == Some(ErrorPos::Lost))))
 }

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of respbench and redis-benchmark against one throwaway redis-server.
+# See bench/README.md for what is measured and how to read it; `bash bench/compare.sh --help`.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: bash bench/compare.sh [OPTIONS]
+
+Runs respbench and redis-benchmark against the same redis-server (server pinned to one core,
+clients to another), interleaved, for SET and GET at -P 1 and -P 16 over TCP and a unix socket,
+and prints a Markdown report: throughput, client CPU per request, server busy %, ratios,
+and syscalls / instructions per request at SET -P 1 TCP.
+
+Options (environment variable in brackets):
+  -n, --requests N     requests per run                          [N, default 1000000]
+  -r, --reps R         interleaved repetitions per case          [REPS, default 3]
+      --quick          N=100000 REPS=1 (unless -n/-r given after it)
+  -c, --clients C      connections per run                       [CLIENTS, default 50]
+      --keyspace K     -r value given to both tools              [KEYSPACE, default 100000]
+      --cost-requests M  -n of the strace/perf run               [COST_N, default 100000]
+      --callgrind-requests M  -n of the shorter callgrind run (a second run uses 2*M)
+                                                                 [CALLGRIND_N, default 20000]
+      --out FILE       also write the Markdown report to FILE
+      --respbench PATH use this respbench binary; do not build
+      --no-build       use the already built binary in the target dir
+      --no-costs       skip the strace / perf / callgrind measurements
+      --callgrind      run callgrind even when perf counts instructions
+      --keep-tmp       keep the temporary directory (logs, raw results)
+  -h, --help           this help
+
+Server on CPU 0 and clients on CPU 1 (SERVER_CPU / CLIENT_CPU to change); with a single CPU
+nothing is pinned and a warning is printed. Each client run is bounded by `timeout`
+(RUN_TIMEOUT seconds, default 60 + N/1000). Needs redis-server, redis-benchmark, taskset,
+python3 and cargo; as root, missing Debian packages are installed with apt-get.
+EOF
+}
+
+die() { echo "compare.sh: error: $*" >&2; exit 1; }
+warn() { echo "compare.sh: warning: $*" >&2; }
+info() { echo "compare.sh: $*" >&2; }
+
+# ------------------------------------------------------------------------------------------------
+# Options
+
+N="${N:-1000000}"
+REPS="${REPS:-3}"
+CLIENTS="${CLIENTS:-50}"
+KEYSPACE="${KEYSPACE:-100000}"
+COST_N="${COST_N:-100000}"
+CALLGRIND_N="${CALLGRIND_N:-20000}"
+OUT=""
+RESPBENCH=""
+BUILD=1
+COSTS=1
+FORCE_CALLGRIND=0
+KEEP_TMP=0
+
+need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "option $1 needs a value (see --help)"; }
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    -n|--requests) need_arg "$@"; N="$2"; shift 2 ;;
+    -r|--reps) need_arg "$@"; REPS="$2"; shift 2 ;;
+    --quick) N=100000; REPS=1; shift ;;
+    -c|--clients) need_arg "$@"; CLIENTS="$2"; shift 2 ;;
+    --keyspace) need_arg "$@"; KEYSPACE="$2"; shift 2 ;;
+    --cost-requests) need_arg "$@"; COST_N="$2"; shift 2 ;;
+    --callgrind-requests) need_arg "$@"; CALLGRIND_N="$2"; shift 2 ;;
+    --out) need_arg "$@"; OUT="$2"; shift 2 ;;
+    --respbench) need_arg "$@"; RESPBENCH="$2"; BUILD=0; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    --no-costs) COSTS=0; shift ;;
+    --callgrind) FORCE_CALLGRIND=1; shift ;;
+    --keep-tmp) KEEP_TMP=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+for v in N REPS CLIENTS KEYSPACE COST_N CALLGRIND_N; do
+  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, got '${!v}'"
+done
+RUN_TIMEOUT="${RUN_TIMEOUT:-$((60 + N / 1000))}"
+[[ "$RUN_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "RUN_TIMEOUT must be a positive integer"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HELPER="$ROOT/bench/compare.py"
+[ -f "$HELPER" ] || die "missing $HELPER"
+
+# ------------------------------------------------------------------------------------------------
+# Dependencies: required ones fail the run, optional ones only disable a measurement.
+
+is_root() { [ "$(id -u)" = 0 ]; }
+apt_updated=0
+apt_install() { # pkg... ; returns non-zero on failure
+  is_root && command -v apt-get >/dev/null 2>&1 || return 1
+  if [ "$apt_updated" = 0 ]; then
+    apt-get update -qq >/dev/null 2>&1 || return 1
+    apt_updated=1
+  fi
+  info "installing Debian packages: $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1
+}
+
+missing=()
+for pair in redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools \
+            taskset:util-linux timeout:coreutils python3:python3; do
+  cmd="${pair%%:*}" pkg="${pair#*:}"
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if ! apt_install "${missing[@]}"; then
+    die "missing required packages: ${missing[*]} (install with: sudo apt-get install ${missing[*]})"
+  fi
+  # The redis-server package may start a system instance on 6379; we never use or stop it.
+fi
+command -v cargo >/dev/null 2>&1 || [ "$BUILD" = 0 ] \
+  || die "cargo not found: install a Rust toolchain (https://rustup.rs) or pass --respbench PATH"
+
+optional_tool() { # cmd pkg -> 0 if available (installing it as root)
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if apt_install "$2" && command -v "$1" >/dev/null 2>&1; then return 0; fi
+  warn "$1 not available (install: sudo apt-get install $2); skipping what needs it"
+  return 1
+}
+
+# ------------------------------------------------------------------------------------------------
+# Build respbench (same way as the rest of the project; CARGO_TARGET_DIR respected).
+
+if [ -z "$RESPBENCH" ]; then
+  if [ "$BUILD" = 1 ]; then
+    info "building respbench (cargo build --release)..."
+    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+  fi
+  target_dir="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')" \
+    || target_dir=""
+  if [ -z "$target_dir" ]; then
+    target_dir="${CARGO_TARGET_DIR:-target}"
+    case "$target_dir" in /*) ;; *) target_dir="$ROOT/$target_dir" ;; esac
+  fi
+  RESPBENCH="$target_dir/release/respbench"
+fi
+[ -x "$RESPBENCH" ] || die "respbench binary not found at $RESPBENCH (build it, or pass --respbench PATH)"
+REDIS_BENCHMARK="$(command -v redis-benchmark)"
+
+# ------------------------------------------------------------------------------------------------
+# CPU pinning
+
+NPROC="$(nproc)"
+SERVER_CPU="${SERVER_CPU:-0}"
+CLIENT_CPU="${CLIENT_CPU:-1}"
+if [ "$NPROC" -ge 2 ]; then
+  SERVER_PIN=(taskset -c "$SERVER_CPU")
+  CLIENT_PIN=(taskset -c "$CLIENT_CPU")
+  PINNING="server on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU (taskset)"
+else
+  warn "only $NPROC CPU: server and client are not pinned and compete for the same core;" \
+       "absolute numbers and server busy % are not meaningful, ratios only roughly"
+  SERVER_PIN=()
+  CLIENT_PIN=()
+  PINNING="none (nproc=$NPROC): server and client share one CPU"
+fi
+
+# ------------------------------------------------------------------------------------------------
+# Server
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/respbench-compare.XXXXXX")"
+SERVER_PID=""
+cleanup() {
+  local rc=$?
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    # Our unreaped child stays visible to kill -0 as a zombie: look at its state instead.
+    local state=""
+    for _ in $(seq 50); do
+      state="$(sed 's/.*) //' "/proc/$SERVER_PID/stat" 2>/dev/null | cut -c1)" || state=""
+      case "$state" in ""|Z) break ;; esac
+      sleep 0.1
+    done
+    case "$state" in ""|Z) ;; *) kill -9 "$SERVER_PID" 2>/dev/null || true ;; esac
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  if [ "$KEEP_TMP" = 1 ] || [ "$rc" != 0 ]; then
+    info "temporary files kept in $TMP"
+  else
+    rm -rf "$TMP"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+PORT="$(python3 "$HELPER" free-port)"
+SOCK="$TMP/redis.sock"
+"${SERVER_PIN[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$SOCK" \
+  --unixsocketperm 700 --save '' --appendonly no --daemonize no --dir "$TMP" \
+  >"$TMP/redis.log" 2>&1 &
+SERVER_PID=$!   # taskset execs redis-server: same PID
+python3 "$HELPER" wait-server "$SOCK" 10 \
+  || die "redis-server did not start; log:$(echo; tail -n 20 "$TMP/redis.log")"
+[ "$(cat "/proc/$SERVER_PID/comm" 2>/dev/null)" = redis-server ] \
+  || die "PID $SERVER_PID is not redis-server"
+info "redis-server PID $SERVER_PID on 127.0.0.1:$PORT and $SOCK"
+python3 "$HELPER" prefill "$SOCK" "$KEYSPACE" 3
+
+# ------------------------------------------------------------------------------------------------
+# Interleaved runs
+
+RESULTS="$TMP/results.jsonl"
+: >"$RESULTS"
+tool_bin() { if [ "$1" = respbench ]; then echo "$RESPBENCH"; else echo "$REDIS_BENCHMARK"; fi; }
+# client_cmd TOOL TRANSPORT TEST PIPELINE REQUESTS -> sets the array CMD
+client_cmd() {
+  CMD=("$(tool_bin "$1")")
+  if [ "$2" = unix ]; then CMD+=(-s "$SOCK"); else CMD+=(-h 127.0.0.1 -p "$PORT"); fi
+  CMD+=(-c "$CLIENTS" -n "$5" -r "$KEYSPACE" -P "$4" -q -t "$3")
+}
+
+CASES=()
+for test in set get; do for pipe in 1 16; do for tr in tcp unix; do
+  CASES+=("$test:$pipe:$tr")
+done; done; done
+
+runs=$((REPS * ${#CASES[@]} * 2))
+info "$runs runs: -c $CLIENTS -n $N -r $KEYSPACE, $REPS rep(s), timeout ${RUN_TIMEOUT}s each"
+for rep in $(seq "$REPS"); do
+  for i in "${!CASES[@]}"; do
+    IFS=: read -r test pipe tr <<<"${CASES[$i]}"
+    # Alternate which tool goes first: per rep, and per case within a rep.
+    if [ $(((rep + i) % 2)) = 1 ]; then order=(redis-benchmark respbench)
+    else order=(respbench redis-benchmark); fi
+    for tool in "${order[@]}"; do
+      client_cmd "$tool" "$tr" "$test" "$pipe" "$N"
+      python3 "$HELPER" run --results "$RESULTS" --tool "$tool" --test "$test" \
+        --pipeline "$pipe" --transport "$tr" --rep "$rep" --requests "$N" \
+        --server-pid "$SERVER_PID" --log "$TMP/run-$rep-$test-$pipe-$tr-$tool.log" -- \
+        timeout -k 5 "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" "${CMD[@]}"
+    done
+  done
+done
+
+# ------------------------------------------------------------------------------------------------
+# Per-request costs at SET -P 1 TCP: syscalls (strace), instructions (perf, else callgrind)
+
+REPORT_ARGS=()
+NOTES=()
+COST_TIMEOUT=$((120 + COST_N / 200 + CALLGRIND_N / 50))
+if [ "$COSTS" = 1 ]; then
+  if optional_tool strace strace; then
+    for tool in redis-benchmark respbench; do
+      info "strace -f -c: $tool SET -P 1 tcp -n $COST_N"
+      client_cmd "$tool" tcp set 1 "$COST_N"
+      if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" strace -f -c -o "$TMP/strace-$tool.txt" \
+          "${CMD[@]}" >"$TMP/strace-$tool.log" 2>&1; then
+        python3 "$HELPER" strace-summary "$TMP/strace-$tool.txt" "$COST_N" >"$TMP/strace-$tool.json"
+        REPORT_ARGS+=(--syscalls "$tool=$TMP/strace-$tool.json")
+      else
+        warn "strace run of $tool failed (see $TMP/strace-$tool.log)"; KEEP_TMP=1
+        NOTES+=("strace run of $tool failed")
+      fi
+    done
+  else
+    NOTES+=("strace not available: no syscall counts")
+  fi
+
+  perf_ok=0
+  if optional_tool perf linux-perf; then
+    if perf stat -e instructions -x, -o "$TMP/perf-probe.txt" true >/dev/null 2>&1 \
+        && [ "$(python3 "$HELPER" perf-summary "$TMP/perf-probe.txt")" != "{}" ]; then
+      perf_ok=1
+    fi
+  fi
+  if [ "$perf_ok" = 1 ]; then
+    for tool in redis-benchmark respbench; do
+      info "perf stat -e instructions: $tool SET -P 1 tcp -n $COST_N"
+      client_cmd "$tool" tcp set 1 "$COST_N"
+      if timeout -k 5 "$COST_TIMEOUT" perf stat -e instructions -x, -o "$TMP/perf-$tool.txt" -- \
+          "${CLIENT_PIN[@]}" "${CMD[@]}" >"$TMP/perf-$tool.log" 2>&1; then
+        python3 "$HELPER" perf-summary "$TMP/perf-$tool.txt" >"$TMP/perf-$tool.json"
+        REPORT_ARGS+=(--perf "$tool=$TMP/perf-$tool.json")
+      else
+        warn "perf run of $tool failed (see $TMP/perf-$tool.log)"; KEEP_TMP=1
+      fi
+    done
+  else
+    NOTES+=("perf instructions not supported here (\`perf stat -e instructions true\` counts nothing)")
+  fi
+
+  if [ "$perf_ok" = 0 ] || [ "$FORCE_CALLGRIND" = 1 ]; then
+    if optional_tool valgrind valgrind; then
+      for tool in redis-benchmark respbench; do
+        points=()
+        for n in "$CALLGRIND_N" $((CALLGRIND_N * 2)); do
+          info "callgrind: $tool SET -P 1 tcp -n $n"
+          out="$TMP/callgrind-$tool-$n.out"
+          client_cmd "$tool" tcp set 1 "$n"
+          if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" valgrind --tool=callgrind \
+              --callgrind-out-file="$out" "${CMD[@]}" \
+              >"$TMP/callgrind-$tool-$n.log" 2>&1; then
+            points+=("$n:$(python3 "$HELPER" callgrind-summary "$out")")
+          else
+            warn "callgrind run of $tool failed (see $TMP/callgrind-$tool-$n.log)"; KEEP_TMP=1
+          fi
+        done
+        if [ "${#points[@]}" -gt 0 ]; then
+          REPORT_ARGS+=(--callgrind "$tool=$(IFS=,; echo "${points[*]}")")
+        fi
+      done
+    else
+      NOTES+=("valgrind not available: no instruction counts")
+    fi
+  fi
+fi
+
+# ------------------------------------------------------------------------------------------------
+# Report
+
+cpu_model="$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)"
+[ -n "$cpu_model" ] || cpu_model="$(uname -m)"
+REPORT_ARGS+=(
+  --meta "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  --meta "kernel=$(uname -r)"
+  --meta "cpu=$cpu_model"
+  --meta "nproc=$NPROC"
+  --meta "pinning=$PINNING"
+  --meta "server_version=$(redis-server --version | head -n 1)"
+  --meta "redis_benchmark_version=$("$REDIS_BENCHMARK" --version 2>&1 | head -n 1)"
+  --meta "respbench_version=$("$RESPBENCH" --version 2>&1 | head -n 1)"
+  --meta "workload=-c $CLIENTS -n $N -r $KEYSPACE -q -t set|get -P 1|16, TCP (-h 127.0.0.1 -p) and unix socket (-s)"
+  --meta "reps=$REPS"
+  --meta "cost_case=SET -P 1 TCP"
+  --meta "cost_requests=$COST_N"
+)
+for note in ${NOTES[@]+"${NOTES[@]}"}; do REPORT_ARGS+=(--note "$note"); done
+
+python3 "$HELPER" report --results "$RESULTS" "${REPORT_ARGS[@]}" >"$TMP/report.md"
+cat "$TMP/report.md"
+if [ -n "$OUT" ]; then
+  cp "$TMP/report.md" "$OUT" || die "cannot write $OUT"
+  info "report written to $OUT"
+fi

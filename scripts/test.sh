@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need (Debian's redis-server), then checks formatting,
+# lints, and runs every test (unit, property, integration against real redis-server processes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/ensure-redis.sh
+ensure_redis
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace

@@ -1,0 +1,733 @@
+//! Test harness: a private `redis-server` per test, a tiny synchronous RESP client to look at the
+//! server's state, and bounded runs of the `respbench` binary.
+//!
+//! Everything a test starts is stopped by `Drop` through its own child handle (never by name), and
+//! every wait is bounded, so a broken build fails instead of hanging.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use resp::Value;
+
+/// How long a respbench run may take before it is killed and the test fails.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server may take to answer its first PING.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
+/// The server binary; CI installs it.
+const REDIS_SERVER: &str = "redis-server";
+
+// ---------------------------------------------------------------------------------------------
+// Temporary directories
+
+/// A fresh directory under the system temp dir, removed on drop. Paths stay short so that a unix
+/// socket inside fits in `sun_path`.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new() -> TempDir {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("rbit-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(&path)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A loopback port that was free a moment ago (bound to port 0, then released).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local_addr").port()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server
+
+/// A `redis-server` child on a free loopback port, killed (by its own PID) on drop.
+pub struct Server {
+    child: Child,
+    port: u16,
+    password: Option<String>,
+    unix_socket: Option<PathBuf>,
+    // Declared last: removed after the child is gone.
+    dir: TempDir,
+}
+
+/// Options for [`Server::start_with`].
+#[derive(Default)]
+pub struct ServerOptions {
+    /// `--requirepass`.
+    pub password: Option<String>,
+    /// `--unixsocket <dir>/redis.sock --unixsocketperm 700`.
+    pub unix_socket: bool,
+    /// Anything else, appended as given.
+    pub extra: Vec<String>,
+}
+
+impl Server {
+    /// A plain server: no password, no unix socket.
+    pub fn start() -> Server {
+        Server::start_with(ServerOptions::default())
+    }
+
+    pub fn start_with(opts: ServerOptions) -> Server {
+        // A port can be taken between `free_port` and the server's bind (another test doing the
+        // same): try a few ports before failing.
+        let mut last_log = String::new();
+        for _ in 0..5 {
+            match Server::try_start(&opts) {
+                Ok(server) => return server,
+                Err(log) => last_log = log,
+            }
+        }
+        panic!("redis-server did not start; its last log:\n{last_log}");
+    }
+
+    fn try_start(opts: &ServerOptions) -> Result<Server, String> {
+        let dir = TempDir::new();
+        let port = free_port();
+        let log_path = dir.path().join("redis.log");
+        let log = File::create(&log_path).expect("create server log");
+        let mut cmd = Command::new(REDIS_SERVER);
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(dir.path());
+        if let Some(pw) = &opts.password {
+            cmd.args(["--requirepass", pw]);
+        }
+        let unix_socket = opts.unix_socket.then(|| dir.path().join("redis.sock"));
+        if let Some(sock) = &unix_socket {
+            cmd.arg("--unixsocket").arg(sock);
+            cmd.args(["--unixsocketperm", "700"]);
+        }
+        cmd.args(&opts.extra);
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone log handle"))
+            .stderr(log);
+        die_with_parent(&mut cmd);
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => panic!(
+                "`{REDIS_SERVER}` was not found on PATH: the integration tests need a real \
+                 redis-server (e.g. `apt-get install redis-server`)"
+            ),
+            Err(e) => panic!("cannot start {REDIS_SERVER}: {e}"),
+        };
+        let mut server = Server {
+            child,
+            port,
+            password: opts.password.clone(),
+            unix_socket,
+            dir,
+        };
+        let deadline = Instant::now() + SERVER_START_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                let log = fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(format!("(exited with {status})\n{log}"));
+            }
+            if server.answers_ping() {
+                if let Some(sock) = &server.unix_socket {
+                    // The unix socket is set up before the TCP listener answers, but check anyway.
+                    if !sock.exists() {
+                        panic!("redis-server did not create {}", sock.display());
+                    }
+                }
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                let log = fs::read_to_string(&log_path).unwrap_or_default();
+                panic!(
+                    "redis-server on port {port} did not answer PING within {:?}; log:\n{log}",
+                    SERVER_START_TIMEOUT
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Any reply (including NOAUTH) means the server is up.
+    fn answers_ping(&self) -> bool {
+        let Ok(mut c) = Client::try_connect(self.port) else {
+            return false;
+        };
+        c.try_cmd(&["PING"]).is_ok()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn unix_socket(&self) -> &Path {
+        self.unix_socket
+            .as_deref()
+            .expect("server started without a unix socket")
+    }
+
+    /// A client connection, authenticated if the server has a password.
+    pub fn client(&self) -> Client {
+        let mut c = Client::connect(self.port);
+        if let Some(pw) = &self.password {
+            c.ok(&["AUTH", pw]);
+        }
+        c
+    }
+
+    /// `respbench -h 127.0.0.1 -p <port> <args>`, bounded.
+    pub fn bench(&self, args: &[&str]) -> Output {
+        run_respbench(&self.args_with(args), None)
+    }
+
+    /// Same, with `stdin` piped in.
+    pub fn bench_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        run_respbench(&self.args_with(args), Some(stdin))
+    }
+
+    /// Starts `respbench -h 127.0.0.1 -p <port> <args>` in the background.
+    pub fn spawn_bench(&self, args: &[&str]) -> Running {
+        Running::spawn(&self.args_with(args))
+    }
+
+    fn args_with(&self, args: &[&str]) -> Vec<String> {
+        let mut all = vec![
+            "-h".to_string(),
+            "127.0.0.1".to_string(),
+            "-p".to_string(),
+            self.port.to_string(),
+        ];
+        all.extend(args.iter().map(|s| s.to_string()));
+        all
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Our own child only, by its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// On Linux, asks the kernel to SIGKILL the child if the test process dies first (e.g. killed
+/// by a CI timeout), so no server outlives the test run even when `Drop` never runs.
+fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: the closure runs in the forked child before exec and only calls prctl, which is
+        // async-signal-safe; it touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A tiny synchronous RESP client
+
+/// A blocking RESP2 connection for checking the server's state.
+pub struct Client {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        Client::try_connect(port).unwrap_or_else(|e| panic!("connect to 127.0.0.1:{port}: {e}"))
+    }
+
+    fn try_connect(port: u16) -> io::Result<Client> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+        Ok(Client {
+            stream,
+            buf: Vec::new(),
+        })
+    }
+
+    fn try_cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> io::Result<Value> {
+        let mut out = Vec::new();
+        resp::encode_command(&mut out, args);
+        self.stream.write_all(&out)?;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match Value::parse(&self.buf) {
+                Ok(Some((v, used))) => {
+                    self.buf.drain(..used);
+                    return Ok(v);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
+            }
+            let n = self.stream.read(&mut chunk)?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Sends one command and returns its reply (error replies included).
+    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Value {
+        self.try_cmd(args).unwrap_or_else(|e| {
+            let shown: Vec<String> = args
+                .iter()
+                .map(|a| String::from_utf8_lossy(a.as_ref()).into_owned())
+                .collect();
+            panic!("{shown:?}: {e}")
+        })
+    }
+
+    /// A command that must not fail.
+    pub fn ok<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Value {
+        let v = self.cmd(args);
+        if let Value::Error(e) = &v {
+            panic!("command failed: {}", String::from_utf8_lossy(e));
+        }
+        v
+    }
+
+    /// A command whose reply is an integer.
+    pub fn int<A: AsRef<[u8]>>(&mut self, args: &[A]) -> i64 {
+        match self.ok(args) {
+            Value::Integer(n) => n,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+
+    /// A command whose reply is a bulk string or nil.
+    pub fn bulk<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Option<Vec<u8>> {
+        match self.ok(args) {
+            Value::BulkString(b) => Some(b),
+            Value::Null => None,
+            other => panic!("expected a bulk string, got {other:?}"),
+        }
+    }
+
+    /// A command whose reply is an array of bulk strings.
+    pub fn strings<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<Vec<u8>> {
+        match self.ok(args) {
+            Value::Array(items) | Value::Set(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Value::BulkString(b) => b,
+                    other => panic!("expected bulk strings, got {other:?}"),
+                })
+                .collect(),
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+
+    pub fn dbsize(&mut self) -> i64 {
+        self.int(&["DBSIZE"])
+    }
+
+    /// The text of `INFO <section>`.
+    pub fn info(&mut self, section: &str) -> String {
+        let v = self.bulk(&["INFO", section]).expect("INFO reply");
+        String::from_utf8(v).expect("INFO is text")
+    }
+
+    /// A numeric field of `INFO <section>`, e.g. `("stats", "total_connections_received")`.
+    pub fn info_u64(&mut self, section: &str, field: &str) -> u64 {
+        let info = self.info(section);
+        let prefix = format!("{field}:");
+        info.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {field} in INFO {section}:\n{info}"))
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{field} is not a number: {e}"))
+    }
+
+    /// `calls` of `cmdstat_<name>` in INFO commandstats (0 when the command never ran).
+    pub fn calls(&mut self, name: &str) -> u64 {
+        let info = self.info("commandstats");
+        let prefix = format!("cmdstat_{}:calls=", name.to_ascii_lowercase());
+        info.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .map(|rest| {
+                rest.split(',')
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("bad commandstats line: {rest}"))
+            })
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running respbench
+
+/// What a finished respbench run left.
+#[derive(Debug)]
+pub struct Output {
+    /// Exit code; `None` if killed by a signal.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// Wall time of the whole process.
+    pub elapsed: Duration,
+    pub args: Vec<String>,
+}
+
+impl Output {
+    fn describe(&self) -> String {
+        format!(
+            "respbench {:?}\nexit: {:?} after {:.2?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args, self.code, self.elapsed, self.stdout, self.stderr
+        )
+    }
+
+    /// Panics with everything shown unless the exit code is `code`.
+    #[track_caller]
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "unexpected exit code\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn assert_success(&self) -> &Self {
+        self.assert_code(0)
+    }
+
+    #[track_caller]
+    pub fn assert_stdout_contains(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn assert_stderr_contains(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    /// stderr is exactly one line (ending in a newline) and it is returned.
+    #[track_caller]
+    pub fn single_stderr_line(&self) -> &str {
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert!(
+            lines.len() == 1 && self.stderr.ends_with('\n'),
+            "expected exactly one stderr line\n{}",
+            self.describe()
+        );
+        lines[0]
+    }
+
+    /// No live progress line: stderr is a pipe here, so it must stay clean of `\r` and `rps=`.
+    #[track_caller]
+    pub fn assert_no_progress_line(&self) -> &Self {
+        assert!(
+            !self.stderr.contains('\r') && !self.stderr.contains("rps="),
+            "progress output on a non-terminal stderr\n{}",
+            self.describe()
+        );
+        assert!(
+            !self.stdout.contains('\r'),
+            "carriage return on a non-terminal stdout\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    /// The number in `  throughput summary: <x> requests per second`.
+    #[track_caller]
+    pub fn throughput(&self) -> f64 {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("  throughput summary: "))
+            .and_then(|rest| rest.strip_suffix(" requests per second"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no throughput summary\n{}", self.describe()))
+    }
+
+    /// The N of `  N requests completed in S seconds` (the first report).
+    #[track_caller]
+    pub fn completed(&self) -> u64 {
+        self.stdout
+            .lines()
+            .find_map(|l| {
+                let rest = l.strip_prefix("  ")?;
+                let (n, tail) = rest.split_once(' ')?;
+                tail.starts_with("requests completed in ")
+                    .then(|| n.parse().ok())?
+            })
+            .unwrap_or_else(|| panic!("no 'requests completed' line\n{}", self.describe()))
+    }
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_respbench")
+}
+
+fn reader<R: Read + Send + 'static>(mut r: R) -> JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// A respbench process running in the background; killed on drop if still running.
+pub struct Running {
+    child: Child,
+    stdout: Option<JoinHandle<Vec<u8>>>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    stdin: Option<JoinHandle<()>>,
+    started: Instant,
+    args: Vec<String>,
+    done: bool,
+}
+
+impl Running {
+    fn spawn(args: &[String]) -> Running {
+        Running::spawn_with(args, None)
+    }
+
+    fn spawn_with(args: &[String], stdin: Option<&[u8]>) -> Running {
+        let mut cmd = Command::new(binary());
+        cmd.args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        die_with_parent(&mut cmd);
+        let started = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary()));
+        let stdout = reader(child.stdout.take().expect("stdout pipe"));
+        let stderr = reader(child.stderr.take().expect("stderr pipe"));
+        let stdin = stdin.map(|bytes| {
+            let bytes = bytes.to_vec();
+            let mut pipe = child.stdin.take().expect("stdin pipe");
+            thread::spawn(move || {
+                let _ = pipe.write_all(&bytes);
+                // Dropping the pipe closes it: respbench sees EOF.
+            })
+        });
+        Running {
+            child,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            stdin,
+            started,
+            args: args.to_vec(),
+            done: false,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process has exited already.
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Sends SIGINT to this child (only).
+    pub fn interrupt(&self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
+        // SAFETY: kill(2) with the PID of a child we spawned and have not reaped yet (the handle
+        // is still owned here), so the PID cannot have been reused by another process.
+        let rc = unsafe { libc::kill(pid, libc::SIGINT) };
+        assert_eq!(rc, 0, "kill -INT {pid}: {}", io::Error::last_os_error());
+    }
+
+    /// Waits for the exit (killing the process and failing the test after `timeout`).
+    pub fn finish(mut self, timeout: Duration) -> Output {
+        let deadline = Instant::now() + timeout;
+        let status: ExitStatus = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(e) => panic!("waiting for respbench: {e}"),
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                self.done = true;
+                let out = self.collect(None);
+                panic!(
+                    "respbench did not finish within {timeout:?}; killed\n{}",
+                    out.describe()
+                );
+            }
+            thread::sleep(Duration::from_millis(5));
+        };
+        self.done = true;
+        self.collect(status.code())
+    }
+
+    fn collect(&mut self, code: Option<i32>) -> Output {
+        let elapsed = self.started.elapsed();
+        if let Some(h) = self.stdin.take() {
+            let _ = h.join();
+        }
+        let text = |h: Option<JoinHandle<Vec<u8>>>| {
+            h.map(|h| String::from_utf8_lossy(&h.join().unwrap_or_default()).into_owned())
+                .unwrap_or_default()
+        };
+        Output {
+            code,
+            stdout: text(self.stdout.take()),
+            stderr: text(self.stderr.take()),
+            elapsed,
+            args: self.args.clone(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs respbench with `args` (and `stdin` if given) to completion, within [`RUN_TIMEOUT`].
+pub fn run_respbench(args: &[String], stdin: Option<&[u8]>) -> Output {
+    Running::spawn_with(args, stdin).finish(RUN_TIMEOUT)
+}
+
+/// Runs respbench with no server involved (command-line checks).
+pub fn respbench(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    run_respbench(&args, None)
+}
+
+/// Polls `cond` every 20 ms until it holds; false after `timeout`.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `s` is `<digits>.<exactly `decimals` digits>` (or just digits when `decimals` is 0).
+pub fn is_decimal(s: &str, decimals: usize) -> bool {
+    let all_digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if decimals == 0 {
+        return all_digits(s);
+    }
+    match s.split_once('.') {
+        Some((int, frac)) => all_digits(int) && all_digits(frac) && frac.len() == decimals,
+        None => false,
+    }
+}
+
+/// Splits one RFC 4180 CSV line where every field is quoted; `None` if it is not such a line.
+pub fn quoted_csv_fields(line: &str) -> Option<Vec<String>> {
+    let mut fields = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        if chars.next()? != '"' {
+            return None;
+        }
+        let mut field = String::new();
+        loop {
+            match chars.next()? {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => break,
+                c => field.push(c),
+            }
+        }
+        fields.push(field);
+        match chars.next() {
+            None => return Some(fields),
+            Some(',') => {}
+            Some(_) => return None,
+        }
+    }
+}
+
+/// The 24 titles of the default suite, in the reference's order (spec §2.1).
+pub const SUITE_TITLES: [&str; 24] = [
+    "PING_INLINE",
+    "PING_MBULK",
+    "SET",
+    "GET",
+    "INCR",
+    "LPUSH",
+    "RPUSH",
+    "LPOP",
+    "RPOP",
+    "SADD",
+    "HSET",
+    "SPOP",
+    "ZADD",
+    "ZPOPMIN",
+    "LPUSH (needed to benchmark LRANGE)",
+    "LRANGE_100 (first 100 elements)",
+    "LRANGE_300 (first 300 elements)",
+    "LRANGE_500 (first 500 elements)",
+    "LRANGE_600 (first 600 elements)",
+    "MSET (10 keys)",
+    "MGET (10 keys)",
+    "XADD",
+    "FUNCTION LOAD",
+    "FCALL",
+];

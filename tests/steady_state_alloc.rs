@@ -1,0 +1,148 @@
+//! Proves the engine allocates nothing per request in steady state: the number of heap
+//! allocations made while running a test must not grow with the number of requests.
+//!
+//! Its own test binary because it installs a counting global allocator.
+
+#[allow(dead_code)]
+#[path = "integration/harness.rs"]
+mod harness;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use respbench::engine::{self, ConnSetup, ErrorPolicy, LoadSpec, Observer, Snapshot, Stop, Target};
+use respbench::workload::PayloadGenerator;
+use respbench::workload::Template;
+use respbench::workload::template::parse_custom_command;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+struct Quiet;
+
+impl Observer for Quiet {
+    fn interrupted(&self) -> bool {
+        false
+    }
+    fn tick(&mut self, _: &Snapshot) {}
+}
+
+/// Allocations made by one `run_test` of `requests` commands.
+fn allocations_for(setup: &ConnSetup, load: &LoadSpec, template: &Template, requests: u64) -> u64 {
+    let load = LoadSpec {
+        stop: Stop::Requests(requests),
+        ..load.clone()
+    };
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let (result, fatal) = engine::run_test(setup, &load, "alloc", template, &mut Quiet);
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert!(fatal.is_none(), "run failed: {fatal:?}");
+    assert_eq!(result.completed + result.errors.total(), requests);
+    after - before
+}
+
+fn template(command: &str) -> Template {
+    let args: Vec<Vec<u8>> = command.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+    let items = parse_custom_command(&args, None, 16, &mut PayloadGenerator::default()).unwrap();
+    Template::encode(&items, true)
+}
+
+/// The allocation counter is process-wide, so the tests must not overlap.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn check(name: &str, prefix_resp3: bool, load: LoadSpec, command: &str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = harness::Server::start();
+    let mut prefix = Vec::new();
+    let mut prefix_commands = Vec::new();
+    if prefix_resp3 {
+        resp::encode_command(&mut prefix, &[b"HELLO".as_slice(), b"3"]);
+        prefix_commands.push("HELLO 3");
+    }
+    let setup = ConnSetup {
+        target: Target::tcp("127.0.0.1", server.port()).unwrap(),
+        prefix,
+        prefix_commands,
+    };
+    let t = template(command);
+    // Warm the process (thread-locals, lazy statics) before comparing.
+    allocations_for(&setup, &load, &t, 2_000);
+    let small = allocations_for(&setup, &load, &t, 5_000);
+    let large = allocations_for(&setup, &load, &t, 100_000);
+    // Per-test setup (threads, buffers, histograms) is the same for both runs; 95,000 more
+    // requests may add a few allocations from progress bookkeeping, never one per request.
+    assert!(
+        large <= small + 100,
+        "{name}: {small} allocations for 5,000 requests but {large} for 100,000: something \
+         allocates per request"
+    );
+}
+
+fn base() -> LoadSpec {
+    LoadSpec {
+        clients: 20,
+        workers: 1,
+        pipeline: 1,
+        stop: Stop::Requests(1),
+        warmup: std::time::Duration::ZERO,
+        rps: None,
+        keepalive: true,
+        keyspace: Some(100_000),
+        sequential: false,
+        seed: 1,
+        on_error: ErrorPolicy::Abort,
+    }
+}
+
+#[test]
+fn no_allocation_per_request_closed_loop() {
+    check("SET -P 1", false, base(), "SET key:__rand_int__ __data__");
+}
+
+#[test]
+fn no_allocation_per_request_pipelined_sequence_threads_resp3() {
+    let load = LoadSpec {
+        pipeline: 16,
+        workers: 2,
+        sequential: true,
+        ..base()
+    };
+    check(
+        "sequence -P 16 --threads 2 -3",
+        true,
+        load,
+        "SET k:__rand_1st__ __data__ ; GET k:__rand_1st__ ; LRANGE mylist 0 9 ; LPUSH mylist __rand_int__",
+    );
+}
+
+#[test]
+fn no_allocation_per_request_counting_errors() {
+    let load = LoadSpec {
+        on_error: ErrorPolicy::Count,
+        ..base()
+    };
+    // INCR on a hash: every other reply is a WRONGTYPE error, counted by its first word.
+    check("errors -e", false, load, "HSET h f v ; INCR h");
+}
