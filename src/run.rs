@@ -114,8 +114,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     for w in &plan.warnings {
         eprintln!("{w}");
     }
-    let connections = u64::from(plan.load.clients) + 1;
-    engine::limits::ensure_open_files(connections).map_err(Failure::Fatal)?;
+    engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
 
     let target = match &plan.endpoint {
         Endpoint::Tcp { host, port } => Target::tcp(host, *port)?,

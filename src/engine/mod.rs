@@ -239,6 +239,7 @@ pub fn run_test(
 
     let mut rps_samples = Vec::new();
     let mut interrupted = false;
+    let mut spawn_error = None;
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers);
         for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
@@ -246,13 +247,17 @@ pub fn run_test(
             let quota = match load.stop {
                 // Split -n in proportion to each worker's connections; the first workers take
                 // the remainder so the total is exact.
+                // Split in whole units (a `;` sequence is sent whole), so the total is the
+                // same as with one worker: -n rounded up to a whole number of units.
                 Stop::Requests(n) => {
-                    let base = n * share / total_clients;
-                    let assigned: u64 = (0..workers as u64)
-                        .map(|w| n * conns_of(w, workers as u64, total_clients) / total_clients)
-                        .sum();
-                    let extra = u64::from((id as u64) < n - assigned);
-                    Some(base + extra)
+                    let per_unit = u64::from(template.commands_per_unit.max(1));
+                    let units = quota_of(
+                        id as u64,
+                        workers as u64,
+                        total_clients,
+                        n.div_ceil(per_unit),
+                    );
+                    Some(units.saturating_mul(per_unit))
                 }
                 Stop::After(_) => None,
             };
@@ -279,11 +284,14 @@ pub fn run_test(
             match handle {
                 Ok(h) => handles.push(h),
                 Err(e) => {
+                    spawn_error = Some(EngineError::Other(format!(
+                        "cannot start a worker thread: {e}"
+                    )));
                     stop.store(true, Ordering::Relaxed);
                     for w in &wakers {
                         let _ = w.wake();
                     }
-                    let _ = e;
+                    break;
                 }
             }
         }
@@ -353,7 +361,7 @@ pub fn run_test(
 
     let mut result = empty(Outcome::Completed);
     result.rps_samples = rps_samples;
-    let mut fatal = None;
+    let mut fatal = spawn_error;
     let mut last_reply: Option<Instant> = None;
     for r in results {
         result.latency.merge(&r.latency);
@@ -382,6 +390,17 @@ pub fn run_test(
     (result, fatal)
 }
 
+/// Worker `w`'s share of `-n`: in proportion to its connections, the remainder going one each to
+/// the first workers, so the shares add up to exactly `n`.
+fn quota_of(w: u64, workers: u64, total_conns: u64, n: u64) -> u64 {
+    let share = |w: u64| {
+        (u128::from(n) * u128::from(conns_of(w, workers, total_conns)) / u128::from(total_conns))
+            as u64
+    };
+    let assigned: u64 = (0..workers).map(share).sum();
+    share(w) + u64::from(w < n - assigned)
+}
+
 /// Connections of worker `w` under round-robin assignment of `total` connections.
 fn conns_of(w: u64, workers: u64, total: u64) -> u64 {
     total / workers + u64::from(w < total % workers)
@@ -390,6 +409,25 @@ fn conns_of(w: u64, workers: u64, total: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotas_add_up_to_n_exactly() {
+        for (workers, conns, n) in [
+            (1, 50, 100_000),
+            (3, 50, 100_001),
+            (7, 10, 3),
+            (2, 3, u64::MAX),
+        ] {
+            let total: u128 = (0..workers)
+                .map(|w| u128::from(quota_of(w, workers, conns, n)))
+                .sum();
+            assert_eq!(
+                total,
+                u128::from(n),
+                "{workers} workers, {conns} conns, n={n}"
+            );
+        }
+    }
 
     #[test]
     fn round_robin_counts_add_up() {

@@ -69,8 +69,8 @@ pub struct Server {
     port: u16,
     password: Option<String>,
     unix_socket: Option<PathBuf>,
-    // Declared last: removed after the child is gone.
-    dir: TempDir,
+    // Declared last: removed after the child is gone (Drop kills the child first).
+    _dir: TempDir,
 }
 
 /// Options for [`Server::start_with`].
@@ -139,7 +139,7 @@ impl Server {
             port,
             password: opts.password.clone(),
             unix_socket,
-            dir,
+            _dir: dir,
         };
         let deadline = Instant::now() + SERVER_START_TIMEOUT;
         loop {
@@ -566,15 +566,6 @@ impl Running {
             args: args.to_vec(),
             done: false,
         }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Whether the process has exited already.
-    pub fn has_exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// Sends SIGINT to this child (only).

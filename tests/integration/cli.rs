@@ -1,0 +1,79 @@
+//! Command-line handling that needs no server: usage errors, help, version.
+
+use crate::harness::respbench;
+
+/// Exit 2 and exactly one stderr line starting with `respbench:`; nothing on stdout.
+#[track_caller]
+fn assert_usage_error(args: &[&str]) -> String {
+    let out = respbench(args);
+    out.assert_code(2);
+    let line = out.single_stderr_line().to_string();
+    assert!(line.starts_with("respbench: "), "{args:?}: {line}");
+    assert!(out.stdout.is_empty(), "{args:?}: stdout {:?}", out.stdout);
+    line
+}
+
+#[test]
+fn unknown_option_is_a_usage_error() {
+    let line = assert_usage_error(&["--nope"]);
+    assert!(line.contains("--nope"), "{line}");
+}
+
+#[test]
+fn bad_values_are_usage_errors() {
+    let line = assert_usage_error(&["-n", "abc"]);
+    assert!(line.contains("abc") && line.contains("-n"), "{line}");
+    assert_usage_error(&["-n", "0"]);
+    assert_usage_error(&["-c", "-5"]);
+    assert_usage_error(&["-P", "1.5"]);
+    assert_usage_error(&["--precision", "7"]);
+    assert_usage_error(&["--duration", "0"]);
+    assert_usage_error(&["-p"]);
+}
+
+#[test]
+fn n_and_duration_are_mutually_exclusive() {
+    let line = assert_usage_error(&["-n", "5", "--duration", "3"]);
+    assert!(line.contains("-n") && line.contains("--duration"), "{line}");
+}
+
+#[test]
+fn user_without_password_is_a_usage_error() {
+    assert_usage_error(&["--user", "bob"]);
+}
+
+#[test]
+fn unsupported_reference_options_are_refused() {
+    for flag in ["--cluster", "--tls", "--enable-tracking"] {
+        let line = assert_usage_error(&[flag]);
+        assert!(
+            line.contains(flag) && line.contains("not supported yet"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn help_prints_usage_and_exits_0() {
+    let out = respbench(&["--help"]);
+    out.assert_success();
+    assert!(out.stdout.starts_with("Usage:"), "{}", out.stdout);
+    for flag in ["-h <hostname>", "--rps", "--duration", "-x", "--sequential"] {
+        out.assert_stdout_contains(flag);
+    }
+    assert!(out.stderr.is_empty(), "{:?}", out.stderr);
+}
+
+#[test]
+fn version_prints_name_and_version() {
+    let out = respbench(&["--version"]);
+    out.assert_success();
+    assert!(out.stdout.starts_with("respbench "), "{:?}", out.stdout);
+    assert_eq!(
+        out.stdout.trim_end(),
+        format!("respbench {}", env!("CARGO_PKG_VERSION"))
+    );
+    let short = respbench(&["-v"]);
+    short.assert_success();
+    assert_eq!(short.stdout, out.stdout);
+}

@@ -1,0 +1,13 @@
+//! End-to-end tests of the `respbench` binary against real `redis-server` processes.
+//!
+//! Every test that needs a server starts its own on a free loopback port (see [`harness`]), so
+//! the tests run in parallel and never share state. They check the effect of a run on the
+//! server (keys, command counts, connections), not only what respbench prints.
+
+mod harness;
+
+mod cli;
+mod effects;
+mod errors;
+mod formats;
+mod lifecycle;
