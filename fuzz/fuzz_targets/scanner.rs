@@ -69,7 +69,9 @@ fuzz_target!(|data: &[u8]| {
             // Re-encoding is stable after one round (doubles and nulls may change spelling once).
             let mut once = Vec::new();
             value.encode(&mut once);
-            let (again, len) = Value::parse(&once).expect("re-encoded value parses").expect("complete");
+            let (again, len) = Value::parse(&once)
+                .expect("re-encoded value parses")
+                .expect("complete");
             assert_eq!(len, once.len());
             let mut twice = Vec::new();
             again.encode(&mut twice);

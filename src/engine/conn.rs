@@ -29,17 +29,28 @@ impl Target {
         } else {
             format!("{host}:{port}")
         };
-        let addr = (host, port)
+        let addrs: Vec<SocketAddr> = (host, port)
             .to_socket_addrs()
             .map_err(|e| EngineError::Connect {
                 target: display.clone(),
                 reason: e.to_string(),
             })?
-            .next()
-            .ok_or_else(|| EngineError::Connect {
-                target: display.clone(),
-                reason: "the host name has no address".into(),
-            })?;
+            .collect();
+        let addr = match addrs.as_slice() {
+            [] => {
+                return Err(EngineError::Connect {
+                    target: display,
+                    reason: "the host name has no address".into(),
+                });
+            }
+            [only] => *only,
+            // Several addresses (localhost may be ::1 and 127.0.0.1): use the first that accepts
+            // a connection, as the reference does, so workers and reconnects agree on one.
+            many => *many
+                .iter()
+                .find(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).is_ok())
+                .unwrap_or(&many[0]),
+        };
         Ok(Self::Tcp { addr, display })
     }
 
