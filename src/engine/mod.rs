@@ -175,18 +175,7 @@ pub fn run_test(
     template: &Template,
     observer: &mut dyn Observer,
 ) -> (TestResult, Option<EngineError>) {
-    let empty = |outcome| TestResult {
-        title: title.to_string(),
-        completed: 0,
-        elapsed: Duration::ZERO,
-        latency: LatencyHistogram::new(),
-        latency_uncorrected: LatencyHistogram::new(),
-        errors: ErrorCounts::default(),
-        pushes: 0,
-        target_rps: load.rps,
-        rps_samples: Vec::new(),
-        outcome,
-    };
+    let empty = |outcome| TestResult::empty(title, load.rps, outcome);
 
     // Connect everything first (connect time is not part of the measured phase, as in the
     // reference), spreading connections round-robin over the workers.

@@ -101,6 +101,22 @@ pub struct TestResult {
 }
 
 impl TestResult {
+    /// A result with nothing measured yet.
+    pub fn empty(title: &str, target_rps: Option<u64>, outcome: Outcome) -> Self {
+        Self {
+            title: title.to_string(),
+            completed: 0,
+            elapsed: Duration::ZERO,
+            latency: LatencyHistogram::new(),
+            latency_uncorrected: LatencyHistogram::new(),
+            errors: ErrorCounts::default(),
+            pushes: 0,
+            target_rps,
+            rps_samples: Vec::new(),
+            outcome,
+        }
+    }
+
     /// Requests per second over the measured phase (0 when nothing was measured).
     pub fn throughput(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();

@@ -396,22 +396,10 @@ pub fn side_notes(r: &TestResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::ErrorCounts;
     use std::time::Duration;
 
     fn result(title: &str) -> TestResult {
-        TestResult {
-            title: title.into(),
-            completed: 0,
-            elapsed: Duration::ZERO,
-            latency: LatencyHistogram::new(),
-            latency_uncorrected: LatencyHistogram::new(),
-            errors: ErrorCounts::default(),
-            pushes: 0,
-            target_rps: None,
-            rps_samples: Vec::new(),
-            outcome: Outcome::Completed,
-        }
+        TestResult::empty(title, None, Outcome::Completed)
     }
 
     #[test]
