@@ -60,7 +60,6 @@ struct Conn {
     state: State,
     /// `-P` copies of the unit; placeholders patched before each send.
     wbuf: Vec<u8>,
-    slots: Vec<Slot>,
     /// Bytes of `wbuf` in this batch (fewer units for a final partial batch).
     wlen: usize,
     written: usize,
@@ -123,6 +122,8 @@ pub(crate) struct Worker<'a> {
     rbuf: Vec<u8>,
     rec: Recorder,
     keys: KeyGen,
+    /// Placeholder offsets of a batch: the same for every connection's `wbuf`.
+    batch_slots: Vec<Slot>,
     slots_per_unit: usize,
     unit_len: usize,
     cmds_per_unit: u64,
@@ -135,13 +136,12 @@ pub(crate) struct Worker<'a> {
     free: Vec<usize>,
     pacer: Option<Pacer>,
     timer: Option<Timer>,
-    fatal: Option<EngineError>,
 }
 
 impl<'a> Worker<'a> {
     pub(crate) fn new(cfg: WorkerConfig<'a>, streams: Vec<Stream>, poll: Poll) -> Self {
         let pipeline = cfg.load.pipeline as usize;
-        let (wbuf, slots) = cfg.template.batch(pipeline);
+        let (wbuf, batch_slots) = cfg.template.batch(pipeline);
         let now = cfg.start;
         let conns = streams
             .into_iter()
@@ -149,7 +149,6 @@ impl<'a> Worker<'a> {
                 stream,
                 state: State::Open,
                 wbuf: wbuf.clone(),
-                slots: slots.clone(),
                 wlen: 0,
                 written: 0,
                 prefix_written: 0,
@@ -196,19 +195,19 @@ impl<'a> Worker<'a> {
                 last_reply: None,
             },
             keys,
+            batch_slots,
             issued: 0,
             exhausted: false,
             active: 0,
             free: Vec::new(),
             pacer,
             timer: None,
-            fatal: None,
         }
     }
 
     pub(crate) fn run(mut self) -> WorkerResult {
-        if let Err(e) = self.event_loop() {
-            self.fatal = Some(e);
+        let fatal = self.event_loop().err();
+        if fatal.is_some() {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
         self.publish();
@@ -219,26 +218,29 @@ impl<'a> Worker<'a> {
             errors: self.rec.errors,
             pushes: self.rec.pushes,
             last_reply: self.rec.last_reply,
-            fatal: self.fatal,
+            fatal,
         }
     }
 
     fn event_loop(&mut self) -> Result<(), EngineError> {
-        let os = |e: io::Error| EngineError::Other(format!("event loop: {e}"));
         for (i, c) in self.conns.iter_mut().enumerate() {
             self.poll
                 .registry()
                 .register(&mut c.stream, Token(i), Interest::READABLE)
-                .map_err(os)?;
+                .map_err(loop_error)?;
         }
         if self.pacer.is_some() {
-            let mut timer = Timer::new().map_err(os)?;
-            timer.register(self.poll.registry(), TIMER).map_err(os)?;
-            self.timer = Some(timer);
+            // Without a timerfd (not Linux) pacing falls back to the poll timeout.
+            if let Ok(mut timer) = Timer::new() {
+                timer
+                    .register(self.poll.registry(), TIMER)
+                    .map_err(loop_error)?;
+                self.timer = Some(timer);
+            }
         }
         let start = self.cfg.start;
         for i in 0..self.conns.len() {
-            self.on_free(i, start, start)?;
+            self.on_free(i, start)?;
         }
         let mut events = Events::with_capacity(1024);
         loop {
@@ -256,7 +258,7 @@ impl<'a> Worker<'a> {
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(os(e)),
+                Err(e) => return Err(loop_error(e)),
             }
             for ev in events.iter() {
                 match ev.token() {
@@ -310,9 +312,9 @@ impl<'a> Worker<'a> {
         None
     }
 
-    /// Decides what connection `i`, free since `free_at`, does next, and does it.
-    fn on_free(&mut self, i: usize, free_at: Instant, now: Instant) -> Result<(), EngineError> {
-        match self.decide(free_at, now) {
+    /// Decides what connection `i`, free since `now`, does next, and does it.
+    fn on_free(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
+        match self.decide(now) {
             Decision::Send {
                 units,
                 intended,
@@ -327,12 +329,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn decide(&mut self, free_at: Instant, now: Instant) -> Decision {
+    /// Closed loop: the request is intended for `now`, when its connection became free.
+    /// `--rps`: for its schedule slot, which may have passed.
+    fn decide(&mut self, now: Instant) -> Decision {
         if self.exhausted {
             return Decision::Done;
         }
         let intended = match &self.pacer {
-            None => free_at,
+            None => now,
             Some(p) => {
                 let due = p.next_due();
                 if due > now {
@@ -372,26 +376,16 @@ impl<'a> Worker<'a> {
 
     /// `--rps`: hands due slots to waiting connections.
     fn dispatch_due(&mut self, now: Instant) -> Result<(), EngineError> {
-        while let Some(&i) = self.free.last() {
-            if self.exhausted {
-                self.free.clear();
-                break;
+        while !self.exhausted
+            && !self.free.is_empty()
+            && self.pacer.as_ref().is_some_and(|p| p.next_due() <= now)
+        {
+            if let Some(i) = self.free.pop() {
+                self.on_free(i, now)?;
             }
-            match self.decide(now, now) {
-                Decision::Send {
-                    units,
-                    intended,
-                    warmup,
-                } => {
-                    self.free.pop();
-                    self.send_batch(i, units, intended, warmup)?;
-                }
-                Decision::Wait => break,
-                Decision::Done => {
-                    self.free.clear();
-                    break;
-                }
-            }
+        }
+        if self.exhausted {
+            self.free.clear();
         }
         self.arm_timer(now);
         Ok(())
@@ -420,7 +414,7 @@ impl<'a> Worker<'a> {
         c.used = true;
         fill(
             &mut c.wbuf,
-            &c.slots[..units * self.slots_per_unit],
+            &self.batch_slots[..units * self.slots_per_unit],
             self.slots_per_unit,
             &mut self.keys,
         );
@@ -474,7 +468,7 @@ impl<'a> Worker<'a> {
                                 Token(i),
                                 Interest::READABLE | Interest::WRITABLE,
                             )
-                            .map_err(|e| EngineError::Other(format!("event loop: {e}")))?;
+                            .map_err(loop_error)?;
                     }
                     return Ok(());
                 }
@@ -488,7 +482,7 @@ impl<'a> Worker<'a> {
             self.poll
                 .registry()
                 .reregister(&mut c.stream, Token(i), Interest::READABLE)
-                .map_err(|e| EngineError::Other(format!("event loop: {e}")))?;
+                .map_err(loop_error)?;
         }
         Ok(())
     }
@@ -600,7 +594,7 @@ impl<'a> Worker<'a> {
         }
         if batch_done {
             self.active -= 1;
-            self.on_free(i, now, now)?;
+            self.on_free(i, now)?;
         }
         Ok(())
     }
@@ -609,7 +603,6 @@ impl<'a> Worker<'a> {
     /// when the old connection became free, so the reconnect is charged to it (the uncorrected
     /// figure, from the actual write, leaves it out).
     fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
-        let os = |e: io::Error| EngineError::Other(format!("event loop: {e}"));
         let mut stream = self.cfg.setup.target.connect_nonblocking()?;
         self.poll
             .registry()
@@ -618,7 +611,7 @@ impl<'a> Worker<'a> {
                 Token(i),
                 Interest::READABLE | Interest::WRITABLE,
             )
-            .map_err(os)?;
+            .map_err(loop_error)?;
         let c = &mut self.conns[i];
         let mut old = std::mem::replace(&mut c.stream, stream);
         let _ = self.poll.registry().deregister(&mut old);
@@ -639,6 +632,11 @@ impl<'a> Worker<'a> {
             io_reason(e)
         ))
     }
+}
+
+/// A failure of the poller itself (not of a connection).
+fn loop_error(e: io::Error) -> EngineError {
+    EngineError::Other(format!("event loop: {e}"))
 }
 
 /// Accounts one reply; returns whether it completed the connection's batch.
