@@ -84,8 +84,57 @@ pub struct Args {
     pub num_functions: u32,
     /// `--num-keys-in-fcall` (default 1).
     pub num_keys_in_fcall: u32,
+    /// `--cluster`.
+    pub cluster: bool,
+    /// `--rfr` (default `no`).
+    pub rfr: ReadFromReplicas,
+    /// `--enable-tracking`: CLIENT TRACKING on.
+    pub enable_tracking: bool,
+    /// `--dataset` file (CSV, or TSV by its `.tsv` name).
+    pub dataset: Option<PathBuf>,
+    /// `--maxdocs`: at most this many dataset records (`None`: all; the reference's <= 0).
+    pub maxdocs: Option<u64>,
+    /// `--tls` and its options (also turned on by `rediss://` / `valkeys://`).
+    pub tls: TlsArgs,
+    /// `--mptcp`: open TCP connections as Multipath TCP.
+    pub mptcp: bool,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
+}
+
+/// `--rfr`: which cluster nodes serve reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadFromReplicas {
+    /// Primaries only (default).
+    #[default]
+    No,
+    /// Replicas only (writes still go to primaries).
+    Yes,
+    /// Primaries and replicas (writes still go to primaries).
+    All,
+}
+
+/// The TLS options, as given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsArgs {
+    /// `--tls`, or a `rediss://`/`valkeys://` URI.
+    pub enabled: bool,
+    /// `--sni`.
+    pub sni: Option<String>,
+    /// `--cacert`.
+    pub cacert: Option<PathBuf>,
+    /// `--cacertdir`.
+    pub cacertdir: Option<PathBuf>,
+    /// `--insecure`: do not verify the server's certificate.
+    pub insecure: bool,
+    /// `--cert`: client certificate.
+    pub cert: Option<PathBuf>,
+    /// `--key`: client private key.
+    pub key: Option<PathBuf>,
+    /// `--tls-ciphers` (TLS 1.2, OpenSSL cipher-list syntax).
+    pub ciphers: Option<String>,
+    /// `--tls-ciphersuites` (TLS 1.3, OpenSSL syntax).
+    pub ciphersuites: Option<String>,
 }
 
 mod help;
@@ -137,6 +186,13 @@ impl Default for Args {
             rps: 0,
             num_functions: 10,
             num_keys_in_fcall: 1,
+            cluster: false,
+            rfr: ReadFromReplicas::No,
+            enable_tracking: false,
+            dataset: None,
+            maxdocs: None,
+            tls: TlsArgs::default(),
+            mptcp: false,
             command: Vec::new(),
         }
     }

@@ -24,9 +24,12 @@ pub(super) struct Uri {
     pub port: u16,
     /// The `/db` path, if present and non-empty.
     pub db: Option<u32>,
+    /// `rediss://` or `valkeys://`: connect with TLS.
+    pub tls: bool,
 }
 
-const FORM: &str = "expected redis://[[user]:password@]host[:port][/db] or valkey://...";
+const FORM: &str =
+    "expected redis://[[user]:password@]host[:port][/db] (or valkey://, rediss://, valkeys://)";
 
 fn bad(what: impl std::fmt::Display) -> UsageError {
     UsageError(format!("invalid URI for -u: {what}"))
@@ -38,20 +41,16 @@ pub(super) fn parse_uri(value: &OsStr) -> Result<Uri, UsageError> {
     let Some(sep) = bytes.windows(3).position(|w| w == b"://") else {
         return Err(bad(FORM));
     };
-    match bytes[..sep].to_ascii_lowercase().as_slice() {
-        b"redis" | b"valkey" => {}
-        b"rediss" | b"valkeys" => {
-            return Err(UsageError(
-                "TLS (rediss://, valkeys://) is not supported yet".to_owned(),
-            ));
-        }
+    let tls = match bytes[..sep].to_ascii_lowercase().as_slice() {
+        b"redis" | b"valkey" => false,
+        b"rediss" | b"valkeys" => true,
         other => {
             return Err(bad(format_args!(
-                "unknown scheme {:?} (expected redis:// or valkey://)",
+                "unknown scheme {:?} (expected redis://, valkey://, rediss:// or valkeys://)",
                 String::from_utf8_lossy(other)
             )));
         }
-    }
+    };
     let rest = &bytes[sep + 3..];
 
     // The last '@' ends the userinfo: a host and a digits-only db cannot contain one, while a
@@ -100,6 +99,7 @@ pub(super) fn parse_uri(value: &OsStr) -> Result<Uri, UsageError> {
         host,
         port,
         db,
+        tls,
     })
 }
 
@@ -180,6 +180,7 @@ mod tests {
             host: host.to_owned(),
             port,
             db,
+            tls: false,
         }
     }
 
@@ -344,18 +345,22 @@ mod tests {
     }
 
     #[test]
-    fn tls_schemes_rejected() {
-        let want = "TLS (rediss://, valkeys://) is not supported yet";
-        assert_eq!(err("rediss://h"), want);
-        assert_eq!(err("valkeys://h:6380"), want);
-        assert_eq!(err("REDISS://h"), want);
+    fn tls_schemes_turn_tls_on() {
+        let tls = |u: Uri| Uri { tls: true, ..u };
+        assert_eq!(ok("rediss://h"), tls(uri(None, None, "h", 6379, None)));
+        assert_eq!(
+            ok("valkeys://:p%40ss@[::1]:6380/2"),
+            tls(uri(None, Some("p@ss"), "::1", 6380, Some(2)))
+        );
+        assert_eq!(ok("REDISS://h"), tls(uri(None, None, "h", 6379, None)));
+        assert!(!ok("redis://h").tls);
     }
 
     #[test]
     fn unknown_scheme_rejected() {
         assert_eq!(
             err("http://h"),
-            "invalid URI for -u: unknown scheme \"http\" (expected redis:// or valkey://)"
+            "invalid URI for -u: unknown scheme \"http\" (expected redis://, valkey://, rediss:// or valkeys://)"
         );
     }
 
@@ -363,7 +368,7 @@ mod tests {
     fn missing_scheme_rejected() {
         assert_eq!(
             err("h:6379"),
-            "invalid URI for -u: expected redis://[[user]:password@]host[:port][/db] or valkey://..."
+            "invalid URI for -u: expected redis://[[user]:password@]host[:port][/db] (or valkey://, rediss://, valkeys://)"
         );
     }
 

@@ -54,6 +54,12 @@ impl Target {
         Ok(Self::Tcp { addr, display })
     }
 
+    /// Another server reached the same way as this one (cluster nodes): same transport options
+    /// (TLS settings, MPTCP), another address.
+    pub fn at(&self, host: &str, port: u16) -> Result<Self, EngineError> {
+        Self::tcp(host, port)
+    }
+
     /// `host:port` or the socket path, for messages.
     pub fn display(&self) -> String {
         match self {
