@@ -5,6 +5,7 @@
 //! codes.
 
 pub mod cli;
+pub mod cluster;
 pub mod engine;
 pub mod metrics;
 pub mod plan;

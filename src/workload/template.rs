@@ -40,6 +40,21 @@ pub struct Template {
     pub slots: Vec<Slot>,
     /// Commands (and so replies) per unit.
     pub commands_per_unit: u32,
+    /// Where each command of the unit and each of its arguments lies in `unit` (one entry per
+    /// command, repeats included). Cluster mode reads keys and re-sends redirected commands
+    /// from these ranges.
+    pub layout: Vec<CommandLayout>,
+}
+
+/// Byte ranges of one command within a unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandLayout {
+    /// The whole encoded command.
+    pub bytes: std::ops::Range<usize>,
+    /// Each argument's payload (without its `$len` header); empty for an inline command.
+    pub args: Vec<std::ops::Range<usize>>,
+    /// Index of the `-x` argument (never scanned for placeholders).
+    pub verbatim_arg: Option<usize>,
 }
 
 /// One command of a sequence with its repeat count.
@@ -58,6 +73,11 @@ impl Template {
             unit: bytes.to_vec(),
             slots: Vec::new(),
             commands_per_unit: 1,
+            layout: vec![CommandLayout {
+                bytes: 0..bytes.len(),
+                args: Vec::new(),
+                verbatim_arg: None,
+            }],
         }
     }
 
@@ -67,30 +87,61 @@ impl Template {
         let mut unit = Vec::new();
         let mut slots = Vec::new();
         let mut commands = 0u32;
+        let mut layout = Vec::new();
         for item in items {
             for _ in 0..item.repeat {
                 let base = unit.len();
                 resp::encode_command(&mut unit, &item.args);
                 commands += 1;
-                if !placeholders {
-                    continue;
-                }
                 // Offsets follow the encoding: "*<n>\r\n" then "$<len>\r\n<arg>\r\n" per arg.
                 let mut pos = base + 1 + decimal_digits(item.args.len()) + 2;
+                let mut args = Vec::with_capacity(item.args.len());
                 for (i, arg) in item.args.iter().enumerate() {
                     pos += 1 + decimal_digits(arg.len()) + 2;
-                    if item.verbatim_arg != Some(i) {
+                    if placeholders && item.verbatim_arg != Some(i) {
                         find_placeholders(arg, pos, &mut slots);
                     }
+                    args.push(pos..pos + arg.len());
                     pos += arg.len() + 2;
                 }
+                layout.push(CommandLayout {
+                    bytes: base..unit.len(),
+                    args,
+                    verbatim_arg: item.verbatim_arg,
+                });
             }
         }
         Self {
             unit,
             slots,
             commands_per_unit: commands,
+            layout,
         }
+    }
+
+    /// Offsets of every `{tag}` (cluster mode's hash-tag placeholder) in the unit's arguments,
+    /// the `-x` argument excepted.
+    pub fn tag_offsets(&self) -> Vec<usize> {
+        const TAG: &[u8] = b"{tag}";
+        let mut out = Vec::new();
+        for cmd in &self.layout {
+            for (i, arg) in cmd.args.iter().enumerate() {
+                if cmd.verbatim_arg == Some(i) {
+                    continue;
+                }
+                let bytes = &self.unit[arg.clone()];
+                let mut at = 0;
+                while at + TAG.len() <= bytes.len() {
+                    if &bytes[at..at + TAG.len()] == TAG {
+                        out.push(arg.start + at);
+                        at += TAG.len();
+                    } else {
+                        at += 1;
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Builds a batch buffer of `copies` units back to back and returns it with the slots of all
@@ -124,19 +175,25 @@ pub fn fill(buf: &mut [u8], slots: &[Slot], slots_per_unit: usize, keys: &mut Ke
         return;
     }
     for unit_slots in slots.chunks(slots_per_unit) {
-        let mut nth = [u64::MAX; 10];
-        for slot in unit_slots {
-            let which = slot.which as usize;
-            let value = if which == 0 {
-                keys.next(0)
-            } else {
-                if nth[which] == u64::MAX {
-                    nth[which] = keys.next(which);
-                }
-                nth[which]
-            };
-            write_12_digits(&mut buf[slot.offset..slot.offset + PLACEHOLDER_LEN], value);
-        }
+        fill_unit(buf, unit_slots, keys);
+    }
+}
+
+/// Overwrites the slots of one unit (offsets into `buf`).
+#[inline]
+pub fn fill_unit(buf: &mut [u8], unit_slots: &[Slot], keys: &mut KeyGen) {
+    let mut nth = [u64::MAX; 10];
+    for slot in unit_slots {
+        let which = slot.which as usize;
+        let value = if which == 0 {
+            keys.next(0)
+        } else {
+            if nth[which] == u64::MAX {
+                nth[which] = keys.next(which);
+            }
+            nth[which]
+        };
+        write_12_digits(&mut buf[slot.offset..slot.offset + PLACEHOLDER_LEN], value);
     }
 }
 
@@ -261,6 +318,24 @@ mod tests {
         let o = t.slots[0].offset;
         assert_eq!(&t.unit[o..o + 12], b"__rand_int__");
         assert_eq!(t.commands_per_unit, 1);
+    }
+
+    #[test]
+    fn layout_locates_commands_arguments_and_tags() {
+        let t = Template::encode(&seq("2 set k:{tag}:__rand_int__ v ; get k:{tag}"), true);
+        assert_eq!(t.layout.len(), 3);
+        for cmd in &t.layout {
+            assert_eq!(t.unit[cmd.bytes.start], b'*');
+        }
+        assert_eq!(t.layout[2].bytes.end, t.unit.len());
+        let arg = |c: usize, a: usize| &t.unit[t.layout[c].args[a].clone()];
+        assert_eq!(arg(1, 1), b"k:{tag}:__rand_int__");
+        assert_eq!(arg(2, 0), b"get");
+        let tags = t.tag_offsets();
+        assert_eq!(tags.len(), 3);
+        for o in tags {
+            assert_eq!(&t.unit[o..o + 5], b"{tag}");
+        }
     }
 
     #[test]
