@@ -6,7 +6,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Args, Endpoint};
+use crate::cli::{Args, Endpoint, ReadFromReplicas};
 use crate::engine::{ErrorPolicy, LoadSpec, Stop};
 use crate::workload::template::{SequenceItem, parse_custom_command};
 use crate::workload::{PayloadGenerator, SuiteTest, select_tests, suite};
@@ -58,6 +58,10 @@ pub struct RunPlan {
     pub keepalive_raw: i64,
     /// `--threads` as typed, for the report.
     pub threads_flag: Option<u32>,
+    /// `--cluster`.
+    pub cluster: bool,
+    /// `--rfr`.
+    pub rfr: ReadFromReplicas,
     /// One-line warnings for stderr.
     pub warnings: Vec<String>,
 }
@@ -137,6 +141,16 @@ impl RunPlan {
             resp::encode_command(&mut prefix.bytes, &[b"HELLO".as_slice(), b"3"]);
             prefix.commands.push("HELLO 3");
         }
+        if args.rfr != ReadFromReplicas::No {
+            if !args.cluster {
+                return Err("--rfr needs --cluster".to_string());
+            }
+            resp::encode_command(&mut prefix.bytes, &[b"READONLY".as_slice()]);
+            prefix.commands.push("READONLY");
+        }
+        if args.cluster && matches!(args.endpoint, Endpoint::Unix(_)) {
+            return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
+        }
 
         let seed = args.seed.unwrap_or_else(|| {
             let t = SystemTime::now()
@@ -186,6 +200,8 @@ impl RunPlan {
             num_keys_in_fcall: args.num_keys_in_fcall,
             keepalive_raw: args.keepalive,
             threads_flag: args.threads,
+            cluster: args.cluster,
+            rfr: args.rfr,
             warnings,
         })
     }

@@ -6,12 +6,18 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::Endpoint;
+use crate::cli::{Endpoint, ReadFromReplicas};
+use crate::cluster::route::{Commands, UnitRoutes};
+use crate::cluster::slot::TagTable;
+use crate::cluster::topology::Topology;
 use crate::engine::control::{ControlConn, error_text};
-use crate::engine::{self, ConnSetup, EngineError, Observer, Snapshot, Stop, Target};
+use crate::engine::{
+    self, ClusterRun, ClusterShared, ConnSetup, EngineError, LoadSpec, Observer, Snapshot, Stop,
+    Target,
+};
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
-use crate::report::{self, Progress, ProgressPhase, ReportContext};
+use crate::report::{self, ClusterHeader, Progress, ProgressPhase, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
@@ -139,7 +145,20 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
             )));
         }
     }
-    let (save, appendonly) = fetch_config(&mut control, &setup.target)?;
+    let mut load = plan.load.clone();
+    let mut threads_shown = plan.threads_flag;
+    let (mut cluster, save, appendonly) = if plan.cluster {
+        let c = ClusterCtx::discover(plan, &setup)?;
+        if plan.threads_flag.is_none() {
+            // As the reference: one worker thread per benchmark node.
+            load.workers = c.bench_nodes.len().max(1);
+            threads_shown = Some(load.workers as u32);
+        }
+        (Some(c), None, None)
+    } else {
+        let (save, appendonly) = fetch_config(&mut control, &setup.target)?;
+        (None, save, appendonly)
+    };
 
     let progress = io::stderr().is_terminal() && plan.format != Format::Csv;
     let mut console = Console {
@@ -157,6 +176,15 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 
     let stdout = io::stdout();
     let mut out = stdout.lock();
+    if let Some(c) = &cluster {
+        // The listing is part of the full report only; -q and --csv keep stdout parseable.
+        if plan.format == Format::Text {
+            c.write_listing(&mut out)?;
+            out.flush()?;
+        } else {
+            c.write_listing(&mut io::stderr())?;
+        }
+    }
     if plan.format == Format::Csv {
         report::write_csv_header(&mut out)?;
         out.flush()?;
@@ -167,8 +195,9 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         keepalive: plan.keepalive_raw,
         server_save: save,
         server_appendonly: appendonly,
-        threads: plan.threads_flag,
+        threads: threads_shown,
         precision: plan.precision,
+        cluster: cluster.as_ref().map(|c| c.header.clone()),
     };
     let mut payload = PayloadGenerator::default();
     loop {
@@ -181,22 +210,35 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
                     keyspace_given: plan.load.keyspace.is_some(),
                     num_functions: plan.num_functions,
                     num_keys_in_fcall: plan.num_keys_in_fcall,
+                    cluster_tag: plan.cluster,
                 };
                 for test in tests {
                     let work = build(test, &params);
                     for cmd in &work.setup {
-                        if let Some(e) = error_text(&control.call(cmd)?) {
-                            return Err(Failure::Fatal(format!(
-                                "preparing the {} test failed: {e}",
-                                test.title
-                            )));
+                        let failed = |e: String| {
+                            Failure::Fatal(format!("preparing the {} test failed: {e}", test.title))
+                        };
+                        match &cluster {
+                            // Functions live on each primary (replicas get them by replication).
+                            Some(c) => c.on_primaries(cmd).map_err(failed)?,
+                            None => {
+                                if let Some(e) = error_text(&control.call(cmd)?) {
+                                    return Err(failed(e));
+                                }
+                            }
                         }
                     }
+                    let run = match cluster.as_mut() {
+                        Some(c) => Some(c.prepare(&mut control, &work.template, plan)?),
+                        None => None,
+                    };
                     run_one(
                         plan,
+                        &load,
                         &setup,
                         test.title,
                         &work.template,
+                        run.as_ref(),
                         &ctx,
                         &mut console,
                         &mut out,
@@ -206,7 +248,21 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
                 ctx.payload_bytes = template.unit.len();
-                run_one(plan, &setup, title, &template, &ctx, &mut console, &mut out)?;
+                let run = match cluster.as_mut() {
+                    Some(c) => Some(c.prepare(&mut control, &template, plan)?),
+                    None => None,
+                };
+                run_one(
+                    plan,
+                    &load,
+                    &setup,
+                    title,
+                    &template,
+                    run.as_ref(),
+                    &ctx,
+                    &mut console,
+                    &mut out,
+                )?;
             }
         }
         if plan.format != Format::Csv {
@@ -220,18 +276,21 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 }
 
 /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the report.
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     plan: &RunPlan,
+    load: &LoadSpec,
     setup: &ConnSetup,
     title: &str,
     template: &Template,
+    cluster: Option<&ClusterRun>,
     ctx: &ReportContext,
     console: &mut Console,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     console.title.clear();
     console.title.push_str(title);
-    let (result, fatal) = engine::run_test(setup, &plan.load, title, template, console);
+    let (result, fatal) = engine::run_test(setup, load, title, template, cluster, console);
     console.clear();
     print_result(plan, ctx, &result, out)?;
     if let Some(e) = fatal {
@@ -323,4 +382,209 @@ fn run_idle(plan: &RunPlan, setup: &ConnSetup, console: &mut Console) -> Result<
     }
     result?;
     Err(Failure::Interrupted)
+}
+
+/// Cluster mode's run-wide state: the shared topology, the benchmark nodes, what the report
+/// header says, and what the server told us about commands.
+struct ClusterCtx {
+    shared: Arc<ClusterShared>,
+    tags: Arc<TagTable>,
+    commands: Commands,
+    /// Nodes listed and configured: primaries, replicas or both (`--rfr`).
+    bench_nodes: Vec<usize>,
+    kind: &'static str,
+    header: ClusterHeader,
+    auth: Option<Vec<Vec<u8>>>,
+}
+
+impl ClusterCtx {
+    fn discover(plan: &RunPlan, setup: &ConnSetup) -> Result<Self, Failure> {
+        let entry_host = match &plan.endpoint {
+            Endpoint::Tcp { host, .. } => host.clone(),
+            Endpoint::Unix(_) => String::new(),
+        };
+        let topology =
+            engine::cluster::discover(&setup.target, &entry_host, plan.auth.as_deref())?;
+        let (bench_nodes, kind) = match plan.rfr {
+            ReadFromReplicas::No => (topology.primaries(), "primary"),
+            ReadFromReplicas::Yes => (topology.replicas(), "replica"),
+            ReadFromReplicas::All => {
+                let mut all = topology.primaries();
+                all.extend(topology.replicas());
+                (all, "cluster")
+            }
+        };
+        if bench_nodes.is_empty() {
+            return Err(Failure::Fatal(format!(
+                "--rfr {}: the cluster at {} has no replicas",
+                if plan.rfr == ReadFromReplicas::Yes { "yes" } else { "all" },
+                setup.target.display()
+            )));
+        }
+        let shared = Arc::new(ClusterShared::new(
+            topology.clone(),
+            &setup.target,
+            &entry_host,
+            plan.auth.clone(),
+        )?);
+        let mut node_configs = Vec::with_capacity(bench_nodes.len());
+        for &n in &bench_nodes {
+            let target = shared.target(n);
+            let config = ControlConn::connect(&target)
+                .ok()
+                .and_then(|mut c| {
+                    authenticate(&mut c, plan.auth.as_deref()).ok()?;
+                    fetch_config(&mut c, &target).ok()
+                })
+                .unwrap_or((None, None));
+            if config.0.is_none() {
+                eprintln!(
+                    "WARNING: Could not fetch node CONFIG {}",
+                    topology.nodes[n].display()
+                );
+            }
+            node_configs.push(config);
+        }
+        Ok(Self {
+            shared,
+            tags: Arc::new(TagTable::new()),
+            commands: Commands::default(),
+            header: ClusterHeader {
+                count: bench_nodes.len(),
+                kind,
+                node_configs,
+            },
+            bench_nodes,
+            kind,
+            auth: plan.auth.clone(),
+        })
+    }
+
+    fn write_listing(&self, out: &mut impl Write) -> io::Result<()> {
+        let topo = self.shared.topology();
+        let primaries = topo.primaries();
+        let nodes: Vec<(&str, String, String)> = self
+            .bench_nodes
+            .iter()
+            .map(|&n| {
+                let role = if primaries.contains(&n) {
+                    "Primary"
+                } else {
+                    "Replica"
+                };
+                (role, topo.nodes[n].id.clone(), topo.nodes[n].display())
+            })
+            .collect();
+        report::write_cluster_listing(out, self.kind, &nodes)
+    }
+
+    /// Runs a setup command on every primary.
+    fn on_primaries(&self, cmd: &[Vec<u8>]) -> Result<(), String> {
+        let topo = self.shared.topology();
+        for n in topo.primaries() {
+            let target = self.shared.target(n);
+            let mut c = ControlConn::connect(&target).map_err(|e| e.to_string())?;
+            authenticate(&mut c, self.auth.as_deref())?;
+            if let Some(e) = error_text(&c.call(cmd).map_err(|e| e.to_string())?) {
+                return Err(format!("{}: {e}", topo.nodes[n].display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Learns how `template` routes and which nodes its connections bind to.
+    fn prepare(
+        &mut self,
+        control: &mut ControlConn,
+        template: &Template,
+        plan: &RunPlan,
+    ) -> Result<ClusterRun, Failure> {
+        let mut call = |args: &[&[u8]]| control.call(args).map_err(|e| e.to_string());
+        let routes = self
+            .commands
+            .analyze(&mut call, template, plan.load.keyspace.is_some())
+            .map_err(|e| Failure::Fatal(format!("cluster mode: {e}")))?;
+        let topo = self.shared.topology();
+        let serving = serving_nodes(&topo, &routes, plan.rfr)?;
+        Ok(ClusterRun {
+            shared: self.shared.clone(),
+            routes,
+            serving,
+            tags: self.tags.clone(),
+        })
+    }
+}
+
+/// The nodes load connections bind to: writes always go to primaries; reads follow `--rfr`; a
+/// unit with fixed keys goes to the shard that owns them.
+fn serving_nodes(
+    topo: &Topology,
+    routes: &UnitRoutes,
+    rfr: ReadFromReplicas,
+) -> Result<Vec<usize>, Failure> {
+    let owners = topo.slot_owners();
+    let mut primaries = topo.primaries();
+    if !routes.fixed_slots.is_empty() {
+        let mut shard: Vec<usize> = Vec::new();
+        for &slot in &routes.fixed_slots {
+            let o = owners[usize::from(slot)];
+            if o == crate::cluster::topology::NO_OWNER {
+                return Err(Failure::Fatal(format!(
+                    "cluster mode: slot {slot} has no owner (is the cluster complete?)"
+                )));
+            }
+            if !shard.contains(&usize::from(o)) {
+                shard.push(usize::from(o));
+            }
+        }
+        if shard.len() > 1 {
+            return Err(Failure::Fatal(format!(
+                "cluster mode: the command's fixed keys live on different nodes ({}); give them \
+                 one hash tag, e.g. {{user1}}",
+                shard
+                    .iter()
+                    .map(|&n| topo.nodes[n].display())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        primaries = shard;
+    }
+    let replicas_of = |ps: &[usize]| -> Vec<usize> {
+        topo.ranges
+            .iter()
+            .filter(|r| ps.contains(&r.primary))
+            .flat_map(|r| r.replicas.iter().copied())
+            .fold(Vec::new(), |mut acc, n| {
+                if !acc.contains(&n) {
+                    acc.push(n);
+                }
+                acc
+            })
+    };
+    Ok(match (routes.write, rfr) {
+        (true, _) | (false, ReadFromReplicas::No) => primaries,
+        (false, ReadFromReplicas::Yes) => {
+            let r = replicas_of(&primaries);
+            if r.is_empty() { primaries } else { r }
+        }
+        (false, ReadFromReplicas::All) => {
+            let mut all = primaries.clone();
+            all.extend(replicas_of(&primaries));
+            all
+        }
+    })
+}
+
+/// AUTH on a control connection when a password was given.
+fn authenticate(c: &mut ControlConn, auth: Option<&[Vec<u8>]>) -> Result<(), String> {
+    if let Some(auth) = auth {
+        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
+        cmd.extend(auth.iter().map(|a| a.as_slice()));
+        let reply = c.call(&cmd).map_err(|e| e.to_string())?;
+        if let Some(e) = error_text(&reply) {
+            return Err(format!("authentication failed: {e}"));
+        }
+    }
+    Ok(())
 }

@@ -449,8 +449,6 @@ impl State {
 
 /// Options that parse but whose feature is still being built, with the flag to name.
 pub(super) const NOT_YET: &[&str] = &[
-    "--cluster",
-    "--rfr",
     "--enable-tracking",
     "--dataset",
     "--maxdocs",

@@ -891,13 +891,11 @@ fn unsupported(args: &[&str], want: &str) {
 }
 
 #[test]
-fn unsupported_cluster() {
-    unsupported(&["--cluster"], "--cluster is not supported yet");
-}
-
-#[test]
-fn unsupported_rfr_consumes_value() {
-    unsupported(&["--rfr", "yes", "-q"], "--rfr is not supported yet");
+fn cluster_and_rfr() {
+    let a = run(&["--cluster", "--rfr", "all", "-q"]);
+    assert!(a.cluster && a.quiet);
+    assert_eq!(a.rfr, crate::cli::ReadFromReplicas::All);
+    assert_eq!(run(&["--rfr", "yes"]).rfr, crate::cli::ReadFromReplicas::Yes);
 }
 
 #[test]
@@ -1028,7 +1026,7 @@ fn unsupported_value_starting_with_dash_is_consumed() {
 #[test]
 fn first_unsupported_flag_is_reported() {
     unsupported(
-        &["--tls", "--rdma", "--cluster"],
+        &["--tls", "--rdma", "--mptcp"],
         "--rdma is not supported by this build",
     );
 }
@@ -1036,8 +1034,8 @@ fn first_unsupported_flag_is_reported() {
 #[test]
 fn unsupported_reported_before_conflicts() {
     unsupported(
-        &["-n", "1", "--duration", "1", "--cluster"],
-        "--cluster is not supported yet",
+        &["-n", "1", "--duration", "1", "--tls"],
+        "--tls is not supported yet",
     );
 }
 

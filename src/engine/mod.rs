@@ -6,6 +6,7 @@
 //! own reply from its intended send time; nothing is allocated per request in steady state; no
 //! queue or lock sits between deciding to send and sending.
 
+pub mod cluster;
 pub mod conn;
 pub mod control;
 mod idle;
@@ -13,6 +14,7 @@ pub mod limits;
 mod timer;
 mod worker;
 
+pub use cluster::{ClusterRun, ClusterShared};
 pub use conn::Target;
 pub use idle::run_idle;
 
@@ -21,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{ClusterStats, ErrorCounts, LatencyHistogram, Outcome, TestResult};
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
 
@@ -153,9 +155,20 @@ pub(crate) struct Live {
     failed: AtomicBool,
 }
 
+/// Where a load connection goes (cluster mode; node 0 otherwise).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Placement {
+    pub node: usize,
+    /// A slot of the node's shard, followed after a failover.
+    pub home: u16,
+    /// Bound to a primary (follows the shard's primary) rather than to a replica.
+    pub follow_primary: bool,
+}
+
 /// What a worker hands back.
 #[derive(Debug)]
 pub(crate) struct WorkerResult {
+    cluster: Option<ClusterStats>,
     latency: LatencyHistogram,
     latency_uncorrected: LatencyHistogram,
     completed: u64,
@@ -173,20 +186,45 @@ pub fn run_test(
     load: &LoadSpec,
     title: &str,
     template: &Template,
+    cluster: Option<&ClusterRun>,
     observer: &mut dyn Observer,
 ) -> (TestResult, Option<EngineError>) {
     let empty = |outcome| TestResult::empty(title, load.rps, outcome);
 
+    // Where each connection goes: the server, or in cluster mode `-c` connections per serving
+    // node, interleaved so that workers get a mix.
+    let mut places: Vec<(Target, Placement)> = Vec::new();
+    match cluster {
+        None => places.extend(
+            (0..load.clients).map(|_| (setup.target.clone(), Placement::default())),
+        ),
+        Some(run) => {
+            let topo = run.shared.topology();
+            for _ in 0..load.clients {
+                for &node in &run.serving {
+                    let place = Placement {
+                        node,
+                        home: topo.first_slot(node).unwrap_or(0),
+                        follow_primary: topo.primaries().contains(&node),
+                    };
+                    places.push((run.shared.target(node), place));
+                }
+            }
+        }
+    }
+    let total_conns = places.len();
+
     // Connect everything first (connect time is not part of the measured phase, as in the
     // reference), spreading connections round-robin over the workers.
-    let workers = load.workers.clamp(1, load.clients as usize);
-    let mut per_worker: Vec<Vec<conn::Stream>> = (0..workers).map(|_| Vec::new()).collect();
-    for i in 0..load.clients as usize {
+    let workers = load.workers.clamp(1, total_conns);
+    let mut per_worker: Vec<Vec<(conn::Stream, Placement)>> =
+        (0..workers).map(|_| Vec::new()).collect();
+    for (i, (target, place)) in places.into_iter().enumerate() {
         if observer.interrupted() {
             return (empty(Outcome::Interrupted), None);
         }
-        match setup.target.connect_for_worker() {
-            Ok(s) => per_worker[i % workers].push(s),
+        match target.connect_for_worker() {
+            Ok(s) => per_worker[i % workers].push((s, place)),
             Err(e) => return (empty(Outcome::Aborted), Some(e)),
         }
     }
@@ -202,7 +240,7 @@ pub fn run_test(
         Stop::After(d) => Some(measure_start + d),
         Stop::Requests(_) => None,
     };
-    let total_clients = load.clients as u64;
+    let total_clients = total_conns as u64;
 
     let mut polls = Vec::with_capacity(workers);
     let mut wakers = Vec::with_capacity(workers);
@@ -229,7 +267,15 @@ pub fn run_test(
     let mut rps_samples = Vec::new();
     let mut interrupted = false;
     let mut spawn_error = None;
+    let refresher_done = AtomicBool::new(false);
     let results: Vec<WorkerResult> = std::thread::scope(|scope| {
+        if let Some(run) = cluster {
+            let shared = &run.shared;
+            let done = &refresher_done;
+            let _ = std::thread::Builder::new()
+                .name("respbench-cluster".into())
+                .spawn_scoped(scope, move || cluster::refresher(shared, done));
+        }
         let mut handles = Vec::with_capacity(workers);
         for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
             let share = streams.len() as u64;
@@ -266,6 +312,7 @@ pub fn run_test(
                 live: &lives[id],
                 stop: &stop,
                 sequential: sequential.clone(),
+                cluster,
             };
             let handle = std::thread::Builder::new()
                 .name(format!("respbench-worker-{id}"))
@@ -345,7 +392,9 @@ pub fn run_test(
                 last_tick = now;
             }
         }
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        let results = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        refresher_done.store(true, Ordering::Relaxed);
+        results
     });
 
     let mut result = empty(Outcome::Completed);
@@ -358,6 +407,12 @@ pub fn run_test(
         result.completed += r.completed;
         result.errors.merge(&r.errors);
         result.pushes += r.pushes;
+        if let Some(c) = &r.cluster {
+            result
+                .cluster
+                .get_or_insert_with(ClusterStats::default)
+                .merge(c);
+        }
         last_reply = last_reply.max(r.last_reply);
         if fatal.is_none() {
             fatal = r.fatal;
@@ -369,6 +424,28 @@ pub fn run_test(
         last_reply.unwrap_or_else(Instant::now)
     };
     result.elapsed = end.saturating_duration_since(measure_start);
+    if let (Some(run), Some(stats)) = (cluster, result.cluster.as_mut()) {
+        let topo = run.shared.topology();
+        let primaries = topo.primaries();
+        while stats.nodes.len() < topo.nodes.len() {
+            stats.nodes.push(crate::metrics::NodeStats {
+                address: String::new(),
+                role: "",
+                completed: 0,
+                latency: LatencyHistogram::new(),
+            });
+        }
+        for (i, n) in stats.nodes.iter_mut().enumerate() {
+            if let Some(addr) = topo.nodes.get(i) {
+                n.address = addr.display();
+            }
+            n.role = if primaries.contains(&i) {
+                "primary"
+            } else {
+                "replica"
+            };
+        }
+    }
     result.outcome = if fatal.is_some() {
         Outcome::Aborted
     } else if interrupted {

@@ -12,12 +12,17 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::{Kind, Scan, Scanner};
 
-use super::conn::{Stream, io_reason};
+use super::cluster::{
+    ClusterRun, ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
+};
+use super::conn::{Stream, Target, io_reason};
 use super::timer::Timer;
-use super::{ConnSetup, EngineError, ErrorPolicy, Live, LoadSpec, WorkerResult};
-use crate::metrics::{ErrorCounts, LatencyHistogram};
+use super::{ConnSetup, EngineError, ErrorPolicy, Live, LoadSpec, Placement, WorkerResult};
+use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
+use crate::cluster::topology::NO_OWNER;
+use crate::metrics::{ErrorCounts, LatencyHistogram, RedirectKind};
 use crate::workload::keys::{KeyGen, SequentialCounters};
-use crate::workload::template::{Slot, Template, fill};
+use crate::workload::template::{Slot, Template, fill, fill_unit};
 
 pub(crate) const WAKER: Token = Token(usize::MAX);
 const TIMER: Token = Token(usize::MAX - 1);
@@ -45,6 +50,7 @@ pub(crate) struct WorkerConfig<'a> {
     pub live: &'a Live,
     pub stop: &'a AtomicBool,
     pub sequential: Option<Arc<SequentialCounters>>,
+    pub cluster: Option<&'a ClusterRun>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +81,20 @@ struct Conn {
     warmup: bool,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
     used: bool,
+    /// Commands in the current batch.
+    batch_cmds: u64,
+    /// The node it is connected to (always 0 outside cluster mode).
+    node: usize,
+    /// Cluster: the primary whose slots its units target (itself, or a replica's primary).
+    route: u16,
+    /// Cluster: a slot of the shard it was bound to; after a failover it follows that slot's
+    /// new primary (only connections bound to primaries do).
+    home: u16,
+    follow_primary: bool,
+    /// Cluster: reconnect to this node before the next batch.
+    rebind: Option<usize>,
+    /// Cluster: a side connection's queue of redirected requests (None for load connections).
+    side: Option<SideQueue>,
 }
 
 /// What a free connection does next.
@@ -117,6 +137,7 @@ struct Recorder {
 
 pub(crate) struct Worker<'a> {
     cfg: WorkerConfig<'a>,
+    cluster: Option<ClusterWorker<'a>>,
     poll: Poll,
     conns: Vec<Conn>,
     rbuf: Vec<u8>,
@@ -139,13 +160,18 @@ pub(crate) struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    pub(crate) fn new(cfg: WorkerConfig<'a>, streams: Vec<Stream>, poll: Poll) -> Self {
+    pub(crate) fn new(
+        cfg: WorkerConfig<'a>,
+        streams: Vec<(Stream, Placement)>,
+        poll: Poll,
+    ) -> Self {
         let pipeline = cfg.load.pipeline as usize;
         let (wbuf, batch_slots) = cfg.template.batch(pipeline);
         let now = cfg.start;
+        let cluster = cfg.cluster.map(ClusterWorker::new);
         let conns = streams
             .into_iter()
-            .map(|stream| Conn {
+            .map(|(stream, place)| Conn {
                 stream,
                 state: State::Open,
                 wbuf: wbuf.clone(),
@@ -161,6 +187,16 @@ impl<'a> Worker<'a> {
                 sent: now,
                 warmup: false,
                 used: false,
+                batch_cmds: 0,
+                node: place.node,
+                route: cluster
+                    .as_ref()
+                    .and_then(|c| c.shard_of.get(place.node).copied())
+                    .unwrap_or(0),
+                home: place.home,
+                follow_primary: place.follow_primary,
+                rebind: None,
+                side: None,
             })
             .collect();
         let keys = KeyGen::new(
@@ -180,6 +216,7 @@ impl<'a> Worker<'a> {
             cmds_per_unit: u64::from(cfg.template.commands_per_unit),
             pipeline,
             cfg,
+            cluster,
             poll,
             conns,
             rbuf: vec![0; READ_BUF],
@@ -212,6 +249,7 @@ impl<'a> Worker<'a> {
         }
         self.publish();
         WorkerResult {
+            cluster: self.cluster.map(|c| c.stats),
             latency: self.rec.latency,
             latency_uncorrected: self.rec.uncorrected,
             completed: self.rec.completed,
@@ -247,8 +285,11 @@ impl<'a> Worker<'a> {
             if self.cfg.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if self.exhausted && self.active == 0 {
+            if self.exhausted && self.active == 0 && self.outstanding() == 0 {
                 return Ok(());
+            }
+            if self.cluster.is_some() {
+                self.cluster_tick(Instant::now())?;
             }
             let timeout = self.poll_timeout();
             if timeout == Some(Duration::ZERO) {
@@ -301,6 +342,14 @@ impl<'a> Worker<'a> {
     fn poll_timeout(&self) -> Option<Duration> {
         if let (true, Some(deadline)) = (self.exhausted, self.cfg.deadline) {
             return Some((deadline + DRAIN_LIMIT).saturating_duration_since(Instant::now()));
+        }
+        if let Some(cl) = &self.cluster {
+            // Delayed retries (TRYAGAIN, CLUSTERDOWN), and a look at the topology now and then.
+            let cap = Duration::from_millis(100);
+            let wait = cl
+                .next_due()
+                .map_or(cap, |due| due.saturating_duration_since(Instant::now()).min(cap));
+            return Some(wait.max(Duration::from_millis(1)));
         }
         if self.timer.is_none() && !self.free.is_empty() {
             // No timer (not Linux): fall back to the poll timeout for pacing.
@@ -407,20 +456,30 @@ impl<'a> Worker<'a> {
         intended: Instant,
         warmup: bool,
     ) -> Result<(), EngineError> {
-        if !self.cfg.load.keepalive && self.conns[i].used {
+        if let Some(node) = self.conns[i].rebind.take() {
+            let c = &mut self.conns[i];
+            c.node = node;
+            c.route = node as u16;
             self.replace_stream(i)?;
+        } else if !self.cfg.load.keepalive && self.conns[i].used {
+            self.replace_stream(i)?;
+        }
+        if self.cluster.is_some() {
+            self.fill_cluster(i, units);
+        } else {
+            fill(
+                &mut self.conns[i].wbuf,
+                &self.batch_slots[..units * self.slots_per_unit],
+                self.slots_per_unit,
+                &mut self.keys,
+            );
         }
         let c = &mut self.conns[i];
         c.used = true;
-        fill(
-            &mut c.wbuf,
-            &self.batch_slots[..units * self.slots_per_unit],
-            self.slots_per_unit,
-            &mut self.keys,
-        );
         c.wlen = units * self.unit_len;
         c.written = 0;
         c.pending = units as u64 * self.cmds_per_unit;
+        c.batch_cmds = c.pending;
         c.intended = intended;
         c.warmup = warmup;
         self.active += 1;
@@ -473,7 +532,7 @@ impl<'a> Worker<'a> {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_error(&e)),
+                Err(e) => return Err(self.io_error(i, &e)),
             }
         }
         let c = &mut self.conns[i];
@@ -501,7 +560,7 @@ impl<'a> Worker<'a> {
                         return Ok(()); // not yet
                     }
                     return Err(EngineError::Connect {
-                        target: self.cfg.setup.target.display(),
+                        target: self.target(self.conns[i].node).display(),
                         reason: io_reason(&e),
                     });
                 }
@@ -528,7 +587,7 @@ impl<'a> Worker<'a> {
                 if self.rbuf.len() >= MAX_LINE {
                     return Err(EngineError::Protocol(format!(
                         "a reply line from {} is longer than {MAX_LINE} bytes",
-                        self.cfg.setup.target.display()
+                        self.target(self.conns[i].node).display()
                     )));
                 }
                 let len = self.rbuf.len() * 2;
@@ -540,7 +599,7 @@ impl<'a> Worker<'a> {
                 Ok(0) => {
                     return Err(EngineError::Io(format!(
                         "the server at {} closed the connection",
-                        self.cfg.setup.target.display()
+                        self.target(self.conns[i].node).display()
                     )));
                 }
                 Ok(n) => n,
@@ -552,7 +611,7 @@ impl<'a> Worker<'a> {
                     c.carry.extend_from_slice(&self.rbuf[..carry]);
                     continue;
                 }
-                Err(e) => return Err(self.io_error(&e)),
+                Err(e) => return Err(self.io_error(i, &e)),
             };
             now = Instant::now();
             let end = carry + n;
@@ -561,15 +620,15 @@ impl<'a> Worker<'a> {
                 match c.scanner.scan(&self.rbuf[pos..end]) {
                     Ok(Scan::Reply { consumed, info }) => {
                         let reply = &self.rbuf[pos..pos + consumed];
-                        if on_reply(
-                            c,
-                            &mut self.rec,
-                            self.cfg.load.on_error,
-                            self.cfg.setup,
-                            &info,
-                            reply,
-                            now,
-                        )? {
+                        let ctx = ReplyCtx {
+                            policy: self.cfg.load.on_error,
+                            setup: self.cfg.setup,
+                            template: self.cfg.template,
+                            unit_len: self.unit_len,
+                            cmds_per_unit: self.cmds_per_unit,
+                            measure_start: self.cfg.measure_start,
+                        };
+                        if on_reply(c, &mut self.rec, self.cluster.as_mut(), &ctx, &info, reply, now)? {
                             batch_done = true;
                         }
                         pos += consumed;
@@ -579,11 +638,11 @@ impl<'a> Worker<'a> {
                         break;
                     }
                     Err(e) => {
-                        return Err(EngineError::Protocol(format!(
-                            "{} (from {})",
-                            e,
-                            self.cfg.setup.target.display()
-                        )));
+                        let from = match &self.cluster {
+                            Some(cl) => cl.targets[c.node].display(),
+                            None => self.cfg.setup.target.display(),
+                        };
+                        return Err(EngineError::Protocol(format!("{e} (from {from})")));
                     }
                 }
             }
@@ -591,6 +650,9 @@ impl<'a> Worker<'a> {
             if end < self.rbuf.len() {
                 break; // a short read: the socket is drained
             }
+        }
+        if self.cluster.as_ref().is_some_and(|cl| !cl.redirects.is_empty()) {
+            self.handle_redirects(now)?;
         }
         if batch_done {
             self.active -= 1;
@@ -603,7 +665,7 @@ impl<'a> Worker<'a> {
     /// when the old connection became free, so the reconnect is charged to it (the uncorrected
     /// figure, from the actual write, leaves it out).
     fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
-        let mut stream = self.cfg.setup.target.connect_nonblocking()?;
+        let mut stream = self.target(self.conns[i].node).connect_nonblocking()?;
         self.poll
             .registry()
             .register(
@@ -625,12 +687,253 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    fn io_error(&self, e: &io::Error) -> EngineError {
+    /// Cluster: fills a batch for connection `i`'s node: `{tag}` gets a tag of one of the
+    /// node's slots, and a unit whose random keys land elsewhere is drawn again.
+    fn fill_cluster(&mut self, i: usize, units: usize) {
+        let Some(cl) = self.cluster.as_ref() else {
+            return;
+        };
+        let routes = &cl.run.routes;
+        let spu = self.slots_per_unit;
+        let c = &mut self.conns[i];
+        let route = c.route;
+        let serves_any = cl.counts.get(usize::from(route)).is_some_and(|&n| n > 0);
+        for u in 0..units {
+            let base = u * self.unit_len;
+            if !routes.tags.is_empty() {
+                let keys = &mut self.keys;
+                let slot = cl.pick_slot(route, || keys.random());
+                let tag = cl.run.tags.get(slot);
+                for &off in &routes.tags {
+                    c.wbuf[base + off..base + off + TAG_PLACEHOLDER.len()].copy_from_slice(tag);
+                }
+            }
+            let unit_slots = &self.batch_slots[u * spu..(u + 1) * spu];
+            let mut draws = 0;
+            loop {
+                fill_unit(&mut c.wbuf, unit_slots, &mut self.keys);
+                draws += 1;
+                if !serves_any
+                    || draws >= MAX_DRAWS
+                    || routes.random_keys.iter().all(|k| {
+                        cl.serves(route, key_slot(&c.wbuf[base + k.start..base + k.end]))
+                    })
+                {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Cluster: adopts a new topology (connections bound to a primary follow their shard to its
+    /// new primary) and sends delayed retries that are due.
+    fn cluster_tick(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
+        if cl.adopt_if_changed() {
+            for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+                rebind_if_needed(c, cl);
+            }
+        }
+        if cl.next_due().is_some_and(|due| due <= now) {
+            let mut due = Vec::new();
+            let mut k = 0;
+            while k < cl.delayed.len() {
+                if cl.delayed[k].0 <= now {
+                    due.push(cl.delayed.swap_remove(k));
+                } else {
+                    k += 1;
+                }
+            }
+            for (_, node, retry) in due {
+                self.enqueue(node, retry, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Acts on the redirects just received: re-sends each request to the right node.
+    fn handle_redirects(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
+        let mut list = std::mem::take(&mut cl.redirects);
+        for r in list.drain(..) {
+            let Some(cl) = self.cluster.as_mut() else {
+                break;
+            };
+            if !r.retry.warmup {
+                cl.count(r.kind, now, self.cfg.measure_start);
+            }
+            let target = match (r.kind, &r.to) {
+                (RedirectKind::Moved | RedirectKind::Ask, Some((slot, host, port))) => {
+                    let host = if host.is_empty() {
+                        cl.run.shared.topology().nodes[r.from].host.clone()
+                    } else {
+                        host.clone()
+                    };
+                    let node = cl.resolve(&host, *port)?;
+                    if r.kind == RedirectKind::Moved {
+                        cl.moved(*slot, node);
+                        for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+                            rebind_if_needed(c, cl);
+                        }
+                    }
+                    Some(node)
+                }
+                _ => None,
+            };
+            if r.retry.attempts > MAX_ATTEMPTS
+                || (target.is_none()
+                    && matches!(r.kind, RedirectKind::Moved | RedirectKind::Ask))
+            {
+                cl.outstanding -= 1;
+                let warmup = r.retry.warmup;
+                cl.spare.push(r.retry.cmd);
+                let text = format!(
+                    "{} (a request was still redirected after {MAX_ATTEMPTS} attempts)",
+                    r.kind.name()
+                );
+                record_error(&mut self.rec, self.cfg.load.on_error, warmup, text.as_bytes())?;
+                continue;
+            }
+            match r.kind {
+                RedirectKind::Moved | RedirectKind::Ask => {
+                    if let Some(node) = target {
+                        self.enqueue(node, r.retry, r.kind == RedirectKind::Ask)?;
+                    }
+                }
+                RedirectKind::TryAgain => {
+                    let wait = Duration::from_millis(10 * u64::from(r.retry.attempts));
+                    cl.delayed.push((now + wait, r.from, r.retry));
+                }
+                RedirectKind::ClusterDown => {
+                    cl.run.shared.request_refresh();
+                    let wait = Duration::from_millis((100 * u64::from(r.retry.attempts)).min(1000));
+                    let node = r
+                        .retry
+                        .slot
+                        .map(|s| cl.owners[usize::from(s)])
+                        .filter(|&o| o != NO_OWNER)
+                        .map_or(r.from, usize::from);
+                    cl.delayed.push((now + wait, node, r.retry));
+                }
+            }
+        }
+        if let Some(cl) = self.cluster.as_mut() {
+            cl.redirects = list;
+        }
+        Ok(())
+    }
+
+    /// Queues a redirected request on the side connection to `node` (opened on first use).
+    fn enqueue(&mut self, node: usize, retry: Retry, asking: bool) -> Result<(), EngineError> {
+        let i = self.side_conn(node)?;
+        let c = &mut self.conns[i];
+        if c.written == c.wlen {
+            c.wbuf.clear();
+            c.written = 0;
+        }
+        let q = c.side.get_or_insert_with(SideQueue::new);
+        if asking {
+            c.wbuf.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
+            q.push_back(SideItem::Asking);
+        }
+        c.wbuf.extend_from_slice(&retry.cmd);
+        q.push_back(SideItem::Retry(retry));
+        c.wlen = c.wbuf.len();
+        if c.state == State::Open {
+            self.flush(i)?;
+        }
+        Ok(())
+    }
+
+    /// The side connection to `node`, connecting it (without blocking) on first use.
+    fn side_conn(&mut self, node: usize) -> Result<usize, EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Err(EngineError::Other("redirect outside cluster mode".into()));
+        };
+        if let Some(i) = cl.side[node] {
+            return Ok(i);
+        }
+        let mut stream = cl.targets[node].connect_nonblocking()?;
+        let i = self.conns.len();
+        self.poll
+            .registry()
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(loop_error)?;
+        cl.side[node] = Some(i);
+        let now = Instant::now();
+        self.conns.push(Conn {
+            stream,
+            state: State::Connecting,
+            wbuf: Vec::new(),
+            wlen: 0,
+            written: 0,
+            prefix_written: 0,
+            prefix_pending: self.cfg.setup.prefix_commands.len(),
+            want_write: true,
+            carry: Vec::new(),
+            scanner: Scanner::new(),
+            pending: 0,
+            intended: now,
+            sent: now,
+            warmup: false,
+            used: true,
+            batch_cmds: 0,
+            node,
+            route: node as u16,
+            home: 0,
+            follow_primary: false,
+            rebind: None,
+            side: Some(SideQueue::new()),
+        });
+        Ok(i)
+    }
+
+    fn io_error(&self, i: usize, e: &io::Error) -> EngineError {
         EngineError::Io(format!(
             "connection to {} failed: {}",
-            self.cfg.setup.target.display(),
+            self.target(self.conns[i].node).display(),
             io_reason(e)
         ))
+    }
+
+    /// Where node `node` is (the one server outside cluster mode).
+    fn target(&self, node: usize) -> &Target {
+        match &self.cluster {
+            Some(cl) => &cl.targets[node],
+            None => &self.cfg.setup.target,
+        }
+    }
+
+    /// Redirected requests not answered yet.
+    fn outstanding(&self) -> usize {
+        self.cluster.as_ref().map_or(0, |c| c.outstanding)
+    }
+}
+
+/// Cluster: most draws of a unit before sending it to its node anyway (a redirect then fixes
+/// it); with one random key and N nodes a unit needs N draws on average.
+const MAX_DRAWS: u32 = 4096;
+
+/// Cluster: a connection bound to a primary moves to its home slot's owner when that changed;
+/// a replica's connection targets its (possibly new) primary's slots.
+fn rebind_if_needed(c: &mut Conn, cl: &ClusterWorker) {
+    if c.follow_primary {
+        let owner = cl.owners[usize::from(c.home)];
+        if owner != NO_OWNER && usize::from(owner) != c.node {
+            c.rebind = Some(usize::from(owner));
+        }
+    } else if let Some(&p) = cl.shard_of.get(c.node) {
+        if p != NO_OWNER {
+            c.route = p;
+        }
     }
 }
 
@@ -639,13 +942,65 @@ fn loop_error(e: io::Error) -> EngineError {
     EngineError::Other(format!("event loop: {e}"))
 }
 
+/// What [`on_reply`] needs besides the connection and the recorder.
+struct ReplyCtx<'a> {
+    policy: ErrorPolicy,
+    setup: &'a ConnSetup,
+    template: &'a Template,
+    unit_len: usize,
+    cmds_per_unit: u64,
+    measure_start: Instant,
+}
+
+/// Counts one successful reply.
+#[inline]
+fn record_success(
+    rec: &mut Recorder,
+    intended: Instant,
+    sent: Instant,
+    warmup: bool,
+    now: Instant,
+) -> u64 {
+    let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
+    rec.all_completed += 1;
+    rec.all_latency_sum_ns += latency_ns;
+    if !warmup {
+        rec.latency.record(latency_ns);
+        rec.uncorrected
+            .record(now.saturating_duration_since(sent).as_nanos() as u64);
+        rec.completed += 1;
+        rec.latency_sum_ns += latency_ns;
+    }
+    latency_ns
+}
+
+/// An error reply that is not a redirect: fatal, or counted with `-e`.
+fn record_error(
+    rec: &mut Recorder,
+    policy: ErrorPolicy,
+    warmup: bool,
+    text: &[u8],
+) -> Result<(), EngineError> {
+    match policy {
+        ErrorPolicy::Abort => Err(EngineError::Server(
+            String::from_utf8_lossy(text).into_owned(),
+        )),
+        ErrorPolicy::Count => {
+            if !warmup {
+                rec.errors.record(text);
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Accounts one reply; returns whether it completed the connection's batch.
 #[inline]
 fn on_reply(
     c: &mut Conn,
     rec: &mut Recorder,
-    policy: ErrorPolicy,
-    setup: &ConnSetup,
+    cluster: Option<&mut ClusterWorker>,
+    ctx: &ReplyCtx,
     info: &resp::ReplyInfo,
     reply: &[u8],
     now: Instant,
@@ -655,13 +1010,19 @@ fn on_reply(
         return Ok(false);
     }
     if c.prefix_pending > 0 {
-        let index = setup.prefix_commands.len() - c.prefix_pending;
+        let index = ctx.setup.prefix_commands.len() - c.prefix_pending;
         c.prefix_pending -= 1;
         if let Some(range) = &info.error {
             return Err(EngineError::Setup {
-                command: setup.prefix_commands[index],
+                command: ctx.setup.prefix_commands[index],
                 message: String::from_utf8_lossy(&reply[range.clone()]).into_owned(),
             });
+        }
+        return Ok(false);
+    }
+    if c.side.is_some() {
+        if let Some(cl) = cluster {
+            side_reply(c, rec, cl, ctx, info, reply, now)?;
         }
         return Ok(false);
     }
@@ -674,31 +1035,98 @@ fn on_reply(
     if !c.warmup {
         rec.last_reply = Some(now);
     }
-    let latency_ns = now.saturating_duration_since(c.intended).as_nanos() as u64;
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
-        match policy {
-            ErrorPolicy::Abort => {
-                return Err(EngineError::Server(
-                    String::from_utf8_lossy(text).into_owned(),
-                ));
-            }
-            ErrorPolicy::Count => {
-                if !c.warmup {
-                    rec.errors.record(text);
-                }
+        if let Some(cl) = cluster {
+            if let Some(kind) = RedirectKind::of(text) {
+                // Which command of the batch this answers, copied out for the retry.
+                let index = (c.batch_cmds - c.pending - 1) as usize;
+                let per_unit = ctx.cmds_per_unit as usize;
+                let base = (index / per_unit) * ctx.unit_len;
+                let cmd = index % per_unit;
+                let r = &ctx.template.layout[cmd].bytes;
+                let mut bytes = cl.spare.pop().unwrap_or_default();
+                bytes.clear();
+                bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
+                let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
+                    k.as_ref()
+                        .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
+                });
+                cl.outstanding += 1;
+                cl.redirects.push(Redirect {
+                    kind,
+                    retry: Retry {
+                        cmd: bytes,
+                        intended: c.intended,
+                        sent: c.sent,
+                        warmup: c.warmup,
+                        attempts: 1,
+                        slot,
+                    },
+                    to: parse_redirect(text),
+                    from: c.node,
+                });
+                return Ok(c.pending == 0);
             }
         }
+        record_error(rec, ctx.policy, c.warmup, text)?;
     } else {
-        rec.all_completed += 1;
-        rec.all_latency_sum_ns += latency_ns;
-        if !c.warmup {
-            rec.latency.record(latency_ns);
-            rec.uncorrected
-                .record(now.saturating_duration_since(c.sent).as_nanos() as u64);
-            rec.completed += 1;
-            rec.latency_sum_ns += latency_ns;
+        let latency = record_success(rec, c.intended, c.sent, c.warmup, now);
+        if let Some(cl) = cluster {
+            if !c.warmup {
+                cl.record(c.node, latency);
+            }
         }
     }
+    let _ = ctx.measure_start;
     Ok(c.pending == 0)
+}
+
+/// A reply on a side connection: to `ASKING`, or to a redirected request.
+fn side_reply(
+    c: &mut Conn,
+    rec: &mut Recorder,
+    cl: &mut ClusterWorker,
+    ctx: &ReplyCtx,
+    info: &resp::ReplyInfo,
+    reply: &[u8],
+    now: Instant,
+) -> Result<(), EngineError> {
+    let item = c.side.as_mut().and_then(|q| q.pop_front());
+    let Some(item) = item else {
+        return Err(EngineError::Protocol(
+            "the server sent a reply nobody asked for".to_string(),
+        ));
+    };
+    let SideItem::Retry(mut retry) = item else {
+        // ASKING's +OK (an error here shows up again on the command that follows).
+        return Ok(());
+    };
+    if !retry.warmup {
+        rec.last_reply = Some(now);
+    }
+    if let Some(range) = &info.error {
+        let text = &reply[range.clone()];
+        if let Some(kind) = RedirectKind::of(text) {
+            retry.attempts += 1;
+            cl.redirects.push(Redirect {
+                kind,
+                retry,
+                to: parse_redirect(text),
+                from: c.node,
+            });
+            return Ok(());
+        }
+        cl.outstanding -= 1;
+        let warmup = retry.warmup;
+        cl.spare.push(retry.cmd);
+        return record_error(rec, ctx.policy, warmup, text);
+    }
+    let latency = record_success(rec, retry.intended, retry.sent, retry.warmup, now);
+    if !retry.warmup {
+        cl.record(c.node, latency);
+    }
+    cl.outstanding -= 1;
+    cl.spare.push(retry.cmd);
+    Ok(())
 }

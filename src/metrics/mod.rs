@@ -92,6 +92,8 @@ pub struct TestResult {
     pub errors: ErrorCounts,
     /// RESP3 push messages (e.g. client-tracking invalidations) seen between replies.
     pub pushes: u64,
+    /// Cluster mode: redirects and per-node figures.
+    pub cluster: Option<ClusterStats>,
     /// `--rps` target, if any.
     pub target_rps: Option<u64>,
     /// Achieved requests per second in each 250 ms interval (only with `--rps`), for the RPS
@@ -111,6 +113,7 @@ impl TestResult {
             latency_uncorrected: LatencyHistogram::new(),
             errors: ErrorCounts::default(),
             pushes: 0,
+            cluster: None,
             target_rps,
             rps_samples: Vec::new(),
             outcome,
@@ -124,6 +127,95 @@ impl TestResult {
             self.completed as f64 / secs
         } else {
             0.0
+        }
+    }
+}
+
+/// Redirect replies a cluster sends instead of an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedirectKind {
+    Moved = 0,
+    Ask = 1,
+    TryAgain = 2,
+    ClusterDown = 3,
+}
+
+impl RedirectKind {
+    pub const ALL: [RedirectKind; 4] = [
+        RedirectKind::Moved,
+        RedirectKind::Ask,
+        RedirectKind::TryAgain,
+        RedirectKind::ClusterDown,
+    ];
+
+    /// The error code as the server sends it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RedirectKind::Moved => "MOVED",
+            RedirectKind::Ask => "ASK",
+            RedirectKind::TryAgain => "TRYAGAIN",
+            RedirectKind::ClusterDown => "CLUSTERDOWN",
+        }
+    }
+
+    /// Recognises a redirect by the error reply's first word.
+    pub fn of(error: &[u8]) -> Option<RedirectKind> {
+        let word = error.split(|&b| b == b' ').next().unwrap_or_default();
+        match word {
+            b"MOVED" => Some(RedirectKind::Moved),
+            b"ASK" => Some(RedirectKind::Ask),
+            b"TRYAGAIN" => Some(RedirectKind::TryAgain),
+            b"CLUSTERDOWN" => Some(RedirectKind::ClusterDown),
+            _ => None,
+        }
+    }
+}
+
+/// One node's share of a cluster test.
+#[derive(Clone, Debug)]
+pub struct NodeStats {
+    /// `host:port`.
+    pub address: String,
+    /// `primary` or `replica` at the end of the test.
+    pub role: &'static str,
+    /// Requests this node answered (redirected ones count where they finally succeeded).
+    pub completed: u64,
+    /// Corrected latency of those requests.
+    pub latency: LatencyHistogram,
+}
+
+/// What cluster mode adds to a test's result.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterStats {
+    /// Redirects in the measured phase, by [`RedirectKind`] index.
+    pub redirects: [u64; 4],
+    /// Redirects per second of the measured phase (index = second), by kind.
+    pub timeline: Vec<[u64; 4]>,
+    /// Per node, by node index (nodes that answered nothing are kept, with zeros).
+    pub nodes: Vec<NodeStats>,
+}
+
+impl ClusterStats {
+    /// Adds another worker's counts (node figures by index).
+    pub fn merge(&mut self, other: &ClusterStats) {
+        for k in 0..4 {
+            self.redirects[k] += other.redirects[k];
+        }
+        if self.timeline.len() < other.timeline.len() {
+            self.timeline.resize(other.timeline.len(), [0; 4]);
+        }
+        for (mine, theirs) in self.timeline.iter_mut().zip(&other.timeline) {
+            for k in 0..4 {
+                mine[k] += theirs[k];
+            }
+        }
+        for (i, n) in other.nodes.iter().enumerate() {
+            if i >= self.nodes.len() {
+                self.nodes.push(n.clone());
+            } else {
+                self.nodes[i].completed += n.completed;
+                self.nodes[i].latency.merge(&n.latency);
+            }
         }
     }
 }

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::metrics::{LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{ClusterStats, LatencyHistogram, Outcome, RedirectKind, TestResult};
 
 use super::ReportContext;
 use super::distribution::{Step, cumulative_lines, percentile_lines};
@@ -174,7 +174,18 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
     let _ = writeln!(s, "  {} parallel clients", ctx.clients);
     let _ = writeln!(s, "  {} bytes payload", ctx.payload_bytes);
     let _ = writeln!(s, "  keep alive: {}", ctx.keepalive);
-    if let (Some(save), Some(appendonly)) = (&ctx.server_save, &ctx.server_appendonly) {
+    if let Some(cl) = &ctx.cluster {
+        let _ = writeln!(s, "  cluster mode: yes ({} {})", cl.count, cl.kind);
+        for (i, config) in cl.node_configs.iter().enumerate() {
+            if let (Some(save), Some(appendonly)) = config {
+                let save = if save.is_empty() { "NONE" } else { save };
+                let _ = writeln!(
+                    s,
+                    "  node [{i}] configuration:\n    save: {save}\n    appendonly: {appendonly}"
+                );
+            }
+        }
+    } else if let (Some(save), Some(appendonly)) = (&ctx.server_save, &ctx.server_appendonly) {
         let _ = writeln!(s, "  host configuration \"save\": {save}");
         let _ = writeln!(s, "  host configuration \"appendonly\": {appendonly}");
     }
@@ -247,6 +258,72 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
             p,
         );
     }
+    if let Some(c) = &r.cluster {
+        cluster_sections(&mut s, c, r.elapsed.as_secs_f64(), p);
+    }
+    out.write_all(s.as_bytes())
+}
+
+/// Cluster mode's additions to the full report: redirects (total and by second) and one summary
+/// line per node.
+fn cluster_sections(s: &mut String, c: &ClusterStats, secs: f64, p: usize) {
+    s.push_str("\nCluster redirects (re-sent to the right node, not counted as completed):\n");
+    let _ = writeln!(s, "  {}", redirect_counts(&c.redirects, false));
+    let busy: Vec<(usize, &[u64; 4])> = c
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.iter().any(|&n| n > 0))
+        .collect();
+    if !busy.is_empty() {
+        s.push_str("  by second of the test:\n");
+        for (sec, kinds) in busy {
+            let _ = writeln!(s, "    {:>4}s  {}", sec, redirect_counts(kinds, true));
+        }
+    }
+    s.push_str("\nPer-node summary:\n");
+    let _ = writeln!(
+        s,
+        "    {:<22} {:<8} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9}",
+        "node", "role", "requests", "rps", "avg", "p50", "p99", "max"
+    );
+    for n in c.nodes.iter().filter(|n| n.completed > 0) {
+        let f = LatencyFigures::of(&n.latency);
+        let rps = if secs > 0.0 {
+            n.completed as f64 / secs
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            "    {:<22} {:<8} {:>10} {:>12.2} {:>9.p$} {:>9.p$} {:>9.p$} {:>9.p$}",
+            n.address, n.role, n.completed, rps, f.avg, f.p50, f.p99, f.max
+        );
+    }
+}
+
+/// `MOVED: 3, ASK: 0, TRYAGAIN: 0, CLUSTERDOWN: 0` (`nonzero`: only the kinds that occurred).
+fn redirect_counts(counts: &[u64; 4], nonzero: bool) -> String {
+    RedirectKind::ALL
+        .iter()
+        .filter(|k| !nonzero || counts[**k as usize] > 0)
+        .map(|k| format!("{}: {}", k.name(), counts[*k as usize]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The cluster listing printed before the tests (spec §4.1): `Cluster has <N> <kind> nodes:`,
+/// a blank line, `Node <i>(<Role>): <id> <host>:<port>` per node, a blank line.
+pub fn write_cluster_listing(
+    out: &mut impl Write,
+    kind: &str,
+    nodes: &[(&str, String, String)],
+) -> io::Result<()> {
+    let mut s = format!("Cluster has {} {kind} nodes:\n\n", nodes.len());
+    for (i, (role, id, addr)) in nodes.iter().enumerate() {
+        let _ = writeln!(s, "Node {i}({role}): {id} {addr}");
+    }
+    s.push('\n');
     out.write_all(s.as_bytes())
 }
 
@@ -384,6 +461,12 @@ pub fn side_notes(r: &TestResult) -> String {
         parts.push(format!(
             "target RPS not reached: achieved {achieved:.2} requests per second \
              ({percent:.1}% of target)"
+        ));
+    }
+    if let Some(c) = r.cluster.as_ref().filter(|c| c.redirects.iter().any(|&n| n > 0)) {
+        parts.push(format!(
+            "cluster redirects ({})",
+            redirect_counts(&c.redirects, true)
         ));
     }
     if parts.is_empty() {

@@ -49,6 +49,7 @@ fn base_result(title: &str, latency: LatencyHistogram, completed: u64, millis: u
         latency,
         errors: ErrorCounts::default(),
         pushes: 0,
+        cluster: None,
         target_rps: None,
         rps_samples: Vec::new(),
         outcome: Outcome::Completed,

@@ -17,8 +17,8 @@ mod format;
 mod golden_tests;
 
 pub use format::{
-    Progress, ProgressPhase, progress_line, side_notes, write_csv_header, write_csv_row,
-    write_full, write_quiet,
+    Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
+    write_csv_row, write_full, write_quiet,
 };
 
 /// What the report says about the run's setup (the header lines of the full report).
@@ -37,4 +37,17 @@ pub struct ReportContext {
     pub threads: Option<u32>,
     /// Decimal places of latency figures (`--precision`, default 3).
     pub precision: usize,
+    /// Cluster mode's header lines.
+    pub cluster: Option<ClusterHeader>,
+}
+
+/// `cluster mode: yes (<count> <kind>)` and the per-node configuration lines.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterHeader {
+    /// Benchmark nodes.
+    pub count: usize,
+    /// `primary`, `replica` or `cluster` (as `--rfr` no / yes / all).
+    pub kind: &'static str,
+    /// Per benchmark node, `CONFIG GET save` / `appendonly` when they could be fetched.
+    pub node_configs: Vec<(Option<String>, Option<String>)>,
 }

@@ -60,6 +60,14 @@ impl KeyGen {
     }
 }
 
+impl KeyGen {
+    /// A raw random number from this worker's generator (cluster slot picks).
+    #[inline]
+    pub fn random(&mut self) -> u64 {
+        self.rng.next_u64()
+    }
+}
+
 /// Uniform value in `0..bound` without modulo bias (Lemire's multiply-and-reject).
 #[inline]
 fn bounded(rng: &mut Xoshiro256PlusPlus, bound: u64) -> u64 {

@@ -110,6 +110,8 @@ pub struct SuiteParams<'a> {
     pub keyspace_given: bool,
     pub num_functions: u32,
     pub num_keys_in_fcall: u32,
+    /// `--cluster`: keys get the reference's `:{tag}` (`key:{tag}:__rand_int__`, `mylist:{tag}`).
+    pub cluster_tag: bool,
 }
 
 fn cmd(parts: &[&[u8]]) -> SequenceItem {
@@ -123,6 +125,21 @@ fn cmd(parts: &[&[u8]]) -> SequenceItem {
 /// Builds the work of one suite test.
 pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
     let d = p.data;
+    let tag = if p.cluster_tag { ":{tag}" } else { "" };
+    let key_owned = format!("key{tag}:__rand_int__");
+    let counter_owned = format!("counter{tag}:__rand_int__");
+    let mylist_owned = format!("mylist{tag}");
+    let myset_owned = format!("myset{tag}");
+    let myhash_owned = format!("myhash{tag}");
+    let myzset_owned = format!("myzset{tag}");
+    let mystream_owned = format!("mystream{tag}");
+    let key = key_owned.as_bytes();
+    let counter = counter_owned.as_bytes();
+    let mylist = mylist_owned.as_bytes();
+    let myset = myset_owned.as_bytes();
+    let myhash = myhash_owned.as_bytes();
+    let myzset = myzset_owned.as_bytes();
+    let mystream = mystream_owned.as_bytes();
     let mut setup = Vec::new();
     let item = match test.name {
         "ping_inline" => {
@@ -132,33 +149,33 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
             };
         }
         "ping_mbulk" => cmd(&[b"PING"]),
-        "set" => cmd(&[b"SET", b"key:__rand_int__", d]),
-        "get" => cmd(&[b"GET", b"key:__rand_int__"]),
-        "incr" => cmd(&[b"INCR", b"counter:__rand_int__"]),
-        "lpush" | "lpush_lrange" => cmd(&[b"LPUSH", b"mylist", d]),
-        "rpush" => cmd(&[b"RPUSH", b"mylist", d]),
-        "lpop" => cmd(&[b"LPOP", b"mylist"]),
-        "rpop" => cmd(&[b"RPOP", b"mylist"]),
-        "sadd" => cmd(&[b"SADD", b"myset", b"element:__rand_int__"]),
-        "hset" => cmd(&[b"HSET", b"myhash", b"element:__rand_int__", d]),
-        "spop" => cmd(&[b"SPOP", b"myset"]),
+        "set" => cmd(&[b"SET", key, d]),
+        "get" => cmd(&[b"GET", key]),
+        "incr" => cmd(&[b"INCR", counter]),
+        "lpush" | "lpush_lrange" => cmd(&[b"LPUSH", mylist, d]),
+        "rpush" => cmd(&[b"RPUSH", mylist, d]),
+        "lpop" => cmd(&[b"LPOP", mylist]),
+        "rpop" => cmd(&[b"RPOP", mylist]),
+        "sadd" => cmd(&[b"SADD", myset, b"element:__rand_int__"]),
+        "hset" => cmd(&[b"HSET", myhash, b"element:__rand_int__", d]),
+        "spop" => cmd(&[b"SPOP", myset]),
         "zadd" => {
             let score: &[u8] = if p.keyspace_given {
                 b"__rand_int__"
             } else {
                 b"0"
             };
-            cmd(&[b"ZADD", b"myzset", score, b"element:__rand_1st__"])
+            cmd(&[b"ZADD", myzset, score, b"element:__rand_1st__"])
         }
-        "zpopmin" => cmd(&[b"ZPOPMIN", b"myzset"]),
-        "lrange_100" => cmd(&[b"LRANGE", b"mylist", b"0", b"99"]),
-        "lrange_300" => cmd(&[b"LRANGE", b"mylist", b"0", b"299"]),
-        "lrange_500" => cmd(&[b"LRANGE", b"mylist", b"0", b"499"]),
-        "lrange_600" => cmd(&[b"LRANGE", b"mylist", b"0", b"599"]),
+        "zpopmin" => cmd(&[b"ZPOPMIN", myzset]),
+        "lrange_100" => cmd(&[b"LRANGE", mylist, b"0", b"99"]),
+        "lrange_300" => cmd(&[b"LRANGE", mylist, b"0", b"299"]),
+        "lrange_500" => cmd(&[b"LRANGE", mylist, b"0", b"499"]),
+        "lrange_600" => cmd(&[b"LRANGE", mylist, b"0", b"599"]),
         "mset" => {
             let mut args: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
             for _ in 0..10 {
-                args.push(b"key:__rand_int__".to_vec());
+                args.push(key.to_vec());
                 args.push(d.to_vec());
             }
             SequenceItem {
@@ -169,14 +186,14 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
         }
         "mget" => {
             let mut args: Vec<Vec<u8>> = vec![b"MGET".to_vec()];
-            args.extend((0..10).map(|_| b"key:__rand_int__".to_vec()));
+            args.extend((0..10).map(|_| key.to_vec()));
             SequenceItem {
                 repeat: 1,
                 args,
                 verbatim_arg: None,
             }
         }
-        "xadd" => cmd(&[b"XADD", b"mystream", b"*", b"myfield", d]),
+        "xadd" => cmd(&[b"XADD", mystream, b"*", b"myfield", d]),
         "function_load" => {
             let script = function_library(p.num_functions);
             cmd(&[b"function", b"load", b"replace", script.as_bytes()])
@@ -193,7 +210,7 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
                 b"foo1".to_vec(),
                 p.num_keys_in_fcall.to_string().into_bytes(),
             ];
-            args.extend((1..=p.num_keys_in_fcall).map(|i| format!("key{i}").into_bytes()));
+            args.extend((1..=p.num_keys_in_fcall).map(|i| format!("key{i}{tag}").into_bytes()));
             SequenceItem {
                 repeat: 1,
                 args,
@@ -278,6 +295,7 @@ mod tests {
             keyspace_given: false,
             num_functions: 2,
             num_keys_in_fcall: 1,
+            cluster_tag: false,
         };
         let get = |name: &str| build(SUITE.iter().find(|t| t.name == name).unwrap(), &p);
         assert_eq!(get("ping_inline").template.unit, b"PING\r\n");
@@ -315,6 +333,7 @@ mod tests {
             keyspace_given: true,
             num_functions: 1,
             num_keys_in_fcall: 0,
+            cluster_tag: false,
         };
         let z = build(SUITE.iter().find(|t| t.name == "zadd").unwrap(), &p);
         assert_eq!(z.template.slots.len(), 2);
