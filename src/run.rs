@@ -403,8 +403,7 @@ impl ClusterCtx {
             Endpoint::Tcp { host, .. } => host.clone(),
             Endpoint::Unix(_) => String::new(),
         };
-        let topology =
-            engine::cluster::discover(&setup.target, &entry_host, plan.auth.as_deref())?;
+        let topology = engine::cluster::discover(&setup.target, &entry_host, plan.auth.as_deref())?;
         let (bench_nodes, kind) = match plan.rfr {
             ReadFromReplicas::No => (topology.primaries(), "primary"),
             ReadFromReplicas::Yes => (topology.replicas(), "replica"),
@@ -417,7 +416,11 @@ impl ClusterCtx {
         if bench_nodes.is_empty() {
             return Err(Failure::Fatal(format!(
                 "--rfr {}: the cluster at {} has no replicas",
-                if plan.rfr == ReadFromReplicas::Yes { "yes" } else { "all" },
+                if plan.rfr == ReadFromReplicas::Yes {
+                    "yes"
+                } else {
+                    "all"
+                },
                 setup.target.display()
             )));
         }

@@ -895,7 +895,10 @@ fn cluster_and_rfr() {
     let a = run(&["--cluster", "--rfr", "all", "-q"]);
     assert!(a.cluster && a.quiet);
     assert_eq!(a.rfr, crate::cli::ReadFromReplicas::All);
-    assert_eq!(run(&["--rfr", "yes"]).rfr, crate::cli::ReadFromReplicas::Yes);
+    assert_eq!(
+        run(&["--rfr", "yes"]).rfr,
+        crate::cli::ReadFromReplicas::Yes
+    );
 }
 
 #[test]

@@ -179,14 +179,12 @@ impl Commands {
             ..UnitRoutes::default()
         };
         for cmd in &template.layout {
-            let args: Vec<&[u8]> = cmd
-                .args
-                .iter()
-                .map(|r| &template.unit[r.clone()])
-                .collect();
+            let args: Vec<&[u8]> = cmd.args.iter().map(|r| &template.unit[r.clone()]).collect();
             let (write, keys) = self.keys_of(call, &args)?;
             routes.write |= write;
-            routes.first_key.push(keys.first().map(|&i| cmd.args[i].clone()));
+            routes
+                .first_key
+                .push(keys.first().map(|&i| cmd.args[i].clone()));
             let classes: Vec<KeyClass> = keys
                 .iter()
                 .map(|&i| classify(args[i], placeholders && cmd.verbatim_arg != Some(i)))
@@ -243,8 +241,8 @@ fn same_slot(classes: &[KeyClass]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::template::{SequenceItem, parse_custom_command};
     use crate::workload::PayloadGenerator;
+    use crate::workload::template::{SequenceItem, parse_custom_command};
 
     fn template(cmd: &str) -> Template {
         let args: Vec<Vec<u8>> = cmd.split(' ').map(|a| a.as_bytes().to_vec()).collect();
@@ -322,7 +320,10 @@ mod tests {
         let e = analyze("mset a:__rand_int__ 1 b:__rand_int__ 2").unwrap_err();
         assert!(e.contains("different cluster slots"), "{e}");
         assert!(analyze("mset {u}a 1 {u}b 2").is_ok());
-        assert!(analyze("mset a 1 b 2").is_err(), "a and b are in different slots");
+        assert!(
+            analyze("mset a 1 b 2").is_err(),
+            "a and b are in different slots"
+        );
     }
 
     #[test]

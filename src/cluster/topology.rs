@@ -150,9 +150,9 @@ impl Topology {
     /// The primary a node serves reads for: itself if it owns slots, its primary if it is a
     /// replica, `None` if it is neither (no slots, not replicating a slot owner).
     pub fn shard_primary(&self, node: usize) -> Option<usize> {
-        self.ranges.iter().find_map(|r| {
-            (r.primary == node || r.replicas.contains(&node)).then_some(r.primary)
-        })
+        self.ranges
+            .iter()
+            .find_map(|r| (r.primary == node || r.replicas.contains(&node)).then_some(r.primary))
     }
 
     /// The first slot a node (primary or replica) serves.
@@ -274,7 +274,10 @@ mod tests {
             Value::Array(vec![range(0, 1, vec![node("h", 0, "x")])]),
             Value::Array(vec![range(0, 1, vec![])]),
         ] {
-            assert!(Topology::from_cluster_slots(&bad, &[], "h").is_err(), "{bad:?}");
+            assert!(
+                Topology::from_cluster_slots(&bad, &[], "h").is_err(),
+                "{bad:?}"
+            );
         }
     }
 }

@@ -116,12 +116,9 @@ impl ClusterShared {
             match fetch(&view.targets[i], self.auth.as_deref()) {
                 Ok(reply) => {
                     let mut v = self.view.lock().unwrap_or_else(|e| e.into_inner());
-                    let fresh = Topology::from_cluster_slots(
-                        &reply,
-                        &v.topology.nodes,
-                        &self.entry_host,
-                    )
-                    .map_err(EngineError::Other)?;
+                    let fresh =
+                        Topology::from_cluster_slots(&reply, &v.topology.nodes, &self.entry_host)
+                            .map_err(EngineError::Other)?;
                     if fresh == v.topology {
                         return Ok(false);
                     }
@@ -175,9 +172,12 @@ pub fn discover(
     auth: Option<&[Vec<u8>]>,
 ) -> Result<Topology, EngineError> {
     let reply = fetch(entry, auth).map_err(|e| match e {
-        EngineError::Other(m) if m.contains("cluster support disabled") => EngineError::Other(
-            format!("{} is not a cluster node (cluster support disabled); drop --cluster", entry.display()),
-        ),
+        EngineError::Other(m) if m.contains("cluster support disabled") => {
+            EngineError::Other(format!(
+                "{} is not a cluster node (cluster support disabled); drop --cluster",
+                entry.display()
+            ))
+        }
         other => other,
     })?;
     Topology::from_cluster_slots(&reply, &[], entry_host)

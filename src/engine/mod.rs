@@ -195,9 +195,9 @@ pub fn run_test(
     // node, interleaved so that workers get a mix.
     let mut places: Vec<(Target, Placement)> = Vec::new();
     match cluster {
-        None => places.extend(
-            (0..load.clients).map(|_| (setup.target.clone(), Placement::default())),
-        ),
+        None => {
+            places.extend((0..load.clients).map(|_| (setup.target.clone(), Placement::default())))
+        }
         Some(run) => {
             let topo = run.shared.topology();
             for _ in 0..load.clients {

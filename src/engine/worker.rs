@@ -346,9 +346,9 @@ impl<'a> Worker<'a> {
         if let Some(cl) = &self.cluster {
             // Delayed retries (TRYAGAIN, CLUSTERDOWN), and a look at the topology now and then.
             let cap = Duration::from_millis(100);
-            let wait = cl
-                .next_due()
-                .map_or(cap, |due| due.saturating_duration_since(Instant::now()).min(cap));
+            let wait = cl.next_due().map_or(cap, |due| {
+                due.saturating_duration_since(Instant::now()).min(cap)
+            });
             return Some(wait.max(Duration::from_millis(1)));
         }
         if self.timer.is_none() && !self.free.is_empty() {
@@ -628,7 +628,15 @@ impl<'a> Worker<'a> {
                             cmds_per_unit: self.cmds_per_unit,
                             measure_start: self.cfg.measure_start,
                         };
-                        if on_reply(c, &mut self.rec, self.cluster.as_mut(), &ctx, &info, reply, now)? {
+                        if on_reply(
+                            c,
+                            &mut self.rec,
+                            self.cluster.as_mut(),
+                            &ctx,
+                            &info,
+                            reply,
+                            now,
+                        )? {
                             batch_done = true;
                         }
                         pos += consumed;
@@ -651,7 +659,11 @@ impl<'a> Worker<'a> {
                 break; // a short read: the socket is drained
             }
         }
-        if self.cluster.as_ref().is_some_and(|cl| !cl.redirects.is_empty()) {
+        if self
+            .cluster
+            .as_ref()
+            .is_some_and(|cl| !cl.redirects.is_empty())
+        {
             self.handle_redirects(now)?;
         }
         if batch_done {
@@ -713,12 +725,22 @@ impl<'a> Worker<'a> {
             loop {
                 fill_unit(&mut c.wbuf, unit_slots, &mut self.keys);
                 draws += 1;
-                if !serves_any
-                    || draws >= MAX_DRAWS
-                    || routes.random_keys.iter().all(|k| {
-                        cl.serves(route, key_slot(&c.wbuf[base + k.start..base + k.end]))
-                    })
-                {
+                let stray = routes.random_keys.iter().find_map(|k| {
+                    let slot = key_slot(&c.wbuf[base + k.start..base + k.end]);
+                    (!cl.serves(route, slot)).then_some(slot)
+                });
+                let Some(slot) = stray else {
+                    break;
+                };
+                if !serves_any || draws >= MAX_DRAWS {
+                    // This node holds none of the keys drawn (a small keyspace, or its slots
+                    // migrated away): the unit goes anyway and is redirected, and a connection
+                    // bound to a primary moves to where the keys are for its next batch.
+                    let owner = cl.owners[usize::from(slot)];
+                    if c.follow_primary && owner != NO_OWNER && usize::from(owner) != c.node {
+                        c.rebind = Some(usize::from(owner));
+                        c.home = slot;
+                    }
                     break;
                 }
             }
@@ -785,8 +807,7 @@ impl<'a> Worker<'a> {
                 _ => None,
             };
             if r.retry.attempts > MAX_ATTEMPTS
-                || (target.is_none()
-                    && matches!(r.kind, RedirectKind::Moved | RedirectKind::Ask))
+                || (target.is_none() && matches!(r.kind, RedirectKind::Moved | RedirectKind::Ask))
             {
                 cl.outstanding -= 1;
                 let warmup = r.retry.warmup;
@@ -795,7 +816,12 @@ impl<'a> Worker<'a> {
                     "{} (a request was still redirected after {MAX_ATTEMPTS} attempts)",
                     r.kind.name()
                 );
-                record_error(&mut self.rec, self.cfg.load.on_error, warmup, text.as_bytes())?;
+                record_error(
+                    &mut self.rec,
+                    self.cfg.load.on_error,
+                    warmup,
+                    text.as_bytes(),
+                )?;
                 continue;
             }
             match r.kind {
@@ -919,8 +945,9 @@ impl<'a> Worker<'a> {
 }
 
 /// Cluster: most draws of a unit before sending it to its node anyway (a redirect then fixes
-/// it); with one random key and N nodes a unit needs N draws on average.
-const MAX_DRAWS: u32 = 4096;
+/// it); with one random key and N equal nodes a unit needs N draws on average, and 256 fail
+/// with a chance of (1 - 1/N)^256 (below 1e-7 for 16 nodes).
+const MAX_DRAWS: u32 = 256;
 
 /// Cluster: a connection bound to a primary moves to its home slot's owner when that changed;
 /// a replica's connection targets its (possibly new) primary's slots.

@@ -463,7 +463,11 @@ pub fn side_notes(r: &TestResult) -> String {
              ({percent:.1}% of target)"
         ));
     }
-    if let Some(c) = r.cluster.as_ref().filter(|c| c.redirects.iter().any(|&n| n > 0)) {
+    if let Some(c) = r
+        .cluster
+        .as_ref()
+        .filter(|c| c.redirects.iter().any(|&n| n > 0))
+    {
         parts.push(format!(
             "cluster redirects ({})",
             redirect_counts(&c.redirects, true)

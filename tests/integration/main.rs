@@ -7,6 +7,7 @@
 mod harness;
 
 mod cli;
+mod cluster;
 mod effects;
 mod errors;
 mod formats;

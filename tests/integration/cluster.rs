@@ -1,0 +1,450 @@
+//! `--cluster` against a real cluster: 3 primaries + 3 replicas of Debian's redis-server on
+//! loopback ports, created with `redis-cli --cluster create` and torn down after each test.
+
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use resp::Value;
+use respbench::cluster::slot::key_slot;
+
+use crate::harness::{Client, Output, Server, ServerOptions, free_port, wait_until};
+
+/// A running cluster; its servers are stopped (by PID) on drop.
+struct Cluster {
+    nodes: Vec<Server>,
+}
+
+/// One `CLUSTER SLOTS` range: first, last, primary port, replica ports.
+type Range = (u16, u16, u16, Vec<u16>);
+
+impl Cluster {
+    fn start() -> Cluster {
+        let nodes: Vec<Server> = (0..6)
+            .map(|_| {
+                Server::start_with(ServerOptions {
+                    extra: vec![
+                        "--cluster-enabled".into(),
+                        "yes".into(),
+                        "--cluster-config-file".into(),
+                        "nodes.conf".into(),
+                        "--cluster-port".into(),
+                        free_port().to_string(),
+                        "--cluster-node-timeout".into(),
+                        "3000".into(),
+                    ],
+                    ..ServerOptions::default()
+                })
+            })
+            .collect();
+        let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
+        args.extend(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
+        args.extend(["--cluster-replicas", "1", "--cluster-yes"].map(String::from));
+        let out = Command::new("redis-cli")
+            .args(&args)
+            .output()
+            .expect("redis-cli is installed with redis-server");
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c = Cluster { nodes };
+        // Ready: every node says ok and every range lists its replica.
+        let ready = wait_until(Duration::from_secs(30), || {
+            c.nodes
+                .iter()
+                .all(|n| cluster_info(n.port()).contains("cluster_state:ok"))
+                && c.ranges().iter().all(|r| r.3.len() == 1)
+        });
+        if !ready {
+            let states: Vec<String> = c
+                .nodes
+                .iter()
+                .map(|n| {
+                    let info = cluster_info(n.port());
+                    format!("{}: {}", n.port(), info.lines().next().unwrap_or_default())
+                })
+                .collect();
+            panic!(
+                "the cluster did not become ready: {:?} {states:?}",
+                c.ranges()
+            );
+        }
+        c
+    }
+
+    fn entry(&self) -> &Server {
+        &self.nodes[0]
+    }
+
+    fn ranges(&self) -> Vec<Range> {
+        let reply = Client::connect(self.nodes[0].port()).cmd(&["CLUSTER", "SLOTS"]);
+        let Value::Array(ranges) = reply else {
+            panic!("CLUSTER SLOTS: {reply:?}")
+        };
+        ranges
+            .iter()
+            .map(|r| {
+                let Value::Array(f) = r else { panic!("{r:?}") };
+                let int = |v: &Value| match v {
+                    Value::Integer(n) => *n,
+                    other => panic!("{other:?}"),
+                };
+                let port = |v: &Value| match v {
+                    Value::Array(n) => int(&n[1]) as u16,
+                    other => panic!("{other:?}"),
+                };
+                (
+                    int(&f[0]) as u16,
+                    int(&f[1]) as u16,
+                    port(&f[2]),
+                    f[3..].iter().map(port).collect(),
+                )
+            })
+            .collect()
+    }
+
+    fn primaries(&self) -> Vec<u16> {
+        let mut p: Vec<u16> = self.ranges().iter().map(|r| r.2).collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    fn replicas(&self) -> Vec<u16> {
+        self.ranges().iter().flat_map(|r| r.3.clone()).collect()
+    }
+
+    fn owner(&self, slot: u16) -> u16 {
+        self.ranges()
+            .iter()
+            .find(|r| r.0 <= slot && slot <= r.1)
+            .map(|r| r.2)
+            .expect("every slot is covered")
+    }
+
+    fn node_id(port: u16) -> String {
+        match Client::connect(port).cmd(&["CLUSTER", "MYID"]) {
+            Value::BulkString(b) => String::from_utf8(b).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Runs respbench in cluster mode through the entry node.
+    fn bench(&self, args: &[&str]) -> Output {
+        let mut all = vec!["--cluster"];
+        all.extend_from_slice(args);
+        self.entry().bench(&all)
+    }
+}
+
+/// `CLUSTER INFO` of one node.
+fn cluster_info(port: u16) -> String {
+    let v = Client::connect(port)
+        .bulk(&["CLUSTER", "INFO"])
+        .expect("CLUSTER INFO reply");
+    String::from_utf8(v).expect("text")
+}
+
+/// Keys matching `pattern` on the node at `port`.
+fn keys(port: u16, pattern: &str) -> Vec<String> {
+    Client::connect(port)
+        .strings(&["KEYS", pattern])
+        .into_iter()
+        .map(|k| String::from_utf8(k).unwrap())
+        .collect()
+}
+
+/// The number in `<name>: <n>` on the report's redirect line.
+fn redirects(out: &Output, name: &str) -> u64 {
+    let line = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Cluster redirects"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no redirect line:\n{}", out.stdout));
+    line.split(", ")
+        .find_map(|part| part.trim().strip_prefix(&format!("{name}: ")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+}
+
+/// The sum of INCR counters `<prefix>*` over the current primaries.
+fn counter_sum(c: &Cluster, prefix: &str) -> i64 {
+    c.primaries()
+        .into_iter()
+        .map(|port| {
+            let mut client = Client::connect(port);
+            keys(port, &format!("{prefix}*"))
+                .iter()
+                .map(|k| {
+                    let v = client.bulk(&["GET", k]).expect("key exists");
+                    String::from_utf8(v).unwrap().parse::<i64>().unwrap()
+                })
+                .sum::<i64>()
+        })
+        .sum()
+}
+
+#[test]
+fn suite_custom_commands_and_read_from_replicas() {
+    let c = Cluster::start();
+
+    // The default suite (a few tests), full report: listing, cluster header, per-node lines.
+    let out = c.bench(&[
+        "-n",
+        "3000",
+        "-c",
+        "2",
+        "-r",
+        "1000",
+        "-t",
+        "set,get,lpush,mset,fcall",
+    ]);
+    out.assert_success();
+    out.assert_stdout_contains("Cluster has 3 primary nodes:");
+    out.assert_stdout_contains("cluster mode: yes (3 primary)");
+    out.assert_stdout_contains("threads: 3");
+    assert_eq!(out.stdout.matches("====== ").count(), 5, "{}", out.stdout);
+    assert_eq!(
+        redirects(&out, "MOVED"),
+        0,
+        "routing is computed client-side"
+    );
+    for port in c.primaries() {
+        assert!(
+            !keys(port, "key:{*}:*").is_empty(),
+            "SET reached every primary ({port})"
+        );
+        assert!(out.stdout.contains(&format!("127.0.0.1:{port} ")));
+    }
+
+    // -q keeps stdout to the reference's lines; the listing goes to stderr.
+    let q = c.bench(&["-n", "1000", "-c", "2", "-r", "100", "-t", "get", "-q"]);
+    q.assert_success();
+    assert!(q.stdout.starts_with("GET: "), "{}", q.stdout);
+    q.assert_stderr_contains("Cluster has 3 primary nodes:");
+
+    // A custom command without a hash tag: each key goes to its own slot's node, no MOVED.
+    let out = c.bench(&[
+        "-n",
+        "3000",
+        "-c",
+        "2",
+        "-r",
+        "100000",
+        "set",
+        "user:__rand_int__",
+        "v",
+    ]);
+    out.assert_success();
+    assert_eq!(redirects(&out, "MOVED"), 0);
+    assert_eq!(out.completed(), 3000);
+    let mut total = 0;
+    for port in c.primaries() {
+        let here = keys(port, "user:*");
+        assert!(!here.is_empty(), "keys spread over every primary");
+        for k in &here {
+            // The server would have refused a key of another node's slot; check anyway.
+            assert_eq!(c.owner(key_slot(k.as_bytes())), port, "{k}");
+        }
+        total += here.len();
+    }
+    assert!(total > 2000, "{total} distinct keys from 3000 random SETs");
+
+    // With a hash tag every key lands on the node that owns the tag.
+    let out = c.bench(&[
+        "-n",
+        "500",
+        "-c",
+        "2",
+        "-r",
+        "1000",
+        "set",
+        "{acct}:__rand_int__",
+        "v",
+    ]);
+    out.assert_success();
+    let owner = c.owner(key_slot(b"acct"));
+    for port in c.primaries() {
+        let n = keys(port, "{acct}:*").len();
+        assert_eq!(n > 0, port == owner, "port {port} has {n} {{acct}} keys");
+    }
+
+    // Keys that span slots in one command are refused before anything is sent.
+    let out = c.bench(&[
+        "-n",
+        "10",
+        "-r",
+        "100",
+        "mset",
+        "a:__rand_int__",
+        "1",
+        "b:__rand_int__",
+        "2",
+    ]);
+    out.assert_code(1);
+    assert!(
+        out.stderr.contains("different cluster slots"),
+        "{}",
+        out.stderr
+    );
+
+    // --rfr yes: GET goes to replicas; SET still goes to primaries only (no MOVED from a
+    // replica, which is what a write sent to a replica would get).
+    let before: Vec<u64> = c
+        .primaries()
+        .iter()
+        .map(|&p| Client::connect(p).calls("get"))
+        .collect();
+    let out = c.bench(&[
+        "--rfr", "yes", "-n", "2000", "-c", "2", "-r", "1000", "-t", "set,get",
+    ]);
+    out.assert_success();
+    out.assert_stdout_contains("Cluster has 3 replica nodes:");
+    for section in out.stdout.split("====== ").skip(1) {
+        assert!(section.contains("MOVED: 0,"), "{section}");
+    }
+    let replica_gets: u64 = c
+        .replicas()
+        .iter()
+        .map(|&p| Client::connect(p).calls("get"))
+        .sum();
+    assert!(
+        replica_gets >= 2000,
+        "GETs served by replicas: {replica_gets}"
+    );
+    let after: Vec<u64> = c
+        .primaries()
+        .iter()
+        .map(|&p| Client::connect(p).calls("get"))
+        .collect();
+    assert_eq!(before, after, "no GET reached a primary with --rfr yes");
+}
+
+/// Moves every slot of node `from` that holds one of the keys `k:0..n` to node `to`, a few keys
+/// at a time so that requests meet the slot both while it migrates (ASK) and after (MOVED).
+fn migrate_slots(c: &Cluster, from: u16, to: u16, n: u32) {
+    let (from_id, to_id) = (Cluster::node_id(from), Cluster::node_id(to));
+    let mut slots: Vec<u16> = (0..n)
+        .map(|i| key_slot(format!("k:{i:012}").as_bytes()))
+        .filter(|&s| c.owner(s) == from)
+        .collect();
+    slots.sort();
+    slots.dedup();
+    assert!(!slots.is_empty());
+    let mut src = Client::connect(from);
+    let mut dst = Client::connect(to);
+    for slot in slots {
+        let s = slot.to_string();
+        dst.ok(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &from_id]);
+        src.ok(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &to_id]);
+        loop {
+            let batch = src.strings(&["CLUSTER", "GETKEYSINSLOT", &s, "1"]);
+            if batch.is_empty() {
+                break;
+            }
+            let mut cmd: Vec<Vec<u8>> = [
+                "MIGRATE",
+                "127.0.0.1",
+                &to.to_string(),
+                "",
+                "0",
+                "5000",
+                "KEYS",
+            ]
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+            cmd.extend(batch);
+            src.ok(&cmd);
+            thread::sleep(Duration::from_millis(5));
+        }
+        thread::sleep(Duration::from_millis(20));
+        for port in c.primaries() {
+            Client::connect(port).ok(&["CLUSTER", "SETSLOT", &s, "NODE", &to_id]);
+        }
+    }
+}
+
+#[test]
+fn slot_migration_during_a_run_loses_nothing() {
+    let c = Cluster::start();
+    let primaries = c.primaries();
+    let (from, to) = (primaries[0], primaries[1]);
+    let run = c.entry().spawn_bench(&[
+        "--cluster",
+        "-c",
+        "4",
+        "-n",
+        "400000",
+        "-r",
+        "200",
+        "incr",
+        "k:__rand_int__",
+    ]);
+    assert!(
+        wait_until(Duration::from_secs(20), || Client::connect(from)
+            .calls("incr")
+            > 1000),
+        "the run did not start"
+    );
+    migrate_slots(&c, from, to, 200);
+    let out = run.finish(Duration::from_secs(120));
+    out.assert_success();
+    let completed = out.completed();
+    assert_eq!(completed, 400_000, "every INCR completed");
+    assert!(redirects(&out, "MOVED") > 0, "{}", out.stdout);
+    assert!(redirects(&out, "ASK") > 0, "{}", out.stdout);
+    assert_eq!(
+        counter_sum(&c, "k:"),
+        400_000,
+        "every INCR acknowledged is in the cluster exactly once"
+    );
+    assert!(
+        keys(from, "k:*").is_empty(),
+        "the migrated slots are empty on the source"
+    );
+}
+
+#[test]
+fn failover_during_a_run_goes_on() {
+    let c = Cluster::start();
+    let ranges = c.ranges();
+    let (old_primary, replica) = (ranges[0].2, ranges[0].3[0]);
+    let run = c.entry().spawn_bench(&[
+        "--cluster",
+        "-c",
+        "4",
+        "-n",
+        "300000",
+        "-r",
+        "200",
+        "incr",
+        "f:__rand_int__",
+    ]);
+    assert!(
+        wait_until(Duration::from_secs(20), || Client::connect(old_primary)
+            .calls("incr")
+            > 1000),
+        "the run did not start"
+    );
+    Client::connect(replica).ok(&["CLUSTER", "FAILOVER"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || c.primaries().contains(&replica)),
+        "the replica was not promoted"
+    );
+    let out = run.finish(Duration::from_secs(120));
+    out.assert_success();
+    assert_eq!(out.completed(), 300_000);
+    assert!(redirects(&out, "MOVED") > 0, "{}", out.stdout);
+    assert_eq!(counter_sum(&c, "f:"), 300_000, "no INCR lost or doubled");
+    // The promoted node served requests after the failover.
+    assert!(
+        out.stdout.contains(&format!("127.0.0.1:{replica} ")),
+        "{}",
+        out.stdout
+    );
+}
