@@ -56,7 +56,7 @@ fn allocations_for(setup: &ConnSetup, load: &LoadSpec, template: &Template, requ
         ..load.clone()
     };
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let (result, fatal) = engine::run_test(setup, &load, "alloc", template, &mut Quiet);
+    let (result, fatal) = engine::run_test(setup, &load, "alloc", template, None, &mut Quiet);
     let after = ALLOCATIONS.load(Ordering::Relaxed);
     assert!(fatal.is_none(), "run failed: {fatal:?}");
     assert_eq!(result.completed + result.errors.total(), requests);

@@ -35,7 +35,15 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     (default 3)
  --dbnum <db>       SELECT the given db number (default 0)
  -3                 Start each connection in RESP3 mode (HELLO 3)
- --threads <num>    Number of worker threads (default 1)
+ --threads <num>    Number of worker threads (default 1; with --cluster, one
+                    per benchmark node)
+ --cluster          Enable cluster mode: keys are routed to the node owning
+                    their slot, redirects are followed. -c is connections per
+                    node. {tag} in arguments becomes a hash tag of the
+                    connection's node; the default tests use key:{tag}:...
+ --rfr <mode>       Enable read from replicas in cluster mode:
+                    no: primaries only (default); yes: replicas; all: both.
+                    Commands that write always go to primaries.
  -k <boolean>       1 = keep alive, 0 = reconnect after every batch (default 1)
  -r <keyspacelen>   Replace __rand_int__ and __rand_1st__ .. __rand_9th__ in
                     arguments with a 12-digit number from 0 to keyspacelen-1.
@@ -69,7 +77,7 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
-Not supported yet: --cluster, --rfr, --enable-tracking, --dataset, --maxdocs,
+Not supported yet: --enable-tracking, --dataset, --maxdocs,
 --fuzz, --fuzz-mode, --fuzz-loglevel, --tls, --sni, --cacert, --cacertdir,
 --insecure, --cert, --key, --tls-ciphers, --tls-ciphersuites, --rdma, --mptcp,
 and rediss:// or valkeys:// URIs.

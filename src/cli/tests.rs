@@ -575,7 +575,7 @@ fn help_lists_unsupported_options_as_such() {
 fn help_states_the_truthful_defaults() {
     let help = help_text();
     assert!(help.contains("decimal places of latency figures (default 3"));
-    assert!(help.contains("Number of worker threads (default 1)"));
+    assert!(help.contains("Number of worker threads (default 1;"));
     assert!(help.contains("Keep going on error replies and count them"));
     assert!(help.contains("scheduled send time"));
 }

@@ -626,7 +626,6 @@ impl<'a> Worker<'a> {
                             template: self.cfg.template,
                             unit_len: self.unit_len,
                             cmds_per_unit: self.cmds_per_unit,
-                            measure_start: self.cfg.measure_start,
                         };
                         if on_reply(
                             c,
@@ -957,10 +956,10 @@ fn rebind_if_needed(c: &mut Conn, cl: &ClusterWorker) {
         if owner != NO_OWNER && usize::from(owner) != c.node {
             c.rebind = Some(usize::from(owner));
         }
-    } else if let Some(&p) = cl.shard_of.get(c.node) {
-        if p != NO_OWNER {
-            c.route = p;
-        }
+    } else if let Some(&p) = cl.shard_of.get(c.node)
+        && p != NO_OWNER
+    {
+        c.route = p;
     }
 }
 
@@ -976,7 +975,6 @@ struct ReplyCtx<'a> {
     template: &'a Template,
     unit_len: usize,
     cmds_per_unit: u64,
-    measure_start: Instant,
 }
 
 /// Counts one successful reply.
@@ -1064,8 +1062,10 @@ fn on_reply(
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
-        if let Some(cl) = cluster {
-            if let Some(kind) = RedirectKind::of(text) {
+        if let Some(cl) = cluster
+            && let Some(kind) = RedirectKind::of(text)
+        {
+            {
                 // Which command of the batch this answers, copied out for the retry.
                 let index = (c.batch_cmds - c.pending - 1) as usize;
                 let per_unit = ctx.cmds_per_unit as usize;
@@ -1099,13 +1099,12 @@ fn on_reply(
         record_error(rec, ctx.policy, c.warmup, text)?;
     } else {
         let latency = record_success(rec, c.intended, c.sent, c.warmup, now);
-        if let Some(cl) = cluster {
-            if !c.warmup {
-                cl.record(c.node, latency);
-            }
+        if let Some(cl) = cluster
+            && !c.warmup
+        {
+            cl.record(c.node, latency);
         }
     }
-    let _ = ctx.measure_start;
     Ok(c.pending == 0)
 }
 

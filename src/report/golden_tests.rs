@@ -65,6 +65,7 @@ fn ctx(precision: usize) -> ReportContext {
         server_appendonly: Some("no".into()),
         threads: None,
         precision,
+        cluster: None,
     }
 }
 
