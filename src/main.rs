@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use respbench::cli::{self, Invocation};
 use respbench::plan::RunPlan;
+use respbench::plan::dataset::{self, DatasetError};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
@@ -39,13 +40,24 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let plan = match RunPlan::new(&args, stdin) {
+    let mut plan = match RunPlan::new(&args, stdin) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(2);
         }
     };
+    match dataset::attach(&mut plan, &args) {
+        Ok(()) => {}
+        Err(DatasetError::Usage(e)) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(2);
+        }
+        Err(DatasetError::Io(e)) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(1);
+        }
+    }
 
     // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));

@@ -4,6 +4,9 @@
 //! command's sequence. Must not: open sockets (the server address is resolved when the run
 //! starts). `main` builds it once; nothing changes it afterwards.
 
+pub mod dataset;
+mod pushes;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Args, Endpoint};
@@ -58,6 +61,8 @@ pub struct RunPlan {
     pub keepalive_raw: i64,
     /// `--threads` as typed, for the report.
     pub threads_flag: Option<u32>,
+    /// `--enable-tracking`, for the report.
+    pub tracking: bool,
     /// One-line warnings for stderr.
     pub warnings: Vec<String>,
 }
@@ -111,6 +116,7 @@ impl RunPlan {
         if args.sequential && args.keyspace.is_none() {
             warnings.push("WARNING: --sequential has no effect without -r".to_string());
         }
+        pushes::check(args, &workload, &mut warnings)?;
 
         let mut prefix = Prefix::default();
         let mut auth = None;
@@ -125,6 +131,13 @@ impl RunPlan {
             resp::encode_command(&mut prefix.bytes, &cmd);
             prefix.commands.push("AUTH");
             auth = Some(a);
+        }
+        if args.enable_tracking {
+            resp::encode_command(
+                &mut prefix.bytes,
+                &[b"CLIENT".as_slice(), b"TRACKING", b"on"],
+            );
+            prefix.commands.push("CLIENT TRACKING");
         }
         if args.dbnum != 0 {
             resp::encode_command(
@@ -164,6 +177,7 @@ impl RunPlan {
             } else {
                 ErrorPolicy::Abort
             },
+            dataset: None,
         };
         Ok(Self {
             endpoint: args.endpoint.clone(),
@@ -186,6 +200,7 @@ impl RunPlan {
             num_keys_in_fcall: args.num_keys_in_fcall,
             keepalive_raw: args.keepalive,
             threads_flag: args.threads,
+            tracking: args.enable_tracking,
             warnings,
         })
     }

@@ -169,7 +169,11 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         server_appendonly: appendonly,
         threads: plan.threads_flag,
         precision: plan.precision,
+        tracking: plan.tracking,
     };
+    if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
+        writeln!(out, "{}", dataset.summary())?;
+    }
     let mut payload = PayloadGenerator::default();
     loop {
         match &plan.workload {
@@ -205,7 +209,10 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
             }
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
-                ctx.payload_bytes = template.unit.len();
+                ctx.payload_bytes = match &plan.load.dataset {
+                    Some(dataset) => dataset.mean_unit_len(),
+                    None => template.unit.len(),
+                };
                 run_one(plan, &setup, title, &template, &ctx, &mut console, &mut out)?;
             }
         }

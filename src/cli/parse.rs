@@ -451,9 +451,6 @@ impl State {
 pub(super) const NOT_YET: &[&str] = &[
     "--cluster",
     "--rfr",
-    "--enable-tracking",
-    "--dataset",
-    "--maxdocs",
     "--tls",
     "--sni",
     "--cacert",
@@ -471,9 +468,6 @@ fn not_yet(a: &Args) -> Option<&'static str> {
     let used = [
         ("--cluster", a.cluster),
         ("--rfr", a.rfr != ReadFromReplicas::No),
-        ("--enable-tracking", a.enable_tracking),
-        ("--dataset", a.dataset.is_some()),
-        ("--maxdocs", a.maxdocs.is_some()),
         ("--tls", a.tls.enabled),
         ("--sni", a.tls.sni.is_some()),
         ("--cacert", a.tls.cacert.is_some()),

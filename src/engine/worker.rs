@@ -13,9 +13,10 @@ use mio::{Events, Interest, Poll, Token};
 use resp::{Kind, Scan, Scanner};
 
 use super::conn::{Stream, io_reason};
+use super::push::{self, Peek, PushKind};
 use super::timer::Timer;
 use super::{ConnSetup, EngineError, ErrorPolicy, Live, LoadSpec, WorkerResult};
-use crate::metrics::{ErrorCounts, LatencyHistogram};
+use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Slot, Template, fill};
 
@@ -68,6 +69,8 @@ struct Conn {
     want_write: bool,
     carry: Vec<u8>,
     scanner: Scanner,
+    /// Kind of the push being scanned (classified from its head before the scanner consumes it).
+    push_kind: PushKind,
     /// Replies outstanding in the current batch.
     pending: u64,
     intended: Instant,
@@ -111,7 +114,7 @@ struct Recorder {
     all_completed: u64,
     all_latency_sum_ns: u64,
     errors: ErrorCounts,
-    pushes: u64,
+    pushes: PushCounts,
     last_reply: Option<Instant>,
 }
 
@@ -156,6 +159,7 @@ impl<'a> Worker<'a> {
                 want_write: false,
                 carry: Vec::with_capacity(64),
                 scanner: Scanner::new(),
+                push_kind: PushKind::Other,
                 pending: 0,
                 intended: now,
                 sent: now,
@@ -191,7 +195,7 @@ impl<'a> Worker<'a> {
                 all_completed: 0,
                 all_latency_sum_ns: 0,
                 errors: ErrorCounts::default(),
-                pushes: 0,
+                pushes: PushCounts::default(),
                 last_reply: None,
             },
             keys,
@@ -412,13 +416,17 @@ impl<'a> Worker<'a> {
         }
         let c = &mut self.conns[i];
         c.used = true;
-        fill(
-            &mut c.wbuf,
-            &self.batch_slots[..units * self.slots_per_unit],
-            self.slots_per_unit,
-            &mut self.keys,
-        );
-        c.wlen = units * self.unit_len;
+        if let Some(dataset) = &self.cfg.load.dataset {
+            c.wlen = dataset.fill_batch(&mut c.wbuf, units, &mut self.keys);
+        } else {
+            fill(
+                &mut c.wbuf,
+                &self.batch_slots[..units * self.slots_per_unit],
+                self.slots_per_unit,
+                &mut self.keys,
+            );
+            c.wlen = units * self.unit_len;
+        }
         c.written = 0;
         c.pending = units as u64 * self.cmds_per_unit;
         c.intended = intended;
@@ -558,6 +566,13 @@ impl<'a> Worker<'a> {
             let end = carry + n;
             let mut pos = 0;
             while pos < end {
+                if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
+                    // Classify a push while its head is in hand; wait for more if it is not.
+                    match push::classify(&self.rbuf[pos..end]) {
+                        Peek::Kind(kind) => c.push_kind = kind,
+                        Peek::Incomplete => break,
+                    }
+                }
                 match c.scanner.scan(&self.rbuf[pos..end]) {
                     Ok(Scan::Reply { consumed, info }) => {
                         let reply = &self.rbuf[pos..pos + consumed];
@@ -650,8 +665,8 @@ fn on_reply(
     reply: &[u8],
     now: Instant,
 ) -> Result<bool, EngineError> {
-    if info.kind == Kind::Push {
-        rec.pushes += 1;
+    if info.kind == Kind::Push && !push::is_reply(c.push_kind, c.pending, c.prefix_pending) {
+        push::count(&mut rec.pushes, c.push_kind);
         return Ok(false);
     }
     if c.prefix_pending > 0 {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, PushCounts, TestResult};
 
 use super::{ReportContext, write_csv_header, write_csv_row, write_full, write_quiet};
 
@@ -48,7 +48,7 @@ fn base_result(title: &str, latency: LatencyHistogram, completed: u64, millis: u
         latency_uncorrected: latency.clone(),
         latency,
         errors: ErrorCounts::default(),
-        pushes: 0,
+        pushes: PushCounts::default(),
         target_rps: None,
         rps_samples: Vec::new(),
         outcome: Outcome::Completed,
@@ -64,6 +64,7 @@ fn ctx(precision: usize) -> ReportContext {
         server_appendonly: Some("no".into()),
         threads: None,
         precision,
+        tracking: false,
     }
 }
 
@@ -78,7 +79,11 @@ fn scenarios() -> Vec<(&'static str, ReportContext, TestResult)> {
     for _ in 0..20 {
         errors.errors.record(b"ERR unknown");
     }
-    errors.pushes = 7;
+    errors.pushes = PushCounts {
+        invalidations: 7,
+        messages: 3,
+        other: 1,
+    };
     errors.outcome = Outcome::Interrupted;
     // Measured from the actual send the latencies look 40% lower: the corrected figures include
     // the time requests waited behind a stalled server.
@@ -257,6 +262,7 @@ fn set_report_header_is_reference_compatible() {
         "aborted",
         "error replies",
         "push messages",
+        "invalidation",
         "RPS",
         "uncorrected",
     ] {
@@ -271,7 +277,8 @@ fn additions_appear_between_threads_and_percentiles() {
     assert!(s.contains(
         "  multi-thread: yes\n  threads: 4\n  interrupted: yes (partial results: measured until \
          Ctrl-C)\n  error replies: 500 (not counted as completed)\n    WRONGTYPE: 480\n    \
-         ERR: 20\n  push messages: 7\n\nLatency by percentile distribution:\n"
+         ERR: 20\n  invalidation messages: 7\n  pub/sub messages: 3\n  other push messages: 1\n\n\
+         Latency by percentile distribution:\n"
     ));
     assert!(s.contains("  latency summary, uncorrected (from actual send, msec):\n"));
 }

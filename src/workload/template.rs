@@ -140,7 +140,7 @@ pub fn fill(buf: &mut [u8], slots: &[Slot], slots_per_unit: usize, keys: &mut Ke
     }
 }
 
-fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
+pub(crate) fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
     let mut i = 0;
     while i + PLACEHOLDER_LEN <= arg.len() {
         let window = &arg[i..i + PLACEHOLDER_LEN];
