@@ -1,7 +1,8 @@
 //! respbench's entry point: parse, run, and map the outcome to an exit code.
 //!
 //! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
-//! connection, protocol), 2 a command-line mistake, 130 interrupted by Ctrl-C.
+//! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
+//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C.
 
 use std::io::Read;
 use std::process::ExitCode;

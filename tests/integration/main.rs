@@ -7,7 +7,9 @@
 mod harness;
 
 mod cli;
+mod dataset;
 mod effects;
 mod errors;
 mod formats;
 mod lifecycle;
+mod pushes;
