@@ -665,9 +665,12 @@ fn on_reply(
     reply: &[u8],
     now: Instant,
 ) -> Result<bool, EngineError> {
-    if info.kind == Kind::Push && !push::is_reply(c.push_kind, c.pending, c.prefix_pending) {
-        push::count(&mut rec.pushes, c.push_kind);
-        return Ok(false);
+    if info.kind == Kind::Push {
+        let kind = std::mem::take(&mut c.push_kind);
+        if !push::is_reply(kind, c.pending, c.prefix_pending) {
+            push::count(&mut rec.pushes, kind);
+            return Ok(false);
+        }
     }
     if c.prefix_pending > 0 {
         let index = setup.prefix_commands.len() - c.prefix_pending;
