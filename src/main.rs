@@ -1,7 +1,8 @@
 //! respbench's entry point: parse, run, and map the outcome to an exit code.
 //!
 //! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
-//! connection, protocol), 2 a command-line mistake, 130 interrupted by Ctrl-C.
+//! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
+//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C.
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 
 use respbench::cli::{self, Invocation};
 use respbench::plan::RunPlan;
+use respbench::plan::dataset::{self, DatasetError};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
@@ -39,13 +41,24 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let plan = match RunPlan::new(&args, stdin) {
+    let mut plan = match RunPlan::new(&args, stdin) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(2);
         }
     };
+    match dataset::attach(&mut plan, &args) {
+        Ok(()) => {}
+        Err(DatasetError::Usage(e)) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(2);
+        }
+        Err(DatasetError::Io(e)) => {
+            eprintln!("respbench: {e}");
+            return ExitCode::from(1);
+        }
+    }
 
     // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));

@@ -4,6 +4,9 @@
 //! command's sequence. Must not: open sockets (the server address is resolved when the run
 //! starts). `main` builds it once; nothing changes it afterwards.
 
+pub mod dataset;
+mod pushes;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Args, Endpoint, ReadFromReplicas};
@@ -62,6 +65,8 @@ pub struct RunPlan {
     pub cluster: bool,
     /// `--rfr`.
     pub rfr: ReadFromReplicas,
+    /// `--enable-tracking`, for the report.
+    pub tracking: bool,
     /// One-line warnings for stderr.
     pub warnings: Vec<String>,
 }
@@ -115,6 +120,7 @@ impl RunPlan {
         if args.sequential && args.keyspace.is_none() {
             warnings.push("WARNING: --sequential has no effect without -r".to_string());
         }
+        pushes::check(args, &workload, &mut warnings)?;
 
         let mut prefix = Prefix::default();
         let mut auth = None;
@@ -129,6 +135,13 @@ impl RunPlan {
             resp::encode_command(&mut prefix.bytes, &cmd);
             prefix.commands.push("AUTH");
             auth = Some(a);
+        }
+        if args.enable_tracking {
+            resp::encode_command(
+                &mut prefix.bytes,
+                &[b"CLIENT".as_slice(), b"TRACKING", b"on"],
+            );
+            prefix.commands.push("CLIENT TRACKING");
         }
         if args.dbnum != 0 {
             resp::encode_command(
@@ -178,6 +191,7 @@ impl RunPlan {
             } else {
                 ErrorPolicy::Abort
             },
+            dataset: None,
         };
         Ok(Self {
             endpoint: args.endpoint.clone(),
@@ -202,6 +216,7 @@ impl RunPlan {
             threads_flag: args.threads,
             cluster: args.cluster,
             rfr: args.rfr,
+            tracking: args.enable_tracking,
             warnings,
         })
     }

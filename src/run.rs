@@ -198,7 +198,11 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         threads: threads_shown,
         precision: plan.precision,
         cluster: cluster.as_ref().map(|c| c.header.clone()),
+        tracking: plan.tracking,
     };
+    if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
+        writeln!(out, "{}", dataset.summary())?;
+    }
     let mut payload = PayloadGenerator::default();
     loop {
         match &plan.workload {
@@ -247,7 +251,10 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
             }
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
-                ctx.payload_bytes = template.unit.len();
+                ctx.payload_bytes = match &plan.load.dataset {
+                    Some(dataset) => dataset.mean_unit_len(),
+                    None => template.unit.len(),
+                };
                 let run = match cluster.as_mut() {
                     Some(c) => Some(c.prepare(&mut control, &template, plan)?),
                     None => None,

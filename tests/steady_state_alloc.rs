@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use respbench::engine::{self, ConnSetup, ErrorPolicy, LoadSpec, Observer, Snapshot, Stop, Target};
 use respbench::workload::PayloadGenerator;
 use respbench::workload::Template;
+use respbench::workload::dataset::{Dataset, FieldTemplate};
 use respbench::workload::template::parse_custom_command;
 
 struct Counting;
@@ -113,6 +114,7 @@ fn base() -> LoadSpec {
         sequential: false,
         seed: 1,
         on_error: ErrorPolicy::Abort,
+        dataset: None,
     }
 }
 
@@ -145,4 +147,26 @@ fn no_allocation_per_request_counting_errors() {
     };
     // INCR on a hash: every other reply is a WRONGTYPE error, counted by its first word.
     check("errors -e", false, load, "HSET h f v ; INCR h");
+}
+
+#[test]
+fn no_allocation_per_request_dataset_pipelined() {
+    // 500 records of different lengths, each unit with a __rand_*__ slot: batches are rebuilt
+    // from the pre-encoded units into each connection's reused buffer.
+    let mut csv = String::from("id,name\n");
+    for i in 0..500 {
+        csv.push_str(&format!("{i},\"name, {}\"\n", "x".repeat(i % 37)));
+    }
+    let command = "HSET doc:__field:id__ name __field:name__ seen __rand_int__";
+    let args: Vec<Vec<u8>> = command.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+    let items = parse_custom_command(&args, None, 16, &mut PayloadGenerator::default()).unwrap();
+    let fields = FieldTemplate::compile(&items, true).unwrap();
+    let dataset = Dataset::load(&fields, csv.as_bytes(), b',', "test", None).unwrap();
+    let load = LoadSpec {
+        pipeline: 8,
+        workers: 2,
+        dataset: Some(std::sync::Arc::new(dataset)),
+        ..base()
+    };
+    check("dataset -P 8 --threads 2", false, load, command);
 }

@@ -44,6 +44,9 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --rfr <mode>       Enable read from replicas in cluster mode:
                     no: primaries only (default); yes: replicas; all: both.
                     Commands that write always go to primaries.
+ --enable-tracking  Send CLIENT TRACKING on before starting the benchmark.
+                    With -3 the server's invalidation messages arrive on the
+                    benchmark connections; they are counted and reported
  -k <boolean>       1 = keep alive, 0 = reconnect after every batch (default 1)
  -r <keyspacelen>   Replace __rand_int__ and __rand_1st__ .. __rand_9th__ in
                     arguments with a 12-digit number from 0 to keyspacelen-1.
@@ -74,13 +77,17 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --num-keys-in-fcall <num>
                     Number of keys passed to FCALL by the fcall test
                     (default 1)
+ --dataset <file>   CSV or TSV (by a .tsv name) file for __field:<name>__
+                    placeholders; its first line names the fields and each
+                    command takes the next record
+ --maxdocs <num>    Maximum number of records to load from the dataset file
+                    (default: all)
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
-Not supported yet: --enable-tracking, --dataset, --maxdocs,
---fuzz, --fuzz-mode, --fuzz-loglevel, --tls, --sni, --cacert, --cacertdir,
---insecure, --cert, --key, --tls-ciphers, --tls-ciphersuites, --rdma, --mptcp,
-and rediss:// or valkeys:// URIs.
+Not supported yet: --fuzz, --fuzz-mode, --fuzz-loglevel, --tls, --sni, --cacert,
+--cacertdir, --insecure, --cert, --key, --tls-ciphers, --tls-ciphersuites,
+--rdma, --mptcp, and rediss:// or valkeys:// URIs.
 
 Command:
  Arguments after the options (or after --) are one command to benchmark, sent
@@ -93,6 +100,8 @@ Command:
                     Like __rand_int__, but every occurrence of the same token
                     within one sequence gets the same number (needs -r)
  __data__           -d bytes of data
+ __field:<name>__   The field <name> of a dataset record (needs --dataset;
+                    all commands of a sequence use the same record)
 
 Examples:
 
@@ -120,4 +129,8 @@ Examples:
  Benchmark a transaction:
    respbench -- multi ';' set key:__rand_int__ __data__ ';' \
                 incr counter ';' exec
+
+ Store every record of a CSV file (header: id,name,body) in a hash:
+   respbench --dataset docs.csv -n 1000 -- \
+                hset doc:__field:id__ name __field:name__ body __field:body__
 "#;

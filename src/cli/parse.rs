@@ -449,9 +449,6 @@ impl State {
 
 /// Options that parse but whose feature is still being built, with the flag to name.
 pub(super) const NOT_YET: &[&str] = &[
-    "--enable-tracking",
-    "--dataset",
-    "--maxdocs",
     "--tls",
     "--sni",
     "--cacert",
@@ -469,9 +466,6 @@ fn not_yet(a: &Args) -> Option<&'static str> {
     let used = [
         ("--cluster", a.cluster),
         ("--rfr", a.rfr != ReadFromReplicas::No),
-        ("--enable-tracking", a.enable_tracking),
-        ("--dataset", a.dataset.is_some()),
-        ("--maxdocs", a.maxdocs.is_some()),
         ("--tls", a.tls.enabled),
         ("--sni", a.tls.sni.is_some()),
         ("--cacert", a.tls.cacert.is_some()),

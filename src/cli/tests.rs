@@ -912,11 +912,9 @@ fn rfr_values() {
 }
 
 #[test]
-fn unsupported_enable_tracking() {
-    unsupported(
-        &["--enable-tracking"],
-        "--enable-tracking is not supported yet",
-    );
+fn enable_tracking() {
+    assert!(run(&["--enable-tracking"]).enable_tracking);
+    assert!(!run(&[]).enable_tracking);
 }
 
 #[test]
@@ -987,16 +985,18 @@ fn unsupported_rdma() {
 }
 
 #[test]
-fn unsupported_dataset() {
-    unsupported(
-        &["--dataset", "d.csv", "-q"],
-        "--dataset is not supported yet",
+fn dataset_and_maxdocs() {
+    let a = run(&["--dataset", "d.csv", "--maxdocs", "10", "-q"]);
+    assert_eq!(a.dataset, Some(PathBuf::from("d.csv")));
+    assert_eq!(a.maxdocs, Some(10));
+    // The reference's <= 0 means no limit.
+    assert_eq!(run(&["--maxdocs", "0"]).maxdocs, None);
+    assert_eq!(run(&["--maxdocs", "-5"]).maxdocs, None);
+    assert_eq!(
+        err(&["--dataset", ""]),
+        "invalid value \"\" for --dataset: expected a dataset file"
     );
-}
-
-#[test]
-fn unsupported_maxdocs() {
-    unsupported(&["--maxdocs", "10", "-q"], "--maxdocs is not supported yet");
+    assert!(err(&["--maxdocs", "ten"]).starts_with("invalid value \"ten\" for --maxdocs"));
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod conn;
 pub mod control;
 mod idle;
 pub mod limits;
+mod push;
 mod timer;
 mod worker;
 
@@ -23,8 +24,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::metrics::{ClusterStats, ErrorCounts, LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{
+    ClusterStats, ErrorCounts, LatencyHistogram, Outcome, PushCounts, TestResult,
+};
 use crate::workload::Template;
+use crate::workload::dataset::Dataset;
 use crate::workload::keys::SequentialCounters;
 
 /// A fatal problem, as one line. `main` prints it and exits 1.
@@ -114,6 +118,9 @@ pub struct LoadSpec {
     pub sequential: bool,
     pub seed: u64,
     pub on_error: ErrorPolicy,
+    /// `--dataset`: each unit is the next record's pre-encoded command instead of the template's
+    /// unit (the template still gives the commands per unit).
+    pub dataset: Option<Arc<Dataset>>,
 }
 
 /// Live figures for the progress line, read by the main thread every 250 ms.
@@ -173,7 +180,7 @@ pub(crate) struct WorkerResult {
     latency_uncorrected: LatencyHistogram,
     completed: u64,
     errors: ErrorCounts,
-    pushes: u64,
+    pushes: PushCounts,
     last_reply: Option<Instant>,
     fatal: Option<EngineError>,
 }
@@ -406,7 +413,7 @@ pub fn run_test(
         result.latency_uncorrected.merge(&r.latency_uncorrected);
         result.completed += r.completed;
         result.errors.merge(&r.errors);
-        result.pushes += r.pushes;
+        result.pushes.merge(&r.pushes);
         if let Some(c) = &r.cluster {
             result
                 .cluster

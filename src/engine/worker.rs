@@ -16,11 +16,12 @@ use super::cluster::{
     ClusterRun, ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
 };
 use super::conn::{Stream, Target, io_reason};
+use super::push::{self, Peek, PushKind};
 use super::timer::Timer;
 use super::{ConnSetup, EngineError, ErrorPolicy, Live, LoadSpec, Placement, WorkerResult};
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
-use crate::metrics::{ErrorCounts, LatencyHistogram, RedirectKind};
+use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts, RedirectKind};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Slot, Template, fill, fill_unit};
 
@@ -74,6 +75,8 @@ struct Conn {
     want_write: bool,
     carry: Vec<u8>,
     scanner: Scanner,
+    /// Kind of the push being scanned (classified from its head before the scanner consumes it).
+    push_kind: PushKind,
     /// Replies outstanding in the current batch.
     pending: u64,
     intended: Instant,
@@ -131,7 +134,7 @@ struct Recorder {
     all_completed: u64,
     all_latency_sum_ns: u64,
     errors: ErrorCounts,
-    pushes: u64,
+    pushes: PushCounts,
     last_reply: Option<Instant>,
 }
 
@@ -182,6 +185,7 @@ impl<'a> Worker<'a> {
                 want_write: false,
                 carry: Vec::with_capacity(64),
                 scanner: Scanner::new(),
+                push_kind: PushKind::Other,
                 pending: 0,
                 intended: now,
                 sent: now,
@@ -228,7 +232,7 @@ impl<'a> Worker<'a> {
                 all_completed: 0,
                 all_latency_sum_ns: 0,
                 errors: ErrorCounts::default(),
-                pushes: 0,
+                pushes: PushCounts::default(),
                 last_reply: None,
             },
             keys,
@@ -464,19 +468,24 @@ impl<'a> Worker<'a> {
         } else if !self.cfg.load.keepalive && self.conns[i].used {
             self.replace_stream(i)?;
         }
-        if self.cluster.is_some() {
-            self.fill_cluster(i, units);
+        let wlen = if let Some(dataset) = &self.cfg.load.dataset {
+            dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys)
         } else {
-            fill(
-                &mut self.conns[i].wbuf,
-                &self.batch_slots[..units * self.slots_per_unit],
-                self.slots_per_unit,
-                &mut self.keys,
-            );
-        }
+            if self.cluster.is_some() {
+                self.fill_cluster(i, units);
+            } else {
+                fill(
+                    &mut self.conns[i].wbuf,
+                    &self.batch_slots[..units * self.slots_per_unit],
+                    self.slots_per_unit,
+                    &mut self.keys,
+                );
+            }
+            units * self.unit_len
+        };
         let c = &mut self.conns[i];
         c.used = true;
-        c.wlen = units * self.unit_len;
+        c.wlen = wlen;
         c.written = 0;
         c.pending = units as u64 * self.cmds_per_unit;
         c.batch_cmds = c.pending;
@@ -617,6 +626,13 @@ impl<'a> Worker<'a> {
             let end = carry + n;
             let mut pos = 0;
             while pos < end {
+                if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
+                    // Classify a push while its head is in hand; wait for more if it is not.
+                    match push::classify(&self.rbuf[pos..end]) {
+                        Peek::Kind(kind) => c.push_kind = kind,
+                        Peek::Incomplete => break,
+                    }
+                }
                 match c.scanner.scan(&self.rbuf[pos..end]) {
                     Ok(Scan::Reply { consumed, info }) => {
                         let reply = &self.rbuf[pos..pos + consumed];
@@ -917,6 +933,7 @@ impl<'a> Worker<'a> {
             follow_primary: false,
             rebind: None,
             side: Some(SideQueue::new()),
+            push_kind: PushKind::Other,
         });
         Ok(i)
     }
@@ -1031,8 +1048,11 @@ fn on_reply(
     now: Instant,
 ) -> Result<bool, EngineError> {
     if info.kind == Kind::Push {
-        rec.pushes += 1;
-        return Ok(false);
+        let kind = std::mem::take(&mut c.push_kind);
+        if !push::is_reply(kind, c.pending, c.prefix_pending) {
+            push::count(&mut rec.pushes, kind);
+            return Ok(false);
+        }
     }
     if c.prefix_pending > 0 {
         let index = ctx.setup.prefix_commands.len() - c.prefix_pending;

@@ -63,6 +63,26 @@ impl ErrorCounts {
     }
 }
 
+/// RESP3 push messages seen between replies that were not replies themselves, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PushCounts {
+    /// Client-side caching invalidations (`invalidate`, with `--enable-tracking`).
+    pub invalidations: u64,
+    /// Pub/sub deliveries (`message`, `pmessage`, `smessage`).
+    pub messages: u64,
+    /// Any other push.
+    pub other: u64,
+}
+
+impl PushCounts {
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, other: &PushCounts) {
+        self.invalidations += other.invalidations;
+        self.messages += other.messages;
+        self.other += other.other;
+    }
+}
+
 /// How a test ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -90,8 +110,9 @@ pub struct TestResult {
     pub latency_uncorrected: LatencyHistogram,
     /// Error replies by first word; never counted in `completed` or the latency histograms.
     pub errors: ErrorCounts,
-    /// RESP3 push messages (e.g. client-tracking invalidations) seen between replies.
-    pub pushes: u64,
+    /// RESP3 push messages (client-tracking invalidations, pub/sub messages, ...) seen between
+    /// replies; never counted in `completed`.
+    pub pushes: PushCounts,
     /// Cluster mode: redirects and per-node figures.
     pub cluster: Option<ClusterStats>,
     /// `--rps` target, if any.
@@ -112,7 +133,7 @@ impl TestResult {
             latency: LatencyHistogram::new(),
             latency_uncorrected: LatencyHistogram::new(),
             errors: ErrorCounts::default(),
-            pushes: 0,
+            pushes: PushCounts::default(),
             cluster: None,
             target_rps,
             rps_samples: Vec::new(),

@@ -148,7 +148,9 @@ fn rps_shortfall(r: &TestResult) -> Option<(f64, f64)> {
 ///
 /// Additions over the reference, each printed only when it has something to say:
 /// - after the `threads` line: `interrupted: yes (...)` / `aborted: yes (...)`, the error
-///   replies by first word, and the number of RESP3 push messages;
+///   replies by first word, and the RESP3 push messages by kind (`invalidation messages: N`,
+///   always shown with `--enable-tracking`, so 0 says tracking was on and nothing changed;
+///   `pub/sub messages: N`; `other push messages: N`);
 /// - the RPS summary (spec §4.4, only with a `--rps` target) with a "target RPS not reached"
 ///   line when the achieved throughput is below 95% of the target;
 /// - after the latency summary, `latency summary, uncorrected (from actual send, msec):`.
@@ -219,8 +221,15 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
             let _ = writeln!(s, "    {word}: {count}");
         }
     }
-    if r.pushes > 0 {
-        let _ = writeln!(s, "  push messages: {}", r.pushes);
+    let pushes = &r.pushes;
+    if ctx.tracking || pushes.invalidations > 0 {
+        let _ = writeln!(s, "  invalidation messages: {}", pushes.invalidations);
+    }
+    if pushes.messages > 0 {
+        let _ = writeln!(s, "  pub/sub messages: {}", pushes.messages);
+    }
+    if pushes.other > 0 {
+        let _ = writeln!(s, "  other push messages: {}", pushes.other);
     }
 
     if let Some(target) = r.target_rps.filter(|&t| t > 0) {
@@ -423,7 +432,8 @@ pub fn progress_line(out: &mut String, p: &Progress) {
 /// `interrupted (partial results: measured until Ctrl-C)` or
 /// `aborted (partial results: measured until the error)`;
 /// `500 error replies (WRONGTYPE 480, ERR 20), not counted as completed`;
-/// `3 push messages`;
+/// `3 invalidation messages`, `2 pub/sub messages`, `1 other push message` (each only when
+/// non-zero);
 /// `target RPS not reached: achieved 9012.50 requests per second (90.1% of target)`.
 pub fn side_notes(r: &TestResult) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -450,12 +460,17 @@ pub fn side_notes(r: &TestResult) -> String {
             words.join(", ")
         ));
     }
-    if r.pushes > 0 {
-        parts.push(format!(
-            "{} push {}",
-            r.pushes,
-            if r.pushes == 1 { "message" } else { "messages" }
-        ));
+    for (count, what) in [
+        (r.pushes.invalidations, "invalidation"),
+        (r.pushes.messages, "pub/sub"),
+        (r.pushes.other, "other push"),
+    ] {
+        if count > 0 {
+            parts.push(format!(
+                "{count} {what} {}",
+                if count == 1 { "message" } else { "messages" }
+            ));
+        }
     }
     if let Some((achieved, percent)) = rps_shortfall(r) {
         parts.push(format!(
@@ -564,24 +579,25 @@ mod tests {
             "SET: 500 error replies (WRONGTYPE 480, ERR 20), not counted as completed"
         );
         r.outcome = Outcome::Interrupted;
-        r.pushes = 1;
+        r.pushes.invalidations = 1;
         r.target_rps = Some(1000);
         r.completed = 900;
         r.elapsed = Duration::from_secs(1);
         assert_eq!(
             side_notes(&r),
             "SET: interrupted (partial results: measured until Ctrl-C); 500 error replies \
-             (WRONGTYPE 480, ERR 20), not counted as completed; 1 push message; target RPS not \
+             (WRONGTYPE 480, ERR 20), not counted as completed; 1 invalidation message; target RPS not \
              reached: achieved 900.00 requests per second (90.0% of target)"
         );
         let mut one = result("GET");
         one.errors.record(b"NOAUTH");
         one.outcome = Outcome::Aborted;
-        one.pushes = 2;
+        one.pushes.messages = 2;
+        one.pushes.other = 1;
         assert_eq!(
             side_notes(&one),
             "GET: aborted (partial results: measured until the error); 1 error reply \
-             (NOAUTH 1), not counted as completed; 2 push messages"
+             (NOAUTH 1), not counted as completed; 2 pub/sub messages; 1 other push message"
         );
     }
 
@@ -649,6 +665,37 @@ mod tests {
         assert_eq!(
             String::from_utf8(v).unwrap(),
             "\"set \"\"a\"\" b\",\"131752.00\",\"0.262\",\"0.262\",\"0.262\",\"0.262\",\"0.262\",\"0.262\"\n"
+        );
+    }
+
+    #[test]
+    fn invalidation_line_always_shown_with_tracking() {
+        let render = |ctx: &ReportContext, r: &TestResult| {
+            let mut v = Vec::new();
+            write_full(&mut v, ctx, r).unwrap();
+            String::from_utf8(v).unwrap()
+        };
+        let mut ctx = ReportContext {
+            precision: 3,
+            ..Default::default()
+        };
+        let mut r = result("GET");
+        assert!(!render(&ctx, &r).contains("invalidation"));
+        ctx.tracking = true;
+        assert!(
+            render(&ctx, &r).contains("  multi-thread: no\n  invalidation messages: 0\n\n"),
+            "{}",
+            render(&ctx, &r)
+        );
+        assert_eq!(side_notes(&r), "", "no side note for zero");
+        r.pushes.invalidations = 12;
+        r.pushes.other = 1;
+        assert!(
+            render(&ctx, &r).contains("  invalidation messages: 12\n  other push messages: 1\n\n")
+        );
+        assert_eq!(
+            side_notes(&r),
+            "GET: 12 invalidation messages; 1 other push message"
         );
     }
 

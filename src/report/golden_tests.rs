@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, PushCounts, TestResult};
 
 use super::{ReportContext, write_csv_header, write_csv_row, write_full, write_quiet};
 
@@ -48,7 +48,7 @@ fn base_result(title: &str, latency: LatencyHistogram, completed: u64, millis: u
         latency_uncorrected: latency.clone(),
         latency,
         errors: ErrorCounts::default(),
-        pushes: 0,
+        pushes: PushCounts::default(),
         cluster: None,
         target_rps: None,
         rps_samples: Vec::new(),
@@ -66,6 +66,7 @@ fn ctx(precision: usize) -> ReportContext {
         threads: None,
         precision,
         cluster: None,
+        tracking: false,
     }
 }
 
@@ -80,7 +81,11 @@ fn scenarios() -> Vec<(&'static str, ReportContext, TestResult)> {
     for _ in 0..20 {
         errors.errors.record(b"ERR unknown");
     }
-    errors.pushes = 7;
+    errors.pushes = PushCounts {
+        invalidations: 7,
+        messages: 3,
+        other: 1,
+    };
     errors.outcome = Outcome::Interrupted;
     // Measured from the actual send the latencies look 40% lower: the corrected figures include
     // the time requests waited behind a stalled server.
@@ -259,6 +264,7 @@ fn set_report_header_is_reference_compatible() {
         "aborted",
         "error replies",
         "push messages",
+        "invalidation",
         "RPS",
         "uncorrected",
     ] {
@@ -273,7 +279,8 @@ fn additions_appear_between_threads_and_percentiles() {
     assert!(s.contains(
         "  multi-thread: yes\n  threads: 4\n  interrupted: yes (partial results: measured until \
          Ctrl-C)\n  error replies: 500 (not counted as completed)\n    WRONGTYPE: 480\n    \
-         ERR: 20\n  push messages: 7\n\nLatency by percentile distribution:\n"
+         ERR: 20\n  invalidation messages: 7\n  pub/sub messages: 3\n  other push messages: 1\n\n\
+         Latency by percentile distribution:\n"
     ));
     assert!(s.contains("  latency summary, uncorrected (from actual send, msec):\n"));
 }

@@ -26,7 +26,8 @@ pub use format::{
 pub struct ReportContext {
     /// `-c`.
     pub clients: u32,
-    /// `-d`, or the RESP length of one custom command unit.
+    /// `-d`, or the RESP length of one custom command unit (with `--dataset`, the mean length of
+    /// the records' units).
     pub payload_bytes: usize,
     /// `-k` as given (printed raw, as the reference does).
     pub keepalive: i64,
@@ -37,6 +38,8 @@ pub struct ReportContext {
     pub threads: Option<u32>,
     /// Decimal places of latency figures (`--precision`, default 3).
     pub precision: usize,
+    /// `--enable-tracking`: the invalidation count is shown even when it is 0.
+    pub tracking: bool,
     /// Cluster mode's header lines.
     pub cluster: Option<ClusterHeader>,
 }

@@ -6,8 +6,10 @@
 //! place, so a batch buffer is encoded once per connection and rewritten only where needed.
 
 pub mod data;
+pub mod dataset;
 pub mod keys;
 pub mod suite;
+pub mod table;
 pub mod template;
 
 pub use data::PayloadGenerator;

@@ -197,7 +197,7 @@ pub fn fill_unit(buf: &mut [u8], unit_slots: &[Slot], keys: &mut KeyGen) {
     }
 }
 
-fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
+pub(crate) fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
     let mut i = 0;
     while i + PLACEHOLDER_LEN <= arg.len() {
         let window = &arg[i..i + PLACEHOLDER_LEN];

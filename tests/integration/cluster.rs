@@ -448,3 +448,15 @@ fn failover_during_a_run_goes_on() {
         out.stdout
     );
 }
+
+#[test]
+fn cluster_flag_against_a_standalone_server_is_one_clear_line() {
+    let server = Server::start();
+    let out = server.bench(&["--cluster", "-n", "10", "-q"]);
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    assert!(line.contains("not a cluster node"), "{line}");
+    let out = server.bench(&["--rfr", "yes", "-n", "10", "-q"]);
+    out.assert_code(2);
+    assert!(out.single_stderr_line().contains("--rfr needs --cluster"));
+}

@@ -8,7 +8,9 @@ mod harness;
 
 mod cli;
 mod cluster;
+mod dataset;
 mod effects;
 mod errors;
 mod formats;
 mod lifecycle;
+mod pushes;
