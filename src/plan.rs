@@ -161,6 +161,9 @@ impl RunPlan {
             resp::encode_command(&mut prefix.bytes, &[b"READONLY".as_slice()]);
             prefix.commands.push("READONLY");
         }
+        if args.cluster && args.dataset.is_some() {
+            return Err("--dataset with --cluster is not supported yet".to_string());
+        }
         if args.cluster && matches!(args.endpoint, Endpoint::Unix(_)) {
             return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
         }
