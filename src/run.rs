@@ -516,11 +516,13 @@ impl ClusterCtx {
             .map_err(|e| Failure::Fatal(format!("cluster mode: {e}")))?;
         let topo = self.shared.topology();
         let serving = serving_nodes(&topo, &routes, plan.rfr)?;
+        let all_primaries = serving == topo.primaries();
         Ok(ClusterRun {
             shared: self.shared.clone(),
             routes,
             serving,
             tags: self.tags.clone(),
+            all_primaries,
         })
     }
 }

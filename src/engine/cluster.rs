@@ -205,6 +205,9 @@ pub struct ClusterRun {
     /// Node indexes that load connections bind to.
     pub serving: Vec<usize>,
     pub tags: Arc<TagTable>,
+    /// Load goes to every primary: a primary that appears during the test (slots migrated to a
+    /// new node) gets load connections too.
+    pub all_primaries: bool,
 }
 
 /// A request being re-sent after a redirect.

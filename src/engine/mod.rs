@@ -320,6 +320,7 @@ pub fn run_test(
                 stop: &stop,
                 sequential: sequential.clone(),
                 cluster,
+                new_node_conns: (load.clients as usize).div_ceil(workers),
             };
             let handle = std::thread::Builder::new()
                 .name(format!("respbench-worker-{id}"))

@@ -52,6 +52,8 @@ pub(crate) struct WorkerConfig<'a> {
     pub stop: &'a AtomicBool,
     pub sequential: Option<Arc<SequentialCounters>>,
     pub cluster: Option<&'a ClusterRun>,
+    /// Cluster: load connections this worker opens to a primary that appears during the test.
+    pub new_node_conns: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -772,7 +774,13 @@ impl<'a> Worker<'a> {
             for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
                 rebind_if_needed(c, cl);
             }
+            if cl.run.all_primaries {
+                self.connect_new_primaries(now)?;
+            }
         }
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
         if cl.next_due().is_some_and(|due| due <= now) {
             let mut due = Vec::new();
             let mut k = 0;
@@ -785,6 +793,71 @@ impl<'a> Worker<'a> {
             }
             for (_, node, retry) in due {
                 self.enqueue(node, retry, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cluster: opens load connections to primaries that own slots but have none of this
+    /// worker's connections (a node that slots were migrated to); they start sending at once.
+    fn connect_new_primaries(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_ref() else {
+            return Ok(());
+        };
+        let missing: Vec<usize> = (0..cl.counts.len())
+            .filter(|&n| cl.counts[n] > 0)
+            .filter(|&n| {
+                !self
+                    .conns
+                    .iter()
+                    .any(|c| c.side.is_none() && (c.node == n || c.rebind == Some(n)))
+            })
+            .collect();
+        for node in missing {
+            for _ in 0..self.cfg.new_node_conns {
+                let Some(cl) = self.cluster.as_ref() else {
+                    break;
+                };
+                let home = (0..cl.owners.len())
+                    .find(|&s| usize::from(cl.owners[s]) == node)
+                    .unwrap_or(0) as u16;
+                let mut stream = cl.targets[node].connect_nonblocking()?;
+                let i = self.conns.len();
+                self.poll
+                    .registry()
+                    .register(
+                        &mut stream,
+                        Token(i),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
+                    .map_err(loop_error)?;
+                let (wbuf, _) = self.cfg.template.batch(self.pipeline);
+                self.conns.push(Conn {
+                    stream,
+                    state: State::Connecting,
+                    wbuf,
+                    wlen: 0,
+                    written: 0,
+                    prefix_written: 0,
+                    prefix_pending: self.cfg.setup.prefix_commands.len(),
+                    want_write: true,
+                    carry: Vec::new(),
+                    scanner: Scanner::new(),
+                    pending: 0,
+                    intended: now,
+                    sent: now,
+                    warmup: false,
+                    used: false,
+                    batch_cmds: 0,
+                    node,
+                    route: node as u16,
+                    home,
+                    follow_primary: true,
+                    rebind: None,
+                    side: None,
+                    push_kind: PushKind::Other,
+                });
+                self.on_free(i, now)?;
             }
         }
         Ok(())

@@ -363,17 +363,64 @@ fn migrate_slots(c: &Cluster, from: u16, to: u16, n: u32) {
             thread::sleep(Duration::from_millis(5));
         }
         thread::sleep(Duration::from_millis(20));
+        // The destination first, then the source and every other primary.
+        Client::connect(to).ok(&["CLUSTER", "SETSLOT", &s, "NODE", &to_id]);
         for port in c.primaries() {
-            Client::connect(port).ok(&["CLUSTER", "SETSLOT", &s, "NODE", &to_id]);
+            if port != to {
+                Client::connect(port).ok(&["CLUSTER", "SETSLOT", &s, "NODE", &to_id]);
+            }
         }
     }
 }
 
+/// Starts an empty cluster node and introduces it to the cluster (`CLUSTER MEET`).
+fn join_new_node(c: &Cluster) -> Server {
+    let bus = free_port();
+    let node = Server::start_with(ServerOptions {
+        extra: vec![
+            "--cluster-enabled".into(),
+            "yes".into(),
+            "--cluster-config-file".into(),
+            "nodes.conf".into(),
+            "--cluster-port".into(),
+            bus.to_string(),
+            "--cluster-node-timeout".into(),
+            "3000".into(),
+        ],
+        ..ServerOptions::default()
+    });
+    let port = node.port().to_string();
+    Client::connect(c.entry().port()).ok(&[
+        "CLUSTER",
+        "MEET",
+        "127.0.0.1",
+        &port,
+        &bus.to_string(),
+    ]);
+    let id = Cluster::node_id(node.port());
+    let known = wait_until(Duration::from_secs(20), || {
+        let seen = Client::connect(node.port())
+            .bulk(&["CLUSTER", "NODES"])
+            .unwrap_or_default();
+        String::from_utf8_lossy(&seen).lines().count() == c.nodes.len() + 1
+            && cluster_info(node.port()).contains("cluster_state:ok")
+            && c.primaries().iter().all(|&p| {
+                let nodes = Client::connect(p)
+                    .bulk(&["CLUSTER", "NODES"])
+                    .unwrap_or_default();
+                String::from_utf8_lossy(&nodes).contains(&id)
+            })
+    });
+    assert!(known, "the new node did not join");
+    node
+}
+
 #[test]
-fn slot_migration_during_a_run_loses_nothing() {
+fn slot_migration_to_a_new_node_during_a_run_loses_nothing() {
     let c = Cluster::start();
     let primaries = c.primaries();
-    let (from, to) = (primaries[0], primaries[1]);
+    let new_node = join_new_node(&c);
+    let (from, to) = (primaries[0], new_node.port());
     let run = c.entry().spawn_bench(&[
         "--cluster",
         "-c",
@@ -407,6 +454,19 @@ fn slot_migration_during_a_run_loses_nothing() {
         keys(from, "k:*").is_empty(),
         "the migrated slots are empty on the source"
     );
+    // The new node got load connections of its own, not only redirected requests.
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("127.0.0.1:{to} ")))
+        .unwrap_or_else(|| {
+            panic!(
+                "the new node is not in the per-node summary:\n{}",
+                out.stdout
+            )
+        });
+    let served: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(served > 1000, "{line}");
 }
 
 #[test]
