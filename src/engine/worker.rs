@@ -500,10 +500,7 @@ impl<'a> Worker<'a> {
                     if e.kind() == io::ErrorKind::NotConnected {
                         return Ok(()); // not yet
                     }
-                    return Err(EngineError::Connect {
-                        target: self.cfg.setup.target.display(),
-                        reason: io_reason(&e),
-                    });
+                    return Err(self.cfg.setup.target.connect_error(&e));
                 }
                 c.state = State::Open;
                 // Registered for both while connecting; flush() settles the interest.
@@ -521,7 +518,8 @@ impl<'a> Worker<'a> {
         loop {
             let c = &mut self.conns[i];
             if c.state != State::Open {
-                return Ok(());
+                // A TLS handshake under way waits for the server's reply: readable moves it on.
+                return self.on_writable(i);
             }
             let carry = c.carry.len();
             if carry == self.rbuf.len() {

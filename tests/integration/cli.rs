@@ -44,7 +44,7 @@ fn user_without_password_is_a_usage_error() {
 
 #[test]
 fn unsupported_reference_options_are_refused() {
-    for flag in ["--cluster", "--tls", "--enable-tracking"] {
+    for flag in ["--cluster", "--enable-tracking"] {
         let line = assert_usage_error(&[flag]);
         assert!(
             line.contains(flag) && line.contains("not supported yet"),

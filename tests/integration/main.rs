@@ -11,3 +11,4 @@ mod effects;
 mod errors;
 mod formats;
 mod lifecycle;
+mod tls;
