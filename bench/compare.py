@@ -360,6 +360,30 @@ def report(argv: list[str]) -> None:
         w(f"| **geometric mean** | **{gm(all_tp):.3f}** | | **{gm(all_cpu):.3f}** | |")
     w("")
 
+    # The cost of TLS for each tool: TLS ÷ plain TCP, per rep, then the median.
+    tls_cases = [c for c in cases if c[2] == "tls" and (c[0], c[1], "tcp") in cases]
+    if tls_cases:
+        w("## TLS cost: TLS ÷ plain TCP, same tool")
+        w("")
+        w("Median over reps of the per-rep ratio of each tool's TLS run to its TCP run (same "
+          "rep). Client CPU per request: how much more CPU a request costs the client over TLS. "
+          "Throughput: < 1 means TLS is slower.")
+        w("")
+        w("| case | tool | client CPU/req TLS ÷ TCP | (min – max) | throughput TLS ÷ TCP | (min – max) |")
+        w("|---|---|---:|---:|---:|---:|")
+        for case in tls_cases:
+            plain = (case[0], case[1], "tcp")
+            for tool in TOOLS:
+                t_ = {r["rep"]: r for r in sel(case, tool)}
+                p_ = {r["rep"]: r for r in sel(plain, tool)}
+                reps = sorted(set(t_) & set(p_))
+                cpu = [t_[k]["client_cpu_us_per_req"] / p_[k]["client_cpu_us_per_req"]
+                       for k in reps if p_[k]["client_cpu_us_per_req"] > 0]
+                tp = [t_[k]["rps"] / p_[k]["rps"] for k in reps]
+                w(f"| {case[0]} -P {case[1]} | {tool} | {fmt_num(median(cpu), 2)} | "
+                  f"{fmt_range(cpu, 2)} | {fmt_num(median(tp), 2)} | {fmt_range(tp, 2)} |")
+        w("")
+
     if a.syscalls or a.perf or a.callgrind or a.note:
         w(f"## Per-request costs at {meta.get('cost_case', 'SET -P 1 tcp')}")
         w("")

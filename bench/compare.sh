@@ -8,9 +8,10 @@ usage() {
 Usage: bash bench/compare.sh [OPTIONS]
 
 Runs respbench and redis-benchmark against the same redis-server (server pinned to one core,
-clients to another), interleaved, for SET and GET at -P 1 and -P 16 over TCP and a unix socket,
-and prints a Markdown report: throughput, client CPU per request, server busy %, ratios,
-and syscalls / instructions per request at SET -P 1 TCP.
+clients to another), interleaved, for SET and GET at -P 1 and -P 16 over TCP, a unix socket and
+TLS (both tools with --tls --cacert, certificates made for the run), and prints a Markdown report:
+throughput, client CPU per request, server busy %, ratios between the tools, the cost of TLS over
+plain TCP for each tool, and syscalls / instructions per request at SET -P 1 (TCP and TLS).
 
 Options (environment variable in brackets):
   -n, --requests N     requests per run                          [N, default 1000000]
@@ -21,6 +22,8 @@ Options (environment variable in brackets):
       --cost-requests M  -n of the strace/perf run               [COST_N, default 100000]
       --callgrind-requests M  -n of the shorter callgrind run (a second run uses 2*M)
                                                                  [CALLGRIND_N, default 20000]
+      --transports LIST  comma-separated, of tcp, unix, tls      [TRANSPORTS, default tcp,unix,tls]
+      --no-tls         same as --transports tcp,unix
       --out FILE       also write the Markdown report to FILE
       --respbench PATH use this respbench binary; do not build
       --no-build       use the already built binary in the target dir
@@ -32,7 +35,8 @@ Options (environment variable in brackets):
 Server on CPU 0 and clients on CPU 1 (SERVER_CPU / CLIENT_CPU to change); with a single CPU
 nothing is pinned and a warning is printed. Each client run is bounded by `timeout`
 (RUN_TIMEOUT seconds, default 60 + N/1000). Needs redis-server, redis-benchmark, taskset,
-python3 and cargo; as root, missing Debian packages are installed with apt-get.
+python3 and cargo, and for TLS openssl (certificates) and a redis-server/redis-benchmark built
+with TLS (Debian's are); as root, missing Debian packages are installed with apt-get.
 EOF
 }
 
@@ -49,6 +53,7 @@ CLIENTS="${CLIENTS:-50}"
 KEYSPACE="${KEYSPACE:-100000}"
 COST_N="${COST_N:-100000}"
 CALLGRIND_N="${CALLGRIND_N:-20000}"
+TRANSPORTS="${TRANSPORTS:-tcp,unix,tls}"
 OUT=""
 RESPBENCH=""
 BUILD=1
@@ -66,6 +71,8 @@ while [ "$#" -gt 0 ]; do
     --keyspace) need_arg "$@"; KEYSPACE="$2"; shift 2 ;;
     --cost-requests) need_arg "$@"; COST_N="$2"; shift 2 ;;
     --callgrind-requests) need_arg "$@"; CALLGRIND_N="$2"; shift 2 ;;
+    --transports) need_arg "$@"; TRANSPORTS="$2"; shift 2 ;;
+    --no-tls) TRANSPORTS=tcp,unix; shift ;;
     --out) need_arg "$@"; OUT="$2"; shift 2 ;;
     --respbench) need_arg "$@"; RESPBENCH="$2"; BUILD=0; shift 2 ;;
     --no-build) BUILD=0; shift ;;
@@ -79,6 +86,12 @@ done
 for v in N REPS CLIENTS KEYSPACE COST_N CALLGRIND_N; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, got '${!v}'"
 done
+IFS=, read -r -a TRANSPORT_LIST <<<"$TRANSPORTS"
+[ "${#TRANSPORT_LIST[@]}" -gt 0 ] || die "--transports is empty"
+for tr in "${TRANSPORT_LIST[@]}"; do
+  case "$tr" in tcp|unix|tls) ;; *) die "unknown transport '$tr' (tcp, unix, tls)" ;; esac
+done
+has_transport() { [[ ",$TRANSPORTS," == *",$1,"* ]]; }
 RUN_TIMEOUT="${RUN_TIMEOUT:-$((60 + N / 1000))}"
 [[ "$RUN_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "RUN_TIMEOUT must be a positive integer"
 
@@ -102,8 +115,10 @@ apt_install() { # pkg... ; returns non-zero on failure
 }
 
 missing=()
-for pair in redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools \
-            taskset:util-linux timeout:coreutils python3:python3; do
+required=(redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools
+          taskset:util-linux timeout:coreutils python3:python3)
+if has_transport tls; then required+=(openssl:openssl); fi
+for pair in "${required[@]}"; do
   cmd="${pair%%:*}" pkg="${pair#*:}"
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
@@ -143,6 +158,9 @@ if [ -z "$RESPBENCH" ]; then
 fi
 [ -x "$RESPBENCH" ] || die "respbench binary not found at $RESPBENCH (build it, or pass --respbench PATH)"
 REDIS_BENCHMARK="$(command -v redis-benchmark)"
+if has_transport tls && ! "$REDIS_BENCHMARK" --help 2>&1 | grep -q -- '--tls '; then
+  die "this redis-benchmark is built without TLS: use --no-tls"
+fi
 
 # ------------------------------------------------------------------------------------------------
 # CPU pinning
@@ -193,15 +211,36 @@ trap 'exit 143' TERM
 
 PORT="$(python3 "$HELPER" free-port)"
 SOCK="$TMP/redis.sock"
+TLS_ARGS=()
+if has_transport tls; then
+  # A CA and a server certificate for 127.0.0.1 (EC P-256), made for this run: both tools verify
+  # the server with --cacert (respbench also checks that the certificate names 127.0.0.1).
+  CERTS="$TMP/tls"
+  mkdir -p "$CERTS"
+  {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -subj "/CN=compare.sh CA" -keyout "$CERTS/ca.key" -out "$CERTS/ca.crt" &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+      -keyout "$CERTS/server.key" -out "$CERTS/server.csr" &&
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$CERTS/server.ext" &&
+    openssl x509 -req -in "$CERTS/server.csr" -CA "$CERTS/ca.crt" -CAkey "$CERTS/ca.key" \
+      -CAcreateserial -days 2 -extfile "$CERTS/server.ext" -out "$CERTS/server.crt"
+  } >"$CERTS/openssl.log" 2>&1 || die "cannot make certificates with openssl; log:$(echo; cat "$CERTS/openssl.log")"
+  TLS_PORT="$(python3 "$HELPER" free-port)"
+  while [ "$TLS_PORT" = "$PORT" ]; do TLS_PORT="$(python3 "$HELPER" free-port)"; done
+  TLS_ARGS=(--tls-port "$TLS_PORT" --tls-cert-file "$CERTS/server.crt"
+            --tls-key-file "$CERTS/server.key" --tls-ca-cert-file "$CERTS/ca.crt"
+            --tls-auth-clients no)
+fi
 "${SERVER_PIN[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$SOCK" \
   --unixsocketperm 700 --save '' --appendonly no --daemonize no --dir "$TMP" \
-  >"$TMP/redis.log" 2>&1 &
+  ${TLS_ARGS[@]+"${TLS_ARGS[@]}"} >"$TMP/redis.log" 2>&1 &
 SERVER_PID=$!   # taskset execs redis-server: same PID
 python3 "$HELPER" wait-server "$SOCK" 10 \
   || die "redis-server did not start; log:$(echo; tail -n 20 "$TMP/redis.log")"
 [ "$(cat "/proc/$SERVER_PID/comm" 2>/dev/null)" = redis-server ] \
   || die "PID $SERVER_PID is not redis-server"
-info "redis-server PID $SERVER_PID on 127.0.0.1:$PORT and $SOCK"
+info "redis-server PID $SERVER_PID on 127.0.0.1:$PORT and $SOCK${TLS_PORT:+, TLS on 127.0.0.1:$TLS_PORT}"
 python3 "$HELPER" prefill "$SOCK" "$KEYSPACE" 3
 
 # ------------------------------------------------------------------------------------------------
@@ -213,12 +252,16 @@ tool_bin() { if [ "$1" = respbench ]; then echo "$RESPBENCH"; else echo "$REDIS_
 # client_cmd TOOL TRANSPORT TEST PIPELINE REQUESTS -> sets the array CMD
 client_cmd() {
   CMD=("$(tool_bin "$1")")
-  if [ "$2" = unix ]; then CMD+=(-s "$SOCK"); else CMD+=(-h 127.0.0.1 -p "$PORT"); fi
+  case "$2" in
+    unix) CMD+=(-s "$SOCK") ;;
+    tls) CMD+=(-h 127.0.0.1 -p "$TLS_PORT" --tls --cacert "$CERTS/ca.crt") ;;
+    *) CMD+=(-h 127.0.0.1 -p "$PORT") ;;
+  esac
   CMD+=(-c "$CLIENTS" -n "$5" -r "$KEYSPACE" -P "$4" -q -t "$3")
 }
 
 CASES=()
-for test in set get; do for pipe in 1 16; do for tr in tcp unix; do
+for test in set get; do for pipe in 1 16; do for tr in "${TRANSPORT_LIST[@]}"; do
   CASES+=("$test:$pipe:$tr")
 done; done; done
 
@@ -241,25 +284,30 @@ for rep in $(seq "$REPS"); do
 done
 
 # ------------------------------------------------------------------------------------------------
-# Per-request costs at SET -P 1 TCP: syscalls (strace), instructions (perf, else callgrind)
+# Per-request costs at SET -P 1 over TCP (and TLS): syscalls (strace), instructions (perf, else
+# callgrind). Rows are labelled "<tool>" for TCP and "<tool> TLS" for TLS.
+COST_TRANSPORTS=(tcp)
+if has_transport tls; then COST_TRANSPORTS+=(tls); fi
+label() { if [ "$2" = tls ]; then echo "$1 TLS"; else echo "$1"; fi; }
 
 REPORT_ARGS=()
 NOTES=()
 COST_TIMEOUT=$((120 + COST_N / 200 + CALLGRIND_N / 50))
 if [ "$COSTS" = 1 ]; then
   if optional_tool strace strace; then
-    for tool in redis-benchmark respbench; do
-      info "strace -f -c: $tool SET -P 1 tcp -n $COST_N"
-      client_cmd "$tool" tcp set 1 "$COST_N"
-      if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" strace -f -c -o "$TMP/strace-$tool.txt" \
-          "${CMD[@]}" >"$TMP/strace-$tool.log" 2>&1; then
-        python3 "$HELPER" strace-summary "$TMP/strace-$tool.txt" "$COST_N" >"$TMP/strace-$tool.json"
-        REPORT_ARGS+=(--syscalls "$tool=$TMP/strace-$tool.json")
+    for tr in "${COST_TRANSPORTS[@]}"; do for tool in redis-benchmark respbench; do
+      info "strace -f -c: $tool SET -P 1 $tr -n $COST_N"
+      client_cmd "$tool" "$tr" set 1 "$COST_N"
+      f="$TMP/strace-$tool-$tr"
+      if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" strace -f -c -o "$f.txt" \
+          "${CMD[@]}" >"$f.log" 2>&1; then
+        python3 "$HELPER" strace-summary "$f.txt" "$COST_N" >"$f.json"
+        REPORT_ARGS+=(--syscalls "$(label "$tool" "$tr")=$f.json")
       else
-        warn "strace run of $tool failed (see $TMP/strace-$tool.log)"; KEEP_TMP=1
-        NOTES+=("strace run of $tool failed")
+        warn "strace run of $tool over $tr failed (see $f.log)"; KEEP_TMP=1
+        NOTES+=("strace run of $tool over $tr failed")
       fi
-    done
+    done; done
   else
     NOTES+=("strace not available: no syscall counts")
   fi
@@ -272,41 +320,43 @@ if [ "$COSTS" = 1 ]; then
     fi
   fi
   if [ "$perf_ok" = 1 ]; then
-    for tool in redis-benchmark respbench; do
-      info "perf stat -e instructions: $tool SET -P 1 tcp -n $COST_N"
-      client_cmd "$tool" tcp set 1 "$COST_N"
-      if timeout -k 5 "$COST_TIMEOUT" perf stat -e instructions -x, -o "$TMP/perf-$tool.txt" -- \
-          "${CLIENT_PIN[@]}" "${CMD[@]}" >"$TMP/perf-$tool.log" 2>&1; then
-        python3 "$HELPER" perf-summary "$TMP/perf-$tool.txt" >"$TMP/perf-$tool.json"
-        REPORT_ARGS+=(--perf "$tool=$TMP/perf-$tool.json")
+    for tr in "${COST_TRANSPORTS[@]}"; do for tool in redis-benchmark respbench; do
+      info "perf stat -e instructions: $tool SET -P 1 $tr -n $COST_N"
+      client_cmd "$tool" "$tr" set 1 "$COST_N"
+      f="$TMP/perf-$tool-$tr"
+      if timeout -k 5 "$COST_TIMEOUT" perf stat -e instructions -x, -o "$f.txt" -- \
+          "${CLIENT_PIN[@]}" "${CMD[@]}" >"$f.log" 2>&1; then
+        python3 "$HELPER" perf-summary "$f.txt" >"$f.json"
+        REPORT_ARGS+=(--perf "$(label "$tool" "$tr")=$f.json")
       else
-        warn "perf run of $tool failed (see $TMP/perf-$tool.log)"; KEEP_TMP=1
+        warn "perf run of $tool over $tr failed (see $f.log)"; KEEP_TMP=1
       fi
-    done
+    done; done
   else
     NOTES+=("perf instructions not supported here (\`perf stat -e instructions true\` counts nothing)")
   fi
 
   if [ "$perf_ok" = 0 ] || [ "$FORCE_CALLGRIND" = 1 ]; then
     if optional_tool valgrind valgrind; then
-      for tool in redis-benchmark respbench; do
+      for tr in "${COST_TRANSPORTS[@]}"; do for tool in redis-benchmark respbench; do
         points=()
         for n in "$CALLGRIND_N" $((CALLGRIND_N * 2)); do
-          info "callgrind: $tool SET -P 1 tcp -n $n"
-          out="$TMP/callgrind-$tool-$n.out"
-          client_cmd "$tool" tcp set 1 "$n"
+          info "callgrind: $tool SET -P 1 $tr -n $n"
+          out="$TMP/callgrind-$tool-$tr-$n.out"
+          client_cmd "$tool" "$tr" set 1 "$n"
           if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" valgrind --tool=callgrind \
               --callgrind-out-file="$out" "${CMD[@]}" \
-              >"$TMP/callgrind-$tool-$n.log" 2>&1; then
+              >"$TMP/callgrind-$tool-$tr-$n.log" 2>&1; then
             points+=("$n:$(python3 "$HELPER" callgrind-summary "$out")")
           else
-            warn "callgrind run of $tool failed (see $TMP/callgrind-$tool-$n.log)"; KEEP_TMP=1
+            warn "callgrind run of $tool over $tr failed (see $TMP/callgrind-$tool-$tr-$n.log)"
+            KEEP_TMP=1
           fi
         done
         if [ "${#points[@]}" -gt 0 ]; then
-          REPORT_ARGS+=(--callgrind "$tool=$(IFS=,; echo "${points[*]}")")
+          REPORT_ARGS+=(--callgrind "$(label "$tool" "$tr")=$(IFS=,; echo "${points[*]}")")
         fi
-      done
+      done; done
     else
       NOTES+=("valgrind not available: no instruction counts")
     fi
@@ -327,9 +377,9 @@ REPORT_ARGS+=(
   --meta "server_version=$(redis-server --version | head -n 1)"
   --meta "redis_benchmark_version=$("$REDIS_BENCHMARK" --version 2>&1 | head -n 1)"
   --meta "respbench_version=$("$RESPBENCH" --version 2>&1 | head -n 1)"
-  --meta "workload=-c $CLIENTS -n $N -r $KEYSPACE -q -t set|get -P 1|16, TCP (-h 127.0.0.1 -p) and unix socket (-s)"
+  --meta "workload=-c $CLIENTS -n $N -r $KEYSPACE -q -t set|get -P 1|16 over $TRANSPORTS (tcp: -h 127.0.0.1 -p; unix: -s; tls: -p <tls port> --tls --cacert ca.crt, EC P-256 certificate)"
   --meta "reps=$REPS"
-  --meta "cost_case=SET -P 1 TCP"
+  --meta "cost_case=SET -P 1 $(if has_transport tls; then echo "TCP and TLS"; else echo TCP; fi)"
   --meta "cost_requests=$COST_N"
 )
 for note in ${NOTES[@]+"${NOTES[@]}"}; do REPORT_ARGS+=(--note "$note"); done

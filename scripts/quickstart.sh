@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
+ensure_build_deps
 ensure_redis
 
 cargo build --release --quiet

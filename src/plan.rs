@@ -10,6 +10,7 @@ mod pushes;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Args, Endpoint, ReadFromReplicas};
+use crate::engine::tls::{TlsOptions, check_cipher_lists};
 use crate::engine::{ErrorPolicy, LoadSpec, Stop};
 use crate::workload::template::{SequenceItem, parse_custom_command};
 use crate::workload::{PayloadGenerator, SuiteTest, select_tests, suite};
@@ -45,6 +46,10 @@ pub struct Prefix {
 #[derive(Clone, Debug)]
 pub struct RunPlan {
     pub endpoint: Endpoint,
+    /// `--tls` (or a `rediss://`/`valkeys://` URI) with its options; `None` is plain TCP.
+    pub tls: Option<TlsOptions>,
+    /// `--mptcp`.
+    pub mptcp: bool,
     pub prefix: Prefix,
     /// AUTH arguments (after the command name) for the control connection.
     pub auth: Option<Vec<Vec<u8>>>,
@@ -121,6 +126,7 @@ impl RunPlan {
             warnings.push("WARNING: --sequential has no effect without -r".to_string());
         }
         pushes::check(args, &workload, &mut warnings)?;
+        let tls = tls_options(args, &mut warnings)?;
 
         let mut prefix = Prefix::default();
         let mut auth = None;
@@ -198,6 +204,8 @@ impl RunPlan {
         };
         Ok(Self {
             endpoint: args.endpoint.clone(),
+            tls,
+            mptcp: args.mptcp,
             prefix,
             auth,
             load,
@@ -223,6 +231,50 @@ impl RunPlan {
             warnings,
         })
     }
+}
+
+/// The TLS options when TLS is on, with the cipher lists checked (a list OpenSSL selects nothing
+/// from is a usage error). TLS options without `--tls` do nothing, as in valkey-benchmark: a
+/// warning says so.
+fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
+    let t = &args.tls;
+    if !t.enabled {
+        let given: Vec<&str> = [
+            ("--sni", t.sni.is_some()),
+            ("--cacert", t.cacert.is_some()),
+            ("--cacertdir", t.cacertdir.is_some()),
+            ("--insecure", t.insecure),
+            ("--cert", t.cert.is_some()),
+            ("--key", t.key.is_some()),
+            ("--tls-ciphers", t.ciphers.is_some()),
+            ("--tls-ciphersuites", t.ciphersuites.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        if !given.is_empty() {
+            warnings.push(format!(
+                "WARNING: {} {} no effect without --tls (or a rediss:// URI)",
+                given.join(", "),
+                if given.len() == 1 { "has" } else { "have" }
+            ));
+        }
+        return Ok(None);
+    }
+    warnings.extend(check_cipher_lists(
+        t.ciphers.as_deref(),
+        t.ciphersuites.as_deref(),
+    )?);
+    Ok(Some(TlsOptions {
+        sni: t.sni.clone(),
+        cacert: t.cacert.clone(),
+        cacertdir: t.cacertdir.clone(),
+        insecure: t.insecure,
+        cert: t.cert.clone(),
+        key: t.key.clone(),
+        ciphers: t.ciphers.clone(),
+        ciphersuites: t.ciphersuites.clone(),
+    }))
 }
 
 #[cfg(test)]
@@ -276,6 +328,49 @@ mod tests {
             Workload::Suite(t) => assert_eq!(t.len(), 24),
             w => panic!("{w:?}"),
         }
+    }
+
+    #[test]
+    fn tls_options_travel_and_are_checked() {
+        let p = plan(&[
+            "--tls",
+            "--sni",
+            "redis.test",
+            "--cacert",
+            "ca.pem",
+            "--mptcp",
+        ]);
+        let tls = p.tls.expect("TLS on");
+        assert_eq!(tls.sni.as_deref(), Some("redis.test"));
+        assert_eq!(tls.cacert, Some("ca.pem".into()));
+        assert!(p.mptcp);
+        assert!(plan(&["-u", "rediss://h:6380"]).tls.is_some());
+        assert!(plan(&[]).tls.is_none());
+
+        let args = |argv: &[&str]| match crate::cli::parse(argv.iter().map(|s| s.into())) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        let e = RunPlan::new(&args(&["--tls", "--tls-ciphers", "NOPE"]), None).unwrap_err();
+        assert!(e.starts_with("--tls-ciphers \"NOPE\""), "{e}");
+        let e = RunPlan::new(&args(&["--tls", "--tls-ciphersuites", "NOPE"]), None).unwrap_err();
+        assert!(e.starts_with("--tls-ciphersuites \"NOPE\""), "{e}");
+    }
+
+    #[test]
+    fn tls_options_without_tls_warn() {
+        let p = plan(&["--cacert", "ca.pem", "--insecure"]);
+        assert!(p.tls.is_none());
+        assert!(
+            p.warnings.contains(
+                &"WARNING: --cacert, --insecure have no effect without --tls (or a rediss:// URI)"
+                    .to_string()
+            ),
+            "{:?}",
+            p.warnings
+        );
+        // Not checked either: the reference ignores them.
+        assert!(plan(&["--tls-ciphers", "NOPE"]).tls.is_none());
     }
 
     #[test]

@@ -11,9 +11,10 @@ use crate::cluster::route::{Commands, UnitRoutes};
 use crate::cluster::slot::TagTable;
 use crate::cluster::topology::Topology;
 use crate::engine::control::{ControlConn, error_text};
+use crate::engine::tls::TlsClient;
 use crate::engine::{
     self, ClusterRun, ClusterShared, ConnSetup, EngineError, LoadSpec, Observer, Snapshot, Stop,
-    Target,
+    Target, Transport,
 };
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
@@ -122,8 +123,24 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     }
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
 
+    // TLS files are read once, here: a missing or malformed file stops the run before any
+    // connection (exit 1).
+    let tls = match &plan.tls {
+        Some(options) => {
+            let (client, warnings) = TlsClient::new(options).map_err(Failure::Fatal)?;
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            Some(Arc::new(client))
+        }
+        None => None,
+    };
+    let transport = Transport {
+        tls,
+        mptcp: plan.mptcp,
+    };
     let target = match &plan.endpoint {
-        Endpoint::Tcp { host, port } => Target::tcp(host, *port)?,
+        Endpoint::Tcp { host, port } => Target::tcp_with(host, *port, transport)?,
         Endpoint::Unix(path) => Target::Unix(path.clone()),
     };
     let setup = ConnSetup {

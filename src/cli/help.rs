@@ -24,6 +24,7 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  -u <uri>           Server URI: redis://[[user]:password@]host[:port][/dbnum]
                     (or valkey://...). User, password, port and dbnum are
                     optional; an IPv6 host goes in brackets: redis://[::1]:6380
+                    For TLS, use the scheme rediss:// or valkeys://.
  -c <clients>       Number of parallel connections (default 50)
  -n <requests>      Total number of requests per test (default 100000).
                     A ';' sequence of k commands counts as k requests.
@@ -82,12 +83,36 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     command takes the next record
  --maxdocs <num>    Maximum number of records to load from the dataset file
                     (default: all)
+ --tls              Establish a secure TLS connection.
+                    The server's certificate must be valid for the host name
+                    or address given with -h/-u (or for --sni).
+ --sni <host>       Server name indication for TLS (also the name the
+                    server's certificate is verified against).
+ --cacert <file>    CA Certificate file to verify with.
+ --cacertdir <dir>  Directory where trusted CA certificates are stored
+                    (OpenSSL hashed names: see `openssl rehash`).
+                    If neither cacert nor cacertdir are specified, the default
+                    system-wide trusted root certs configuration will apply.
+ --insecure         Allow insecure TLS connection by skipping cert validation.
+ --cert <file>      Client certificate to authenticate with (needs --key).
+ --key <file>       Private key file to authenticate with (needs --cert).
+ --tls-ciphers <list>
+                    Sets the list of preferred ciphers (TLSv1.2 and below)
+                    in order of preference from highest to lowest separated
+                    by colon (":"). See the ciphers(1ssl) manpage for more
+                    information about the syntax of this string.
+ --tls-ciphersuites <list>
+                    Sets the list of preferred ciphersuites (TLSv1.3)
+                    in order of preference from highest to lowest separated
+                    by colon (":"). See the ciphers(1ssl) manpage for more
+                    information about the syntax of this string, and
+                    specifically for TLSv1.3 ciphersuites.
+ --mptcp            Establish an MPTCP connection (Linux, TCP only).
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
-Not supported yet: --fuzz, --fuzz-mode, --fuzz-loglevel, --tls, --sni, --cacert,
---cacertdir, --insecure, --cert, --key, --tls-ciphers, --tls-ciphersuites,
---rdma, --mptcp, and rediss:// or valkeys:// URIs.
+Not supported yet: --fuzz, --fuzz-mode, --fuzz-loglevel
+Not supported by this build: --rdma (respbench has no RDMA transport).
 
 Command:
  Arguments after the options (or after --) are one command to benchmark, sent

@@ -425,9 +425,6 @@ impl State {
             return Err(err);
         }
         let mut args = self.args;
-        if let Some(name) = not_yet(&args) {
-            return Err(UsageError(format!("{name} is not supported yet")));
-        }
         if self.requests_given && args.duration.is_some() {
             return Err(UsageError(
                 "options -n and --duration are mutually exclusive".to_owned(),
@@ -435,6 +432,34 @@ impl State {
         }
         if self.user_given && args.password.is_none() {
             return Err(UsageError("--user needs a password (-a)".to_owned()));
+        }
+        match (&args.tls.cert, &args.tls.key) {
+            (Some(_), None) => {
+                return Err(UsageError(
+                    "--cert needs --key (the private key of the client certificate)".to_owned(),
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(UsageError(
+                    "--key needs --cert (the client certificate it belongs to)".to_owned(),
+                ));
+            }
+            _ => {}
+        }
+        if self.socket.is_some() {
+            // valkey-benchmark would try TLS over the unix socket and fail the handshake (servers
+            // serve TLS on TCP ports), and refuses --mptcp with exit 1.
+            if args.tls.enabled {
+                return Err(UsageError(
+                    "--tls works over TCP only (-h/-p or -u), not with a unix socket (-s)"
+                        .to_owned(),
+                ));
+            }
+            if args.mptcp {
+                return Err(UsageError(
+                    "--mptcp works over TCP only, not with a unix socket (-s)".to_owned(),
+                ));
+            }
         }
         args.endpoint = match self.socket {
             Some(path) => Endpoint::Unix(path),
@@ -445,41 +470,6 @@ impl State {
         };
         Ok(args)
     }
-}
-
-/// Options that parse but whose feature is still being built, with the flag to name.
-pub(super) const NOT_YET: &[&str] = &[
-    "--tls",
-    "--sni",
-    "--cacert",
-    "--cacertdir",
-    "--insecure",
-    "--cert",
-    "--key",
-    "--tls-ciphers",
-    "--tls-ciphersuites",
-    "--mptcp",
-];
-
-/// The first option in use whose feature is not built yet.
-fn not_yet(a: &Args) -> Option<&'static str> {
-    let used = [
-        ("--cluster", a.cluster),
-        ("--rfr", a.rfr != ReadFromReplicas::No),
-        ("--tls", a.tls.enabled),
-        ("--sni", a.tls.sni.is_some()),
-        ("--cacert", a.tls.cacert.is_some()),
-        ("--cacertdir", a.tls.cacertdir.is_some()),
-        ("--insecure", a.tls.insecure),
-        ("--cert", a.tls.cert.is_some()),
-        ("--key", a.tls.key.is_some()),
-        ("--tls-ciphers", a.tls.ciphers.is_some()),
-        ("--tls-ciphersuites", a.tls.ciphersuites.is_some()),
-        ("--mptcp", a.mptcp),
-    ];
-    used.into_iter()
-        .find(|(name, on)| *on && NOT_YET.contains(name))
-        .map(|(name, _)| name)
 }
 
 fn invalid_option(arg: &str) -> UsageError {

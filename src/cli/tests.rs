@@ -563,7 +563,7 @@ fn help_lists_unsupported_options_as_such() {
         let supported = !matches!(
             opt,
             parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. }
-        ) && !parse::NOT_YET.contains(name);
+        );
         let listed = not_yet
             .split(|c: char| c.is_whitespace() || c == ',')
             .any(|w| w == *name);
@@ -917,66 +917,90 @@ fn enable_tracking() {
     assert!(!run(&[]).enable_tracking);
 }
 
+// ---- TLS and MPTCP ---------------------------------------------------------------------------
+
 #[test]
-fn unsupported_tls() {
-    unsupported(&["--tls"], "--tls is not supported yet");
+fn tls_options_parse() {
+    let a = run(&[
+        "--tls",
+        "--sni",
+        "redis.test",
+        "--cacert",
+        "ca.pem",
+        "--cacertdir",
+        "/etc/ssl/certs",
+        "--insecure",
+        "--cert",
+        "c.pem",
+        "--key",
+        "k.pem",
+        "--tls-ciphers",
+        "HIGH:!aNULL",
+        "--tls-ciphersuites",
+        "TLS_AES_128_GCM_SHA256",
+        "--mptcp",
+    ]);
+    assert_eq!(
+        a.tls,
+        TlsArgs {
+            enabled: true,
+            sni: Some("redis.test".into()),
+            cacert: Some("ca.pem".into()),
+            cacertdir: Some("/etc/ssl/certs".into()),
+            insecure: true,
+            cert: Some("c.pem".into()),
+            key: Some("k.pem".into()),
+            ciphers: Some("HIGH:!aNULL".into()),
+            ciphersuites: Some("TLS_AES_128_GCM_SHA256".into()),
+        }
+    );
+    assert!(a.mptcp);
+    assert_eq!(Args::default().tls, TlsArgs::default());
+    assert!(!Args::default().mptcp);
 }
 
 #[test]
-fn unsupported_sni() {
-    unsupported(&["--sni", "host", "-q"], "--sni is not supported yet");
+fn tls_uri_schemes_turn_tls_on() {
+    for uri in ["rediss://h:6380", "valkeys://h:6380", "REDISS://h:6380"] {
+        let a = run(&["-u", uri]);
+        assert!(a.tls.enabled, "{uri}");
+        assert_eq!(a.endpoint, tcp("h", 6380));
+    }
+    assert!(!run(&["-u", "redis://h"]).tls.enabled);
 }
 
 #[test]
-fn unsupported_cacert() {
-    unsupported(
-        &["--cacert", "ca.pem", "-q"],
-        "--cacert is not supported yet",
+fn cert_and_key_go_together() {
+    assert_eq!(
+        err(&["--tls", "--cert", "c.pem"]),
+        "--cert needs --key (the private key of the client certificate)"
+    );
+    assert_eq!(
+        err(&["--tls", "--key", "k.pem"]),
+        "--key needs --cert (the client certificate it belongs to)"
     );
 }
 
 #[test]
-fn unsupported_cacertdir() {
-    unsupported(
-        &["--cacertdir", "/etc/ssl", "-q"],
-        "--cacertdir is not supported yet",
+fn tls_and_mptcp_need_tcp() {
+    assert_eq!(
+        err(&["--tls", "-s", "/tmp/redis.sock"]),
+        "--tls works over TCP only (-h/-p or -u), not with a unix socket (-s)"
+    );
+    assert_eq!(
+        err(&["-u", "rediss://h", "-s", "/tmp/redis.sock"]),
+        "--tls works over TCP only (-h/-p or -u), not with a unix socket (-s)"
+    );
+    assert_eq!(
+        err(&["-s", "/tmp/redis.sock", "--mptcp"]),
+        "--mptcp works over TCP only, not with a unix socket (-s)"
     );
 }
 
 #[test]
-fn unsupported_insecure() {
-    unsupported(&["--insecure"], "--insecure is not supported yet");
-}
-
-#[test]
-fn unsupported_cert() {
-    unsupported(&["--cert", "c.pem", "-q"], "--cert is not supported yet");
-}
-
-#[test]
-fn unsupported_key() {
-    unsupported(&["--key", "k.pem", "-q"], "--key is not supported yet");
-}
-
-#[test]
-fn unsupported_tls_ciphers() {
-    unsupported(
-        &["--tls-ciphers", "HIGH", "-q"],
-        "--tls-ciphers is not supported yet",
-    );
-}
-
-#[test]
-fn unsupported_tls_ciphersuites() {
-    unsupported(
-        &["--tls-ciphersuites", "TLS_AES_128_GCM_SHA256", "-q"],
-        "--tls-ciphersuites is not supported yet",
-    );
-}
-
-#[test]
-fn unsupported_mptcp() {
-    unsupported(&["--mptcp"], "--mptcp is not supported yet");
+fn sni_value_starting_with_dash_is_consumed() {
+    // "-z" is --sni's value, not an unknown option.
+    assert_eq!(run(&["--sni", "-z"]).tls.sni.as_deref(), Some("-z"));
 }
 
 #[test]
@@ -1022,8 +1046,8 @@ fn unsupported_fuzz_loglevel() {
 
 #[test]
 fn unsupported_value_starting_with_dash_is_consumed() {
-    // "-z" is --sni's value, not an unknown option.
-    unsupported(&["--sni", "-z"], "--sni is not supported yet");
+    // "-q" is --fuzz-mode's value, not the quiet flag.
+    unsupported(&["--fuzz-mode", "-q"], "--fuzz-mode is not supported yet");
 }
 
 #[test]
@@ -1037,8 +1061,8 @@ fn first_unsupported_flag_is_reported() {
 #[test]
 fn unsupported_reported_before_conflicts() {
     unsupported(
-        &["-n", "1", "--duration", "1", "--tls"],
-        "--tls is not supported yet",
+        &["-n", "1", "--duration", "1", "--fuzz"],
+        "--fuzz is not supported yet",
     );
 }
 
@@ -1068,11 +1092,8 @@ fn every_table_entry_parses() {
             parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. } => {
                 assert!(result.unwrap_err().0.starts_with(name), "{name}");
             }
-            _ if parse::NOT_YET.contains(name) => {
-                assert!(result.unwrap_err().0.starts_with(name), "{name}");
-            }
-            // --user needs -a; everything else accepts "1".
-            parse::Opt::User => assert!(result.is_err()),
+            // --user needs -a, --cert and --key each other; everything else accepts "1".
+            parse::Opt::User | parse::Opt::Cert | parse::Opt::Key => assert!(result.is_err()),
             _ => assert!(
                 matches!(result, Ok(Invocation::Run(_))),
                 "{name}: {result:?}"

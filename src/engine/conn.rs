@@ -1,29 +1,60 @@
 //! Sockets: where the server is, blocking connects for setup, non-blocking streams for workers.
+//!
+//! The transport options (TLS, Multipath TCP) travel with the [`Target`], so that every
+//! connection — control connections, worker connections, `-k 0` reconnects, other cluster nodes
+//! through [`Target::at`] — is opened the same way.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
 use super::EngineError;
+use super::tls::{TlsClient, TlsStream, tls_error};
 
 /// How long a connect may take before we give up with a clear message.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A resolved server address.
+/// The one line `--mptcp` gives where the kernel has no Multipath TCP.
+pub const MPTCP_UNSUPPORTED: &str =
+    "--mptcp: this kernel does not support Multipath TCP (net.mptcp.enabled=0 or no MPTCP support)";
+
+/// How TCP connections are opened: plain by default.
+#[derive(Clone, Debug, Default)]
+pub struct Transport {
+    /// TLS settings shared by every connection (`--tls`); `None` is plain TCP.
+    pub tls: Option<Arc<TlsClient>>,
+    /// Open sockets with `IPPROTO_MPTCP` (`--mptcp`, Linux).
+    pub mptcp: bool,
+}
+
+/// A resolved server address and how to reach it.
 #[derive(Clone, Debug)]
 pub enum Target {
-    Tcp { addr: SocketAddr, display: String },
+    Tcp {
+        addr: SocketAddr,
+        /// The host as given: the server name for TLS (SNI and verification) unless `--sni`.
+        host: String,
+        /// `host:port` for messages.
+        display: String,
+        transport: Transport,
+    },
     Unix(PathBuf),
 }
 
 impl Target {
-    /// Resolves `host:port` once, so reconnects (`-k 0`) do no DNS work.
+    /// Resolves `host:port` once, so reconnects (`-k 0`) do no DNS work. Plain TCP.
     pub fn tcp(host: &str, port: u16) -> Result<Self, EngineError> {
+        Self::tcp_with(host, port, Transport::default())
+    }
+
+    /// [`Target::tcp`] with transport options (TLS, MPTCP).
+    pub fn tcp_with(host: &str, port: u16, transport: Transport) -> Result<Self, EngineError> {
         let display = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
@@ -51,13 +82,31 @@ impl Target {
                 .find(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).is_ok())
                 .unwrap_or(&many[0]),
         };
-        Ok(Self::Tcp { addr, display })
+        Ok(Self::Tcp {
+            addr,
+            host: host.to_string(),
+            display,
+            transport,
+        })
     }
 
     /// Another server reached the same way as this one (cluster nodes): same transport options
-    /// (TLS settings, MPTCP), another address.
+    /// (TLS settings, MPTCP), another address. The TLS server name is `--sni` if given, else
+    /// `host`.
     pub fn at(&self, host: &str, port: u16) -> Result<Self, EngineError> {
-        Self::tcp(host, port)
+        let transport = match self {
+            Self::Tcp { transport, .. } => transport.clone(),
+            Self::Unix(_) => Transport::default(),
+        };
+        Self::tcp_with(host, port, transport)
+    }
+
+    /// The transport options (`None` for a unix socket).
+    pub fn transport(&self) -> Option<&Transport> {
+        match self {
+            Self::Tcp { transport, .. } => Some(transport),
+            Self::Unix(_) => None,
+        }
     }
 
     /// `host:port` or the socket path, for messages.
@@ -68,21 +117,43 @@ impl Target {
         }
     }
 
-    fn connect_error(&self, e: &io::Error) -> EngineError {
+    /// The error for a failed connect to this target: a TLS negotiation failure, a kernel
+    /// without MPTCP, or the socket's reason.
+    pub fn connect_error(&self, e: &io::Error) -> EngineError {
+        if let Some(t) = tls_error(e) {
+            return EngineError::Tls {
+                target: self.display(),
+                reason: t.to_string(),
+            };
+        }
+        if e.kind() == io::ErrorKind::Unsupported && e.to_string() == MPTCP_UNSUPPORTED {
+            return EngineError::Other(MPTCP_UNSUPPORTED.to_string());
+        }
         EngineError::Connect {
             target: self.display(),
             reason: io_reason(e),
         }
     }
 
-    /// A blocking connect with [`CONNECT_TIMEOUT`], returned as a blocking std stream.
+    /// A blocking connect with [`CONNECT_TIMEOUT`] (and the TLS handshake, within the same
+    /// time), returned as a blocking stream.
     pub fn connect_blocking(&self) -> Result<BlockingStream, EngineError> {
         match self {
-            Self::Tcp { addr, .. } => {
-                let s = TcpStream::connect_timeout(addr, CONNECT_TIMEOUT)
+            Self::Tcp {
+                addr,
+                host,
+                transport,
+                ..
+            } => {
+                let s = tcp_connect_blocking(addr, transport.mptcp)
                     .map_err(|e| self.connect_error(&e))?;
-                s.set_nodelay(true).map_err(|e| self.connect_error(&e))?;
-                Ok(BlockingStream::Tcp(s))
+                match &transport.tls {
+                    None => Ok(BlockingStream::Tcp(s)),
+                    Some(tls) => tls
+                        .connect_blocking(s, host, CONNECT_TIMEOUT)
+                        .map(BlockingStream::Tls)
+                        .map_err(|e| self.connect_error(&e)),
+                }
             }
             Self::Unix(path) => UnixStream::connect(path)
                 .map(BlockingStream::Unix)
@@ -96,19 +167,100 @@ impl Target {
         s.into_nonblocking().map_err(|e| self.connect_error(&e))
     }
 
-    /// Starts a non-blocking connect (`-k 0` reconnects); writable means connected.
+    /// Starts a non-blocking connect (`-k 0` reconnects): call [`Stream::finish_connect`] on
+    /// readiness (writable, or readable during a TLS handshake) until it says connected.
     pub fn connect_nonblocking(&self) -> Result<Stream, EngineError> {
         match self {
-            Self::Tcp { addr, .. } => {
-                let s = mio::net::TcpStream::connect(*addr).map_err(|e| self.connect_error(&e))?;
-                s.set_nodelay(true).map_err(|e| self.connect_error(&e))?;
-                Ok(Stream::Tcp(s))
+            Self::Tcp {
+                addr,
+                host,
+                transport,
+                ..
+            } => {
+                let s = tcp_connect_nonblocking(addr, transport.mptcp)
+                    .map_err(|e| self.connect_error(&e))?;
+                match &transport.tls {
+                    None => Ok(Stream::Tcp(s)),
+                    Some(tls) => tls
+                        .start(s, host)
+                        .map(Stream::Tls)
+                        .map_err(|e| self.connect_error(&e)),
+                }
             }
             Self::Unix(path) => mio::net::UnixStream::connect(path)
                 .map(Stream::Unix)
                 .map_err(|e| self.connect_error(&e)),
         }
     }
+}
+
+/// A TCP (or MPTCP) socket for `addr`, close-on-exec.
+fn tcp_socket(addr: &SocketAddr, mptcp: bool) -> io::Result<socket2::Socket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    if !mptcp {
+        return Socket::new(
+            Domain::for_address(*addr),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        );
+    }
+    #[cfg(target_os = "linux")]
+    {
+        Socket::new(
+            Domain::for_address(*addr),
+            Type::STREAM,
+            Some(Protocol::MPTCP),
+        )
+        .map_err(|e| {
+            match e.raw_os_error() {
+                // No MPTCP in the kernel, or net.mptcp.enabled=0, or not for this family.
+                Some(
+                    libc::EPROTONOSUPPORT
+                    | libc::ENOPROTOOPT
+                    | libc::EINVAL
+                    | libc::EAFNOSUPPORT
+                    | libc::ESOCKTNOSUPPORT,
+                ) => io::Error::new(io::ErrorKind::Unsupported, MPTCP_UNSUPPORTED),
+                _ => e,
+            }
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        MPTCP_UNSUPPORTED,
+    ))
+}
+
+/// A blocking connect within [`CONNECT_TIMEOUT`], with Nagle off.
+fn tcp_connect_blocking(addr: &SocketAddr, mptcp: bool) -> io::Result<TcpStream> {
+    let s = if mptcp {
+        let sock = tcp_socket(addr, true)?;
+        sock.connect_timeout(&(*addr).into(), CONNECT_TIMEOUT)?;
+        TcpStream::from(sock)
+    } else {
+        TcpStream::connect_timeout(addr, CONNECT_TIMEOUT)?
+    };
+    s.set_nodelay(true)?;
+    Ok(s)
+}
+
+/// A non-blocking connect under way, with Nagle off.
+fn tcp_connect_nonblocking(addr: &SocketAddr, mptcp: bool) -> io::Result<mio::net::TcpStream> {
+    let s = if mptcp {
+        let sock = tcp_socket(addr, true)?;
+        sock.set_nonblocking(true)?;
+        match sock.connect(&(*addr).into()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        mio::net::TcpStream::from_std(sock.into())
+    } else {
+        mio::net::TcpStream::connect(*addr)?
+    };
+    s.set_nodelay(true)?;
+    Ok(s)
 }
 
 /// `Connection refused` rather than `Connection refused (os error 111)`.
@@ -125,6 +277,7 @@ pub fn io_reason(e: &io::Error) -> String {
 pub enum BlockingStream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(TlsStream),
 }
 
 impl BlockingStream {
@@ -138,6 +291,7 @@ impl BlockingStream {
                 s.set_read_timeout(t)?;
                 s.set_write_timeout(t)
             }
+            Self::Tls(s) => s.set_timeouts(t),
         }
     }
 
@@ -151,6 +305,10 @@ impl BlockingStream {
                 s.set_nonblocking(true)?;
                 Ok(Stream::Unix(mio::net::UnixStream::from_std(s)))
             }
+            Self::Tls(s) => {
+                s.set_nonblocking()?;
+                Ok(Stream::Tls(s))
+            }
         }
     }
 }
@@ -160,6 +318,7 @@ impl Read for BlockingStream {
         match self {
             Self::Tcp(s) => s.read(buf),
             Self::Unix(s) => s.read(buf),
+            Self::Tls(s) => s.read_blocking(buf),
         }
     }
 }
@@ -169,6 +328,7 @@ impl Write for BlockingStream {
         match self {
             Self::Tcp(s) => s.write(buf),
             Self::Unix(s) => s.write(buf),
+            Self::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -177,10 +337,15 @@ impl Write for BlockingStream {
 }
 
 /// A non-blocking socket owned by one worker.
+///
+/// The contract the worker relies on, for every variant: a `read` that returns less than the
+/// buffer means the socket is drained (wait for the next readiness edge); `WouldBlock` from a
+/// write means "register write interest and call again with the same bytes".
 #[derive(Debug)]
 pub enum Stream {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
+    Tls(TlsStream),
 }
 
 impl Stream {
@@ -189,6 +354,7 @@ impl Stream {
         match self {
             Self::Tcp(s) => s.read(buf),
             Self::Unix(s) => s.read(buf),
+            Self::Tls(s) => s.read(buf),
         }
     }
 
@@ -197,22 +363,31 @@ impl Stream {
         match self {
             Self::Tcp(s) => s.write(buf),
             Self::Unix(s) => s.write(buf),
+            Self::Tls(s) => s.write(buf),
         }
     }
 
+    /// TLS has no gather write: it sends the first non-empty slice (one record), and the caller
+    /// loops for the rest, as after any partial write.
     #[inline]
     pub fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         match self {
             Self::Tcp(s) => s.write_vectored(bufs),
             Self::Unix(s) => s.write_vectored(bufs),
+            Self::Tls(s) => match bufs.iter().find(|b| !b.is_empty()) {
+                Some(b) => s.write(b),
+                None => Ok(0),
+            },
         }
     }
 
-    /// After a non-blocking connect reported writable: `Ok(())` when connected.
+    /// After a non-blocking connect reported readiness: `Ok(())` when connected (for TLS: when
+    /// the handshake is done); `NotConnected` while it is still under way.
     pub fn finish_connect(&mut self) -> io::Result<()> {
         let err = match self {
             Self::Tcp(s) => s.take_error()?,
             Self::Unix(s) => s.take_error()?,
+            Self::Tls(s) => return s.finish_connect(),
         };
         if let Some(e) = err {
             return Err(e);
@@ -220,6 +395,7 @@ impl Stream {
         match self {
             Self::Tcp(s) => s.peer_addr().map(|_| ()),
             Self::Unix(s) => s.peer_addr().map(|_| ()),
+            Self::Tls(_) => Ok(()),
         }
     }
 }
@@ -229,18 +405,21 @@ impl Source for Stream {
         match self {
             Self::Tcp(s) => s.register(r, t, i),
             Self::Unix(s) => s.register(r, t, i),
+            Self::Tls(s) => s.tcp().register(r, t, i),
         }
     }
     fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
             Self::Tcp(s) => s.reregister(r, t, i),
             Self::Unix(s) => s.reregister(r, t, i),
+            Self::Tls(s) => s.tcp().reregister(r, t, i),
         }
     }
     fn deregister(&mut self, r: &Registry) -> io::Result<()> {
         match self {
             Self::Tcp(s) => s.deregister(r),
             Self::Unix(s) => s.deregister(r),
+            Self::Tls(s) => s.tcp().deregister(r),
         }
     }
 }

@@ -8,6 +8,7 @@ use resp::Value;
 
 use super::EngineError;
 use super::conn::{BlockingStream, Target, io_reason};
+use super::tls::tls_error;
 
 /// How long a control command may take.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -89,6 +90,14 @@ impl ControlConn {
     }
 
     fn io_error(&self, e: &std::io::Error) -> EngineError {
+        // A TLS 1.3 server refuses a missing client certificate after the handshake: the first
+        // command's reply is where that shows.
+        if let Some(t) = tls_error(e).filter(|t| t.handshake) {
+            return EngineError::Tls {
+                target: self.target.clone(),
+                reason: t.to_string(),
+            };
+        }
         EngineError::Io(format!("{}: {}", self.target, io_reason(e)))
     }
 }

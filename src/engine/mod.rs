@@ -13,10 +13,11 @@ mod idle;
 pub mod limits;
 mod push;
 mod timer;
+pub mod tls;
 mod worker;
 
 pub use cluster::{ClusterRun, ClusterShared};
-pub use conn::Target;
+pub use conn::{Target, Transport};
 pub use idle::run_idle;
 
 use std::fmt;
@@ -49,6 +50,8 @@ pub enum EngineError {
     },
     /// Anything else that stops the run before it starts.
     Other(String),
+    /// The TLS handshake (or the first exchange after it) failed.
+    Tls { target: String, reason: String },
 }
 
 impl fmt::Display for EngineError {
@@ -65,6 +68,12 @@ impl fmt::Display for EngineError {
             ),
             Self::Setup { command, message } => {
                 write!(f, "the server rejected {command}: {message}")
+            }
+            Self::Tls { target, reason } => {
+                write!(
+                    f,
+                    "could not negotiate a TLS connection with {target}: {reason}"
+                )
             }
         }
     }

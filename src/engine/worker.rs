@@ -570,10 +570,7 @@ impl<'a> Worker<'a> {
                     if e.kind() == io::ErrorKind::NotConnected {
                         return Ok(()); // not yet
                     }
-                    return Err(EngineError::Connect {
-                        target: self.target(self.conns[i].node).display(),
-                        reason: io_reason(&e),
-                    });
+                    return Err(self.target(self.conns[i].node).connect_error(&e));
                 }
                 c.state = State::Open;
                 // Registered for both while connecting; flush() settles the interest.
@@ -591,7 +588,8 @@ impl<'a> Worker<'a> {
         loop {
             let c = &mut self.conns[i];
             if c.state != State::Open {
-                return Ok(());
+                // A TLS handshake under way waits for the server's reply: readable moves it on.
+                return self.on_writable(i);
             }
             let carry = c.carry.len();
             if carry == self.rbuf.len() {

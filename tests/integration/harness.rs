@@ -14,6 +14,18 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use openssl::asn1::Asn1Time;
+use openssl::bn::{BigNum, MsbOption};
+use openssl::ec::{EcGroup, EcKey};
+use openssl::error::ErrorStack;
+use openssl::hash::MessageDigest;
+use openssl::nid::Nid;
+use openssl::pkey::{PKey, PKeyRef, Private};
+use openssl::x509::extension::{
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName,
+    SubjectKeyIdentifier,
+};
+use openssl::x509::{X509, X509Builder, X509NameBuilder, X509Ref};
 use resp::Value;
 
 /// How long a respbench run may take before it is killed and the test fails.
@@ -67,6 +79,7 @@ pub fn free_port() -> u16 {
 pub struct Server {
     child: Child,
     port: u16,
+    tls_port: Option<u16>,
     password: Option<String>,
     unix_socket: Option<PathBuf>,
     // Declared last: removed after the child is gone (Drop kills the child first).
@@ -80,8 +93,53 @@ pub struct ServerOptions {
     pub password: Option<String>,
     /// `--unixsocket <dir>/redis.sock --unixsocketperm 700`.
     pub unix_socket: bool,
-    /// Anything else, appended as given.
+    /// Also serve TLS on a second free port (`--tls-port` and the certificate flags). The plain
+    /// port stays open, so [`Server::client`] can still look at the server's state.
+    pub tls: Option<ServerTls>,
+    /// Anything else, appended as given (e.g. `--tls-protocols TLSv1.2`, or for a cluster node
+    /// over TLS `--cluster-enabled yes --tls-cluster yes --tls-replication yes`).
     pub extra: Vec<String>,
+}
+
+/// The TLS side of a test server: its certificate, key and the CA it trusts for clients.
+#[derive(Clone, Debug)]
+pub struct ServerTls {
+    /// `--tls-cert-file`.
+    pub cert: PathBuf,
+    /// `--tls-key-file`.
+    pub key: PathBuf,
+    /// `--tls-ca-cert-file`: verifies client certificates (and peers, for cluster/replication).
+    pub ca: PathBuf,
+    /// `--tls-auth-clients yes`: clients must present a certificate signed by `ca`.
+    pub auth_clients: bool,
+}
+
+impl ServerTls {
+    /// `certs`' server certificate (valid for 127.0.0.1, ::1, localhost and redis.test), its CA,
+    /// client certificates not required.
+    pub fn new(certs: &TestCerts) -> ServerTls {
+        ServerTls {
+            cert: certs.server_cert.clone(),
+            key: certs.server_key.clone(),
+            ca: certs.ca.clone(),
+            auth_clients: false,
+        }
+    }
+
+    /// The server's flags (the port is added by the harness).
+    pub fn args(&self) -> Vec<String> {
+        let path = |p: &Path| p.to_str().expect("UTF-8 path").to_string();
+        vec![
+            "--tls-cert-file".into(),
+            path(&self.cert),
+            "--tls-key-file".into(),
+            path(&self.key),
+            "--tls-ca-cert-file".into(),
+            path(&self.ca),
+            "--tls-auth-clients".into(),
+            if self.auth_clients { "yes" } else { "no" }.into(),
+        ]
+    }
 }
 
 impl Server {
@@ -106,6 +164,14 @@ impl Server {
     fn try_start(opts: &ServerOptions) -> Result<Server, String> {
         let dir = TempDir::new();
         let port = free_port();
+        let tls_port = opts.tls.as_ref().map(|_| {
+            loop {
+                let p = free_port();
+                if p != port {
+                    break p;
+                }
+            }
+        });
         let log_path = dir.path().join("redis.log");
         let log = File::create(&log_path).expect("create server log");
         let mut cmd = Command::new(REDIS_SERVER);
@@ -120,6 +186,10 @@ impl Server {
         if let Some(sock) = &unix_socket {
             cmd.arg("--unixsocket").arg(sock);
             cmd.args(["--unixsocketperm", "700"]);
+        }
+        if let (Some(tls), Some(tls_port)) = (&opts.tls, tls_port) {
+            cmd.args(["--tls-port", &tls_port.to_string()]);
+            cmd.args(tls.args());
         }
         cmd.args(&opts.extra);
         cmd.stdin(Stdio::null())
@@ -137,6 +207,7 @@ impl Server {
         let mut server = Server {
             child,
             port,
+            tls_port,
             password: opts.password.clone(),
             unix_socket,
             _dir: dir,
@@ -179,6 +250,11 @@ impl Server {
         self.port
     }
 
+    /// The TLS port (the server must have been started with [`ServerOptions::tls`]).
+    pub fn tls_port(&self) -> u16 {
+        self.tls_port.expect("server started without TLS")
+    }
+
     pub fn unix_socket(&self) -> &Path {
         self.unix_socket
             .as_deref()
@@ -209,12 +285,27 @@ impl Server {
         Running::spawn(&self.args_with(args))
     }
 
+    /// `respbench -h 127.0.0.1 -p <TLS port> <args>`, bounded (the test adds `--tls` and the
+    /// certificate options it means to test).
+    pub fn bench_tls(&self, args: &[&str]) -> Output {
+        run_respbench(&Self::args_on(self.tls_port(), args), None)
+    }
+
+    /// Starts `respbench -h 127.0.0.1 -p <TLS port> <args>` in the background.
+    pub fn spawn_bench_tls(&self, args: &[&str]) -> Running {
+        Running::spawn(&Self::args_on(self.tls_port(), args))
+    }
+
     fn args_with(&self, args: &[&str]) -> Vec<String> {
+        Self::args_on(self.port, args)
+    }
+
+    fn args_on(port: u16, args: &[&str]) -> Vec<String> {
         let mut all = vec![
             "-h".to_string(),
             "127.0.0.1".to_string(),
             "-p".to_string(),
-            self.port.to_string(),
+            port.to_string(),
         ];
         all.extend(args.iter().map(|s| s.to_string()));
         all
@@ -247,6 +338,169 @@ fn die_with_parent(cmd: &mut Command) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = cmd;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TLS certificates, made for the test
+
+/// Certificates and keys (PEM files) made with OpenSSL for one test, in their own temporary
+/// directory (removed on drop). EC P-256 keys, SHA-256 signatures, valid from an hour ago for 30
+/// days.
+pub struct TestCerts {
+    /// The CA that signed `server_cert`, `name_only_cert` and `client_cert`.
+    pub ca: PathBuf,
+    /// A directory holding `ca` under its OpenSSL hashed name (`<subject hash>.0`), for
+    /// `--cacertdir`.
+    pub ca_dir: PathBuf,
+    /// An unrelated CA: verifying the server with it must fail.
+    pub other_ca: PathBuf,
+    /// For 127.0.0.1, ::1, localhost and redis.test; serverAuth and clientAuth, so a server can
+    /// also present it as a client (cluster bus, replication).
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    /// For redis.test only (no address, no localhost): connecting by address must fail name
+    /// verification unless `--sni redis.test`.
+    pub name_only_cert: PathBuf,
+    pub name_only_key: PathBuf,
+    /// A client certificate (clientAuth) signed by `ca`.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    dir: TempDir,
+}
+
+impl TestCerts {
+    pub fn new() -> TestCerts {
+        let dir = TempDir::new();
+        let d = dir.path();
+        let write = |name: &str, pem: &[u8]| {
+            let path = d.join(name);
+            fs::write(&path, pem).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+            path
+        };
+        let (ca_cert, ca_key) = certificate("respbench test CA", None, Leaf::Ca);
+        let (other_cert, _) = certificate("respbench other CA", None, Leaf::Ca);
+        let issuer = Some((ca_cert.as_ref(), ca_key.as_ref()));
+        let all_names = Leaf::Server(&["127.0.0.1", "::1"], &["localhost", "redis.test"]);
+        let (server_cert, server_key) = certificate("redis.test", issuer, all_names);
+        let (name_cert, name_key) =
+            certificate("redis.test", issuer, Leaf::Server(&[], &["redis.test"]));
+        let (client_cert, client_key) = certificate("respbench client", issuer, Leaf::Client);
+        let pem = |c: &X509| c.to_pem().expect("certificate PEM");
+        let key_pem = |k: &PKey<Private>| k.private_key_to_pem_pkcs8().expect("key PEM");
+
+        let ca_dir = d.join("cadir");
+        fs::create_dir(&ca_dir).expect("create cadir");
+        fs::write(
+            ca_dir.join(format!("{:08x}.0", ca_cert.subject_name_hash())),
+            pem(&ca_cert),
+        )
+        .expect("write hashed CA");
+        TestCerts {
+            ca: write("ca.crt", &pem(&ca_cert)),
+            ca_dir,
+            other_ca: write("other-ca.crt", &pem(&other_cert)),
+            server_cert: write("server.crt", &pem(&server_cert)),
+            server_key: write("server.key", &key_pem(&server_key)),
+            name_only_cert: write("name-only.crt", &pem(&name_cert)),
+            name_only_key: write("name-only.key", &key_pem(&name_key)),
+            client_cert: write("client.crt", &pem(&client_cert)),
+            client_key: write("client.key", &key_pem(&client_key)),
+            dir,
+        }
+    }
+
+    /// The directory holding every file.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// What a generated certificate is for.
+#[derive(Clone, Copy)]
+enum Leaf<'a> {
+    Ca,
+    /// Addresses and DNS names it is valid for.
+    Server(&'a [&'a str], &'a [&'a str]),
+    Client,
+}
+
+/// A certificate for `cn` with a new EC P-256 key, signed by `issuer` (self-signed without one).
+fn certificate(
+    cn: &str,
+    issuer: Option<(&X509Ref, &PKeyRef<Private>)>,
+    kind: Leaf<'_>,
+) -> (X509, PKey<Private>) {
+    let build = || -> Result<(X509, PKey<Private>), ErrorStack> {
+        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)?;
+        let key = PKey::from_ec_key(EcKey::generate(&group)?)?;
+        let mut name = X509NameBuilder::new()?;
+        name.append_entry_by_nid(Nid::COMMONNAME, cn)?;
+        let name = name.build();
+        let mut b = X509Builder::new()?;
+        b.set_version(2)?;
+        let mut serial = BigNum::new()?;
+        serial.rand(63, MsbOption::MAYBE_ZERO, false)?;
+        let serial = serial.to_asn1_integer()?;
+        b.set_serial_number(&serial)?;
+        b.set_subject_name(&name)?;
+        b.set_issuer_name(issuer.map_or(name.as_ref(), |(c, _)| c.subject_name()))?;
+        b.set_pubkey(&key)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock after 1970")
+            .as_secs() as libc::time_t;
+        let (from, until) = (
+            Asn1Time::from_unix(now - 3600)?,
+            Asn1Time::days_from_now(30)?,
+        );
+        b.set_not_before(&from)?;
+        b.set_not_after(&until)?;
+        match kind {
+            Leaf::Ca => {
+                b.append_extension(BasicConstraints::new().critical().ca().build()?)?;
+                b.append_extension(
+                    KeyUsage::new()
+                        .critical()
+                        .key_cert_sign()
+                        .crl_sign()
+                        .build()?,
+                )?;
+            }
+            Leaf::Server(..) | Leaf::Client => {
+                b.append_extension(BasicConstraints::new().build()?)?;
+                b.append_extension(KeyUsage::new().critical().digital_signature().build()?)?;
+                let mut eku = ExtendedKeyUsage::new();
+                eku.client_auth();
+                if let Leaf::Server(..) = kind {
+                    eku.server_auth();
+                }
+                b.append_extension(eku.build()?)?;
+            }
+        }
+        if let Leaf::Server(ips, dns) = kind {
+            let mut san = SubjectAlternativeName::new();
+            for ip in ips {
+                san.ip(ip);
+            }
+            for name in dns {
+                san.dns(name);
+            }
+            let ext = san.build(&b.x509v3_context(issuer.map(|(c, _)| c), None))?;
+            b.append_extension(ext)?;
+        }
+        let ski = SubjectKeyIdentifier::new().build(&b.x509v3_context(None, None))?;
+        b.append_extension(ski)?;
+        if let Some((ca, _)) = issuer {
+            let aki = AuthorityKeyIdentifier::new()
+                .keyid(false)
+                .build(&b.x509v3_context(Some(ca), None))?;
+            b.append_extension(aki)?;
+        }
+        let signer = issuer.map_or(key.as_ref(), |(_, k)| k);
+        b.sign(signer, MessageDigest::sha256())?;
+        Ok((b.build(), key))
+    };
+    build().unwrap_or_else(|e| panic!("cannot make the certificate for {cn}: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------

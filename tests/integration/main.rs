@@ -14,3 +14,4 @@ mod errors;
 mod formats;
 mod lifecycle;
 mod pushes;
+mod tls;

@@ -1,0 +1,709 @@
+//! Transport options against real `redis-server` processes: TLS (`--tls` and its options,
+//! `rediss://`/`valkeys://`) with certificates made for each test, `--mptcp`, `--rdma`.
+//!
+//! Each TLS server keeps its plain port too, which the harness's client uses to check what
+//! landed; respbench is pointed at the TLS port, which speaks nothing but TLS, so a run that
+//! succeeds there went over TLS.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::harness::{
+    Output, RUN_TIMEOUT, Server, ServerOptions, ServerTls, TestCerts, quoted_csv_fields, respbench,
+    wait_until,
+};
+
+fn tls_server(certs: &TestCerts) -> Server {
+    tls_server_with(ServerTls::new(certs), &[])
+}
+
+fn tls_server_with(tls: ServerTls, extra: &[&str]) -> Server {
+    Server::start_with(ServerOptions {
+        tls: Some(tls),
+        extra: extra.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    })
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// The one stderr line of a run that could not negotiate TLS with the server's TLS port.
+#[track_caller]
+fn negotiation_failure<'a>(out: &'a Output, server: &Server) -> &'a str {
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    let prefix = format!(
+        "respbench: could not negotiate a TLS connection with 127.0.0.1:{}: ",
+        server.tls_port()
+    );
+    assert!(line.starts_with(&prefix), "{line}");
+    &line[prefix.len()..]
+}
+
+// ---- verification -----------------------------------------------------------------------------
+
+#[test]
+fn cacert_verifies_the_server_and_the_data_lands() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        p(&certs.ca),
+        "-t",
+        "set",
+        "-n",
+        "2000",
+        "-r",
+        "1000",
+        "-c",
+        "4",
+        "-q",
+    ]);
+    out.assert_success().assert_stdout_contains("SET: ");
+    let mut c = server.client();
+    assert_eq!(c.calls("set"), 2000);
+    assert!(c.dbsize() > 100, "random keys were written");
+}
+
+#[test]
+fn cacertdir_with_hashed_names_verifies_the_server() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacertdir",
+        p(&certs.ca_dir),
+        "-t",
+        "incr",
+        "-n",
+        "500",
+        "-q",
+    ]);
+    out.assert_success();
+    assert!(out.stderr.is_empty(), "no warning: {}", out.stderr);
+    assert_eq!(server.client().calls("incr"), 500);
+}
+
+#[test]
+fn a_server_signed_by_another_ca_is_refused_in_one_line() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        p(&certs.other_ca),
+        "-t",
+        "set",
+        "-n",
+        "10",
+    ]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(
+        reason.starts_with("the server's certificate was not accepted: ")
+            && reason.contains("--cacert")
+            && reason.contains("--insecure"),
+        "{reason}"
+    );
+    assert!(out.stdout.is_empty(), "nothing measured: {}", out.stdout);
+    assert_eq!(server.client().dbsize(), 0);
+}
+
+#[test]
+fn without_a_ca_option_the_system_store_is_used_and_does_not_know_a_private_ca() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench_tls(&["--tls", "-t", "set", "-n", "10"]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(reason.contains("system's trust store"), "{reason}");
+}
+
+#[test]
+fn insecure_skips_verification() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    for args in [
+        &["--tls", "--insecure"][..],
+        &["--tls", "--insecure", "--cacert", p(&certs.other_ca)][..],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["-t", "set", "-n", "100", "-q"]);
+        server.bench_tls(&all).assert_success();
+    }
+    assert_eq!(server.client().calls("set"), 200);
+
+    // Nor is the name checked.
+    let named = TestCerts::new();
+    let server = tls_server_with(
+        ServerTls {
+            cert: named.name_only_cert.clone(),
+            key: named.name_only_key.clone(),
+            ..ServerTls::new(&named)
+        },
+        &[],
+    );
+    server
+        .bench_tls(&["--tls", "--insecure", "-t", "set", "-n", "100", "-q"])
+        .assert_success();
+}
+
+// ---- names and SNI ----------------------------------------------------------------------------
+
+#[test]
+fn the_certificate_must_carry_the_name_and_sni_names_it() {
+    let certs = TestCerts::new();
+    let server = tls_server_with(
+        ServerTls {
+            cert: certs.name_only_cert.clone(),
+            key: certs.name_only_key.clone(),
+            ..ServerTls::new(&certs)
+        },
+        &[],
+    );
+    let ca = p(&certs.ca);
+    // The certificate is for redis.test only: connecting by address is refused, clearly.
+    let out = server.bench_tls(&["--tls", "--cacert", ca, "-t", "set", "-n", "10"]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(
+        reason.starts_with("the server's certificate is not valid for 127.0.0.1 ")
+            && reason.contains("--sni")
+            && reason.contains("--insecure"),
+        "{reason}"
+    );
+    // --sni names the server: presented and verified.
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        ca,
+        "--sni",
+        "redis.test",
+        "-t",
+        "set",
+        "-n",
+        "300",
+        "-q",
+    ]);
+    out.assert_success();
+    assert_eq!(server.client().calls("set"), 300);
+    // Another name is checked against the certificate too.
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        ca,
+        "--sni",
+        "other.test",
+        "-t",
+        "set",
+        "-n",
+        "10",
+    ]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(
+        reason.starts_with("the server's certificate is not valid for other.test "),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_host_name_is_verified_as_a_name() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    // The full certificate carries localhost; -h localhost works without --sni.
+    let port = server.tls_port().to_string();
+    let out = respbench(&[
+        "-h",
+        "localhost",
+        "-p",
+        &port,
+        "--tls",
+        "--cacert",
+        p(&certs.ca),
+        "-t",
+        "set",
+        "-n",
+        "100",
+        "-q",
+    ]);
+    // localhost may resolve to ::1 first; the server listens on 127.0.0.1 only, and respbench
+    // uses the first address that accepts.
+    out.assert_success();
+}
+
+// ---- client certificates ----------------------------------------------------------------------
+
+#[test]
+fn client_certificates_when_the_server_requires_them() {
+    let certs = TestCerts::new();
+    let server = tls_server_with(
+        ServerTls {
+            auth_clients: true,
+            ..ServerTls::new(&certs)
+        },
+        &[],
+    );
+    let ca = p(&certs.ca);
+    let out = server.bench_tls(&["--tls", "--cacert", ca, "-t", "set", "-n", "10"]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(
+        reason.contains("client certificate") && reason.contains("--cert"),
+        "{reason}"
+    );
+    assert_eq!(server.client().dbsize(), 0);
+
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        ca,
+        "--cert",
+        p(&certs.client_cert),
+        "--key",
+        p(&certs.client_key),
+        "-t",
+        "set",
+        "-n",
+        "500",
+        "-q",
+    ]);
+    out.assert_success();
+    assert_eq!(server.client().calls("set"), 500);
+}
+
+#[test]
+fn certificate_and_key_problems_are_one_line() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    // One without the other: a usage error.
+    let out = server.bench_tls(&["--tls", "--cert", p(&certs.client_cert)]);
+    out.assert_code(2);
+    assert_eq!(
+        out.single_stderr_line(),
+        "respbench: --cert needs --key (the private key of the client certificate)"
+    );
+    // Files that cannot be read or do not belong together: exit 1, before any connection.
+    let mut c = server.client();
+    let before = c.info_u64("stats", "total_connections_received");
+    let missing = certs.dir().join("missing.pem");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--cacert", p(&missing)],
+            "respbench: cannot read --cacert file ",
+        ),
+        (
+            &["--cert", p(&certs.client_cert), "--key", p(&missing)],
+            "respbench: cannot read --key file ",
+        ),
+        (
+            &[
+                "--cert",
+                p(&certs.client_cert),
+                "--key",
+                p(&certs.server_key),
+            ],
+            "respbench: --key ",
+        ),
+    ];
+    for (args, start) in cases {
+        let mut all = vec!["--tls"];
+        all.extend(args);
+        let out = server.bench_tls(&all);
+        out.assert_code(1);
+        let line = out.single_stderr_line();
+        assert!(line.starts_with(start), "{line}");
+    }
+    assert_eq!(c.info_u64("stats", "total_connections_received"), before);
+}
+
+// ---- URIs -------------------------------------------------------------------------------------
+
+#[test]
+fn rediss_and_valkeys_uris_with_password_db_and_resp3() {
+    let certs = TestCerts::new();
+    let server = Server::start_with(ServerOptions {
+        password: Some("s3cret".into()),
+        tls: Some(ServerTls::new(&certs)),
+        ..Default::default()
+    });
+    let port = server.tls_port();
+    for (scheme, db) in [("rediss", 3), ("valkeys", 4)] {
+        let uri = format!("{scheme}://:s3cret@127.0.0.1:{port}/{db}");
+        let out = respbench(&[
+            "-u",
+            &uri,
+            "--cacert",
+            p(&certs.ca),
+            "-3",
+            "-t",
+            "set",
+            "-n",
+            "200",
+            "-r",
+            "50",
+            "-q",
+        ]);
+        out.assert_success();
+        let mut c = server.client();
+        c.ok(&["SELECT", &db.to_string()]);
+        assert!(c.dbsize() > 0, "{scheme}: keys in db {db}");
+    }
+    // The same URI without TLS is refused by the TLS port, not silently sent in clear.
+    let out = respbench(&[
+        "-u",
+        &format!("redis://:s3cret@127.0.0.1:{port}"),
+        "-t",
+        "set",
+        "-n",
+        "10",
+    ]);
+    out.assert_code(1);
+}
+
+// ---- cipher options ---------------------------------------------------------------------------
+
+#[test]
+fn tls12_ciphers_are_honoured() {
+    let certs = TestCerts::new();
+    // A TLS 1.2 server with one cipher (EC certificate, so ECDSA ciphers).
+    let server = tls_server_with(
+        ServerTls::new(&certs),
+        &[
+            "--tls-protocols",
+            "TLSv1.2",
+            "--tls-ciphers",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+        ],
+    );
+    let ca = p(&certs.ca);
+    let run = |ciphers: &str| {
+        server.bench_tls(&[
+            "--tls",
+            "--cacert",
+            ca,
+            "--tls-ciphers",
+            ciphers,
+            "-t",
+            "set",
+            "-n",
+            "100",
+            "-q",
+        ])
+    };
+    run("ECDHE-ECDSA-AES256-GCM-SHA384").assert_success();
+    // OpenSSL syntax: keywords, exclusions, ',' and ' ' as separators.
+    run("ECDHE-ECDSA-AES128-GCM-SHA256,ECDHE-ECDSA-AES256-GCM-SHA384").assert_success();
+    run("HIGH:!aNULL:!CHACHA20").assert_success();
+    // Nothing in common with the server: refused, naming the option.
+    let out = run("ECDHE-ECDSA-AES128-GCM-SHA256");
+    let reason = negotiation_failure(&out, &server);
+    assert!(reason.contains("--tls-ciphers"), "{reason}");
+    // A list OpenSSL selects nothing from: a usage error, before connecting.
+    let out = run("NOT-A-CIPHER");
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .starts_with("respbench: --tls-ciphers \"NOT-A-CIPHER\": OpenSSL"),
+        "{}",
+        out.stderr
+    );
+    // An unknown entry beside a good one is ignored with a warning, as OpenSSL ignores it.
+    let out = run("NOT-A-CIPHER:ECDHE-ECDSA-AES256-GCM-SHA384");
+    out.assert_success()
+        .assert_stderr_contains("WARNING: --tls-ciphers: NOT-A-CIPHER selects no cipher");
+    assert_eq!(server.client().calls("set"), 400);
+}
+
+#[test]
+fn tls13_ciphersuites_are_honoured() {
+    let certs = TestCerts::new();
+    let server = tls_server_with(
+        ServerTls::new(&certs),
+        &[
+            "--tls-protocols",
+            "TLSv1.3",
+            "--tls-ciphersuites",
+            "TLS_AES_256_GCM_SHA384",
+        ],
+    );
+    let ca = p(&certs.ca);
+    let run = |suites: &str| {
+        server.bench_tls(&[
+            "--tls",
+            "--cacert",
+            ca,
+            "--tls-ciphersuites",
+            suites,
+            "-t",
+            "set",
+            "-n",
+            "100",
+            "-q",
+        ])
+    };
+    run("TLS_AES_256_GCM_SHA384").assert_success();
+    run("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384").assert_success();
+    let out = run("TLS_CHACHA20_POLY1305_SHA256");
+    let reason = negotiation_failure(&out, &server);
+    assert!(reason.contains("--tls-ciphersuites"), "{reason}");
+    let out = run("TLS_NOPE");
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .starts_with("respbench: --tls-ciphersuites \"TLS_NOPE\": no TLS 1.3 ciphersuite"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.client().calls("set"), 200);
+}
+
+// ---- the engine over TLS ----------------------------------------------------------------------
+
+#[test]
+fn reconnects_with_k0_handshake_every_batch() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let before = server
+        .client()
+        .info_u64("stats", "total_connections_received");
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        p(&certs.ca),
+        "-k",
+        "0",
+        "-t",
+        "set",
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "-q",
+    ]);
+    out.assert_success();
+    let mut c = server.client();
+    assert_eq!(c.calls("set"), 300);
+    let opened = c.info_u64("stats", "total_connections_received") - before;
+    // 3 at start, one per batch after the first on each, the control connection, our client.
+    assert!(
+        opened >= 300,
+        "only {opened} connections for 300 batches with -k 0"
+    );
+}
+
+#[test]
+fn pipelines_threads_and_values_larger_than_a_record() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    // 16 x 40 kB per batch: many TLS records each way, partial writes, reads that fill the
+    // worker's buffer. A stream that broke the read contract would hang until the timeout.
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        p(&certs.ca),
+        "-t",
+        "set,get",
+        "-d",
+        "40000",
+        "-P",
+        "16",
+        "-c",
+        "4",
+        "--threads",
+        "2",
+        "-n",
+        "3200",
+        "-r",
+        "50",
+        "-q",
+    ]);
+    out.assert_success()
+        .assert_stdout_contains("SET: ")
+        .assert_stdout_contains("GET: ");
+    let mut c = server.client();
+    assert_eq!(c.calls("set"), 3200);
+    assert_eq!(c.calls("get"), 3200);
+    let key = c.strings(&["KEYS", "key:*"]).pop().expect("a key");
+    assert_eq!(
+        c.bulk(&["GET", &String::from_utf8(key).unwrap()])
+            .unwrap()
+            .len(),
+        40000
+    );
+}
+
+#[test]
+fn quiet_and_csv_output_over_tls() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let ca = p(&certs.ca);
+    let out = server.bench_tls(&[
+        "--tls", "--cacert", ca, "-t", "ping,get", "-n", "2000", "-P", "16", "--csv",
+    ]);
+    out.assert_success().assert_no_progress_line();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert!(lines[0].starts_with("\"test\",\"rps\""));
+    for (line, title) in lines[1..].iter().zip(["PING_INLINE", "PING_MBULK", "GET"]) {
+        let fields = quoted_csv_fields(line).expect("quoted CSV");
+        assert_eq!(fields.len(), 8);
+        assert_eq!(fields[0], title);
+    }
+    let out = server.bench_tls(&["--tls", "--cacert", ca, "-t", "set", "-n", "2000", "-q"]);
+    out.assert_success();
+    let line = out.stdout.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("SET: ") && line.contains(" requests per second, p50="),
+        "{line}"
+    );
+}
+
+#[test]
+fn idle_connections_over_tls() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let run = server.spawn_bench_tls(&["--tls", "--cacert", p(&certs.ca), "-I", "-c", "5"]);
+    let mut c = server.client();
+    assert!(
+        wait_until(Duration::from_secs(20), || c
+            .info_u64("clients", "connected_clients")
+            >= 6),
+        "5 idle TLS connections did not show up"
+    );
+    run.interrupt();
+    let out = run.finish(RUN_TIMEOUT);
+    out.assert_code(130);
+}
+
+#[test]
+fn tls_against_a_plain_port_says_so() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench(&["--tls", "--insecure", "-t", "set", "-n", "10"]);
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    assert!(
+        line.starts_with(&format!(
+            "respbench: could not negotiate a TLS connection with 127.0.0.1:{}: ",
+            server.port()
+        )) && line.contains("TLS port"),
+        "{line}"
+    );
+}
+
+#[test]
+fn tls_options_without_tls_warn_and_run_in_clear() {
+    let server = Server::start();
+    let out = server.bench(&[
+        "--cacert",
+        "/nonexistent/ca.pem",
+        "-t",
+        "set",
+        "-n",
+        "100",
+        "-q",
+    ]);
+    out.assert_success().assert_stderr_contains(
+        "WARNING: --cacert has no effect without --tls (or a rediss:// URI)",
+    );
+    assert_eq!(server.client().calls("set"), 100);
+}
+
+#[test]
+fn tls_needs_tcp() {
+    let out = respbench(&["--tls", "-s", "/tmp/respbench-no.sock"]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .contains("not with a unix socket (-s)")
+    );
+}
+
+// ---- MPTCP and RDMA ---------------------------------------------------------------------------
+
+/// Whether this kernel lets a process open a Multipath TCP socket.
+fn kernel_has_mptcp() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain socket(2) and close(2) on a descriptor we own.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_MPTCP);
+            if fd < 0 {
+                return false;
+            }
+            libc::close(fd);
+            true
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+/// `MPTcpExt: MPCapableSYNTX` of /proc/net/netstat: SYNs sent offering MPTCP (this network
+/// namespace, all processes; it only grows).
+fn mp_capable_syns_sent() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut lines = text.lines().filter(|l| l.starts_with("MPTcpExt:"));
+    let (names, values) = (lines.next()?, lines.next()?);
+    let i = names
+        .split_whitespace()
+        .position(|n| n == "MPCapableSYNTX")?;
+    values.split_whitespace().nth(i)?.parse().ok()
+}
+
+#[test]
+fn mptcp_runs_where_the_kernel_has_it_and_says_so_where_not() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    if kernel_has_mptcp() {
+        let before = mp_capable_syns_sent();
+        server
+            .bench(&["--mptcp", "-t", "set", "-n", "500", "-c", "3", "-q"])
+            .assert_success();
+        // The server is plain TCP: the connections fall back, but they did offer MPTCP.
+        if let (Some(before), Some(after)) = (before, mp_capable_syns_sent()) {
+            assert!(
+                after >= before + 4,
+                "MPCapableSYNTX went from {before} to {after}"
+            );
+        }
+        // With TLS and -k 0 (non-blocking connects) too.
+        server
+            .bench_tls(&[
+                "--mptcp",
+                "--tls",
+                "--cacert",
+                p(&certs.ca),
+                "-k",
+                "0",
+                "-t",
+                "set",
+                "-n",
+                "100",
+                "-c",
+                "2",
+                "-q",
+            ])
+            .assert_success();
+        assert_eq!(server.client().calls("set"), 600);
+    } else {
+        let out = server.bench(&["--mptcp", "-t", "set", "-n", "10"]);
+        out.assert_code(1);
+        assert_eq!(
+            out.single_stderr_line(),
+            "respbench: --mptcp: this kernel does not support Multipath TCP \
+             (net.mptcp.enabled=0 or no MPTCP support)"
+        );
+    }
+    let out = respbench(&["--mptcp", "-s", "/tmp/respbench-no.sock"]);
+    out.assert_code(2);
+}
+
+#[test]
+fn rdma_is_not_in_this_build() {
+    let out = respbench(&["--rdma", "-q"]);
+    out.assert_code(2);
+    assert_eq!(
+        out.single_stderr_line(),
+        "respbench: --rdma is not supported by this build"
+    );
+}
