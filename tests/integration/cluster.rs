@@ -8,7 +8,9 @@ use std::time::Duration;
 use resp::Value;
 use respbench::cluster::slot::key_slot;
 
-use crate::harness::{Client, Output, Server, ServerOptions, free_port, wait_until};
+use crate::harness::{
+    Client, Output, Server, ServerOptions, ServerTls, TestCerts, free_port, wait_until,
+};
 
 /// A running cluster; its servers are stopped (by PID) on drop.
 struct Cluster {
@@ -20,9 +22,22 @@ type Range = (u16, u16, u16, Vec<u16>);
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::start_with(None)
+    }
+
+    /// With `certs`, every node also listens with TLS and the cluster bus and replication use
+    /// TLS (`--tls-cluster yes --tls-replication yes`).
+    fn start_with(certs: Option<&TestCerts>) -> Cluster {
         let nodes: Vec<Server> = (0..6)
             .map(|_| {
+                let mut extra: Vec<String> = Vec::new();
+                if certs.is_some() {
+                    extra.extend(
+                        ["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from),
+                    );
+                }
                 Server::start_with(ServerOptions {
+                    tls: certs.map(ServerTls::new),
                     extra: vec![
                         "--cluster-enabled".into(),
                         "yes".into(),
@@ -32,13 +47,31 @@ impl Cluster {
                         free_port().to_string(),
                         "--cluster-node-timeout".into(),
                         "3000".into(),
-                    ],
+                    ]
+                    .into_iter()
+                    .chain(extra)
+                    .collect(),
                     ..ServerOptions::default()
                 })
             })
             .collect();
-        let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
-        args.extend(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
+        let mut args: Vec<String> = Vec::new();
+        if let Some(certs) = certs {
+            args.extend([
+                "--tls".into(),
+                "--cacert".into(),
+                certs.ca.display().to_string(),
+            ]);
+        }
+        args.extend(["--cluster".into(), "create".into()]);
+        args.extend(nodes.iter().map(|n| {
+            let port = if certs.is_some() {
+                n.tls_port()
+            } else {
+                n.port()
+            };
+            format!("127.0.0.1:{port}")
+        }));
         args.extend(["--cluster-replicas", "1", "--cluster-yes"].map(String::from));
         let out = Command::new("redis-cli")
             .args(&args)
@@ -519,4 +552,64 @@ fn cluster_flag_against_a_standalone_server_is_one_clear_line() {
     let out = server.bench(&["--rfr", "yes", "-n", "10", "-q"]);
     out.assert_code(2);
     assert!(out.single_stderr_line().contains("--rfr needs --cluster"));
+}
+
+#[test]
+fn cluster_over_tls() {
+    let certs = TestCerts::new();
+    let c = Cluster::start_with(Some(&certs));
+    let ca = certs.ca.display().to_string();
+    let entry = c.entry().tls_port().to_string();
+    let out = crate::harness::run_respbench(
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &entry,
+            "--tls",
+            "--cacert",
+            &ca,
+            "--cluster",
+            "-n",
+            "3000",
+            "-c",
+            "2",
+            "-r",
+            "100000",
+            "set",
+            "tls:__rand_int__",
+            "v",
+        ]
+        .map(String::from),
+        None,
+    );
+    out.assert_success();
+    assert_eq!(out.completed(), 3000);
+    assert_eq!(redirects(&out, "MOVED"), 0);
+    for port in c.primaries() {
+        assert!(
+            !keys(port, "tls:*").is_empty(),
+            "every primary got keys over TLS"
+        );
+    }
+    // The wrong CA is refused with one line, before anything runs.
+    let other = certs.other_ca.display().to_string();
+    let out = crate::harness::run_respbench(
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &entry,
+            "--tls",
+            "--cacert",
+            &other,
+            "--cluster",
+            "-n",
+            "10",
+        ]
+        .map(String::from),
+        None,
+    );
+    out.assert_code(1);
+    assert!(out.single_stderr_line().contains("TLS"), "{}", out.stderr);
 }
