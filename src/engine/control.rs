@@ -20,6 +20,8 @@ pub struct ControlConn {
     target: String,
     buf: Vec<u8>,
     out: Vec<u8>,
+    /// A reply has been read on this connection.
+    answered: bool,
 }
 
 impl ControlConn {
@@ -34,6 +36,7 @@ impl ControlConn {
             target: target.display(),
             buf: Vec::with_capacity(4096),
             out: Vec::with_capacity(256),
+            answered: false,
         })
     }
 
@@ -70,6 +73,7 @@ impl ControlConn {
                     if matches!(value, Value::Push(_)) {
                         continue;
                     }
+                    self.answered = true;
                     return Ok(value);
                 }
                 Ok(None) => {}
@@ -80,6 +84,9 @@ impl ControlConn {
                 .read(&mut chunk)
                 .map_err(|e| self.io_error(&e))?;
             if n == 0 {
+                if matches!(self.stream, BlockingStream::Tls(_)) && !self.answered {
+                    return Err(self.io_error(&std::io::ErrorKind::UnexpectedEof.into()));
+                }
                 return Err(EngineError::Io(format!(
                     "{}: the server closed the connection",
                     self.target
@@ -90,6 +97,27 @@ impl ControlConn {
     }
 
     fn io_error(&self, e: &std::io::Error) -> EngineError {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+        // A TLS 1.3 server that wants a client certificate may also just close the connection
+        // after the handshake, before its alert is read: then the first command gets a reset.
+        if matches!(self.stream, BlockingStream::Tls(_))
+            && !self.answered
+            && matches!(
+                e.kind(),
+                ConnectionReset | UnexpectedEof | ConnectionAborted | BrokenPipe
+            )
+            && tls_error(e).is_none()
+        {
+            return EngineError::Tls {
+                target: self.target.clone(),
+                reason: format!(
+                    "the server closed the connection right after the handshake ({}); a server \
+                     with tls-auth-clients does this without a client certificate: pass --cert \
+                     and --key",
+                    io_reason(e)
+                ),
+            };
+        }
         // A TLS 1.3 server refuses a missing client certificate after the handshake: the first
         // command's reply is where that shows.
         if let Some(t) = tls_error(e).filter(|t| t.handshake) {
