@@ -5,7 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
-ensure_build_deps
 ensure_redis
 
 cargo build --release --quiet

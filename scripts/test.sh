@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The test command: installs what the build and the tests need (libssl-dev and pkg-config,
-# Debian's redis-server, which is built with TLS), then checks formatting,
-# lints, and runs every test (unit, property, integration against real redis-server processes).
+# The test command: installs what the tests need (Debian's redis-server, which is built with TLS),
+# then checks formatting, lints, and runs every test (unit, property, integration against real
+# redis-server processes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
-ensure_build_deps
 ensure_redis
 
 cargo fmt --all -- --check

@@ -126,13 +126,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     // TLS files are read once, here: a missing or malformed file stops the run before any
     // connection (exit 1).
     let tls = match &plan.tls {
-        Some(options) => {
-            let (client, warnings) = TlsClient::new(options).map_err(Failure::Fatal)?;
-            for w in warnings {
-                eprintln!("{w}");
-            }
-            Some(Arc::new(client))
-        }
+        Some(options) => Some(Arc::new(TlsClient::new(options).map_err(Failure::Fatal)?)),
         None => None,
     };
     let transport = Transport {

@@ -82,10 +82,19 @@ fn check(name: &str, prefix_resp3: bool, load: LoadSpec, command: &str) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let server = harness::Server::start();
     let target = Target::tcp("127.0.0.1", server.port()).unwrap();
-    check_on(target, name, prefix_resp3, load, command);
+    check_on(target, name, prefix_resp3, load, command, 0);
 }
 
-fn check_on(target: Target, name: &str, prefix_resp3: bool, load: LoadSpec, command: &str) {
+/// `per_batch`: allocations a library below respbench is known to make per batch (a batch is one
+/// write and, here, one reply record); respbench's own code must add none.
+fn check_on(
+    target: Target,
+    name: &str,
+    prefix_resp3: bool,
+    load: LoadSpec,
+    command: &str,
+    per_batch: u64,
+) {
     let mut prefix = Vec::new();
     let mut prefix_commands = Vec::new();
     if prefix_resp3 {
@@ -104,10 +113,14 @@ fn check_on(target: Target, name: &str, prefix_resp3: bool, load: LoadSpec, comm
     let large = allocations_for(&setup, &load, &t, 100_000);
     // Per-test setup (threads, buffers, histograms) is the same for both runs; 95,000 more
     // requests may add a few allocations from progress bookkeeping, never one per request.
+    let per_unit = u64::from(t.commands_per_unit.max(1));
+    let more_batches = 95_000 / (u64::from(load.pipeline) * per_unit);
+    // (A library's share gets 5% slack: a reply split over two records now and then.)
+    let allowed = per_batch * more_batches * 105 / 100 + 100;
     assert!(
-        large <= small + 100,
-        "{name}: {small} allocations for 5,000 requests but {large} for 100,000: something \
-         allocates per request"
+        large <= small + allowed,
+        "{name}: {small} allocations for 5,000 requests but {large} for 100,000 (at most \
+         {allowed} more allowed): something allocates per request"
     );
 }
 
@@ -181,9 +194,10 @@ fn no_allocation_per_request_dataset_pipelined() {
     check("dataset -P 8 --threads 2", false, load, command);
 }
 
-/// Over TLS, with pipelining and replies spread over several records. This counts the Rust
-/// side (respbench's stream wrapper and the openssl crate's BIO glue); OpenSSL's own buffers are
-/// C allocations, kept per connection because SSL_MODE_RELEASE_BUFFERS is off.
+/// Over TLS: respbench's stream adds nothing per request; rustls 0.23 allocates one buffer per
+/// record it encrypts and one per record it decrypts, so 2 per batch here (16 SETs go out as one
+/// record, their 16 replies come back as one), and that is all that is allowed. One allocation
+/// more per request would be 16 per batch.
 #[test]
 fn no_allocation_per_request_over_tls() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -192,27 +206,27 @@ fn no_allocation_per_request_over_tls() {
         tls: Some(harness::ServerTls::new(&certs)),
         ..Default::default()
     });
-    let (client, warnings) = TlsClient::new(&TlsOptions {
+    let client = TlsClient::new(&TlsOptions {
         cacert: Some(certs.ca.clone()),
         ..Default::default()
     })
     .unwrap();
-    assert!(warnings.is_empty(), "{warnings:?}");
     let transport = Transport {
         tls: Some(Arc::new(client)),
         mptcp: false,
     };
     let target = Target::tcp_with("127.0.0.1", server.tls_port(), transport).unwrap();
     let load = LoadSpec {
-        pipeline: 8,
+        pipeline: 16,
         workers: 2,
         ..base()
     };
     check_on(
         target,
-        "TLS -P 8 --threads 2 -3",
+        "TLS -P 16 --threads 2 -3",
         true,
         load,
-        "SET k:__rand_1st__ __data__ ; GET k:__rand_1st__ ; LRANGE mylist 0 99 ; LPUSH mylist __rand_int__",
+        "SET key:__rand_int__ __data__",
+        2,
     );
 }

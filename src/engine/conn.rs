@@ -151,7 +151,7 @@ impl Target {
                     None => Ok(BlockingStream::Tcp(s)),
                     Some(tls) => tls
                         .connect_blocking(s, host, CONNECT_TIMEOUT)
-                        .map(BlockingStream::Tls)
+                        .map(|s| BlockingStream::Tls(Box::new(s)))
                         .map_err(|e| self.connect_error(&e)),
                 }
             }
@@ -183,7 +183,7 @@ impl Target {
                     None => Ok(Stream::Tcp(s)),
                     Some(tls) => tls
                         .start(s, host)
-                        .map(Stream::Tls)
+                        .map(|s| Stream::Tls(Box::new(s)))
                         .map_err(|e| self.connect_error(&e)),
                 }
             }
@@ -277,7 +277,7 @@ pub fn io_reason(e: &io::Error) -> String {
 pub enum BlockingStream {
     Tcp(TcpStream),
     Unix(UnixStream),
-    Tls(TlsStream),
+    Tls(Box<TlsStream>),
 }
 
 impl BlockingStream {
@@ -345,7 +345,7 @@ impl Write for BlockingStream {
 pub enum Stream {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
-    Tls(TlsStream),
+    Tls(Box<TlsStream>),
 }
 
 impl Stream {
@@ -421,5 +421,114 @@ impl Source for Stream {
             Self::Unix(s) => s.deregister(r),
             Self::Tls(s) => s.tcp().deregister(r),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tls::{TlsClient, TlsOptions};
+
+    fn tls_transport(sni: Option<&str>) -> Transport {
+        let client = TlsClient::new(&TlsOptions {
+            sni: sni.map(str::to_string),
+            insecure: true,
+            ..TlsOptions::default()
+        })
+        .unwrap();
+        Transport {
+            tls: Some(Arc::new(client)),
+            mptcp: true,
+        }
+    }
+
+    #[test]
+    fn another_node_is_reached_the_same_way() {
+        let first = Target::tcp_with("127.0.0.1", 7000, tls_transport(None)).unwrap();
+        let other = first.at("127.0.0.2", 7001).unwrap();
+        let Target::Tcp {
+            addr,
+            host,
+            display,
+            transport,
+        } = &other
+        else {
+            panic!("{other:?}");
+        };
+        assert_eq!(addr.to_string(), "127.0.0.2:7001");
+        assert_eq!(
+            (host.as_str(), display.as_str()),
+            ("127.0.0.2", "127.0.0.2:7001")
+        );
+        assert!(transport.mptcp);
+        let tls = transport.tls.as_ref().expect("TLS kept");
+        // The node's own host is its TLS name, unless --sni names every node.
+        assert_eq!(tls.server_name(host), "127.0.0.2");
+        let first = Target::tcp_with("127.0.0.1", 7000, tls_transport(Some("redis.test"))).unwrap();
+        let other = first.at("127.0.0.2", 7001).unwrap();
+        let tls = other.transport().unwrap().tls.as_ref().unwrap();
+        assert_eq!(tls.server_name("127.0.0.2"), "redis.test");
+        // Plain stays plain.
+        let plain = Target::tcp("127.0.0.1", 7000)
+            .unwrap()
+            .at("::1", 7001)
+            .unwrap();
+        assert!(plain.transport().unwrap().tls.is_none());
+        assert_eq!(plain.display(), "[::1]:7001");
+    }
+
+    /// The protocol the kernel reports for a socket (`SO_PROTOCOL`).
+    #[cfg(target_os = "linux")]
+    fn protocol_of(fd: &impl std::os::fd::AsRawFd) -> i32 {
+        let mut value: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt on a descriptor we own, writing one c_int into `value`.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PROTOCOL,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "getsockopt: {}", io::Error::last_os_error());
+        value
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mptcp_sockets_are_mptcp_or_the_error_says_why() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let target = Target::tcp_with(
+            "127.0.0.1",
+            addr.port(),
+            Transport {
+                tls: None,
+                mptcp: true,
+            },
+        )
+        .unwrap();
+        match target.connect_blocking() {
+            Ok(BlockingStream::Tcp(s)) => {
+                assert_eq!(protocol_of(&s), libc::IPPROTO_MPTCP);
+                // The non-blocking connect (-k 0) too.
+                let Ok(Stream::Tcp(s)) = target.connect_nonblocking() else {
+                    panic!("non-blocking MPTCP connect failed");
+                };
+                assert_eq!(protocol_of(&s), libc::IPPROTO_MPTCP);
+            }
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => assert_eq!(e, EngineError::Other(MPTCP_UNSUPPORTED.to_string())),
+        }
+        // Without --mptcp: plain TCP.
+        let Ok(BlockingStream::Tcp(s)) = Target::tcp("127.0.0.1", addr.port())
+            .unwrap()
+            .connect_blocking()
+        else {
+            panic!("plain connect failed");
+        };
+        assert_eq!(protocol_of(&s), libc::IPPROTO_TCP);
     }
 }

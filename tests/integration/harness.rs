@@ -14,18 +14,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use openssl::asn1::Asn1Time;
-use openssl::bn::{BigNum, MsbOption};
-use openssl::ec::{EcGroup, EcKey};
-use openssl::error::ErrorStack;
-use openssl::hash::MessageDigest;
-use openssl::nid::Nid;
-use openssl::pkey::{PKey, PKeyRef, Private};
-use openssl::x509::extension::{
-    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName,
-    SubjectKeyIdentifier,
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
 };
-use openssl::x509::{X509, X509Builder, X509NameBuilder, X509Ref};
 use resp::Value;
 
 /// How long a respbench run may take before it is killed and the test fails.
@@ -343,14 +335,12 @@ fn die_with_parent(cmd: &mut Command) {
 // ---------------------------------------------------------------------------------------------
 // TLS certificates, made for the test
 
-/// Certificates and keys (PEM files) made with OpenSSL for one test, in their own temporary
-/// directory (removed on drop). EC P-256 keys, SHA-256 signatures, valid from an hour ago for 30
-/// days.
+/// Certificates and keys (PEM files) made for one test (with rcgen), in their own temporary
+/// directory (removed on drop). ECDSA P-256 keys.
 pub struct TestCerts {
     /// The CA that signed `server_cert`, `name_only_cert` and `client_cert`.
     pub ca: PathBuf,
-    /// A directory holding `ca` under its OpenSSL hashed name (`<subject hash>.0`), for
-    /// `--cacertdir`.
+    /// A directory holding `ca` under an OpenSSL hashed-style name, for `--cacertdir`.
     pub ca_dir: PathBuf,
     /// An unrelated CA: verifying the server with it must fail.
     pub other_ca: PathBuf,
@@ -372,39 +362,56 @@ impl TestCerts {
     pub fn new() -> TestCerts {
         let dir = TempDir::new();
         let d = dir.path();
-        let write = |name: &str, pem: &[u8]| {
+        let write = |name: &str, pem: &str| {
             let path = d.join(name);
             fs::write(&path, pem).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
             path
         };
-        let (ca_cert, ca_key) = certificate("respbench test CA", None, Leaf::Ca);
-        let (other_cert, _) = certificate("respbench other CA", None, Leaf::Ca);
-        let issuer = Some((ca_cert.as_ref(), ca_key.as_ref()));
-        let all_names = Leaf::Server(&["127.0.0.1", "::1"], &["localhost", "redis.test"]);
-        let (server_cert, server_key) = certificate("redis.test", issuer, all_names);
-        let (name_cert, name_key) =
-            certificate("redis.test", issuer, Leaf::Server(&[], &["redis.test"]));
-        let (client_cert, client_key) = certificate("respbench client", issuer, Leaf::Client);
-        let pem = |c: &X509| c.to_pem().expect("certificate PEM");
-        let key_pem = |k: &PKey<Private>| k.private_key_to_pem_pkcs8().expect("key PEM");
+        let (ca_pem, ca) = certificate_authority("respbench test CA");
+        let (other_pem, _) = certificate_authority("respbench other CA");
+        let leaf = |cn: &str, names: &[&str], server: bool| -> (String, String) {
+            let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+            params.distinguished_name.push(DnType::CommonName, cn);
+            params.subject_alt_names = names
+                .iter()
+                .map(|n| match n.parse() {
+                    Ok(ip) => SanType::IpAddress(ip),
+                    Err(_) => SanType::DnsName((*n).try_into().expect("DNS name")),
+                })
+                .collect();
+            params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            if server {
+                params
+                    .extended_key_usages
+                    .push(ExtendedKeyUsagePurpose::ServerAuth);
+            }
+            params.use_authority_key_identifier_extension = true;
+            let key = KeyPair::generate().expect("key");
+            let cert = params.signed_by(&key, &ca).expect("sign");
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server_cert, server_key) = leaf(
+            "redis.test",
+            &["127.0.0.1", "::1", "localhost", "redis.test"],
+            true,
+        );
+        let (name_cert, name_key) = leaf("redis.test", &["redis.test"], true);
+        let (client_cert, client_key) = leaf("respbench client", &[], false);
 
         let ca_dir = d.join("cadir");
         fs::create_dir(&ca_dir).expect("create cadir");
-        fs::write(
-            ca_dir.join(format!("{:08x}.0", ca_cert.subject_name_hash())),
-            pem(&ca_cert),
-        )
-        .expect("write hashed CA");
+        fs::write(ca_dir.join("5f3a9c21.0"), &ca_pem).expect("write CA into cadir");
         TestCerts {
-            ca: write("ca.crt", &pem(&ca_cert)),
+            ca: write("ca.crt", &ca_pem),
             ca_dir,
-            other_ca: write("other-ca.crt", &pem(&other_cert)),
-            server_cert: write("server.crt", &pem(&server_cert)),
-            server_key: write("server.key", &key_pem(&server_key)),
-            name_only_cert: write("name-only.crt", &pem(&name_cert)),
-            name_only_key: write("name-only.key", &key_pem(&name_key)),
-            client_cert: write("client.crt", &pem(&client_cert)),
-            client_key: write("client.key", &key_pem(&client_key)),
+            other_ca: write("other-ca.crt", &other_pem),
+            server_cert: write("server.crt", &server_cert),
+            server_key: write("server.key", &server_key),
+            name_only_cert: write("name-only.crt", &name_cert),
+            name_only_key: write("name-only.key", &name_key),
+            client_cert: write("client.crt", &client_cert),
+            client_key: write("client.key", &client_key),
             dir,
         }
     }
@@ -415,92 +422,15 @@ impl TestCerts {
     }
 }
 
-/// What a generated certificate is for.
-#[derive(Clone, Copy)]
-enum Leaf<'a> {
-    Ca,
-    /// Addresses and DNS names it is valid for.
-    Server(&'a [&'a str], &'a [&'a str]),
-    Client,
-}
-
-/// A certificate for `cn` with a new EC P-256 key, signed by `issuer` (self-signed without one).
-fn certificate(
-    cn: &str,
-    issuer: Option<(&X509Ref, &PKeyRef<Private>)>,
-    kind: Leaf<'_>,
-) -> (X509, PKey<Private>) {
-    let build = || -> Result<(X509, PKey<Private>), ErrorStack> {
-        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)?;
-        let key = PKey::from_ec_key(EcKey::generate(&group)?)?;
-        let mut name = X509NameBuilder::new()?;
-        name.append_entry_by_nid(Nid::COMMONNAME, cn)?;
-        let name = name.build();
-        let mut b = X509Builder::new()?;
-        b.set_version(2)?;
-        let mut serial = BigNum::new()?;
-        serial.rand(63, MsbOption::MAYBE_ZERO, false)?;
-        let serial = serial.to_asn1_integer()?;
-        b.set_serial_number(&serial)?;
-        b.set_subject_name(&name)?;
-        b.set_issuer_name(issuer.map_or(name.as_ref(), |(c, _)| c.subject_name()))?;
-        b.set_pubkey(&key)?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_secs() as libc::time_t;
-        let (from, until) = (
-            Asn1Time::from_unix(now - 3600)?,
-            Asn1Time::days_from_now(30)?,
-        );
-        b.set_not_before(&from)?;
-        b.set_not_after(&until)?;
-        match kind {
-            Leaf::Ca => {
-                b.append_extension(BasicConstraints::new().critical().ca().build()?)?;
-                b.append_extension(
-                    KeyUsage::new()
-                        .critical()
-                        .key_cert_sign()
-                        .crl_sign()
-                        .build()?,
-                )?;
-            }
-            Leaf::Server(..) | Leaf::Client => {
-                b.append_extension(BasicConstraints::new().build()?)?;
-                b.append_extension(KeyUsage::new().critical().digital_signature().build()?)?;
-                let mut eku = ExtendedKeyUsage::new();
-                eku.client_auth();
-                if let Leaf::Server(..) = kind {
-                    eku.server_auth();
-                }
-                b.append_extension(eku.build()?)?;
-            }
-        }
-        if let Leaf::Server(ips, dns) = kind {
-            let mut san = SubjectAlternativeName::new();
-            for ip in ips {
-                san.ip(ip);
-            }
-            for name in dns {
-                san.dns(name);
-            }
-            let ext = san.build(&b.x509v3_context(issuer.map(|(c, _)| c), None))?;
-            b.append_extension(ext)?;
-        }
-        let ski = SubjectKeyIdentifier::new().build(&b.x509v3_context(None, None))?;
-        b.append_extension(ski)?;
-        if let Some((ca, _)) = issuer {
-            let aki = AuthorityKeyIdentifier::new()
-                .keyid(false)
-                .build(&b.x509v3_context(Some(ca), None))?;
-            b.append_extension(aki)?;
-        }
-        let signer = issuer.map_or(key.as_ref(), |(_, k)| k);
-        b.sign(signer, MessageDigest::sha256())?;
-        Ok((b.build(), key))
-    };
-    build().unwrap_or_else(|e| panic!("cannot make the certificate for {cn}: {e}"))
+/// A self-signed CA: its certificate (PEM) and what signs with it.
+fn certificate_authority(cn: &str) -> (String, Issuer<'static, KeyPair>) {
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, cn);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let key = KeyPair::generate().expect("CA key");
+    let cert = params.self_signed(&key).expect("self-sign CA");
+    (cert.pem(), Issuer::new(params, key))
 }
 
 // ---------------------------------------------------------------------------------------------
