@@ -233,8 +233,8 @@ impl RunPlan {
     }
 }
 
-/// The TLS options when TLS is on, with the cipher lists checked (a list OpenSSL selects nothing
-/// from is a usage error). TLS options without `--tls` do nothing, as in valkey-benchmark: a
+/// The TLS options when TLS is on, with the cipher lists checked (a list that leaves no suite
+/// respbench has is a usage error). TLS options without `--tls` do nothing, as in valkey-benchmark: a
 /// warning says so.
 fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;

@@ -90,23 +90,27 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     server's certificate is verified against).
  --cacert <file>    CA Certificate file to verify with.
  --cacertdir <dir>  Directory where trusted CA certificates are stored
-                    (OpenSSL hashed names: see `openssl rehash`).
+                    (every PEM file in it is read).
                     If neither cacert nor cacertdir are specified, the default
                     system-wide trusted root certs configuration will apply.
  --insecure         Allow insecure TLS connection by skipping cert validation.
  --cert <file>      Client certificate to authenticate with (needs --key).
  --key <file>       Private key file to authenticate with (needs --cert).
  --tls-ciphers <list>
-                    Sets the list of preferred ciphers (TLSv1.2 and below)
+                    Sets the list of preferred ciphers (TLSv1.2)
                     in order of preference from highest to lowest separated
                     by colon (":"). See the ciphers(1ssl) manpage for more
-                    information about the syntax of this string.
+                    information about the syntax of this string. respbench
+                    has ECDHE-{ECDSA,RSA}-{AES256-GCM-SHA384,CHACHA20-POLY1305,
+                    AES128-GCM-SHA256}.
  --tls-ciphersuites <list>
                     Sets the list of preferred ciphersuites (TLSv1.3)
                     in order of preference from highest to lowest separated
                     by colon (":"). See the ciphers(1ssl) manpage for more
                     information about the syntax of this string, and
-                    specifically for TLSv1.3 ciphersuites.
+                    specifically for TLSv1.3 ciphersuites. respbench has
+                    TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256 and
+                    TLS_AES_128_GCM_SHA256.
  --mptcp            Establish an MPTCP connection (Linux, TCP only).
  --help             Print this help and exit
  -v, --version      Print the version and exit

@@ -681,9 +681,6 @@ impl TlsStream {
             let n = std::mem::take(&mut self.unsent);
             return Ok(n.min(buf.len()));
         }
-        if self.eof && buf.is_empty() {
-            return Ok(0);
-        }
         // Records rustls owes from reading (alerts, key updates) go first.
         self.send_pending()?;
         let n = self.conn.writer().write(buf)?;
