@@ -102,6 +102,52 @@ struct Conn {
     side: Option<SideQueue>,
 }
 
+impl Conn {
+    /// A connection with nothing in flight; `connecting`: a non-blocking connect is under way
+    /// (writable means connected). `route` is the primary whose slots its units target.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        stream: Stream,
+        connecting: bool,
+        wbuf: Vec<u8>,
+        prefix_commands: usize,
+        place: Placement,
+        route: u16,
+        side: Option<SideQueue>,
+        now: Instant,
+    ) -> Self {
+        Conn {
+            stream,
+            state: if connecting {
+                State::Connecting
+            } else {
+                State::Open
+            },
+            wbuf,
+            wlen: 0,
+            written: 0,
+            prefix_written: 0,
+            prefix_pending: prefix_commands,
+            want_write: connecting,
+            carry: Vec::with_capacity(64),
+            scanner: Scanner::new(),
+            push_kind: PushKind::Other,
+            pending: 0,
+            intended: now,
+            sent: now,
+            warmup: false,
+            used: false,
+            batch_cmds: 0,
+            node: place.node,
+            route,
+            home: place.home,
+            follow_primary: place.follow_primary,
+            rebind: None,
+            side,
+        }
+    }
+}
+
 /// What a free connection does next.
 enum Decision {
     Send {
@@ -176,33 +222,13 @@ impl<'a> Worker<'a> {
         let cluster = cfg.cluster.map(ClusterWorker::new);
         let conns = streams
             .into_iter()
-            .map(|(stream, place)| Conn {
-                stream,
-                state: State::Open,
-                wbuf: wbuf.clone(),
-                wlen: 0,
-                written: 0,
-                prefix_written: 0,
-                prefix_pending: cfg.setup.prefix_commands.len(),
-                want_write: false,
-                carry: Vec::with_capacity(64),
-                scanner: Scanner::new(),
-                push_kind: PushKind::Other,
-                pending: 0,
-                intended: now,
-                sent: now,
-                warmup: false,
-                used: false,
-                batch_cmds: 0,
-                node: place.node,
-                route: cluster
+            .map(|(stream, place)| {
+                let route = cluster
                     .as_ref()
                     .and_then(|c| c.shard_of.get(place.node).copied())
-                    .unwrap_or(0),
-                home: place.home,
-                follow_primary: place.follow_primary,
-                rebind: None,
-                side: None,
+                    .unwrap_or(0);
+                let prefix = cfg.setup.prefix_commands.len();
+                Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now)
             })
             .collect();
         let keys = KeyGen::new(
@@ -819,42 +845,13 @@ impl<'a> Worker<'a> {
                 let home = (0..cl.owners.len())
                     .find(|&s| usize::from(cl.owners[s]) == node)
                     .unwrap_or(0) as u16;
-                let mut stream = cl.targets[node].connect_nonblocking()?;
-                let i = self.conns.len();
-                self.poll
-                    .registry()
-                    .register(
-                        &mut stream,
-                        Token(i),
-                        Interest::READABLE | Interest::WRITABLE,
-                    )
-                    .map_err(loop_error)?;
                 let (wbuf, _) = self.cfg.template.batch(self.pipeline);
-                self.conns.push(Conn {
-                    stream,
-                    state: State::Connecting,
-                    wbuf,
-                    wlen: 0,
-                    written: 0,
-                    prefix_written: 0,
-                    prefix_pending: self.cfg.setup.prefix_commands.len(),
-                    want_write: true,
-                    carry: Vec::new(),
-                    scanner: Scanner::new(),
-                    pending: 0,
-                    intended: now,
-                    sent: now,
-                    warmup: false,
-                    used: false,
-                    batch_cmds: 0,
+                let place = Placement {
                     node,
-                    route: node as u16,
                     home,
                     follow_primary: true,
-                    rebind: None,
-                    side: None,
-                    push_kind: PushKind::Other,
-                });
+                };
+                let i = self.open_conn(place, wbuf, None, now)?;
                 self.on_free(i, now)?;
             }
         }
@@ -961,15 +958,16 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// The side connection to `node`, connecting it (without blocking) on first use.
-    fn side_conn(&mut self, node: usize) -> Result<usize, EngineError> {
-        let Some(cl) = self.cluster.as_mut() else {
-            return Err(EngineError::Other("redirect outside cluster mode".into()));
-        };
-        if let Some(i) = cl.side[node] {
-            return Ok(i);
-        }
-        let mut stream = cl.targets[node].connect_nonblocking()?;
+    /// Starts a non-blocking connect to `place.node` and adds the connection (its index is its
+    /// token); it sends once writable says it is connected.
+    fn open_conn(
+        &mut self,
+        place: Placement,
+        wbuf: Vec<u8>,
+        side: Option<SideQueue>,
+        now: Instant,
+    ) -> Result<usize, EngineError> {
+        let mut stream = self.target(place.node).connect_nonblocking()?;
         let i = self.conns.len();
         self.poll
             .registry()
@@ -979,33 +977,31 @@ impl<'a> Worker<'a> {
                 Interest::READABLE | Interest::WRITABLE,
             )
             .map_err(loop_error)?;
-        cl.side[node] = Some(i);
-        let now = Instant::now();
-        self.conns.push(Conn {
-            stream,
-            state: State::Connecting,
-            wbuf: Vec::new(),
-            wlen: 0,
-            written: 0,
-            prefix_written: 0,
-            prefix_pending: self.cfg.setup.prefix_commands.len(),
-            want_write: true,
-            carry: Vec::new(),
-            scanner: Scanner::new(),
-            pending: 0,
-            intended: now,
-            sent: now,
-            warmup: false,
-            used: true,
-            batch_cmds: 0,
+        let prefix = self.cfg.setup.prefix_commands.len();
+        let route = place.node as u16;
+        self.conns.push(Conn::new(
+            stream, true, wbuf, prefix, place, route, side, now,
+        ));
+        Ok(i)
+    }
+
+    /// The side connection to `node`, connecting it (without blocking) on first use.
+    fn side_conn(&mut self, node: usize) -> Result<usize, EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Err(EngineError::Other("redirect outside cluster mode".into()));
+        };
+        if let Some(i) = cl.side[node] {
+            return Ok(i);
+        }
+        let place = Placement {
             node,
-            route: node as u16,
             home: 0,
             follow_primary: false,
-            rebind: None,
-            side: Some(SideQueue::new()),
-            push_kind: PushKind::Other,
-        });
+        };
+        let i = self.open_conn(place, Vec::new(), Some(SideQueue::new()), Instant::now())?;
+        if let Some(cl) = self.cluster.as_mut() {
+            cl.side[node] = Some(i);
+        }
         Ok(i)
     }
 

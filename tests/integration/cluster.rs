@@ -9,8 +9,32 @@ use resp::Value;
 use respbench::cluster::slot::key_slot;
 
 use crate::harness::{
-    Client, Output, Server, ServerOptions, ServerTls, TestCerts, free_port, wait_until,
+    Client, Output, Running, Server, ServerOptions, ServerTls, TestCerts, free_port, wait_until,
 };
+
+/// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
+/// and its bus and replication use TLS.
+fn cluster_node(bus: u16, certs: Option<&TestCerts>) -> Server {
+    let mut extra: Vec<String> = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "3000",
+    ]
+    .map(String::from)
+    .to_vec();
+    extra.extend(["--cluster-port".to_string(), bus.to_string()]);
+    if certs.is_some() {
+        extra.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
+    }
+    Server::start_with(ServerOptions {
+        tls: certs.map(ServerTls::new),
+        extra,
+        ..ServerOptions::default()
+    })
+}
 
 /// A running cluster; its servers are stopped (by PID) on drop.
 struct Cluster {
@@ -28,33 +52,7 @@ impl Cluster {
     /// With `certs`, every node also listens with TLS and the cluster bus and replication use
     /// TLS (`--tls-cluster yes --tls-replication yes`).
     fn start_with(certs: Option<&TestCerts>) -> Cluster {
-        let nodes: Vec<Server> = (0..6)
-            .map(|_| {
-                let mut extra: Vec<String> = Vec::new();
-                if certs.is_some() {
-                    extra.extend(
-                        ["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from),
-                    );
-                }
-                Server::start_with(ServerOptions {
-                    tls: certs.map(ServerTls::new),
-                    extra: vec![
-                        "--cluster-enabled".into(),
-                        "yes".into(),
-                        "--cluster-config-file".into(),
-                        "nodes.conf".into(),
-                        "--cluster-port".into(),
-                        free_port().to_string(),
-                        "--cluster-node-timeout".into(),
-                        "3000".into(),
-                    ]
-                    .into_iter()
-                    .chain(extra)
-                    .collect(),
-                    ..ServerOptions::default()
-                })
-            })
-            .collect();
+        let nodes: Vec<Server> = (0..6).map(|_| cluster_node(free_port(), certs)).collect();
         let mut args: Vec<String> = Vec::new();
         if let Some(certs) = certs {
             args.extend([
@@ -406,22 +404,27 @@ fn migrate_slots(c: &Cluster, from: u16, to: u16, n: u32) {
     }
 }
 
+/// Starts `-n <n>` INCRs of `<prefix><0..200>` in cluster mode (4 connections per node) and
+/// waits until the node at `watch` has served some of them.
+fn incr_run(c: &Cluster, prefix: &str, n: u32, watch: u16) -> Running {
+    let key = format!("{prefix}__rand_int__");
+    let n = n.to_string();
+    let run = c
+        .entry()
+        .spawn_bench(&["--cluster", "-c", "4", "-n", &n, "-r", "200", "incr", &key]);
+    assert!(
+        wait_until(Duration::from_secs(20), || Client::connect(watch)
+            .calls("incr")
+            > 1000),
+        "the run did not start"
+    );
+    run
+}
+
 /// Starts an empty cluster node and introduces it to the cluster (`CLUSTER MEET`).
 fn join_new_node(c: &Cluster) -> Server {
     let bus = free_port();
-    let node = Server::start_with(ServerOptions {
-        extra: vec![
-            "--cluster-enabled".into(),
-            "yes".into(),
-            "--cluster-config-file".into(),
-            "nodes.conf".into(),
-            "--cluster-port".into(),
-            bus.to_string(),
-            "--cluster-node-timeout".into(),
-            "3000".into(),
-        ],
-        ..ServerOptions::default()
-    });
+    let node = cluster_node(bus, None);
     let port = node.port().to_string();
     Client::connect(c.entry().port()).ok(&[
         "CLUSTER",
@@ -454,23 +457,7 @@ fn slot_migration_to_a_new_node_during_a_run_loses_nothing() {
     let primaries = c.primaries();
     let new_node = join_new_node(&c);
     let (from, to) = (primaries[0], new_node.port());
-    let run = c.entry().spawn_bench(&[
-        "--cluster",
-        "-c",
-        "4",
-        "-n",
-        "400000",
-        "-r",
-        "200",
-        "incr",
-        "k:__rand_int__",
-    ]);
-    assert!(
-        wait_until(Duration::from_secs(20), || Client::connect(from)
-            .calls("incr")
-            > 1000),
-        "the run did not start"
-    );
+    let run = incr_run(&c, "k:", 400000, from);
     migrate_slots(&c, from, to, 200);
     let out = run.finish(Duration::from_secs(120));
     out.assert_success();
@@ -507,23 +494,7 @@ fn failover_during_a_run_goes_on() {
     let c = Cluster::start();
     let ranges = c.ranges();
     let (old_primary, replica) = (ranges[0].2, ranges[0].3[0]);
-    let run = c.entry().spawn_bench(&[
-        "--cluster",
-        "-c",
-        "4",
-        "-n",
-        "300000",
-        "-r",
-        "200",
-        "incr",
-        "f:__rand_int__",
-    ]);
-    assert!(
-        wait_until(Duration::from_secs(20), || Client::connect(old_primary)
-            .calls("incr")
-            > 1000),
-        "the run did not start"
-    );
+    let run = incr_run(&c, "f:", 300000, old_primary);
     Client::connect(replica).ok(&["CLUSTER", "FAILOVER"]);
     assert!(
         wait_until(Duration::from_secs(30), || c.primaries().contains(&replica)),
