@@ -145,17 +145,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 
     // A control connection first: it fails fast and clearly on a wrong address or password, and
     // fetches the configuration the report shows.
-    let mut control = ControlConn::connect(&setup.target)?;
-    if let Some(auth) = &plan.auth {
-        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
-        cmd.extend(auth.iter().map(|a| a.as_slice()));
-        if let Some(e) = error_text(&control.call(&cmd)?) {
-            return Err(Failure::Fatal(format!(
-                "authentication failed at {}: {e}",
-                setup.target.display()
-            )));
-        }
-    }
+    let mut control = ControlConn::connect_auth(&setup.target, plan.auth.as_deref())?;
     let mut load = plan.load.clone();
     let mut threads_shown = plan.threads_flag;
     let (mut cluster, save, appendonly) = if plan.cluster {
@@ -451,12 +441,9 @@ impl ClusterCtx {
         let mut node_configs = Vec::with_capacity(bench_nodes.len());
         for &n in &bench_nodes {
             let target = shared.target(n);
-            let config = ControlConn::connect(&target)
+            let config = ControlConn::connect_auth(&target, plan.auth.as_deref())
                 .ok()
-                .and_then(|mut c| {
-                    authenticate(&mut c, plan.auth.as_deref()).ok()?;
-                    fetch_config(&mut c, &target).ok()
-                })
+                .and_then(|mut c| fetch_config(&mut c, &target).ok())
                 .unwrap_or((None, None));
             if config.0.is_none() {
                 eprintln!(
@@ -504,8 +491,8 @@ impl ClusterCtx {
         let topo = self.shared.topology();
         for n in topo.primaries() {
             let target = self.shared.target(n);
-            let mut c = ControlConn::connect(&target).map_err(|e| e.to_string())?;
-            authenticate(&mut c, self.auth.as_deref())?;
+            let mut c = ControlConn::connect_auth(&target, self.auth.as_deref())
+                .map_err(|e| e.to_string())?;
             if let Some(e) = error_text(&c.call(cmd).map_err(|e| e.to_string())?) {
                 return Err(format!("{}: {e}", topo.nodes[n].display()));
             }
@@ -597,17 +584,4 @@ fn serving_nodes(
             all
         }
     })
-}
-
-/// AUTH on a control connection when a password was given.
-fn authenticate(c: &mut ControlConn, auth: Option<&[Vec<u8>]>) -> Result<(), String> {
-    if let Some(auth) = auth {
-        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
-        cmd.extend(auth.iter().map(|a| a.as_slice()));
-        let reply = c.call(&cmd).map_err(|e| e.to_string())?;
-        if let Some(e) = error_text(&reply) {
-            return Err(format!("authentication failed: {e}"));
-        }
-    }
-    Ok(())
 }

@@ -144,17 +144,7 @@ impl ClusterShared {
 
 /// `CLUSTER SLOTS` over a fresh control connection (AUTH first when given).
 fn fetch(target: &Target, auth: Option<&[Vec<u8>]>) -> Result<resp::Value, EngineError> {
-    let mut c = ControlConn::connect(target)?;
-    if let Some(auth) = auth {
-        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
-        cmd.extend(auth.iter().map(|a| a.as_slice()));
-        if let Some(e) = error_text(&c.call(&cmd)?) {
-            return Err(EngineError::Other(format!(
-                "authentication failed at {}: {e}",
-                target.display()
-            )));
-        }
-    }
+    let mut c = ControlConn::connect_auth(target, auth)?;
     let reply = c.call(&[b"CLUSTER".as_slice(), b"SLOTS"])?;
     if let Some(e) = error_text(&reply) {
         return Err(EngineError::Other(format!(

@@ -40,6 +40,23 @@ impl ControlConn {
         })
     }
 
+    /// Connects and sends `AUTH` when a password was given (`auth`: the arguments after `AUTH`);
+    /// a refused password is an error naming the server.
+    pub fn connect_auth(target: &Target, auth: Option<&[Vec<u8>]>) -> Result<Self, EngineError> {
+        let mut c = Self::connect(target)?;
+        if let Some(auth) = auth {
+            let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
+            cmd.extend(auth.iter().map(|a| a.as_slice()));
+            if let Some(e) = error_text(&c.call(&cmd)?) {
+                return Err(EngineError::Other(format!(
+                    "authentication failed at {}: {e}",
+                    target.display()
+                )));
+            }
+        }
+        Ok(c)
+    }
+
     /// Sends one command and returns its reply (error replies are returned as values).
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Value, EngineError> {
         self.out.clear();
