@@ -75,7 +75,7 @@ impl ClusterShared {
 
     /// How to reach node `i`.
     pub fn target(&self, i: usize) -> Target {
-        self.view().targets[i].clone()
+        self.view.lock().unwrap_or_else(|e| e.into_inner()).targets[i].clone()
     }
 
     /// The index of `host:port`, registering a node first seen in a redirect.

@@ -216,15 +216,21 @@ pub fn run_test(
         }
         Some(run) => {
             let topo = run.shared.topology();
-            for _ in 0..load.clients {
-                for &node in &run.serving {
+            let primaries = topo.primaries();
+            let per_node: Vec<(Target, Placement)> = run
+                .serving
+                .iter()
+                .map(|&node| {
                     let place = Placement {
                         node,
                         home: topo.first_slot(node).unwrap_or(0),
-                        follow_primary: topo.primaries().contains(&node),
+                        follow_primary: primaries.contains(&node),
                     };
-                    places.push((run.shared.target(node), place));
-                }
+                    (run.shared.target(node), place)
+                })
+                .collect();
+            for _ in 0..load.clients {
+                places.extend(per_node.iter().cloned());
             }
         }
     }

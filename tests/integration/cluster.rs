@@ -523,6 +523,24 @@ fn cluster_flag_against_a_standalone_server_is_one_clear_line() {
     let out = server.bench(&["--rfr", "yes", "-n", "10", "-q"]);
     out.assert_code(2);
     assert!(out.single_stderr_line().contains("--rfr needs --cluster"));
+    let out = server.bench(&[
+        "--cluster",
+        "--dataset",
+        "docs.csv",
+        "-n",
+        "1",
+        "--",
+        "set",
+        "k:__field:id__",
+        "v",
+    ]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .contains("--dataset with --cluster is not supported yet"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
