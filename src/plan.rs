@@ -6,6 +6,7 @@
 
 pub mod dataset;
 mod pushes;
+pub mod shard;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
