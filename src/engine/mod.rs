@@ -11,6 +11,7 @@ pub mod conn;
 pub mod control;
 mod idle;
 pub mod limits;
+mod pacer;
 mod push;
 mod timer;
 pub mod tls;

@@ -1,0 +1,330 @@
+//! A worker's cluster mode: filling a batch for its connection's node, acting on redirects over
+//! side connections, adopting a new topology, and answering replies on side connections.
+
+use std::time::{Duration, Instant};
+
+use super::Worker;
+use super::conn::{Conn, State};
+use super::reply::{Recorder, ReplyCtx, record_error, record_success};
+use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
+use crate::cluster::topology::NO_OWNER;
+use crate::engine::cluster::{
+    ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
+};
+use crate::engine::{EngineError, Placement};
+use crate::metrics::RedirectKind;
+use crate::workload::template::fill_unit;
+
+impl Worker<'_> {
+    /// Cluster: fills a batch for connection `i`'s node: `{tag}` gets a tag of one of the
+    /// node's slots, and a unit whose random keys land elsewhere is drawn again.
+    pub(super) fn fill_cluster(&mut self, i: usize, units: usize) {
+        let Some(cl) = self.cluster.as_ref() else {
+            return;
+        };
+        let routes = &cl.run.routes;
+        let spu = self.slots_per_unit;
+        let c = &mut self.conns[i];
+        let route = c.route;
+        let serves_any = cl.counts.get(usize::from(route)).is_some_and(|&n| n > 0);
+        for u in 0..units {
+            let base = u * self.unit_len;
+            if !routes.tags.is_empty() {
+                let keys = &mut self.keys;
+                let slot = cl.pick_slot(route, || keys.random());
+                let tag = cl.run.tags.get(slot);
+                for &off in &routes.tags {
+                    c.wbuf[base + off..base + off + TAG_PLACEHOLDER.len()].copy_from_slice(tag);
+                }
+            }
+            let unit_slots = &self.batch_slots[u * spu..(u + 1) * spu];
+            let mut draws = 0;
+            loop {
+                fill_unit(&mut c.wbuf, unit_slots, &mut self.keys);
+                draws += 1;
+                let stray = routes.random_keys.iter().find_map(|k| {
+                    let slot = key_slot(&c.wbuf[base + k.start..base + k.end]);
+                    (!cl.serves(route, slot)).then_some(slot)
+                });
+                let Some(slot) = stray else {
+                    break;
+                };
+                if !serves_any || draws >= MAX_DRAWS {
+                    // This node holds none of the keys drawn (a small keyspace, or its slots
+                    // migrated away): the unit goes anyway and is redirected, and a connection
+                    // bound to a primary moves to where the keys are for its next batch.
+                    let owner = cl.owners[usize::from(slot)];
+                    if c.follow_primary && owner != NO_OWNER && usize::from(owner) != c.node {
+                        c.rebind = Some(usize::from(owner));
+                        c.home = slot;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Cluster: adopts a new topology (connections bound to a primary follow their shard to its
+    /// new primary) and sends delayed retries that are due.
+    pub(super) fn cluster_tick(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
+        if cl.adopt_if_changed() {
+            for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+                rebind_if_needed(c, cl);
+            }
+            if cl.run.all_primaries {
+                self.connect_new_primaries(now)?;
+            }
+        }
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
+        if cl.next_due().is_some_and(|due| due <= now) {
+            let mut due = Vec::new();
+            let mut k = 0;
+            while k < cl.delayed.len() {
+                if cl.delayed[k].0 <= now {
+                    due.push(cl.delayed.swap_remove(k));
+                } else {
+                    k += 1;
+                }
+            }
+            for (_, node, retry) in due {
+                self.enqueue(node, retry, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cluster: opens load connections to primaries that own slots but have none of this
+    /// worker's connections (a node that slots were migrated to); they start sending at once.
+    pub(super) fn connect_new_primaries(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_ref() else {
+            return Ok(());
+        };
+        let missing: Vec<usize> = (0..cl.counts.len())
+            .filter(|&n| cl.counts[n] > 0)
+            .filter(|&n| {
+                !self
+                    .conns
+                    .iter()
+                    .any(|c| c.side.is_none() && (c.node == n || c.rebind == Some(n)))
+            })
+            .collect();
+        for node in missing {
+            for _ in 0..self.cfg.new_node_conns {
+                let Some(cl) = self.cluster.as_ref() else {
+                    break;
+                };
+                let home = (0..cl.owners.len())
+                    .find(|&s| usize::from(cl.owners[s]) == node)
+                    .unwrap_or(0) as u16;
+                let (wbuf, _) = self.cfg.template.batch(self.pipeline);
+                let place = Placement {
+                    node,
+                    home,
+                    follow_primary: true,
+                };
+                let i = self.open_conn(place, wbuf, None, now)?;
+                self.on_free(i, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Acts on the redirects just received: re-sends each request to the right node.
+    pub(super) fn handle_redirects(&mut self, now: Instant) -> Result<(), EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Ok(());
+        };
+        let mut list = std::mem::take(&mut cl.redirects);
+        for r in list.drain(..) {
+            let Some(cl) = self.cluster.as_mut() else {
+                break;
+            };
+            if !r.retry.warmup {
+                cl.count(r.kind, now, self.cfg.measure_start);
+            }
+            let target = match (r.kind, &r.to) {
+                (RedirectKind::Moved | RedirectKind::Ask, Some((slot, host, port))) => {
+                    let host = if host.is_empty() {
+                        cl.run.shared.topology().nodes[r.from].host.clone()
+                    } else {
+                        host.clone()
+                    };
+                    let node = cl.resolve(&host, *port)?;
+                    if r.kind == RedirectKind::Moved {
+                        cl.moved(*slot, node);
+                        for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+                            rebind_if_needed(c, cl);
+                        }
+                    }
+                    Some(node)
+                }
+                _ => None,
+            };
+            if r.retry.attempts > MAX_ATTEMPTS
+                || (target.is_none() && matches!(r.kind, RedirectKind::Moved | RedirectKind::Ask))
+            {
+                cl.outstanding -= 1;
+                let warmup = r.retry.warmup;
+                cl.spare.push(r.retry.cmd);
+                let text = format!(
+                    "{} (a request was still redirected after {MAX_ATTEMPTS} attempts)",
+                    r.kind.name()
+                );
+                record_error(
+                    &mut self.rec,
+                    self.cfg.load.on_error,
+                    warmup,
+                    text.as_bytes(),
+                )?;
+                continue;
+            }
+            match r.kind {
+                RedirectKind::Moved | RedirectKind::Ask => {
+                    if let Some(node) = target {
+                        self.enqueue(node, r.retry, r.kind == RedirectKind::Ask)?;
+                    }
+                }
+                RedirectKind::TryAgain => {
+                    let wait = Duration::from_millis(10 * u64::from(r.retry.attempts));
+                    cl.delayed.push((now + wait, r.from, r.retry));
+                }
+                RedirectKind::ClusterDown => {
+                    cl.run.shared.request_refresh();
+                    let wait = Duration::from_millis((100 * u64::from(r.retry.attempts)).min(1000));
+                    let node = r
+                        .retry
+                        .slot
+                        .map(|s| cl.owners[usize::from(s)])
+                        .filter(|&o| o != NO_OWNER)
+                        .map_or(r.from, usize::from);
+                    cl.delayed.push((now + wait, node, r.retry));
+                }
+            }
+        }
+        if let Some(cl) = self.cluster.as_mut() {
+            cl.redirects = list;
+        }
+        Ok(())
+    }
+
+    /// Queues a redirected request on the side connection to `node` (opened on first use).
+    pub(super) fn enqueue(
+        &mut self,
+        node: usize,
+        retry: Retry,
+        asking: bool,
+    ) -> Result<(), EngineError> {
+        let i = self.side_conn(node)?;
+        let c = &mut self.conns[i];
+        if c.written == c.wlen {
+            c.wbuf.clear();
+            c.written = 0;
+        }
+        let q = c.side.get_or_insert_with(SideQueue::new);
+        if asking {
+            c.wbuf.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
+            q.push_back(SideItem::Asking);
+        }
+        c.wbuf.extend_from_slice(&retry.cmd);
+        q.push_back(SideItem::Retry(retry));
+        c.wlen = c.wbuf.len();
+        if c.state == State::Open {
+            self.flush(i)?;
+        }
+        Ok(())
+    }
+
+    /// The side connection to `node`, connecting it (without blocking) on first use.
+    pub(super) fn side_conn(&mut self, node: usize) -> Result<usize, EngineError> {
+        let Some(cl) = self.cluster.as_mut() else {
+            return Err(EngineError::Other("redirect outside cluster mode".into()));
+        };
+        if let Some(i) = cl.side[node] {
+            return Ok(i);
+        }
+        let place = Placement {
+            node,
+            home: 0,
+            follow_primary: false,
+        };
+        let i = self.open_conn(place, Vec::new(), Some(SideQueue::new()), Instant::now())?;
+        if let Some(cl) = self.cluster.as_mut() {
+            cl.side[node] = Some(i);
+        }
+        Ok(i)
+    }
+}
+
+/// Cluster: most draws of a unit before sending it to its node anyway (a redirect then fixes
+/// it); with one random key and N equal nodes a unit needs N draws on average, and 256 fail
+/// with a chance of (1 - 1/N)^256 (below 1e-7 for 16 nodes).
+const MAX_DRAWS: u32 = 256;
+
+/// Cluster: a connection bound to a primary moves to its home slot's owner when that changed;
+/// a replica's connection targets its (possibly new) primary's slots.
+pub(super) fn rebind_if_needed(c: &mut Conn, cl: &ClusterWorker) {
+    if c.follow_primary {
+        let owner = cl.owners[usize::from(c.home)];
+        if owner != NO_OWNER && usize::from(owner) != c.node {
+            c.rebind = Some(usize::from(owner));
+        }
+    } else if let Some(&p) = cl.shard_of.get(c.node)
+        && p != NO_OWNER
+    {
+        c.route = p;
+    }
+}
+
+/// A reply on a side connection: to `ASKING`, or to a redirected request.
+pub(super) fn side_reply(
+    c: &mut Conn,
+    rec: &mut Recorder,
+    cl: &mut ClusterWorker,
+    ctx: &ReplyCtx,
+    info: &resp::ReplyInfo,
+    reply: &[u8],
+    now: Instant,
+) -> Result<(), EngineError> {
+    let item = c.side.as_mut().and_then(|q| q.pop_front());
+    let Some(item) = item else {
+        return Err(EngineError::Protocol(
+            "protocol error: the server sent a reply nobody asked for".to_string(),
+        ));
+    };
+    let SideItem::Retry(mut retry) = item else {
+        // ASKING's +OK (an error here shows up again on the command that follows).
+        return Ok(());
+    };
+    if !retry.warmup {
+        rec.last_reply = Some(now);
+    }
+    if let Some(range) = &info.error {
+        let text = &reply[range.clone()];
+        if let Some(kind) = RedirectKind::of(text) {
+            retry.attempts += 1;
+            cl.redirects.push(Redirect {
+                kind,
+                retry,
+                to: parse_redirect(text),
+                from: c.node,
+            });
+            return Ok(());
+        }
+        cl.outstanding -= 1;
+        let warmup = retry.warmup;
+        cl.spare.push(retry.cmd);
+        return record_error(rec, ctx.policy, warmup, text);
+    }
+    let latency = record_success(rec, retry.intended, retry.sent, retry.warmup, now);
+    if !retry.warmup {
+        cl.record(c.node, latency);
+    }
+    cl.outstanding -= 1;
+    cl.spare.push(retry.cmd);
+    Ok(())
+}

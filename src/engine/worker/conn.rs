@@ -1,0 +1,358 @@
+//! A worker's connection and its I/O: writing batches (the prefix gathered with the first),
+//! reading and framing replies, and `-k 0` reconnects.
+
+use std::io::{self, IoSlice};
+use std::time::Instant;
+
+use mio::{Interest, Token};
+use resp::{Scan, Scanner};
+
+use super::reply::{ReplyCtx, on_reply};
+use super::{MAX_LINE, Worker, loop_error};
+use crate::engine::EngineError;
+use crate::engine::Placement;
+use crate::engine::cluster::SideQueue;
+use crate::engine::conn::{Stream, io_reason};
+use crate::engine::push::{self, Peek, PushKind};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    /// Connected; a batch may be in flight.
+    Open,
+    /// A `-k 0` reconnect is under way; the decided batch waits for it.
+    Connecting,
+}
+
+pub(super) struct Conn {
+    pub(super) stream: Stream,
+    pub(super) state: State,
+    /// `-P` copies of the unit; placeholders patched before each send.
+    pub(super) wbuf: Vec<u8>,
+    /// Bytes of `wbuf` in this batch (fewer units for a final partial batch).
+    pub(super) wlen: usize,
+    pub(super) written: usize,
+    pub(super) prefix_written: usize,
+    pub(super) prefix_pending: usize,
+    pub(super) want_write: bool,
+    pub(super) carry: Vec<u8>,
+    pub(super) scanner: Scanner,
+    /// Kind of the push being scanned (classified from its head before the scanner consumes it).
+    pub(super) push_kind: PushKind,
+    /// Replies outstanding in the current batch.
+    pub(super) pending: u64,
+    pub(super) intended: Instant,
+    pub(super) sent: Instant,
+    pub(super) warmup: bool,
+    /// Has carried a batch (with `-k 0` it is replaced before the next one).
+    pub(super) used: bool,
+    /// Commands in the current batch.
+    pub(super) batch_cmds: u64,
+    /// The node it is connected to (always 0 outside cluster mode).
+    pub(super) node: usize,
+    /// Cluster: the primary whose slots its units target (itself, or a replica's primary).
+    pub(super) route: u16,
+    /// Cluster: a slot of the shard it was bound to; after a failover it follows that slot's
+    /// new primary (only connections bound to primaries do).
+    pub(super) home: u16,
+    pub(super) follow_primary: bool,
+    /// Cluster: reconnect to this node before the next batch.
+    pub(super) rebind: Option<usize>,
+    /// Cluster: a side connection's queue of redirected requests (None for load connections).
+    pub(super) side: Option<SideQueue>,
+}
+
+impl Conn {
+    /// A connection with nothing in flight; `connecting`: a non-blocking connect is under way
+    /// (writable means connected). `route` is the primary whose slots its units target.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        stream: Stream,
+        connecting: bool,
+        wbuf: Vec<u8>,
+        prefix_commands: usize,
+        place: Placement,
+        route: u16,
+        side: Option<SideQueue>,
+        now: Instant,
+    ) -> Self {
+        Conn {
+            stream,
+            state: if connecting {
+                State::Connecting
+            } else {
+                State::Open
+            },
+            wbuf,
+            wlen: 0,
+            written: 0,
+            prefix_written: 0,
+            prefix_pending: prefix_commands,
+            want_write: connecting,
+            carry: Vec::with_capacity(64),
+            scanner: Scanner::new(),
+            push_kind: PushKind::Other,
+            pending: 0,
+            intended: now,
+            sent: now,
+            warmup: false,
+            used: false,
+            batch_cmds: 0,
+            node: place.node,
+            route,
+            home: place.home,
+            follow_primary: place.follow_primary,
+            rebind: None,
+            side,
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Writes what is left of the prefix and the batch; registers write interest only while the
+    /// socket's buffer is full.
+    pub(super) fn flush(&mut self, i: usize) -> Result<(), EngineError> {
+        let prefix = &self.cfg.setup.prefix;
+        let c = &mut self.conns[i];
+        loop {
+            let batch = &c.wbuf[c.written..c.wlen];
+            let res = if c.prefix_written < prefix.len() {
+                c.stream.write_vectored(&[
+                    IoSlice::new(&prefix[c.prefix_written..]),
+                    IoSlice::new(batch),
+                ])
+            } else if batch.is_empty() {
+                break;
+            } else {
+                c.stream.write(batch)
+            };
+            match res {
+                Ok(mut n) => {
+                    let p = (prefix.len() - c.prefix_written).min(n);
+                    c.prefix_written += p;
+                    n -= p;
+                    c.written += n;
+                    if c.prefix_written == prefix.len() && c.written == c.wlen {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !c.want_write {
+                        c.want_write = true;
+                        self.poll
+                            .registry()
+                            .reregister(
+                                &mut c.stream,
+                                Token(i),
+                                Interest::READABLE | Interest::WRITABLE,
+                            )
+                            .map_err(loop_error)?;
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.io_error(i, &e)),
+            }
+        }
+        let c = &mut self.conns[i];
+        if c.want_write {
+            c.want_write = false;
+            self.poll
+                .registry()
+                .reregister(&mut c.stream, Token(i), Interest::READABLE)
+                .map_err(loop_error)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_writable(&mut self, i: usize) -> Result<(), EngineError> {
+        let c = &mut self.conns[i];
+        match c.state {
+            State::Open => {
+                if c.want_write {
+                    self.flush(i)?;
+                }
+            }
+            State::Connecting => {
+                if let Err(e) = c.stream.finish_connect() {
+                    if e.kind() == io::ErrorKind::NotConnected {
+                        return Ok(()); // not yet
+                    }
+                    return Err(self.target(self.conns[i].node).connect_error(&e));
+                }
+                c.state = State::Open;
+                // Registered for both while connecting; flush() settles the interest.
+                c.want_write = true;
+                c.sent = Instant::now();
+                self.flush(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_readable(&mut self, i: usize) -> Result<(), EngineError> {
+        let mut now = Instant::now();
+        let mut batch_done = false;
+        loop {
+            let c = &mut self.conns[i];
+            if c.state != State::Open {
+                // A TLS handshake under way waits for the server's reply: readable moves it on.
+                return self.on_writable(i);
+            }
+            let carry = c.carry.len();
+            if carry == self.rbuf.len() {
+                if self.rbuf.len() >= MAX_LINE {
+                    return Err(EngineError::Protocol(format!(
+                        "protocol error: a reply line from {} is longer than {MAX_LINE} bytes",
+                        self.target(self.conns[i].node).display()
+                    )));
+                }
+                let len = self.rbuf.len() * 2;
+                self.rbuf.resize(len, 0);
+            }
+            self.rbuf[..carry].copy_from_slice(&c.carry);
+            c.carry.clear();
+            let n = match c.stream.read(&mut self.rbuf[carry..]) {
+                Ok(0) => {
+                    return Err(EngineError::Io(format!(
+                        "the server at {} closed the connection",
+                        self.target(self.conns[i].node).display()
+                    )));
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.carry.extend_from_slice(&self.rbuf[..carry]);
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    c.carry.extend_from_slice(&self.rbuf[..carry]);
+                    continue;
+                }
+                Err(e) => return Err(self.io_error(i, &e)),
+            };
+            now = Instant::now();
+            let end = carry + n;
+            let mut pos = 0;
+            while pos < end {
+                if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
+                    // Classify a push while its head is in hand; wait for more if it is not.
+                    match push::classify(&self.rbuf[pos..end]) {
+                        Peek::Kind(kind) => c.push_kind = kind,
+                        Peek::Incomplete => break,
+                    }
+                }
+                match c.scanner.scan(&self.rbuf[pos..end]) {
+                    Ok(Scan::Reply { consumed, info }) => {
+                        let reply = &self.rbuf[pos..pos + consumed];
+                        let ctx = ReplyCtx {
+                            policy: self.cfg.load.on_error,
+                            setup: self.cfg.setup,
+                            template: self.cfg.template,
+                            unit_len: self.unit_len,
+                            cmds_per_unit: self.cmds_per_unit,
+                        };
+                        if on_reply(
+                            c,
+                            &mut self.rec,
+                            self.cluster.as_mut(),
+                            &ctx,
+                            &info,
+                            reply,
+                            now,
+                        )? {
+                            batch_done = true;
+                        }
+                        pos += consumed;
+                    }
+                    Ok(Scan::Partial { consumed }) => {
+                        pos += consumed;
+                        break;
+                    }
+                    Err(e) => {
+                        let from = match &self.cluster {
+                            Some(cl) => cl.targets[c.node].display(),
+                            None => self.cfg.setup.target.display(),
+                        };
+                        return Err(EngineError::Protocol(format!("{e} (from {from})")));
+                    }
+                }
+            }
+            c.carry.extend_from_slice(&self.rbuf[pos..end]);
+            if end < self.rbuf.len() {
+                break; // a short read: the socket is drained
+            }
+        }
+        if self
+            .cluster
+            .as_ref()
+            .is_some_and(|cl| !cl.redirects.is_empty())
+        {
+            self.handle_redirects(now)?;
+        }
+        if batch_done {
+            self.active -= 1;
+            self.on_free(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// `-k 0`: replaces a used connection before its next batch. The batch's intended time is
+    /// when the old connection became free, so the reconnect is charged to it (the uncorrected
+    /// figure, from the actual write, leaves it out).
+    pub(super) fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
+        let mut stream = self.target(self.conns[i].node).connect_nonblocking()?;
+        self.poll
+            .registry()
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(loop_error)?;
+        let c = &mut self.conns[i];
+        let mut old = std::mem::replace(&mut c.stream, stream);
+        let _ = self.poll.registry().deregister(&mut old);
+        drop(old);
+        c.state = State::Connecting;
+        c.prefix_written = 0;
+        c.prefix_pending = self.cfg.setup.prefix_commands.len();
+        c.want_write = true;
+        c.carry.clear();
+        c.scanner.reset();
+        Ok(())
+    }
+
+    /// Starts a non-blocking connect to `place.node` and adds the connection (its index is its
+    /// token); it sends once writable says it is connected.
+    pub(super) fn open_conn(
+        &mut self,
+        place: Placement,
+        wbuf: Vec<u8>,
+        side: Option<SideQueue>,
+        now: Instant,
+    ) -> Result<usize, EngineError> {
+        let mut stream = self.target(place.node).connect_nonblocking()?;
+        let i = self.conns.len();
+        self.poll
+            .registry()
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(loop_error)?;
+        let prefix = self.cfg.setup.prefix_commands.len();
+        let route = place.node as u16;
+        self.conns.push(Conn::new(
+            stream, true, wbuf, prefix, place, route, side, now,
+        ));
+        Ok(i)
+    }
+
+    pub(super) fn io_error(&self, i: usize, e: &io::Error) -> EngineError {
+        EngineError::Io(format!(
+            "connection to {} failed: {}",
+            self.target(self.conns[i].node).display(),
+            io_reason(e)
+        ))
+    }
+}

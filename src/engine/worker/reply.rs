@@ -1,0 +1,171 @@
+//! Replies and recording: what one reply means for its connection's batch, and where its latency
+//! or error is counted.
+
+use std::time::Instant;
+
+use resp::Kind;
+
+use super::cluster::side_reply;
+use super::conn::Conn;
+use crate::cluster::slot::key_slot;
+use crate::engine::cluster::{ClusterWorker, Redirect, Retry, parse_redirect};
+use crate::engine::push;
+use crate::engine::{ConnSetup, EngineError, ErrorPolicy};
+use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts, RedirectKind};
+use crate::workload::template::Template;
+
+pub(super) struct Recorder {
+    pub(super) latency: LatencyHistogram,
+    pub(super) uncorrected: LatencyHistogram,
+    pub(super) completed: u64,
+    pub(super) latency_sum_ns: u64,
+    pub(super) all_completed: u64,
+    pub(super) all_latency_sum_ns: u64,
+    pub(super) errors: ErrorCounts,
+    pub(super) pushes: PushCounts,
+    pub(super) last_reply: Option<Instant>,
+}
+
+/// What [`on_reply`] needs besides the connection and the recorder.
+pub(super) struct ReplyCtx<'a> {
+    pub(super) policy: ErrorPolicy,
+    pub(super) setup: &'a ConnSetup,
+    pub(super) template: &'a Template,
+    pub(super) unit_len: usize,
+    pub(super) cmds_per_unit: u64,
+}
+
+/// Counts one successful reply.
+#[inline]
+pub(super) fn record_success(
+    rec: &mut Recorder,
+    intended: Instant,
+    sent: Instant,
+    warmup: bool,
+    now: Instant,
+) -> u64 {
+    let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
+    rec.all_completed += 1;
+    rec.all_latency_sum_ns += latency_ns;
+    if !warmup {
+        rec.latency.record(latency_ns);
+        rec.uncorrected
+            .record(now.saturating_duration_since(sent).as_nanos() as u64);
+        rec.completed += 1;
+        rec.latency_sum_ns += latency_ns;
+    }
+    latency_ns
+}
+
+/// An error reply that is not a redirect: fatal, or counted with `-e`.
+pub(super) fn record_error(
+    rec: &mut Recorder,
+    policy: ErrorPolicy,
+    warmup: bool,
+    text: &[u8],
+) -> Result<(), EngineError> {
+    match policy {
+        ErrorPolicy::Abort => Err(EngineError::Server {
+            message: String::from_utf8_lossy(text).into_owned(),
+            hint: Some("use -e to count errors and go on"),
+        }),
+        ErrorPolicy::Count => {
+            if !warmup {
+                rec.errors.record(text);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Accounts one reply; returns whether it completed the connection's batch.
+#[inline]
+pub(super) fn on_reply(
+    c: &mut Conn,
+    rec: &mut Recorder,
+    cluster: Option<&mut ClusterWorker>,
+    ctx: &ReplyCtx,
+    info: &resp::ReplyInfo,
+    reply: &[u8],
+    now: Instant,
+) -> Result<bool, EngineError> {
+    if info.kind == Kind::Push {
+        let kind = std::mem::take(&mut c.push_kind);
+        if !push::is_reply(kind, c.pending, c.prefix_pending) {
+            push::count(&mut rec.pushes, kind);
+            return Ok(false);
+        }
+    }
+    if c.prefix_pending > 0 {
+        let index = ctx.setup.prefix_commands.len() - c.prefix_pending;
+        c.prefix_pending -= 1;
+        if let Some(range) = &info.error {
+            return Err(EngineError::Setup {
+                command: ctx.setup.prefix_commands[index],
+                message: String::from_utf8_lossy(&reply[range.clone()]).into_owned(),
+            });
+        }
+        return Ok(false);
+    }
+    if c.side.is_some() {
+        if let Some(cl) = cluster {
+            side_reply(c, rec, cl, ctx, info, reply, now)?;
+        }
+        return Ok(false);
+    }
+    if c.pending == 0 {
+        return Err(EngineError::Protocol(
+            "protocol error: the server sent a reply nobody asked for".to_string(),
+        ));
+    }
+    c.pending -= 1;
+    if !c.warmup {
+        rec.last_reply = Some(now);
+    }
+    if let Some(range) = &info.error {
+        let text = &reply[range.clone()];
+        if let Some(cl) = cluster
+            && let Some(kind) = RedirectKind::of(text)
+        {
+            {
+                // Which command of the batch this answers, copied out for the retry.
+                let index = (c.batch_cmds - c.pending - 1) as usize;
+                let per_unit = ctx.cmds_per_unit as usize;
+                let base = (index / per_unit) * ctx.unit_len;
+                let cmd = index % per_unit;
+                let r = &ctx.template.layout[cmd].bytes;
+                let mut bytes = cl.spare.pop().unwrap_or_default();
+                bytes.clear();
+                bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
+                let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
+                    k.as_ref()
+                        .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
+                });
+                cl.outstanding += 1;
+                cl.redirects.push(Redirect {
+                    kind,
+                    retry: Retry {
+                        cmd: bytes,
+                        intended: c.intended,
+                        sent: c.sent,
+                        warmup: c.warmup,
+                        attempts: 1,
+                        slot,
+                    },
+                    to: parse_redirect(text),
+                    from: c.node,
+                });
+                return Ok(c.pending == 0);
+            }
+        }
+        record_error(rec, ctx.policy, c.warmup, text)?;
+    } else {
+        let latency = record_success(rec, c.intended, c.sent, c.warmup, now);
+        if let Some(cl) = cluster
+            && !c.warmup
+        {
+            cl.record(c.node, latency);
+        }
+    }
+    Ok(c.pending == 0)
+}
