@@ -3,15 +3,16 @@
 
 use std::time::{Duration, Instant};
 
+use super::Placement;
 use super::Worker;
 use super::conn::{Conn, State};
 use super::reply::{Recorder, ReplyCtx, record_error, record_success};
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
+use crate::engine::EngineError;
 use crate::engine::cluster::{
     ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
 };
-use crate::engine::{EngineError, Placement};
 use crate::metrics::RedirectKind;
 use crate::workload::template::fill_unit;
 

@@ -7,10 +7,10 @@ use std::time::Instant;
 use mio::{Interest, Token};
 use resp::{Scan, Scanner};
 
+use super::Placement;
 use super::reply::{ReplyCtx, on_reply};
 use super::{MAX_LINE, Worker, loop_error};
 use crate::engine::EngineError;
-use crate::engine::Placement;
 use crate::engine::cluster::SideQueue;
 use crate::engine::conn::{Stream, io_reason};
 use crate::engine::push::{self, Peek, PushKind};

@@ -19,9 +19,11 @@ use self::conn::{Conn, State};
 use self::reply::Recorder;
 use super::cluster::{ClusterRun, ClusterWorker};
 use super::conn::{Stream, Target};
+use super::monitor::Live;
 use super::pacer::Pacer;
 use super::timer::Timer;
-use super::{ConnSetup, EngineError, Live, LoadSpec, Placement, WorkerResult};
+use super::{ConnSetup, EngineError, LoadSpec};
+use crate::metrics::ClusterStats;
 use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Slot, Template, fill};
@@ -35,6 +37,29 @@ const READ_BUF: usize = 64 * 1024;
 const MAX_LINE: usize = 64 * 1024 * 1024;
 /// With `--duration`, how long replies still in flight at the end are waited for.
 const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// Where a load connection goes (cluster mode; node 0 otherwise).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Placement {
+    pub node: usize,
+    /// A slot of the node's shard, followed after a failover.
+    pub home: u16,
+    /// Bound to a primary (follows the shard's primary) rather than to a replica.
+    pub follow_primary: bool,
+}
+
+/// What a worker hands back.
+#[derive(Debug)]
+pub(crate) struct WorkerResult {
+    pub(super) cluster: Option<ClusterStats>,
+    pub(super) latency: LatencyHistogram,
+    pub(super) latency_uncorrected: LatencyHistogram,
+    pub(super) completed: u64,
+    pub(super) errors: ErrorCounts,
+    pub(super) pushes: PushCounts,
+    pub(super) last_reply: Option<Instant>,
+    pub(super) fatal: Option<EngineError>,
+}
 
 pub(crate) struct WorkerConfig<'a> {
     pub id: usize,

@@ -1,0 +1,59 @@
+//! What the engine executes: where connections go and how they are prepared (`ConnSetup`), and
+//! how the load is applied (`LoadSpec`, `Stop`, `ErrorPolicy`). `plan` fills these in.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Target;
+use crate::workload::dataset::Dataset;
+
+/// How connections reach and prepare the server.
+#[derive(Clone, Debug)]
+pub struct ConnSetup {
+    pub target: Target,
+    /// AUTH / SELECT / HELLO 3, pipelined before the first batch of every connection; their
+    /// replies are checked and never measured.
+    pub prefix: Vec<u8>,
+    /// Names of the prefix commands in order, for messages.
+    pub prefix_commands: Vec<&'static str>,
+}
+
+/// When a test ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// After this many commands (`-n`).
+    Requests(u64),
+    /// After this long (`--duration`); replies in flight at the end are waited for.
+    After(Duration),
+}
+
+/// What to do with an error reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorPolicy {
+    /// Stop the run (the reference's behaviour).
+    Abort,
+    /// Count it by its first word and go on (`-e`).
+    Count,
+}
+
+/// How the load is applied; the same for every test of a run.
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    pub clients: u32,
+    pub workers: usize,
+    pub pipeline: u32,
+    pub stop: Stop,
+    pub warmup: Duration,
+    /// Target commands per second over all workers (`--rps`); `None` = closed loop.
+    pub rps: Option<u64>,
+    /// `-k 1`: keep connections; `false` reconnects after every batch.
+    pub keepalive: bool,
+    /// `-r`; `None` leaves placeholders literal.
+    pub keyspace: Option<u64>,
+    pub sequential: bool,
+    pub seed: u64,
+    pub on_error: ErrorPolicy,
+    /// `--dataset`: each unit is the next record's pre-encoded command instead of the template's
+    /// unit (the template still gives the commands per unit).
+    pub dataset: Option<Arc<Dataset>>,
+}
