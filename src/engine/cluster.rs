@@ -197,6 +197,18 @@ pub(crate) fn refresher(shared: &ClusterShared, done: &AtomicBool) {
     }
 }
 
+/// Starts the [`refresher`] for the length of a test's scope.
+pub(crate) fn spawn_refresher<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    shared: &'scope ClusterShared,
+    done: &'scope AtomicBool,
+) {
+    // Without it redirects still keep requests flowing, only slower.
+    let _ = std::thread::Builder::new()
+        .name("respbench-cluster".into())
+        .spawn_scoped(scope, move || refresher(shared, done));
+}
+
 /// Cluster mode for one test.
 pub struct ClusterRun {
     pub shared: Arc<ClusterShared>,

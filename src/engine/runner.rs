@@ -3,15 +3,18 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::cluster::{self, ClusterRun};
-use super::monitor::{Live, Observer, Snapshot, TICK};
+use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
 use super::worker::{self, Placement, WorkerResult};
 use super::{ConnSetup, EngineError, LoadSpec, Stop, Target, conn};
 use crate::metrics::{ClusterStats, LatencyHistogram, Outcome, TestResult};
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
+
+/// A worker's connections, opened before it starts, with where each goes.
+type WorkerStreams = Vec<(conn::Stream, Placement)>;
 
 /// Runs one test: opens `clients` fresh connections, drives them from `workers` threads until the
 /// stop condition, Ctrl-C or a fatal error, and returns the merged result. The error, if any, is
@@ -26,8 +29,142 @@ pub fn run_test(
 ) -> (TestResult, Option<EngineError>) {
     let empty = |outcome| TestResult::empty(title, load.rps, outcome);
 
-    // Where each connection goes: the server, or in cluster mode `-c` connections per serving
-    // node, interleaved so that workers get a mix.
+    let places = places(setup, load, cluster);
+    let total_conns = places.len();
+
+    let workers = load.workers.clamp(1, total_conns);
+    let per_worker = match connect_all(places, workers, observer) {
+        Ok(p) => p,
+        Err((outcome, e)) => return (empty(outcome), e),
+    };
+
+    let (polls, wakers) = match event_loops(workers) {
+        Ok(p) => p,
+        Err(e) => return (empty(Outcome::Aborted), Some(e)),
+    };
+    let stop = AtomicBool::new(false);
+    let lives: Vec<Live> = (0..workers).map(|_| Live::default()).collect();
+    let sequential = load
+        .sequential
+        .then(|| Arc::new(SequentialCounters::default()));
+    let start = Instant::now();
+    let measure_start = start + load.warmup;
+    let deadline = match load.stop {
+        Stop::After(d) => Some(measure_start + d),
+        Stop::Requests(_) => None,
+    };
+    let total_clients = total_conns as u64;
+    let monitor = Monitor {
+        lives: &lives,
+        stop: &stop,
+        wakers: &wakers,
+        start,
+        measure_start,
+        sample_rate: load.rps.is_some(),
+    };
+
+    let mut spawn_error = None;
+    let refresher_done = AtomicBool::new(false);
+    let (watched, results) = std::thread::scope(|scope| {
+        if let Some(run) = cluster {
+            cluster::spawn_refresher(scope, &run.shared, &refresher_done);
+        }
+        let mut handles = Vec::with_capacity(workers);
+        for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
+            let share = streams.len() as u64;
+            let rate = load
+                .rps
+                .map(|r| r as f64 * share as f64 / total_clients as f64);
+            let cfg = worker::WorkerConfig {
+                id,
+                setup,
+                load,
+                template,
+                quota: quota(load, template, id, workers, total_clients),
+                start,
+                measure_start,
+                deadline,
+                rate_per_sec: rate,
+                live: &lives[id],
+                stop: &stop,
+                sequential: sequential.clone(),
+                cluster,
+                new_node_conns: (load.clients as usize).div_ceil(workers),
+            };
+            let handle = std::thread::Builder::new()
+                .name(format!("respbench-worker-{id}"))
+                .spawn_scoped(scope, move || worker::Worker::new(cfg, streams, poll).run());
+            match handle {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(EngineError::Other(format!(
+                        "cannot start a worker thread: {e}"
+                    )));
+                    stop_workers(&stop, &wakers);
+                    break;
+                }
+            }
+        }
+
+        // The main thread watches: progress ticks, Ctrl-C, a worker's fatal error.
+        let watched = monitor.watch(|| handles.iter().all(|h| h.is_finished()), observer);
+        let results: Vec<WorkerResult> =
+            handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        refresher_done.store(true, Ordering::Relaxed);
+        (watched, results)
+    });
+
+    finish(
+        title,
+        load,
+        measure_start,
+        cluster,
+        watched,
+        results,
+        spawn_error,
+    )
+}
+
+/// The test's result from what the monitor saw and what the workers hand back: merged figures,
+/// the elapsed time (to the last measured reply when the test ran to its end) and the outcome.
+fn finish(
+    title: &str,
+    load: &LoadSpec,
+    measure_start: Instant,
+    cluster: Option<&ClusterRun>,
+    watched: Watched,
+    results: Vec<WorkerResult>,
+    spawn_error: Option<EngineError>,
+) -> (TestResult, Option<EngineError>) {
+    let mut result = TestResult::empty(title, load.rps, Outcome::Completed);
+    result.rps_samples = watched.rps_samples;
+    let interrupted = watched.interrupted;
+    let (last_reply, worker_fatal) = merge(&mut result, results);
+    let fatal = spawn_error.or(worker_fatal);
+    let end = if interrupted || fatal.is_some() {
+        Instant::now()
+    } else {
+        last_reply.unwrap_or_else(Instant::now)
+    };
+    result.elapsed = end.saturating_duration_since(measure_start);
+    if let (Some(run), Some(stats)) = (cluster, result.cluster.as_mut()) {
+        label_nodes(run, stats);
+    }
+    result.outcome = match (&fatal, interrupted) {
+        (Some(_), _) => Outcome::Aborted,
+        (None, true) => Outcome::Interrupted,
+        (None, false) => Outcome::Completed,
+    };
+    (result, fatal)
+}
+
+/// Where each connection goes: the server, or in cluster mode `-c` connections per serving node,
+/// interleaved so that workers get a mix.
+fn places(
+    setup: &ConnSetup,
+    load: &LoadSpec,
+    cluster: Option<&ClusterRun>,
+) -> Vec<(Target, Placement)> {
     let mut places: Vec<(Target, Placement)> = Vec::new();
     match cluster {
         None => {
@@ -53,195 +190,76 @@ pub fn run_test(
             }
         }
     }
-    let total_conns = places.len();
+    places
+}
 
-    // Connect everything first (connect time is not part of the measured phase, as in the
-    // reference), spreading connections round-robin over the workers.
-    let workers = load.workers.clamp(1, total_conns);
-    let mut per_worker: Vec<Vec<(conn::Stream, Placement)>> =
-        (0..workers).map(|_| Vec::new()).collect();
+/// Connects everything first (connect time is not part of the measured phase, as in the
+/// reference), spreading connections round-robin over the workers. Stops at Ctrl-C
+/// (`Interrupted`) or the first failure (`Aborted`).
+fn connect_all(
+    places: Vec<(Target, Placement)>,
+    workers: usize,
+    observer: &mut dyn Observer,
+) -> Result<Vec<WorkerStreams>, (Outcome, Option<EngineError>)> {
+    let mut per_worker: Vec<WorkerStreams> = (0..workers).map(|_| Vec::new()).collect();
     for (i, (target, place)) in places.into_iter().enumerate() {
         if observer.interrupted() {
-            return (empty(Outcome::Interrupted), None);
+            return Err((Outcome::Interrupted, None));
         }
         match target.connect_for_worker() {
             Ok(s) => per_worker[i % workers].push((s, place)),
-            Err(e) => return (empty(Outcome::Aborted), Some(e)),
+            Err(e) => return Err((Outcome::Aborted, Some(e))),
         }
     }
+    Ok(per_worker)
+}
 
-    let stop = AtomicBool::new(false);
-    let lives: Vec<Live> = (0..workers).map(|_| Live::default()).collect();
-    let sequential = load
-        .sequential
-        .then(|| Arc::new(SequentialCounters::default()));
-    let start = Instant::now();
-    let measure_start = start + load.warmup;
-    let deadline = match load.stop {
-        Stop::After(d) => Some(measure_start + d),
-        Stop::Requests(_) => None,
-    };
-    let total_clients = total_conns as u64;
-
+/// One poller per worker, and the wakers that interrupt its wait when the test is stopped.
+fn event_loops(workers: usize) -> Result<(Vec<mio::Poll>, Vec<mio::Waker>), EngineError> {
     let mut polls = Vec::with_capacity(workers);
     let mut wakers = Vec::with_capacity(workers);
     for _ in 0..workers {
-        match mio::Poll::new().and_then(|p| {
-            let w = mio::Waker::new(p.registry(), worker::WAKER)?;
-            Ok((p, w))
-        }) {
-            Ok((p, w)) => {
-                polls.push(p);
-                wakers.push(w);
-            }
-            Err(e) => {
-                return (
-                    empty(Outcome::Aborted),
-                    Some(EngineError::Other(format!(
-                        "cannot create an event loop: {e}"
-                    ))),
-                );
-            }
-        }
+        let (p, w) = mio::Poll::new()
+            .and_then(|p| {
+                let w = mio::Waker::new(p.registry(), worker::WAKER)?;
+                Ok((p, w))
+            })
+            .map_err(|e| EngineError::Other(format!("cannot create an event loop: {e}")))?;
+        polls.push(p);
+        wakers.push(w);
     }
+    Ok((polls, wakers))
+}
 
-    let mut rps_samples = Vec::new();
-    let mut interrupted = false;
-    let mut spawn_error = None;
-    let refresher_done = AtomicBool::new(false);
-    let results: Vec<WorkerResult> = std::thread::scope(|scope| {
-        if let Some(run) = cluster {
-            let shared = &run.shared;
-            let done = &refresher_done;
-            let _ = std::thread::Builder::new()
-                .name("respbench-cluster".into())
-                .spawn_scoped(scope, move || cluster::refresher(shared, done));
+/// Worker `id`'s share of `-n` in commands (`None` with `--duration`).
+fn quota(
+    load: &LoadSpec,
+    template: &Template,
+    id: usize,
+    workers: usize,
+    total_conns: u64,
+) -> Option<u64> {
+    match load.stop {
+        // Split -n in proportion to each worker's connections; the first workers take
+        // the remainder so the total is exact.
+        // Split in whole units (a `;` sequence is sent whole), so the total is the
+        // same as with one worker: -n rounded up to a whole number of units.
+        Stop::Requests(n) => {
+            let per_unit = u64::from(template.commands_per_unit.max(1));
+            let units = quota_of(id as u64, workers as u64, total_conns, n.div_ceil(per_unit));
+            Some(units.saturating_mul(per_unit))
         }
-        let mut handles = Vec::with_capacity(workers);
-        for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
-            let share = streams.len() as u64;
-            let quota = match load.stop {
-                // Split -n in proportion to each worker's connections; the first workers take
-                // the remainder so the total is exact.
-                // Split in whole units (a `;` sequence is sent whole), so the total is the
-                // same as with one worker: -n rounded up to a whole number of units.
-                Stop::Requests(n) => {
-                    let per_unit = u64::from(template.commands_per_unit.max(1));
-                    let units = quota_of(
-                        id as u64,
-                        workers as u64,
-                        total_clients,
-                        n.div_ceil(per_unit),
-                    );
-                    Some(units.saturating_mul(per_unit))
-                }
-                Stop::After(_) => None,
-            };
-            let rate = load
-                .rps
-                .map(|r| r as f64 * share as f64 / total_clients as f64);
-            let cfg = worker::WorkerConfig {
-                id,
-                setup,
-                load,
-                template,
-                quota,
-                start,
-                measure_start,
-                deadline,
-                rate_per_sec: rate,
-                live: &lives[id],
-                stop: &stop,
-                sequential: sequential.clone(),
-                cluster,
-                new_node_conns: (load.clients as usize).div_ceil(workers),
-            };
-            let handle = std::thread::Builder::new()
-                .name(format!("respbench-worker-{id}"))
-                .spawn_scoped(scope, move || worker::Worker::new(cfg, streams, poll).run());
-            match handle {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    spawn_error = Some(EngineError::Other(format!(
-                        "cannot start a worker thread: {e}"
-                    )));
-                    stop.store(true, Ordering::Relaxed);
-                    for w in &wakers {
-                        let _ = w.wake();
-                    }
-                    break;
-                }
-            }
-        }
+        Stop::After(_) => None,
+    }
+}
 
-        // The main thread watches: progress ticks, Ctrl-C, a worker's fatal error.
-        let mut last_tick = start;
-        let mut last_all = (0u64, 0u64);
-        let mut last_measured = 0u64;
-        let mut last_sample_at: Option<Instant> = None;
-        let mut stop_sent = false;
-        loop {
-            if handles.iter().all(|h| h.is_finished()) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-            let failed = lives.iter().any(|l| l.failed.load(Ordering::Relaxed));
-            if !stop_sent && (failed || observer.interrupted()) {
-                interrupted = !failed;
-                stop.store(true, Ordering::Relaxed);
-                for w in &wakers {
-                    let _ = w.wake();
-                }
-                stop_sent = true;
-            }
-            let now = Instant::now();
-            if now.duration_since(last_tick) >= TICK {
-                let all = lives.iter().fold((0, 0), |acc, l| {
-                    (
-                        acc.0 + l.all_completed.load(Ordering::Relaxed),
-                        acc.1 + l.all_latency_sum_ns.load(Ordering::Relaxed),
-                    )
-                });
-                let measured = lives.iter().fold((0, 0), |acc, l| {
-                    (
-                        acc.0 + l.measured_completed.load(Ordering::Relaxed),
-                        acc.1 + l.measured_latency_sum_ns.load(Ordering::Relaxed),
-                    )
-                });
-                let warming_up = now < measure_start;
-                let snap = Snapshot {
-                    warming_up,
-                    measured_secs: now.saturating_duration_since(measure_start).as_secs_f64(),
-                    measured_completed: measured.0,
-                    measured_latency_sum_ns: measured.1,
-                    interval_completed: all.0 - last_all.0,
-                    interval_latency_sum_ns: all.1 - last_all.1,
-                    interval_secs: now.duration_since(last_tick).as_secs_f64(),
-                };
-                if !warming_up && load.rps.is_some() {
-                    // Achieved rate per interval for the RPS summary; the first interval starts
-                    // at the measured phase's start, not at an earlier test's.
-                    let from = last_sample_at.unwrap_or(measure_start);
-                    let dt = now.duration_since(from).as_secs_f64();
-                    if dt > 0.0 {
-                        rps_samples.push((measured.0 - last_measured) as f64 / dt);
-                    }
-                    last_sample_at = Some(now);
-                    last_measured = measured.0;
-                }
-                observer.tick(&snap);
-                last_all = all;
-                last_tick = now;
-            }
-        }
-        let results = handles.into_iter().filter_map(|h| h.join().ok()).collect();
-        refresher_done.store(true, Ordering::Relaxed);
-        results
-    });
-
-    let mut result = empty(Outcome::Completed);
-    result.rps_samples = rps_samples;
-    let mut fatal = spawn_error;
+/// Adds every worker's figures to `result`; returns the last measured reply's time and the first
+/// worker's fatal error.
+fn merge(
+    result: &mut TestResult,
+    results: Vec<WorkerResult>,
+) -> (Option<Instant>, Option<EngineError>) {
+    let mut fatal = None;
     let mut last_reply: Option<Instant> = None;
     for r in results {
         result.latency.merge(&r.latency);
@@ -260,42 +278,32 @@ pub fn run_test(
             fatal = r.fatal;
         }
     }
-    let end = if interrupted || fatal.is_some() {
-        Instant::now()
-    } else {
-        last_reply.unwrap_or_else(Instant::now)
-    };
-    result.elapsed = end.saturating_duration_since(measure_start);
-    if let (Some(run), Some(stats)) = (cluster, result.cluster.as_mut()) {
-        let topo = run.shared.topology();
-        let primaries = topo.primaries();
-        while stats.nodes.len() < topo.nodes.len() {
-            stats.nodes.push(crate::metrics::NodeStats {
-                address: String::new(),
-                role: "",
-                completed: 0,
-                latency: LatencyHistogram::new(),
-            });
-        }
-        for (i, n) in stats.nodes.iter_mut().enumerate() {
-            if let Some(addr) = topo.nodes.get(i) {
-                n.address = addr.display();
-            }
-            n.role = if primaries.contains(&i) {
-                "primary"
-            } else {
-                "replica"
-            };
-        }
+    (last_reply, fatal)
+}
+
+/// Cluster: gives every node of the topology a row in the per-node figures, with its address
+/// and role.
+fn label_nodes(run: &ClusterRun, stats: &mut ClusterStats) {
+    let topo = run.shared.topology();
+    let primaries = topo.primaries();
+    while stats.nodes.len() < topo.nodes.len() {
+        stats.nodes.push(crate::metrics::NodeStats {
+            address: String::new(),
+            role: "",
+            completed: 0,
+            latency: LatencyHistogram::new(),
+        });
     }
-    result.outcome = if fatal.is_some() {
-        Outcome::Aborted
-    } else if interrupted {
-        Outcome::Interrupted
-    } else {
-        Outcome::Completed
-    };
-    (result, fatal)
+    for (i, n) in stats.nodes.iter_mut().enumerate() {
+        if let Some(addr) = topo.nodes.get(i) {
+            n.address = addr.display();
+        }
+        n.role = if primaries.contains(&i) {
+            "primary"
+        } else {
+            "replica"
+        };
+    }
 }
 
 /// Worker `w`'s share of `-n`: in proportion to its connections, the remainder going one each to
