@@ -16,7 +16,7 @@ use crate::engine::{
     self, ClusterRun, ClusterShared, ConnSetup, EngineError, LoadSpec, Observer, Snapshot, Stop,
     Target, Transport,
 };
-use crate::metrics::TestResult;
+use crate::metrics::{Role, TestResult};
 use crate::plan::{Format, RunPlan, Workload};
 use crate::report::{self, ClusterHeader, Progress, ProgressPhase, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
@@ -476,14 +476,14 @@ impl ClusterCtx {
     fn write_listing(&self, out: &mut impl Write) -> io::Result<()> {
         let topo = self.shared.topology();
         let primaries = topo.primaries();
-        let nodes: Vec<(&str, String, String)> = self
+        let nodes: Vec<(Role, String, String)> = self
             .bench_nodes
             .iter()
             .map(|&n| {
                 let role = if primaries.contains(&n) {
-                    "Primary"
+                    Role::Primary
                 } else {
-                    "Replica"
+                    Role::Replica
                 };
                 (role, topo.nodes[n].id.clone(), topo.nodes[n].display())
             })

@@ -21,7 +21,7 @@ use super::control::{ControlConn, error_text};
 use crate::cluster::route::UnitRoutes;
 use crate::cluster::slot::{SLOTS, TagTable};
 use crate::cluster::topology::{NO_OWNER, NodeAddr, Topology};
-use crate::metrics::{ClusterStats, LatencyHistogram, NodeStats, RedirectKind};
+use crate::metrics::{ClusterStats, NodeStats, RedirectKind};
 
 /// How many times one request may be redirected before it counts as an error.
 pub(crate) const MAX_ATTEMPTS: u32 = 16;
@@ -350,12 +350,7 @@ impl<'a> ClusterWorker<'a> {
             self.shard_of.resize(n, NO_OWNER);
         }
         while self.stats.nodes.len() < n {
-            self.stats.nodes.push(NodeStats {
-                address: String::new(),
-                role: "",
-                completed: 0,
-                latency: LatencyHistogram::new(),
-            });
+            self.stats.nodes.push(NodeStats::new());
         }
     }
 

@@ -9,7 +9,7 @@ use super::cluster::{self, ClusterRun};
 use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
 use super::worker::{self, Placement, WorkerResult};
 use super::{ConnSetup, EngineError, LoadSpec, Stop, Target, conn};
-use crate::metrics::{ClusterStats, LatencyHistogram, Outcome, TestResult};
+use crate::metrics::{ClusterStats, NodeStats, Outcome, Role, TestResult};
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
 
@@ -287,22 +287,17 @@ fn label_nodes(run: &ClusterRun, stats: &mut ClusterStats) {
     let topo = run.shared.topology();
     let primaries = topo.primaries();
     while stats.nodes.len() < topo.nodes.len() {
-        stats.nodes.push(crate::metrics::NodeStats {
-            address: String::new(),
-            role: "",
-            completed: 0,
-            latency: LatencyHistogram::new(),
-        });
+        stats.nodes.push(NodeStats::new());
     }
     for (i, n) in stats.nodes.iter_mut().enumerate() {
         if let Some(addr) = topo.nodes.get(i) {
             n.address = addr.display();
         }
-        n.role = if primaries.contains(&i) {
-            "primary"
+        n.role = Some(if primaries.contains(&i) {
+            Role::Primary
         } else {
-            "replica"
-        };
+            Role::Replica
+        });
     }
 }
 

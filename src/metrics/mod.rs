@@ -192,13 +192,38 @@ impl RedirectKind {
     }
 }
 
+/// A cluster node's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Primary,
+    Replica,
+}
+
+impl Role {
+    /// As the per-node summary writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Primary => "primary",
+            Role::Replica => "replica",
+        }
+    }
+
+    /// As the cluster listing writes it (`Node 0(Primary): …`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Role::Primary => "Primary",
+            Role::Replica => "Replica",
+        }
+    }
+}
+
 /// One node's share of a cluster test.
 #[derive(Clone, Debug)]
 pub struct NodeStats {
     /// `host:port`.
     pub address: String,
-    /// `primary` or `replica` at the end of the test.
-    pub role: &'static str,
+    /// Its role at the end of the test (`None` until the runner labels the merged figures).
+    pub role: Option<Role>,
     /// Requests this node answered (redirected ones count where they finally succeeded).
     pub completed: u64,
     /// Corrected latency of those requests.
@@ -214,6 +239,24 @@ pub struct ClusterStats {
     pub timeline: Vec<[u64; 4]>,
     /// Per node, by node index (nodes that answered nothing are kept, with zeros).
     pub nodes: Vec<NodeStats>,
+}
+
+impl NodeStats {
+    /// A node with nothing answered yet.
+    pub fn new() -> Self {
+        Self {
+            address: String::new(),
+            role: None,
+            completed: 0,
+            latency: LatencyHistogram::new(),
+        }
+    }
+}
+
+impl Default for NodeStats {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ClusterStats {

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::metrics::{ClusterStats, LatencyHistogram, Outcome, RedirectKind, TestResult};
+use crate::metrics::{ClusterStats, LatencyHistogram, Outcome, RedirectKind, Role, TestResult};
 
 use super::ReportContext;
 use super::distribution::{Step, cumulative_lines, percentile_lines};
@@ -306,7 +306,14 @@ fn cluster_sections(s: &mut String, c: &ClusterStats, secs: f64, p: usize) {
         let _ = writeln!(
             s,
             "    {:<22} {:<8} {:>10} {:>12.2} {:>9.p$} {:>9.p$} {:>9.p$} {:>9.p$}",
-            n.address, n.role, n.completed, rps, f.avg, f.p50, f.p99, f.max
+            n.address,
+            n.role.map_or("", Role::name),
+            n.completed,
+            rps,
+            f.avg,
+            f.p50,
+            f.p99,
+            f.max
         );
     }
 }
@@ -326,11 +333,11 @@ fn redirect_counts(counts: &[u64; 4], nonzero: bool) -> String {
 pub fn write_cluster_listing(
     out: &mut impl Write,
     kind: &str,
-    nodes: &[(&str, String, String)],
+    nodes: &[(Role, String, String)],
 ) -> io::Result<()> {
     let mut s = format!("Cluster has {} {kind} nodes:\n\n", nodes.len());
     for (i, (role, id, addr)) in nodes.iter().enumerate() {
-        let _ = writeln!(s, "Node {i}({role}): {id} {addr}");
+        let _ = writeln!(s, "Node {i}({}): {id} {addr}", role.title());
     }
     s.push('\n');
     out.write_all(s.as_bytes())
