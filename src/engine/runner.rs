@@ -262,18 +262,19 @@ fn merge(
     let mut fatal = None;
     let mut last_reply: Option<Instant> = None;
     for r in results {
-        result.latency.merge(&r.latency);
-        result.latency_uncorrected.merge(&r.latency_uncorrected);
-        result.completed += r.completed;
-        result.errors.merge(&r.errors);
-        result.pushes.merge(&r.pushes);
+        let rec = &r.recorder;
+        result.latency.merge(&rec.latency);
+        result.latency_uncorrected.merge(&rec.uncorrected);
+        result.completed += rec.completed;
+        result.errors.merge(&rec.errors);
+        result.pushes.merge(&rec.pushes);
         if let Some(c) = &r.cluster {
             result
                 .cluster
                 .get_or_insert_with(ClusterStats::default)
                 .merge(c);
         }
-        last_reply = last_reply.max(r.last_reply);
+        last_reply = last_reply.max(rec.last_reply);
         if fatal.is_none() {
             fatal = r.fatal;
         }

@@ -5,8 +5,10 @@
 //! one histogram would have given.
 
 mod histogram;
+mod recorder;
 
 pub use histogram::LatencyHistogram;
+pub use recorder::Recorder;
 
 use std::time::Duration;
 

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 use super::Placement;
 use super::Worker;
 use super::conn::{Conn, State};
-use super::reply::{Recorder, ReplyCtx, record_error, record_success};
+use super::reply::{ReplyCtx, record_error};
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::EngineError;
 use crate::engine::cluster::{
     ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
 };
+use crate::metrics::Recorder;
 use crate::metrics::RedirectKind;
 use crate::workload::template::fill_unit;
 
@@ -321,7 +322,7 @@ pub(super) fn side_reply(
         cl.spare.push(retry.cmd);
         return record_error(rec, ctx.policy, warmup, text);
     }
-    let latency = record_success(rec, retry.intended, retry.sent, retry.warmup, now);
+    let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {
         cl.record(c.node, latency);
     }

@@ -16,15 +16,13 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use self::conn::{Conn, State};
-use self::reply::Recorder;
 use super::cluster::{ClusterRun, ClusterWorker};
 use super::conn::{Stream, Target};
 use super::monitor::Live;
 use super::pacer::Pacer;
 use super::timer::Timer;
 use super::{ConnSetup, EngineError, LoadSpec};
-use crate::metrics::ClusterStats;
-use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts};
+use crate::metrics::{ClusterStats, Recorder};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Slot, Template, fill};
 pub(crate) const WAKER: Token = Token(usize::MAX);
@@ -51,13 +49,10 @@ pub(crate) struct Placement {
 /// What a worker hands back.
 #[derive(Debug)]
 pub(crate) struct WorkerResult {
+    pub(super) recorder: Recorder,
+    /// Cluster mode's per-node figures and redirect counts.
     pub(super) cluster: Option<ClusterStats>,
-    pub(super) latency: LatencyHistogram,
-    pub(super) latency_uncorrected: LatencyHistogram,
-    pub(super) completed: u64,
-    pub(super) errors: ErrorCounts,
-    pub(super) pushes: PushCounts,
-    pub(super) last_reply: Option<Instant>,
+    /// What stopped this worker, if anything did.
     pub(super) fatal: Option<EngineError>,
 }
 
@@ -160,17 +155,7 @@ impl<'a> Worker<'a> {
             poll,
             conns,
             rbuf: vec![0; READ_BUF],
-            rec: Recorder {
-                latency: LatencyHistogram::new(),
-                uncorrected: LatencyHistogram::new(),
-                completed: 0,
-                latency_sum_ns: 0,
-                all_completed: 0,
-                all_latency_sum_ns: 0,
-                errors: ErrorCounts::default(),
-                pushes: PushCounts::default(),
-                last_reply: None,
-            },
+            rec: Recorder::new(),
             keys,
             batch_slots,
             issued: 0,
@@ -190,12 +175,7 @@ impl<'a> Worker<'a> {
         self.publish();
         WorkerResult {
             cluster: self.cluster.map(|c| c.stats),
-            latency: self.rec.latency,
-            latency_uncorrected: self.rec.uncorrected,
-            completed: self.rec.completed,
-            errors: self.rec.errors,
-            pushes: self.rec.pushes,
-            last_reply: self.rec.last_reply,
+            recorder: self.rec,
             fatal,
         }
     }

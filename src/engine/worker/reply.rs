@@ -11,20 +11,8 @@ use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, parse_redirect};
 use crate::engine::push;
 use crate::engine::{ConnSetup, EngineError, ErrorPolicy};
-use crate::metrics::{ErrorCounts, LatencyHistogram, PushCounts, RedirectKind};
+use crate::metrics::{Recorder, RedirectKind};
 use crate::workload::template::Template;
-
-pub(super) struct Recorder {
-    pub(super) latency: LatencyHistogram,
-    pub(super) uncorrected: LatencyHistogram,
-    pub(super) completed: u64,
-    pub(super) latency_sum_ns: u64,
-    pub(super) all_completed: u64,
-    pub(super) all_latency_sum_ns: u64,
-    pub(super) errors: ErrorCounts,
-    pub(super) pushes: PushCounts,
-    pub(super) last_reply: Option<Instant>,
-}
 
 /// What [`on_reply`] needs besides the connection and the recorder.
 pub(super) struct ReplyCtx<'a> {
@@ -33,28 +21,6 @@ pub(super) struct ReplyCtx<'a> {
     pub(super) template: &'a Template,
     pub(super) unit_len: usize,
     pub(super) cmds_per_unit: u64,
-}
-
-/// Counts one successful reply.
-#[inline]
-pub(super) fn record_success(
-    rec: &mut Recorder,
-    intended: Instant,
-    sent: Instant,
-    warmup: bool,
-    now: Instant,
-) -> u64 {
-    let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
-    rec.all_completed += 1;
-    rec.all_latency_sum_ns += latency_ns;
-    if !warmup {
-        rec.latency.record(latency_ns);
-        rec.uncorrected
-            .record(now.saturating_duration_since(sent).as_nanos() as u64);
-        rec.completed += 1;
-        rec.latency_sum_ns += latency_ns;
-    }
-    latency_ns
 }
 
 /// An error reply that is not a redirect: fatal, or counted with `-e`.
@@ -70,9 +36,7 @@ pub(super) fn record_error(
             hint: Some("use -e to count errors and go on"),
         }),
         ErrorPolicy::Count => {
-            if !warmup {
-                rec.errors.record(text);
-            }
+            rec.error(warmup, text);
             Ok(())
         }
     }
@@ -160,7 +124,7 @@ pub(super) fn on_reply(
         }
         record_error(rec, ctx.policy, c.warmup, text)?;
     } else {
-        let latency = record_success(rec, c.intended, c.sent, c.warmup, now);
+        let latency = rec.success(c.intended, c.sent, c.warmup, now);
         if let Some(cl) = cluster
             && !c.warmup
         {

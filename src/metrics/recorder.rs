@@ -1,0 +1,74 @@
+//! One worker's recording: every reply's latency and every counted error or push, in the
+//! worker's own histograms and counters (no sharing, no locks), merged after the test.
+
+use std::time::Instant;
+
+use super::{ErrorCounts, LatencyHistogram, PushCounts};
+
+/// What one worker measured. Recording is constant time and allocates nothing (an error word
+/// allocates on its first appearance only).
+#[derive(Debug)]
+pub struct Recorder {
+    /// Corrected latency (from the intended send time) of measured successful replies.
+    pub latency: LatencyHistogram,
+    /// The same replies from just before the write: the figure that hides queueing.
+    pub uncorrected: LatencyHistogram,
+    /// Measured successful replies and their latency sum (for the progress line's average).
+    pub completed: u64,
+    pub latency_sum_ns: u64,
+    /// Successful replies including `--warmup`, for the progress line's interval figures.
+    pub all_completed: u64,
+    pub all_latency_sum_ns: u64,
+    /// Error replies counted with `-e`, by first word (measured phase only).
+    pub errors: ErrorCounts,
+    /// RESP3 pushes that were not replies, by kind.
+    pub pushes: PushCounts,
+    /// When the last measured reply arrived: a test that ran to its end lasts until then.
+    pub last_reply: Option<Instant>,
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self {
+            latency: LatencyHistogram::new(),
+            uncorrected: LatencyHistogram::new(),
+            completed: 0,
+            latency_sum_ns: 0,
+            all_completed: 0,
+            all_latency_sum_ns: 0,
+            errors: ErrorCounts::default(),
+            pushes: PushCounts::default(),
+            last_reply: None,
+        }
+    }
+
+    /// Counts one successful reply to a request intended at `intended` and written at `sent`;
+    /// returns its corrected latency.
+    #[inline]
+    pub fn success(&mut self, intended: Instant, sent: Instant, warmup: bool, now: Instant) -> u64 {
+        let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
+        self.all_completed += 1;
+        self.all_latency_sum_ns += latency_ns;
+        if !warmup {
+            self.latency.record(latency_ns);
+            self.uncorrected
+                .record(now.saturating_duration_since(sent).as_nanos() as u64);
+            self.completed += 1;
+            self.latency_sum_ns += latency_ns;
+        }
+        latency_ns
+    }
+
+    /// Counts an error reply (`-e`); warmup errors are checked but not counted.
+    pub fn error(&mut self, warmup: bool, text: &[u8]) {
+        if !warmup {
+            self.errors.record(text);
+        }
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
