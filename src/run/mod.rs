@@ -3,22 +3,21 @@
 //! partial report is out.
 
 use std::io::{self, IsTerminal, Write};
+mod cluster;
+mod console;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::{Endpoint, ReadFromReplicas};
-use crate::cluster::route::{Commands, UnitRoutes};
-use crate::cluster::slot::TagTable;
-use crate::cluster::topology::Topology;
+use self::cluster::ClusterCtx;
+use self::console::Console;
+use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
-use crate::engine::{
-    self, ClusterRun, ClusterShared, ConnSetup, EngineError, LoadSpec, Observer, Snapshot, Stop,
-    Target, Transport,
-};
-use crate::metrics::{Role, TestResult};
+use crate::engine::{self, ClusterRun, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
+use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
-use crate::report::{self, ClusterHeader, Progress, ProgressPhase, ReportContext};
+use crate::report::{self, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
@@ -55,74 +54,6 @@ impl From<io::Error> for Failure {
         }
     }
 }
-
-/// Shows the live progress line on stderr when it is a terminal.
-struct Console {
-    interrupted: Arc<AtomicBool>,
-    progress: bool,
-    title: String,
-    by_requests: bool,
-    line: String,
-    shown: bool,
-}
-
-impl Console {
-    fn clear(&mut self) {
-        if self.shown {
-            eprint!("\r\x1b[2K");
-            self.shown = false;
-        }
-    }
-}
-
-impl Observer for Console {
-    fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
-    }
-
-    fn tick(&mut self, s: &Snapshot) {
-        if !self.progress {
-            return;
-        }
-        let avg = |sum: u64, n: u64| {
-            if n > 0 {
-                sum as f64 / n as f64 / 1e6
-            } else {
-                0.0
-            }
-        };
-        let overall_rps = if s.measured_secs > 0.0 {
-            s.measured_completed as f64 / s.measured_secs
-        } else {
-            0.0
-        };
-        let p = Progress {
-            title: &self.title,
-            interval_rps: if s.interval_secs > 0.0 {
-                s.interval_completed as f64 / s.interval_secs
-            } else {
-                0.0
-            },
-            overall_rps,
-            interval_avg_ms: avg(s.interval_latency_sum_ns, s.interval_completed),
-            overall_avg_ms: avg(s.measured_latency_sum_ns, s.measured_completed),
-            phase: if self.by_requests && !s.warming_up {
-                ProgressPhase::Requests(s.measured_completed)
-            } else {
-                ProgressPhase::Seconds {
-                    elapsed: s.measured_secs,
-                    warming_up: s.warming_up,
-                }
-            },
-        };
-        self.line.clear();
-        report::progress_line(&mut self.line, &p);
-        eprint!("\r\x1b[2K{}", self.line);
-        let _ = io::stderr().flush();
-        self.shown = true;
-    }
-}
-
 /// Runs the whole plan.
 pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
     for w in &plan.warnings {
@@ -395,198 +326,4 @@ fn run_idle(plan: &RunPlan, setup: &ConnSetup, console: &mut Console) -> Result<
     }
     result?;
     Err(Failure::Interrupted)
-}
-
-/// Cluster mode's run-wide state: the shared topology, the benchmark nodes, what the report
-/// header says, and what the server told us about commands.
-struct ClusterCtx {
-    shared: Arc<ClusterShared>,
-    tags: Arc<TagTable>,
-    commands: Commands,
-    /// Nodes listed and configured: primaries, replicas or both (`--rfr`).
-    bench_nodes: Vec<usize>,
-    kind: &'static str,
-    header: ClusterHeader,
-    auth: Option<Vec<Vec<u8>>>,
-}
-
-impl ClusterCtx {
-    fn discover(plan: &RunPlan, setup: &ConnSetup) -> Result<Self, Failure> {
-        let entry_host = match &plan.endpoint {
-            Endpoint::Tcp { host, .. } => host.clone(),
-            Endpoint::Unix(_) => String::new(),
-        };
-        let topology = engine::cluster::discover(&setup.target, &entry_host, plan.auth.as_deref())?;
-        let (bench_nodes, kind) = match plan.rfr {
-            ReadFromReplicas::No => (topology.primaries(), "primary"),
-            ReadFromReplicas::Yes => (topology.replicas(), "replica"),
-            ReadFromReplicas::All => {
-                let mut all = topology.primaries();
-                all.extend(topology.replicas());
-                (all, "cluster")
-            }
-        };
-        if bench_nodes.is_empty() {
-            return Err(Failure::Fatal(format!(
-                "--rfr {}: the cluster at {} has no replicas",
-                if plan.rfr == ReadFromReplicas::Yes {
-                    "yes"
-                } else {
-                    "all"
-                },
-                setup.target.display()
-            )));
-        }
-        let shared = Arc::new(ClusterShared::new(
-            topology.clone(),
-            &setup.target,
-            &entry_host,
-            plan.auth.clone(),
-        )?);
-        let mut node_configs = Vec::with_capacity(bench_nodes.len());
-        for &n in &bench_nodes {
-            let target = shared.target(n);
-            let config = ControlConn::connect_auth(&target, plan.auth.as_deref())
-                .ok()
-                .and_then(|mut c| fetch_config(&mut c, &target).ok())
-                .unwrap_or((None, None));
-            if config.0.is_none() {
-                eprintln!(
-                    "WARNING: Could not fetch node CONFIG {}",
-                    topology.nodes[n].display()
-                );
-            }
-            node_configs.push(config);
-        }
-        Ok(Self {
-            shared,
-            tags: Arc::new(TagTable::new()),
-            commands: Commands::default(),
-            header: ClusterHeader {
-                count: bench_nodes.len(),
-                kind,
-                node_configs,
-            },
-            bench_nodes,
-            kind,
-            auth: plan.auth.clone(),
-        })
-    }
-
-    fn write_listing(&self, out: &mut impl Write) -> io::Result<()> {
-        let topo = self.shared.topology();
-        let primaries = topo.primaries();
-        let nodes: Vec<(Role, String, String)> = self
-            .bench_nodes
-            .iter()
-            .map(|&n| {
-                let role = if primaries.contains(&n) {
-                    Role::Primary
-                } else {
-                    Role::Replica
-                };
-                (role, topo.nodes[n].id.clone(), topo.nodes[n].display())
-            })
-            .collect();
-        report::write_cluster_listing(out, self.kind, &nodes)
-    }
-
-    /// Runs a setup command on every primary.
-    fn on_primaries(&self, cmd: &[Vec<u8>]) -> Result<(), String> {
-        let topo = self.shared.topology();
-        for n in topo.primaries() {
-            let target = self.shared.target(n);
-            let mut c = ControlConn::connect_auth(&target, self.auth.as_deref())
-                .map_err(|e| e.to_string())?;
-            if let Some(e) = error_text(&c.call(cmd).map_err(|e| e.to_string())?) {
-                return Err(format!("{}: {e}", topo.nodes[n].display()));
-            }
-        }
-        Ok(())
-    }
-
-    /// Learns how `template` routes and which nodes its connections bind to.
-    fn prepare(
-        &mut self,
-        control: &mut ControlConn,
-        template: &Template,
-        plan: &RunPlan,
-    ) -> Result<ClusterRun, Failure> {
-        let mut call = |args: &[&[u8]]| control.call(args).map_err(|e| e.to_string());
-        let routes = self
-            .commands
-            .analyze(&mut call, template, plan.load.keyspace.is_some())
-            .map_err(|e| Failure::Fatal(format!("cluster mode: {e}")))?;
-        let topo = self.shared.topology();
-        let serving = serving_nodes(&topo, &routes, plan.rfr)?;
-        let all_primaries = serving == topo.primaries();
-        Ok(ClusterRun {
-            shared: self.shared.clone(),
-            routes,
-            serving,
-            tags: self.tags.clone(),
-            all_primaries,
-        })
-    }
-}
-
-/// The nodes load connections bind to: writes always go to primaries; reads follow `--rfr`; a
-/// unit with fixed keys goes to the shard that owns them.
-fn serving_nodes(
-    topo: &Topology,
-    routes: &UnitRoutes,
-    rfr: ReadFromReplicas,
-) -> Result<Vec<usize>, Failure> {
-    let owners = topo.slot_owners();
-    let mut primaries = topo.primaries();
-    if !routes.fixed_slots.is_empty() {
-        let mut shard: Vec<usize> = Vec::new();
-        for &slot in &routes.fixed_slots {
-            let o = owners[usize::from(slot)];
-            if o == crate::cluster::topology::NO_OWNER {
-                return Err(Failure::Fatal(format!(
-                    "cluster mode: slot {slot} has no owner (is the cluster complete?)"
-                )));
-            }
-            if !shard.contains(&usize::from(o)) {
-                shard.push(usize::from(o));
-            }
-        }
-        if shard.len() > 1 {
-            return Err(Failure::Fatal(format!(
-                "cluster mode: the command's fixed keys live on different nodes ({}); give them \
-                 one hash tag, e.g. {{user1}}",
-                shard
-                    .iter()
-                    .map(|&n| topo.nodes[n].display())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        primaries = shard;
-    }
-    let replicas_of = |ps: &[usize]| -> Vec<usize> {
-        topo.ranges
-            .iter()
-            .filter(|r| ps.contains(&r.primary))
-            .flat_map(|r| r.replicas.iter().copied())
-            .fold(Vec::new(), |mut acc, n| {
-                if !acc.contains(&n) {
-                    acc.push(n);
-                }
-                acc
-            })
-    };
-    Ok(match (routes.write, rfr) {
-        (true, _) | (false, ReadFromReplicas::No) => primaries,
-        (false, ReadFromReplicas::Yes) => {
-            let r = replicas_of(&primaries);
-            if r.is_empty() { primaries } else { r }
-        }
-        (false, ReadFromReplicas::All) => {
-            let mut all = primaries.clone();
-            all.extend(replicas_of(&primaries));
-            all
-        }
-    })
 }
