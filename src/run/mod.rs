@@ -14,7 +14,7 @@ use self::console::Console;
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
-use crate::engine::{self, ClusterRun, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
+use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
 use crate::report::{self, ReportContext};
@@ -60,33 +60,14 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         eprintln!("{w}");
     }
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
-
-    // TLS files are read once, here: a missing or malformed file stops the run before any
-    // connection (exit 1).
-    let tls = match &plan.tls {
-        Some(options) => Some(Arc::new(TlsClient::new(options).map_err(Failure::Fatal)?)),
-        None => None,
-    };
-    let transport = Transport {
-        tls,
-        mptcp: plan.mptcp,
-    };
-    let target = match &plan.endpoint {
-        Endpoint::Tcp { host, port } => Target::tcp_with(host, *port, transport)?,
-        Endpoint::Unix(path) => Target::Unix(path.clone()),
-    };
-    let setup = ConnSetup {
-        target,
-        prefix: plan.prefix.bytes.clone(),
-        prefix_commands: plan.prefix.commands.clone(),
-    };
+    let setup = conn_setup(plan)?;
 
     // A control connection first: it fails fast and clearly on a wrong address or password, and
     // fetches the configuration the report shows.
     let mut control = ControlConn::connect_auth(&setup.target, plan.auth.as_deref())?;
     let mut load = plan.load.clone();
     let mut threads_shown = plan.threads_flag;
-    let (mut cluster, save, appendonly) = if plan.cluster {
+    let (cluster, save, appendonly) = if plan.cluster {
         let c = ClusterCtx::discover(plan, &setup)?;
         if plan.threads_flag.is_none() {
             // As the reference: one worker thread per benchmark node.
@@ -125,7 +106,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         report::write_csv_header(&mut out)?;
         out.flush()?;
     }
-    let mut ctx = ReportContext {
+    let ctx = ReportContext {
         clients: plan.load.clients,
         payload_bytes: plan.data_size,
         keepalive: plan.keepalive_raw,
@@ -139,8 +120,65 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
         writeln!(out, "{}", dataset.summary())?;
     }
+    let mut session = Session {
+        plan,
+        load,
+        setup,
+        control,
+        cluster,
+        ctx,
+        console,
+        out,
+    };
     let mut payload = PayloadGenerator::default();
     loop {
+        session.pass(&mut payload)?;
+        if !plan.loop_forever {
+            return Ok(());
+        }
+    }
+}
+
+/// Where the load goes and what every connection sends first. TLS files are read once, here: a
+/// missing or malformed file stops the run before any connection (exit 1).
+fn conn_setup(plan: &RunPlan) -> Result<ConnSetup, Failure> {
+    let tls = match &plan.tls {
+        Some(options) => Some(Arc::new(TlsClient::new(options).map_err(Failure::Fatal)?)),
+        None => None,
+    };
+    let transport = Transport {
+        tls,
+        mptcp: plan.mptcp,
+    };
+    let target = match &plan.endpoint {
+        Endpoint::Tcp { host, port } => Target::tcp_with(host, *port, transport)?,
+        Endpoint::Unix(path) => Target::Unix(path.clone()),
+    };
+    Ok(ConnSetup {
+        target,
+        prefix: plan.prefix.bytes.clone(),
+        prefix_commands: plan.prefix.commands.clone(),
+    })
+}
+
+/// What stays the same from test to test once the run has started.
+struct Session<'a, W: Write> {
+    plan: &'a RunPlan,
+    /// The plan's load, with the worker count cluster mode chose.
+    load: LoadSpec,
+    setup: ConnSetup,
+    /// For setup commands (functions), `COMMAND INFO` in cluster mode.
+    control: ControlConn,
+    cluster: Option<ClusterCtx>,
+    ctx: ReportContext,
+    console: Console,
+    out: W,
+}
+
+impl<W: Write> Session<'_, W> {
+    /// One pass over the workload (`-l` repeats it).
+    fn pass(&mut self, payload: &mut PayloadGenerator) -> Result<(), Failure> {
+        let plan = self.plan;
         match &plan.workload {
             Workload::Suite(tests) => {
                 // One value per pass, as the reference (regenerated on every -l pass).
@@ -155,94 +193,70 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
                 for test in tests {
                     let work = build(test, &params);
                     for cmd in &work.setup {
-                        let failed = |e: String| {
-                            Failure::Fatal(format!("preparing the {} test failed: {e}", test.title))
-                        };
-                        match &cluster {
-                            // Functions live on each primary (replicas get them by replication).
-                            Some(c) => c.on_primaries(cmd).map_err(failed)?,
-                            None => {
-                                if let Some(e) = error_text(&control.call(cmd)?) {
-                                    return Err(failed(e));
-                                }
-                            }
-                        }
+                        self.setup_command(test.title, cmd)?;
                     }
-                    let run = match cluster.as_mut() {
-                        Some(c) => Some(c.prepare(&mut control, &work.template, plan)?),
-                        None => None,
-                    };
-                    run_one(
-                        plan,
-                        &load,
-                        &setup,
-                        test.title,
-                        &work.template,
-                        run.as_ref(),
-                        &ctx,
-                        &mut console,
-                        &mut out,
-                    )?;
+                    self.run_one(test.title, &work.template)?;
                 }
             }
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
-                ctx.payload_bytes = match &plan.load.dataset {
+                self.ctx.payload_bytes = match &plan.load.dataset {
                     Some(dataset) => dataset.mean_unit_len(),
                     None => template.unit.len(),
                 };
-                let run = match cluster.as_mut() {
-                    Some(c) => Some(c.prepare(&mut control, &template, plan)?),
-                    None => None,
-                };
-                run_one(
-                    plan,
-                    &load,
-                    &setup,
-                    title,
-                    &template,
-                    run.as_ref(),
-                    &ctx,
-                    &mut console,
-                    &mut out,
-                )?;
+                self.run_one(title, &template)?;
             }
         }
         if plan.format != Format::Csv {
-            writeln!(out)?;
-            out.flush()?;
+            writeln!(self.out)?;
+            self.out.flush()?;
         }
-        if !plan.loop_forever {
-            return Ok(());
-        }
+        Ok(())
     }
-}
 
-/// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the report.
-#[allow(clippy::too_many_arguments)]
-fn run_one(
-    plan: &RunPlan,
-    load: &LoadSpec,
-    setup: &ConnSetup,
-    title: &str,
-    template: &Template,
-    cluster: Option<&ClusterRun>,
-    ctx: &ReportContext,
-    console: &mut Console,
-    out: &mut impl Write,
-) -> Result<(), Failure> {
-    console.title.clear();
-    console.title.push_str(title);
-    let (result, fatal) = engine::run_test(setup, load, title, template, cluster, console);
-    console.clear();
-    print_result(plan, ctx, &result, out)?;
-    if let Some(e) = fatal {
-        return Err(e.into());
+    /// A suite test's setup command (`FUNCTION LOAD`), on the server or every primary.
+    fn setup_command(&mut self, title: &str, cmd: &[Vec<u8>]) -> Result<(), Failure> {
+        let failed = |e: String| Failure::Fatal(format!("preparing the {title} test failed: {e}"));
+        match &self.cluster {
+            // Functions live on each primary (replicas get them by replication).
+            Some(c) => c.on_primaries(cmd).map_err(failed)?,
+            None => {
+                if let Some(e) = error_text(&self.control.call(cmd)?) {
+                    return Err(failed(e));
+                }
+            }
+        }
+        Ok(())
     }
-    if result.outcome == crate::metrics::Outcome::Interrupted {
-        return Err(Failure::Interrupted);
+
+    /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the
+    /// report.
+    fn run_one(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
+        let run = match self.cluster.as_mut() {
+            Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
+            None => None,
+        };
+        let console = &mut self.console;
+        console.title.clear();
+        console.title.push_str(title);
+        let (result, fatal) = engine::run_test(
+            &self.setup,
+            &self.load,
+            title,
+            template,
+            run.as_ref(),
+            console,
+        );
+        console.clear();
+        print_result(self.plan, &self.ctx, &result, &mut self.out)?;
+        if let Some(e) = fatal {
+            return Err(e.into());
+        }
+        if result.outcome == crate::metrics::Outcome::Interrupted {
+            return Err(Failure::Interrupted);
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn print_result(
