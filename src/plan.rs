@@ -81,41 +81,7 @@ impl RunPlan {
     /// Resolves `args`; `stdin` is the `-x` argument if it was read.
     pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, String> {
         let mut warnings = Vec::new();
-        let workload = if args.command.is_empty() {
-            if args.stdin_last_arg {
-                warnings.push("WARNING: -x has no effect without a custom command".to_string());
-            }
-            if let Some(list) = &args.tests {
-                let unknown: Vec<&str> = list
-                    .split(',')
-                    .filter(|n| !n.is_empty() && !suite::known_name(n))
-                    .collect();
-                if !unknown.is_empty() {
-                    warnings.push(format!(
-                        "WARNING: -t: no test named {} (names: see --help)",
-                        unknown.join(", ")
-                    ));
-                }
-            }
-            Workload::Suite(select_tests(args.tests.as_deref()))
-        } else {
-            if args.tests.is_some() {
-                warnings.push("WARNING: Option -t is ignored.".to_string());
-            }
-            let title = args
-                .command
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ");
-            let items = parse_custom_command(
-                &args.command,
-                stdin,
-                args.data_size,
-                &mut PayloadGenerator::default(),
-            )?;
-            Workload::Custom { title, items }
-        };
+        let workload = workload(args, stdin, &mut warnings)?;
         if args.keepalive == 0 {
             warnings.push(
                 "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
@@ -129,45 +95,7 @@ impl RunPlan {
         pushes::check(args, &workload, &mut warnings)?;
         let tls = tls_options(args, &mut warnings)?;
 
-        let mut prefix = Prefix::default();
-        let mut auth = None;
-        if let Some(password) = &args.password {
-            let mut a: Vec<Vec<u8>> = Vec::new();
-            if let Some(user) = &args.user {
-                a.push(user.clone());
-            }
-            a.push(password.clone());
-            let mut cmd = vec![b"AUTH".to_vec()];
-            cmd.extend(a.iter().cloned());
-            resp::encode_command(&mut prefix.bytes, &cmd);
-            prefix.commands.push("AUTH");
-            auth = Some(a);
-        }
-        if args.enable_tracking {
-            resp::encode_command(
-                &mut prefix.bytes,
-                &[b"CLIENT".as_slice(), b"TRACKING", b"on"],
-            );
-            prefix.commands.push("CLIENT TRACKING");
-        }
-        if args.dbnum != 0 {
-            resp::encode_command(
-                &mut prefix.bytes,
-                &[b"SELECT".to_vec(), args.dbnum.to_string().into_bytes()],
-            );
-            prefix.commands.push("SELECT");
-        }
-        if args.resp3 {
-            resp::encode_command(&mut prefix.bytes, &[b"HELLO".as_slice(), b"3"]);
-            prefix.commands.push("HELLO 3");
-        }
-        if args.rfr != ReadFromReplicas::No {
-            if !args.cluster {
-                return Err("--rfr needs --cluster".to_string());
-            }
-            resp::encode_command(&mut prefix.bytes, &[b"READONLY".as_slice()]);
-            prefix.commands.push("READONLY");
-        }
+        let (prefix, auth) = prefix(args)?;
         if args.cluster && args.dataset.is_some() {
             return Err("--dataset with --cluster is not supported yet".to_string());
         }
@@ -175,34 +103,7 @@ impl RunPlan {
             return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
         }
 
-        let seed = args.seed.unwrap_or_else(|| {
-            let t = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0);
-            t ^ u64::from(std::process::id())
-        });
-        let load = LoadSpec {
-            clients: args.clients,
-            workers: args.threads.unwrap_or(1) as usize,
-            pipeline: args.pipeline,
-            stop: match args.duration {
-                Some(d) => Stop::After(d),
-                None => Stop::Requests(args.requests),
-            },
-            warmup: args.warmup.unwrap_or_default(),
-            rps: (args.rps > 0).then_some(args.rps),
-            keepalive: args.keepalive != 0,
-            keyspace: args.keyspace,
-            sequential: args.sequential,
-            seed,
-            on_error: if args.continue_on_error {
-                ErrorPolicy::Count
-            } else {
-                ErrorPolicy::Abort
-            },
-            dataset: None,
-        };
+        let load = load_spec(args);
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -231,6 +132,130 @@ impl RunPlan {
             tracking: args.enable_tracking,
             warnings,
         })
+    }
+}
+
+/// Which tests run, or the custom command's sequence; `stdin` is the `-x` argument.
+fn workload(
+    args: &Args,
+    stdin: Option<Vec<u8>>,
+    warnings: &mut Vec<String>,
+) -> Result<Workload, String> {
+    let workload = if args.command.is_empty() {
+        if args.stdin_last_arg {
+            warnings.push("WARNING: -x has no effect without a custom command".to_string());
+        }
+        if let Some(list) = &args.tests {
+            let unknown: Vec<&str> = list
+                .split(',')
+                .filter(|n| !n.is_empty() && !suite::known_name(n))
+                .collect();
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "WARNING: -t: no test named {} (names: see --help)",
+                    unknown.join(", ")
+                ));
+            }
+        }
+        Workload::Suite(select_tests(args.tests.as_deref()))
+    } else {
+        if args.tests.is_some() {
+            warnings.push("WARNING: Option -t is ignored.".to_string());
+        }
+        let title = args
+            .command
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let items = parse_custom_command(
+            &args.command,
+            stdin,
+            args.data_size,
+            &mut PayloadGenerator::default(),
+        )?;
+        Workload::Custom { title, items }
+    };
+    Ok(workload)
+}
+
+/// AUTH's arguments after the command name: `[username,] password`.
+type AuthArgs = Vec<Vec<u8>>;
+
+/// The commands every connection sends before its first batch, in the reference's order, and
+/// the AUTH arguments for the control connection.
+fn prefix(args: &Args) -> Result<(Prefix, Option<AuthArgs>), String> {
+    let mut prefix = Prefix::default();
+    let mut auth = None;
+    if let Some(password) = &args.password {
+        let mut a: Vec<Vec<u8>> = Vec::new();
+        if let Some(user) = &args.user {
+            a.push(user.clone());
+        }
+        a.push(password.clone());
+        let mut cmd = vec![b"AUTH".to_vec()];
+        cmd.extend(a.iter().cloned());
+        resp::encode_command(&mut prefix.bytes, &cmd);
+        prefix.commands.push("AUTH");
+        auth = Some(a);
+    }
+    if args.enable_tracking {
+        resp::encode_command(
+            &mut prefix.bytes,
+            &[b"CLIENT".as_slice(), b"TRACKING", b"on"],
+        );
+        prefix.commands.push("CLIENT TRACKING");
+    }
+    if args.dbnum != 0 {
+        resp::encode_command(
+            &mut prefix.bytes,
+            &[b"SELECT".to_vec(), args.dbnum.to_string().into_bytes()],
+        );
+        prefix.commands.push("SELECT");
+    }
+    if args.resp3 {
+        resp::encode_command(&mut prefix.bytes, &[b"HELLO".as_slice(), b"3"]);
+        prefix.commands.push("HELLO 3");
+    }
+    if args.rfr != ReadFromReplicas::No {
+        if !args.cluster {
+            return Err("--rfr needs --cluster".to_string());
+        }
+        resp::encode_command(&mut prefix.bytes, &[b"READONLY".as_slice()]);
+        prefix.commands.push("READONLY");
+    }
+    Ok((prefix, auth))
+}
+
+/// How the load is applied (the same for every test).
+fn load_spec(args: &Args) -> LoadSpec {
+    let seed = args.seed.unwrap_or_else(|| {
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        t ^ u64::from(std::process::id())
+    });
+    LoadSpec {
+        clients: args.clients,
+        workers: args.threads.unwrap_or(1) as usize,
+        pipeline: args.pipeline,
+        stop: match args.duration {
+            Some(d) => Stop::After(d),
+            None => Stop::Requests(args.requests),
+        },
+        warmup: args.warmup.unwrap_or_default(),
+        rps: (args.rps > 0).then_some(args.rps),
+        keepalive: args.keepalive != 0,
+        keyspace: args.keyspace,
+        sequential: args.sequential,
+        seed,
+        on_error: if args.continue_on_error {
+            ErrorPolicy::Count
+        } else {
+            ErrorPolicy::Abort
+        },
+        dataset: None,
     }
 }
 
