@@ -4,11 +4,11 @@
 //! every record once (one contiguous buffer plus offsets), and handing out records to batches.
 //! Must not: open files (the caller passes a reader) or touch sockets.
 //!
-//! Field values are variable-length, so unlike `__rand_*__` slots they cannot be patched into a
+//! Field values are variable-length, so unlike `__rand_*__` placeholders they cannot be patched into a
 //! fixed batch buffer. Instead each record's unit is encoded up front, with the offsets of its
-//! `__rand_*__` slots; a batch copies P units into the connection's buffer (whose capacity only
+//! `__rand_*__` placeholders; a batch copies P units into the connection's buffer (whose capacity only
 //! ever grows to P times the longest unit, so steady state allocates nothing) and then fills the
-//! slots as usual.
+//! placeholders as usual.
 //!
 //! Rules:
 //! - one record per unit: every command of a `;` sequence (and every repeat) takes its fields from
@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::keys::KeyGen;
 use super::table::{TableError, TableReader};
-use super::template::{SequenceItem, Slot, fill, find_placeholders};
+use super::template::{Placeholder, SequenceItem, fill, find_placeholders};
 
 const FIELD_PREFIX: &[u8] = b"__field:";
 const FIELD_SUFFIX: &[u8] = b"__";
@@ -59,7 +59,7 @@ pub struct FieldTemplate {
 impl FieldTemplate {
     /// Splits every argument at its `__field:<name>__` placeholders (a `__field:` without a
     /// closing `__` is literal text). `placeholders`: `-r` was given, so `__rand_*__` in the
-    /// command's text become slots. The `-x` argument is taken verbatim.
+    /// command's text become placeholders. The `-x` argument is taken verbatim.
     ///
     /// Fails if no argument has a field placeholder: the dataset would not be used.
     pub fn compile(items: &[SequenceItem], placeholders: bool) -> Result<Self, String> {
@@ -155,10 +155,10 @@ pub struct Dataset {
     units: Vec<u8>,
     /// Unit `r` is `units[starts[r]..starts[r + 1]]`.
     starts: Vec<usize>,
-    /// `__rand_*__` slots of every unit, offsets relative to the unit's start.
-    slots: Vec<Slot>,
-    /// Unit `r`'s slots are `slots[slot_starts[r]..slot_starts[r + 1]]`.
-    slot_starts: Vec<usize>,
+    /// `__rand_*__` placeholders of every unit, offsets relative to the unit's start.
+    placeholders: Vec<Placeholder>,
+    /// Unit `r`'s placeholders are `placeholders[placeholder_starts[r]..placeholder_starts[r + 1]]`.
+    placeholder_starts: Vec<usize>,
     /// The next record to send, over all connections and threads (taken modulo the count).
     next: AtomicU64,
     longest_unit: usize,
@@ -235,8 +235,8 @@ impl Dataset {
         let mut ds = Dataset {
             units: Vec::new(),
             starts: vec![0],
-            slots: Vec::new(),
-            slot_starts: vec![0],
+            placeholders: Vec::new(),
+            placeholder_starts: vec![0],
             next: AtomicU64::new(0),
             longest_unit: 0,
             field_bytes: 0,
@@ -265,11 +265,11 @@ impl Dataset {
             )));
         }
         ds.units.shrink_to_fit();
-        ds.slots.shrink_to_fit();
+        ds.placeholders.shrink_to_fit();
         Ok(ds)
     }
 
-    /// Encodes one record's unit (RESP arrays of bulk strings) and records its slots.
+    /// Encodes one record's unit (RESP arrays of bulk strings) and records its placeholders.
     fn push_unit(&mut self, template: &FieldTemplate, values: &[&[u8]]) {
         let start = self.units.len();
         let out = &mut self.units;
@@ -289,7 +289,7 @@ impl Dataset {
                     match part {
                         Part::Literal(l) => {
                             if arg.scan {
-                                find_placeholders(l, out.len() - start, &mut self.slots);
+                                find_placeholders(l, out.len() - start, &mut self.placeholders);
                             }
                             out.extend_from_slice(l);
                         }
@@ -301,7 +301,7 @@ impl Dataset {
         }
         self.longest_unit = self.longest_unit.max(out.len() - start);
         self.starts.push(out.len());
-        self.slot_starts.push(self.slots.len());
+        self.placeholder_starts.push(self.placeholders.len());
     }
 
     /// Number of records loaded.
@@ -328,7 +328,7 @@ impl Dataset {
         )
     }
 
-    /// Replaces `out` with the next `units` records' units, their `__rand_*__` slots filled;
+    /// Replaces `out` with the next `units` records' units, their `__rand_*__` placeholders filled;
     /// returns the batch's length. Allocates only while `out` grows to `units` times the longest
     /// unit (once per connection).
     #[inline]
@@ -341,9 +341,10 @@ impl Dataset {
             let r = (first.wrapping_add(k) % n) as usize;
             let base = out.len();
             out.extend_from_slice(&self.units[self.starts[r]..self.starts[r + 1]]);
-            let slots = &self.slots[self.slot_starts[r]..self.slot_starts[r + 1]];
-            if !slots.is_empty() {
-                fill(&mut out[base..], slots, slots.len(), keys);
+            let placeholders =
+                &self.placeholders[self.placeholder_starts[r]..self.placeholder_starts[r + 1]];
+            if !placeholders.is_empty() {
+                fill(&mut out[base..], placeholders, placeholders.len(), keys);
             }
         }
         out.len()

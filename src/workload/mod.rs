@@ -16,4 +16,4 @@ pub mod template;
 pub use data::PayloadGenerator;
 pub use keys::KeyGen;
 pub use suite::{SuiteTest, select_tests};
-pub use template::{Slot, Template, parse_custom_command};
+pub use template::{Placeholder, Template, parse_custom_command};

@@ -336,7 +336,7 @@ mod tests {
             cluster_tag: false,
         };
         let z = build(SUITE.iter().find(|t| t.name == "zadd").unwrap(), &p);
-        assert_eq!(z.template.slots.len(), 2);
-        assert_eq!(build(&SUITE[19], &p).template.slots.len(), 10);
+        assert_eq!(z.template.placeholders.len(), 2);
+        assert_eq!(build(&SUITE[19], &p).template.placeholders.len(), 10);
     }
 }

@@ -1,4 +1,4 @@
-//! Pre-encoded command units with fixed-width placeholder slots.
+//! Pre-encoded command units with fixed-width placeholders.
 //!
 //! A *unit* is what one pipeline copy sends: a single command, or a whole `;`-separated sequence
 //! with its repeat counts. It is RESP-encoded once; `__rand_int__` and `__rand_1st__`..
@@ -24,10 +24,10 @@ const RAND_TOKENS: [&[u8; PLACEHOLDER_LEN]; 10] = [
     b"__rand_9th__",
 ];
 
-/// Which placeholder a slot holds: index 0 is `__rand_int__` (a new draw for every occurrence),
+/// One `__rand_*__` placeholder of a unit, where it is and which: index 0 is `__rand_int__` (a new draw for every occurrence),
 /// 1..=9 are `__rand_1st__`..`__rand_9th__` (one draw per unit, shared by all occurrences).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot {
+pub struct Placeholder {
     pub offset: usize,
     pub which: u8,
 }
@@ -37,7 +37,7 @@ pub struct Slot {
 pub struct Template {
     pub unit: Vec<u8>,
     /// Placeholder offsets within `unit`, ascending.
-    pub slots: Vec<Slot>,
+    pub placeholders: Vec<Placeholder>,
     /// Commands (and so replies) per unit.
     pub commands_per_unit: u32,
     /// Where each command of the unit and each of its arguments lies in `unit` (one entry per
@@ -71,7 +71,7 @@ impl Template {
     pub fn raw(bytes: &[u8]) -> Self {
         Self {
             unit: bytes.to_vec(),
-            slots: Vec::new(),
+            placeholders: Vec::new(),
             commands_per_unit: 1,
             layout: vec![CommandLayout {
                 bytes: 0..bytes.len(),
@@ -81,11 +81,11 @@ impl Template {
         }
     }
 
-    /// Encodes a sequence; with `placeholders` (i.e. `-r` given) `__rand_*__` tokens become slots,
-    /// otherwise they stay literal, as in the reference.
-    pub fn encode(items: &[SequenceItem], placeholders: bool) -> Self {
+    /// Encodes a sequence; with `-r` given (`keyspace_given`) `__rand_*__` tokens become
+    /// placeholders, otherwise they stay literal, as in the reference.
+    pub fn encode(items: &[SequenceItem], keyspace_given: bool) -> Self {
         let mut unit = Vec::new();
-        let mut slots = Vec::new();
+        let mut placeholders = Vec::new();
         let mut commands = 0u32;
         let mut layout = Vec::new();
         for item in items {
@@ -98,8 +98,8 @@ impl Template {
                 let mut args = Vec::with_capacity(item.args.len());
                 for (i, arg) in item.args.iter().enumerate() {
                     pos += 1 + decimal_digits(arg.len()) + 2;
-                    if placeholders && item.verbatim_arg != Some(i) {
-                        find_placeholders(arg, pos, &mut slots);
+                    if keyspace_given && item.verbatim_arg != Some(i) {
+                        find_placeholders(arg, pos, &mut placeholders);
                     }
                     args.push(pos..pos + arg.len());
                     pos += arg.len() + 2;
@@ -113,7 +113,7 @@ impl Template {
         }
         Self {
             unit,
-            slots,
+            placeholders,
             commands_per_unit: commands,
             layout,
         }
@@ -144,47 +144,52 @@ impl Template {
         out
     }
 
-    /// Builds a batch buffer of `copies` units back to back and returns it with the slots of all
+    /// Builds a batch buffer of `copies` units back to back and returns it with the placeholders of all
     /// copies (offsets into the batch).
-    pub fn batch(&self, copies: usize) -> (Vec<u8>, Vec<Slot>) {
+    pub fn batch(&self, copies: usize) -> (Vec<u8>, Vec<Placeholder>) {
         let mut buf = Vec::with_capacity(self.unit.len() * copies);
-        let mut slots = Vec::with_capacity(self.slots.len() * copies);
+        let mut placeholders = Vec::with_capacity(self.placeholders.len() * copies);
         for _ in 0..copies {
             let base = buf.len();
             buf.extend_from_slice(&self.unit);
-            slots.extend(self.slots.iter().map(|s| Slot {
+            placeholders.extend(self.placeholders.iter().map(|s| Placeholder {
                 offset: base + s.offset,
                 which: s.which,
             }));
         }
-        (buf, slots)
+        (buf, placeholders)
     }
 
     /// Whether filling is needed at all.
     pub fn has_placeholders(&self) -> bool {
-        !self.slots.is_empty()
+        !self.placeholders.is_empty()
     }
 }
 
-/// Overwrites the slots of a batch built by [`Template::batch`]: `__rand_int__` gets a fresh
-/// value per occurrence, each `__rand_Nth__` one value per unit. `slots_per_unit` is the template's
-/// slot count, so unit boundaries are known without storing them.
+/// Overwrites the placeholders of a batch built by [`Template::batch`]: `__rand_int__` gets a fresh
+/// value per occurrence, each `__rand_Nth__` one value per unit. `placeholders_per_unit` is the template's
+/// placeholder count, so unit boundaries are known without storing them.
 #[inline]
-pub fn fill(buf: &mut [u8], slots: &[Slot], slots_per_unit: usize, keys: &mut KeyGen) {
-    if slots_per_unit == 0 {
+pub fn fill(
+    buf: &mut [u8],
+    placeholders: &[Placeholder],
+    placeholders_per_unit: usize,
+    keys: &mut KeyGen,
+) {
+    if placeholders_per_unit == 0 {
         return;
     }
-    for unit_slots in slots.chunks(slots_per_unit) {
-        fill_unit(buf, unit_slots, keys);
+    for unit_placeholders in placeholders.chunks(placeholders_per_unit) {
+        fill_unit(buf, unit_placeholders, keys);
     }
 }
 
-/// Overwrites the slots of one unit (offsets into `buf`).
+/// Overwrites the placeholders of one unit (offsets into `buf`).
 #[inline]
-pub fn fill_unit(buf: &mut [u8], unit_slots: &[Slot], keys: &mut KeyGen) {
+pub fn fill_unit(buf: &mut [u8], unit_placeholders: &[Placeholder], keys: &mut KeyGen) {
     let mut nth = [u64::MAX; 10];
-    for slot in unit_slots {
-        let which = slot.which as usize;
+    for placeholder in unit_placeholders {
+        let which = placeholder.which as usize;
         let value = if which == 0 {
             keys.next(0)
         } else {
@@ -193,16 +198,23 @@ pub fn fill_unit(buf: &mut [u8], unit_slots: &[Slot], keys: &mut KeyGen) {
             }
             nth[which]
         };
-        write_12_digits(&mut buf[slot.offset..slot.offset + PLACEHOLDER_LEN], value);
+        write_12_digits(
+            &mut buf[placeholder.offset..placeholder.offset + PLACEHOLDER_LEN],
+            value,
+        );
     }
 }
 
-pub(crate) fn find_placeholders(arg: &[u8], arg_offset: usize, slots: &mut Vec<Slot>) {
+pub(crate) fn find_placeholders(
+    arg: &[u8],
+    arg_offset: usize,
+    placeholders: &mut Vec<Placeholder>,
+) {
     let mut i = 0;
     while i + PLACEHOLDER_LEN <= arg.len() {
         let window = &arg[i..i + PLACEHOLDER_LEN];
         if let Some(which) = RAND_TOKENS.iter().position(|t| window == &t[..]) {
-            slots.push(Slot {
+            placeholders.push(Placeholder {
                 offset: arg_offset + i,
                 which: which as u8,
             });
@@ -314,8 +326,8 @@ mod tests {
             t.unit,
             b"*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n$1\r\nx\r\n"
         );
-        assert_eq!(t.slots.len(), 1);
-        let o = t.slots[0].offset;
+        assert_eq!(t.placeholders.len(), 1);
+        let o = t.placeholders[0].offset;
         assert_eq!(&t.unit[o..o + 12], b"__rand_int__");
         assert_eq!(t.commands_per_unit, 1);
     }
@@ -341,7 +353,7 @@ mod tests {
     #[test]
     fn without_r_placeholders_stay_literal() {
         let t = Template::encode(&seq("SET key:__rand_int__ x"), false);
-        assert!(t.slots.is_empty());
+        assert!(t.placeholders.is_empty());
     }
 
     #[test]
@@ -395,7 +407,7 @@ mod tests {
         assert_eq!(items[0].args[2], b"__rand_int__ __data__\r\n");
         let t = Template::encode(&items, true);
         assert!(
-            t.slots.is_empty(),
+            t.placeholders.is_empty(),
             "no placeholder inside the stdin argument"
         );
     }
@@ -406,12 +418,12 @@ mod tests {
             &seq("set k__rand_1st__ v__rand_int__ ; get k__rand_1st__ __rand_int__"),
             true,
         );
-        assert_eq!(t.slots.len(), 4);
-        let (mut buf, slots) = t.batch(2);
+        assert_eq!(t.placeholders.len(), 4);
+        let (mut buf, placeholders) = t.batch(2);
         let shared = Arc::new(SequentialCounters::default());
         let mut keys = KeyGen::new(1000, 1, 0, Some(shared));
-        fill(&mut buf, &slots, t.slots.len(), &mut keys);
-        let vals: Vec<&[u8]> = slots
+        fill(&mut buf, &placeholders, t.placeholders.len(), &mut keys);
+        let vals: Vec<&[u8]> = placeholders
             .iter()
             .map(|s| &buf[s.offset..s.offset + 12])
             .collect();

@@ -25,7 +25,7 @@ impl Worker<'_> {
             return;
         };
         let routes = &cl.run.routes;
-        let spu = self.slots_per_unit;
+        let spu = self.placeholders_per_unit;
         let c = &mut self.conns[i];
         let route = c.route;
         let serves_any = cl.counts.get(usize::from(route)).is_some_and(|&n| n > 0);
@@ -39,10 +39,10 @@ impl Worker<'_> {
                     c.wbuf[base + off..base + off + TAG_PLACEHOLDER.len()].copy_from_slice(tag);
                 }
             }
-            let unit_slots = &self.batch_slots[u * spu..(u + 1) * spu];
+            let unit_placeholders = &self.batch_placeholders[u * spu..(u + 1) * spu];
             let mut draws = 0;
             loop {
-                fill_unit(&mut c.wbuf, unit_slots, &mut self.keys);
+                fill_unit(&mut c.wbuf, unit_placeholders, &mut self.keys);
                 draws += 1;
                 let stray = routes.random_keys.iter().find_map(|k| {
                     let slot = key_slot(&c.wbuf[base + k.start..base + k.end]);

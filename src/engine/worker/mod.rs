@@ -24,7 +24,7 @@ use super::timer::Timer;
 use super::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::{ClusterStats, Recorder};
 use crate::workload::keys::{KeyGen, SequentialCounters};
-use crate::workload::template::{Slot, Template, fill};
+use crate::workload::template::{Placeholder, Template, fill};
 pub(crate) const WAKER: Token = Token(usize::MAX);
 const TIMER: Token = Token(usize::MAX - 1);
 
@@ -98,8 +98,8 @@ pub(crate) struct Worker<'a> {
     rec: Recorder,
     keys: KeyGen,
     /// Placeholder offsets of a batch: the same for every connection's `wbuf`.
-    batch_slots: Vec<Slot>,
-    slots_per_unit: usize,
+    batch_placeholders: Vec<Placeholder>,
+    placeholders_per_unit: usize,
     unit_len: usize,
     cmds_per_unit: u64,
     pipeline: usize,
@@ -120,7 +120,7 @@ impl<'a> Worker<'a> {
         poll: Poll,
     ) -> Self {
         let pipeline = cfg.load.pipeline as usize;
-        let (wbuf, batch_slots) = cfg.template.batch(pipeline);
+        let (wbuf, batch_placeholders) = cfg.template.batch(pipeline);
         let now = cfg.start;
         let cluster = cfg.cluster.map(ClusterWorker::new);
         let conns = streams
@@ -146,7 +146,7 @@ impl<'a> Worker<'a> {
             slot: 0,
         });
         Self {
-            slots_per_unit: cfg.template.slots.len(),
+            placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
             cmds_per_unit: u64::from(cfg.template.commands_per_unit),
             pipeline,
@@ -157,7 +157,7 @@ impl<'a> Worker<'a> {
             rbuf: vec![0; READ_BUF],
             rec: Recorder::new(),
             keys,
-            batch_slots,
+            batch_placeholders,
             issued: 0,
             exhausted: false,
             active: 0,
@@ -392,8 +392,8 @@ impl<'a> Worker<'a> {
             } else {
                 fill(
                     &mut self.conns[i].wbuf,
-                    &self.batch_slots[..units * self.slots_per_unit],
-                    self.slots_per_unit,
+                    &self.batch_placeholders[..units * self.placeholders_per_unit],
+                    self.placeholders_per_unit,
                     &mut self.keys,
                 );
             }
