@@ -123,7 +123,7 @@ impl Worker<'_> {
                 let home = (0..cl.owners.len())
                     .find(|&s| usize::from(cl.owners[s]) == node)
                     .unwrap_or(0) as u16;
-                let (wbuf, _) = self.cfg.template.batch(self.pipeline);
+                let (wbuf, _) = self.cfg.template.batch(self.cfg.load.pipeline as usize);
                 let place = Placement {
                     node,
                     home,

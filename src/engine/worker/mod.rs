@@ -83,7 +83,7 @@ enum Decision {
         intended: Instant,
         warmup: bool,
     },
-    /// `--rps`: the next slot is in the future.
+    /// `--rps`: the next send time is in the future.
     Wait,
     /// Nothing more to send in this test.
     Done,
@@ -102,12 +102,11 @@ pub(crate) struct Worker<'a> {
     placeholders_per_unit: usize,
     unit_len: usize,
     cmds_per_unit: u64,
-    pipeline: usize,
     issued: u64,
     exhausted: bool,
     /// Connections with a batch in flight (or waiting for a reconnect).
     active: usize,
-    /// `--rps`: connections waiting for their slot.
+    /// `--rps`: connections waiting for the next send time.
     free: Vec<usize>,
     pacer: Option<Pacer>,
     timer: Option<Timer>,
@@ -119,8 +118,7 @@ impl<'a> Worker<'a> {
         streams: Vec<(Stream, Placement)>,
         poll: Poll,
     ) -> Self {
-        let pipeline = cfg.load.pipeline as usize;
-        let (wbuf, batch_placeholders) = cfg.template.batch(pipeline);
+        let (wbuf, batch_placeholders) = cfg.template.batch(cfg.load.pipeline as usize);
         let now = cfg.start;
         let cluster = cfg.cluster.map(ClusterWorker::new);
         let conns = streams
@@ -140,16 +138,11 @@ impl<'a> Worker<'a> {
             cfg.id as u64,
             cfg.sequential.clone(),
         );
-        let pacer = cfg.rate_per_sec.map(|rate| Pacer {
-            start: cfg.start,
-            interval_ns: 1e9 / rate.max(1e-9),
-            slot: 0,
-        });
+        let pacer = cfg.rate_per_sec.map(|rate| Pacer::new(cfg.start, rate));
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
             cmds_per_unit: u64::from(cfg.template.commands_per_unit),
-            pipeline,
             cfg,
             cluster,
             poll,
@@ -299,7 +292,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Closed loop: the request is intended for `now`, when its connection became free.
-    /// `--rps`: for its schedule slot, which may have passed.
+    /// `--rps`: for its scheduled send time, which may have passed.
     fn decide(&mut self, now: Instant) -> Decision {
         if self.exhausted {
             return Decision::Done;
@@ -311,13 +304,13 @@ impl<'a> Worker<'a> {
                 if due > now {
                     return Decision::Wait;
                 }
-                // A slot that passed while no connection was free keeps its time: the wait is
+                // A send time that passed while no connection was free keeps its time: the wait is
                 // charged to the request (coordinated omission corrected).
                 due
             }
         };
         let warmup = intended < self.cfg.measure_start;
-        let mut units = self.pipeline;
+        let mut units = self.cfg.load.pipeline as usize;
         if !warmup {
             if self.cfg.deadline.is_some_and(|d| intended >= d) {
                 self.exhausted = true;
@@ -334,7 +327,7 @@ impl<'a> Worker<'a> {
             }
         }
         if let Some(p) = self.pacer.as_mut() {
-            p.slot += units as u64 * self.cmds_per_unit;
+            p.advance(units as u64 * self.cmds_per_unit);
         }
         Decision::Send {
             units,
@@ -343,7 +336,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// `--rps`: hands due slots to waiting connections.
+    /// `--rps`: hands due send times to waiting connections.
     fn dispatch_due(&mut self, now: Instant) -> Result<(), EngineError> {
         while !self.exhausted
             && !self.free.is_empty()
