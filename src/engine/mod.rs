@@ -24,6 +24,7 @@ pub use cluster::{ClusterRun, ClusterShared};
 pub use conn::{Target, Transport};
 pub use idle::run_idle;
 pub use monitor::{Observer, Snapshot, TICK};
+pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Stop};
 

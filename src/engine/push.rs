@@ -95,23 +95,29 @@ fn head(buf: &[u8]) -> Peek {
     Peek::Kind(kind_of(name))
 }
 
+/// The (un)subscribe commands. Their RESP3 replies are pushes named like the command (one per
+/// channel or pattern argument), which is why `plan` checks their arguments with this same list.
+pub const SUBSCRIPTION_COMMANDS: [&str; 6] = [
+    "subscribe",
+    "psubscribe",
+    "ssubscribe",
+    "unsubscribe",
+    "punsubscribe",
+    "sunsubscribe",
+];
+
 /// The kind a push's first element names.
 fn kind_of(name: &[u8]) -> PushKind {
     const MESSAGES: [&[u8]; 3] = [b"message", b"pmessage", b"smessage"];
-    const SUBSCRIPTIONS: [&[u8]; 6] = [
-        b"subscribe",
-        b"psubscribe",
-        b"ssubscribe",
-        b"unsubscribe",
-        b"punsubscribe",
-        b"sunsubscribe",
-    ];
     let is = |list: &[&[u8]]| list.iter().any(|k| k.eq_ignore_ascii_case(name));
     if name.eq_ignore_ascii_case(b"invalidate") {
         PushKind::Invalidate
     } else if is(&MESSAGES) {
         PushKind::Message
-    } else if is(&SUBSCRIPTIONS) {
+    } else if SUBSCRIPTION_COMMANDS
+        .iter()
+        .any(|k| k.as_bytes().eq_ignore_ascii_case(name))
+    {
         PushKind::SubscriptionReply
     } else {
         PushKind::Other

@@ -7,16 +7,7 @@
 
 use super::Workload;
 use crate::cli::Args;
-
-/// Commands that get one reply per channel (or pattern) argument.
-const SUBSCRIPTION_COMMANDS: [&str; 6] = [
-    "subscribe",
-    "psubscribe",
-    "ssubscribe",
-    "unsubscribe",
-    "punsubscribe",
-    "sunsubscribe",
-];
+use crate::engine::SUBSCRIPTION_COMMANDS;
 
 /// Adds warnings for combinations that work but measure less than the user may think; refuses
 /// (un)subscribe commands whose reply count is not one per command.
