@@ -276,11 +276,14 @@ pub(crate) struct ClusterWorker<'a> {
     pub targets: Vec<Target>,
     /// Per node: its side connection (an index into the worker's connections).
     pub side: Vec<Option<usize>>,
-    pub delayed: Vec<(Instant, usize, Retry)>,
-    pub redirects: Vec<Redirect>,
-    /// Redirected requests not yet answered.
-    pub outstanding: usize,
-    pub spare: Vec<Vec<u8>>,
+    /// Retries waiting out a `TRYAGAIN`/`CLUSTERDOWN`: when, to which node.
+    delayed: Vec<(Instant, usize, Retry)>,
+    /// Redirects received in the current read, acted on after it.
+    redirects: Vec<Redirect>,
+    /// Redirected requests not yet answered: a test ends only when none is left.
+    outstanding: usize,
+    /// Command buffers of answered retries, reused for the next redirect.
+    spare: Vec<Vec<u8>>,
     pub stats: ClusterStats,
 }
 
@@ -421,6 +424,69 @@ impl<'a> ClusterWorker<'a> {
     #[inline]
     pub fn serves(&self, route: u16, slot: u16) -> bool {
         self.owners[usize::from(slot)] == route
+    }
+
+    /// A cleared buffer for a redirected command's bytes (reused when one is spare).
+    pub fn retry_buffer(&mut self) -> Vec<u8> {
+        let mut bytes = self.spare.pop().unwrap_or_default();
+        bytes.clear();
+        bytes
+    }
+
+    /// A request's first redirect: it is outstanding until its retry is answered.
+    pub fn redirected(&mut self, r: Redirect) {
+        self.outstanding += 1;
+        self.redirects.push(r);
+    }
+
+    /// A retry redirected once more.
+    pub fn redirected_again(&mut self, r: Redirect) {
+        self.redirects.push(r);
+    }
+
+    /// Redirects received and not acted on yet.
+    pub fn has_redirects(&self) -> bool {
+        !self.redirects.is_empty()
+    }
+
+    /// Takes the redirects to act on (`restore_redirects` hands the emptied list back, so its
+    /// capacity is kept).
+    pub fn take_redirects(&mut self) -> Vec<Redirect> {
+        std::mem::take(&mut self.redirects)
+    }
+
+    pub fn restore_redirects(&mut self, list: Vec<Redirect>) {
+        self.redirects = list;
+    }
+
+    /// A redirected request is done (answered, or given up): its buffer becomes spare.
+    pub fn retire(&mut self, cmd: Vec<u8>) {
+        self.outstanding -= 1;
+        self.spare.push(cmd);
+    }
+
+    /// Redirected requests not yet answered.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding
+    }
+
+    /// Holds `retry` for `node` until `due`.
+    pub fn delay(&mut self, due: Instant, node: usize, retry: Retry) {
+        self.delayed.push((due, node, retry));
+    }
+
+    /// Removes and returns the delayed retries due by `now`.
+    pub fn take_due(&mut self, now: Instant) -> Vec<(Instant, usize, Retry)> {
+        let mut due = Vec::new();
+        let mut k = 0;
+        while k < self.delayed.len() {
+            if self.delayed[k].0 <= now {
+                due.push(self.delayed.swap_remove(k));
+            } else {
+                k += 1;
+            }
+        }
+        due
     }
 
     /// The earliest delayed retry, if any.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::Placement;
 use super::Worker;
 use super::conn::{Conn, State};
-use super::reply::{ReplyCtx, record_error};
+use super::reply::{ReplyCtx, record_error, unasked_reply};
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::EngineError;
@@ -84,16 +84,7 @@ impl Worker<'_> {
             return Ok(());
         };
         if cl.next_due().is_some_and(|due| due <= now) {
-            let mut due = Vec::new();
-            let mut k = 0;
-            while k < cl.delayed.len() {
-                if cl.delayed[k].0 <= now {
-                    due.push(cl.delayed.swap_remove(k));
-                } else {
-                    k += 1;
-                }
-            }
-            for (_, node, retry) in due {
+            for (_, node, retry) in cl.take_due(now) {
                 self.enqueue(node, retry, false)?;
             }
         }
@@ -141,7 +132,7 @@ impl Worker<'_> {
         let Some(cl) = self.cluster.as_mut() else {
             return Ok(());
         };
-        let mut list = std::mem::take(&mut cl.redirects);
+        let mut list = cl.take_redirects();
         for r in list.drain(..) {
             let Some(cl) = self.cluster.as_mut() else {
                 break;
@@ -170,9 +161,8 @@ impl Worker<'_> {
             if r.retry.attempts > MAX_ATTEMPTS
                 || (target.is_none() && matches!(r.kind, RedirectKind::Moved | RedirectKind::Ask))
             {
-                cl.outstanding -= 1;
                 let warmup = r.retry.warmup;
-                cl.spare.push(r.retry.cmd);
+                cl.retire(r.retry.cmd);
                 let text = format!(
                     "{} (a request was still redirected after {MAX_ATTEMPTS} attempts)",
                     r.kind.name()
@@ -193,7 +183,7 @@ impl Worker<'_> {
                 }
                 RedirectKind::TryAgain => {
                     let wait = Duration::from_millis(10 * u64::from(r.retry.attempts));
-                    cl.delayed.push((now + wait, r.from, r.retry));
+                    cl.delay(now + wait, r.from, r.retry);
                 }
                 RedirectKind::ClusterDown => {
                     cl.run.shared.request_refresh();
@@ -204,12 +194,12 @@ impl Worker<'_> {
                         .map(|s| cl.owners[usize::from(s)])
                         .filter(|&o| o != NO_OWNER)
                         .map_or(r.from, usize::from);
-                    cl.delayed.push((now + wait, node, r.retry));
+                    cl.delay(now + wait, node, r.retry);
                 }
             }
         }
         if let Some(cl) = self.cluster.as_mut() {
-            cl.redirects = list;
+            cl.restore_redirects(list);
         }
         Ok(())
     }
@@ -294,9 +284,7 @@ pub(super) fn side_reply(
 ) -> Result<(), EngineError> {
     let item = c.side.as_mut().and_then(|q| q.pop_front());
     let Some(item) = item else {
-        return Err(EngineError::Protocol(
-            "protocol error: the server sent a reply nobody asked for".to_string(),
-        ));
+        return Err(unasked_reply());
     };
     let SideItem::Retry(mut retry) = item else {
         // ASKING's +OK (an error here shows up again on the command that follows).
@@ -309,7 +297,7 @@ pub(super) fn side_reply(
         let text = &reply[range.clone()];
         if let Some(kind) = RedirectKind::of(text) {
             retry.attempts += 1;
-            cl.redirects.push(Redirect {
+            cl.redirected_again(Redirect {
                 kind,
                 retry,
                 to: parse_redirect(text),
@@ -317,16 +305,50 @@ pub(super) fn side_reply(
             });
             return Ok(());
         }
-        cl.outstanding -= 1;
         let warmup = retry.warmup;
-        cl.spare.push(retry.cmd);
+        cl.retire(retry.cmd);
         return record_error(rec, ctx.policy, warmup, text);
     }
     let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {
         cl.record(c.node, latency);
     }
-    cl.outstanding -= 1;
-    cl.spare.push(retry.cmd);
+    cl.retire(retry.cmd);
     Ok(())
+}
+
+/// A redirect reply to a load connection's command: the command is copied out of the batch (the
+/// template's layout gives its range) into a retry that keeps the original intended time.
+pub(super) fn capture_redirect(
+    c: &Conn,
+    cl: &mut ClusterWorker,
+    ctx: &ReplyCtx,
+    kind: RedirectKind,
+    text: &[u8],
+) {
+    // Which command of the batch this answers (the reply was just counted off `pending`).
+    let index = (c.batch_cmds - c.pending - 1) as usize;
+    let per_unit = ctx.cmds_per_unit as usize;
+    let base = (index / per_unit) * ctx.unit_len;
+    let cmd = index % per_unit;
+    let r = &ctx.template.layout[cmd].bytes;
+    let mut bytes = cl.retry_buffer();
+    bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
+    let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
+        k.as_ref()
+            .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
+    });
+    cl.redirected(Redirect {
+        kind,
+        retry: Retry {
+            cmd: bytes,
+            intended: c.intended,
+            sent: c.sent,
+            warmup: c.warmup,
+            attempts: 1,
+            slot,
+        },
+        to: parse_redirect(text),
+        from: c.node,
+    });
 }

@@ -281,11 +281,7 @@ impl Worker<'_> {
                 break; // a short read: the socket is drained
             }
         }
-        if self
-            .cluster
-            .as_ref()
-            .is_some_and(|cl| !cl.redirects.is_empty())
-        {
+        if self.cluster.as_ref().is_some_and(|cl| cl.has_redirects()) {
             self.handle_redirects(now)?;
         }
         if batch_done {
@@ -299,15 +295,7 @@ impl Worker<'_> {
     /// when the old connection became free, so the reconnect is charged to it (the uncorrected
     /// figure, from the actual write, leaves it out).
     pub(super) fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
-        let mut stream = self.target(self.conns[i].node).connect_nonblocking()?;
-        self.poll
-            .registry()
-            .register(
-                &mut stream,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )
-            .map_err(loop_error)?;
+        let stream = self.connect_nonblocking(self.conns[i].node, i)?;
         let c = &mut self.conns[i];
         let mut old = std::mem::replace(&mut c.stream, stream);
         let _ = self.poll.registry().deregister(&mut old);
@@ -330,8 +318,20 @@ impl Worker<'_> {
         side: Option<SideQueue>,
         now: Instant,
     ) -> Result<usize, EngineError> {
-        let mut stream = self.target(place.node).connect_nonblocking()?;
         let i = self.conns.len();
+        let stream = self.connect_nonblocking(place.node, i)?;
+        let prefix = self.cfg.setup.prefix_commands.len();
+        let route = place.node as u16;
+        self.conns.push(Conn::new(
+            stream, true, wbuf, prefix, place, route, side, now,
+        ));
+        Ok(i)
+    }
+
+    /// Starts a non-blocking connect to `node` for connection `i`, registered for both
+    /// readiness kinds: writable says the connect finished, readable moves a TLS handshake on.
+    fn connect_nonblocking(&self, node: usize, i: usize) -> Result<Stream, EngineError> {
+        let mut stream = self.target(node).connect_nonblocking()?;
         self.poll
             .registry()
             .register(
@@ -340,12 +340,7 @@ impl Worker<'_> {
                 Interest::READABLE | Interest::WRITABLE,
             )
             .map_err(loop_error)?;
-        let prefix = self.cfg.setup.prefix_commands.len();
-        let route = place.node as u16;
-        self.conns.push(Conn::new(
-            stream, true, wbuf, prefix, place, route, side, now,
-        ));
-        Ok(i)
+        Ok(stream)
     }
 
     pub(super) fn io_error(&self, i: usize, e: &io::Error) -> EngineError {

@@ -418,7 +418,7 @@ impl<'a> Worker<'a> {
 
     /// Redirected requests not answered yet.
     fn outstanding(&self) -> usize {
-        self.cluster.as_ref().map_or(0, |c| c.outstanding)
+        self.cluster.as_ref().map_or(0, |c| c.outstanding())
     }
 }
 

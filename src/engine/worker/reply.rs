@@ -5,10 +5,9 @@ use std::time::Instant;
 
 use resp::Kind;
 
-use super::cluster::side_reply;
+use super::cluster::{capture_redirect, side_reply};
 use super::conn::Conn;
-use crate::cluster::slot::key_slot;
-use crate::engine::cluster::{ClusterWorker, Redirect, Retry, parse_redirect};
+use crate::engine::cluster::ClusterWorker;
 use crate::engine::push;
 use crate::engine::{ConnSetup, EngineError, ErrorPolicy};
 use crate::metrics::{Recorder, RedirectKind};
@@ -78,9 +77,7 @@ pub(super) fn on_reply(
         return Ok(false);
     }
     if c.pending == 0 {
-        return Err(EngineError::Protocol(
-            "protocol error: the server sent a reply nobody asked for".to_string(),
-        ));
+        return Err(unasked_reply());
     }
     c.pending -= 1;
     if !c.warmup {
@@ -91,36 +88,8 @@ pub(super) fn on_reply(
         if let Some(cl) = cluster
             && let Some(kind) = RedirectKind::of(text)
         {
-            {
-                // Which command of the batch this answers, copied out for the retry.
-                let index = (c.batch_cmds - c.pending - 1) as usize;
-                let per_unit = ctx.cmds_per_unit as usize;
-                let base = (index / per_unit) * ctx.unit_len;
-                let cmd = index % per_unit;
-                let r = &ctx.template.layout[cmd].bytes;
-                let mut bytes = cl.spare.pop().unwrap_or_default();
-                bytes.clear();
-                bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
-                let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
-                    k.as_ref()
-                        .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
-                });
-                cl.outstanding += 1;
-                cl.redirects.push(Redirect {
-                    kind,
-                    retry: Retry {
-                        cmd: bytes,
-                        intended: c.intended,
-                        sent: c.sent,
-                        warmup: c.warmup,
-                        attempts: 1,
-                        slot,
-                    },
-                    to: parse_redirect(text),
-                    from: c.node,
-                });
-                return Ok(c.pending == 0);
-            }
+            capture_redirect(c, cl, ctx, kind, text);
+            return Ok(c.pending == 0);
         }
         record_error(rec, ctx.policy, c.warmup, text)?;
     } else {
@@ -132,4 +101,9 @@ pub(super) fn on_reply(
         }
     }
     Ok(c.pending == 0)
+}
+
+/// A reply arrived on a connection with nothing outstanding.
+pub(super) fn unasked_reply() -> EngineError {
+    EngineError::Protocol("protocol error: the server sent a reply nobody asked for".to_string())
 }
