@@ -15,6 +15,7 @@ use crate::engine::cluster::SideQueue;
 use crate::engine::conn::{Stream, io_reason};
 use crate::engine::push::{self, Peek, PushKind};
 
+/// Whether a connection can be written to yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
     /// Connected; a batch may be in flight.
@@ -23,6 +24,9 @@ pub(super) enum State {
     Connecting,
 }
 
+/// One connection of a worker and the batch it carries. At most one batch is in flight per
+/// connection (as in the reference), so one set of batch fields is enough; every buffer is built
+/// once and reused, so a request allocates nothing.
 pub(super) struct Conn {
     pub(super) stream: Stream,
     pub(super) state: State,
@@ -30,18 +34,27 @@ pub(super) struct Conn {
     pub(super) wbuf: Vec<u8>,
     /// Bytes of `wbuf` in this batch (fewer units for a final partial batch).
     pub(super) wlen: usize,
+    /// Bytes of the batch already written (a partial write resumes here).
     pub(super) written: usize,
+    /// Bytes of the prefix (AUTH/SELECT/HELLO…) written: it goes out with the first batch.
     pub(super) prefix_written: usize,
+    /// Prefix replies still to come: the first replies on a connection are checked, not timed.
     pub(super) prefix_pending: usize,
+    /// Registered for writability: only while a write is partial, to save `epoll_ctl` calls.
     pub(super) want_write: bool,
+    /// Bytes of a reply line split across reads, put in front of the next read.
     pub(super) carry: Vec<u8>,
+    /// Frames replies without building values; resumable across reads.
     pub(super) scanner: Scanner,
     /// Kind of the push being scanned (classified from its head before the scanner consumes it).
     pub(super) push_kind: PushKind,
     /// Replies outstanding in the current batch.
     pub(super) pending: u64,
+    /// When the batch was meant to go: latency is measured from here (coordinated omission).
     pub(super) intended: Instant,
+    /// When the batch was written: the uncorrected latency's start.
     pub(super) sent: Instant,
+    /// The batch was intended before the measured phase: its replies are checked, not recorded.
     pub(super) warmup: bool,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
     pub(super) used: bool,
@@ -54,6 +67,7 @@ pub(super) struct Conn {
     /// Cluster: a slot of the shard it was bound to; after a failover it follows that slot's
     /// new primary (only connections bound to primaries do).
     pub(super) home: u16,
+    /// Cluster: bound to a primary, so it follows its home slot to a new owner.
     pub(super) follow_primary: bool,
     /// Cluster: reconnect to this node before the next batch.
     pub(super) rebind: Option<usize>,

@@ -25,7 +25,10 @@ use super::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::{ClusterStats, Recorder};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Placeholder, Template, fill};
+
+/// The poll token of the waker the main thread uses to stop a worker.
 pub(crate) const WAKER: Token = Token(usize::MAX);
+/// The poll token of the `--rps` timerfd.
 const TIMER: Token = Token(usize::MAX - 1);
 
 /// Read buffer shared by a worker's connections; bytes of an incomplete reply line are carried
@@ -39,6 +42,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 /// Where a load connection goes (cluster mode; node 0 otherwise).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Placement {
+    /// The node index in the cluster's topology.
     pub node: usize,
     /// A slot of the node's shard, followed after a failover.
     pub home: u16,
@@ -49,6 +53,7 @@ pub(crate) struct Placement {
 /// What a worker hands back.
 #[derive(Debug)]
 pub(crate) struct WorkerResult {
+    /// Everything it measured, merged into the test's result by the runner.
     pub(super) recorder: Recorder,
     /// Cluster mode's per-node figures and redirect counts.
     pub(super) cluster: Option<ClusterStats>,
@@ -56,20 +61,28 @@ pub(crate) struct WorkerResult {
     pub(super) fatal: Option<EngineError>,
 }
 
+/// What the runner gives a worker: its share of the test, the test's clock, and where it reports.
 pub(crate) struct WorkerConfig<'a> {
+    /// Seeds this worker's key generator apart from the others'.
     pub id: usize,
     pub setup: &'a ConnSetup,
     pub load: &'a LoadSpec,
     pub template: &'a Template,
     /// Commands this worker issues in the measured phase (`-n` share).
     pub quota: Option<u64>,
+    /// When the test (warmup included) started: the first intended send time.
     pub start: Instant,
+    /// Requests intended before this are warmup: sent and checked, not recorded.
     pub measure_start: Instant,
+    /// `--duration`: no request is intended at or after this.
     pub deadline: Option<Instant>,
     /// This worker's share of `--rps`.
     pub rate_per_sec: Option<f64>,
+    /// Where the progress figures are published for the monitor.
     pub live: &'a Live,
+    /// Set by the monitor (Ctrl-C, another worker's failure): return at the next loop turn.
     pub stop: &'a AtomicBool,
+    /// `--sequential`: the counters all workers draw keys from.
     pub sequential: Option<Arc<SequentialCounters>>,
     pub cluster: Option<&'a ClusterRun>,
     /// Cluster: load connections this worker opens to a primary that appears during the test.
@@ -78,6 +91,8 @@ pub(crate) struct WorkerConfig<'a> {
 
 /// What a free connection does next.
 enum Decision {
+    /// A batch of `units` units (fewer than `-P` for the last batch of a `-n` share), timed from
+    /// `intended`.
     Send {
         units: usize,
         intended: Instant,
@@ -89,26 +104,41 @@ enum Decision {
     Done,
 }
 
+/// One worker thread's state. It owns its connections and its poller outright, so deciding to
+/// send and sending happen in one call with no queue or lock in between; everything it measures
+/// stays in its own recorder until the test ends.
 pub(crate) struct Worker<'a> {
     cfg: WorkerConfig<'a>,
+    /// Cluster mode: this worker's copy of the slot map, its side connections and redirects.
     cluster: Option<ClusterWorker<'a>>,
     poll: Poll,
+    /// Indexed by poll token: the load connections the runner opened, then those opened during
+    /// the test (side connections, load connections to a new primary); a `-k 0` reconnect keeps
+    /// its index.
     conns: Vec<Conn>,
+    /// The read buffer all connections share (bytes of a partial reply are carried per
+    /// connection), so memory does not grow with `-c`.
     rbuf: Vec<u8>,
     rec: Recorder,
     keys: KeyGen,
     /// Placeholder offsets of a batch: the same for every connection's `wbuf`.
     batch_placeholders: Vec<Placeholder>,
+    /// Splits `batch_placeholders` into units without storing unit boundaries.
     placeholders_per_unit: usize,
     unit_len: usize,
     cmds_per_unit: u64,
+    /// Commands issued against the quota (measured phase only).
     issued: u64,
+    /// Nothing more will be sent (quota issued or deadline passed); the loop ends once nothing
+    /// is in flight.
     exhausted: bool,
     /// Connections with a batch in flight (or waiting for a reconnect).
     active: usize,
     /// `--rps`: connections waiting for the next send time.
     free: Vec<usize>,
     pacer: Option<Pacer>,
+    /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
+    /// (`epoll_wait`'s timeout is whole milliseconds).
     timer: Option<Timer>,
 }
 
