@@ -203,6 +203,8 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// Reads until the socket is drained (a short read), accounting every complete reply; a
+    /// completed batch frees the connection for the next one.
     pub(super) fn on_readable(&mut self, i: usize) -> Result<(), EngineError> {
         let mut now = Instant::now();
         let mut batch_done = false;
@@ -245,51 +247,9 @@ impl Worker<'_> {
             };
             now = Instant::now();
             let end = carry + n;
-            let mut pos = 0;
-            while pos < end {
-                if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
-                    // Classify a push while its head is in hand; wait for more if it is not.
-                    match push::classify(&self.rbuf[pos..end]) {
-                        Peek::Kind(kind) => c.push_kind = kind,
-                        Peek::Incomplete => break,
-                    }
-                }
-                match c.scanner.scan(&self.rbuf[pos..end]) {
-                    Ok(Scan::Reply { consumed, info }) => {
-                        let reply = &self.rbuf[pos..pos + consumed];
-                        let ctx = ReplyCtx {
-                            policy: self.cfg.load.on_error,
-                            setup: self.cfg.setup,
-                            template: self.cfg.template,
-                            unit_len: self.unit_len,
-                            cmds_per_unit: self.cmds_per_unit,
-                        };
-                        if on_reply(
-                            c,
-                            &mut self.rec,
-                            self.cluster.as_mut(),
-                            &ctx,
-                            &info,
-                            reply,
-                            now,
-                        )? {
-                            batch_done = true;
-                        }
-                        pos += consumed;
-                    }
-                    Ok(Scan::Partial { consumed }) => {
-                        pos += consumed;
-                        break;
-                    }
-                    Err(e) => {
-                        let from = match &self.cluster {
-                            Some(cl) => cl.targets[c.node].display(),
-                            None => self.cfg.setup.target.display(),
-                        };
-                        return Err(EngineError::Protocol(format!("{e} (from {from})")));
-                    }
-                }
-            }
+            let (pos, done) = self.scan_replies(i, end, now)?;
+            batch_done |= done;
+            let c = &mut self.conns[i];
             c.carry.extend_from_slice(&self.rbuf[pos..end]);
             if end < self.rbuf.len() {
                 break; // a short read: the socket is drained
@@ -303,6 +263,66 @@ impl Worker<'_> {
             self.on_free(i, now)?;
         }
         Ok(())
+    }
+
+    /// Frames and accounts the replies in `rbuf[..end]` for connection `i`; returns where the
+    /// unconsumed bytes start (a partial reply, carried to the next read) and whether the
+    /// connection's batch completed.
+    #[inline]
+    fn scan_replies(
+        &mut self,
+        i: usize,
+        end: usize,
+        now: Instant,
+    ) -> Result<(usize, bool), EngineError> {
+        let c = &mut self.conns[i];
+        let mut batch_done = false;
+        let mut pos = 0;
+        while pos < end {
+            if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
+                // Classify a push while its head is in hand; wait for more if it is not.
+                match push::classify(&self.rbuf[pos..end]) {
+                    Peek::Kind(kind) => c.push_kind = kind,
+                    Peek::Incomplete => break,
+                }
+            }
+            match c.scanner.scan(&self.rbuf[pos..end]) {
+                Ok(Scan::Reply { consumed, info }) => {
+                    let reply = &self.rbuf[pos..pos + consumed];
+                    let ctx = ReplyCtx {
+                        policy: self.cfg.load.on_error,
+                        setup: self.cfg.setup,
+                        template: self.cfg.template,
+                        unit_len: self.unit_len,
+                        cmds_per_unit: self.cmds_per_unit,
+                    };
+                    if on_reply(
+                        c,
+                        &mut self.rec,
+                        self.cluster.as_mut(),
+                        &ctx,
+                        &info,
+                        reply,
+                        now,
+                    )? {
+                        batch_done = true;
+                    }
+                    pos += consumed;
+                }
+                Ok(Scan::Partial { consumed }) => {
+                    pos += consumed;
+                    break;
+                }
+                Err(e) => {
+                    let from = match &self.cluster {
+                        Some(cl) => cl.targets[c.node].display(),
+                        None => self.cfg.setup.target.display(),
+                    };
+                    return Err(EngineError::Protocol(format!("{e} (from {from})")));
+                }
+            }
+        }
+        Ok((pos, batch_done))
     }
 
     /// `-k 0`: replaces a used connection before its next batch. The batch's intended time is
