@@ -166,71 +166,8 @@ fn rps_shortfall(r: &TestResult) -> Option<(f64, f64)> {
 pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> io::Result<()> {
     let p = ctx.precision;
     let mut s = String::with_capacity(4096);
-    let _ = writeln!(s, "====== {} ======", r.title);
-    let _ = writeln!(
-        s,
-        "  {} requests completed in {:.2} seconds",
-        r.completed,
-        r.elapsed.as_secs_f64()
-    );
-    let _ = writeln!(s, "  {} parallel clients", ctx.clients);
-    let _ = writeln!(s, "  {} bytes payload", ctx.payload_bytes);
-    let _ = writeln!(s, "  keep alive: {}", ctx.keepalive);
-    if let Some(cl) = &ctx.cluster {
-        let _ = writeln!(s, "  cluster mode: yes ({} {})", cl.count, cl.kind);
-        for (i, config) in cl.node_configs.iter().enumerate() {
-            if let (Some(save), Some(appendonly)) = config {
-                let save = if save.is_empty() { "NONE" } else { save };
-                let _ = writeln!(
-                    s,
-                    "  node [{i}] configuration:\n    save: {save}\n    appendonly: {appendonly}"
-                );
-            }
-        }
-    } else if let (Some(save), Some(appendonly)) = (&ctx.server_save, &ctx.server_appendonly) {
-        let _ = writeln!(s, "  host configuration \"save\": {save}");
-        let _ = writeln!(s, "  host configuration \"appendonly\": {appendonly}");
-    }
-    // `--threads 0` means single-threaded, as in the reference.
-    let threads = ctx.threads.filter(|&n| n > 0);
-    let _ = writeln!(
-        s,
-        "  multi-thread: {}",
-        if threads.is_some() { "yes" } else { "no" }
-    );
-    if let Some(n) = threads {
-        let _ = writeln!(s, "  threads: {n}");
-    }
-
-    match r.outcome {
-        Outcome::Completed => {}
-        Outcome::Interrupted => {
-            s.push_str("  interrupted: yes (partial results: measured until Ctrl-C)\n");
-        }
-        Outcome::Aborted => {
-            s.push_str("  aborted: yes (partial results: measured until the error)\n");
-        }
-    }
-    if !r.errors.is_empty() {
-        let _ = writeln!(
-            s,
-            "  error replies: {} (not counted as completed)",
-            r.errors.total()
-        );
-        for (word, count) in r.errors.sorted() {
-            let _ = writeln!(s, "    {word}: {count}");
-        }
-    }
-    let pushes = &r.pushes;
-    if ctx.tracking || pushes.invalidations > 0 {
-        let _ = writeln!(s, "  invalidation messages: {}", pushes.invalidations);
-    }
-    if pushes.messages > 0 {
-        let _ = writeln!(s, "  pub/sub messages: {}", pushes.messages);
-    }
-    if pushes.other > 0 {
-        let _ = writeln!(s, "  other push messages: {}", pushes.other);
-    }
+    header_lines(&mut s, ctx, r);
+    side_lines(&mut s, ctx, r);
 
     if let Some(target) = r.target_rps.filter(|&t| t > 0) {
         s.push_str("\nRPS Summary:\n");
@@ -271,6 +208,80 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
         cluster_sections(&mut s, c, r.elapsed.as_secs_f64(), p);
     }
     out.write_all(s.as_bytes())
+}
+
+/// The reference's header: title, request count and time, clients, payload, keep-alive, the
+/// server's (or each node's) configuration, threads.
+fn header_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
+    let _ = writeln!(s, "====== {} ======", r.title);
+    let _ = writeln!(
+        s,
+        "  {} requests completed in {:.2} seconds",
+        r.completed,
+        r.elapsed.as_secs_f64()
+    );
+    let _ = writeln!(s, "  {} parallel clients", ctx.clients);
+    let _ = writeln!(s, "  {} bytes payload", ctx.payload_bytes);
+    let _ = writeln!(s, "  keep alive: {}", ctx.keepalive);
+    if let Some(cl) = &ctx.cluster {
+        let _ = writeln!(s, "  cluster mode: yes ({} {})", cl.count, cl.kind);
+        for (i, config) in cl.node_configs.iter().enumerate() {
+            if let (Some(save), Some(appendonly)) = config {
+                let save = if save.is_empty() { "NONE" } else { save };
+                let _ = writeln!(
+                    s,
+                    "  node [{i}] configuration:\n    save: {save}\n    appendonly: {appendonly}"
+                );
+            }
+        }
+    } else if let (Some(save), Some(appendonly)) = (&ctx.server_save, &ctx.server_appendonly) {
+        let _ = writeln!(s, "  host configuration \"save\": {save}");
+        let _ = writeln!(s, "  host configuration \"appendonly\": {appendonly}");
+    }
+    // `--threads 0` means single-threaded, as in the reference.
+    let threads = ctx.threads.filter(|&n| n > 0);
+    let _ = writeln!(
+        s,
+        "  multi-thread: {}",
+        if threads.is_some() { "yes" } else { "no" }
+    );
+    if let Some(n) = threads {
+        let _ = writeln!(s, "  threads: {n}");
+    }
+}
+
+/// What the reference has no line for, after the header: how the test ended, error replies by
+/// first word, pushes by kind.
+fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
+    match r.outcome {
+        Outcome::Completed => {}
+        Outcome::Interrupted => {
+            s.push_str("  interrupted: yes (partial results: measured until Ctrl-C)\n");
+        }
+        Outcome::Aborted => {
+            s.push_str("  aborted: yes (partial results: measured until the error)\n");
+        }
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            s,
+            "  error replies: {} (not counted as completed)",
+            r.errors.total()
+        );
+        for (word, count) in r.errors.sorted() {
+            let _ = writeln!(s, "    {word}: {count}");
+        }
+    }
+    let pushes = &r.pushes;
+    if ctx.tracking || pushes.invalidations > 0 {
+        let _ = writeln!(s, "  invalidation messages: {}", pushes.invalidations);
+    }
+    if pushes.messages > 0 {
+        let _ = writeln!(s, "  pub/sub messages: {}", pushes.messages);
+    }
+    if pushes.other > 0 {
+        let _ = writeln!(s, "  other push messages: {}", pushes.other);
+    }
 }
 
 /// Cluster mode's additions to the full report: redirects (total and by second) and one summary
