@@ -47,12 +47,7 @@ pub fn run_test(
     let sequential = load
         .sequential
         .then(|| Arc::new(SequentialCounters::default()));
-    let start = Instant::now();
-    let measure_start = start + load.warmup;
-    let deadline = match load.stop {
-        Stop::After(d) => Some(measure_start + d),
-        Stop::Requests(_) => None,
-    };
+    let (start, measure_start, deadline) = clock(load);
     let total_clients = total_conns as u64;
     let monitor = Monitor {
         lives: &lives,
@@ -156,6 +151,18 @@ fn finish(
         (None, false) => Outcome::Completed,
     };
     (result, fatal)
+}
+
+/// The test's clock, started now: the start, the start of the measured phase (after
+/// `--warmup`), and the `--duration` deadline.
+fn clock(load: &LoadSpec) -> (Instant, Instant, Option<Instant>) {
+    let start = Instant::now();
+    let measure_start = start + load.warmup;
+    let deadline = match load.stop {
+        Stop::After(d) => Some(measure_start + d),
+        Stop::Requests(_) => None,
+    };
+    (start, measure_start, deadline)
 }
 
 /// Where each connection goes: the server, or in cluster mode `-c` connections per serving node,
