@@ -1,8 +1,10 @@
 //! respbench: a load generator and benchmark for servers that speak RESP.
 //!
-//! Dependency direction: `cli → plan → workload`; `run → plan, engine, report`;
-//! `engine → workload, metrics, resp`; `report → metrics`. `main` alone decides messages and exit
-//! codes.
+//! Dependency direction (no loops; `docs/architecture.md` says why `plan → engine`):
+//! `main → cli, plan, run`; `run → cli, plan, engine, cluster, workload, report, metrics`;
+//! `plan → cli, engine, workload`; `engine → cluster, workload, metrics`; `cluster → workload`;
+//! `report → metrics`; `cli` and `metrics` import nothing of the crate. `main` alone decides
+//! messages and exit codes.
 
 pub mod cli;
 pub mod cluster;
