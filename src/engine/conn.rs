@@ -14,7 +14,7 @@ use std::time::Duration;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
-use super::EngineError;
+use super::error::{EngineError, io_reason};
 use super::tls::{TlsClient, TlsStream, tls_error};
 
 /// How long a connect may take before we give up with a clear message.
@@ -261,15 +261,6 @@ fn tcp_connect_nonblocking(addr: &SocketAddr, mptcp: bool) -> io::Result<mio::ne
     };
     s.set_nodelay(true)?;
     Ok(s)
-}
-
-/// `Connection refused` rather than `Connection refused (os error 111)`.
-pub fn io_reason(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// A blocking socket (control connections).

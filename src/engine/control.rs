@@ -7,7 +7,8 @@ use std::time::Duration;
 use resp::Value;
 
 use super::EngineError;
-use super::conn::{BlockingStream, Target, io_reason};
+use super::conn::{BlockingStream, Target};
+use super::error::io_reason;
 use super::tls::tls_error;
 
 /// How long a control command may take.

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::conn::io_reason;
 use super::control::{ControlConn, error_text};
+use super::error::io_reason;
 use super::{ConnSetup, EngineError};
 
 /// Opens `clients` idle connections, calls `on_count` every 250 ms with how many are open, and

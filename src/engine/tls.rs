@@ -38,7 +38,7 @@ use rustls::{
     Error as RustlsError, PeerIncompatible, RootCertStore, SignatureScheme, SupportedCipherSuite,
 };
 
-use super::conn::io_reason;
+use super::error::io_reason;
 
 /// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,19 +1,17 @@
 //! A worker's cluster mode: filling a batch for its connection's node, acting on redirects over
-//! side connections, adopting a new topology, and answering replies on side connections.
+//! side connections, adopting a new topology and rebinding connections to it. (Replies that are
+//! redirects, and replies on side connections, are read in `reply.rs` with the others.)
 
 use std::time::{Duration, Instant};
 
 use super::Placement;
 use super::Worker;
 use super::conn::{Conn, State};
-use super::reply::{ReplyCtx, record_error, unasked_reply};
+use super::reply::record_error;
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::EngineError;
-use crate::engine::cluster::{
-    ClusterWorker, MAX_ATTEMPTS, Redirect, Retry, SideItem, SideQueue, parse_redirect,
-};
-use crate::metrics::Recorder;
+use crate::engine::cluster::{ClusterWorker, MAX_ATTEMPTS, Retry, SideItem, SideQueue};
 use crate::metrics::RedirectKind;
 use crate::workload::template::fill_unit;
 
@@ -270,85 +268,4 @@ pub(super) fn rebind_if_needed(c: &mut Conn, cl: &ClusterWorker) {
     {
         c.route = p;
     }
-}
-
-/// A reply on a side connection: to `ASKING`, or to a redirected request.
-pub(super) fn side_reply(
-    c: &mut Conn,
-    rec: &mut Recorder,
-    cl: &mut ClusterWorker,
-    ctx: &ReplyCtx,
-    info: &resp::ReplyInfo,
-    reply: &[u8],
-    now: Instant,
-) -> Result<(), EngineError> {
-    let item = c.side.as_mut().and_then(|q| q.pop_front());
-    let Some(item) = item else {
-        return Err(unasked_reply());
-    };
-    let SideItem::Retry(mut retry) = item else {
-        // ASKING's +OK (an error here shows up again on the command that follows).
-        return Ok(());
-    };
-    if !retry.warmup {
-        rec.last_reply = Some(now);
-    }
-    if let Some(range) = &info.error {
-        let text = &reply[range.clone()];
-        if let Some(kind) = RedirectKind::of(text) {
-            retry.attempts += 1;
-            cl.redirected_again(Redirect {
-                kind,
-                retry,
-                to: parse_redirect(text),
-                from: c.node,
-            });
-            return Ok(());
-        }
-        let warmup = retry.warmup;
-        cl.retire(retry.cmd);
-        return record_error(rec, ctx.policy, warmup, text);
-    }
-    let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
-    if !retry.warmup {
-        cl.record(c.node, latency);
-    }
-    cl.retire(retry.cmd);
-    Ok(())
-}
-
-/// A redirect reply to a load connection's command: the command is copied out of the batch (the
-/// template's layout gives its range) into a retry that keeps the original intended time.
-pub(super) fn capture_redirect(
-    c: &Conn,
-    cl: &mut ClusterWorker,
-    ctx: &ReplyCtx,
-    kind: RedirectKind,
-    text: &[u8],
-) {
-    // Which command of the batch this answers (the reply was just counted off `pending`).
-    let index = (c.batch_cmds - c.pending - 1) as usize;
-    let per_unit = ctx.cmds_per_unit as usize;
-    let base = (index / per_unit) * ctx.unit_len;
-    let cmd = index % per_unit;
-    let r = &ctx.template.layout[cmd].bytes;
-    let mut bytes = cl.retry_buffer();
-    bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
-    let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
-        k.as_ref()
-            .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
-    });
-    cl.redirected(Redirect {
-        kind,
-        retry: Retry {
-            cmd: bytes,
-            intended: c.intended,
-            sent: c.sent,
-            warmup: c.warmup,
-            attempts: 1,
-            slot,
-        },
-        to: parse_redirect(text),
-        from: c.node,
-    });
 }

@@ -1,19 +1,20 @@
 //! A worker's connection and its I/O: writing batches (the prefix gathered with the first),
-//! reading and framing replies, and `-k 0` reconnects.
+//! reading until the socket is drained, `-k 0` reconnects and connections opened during a test.
+//! What was read is framed and accounted in `reply.rs`.
 
 use std::io::{self, IoSlice};
 use std::time::Instant;
 
 use mio::{Interest, Token};
-use resp::{Scan, Scanner};
+use resp::Scanner;
 
 use super::Placement;
-use super::reply::{ReplyCtx, on_reply};
 use super::{MAX_LINE, Worker, loop_error};
 use crate::engine::EngineError;
 use crate::engine::cluster::SideQueue;
-use crate::engine::conn::{Stream, io_reason};
-use crate::engine::push::{self, Peek, PushKind};
+use crate::engine::conn::Stream;
+use crate::engine::error::io_reason;
+use crate::engine::push::PushKind;
 
 /// Whether a connection can be written to yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,66 +264,6 @@ impl Worker<'_> {
             self.on_free(i, now)?;
         }
         Ok(())
-    }
-
-    /// Frames and accounts the replies in `rbuf[..end]` for connection `i`; returns where the
-    /// unconsumed bytes start (a partial reply, carried to the next read) and whether the
-    /// connection's batch completed.
-    #[inline]
-    fn scan_replies(
-        &mut self,
-        i: usize,
-        end: usize,
-        now: Instant,
-    ) -> Result<(usize, bool), EngineError> {
-        let c = &mut self.conns[i];
-        let mut batch_done = false;
-        let mut pos = 0;
-        while pos < end {
-            if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
-                // Classify a push while its head is in hand; wait for more if it is not.
-                match push::classify(&self.rbuf[pos..end]) {
-                    Peek::Kind(kind) => c.push_kind = kind,
-                    Peek::Incomplete => break,
-                }
-            }
-            match c.scanner.scan(&self.rbuf[pos..end]) {
-                Ok(Scan::Reply { consumed, info }) => {
-                    let reply = &self.rbuf[pos..pos + consumed];
-                    let ctx = ReplyCtx {
-                        policy: self.cfg.load.on_error,
-                        setup: self.cfg.setup,
-                        template: self.cfg.template,
-                        unit_len: self.unit_len,
-                        cmds_per_unit: self.cmds_per_unit,
-                    };
-                    if on_reply(
-                        c,
-                        &mut self.rec,
-                        self.cluster.as_mut(),
-                        &ctx,
-                        &info,
-                        reply,
-                        now,
-                    )? {
-                        batch_done = true;
-                    }
-                    pos += consumed;
-                }
-                Ok(Scan::Partial { consumed }) => {
-                    pos += consumed;
-                    break;
-                }
-                Err(e) => {
-                    let from = match &self.cluster {
-                        Some(cl) => cl.targets[c.node].display(),
-                        None => self.cfg.setup.target.display(),
-                    };
-                    return Err(EngineError::Protocol(format!("{e} (from {from})")));
-                }
-            }
-        }
-        Ok((pos, batch_done))
     }
 
     /// `-k 0`: replaces a used connection before its next batch. The batch's intended time is
