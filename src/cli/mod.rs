@@ -144,6 +144,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 mod uri;
+mod value;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use super::UsageError;
-use super::parse::{MAX_DBNUM, whole};
+use super::value::{MAX_DBNUM, whole};
 
 /// What a `-u` URI says. Every part is only `Some` when present, so a missing one leaves earlier
 /// `-h`/`-p`/`-a`/`--user`/`--dbnum` values alone, as the reference's URI parser does
