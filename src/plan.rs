@@ -262,23 +262,14 @@ fn load_spec(args: &Args) -> LoadSpec {
 /// The TLS options when TLS is on, with the cipher lists checked (a list that leaves no suite
 /// respbench has is a usage error). TLS options without `--tls` do nothing, as in valkey-benchmark: a
 /// warning says so.
+///
+/// `cli::TlsArgs` and `engine::tls::TlsOptions` stay two types on purpose: `cli` imports nothing
+/// of the crate and the engine nothing of `cli`, so the one place that knows both copies the
+/// fields across, here.
 fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;
     if !t.enabled {
-        let given: Vec<&str> = [
-            ("--sni", t.sni.is_some()),
-            ("--cacert", t.cacert.is_some()),
-            ("--cacertdir", t.cacertdir.is_some()),
-            ("--insecure", t.insecure),
-            ("--tls-verify-name", t.verify_name),
-            ("--cert", t.cert.is_some()),
-            ("--key", t.key.is_some()),
-            ("--tls-ciphers", t.ciphers.is_some()),
-            ("--tls-ciphersuites", t.ciphersuites.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, on)| on.then_some(name))
-        .collect();
+        let given = t.given_flags();
         if !given.is_empty() {
             warnings.push(format!(
                 "WARNING: {} {} no effect without --tls (or a rediss:// URI)",

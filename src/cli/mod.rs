@@ -139,6 +139,26 @@ pub struct TlsArgs {
     pub ciphersuites: Option<String>,
 }
 
+impl TlsArgs {
+    /// The TLS options given, by flag name (for the warning when TLS is off).
+    pub fn given_flags(&self) -> Vec<&'static str> {
+        [
+            ("--sni", self.sni.is_some()),
+            ("--cacert", self.cacert.is_some()),
+            ("--cacertdir", self.cacertdir.is_some()),
+            ("--insecure", self.insecure),
+            ("--tls-verify-name", self.verify_name),
+            ("--cert", self.cert.is_some()),
+            ("--key", self.key.is_some()),
+            ("--tls-ciphers", self.ciphers.is_some()),
+            ("--tls-ciphersuites", self.ciphersuites.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
+    }
+}
+
 mod help;
 mod parse;
 #[cfg(test)]

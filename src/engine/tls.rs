@@ -40,7 +40,8 @@ use rustls::{
 
 use super::error::io_reason;
 
-/// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`).
+/// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`; `plan` copies
+/// them across, so that neither `cli` nor the engine imports the other).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsOptions {
     /// `--sni`: the server name sent and verified instead of the host.
