@@ -7,7 +7,7 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -138,27 +138,15 @@ impl Target {
     /// A blocking connect with [`CONNECT_TIMEOUT`] (and the TLS handshake, within the same
     /// time), returned as a blocking stream.
     pub fn connect_blocking(&self) -> Result<BlockingStream, EngineError> {
-        match self {
-            Self::Tcp {
-                addr,
-                host,
-                transport,
-                ..
-            } => {
-                let s = tcp_connect_blocking(addr, transport.mptcp)
-                    .map_err(|e| self.connect_error(&e))?;
-                match &transport.tls {
-                    None => Ok(BlockingStream::Tcp(s)),
-                    Some(tls) => tls
-                        .connect_blocking(s, host, CONNECT_TIMEOUT)
-                        .map(|s| BlockingStream::Tls(Box::new(s)))
-                        .map_err(|e| self.connect_error(&e)),
-                }
-            }
-            Self::Unix(path) => UnixStream::connect(path)
-                .map(BlockingStream::Unix)
-                .map_err(|e| self.connect_error(&e)),
-        }
+        self.connect_with(
+            tcp_connect_blocking,
+            BlockingStream::Tcp,
+            |tls, s, host| {
+                tls.connect_blocking(s, host, CONNECT_TIMEOUT)
+                    .map(|s| BlockingStream::Tls(Box::new(s)))
+            },
+            |path| UnixStream::connect(path).map(BlockingStream::Unix),
+        )
     }
 
     /// A connected non-blocking stream for a worker (setup-time connect).
@@ -170,6 +158,24 @@ impl Target {
     /// Starts a non-blocking connect (`-k 0` reconnects): call [`Stream::finish_connect`] on
     /// readiness (writable, or readable during a TLS handshake) until it says connected.
     pub fn connect_nonblocking(&self) -> Result<Stream, EngineError> {
+        self.connect_with(
+            tcp_connect_nonblocking,
+            Stream::Tcp,
+            |tls, s, host| tls.start(s, host).map(|s| Stream::Tls(Box::new(s))),
+            |path| mio::net::UnixStream::connect(path).map(Stream::Unix),
+        )
+    }
+
+    /// The one shape of every connect: TCP (or MPTCP), then TLS when the transport has it, or a
+    /// unix socket. The arguments say how each step is done (blocking or not); every failure
+    /// becomes [`Target::connect_error`].
+    fn connect_with<T, S>(
+        &self,
+        tcp: impl FnOnce(&SocketAddr, bool) -> io::Result<T>,
+        plain: impl FnOnce(T) -> S,
+        tls: impl FnOnce(&TlsClient, T, &str) -> io::Result<S>,
+        unix: impl FnOnce(&Path) -> io::Result<S>,
+    ) -> Result<S, EngineError> {
         match self {
             Self::Tcp {
                 addr,
@@ -177,19 +183,13 @@ impl Target {
                 transport,
                 ..
             } => {
-                let s = tcp_connect_nonblocking(addr, transport.mptcp)
-                    .map_err(|e| self.connect_error(&e))?;
+                let s = tcp(addr, transport.mptcp).map_err(|e| self.connect_error(&e))?;
                 match &transport.tls {
-                    None => Ok(Stream::Tcp(s)),
-                    Some(tls) => tls
-                        .start(s, host)
-                        .map(|s| Stream::Tls(Box::new(s)))
-                        .map_err(|e| self.connect_error(&e)),
+                    None => Ok(plain(s)),
+                    Some(client) => tls(client, s, host).map_err(|e| self.connect_error(&e)),
                 }
             }
-            Self::Unix(path) => mio::net::UnixStream::connect(path)
-                .map(Stream::Unix)
-                .map_err(|e| self.connect_error(&e)),
+            Self::Unix(path) => unix(path).map_err(|e| self.connect_error(&e)),
         }
     }
 }
