@@ -144,12 +144,12 @@ impl Template {
         out
     }
 
-    /// Builds a batch buffer of `copies` units back to back and returns it with the placeholders of all
-    /// copies (offsets into the batch).
-    pub fn batch(&self, copies: usize) -> (Vec<u8>, Vec<Placeholder>) {
-        let mut buf = Vec::with_capacity(self.unit.len() * copies);
-        let mut placeholders = Vec::with_capacity(self.placeholders.len() * copies);
-        for _ in 0..copies {
+    /// Builds a batch buffer of `pipeline` (`-P`) units back to back and returns it with the
+    /// placeholders of all of them (offsets into the batch).
+    pub fn batch(&self, pipeline: usize) -> (Vec<u8>, Vec<Placeholder>) {
+        let mut buf = Vec::with_capacity(self.unit.len() * pipeline);
+        let mut placeholders = Vec::with_capacity(self.placeholders.len() * pipeline);
+        for _ in 0..pipeline {
             let base = buf.len();
             buf.extend_from_slice(&self.unit);
             placeholders.extend(self.placeholders.iter().map(|s| Placeholder {
