@@ -5,6 +5,11 @@
 //! decide exit codes (it returns data and typed errors). Invariants: every request is timed on its
 //! own reply from its intended send time; nothing is allocated per request in steady state; no
 //! queue or lock sits between deciding to send and sending.
+//!
+//! Rooms: `spec` (what it executes), `runner` (`run_test`), `monitor` (the main thread during a
+//! test), `worker/` (one thread's event loop: `conn` I/O, `reply` accounting, `cluster`), `pacer`
+//! (`--rps`), `cluster` (shared topology, a worker's view), `conn`/`tls`/`control` (sockets),
+//! `error`. `docs/architecture.md` has the table.
 
 pub mod cluster;
 pub mod conn;
