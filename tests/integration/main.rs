@@ -15,3 +15,4 @@ mod formats;
 mod lifecycle;
 mod pushes;
 mod tls;
+mod valkey;
