@@ -11,4 +11,6 @@ pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod verdict;
+pub mod watch;
 pub mod workload;
