@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod engine;
 pub mod metrics;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod verdict;
