@@ -18,9 +18,12 @@ use crate::engine::{
 };
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
+use crate::record::{Recorder, TestExtras};
 use crate::report::{self, ClusterHeader, Progress, ProgressPhase, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
+
+mod record_hook;
 
 /// Why a run did not end normally. `main` maps these to exit codes.
 #[derive(Debug)]
@@ -116,8 +119,19 @@ impl Observer for Console {
     }
 }
 
-/// Runs the whole plan.
+/// Runs the whole plan and writes its record (`--json`) however the run ends.
 pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    let result = run_tests(plan, interrupted, &mut rec);
+    record_hook::finish(rec, result)
+}
+
+fn run_tests(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    rec: &mut Recorder,
+) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
     }
@@ -174,9 +188,16 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     if plan.idle {
         return run_idle(plan, &setup, &mut console);
     }
+    for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {
+        eprintln!("{w}");
+    }
 
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // With `--json -` the record owns stdout; the human report goes to stderr.
+    let mut out: Box<dyn Write> = if rec.owns_stdout() {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::stdout().lock())
+    };
     if let Some(c) = &cluster {
         // The listing is part of the full report only; -q and --csv keep stdout parseable.
         if plan.format == Format::Text {
@@ -247,6 +268,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
                         &ctx,
                         &mut console,
                         &mut out,
+                        rec,
                     )?;
                 }
             }
@@ -270,6 +292,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
                     &ctx,
                     &mut console,
                     &mut out,
+                    rec,
                 )?;
             }
         }
@@ -295,12 +318,16 @@ fn run_one(
     ctx: &ReportContext,
     console: &mut Console,
     out: &mut impl Write,
+    rec: &mut Recorder,
 ) -> Result<(), Failure> {
     console.title.clear();
     console.title.push_str(title);
+    let watch = rec.begin_test();
     let (result, fatal) = engine::run_test(setup, load, title, template, cluster, console);
+    let test = rec.end_test(watch, template, &result, TestExtras::default());
     console.clear();
     print_result(plan, ctx, &result, out)?;
+    record_hook::print_server_notes(plan, ctx, test, out)?;
     if let Some(e) = fatal {
         return Err(e.into());
     }
