@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 ensure_redis
 . scripts/ensure-valkey.sh
 ensure_valkey
+# The --json record's independent checks (tests/record/check_record.py): JSON Schema validation
+# and another HdrHistogram implementation to decode the histograms.
+python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
