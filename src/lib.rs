@@ -1,7 +1,8 @@
 //! respbench: a load generator and benchmark for servers that speak RESP.
 //!
-//! Dependency direction: `cli → plan → workload`; `run → plan, engine, report`;
-//! `engine → workload, metrics, resp`; `report → metrics`. `main` alone decides messages and exit
+//! Dependency direction: `cli → plan → workload`; `run → plan, engine, report, record, watch`;
+//! `engine → workload, metrics, resp`; `report → metrics, record`;
+//! `record → metrics, watch, verdict`; `watch → engine`. `main` alone decides messages and exit
 //! codes.
 
 pub mod cli;

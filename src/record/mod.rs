@@ -119,9 +119,15 @@ impl Recorder {
         warnings
     }
 
-    /// Starts the server samplers for a test (none with `--no-server-stats`).
+    /// Starts the server samplers for a test (none with `--no-server-stats`), aligned to now.
     pub fn begin_test(&self) -> Option<TestWatch> {
-        self.watch.as_ref().map(|w| w.begin_test(Instant::now()))
+        self.begin_test_at(Instant::now())
+    }
+
+    /// Same, with samples aligned to `start` (the measured phase's start, when the caller knows
+    /// it), so server second *k* lines up with timeline second *k*.
+    pub fn begin_test_at(&self, start: Instant) -> Option<TestWatch> {
+        self.watch.as_ref().map(|w| w.begin_test(start))
     }
 
     /// Ends a test: stops its samplers and adds its record.
