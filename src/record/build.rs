@@ -106,6 +106,8 @@ pub fn test_record(
             .cluster
             .iter()
             .flat_map(|c| &c.nodes)
+            // As the report: nodes that answered nothing (replicas without --rfr) are left out.
+            .filter(|n| n.completed > 0)
             .map(|n| NodeRecord {
                 address: n.address.clone(),
                 role: n.role,

@@ -117,7 +117,7 @@ pub struct TestRecord {
     pub target_rps: Option<u64>,
     pub latency_us: LatencyPair,
     pub histograms: Histograms,
-    /// Cluster mode: per node.
+    /// Cluster mode: per node that answered requests.
     pub nodes: Vec<NodeRecord>,
     /// Per second of the measured phase (empty until the engine supplies one).
     pub timeline: Vec<TimelineRow>,

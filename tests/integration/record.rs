@@ -17,7 +17,7 @@ fn repo(path: &str) -> PathBuf {
 
 /// Runs the independent checker (schema, HDR decoding, timeline sums) on `record`.
 #[track_caller]
-fn check_with_python(record: &Path) {
+pub(crate) fn check_with_python(record: &Path) {
     let out = Command::new("python3")
         .arg(repo("tests/record/check_record.py"))
         .arg(repo("docs/record.schema.json"))
