@@ -131,9 +131,10 @@ fn verdict_record(
     server: &[ServerTestRecord],
     client: Option<&[f64]>,
 ) -> VerdictRecord {
+    // Steady state where the test lasted a full second, else the whole test.
     let server_cpu = server
         .iter()
-        .filter_map(|s| s.main_thread_cpu_pct.or(s.cpu_pct))
+        .filter_map(|s| s.steady_cpu_pct.or(s.main_thread_cpu_pct).or(s.cpu_pct))
         .fold(None, |acc: Option<f64>, p| {
             Some(acc.map_or(p, |a| a.max(p)))
         });
@@ -152,6 +153,25 @@ fn verdict_record(
         server_cpu_pct: server_cpu,
         client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
     }
+}
+
+/// Intervals at least this long count as full seconds (a sample may come a little early or
+/// late; the last, cut-short interval is where the load winds down).
+const FULL_INTERVAL_SECS: f64 = 0.9;
+
+/// The limiting CPU over the full intervals, weighted by their length.
+fn steady_cpu(seconds: &[ServerInterval]) -> Option<f64> {
+    let full: Vec<&ServerInterval> = seconds
+        .iter()
+        .filter(|i| i.secs >= FULL_INTERVAL_SECS)
+        .collect();
+    let secs: f64 = full.iter().map(|i| i.secs).sum();
+    (secs > 0.0).then(|| {
+        full.iter()
+            .map(|i| i.limiting_cpu_pct() * i.secs)
+            .sum::<f64>()
+            / secs
+    })
 }
 
 /// One server's figures over a test from its samples and commandstats.
@@ -182,6 +202,7 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
             .iter()
             .map(ServerInterval::limiting_cpu_pct)
             .reduce(f64::max),
+        steady_cpu_pct: steady_cpu(&seconds),
         used_memory: range(|x| x.used_memory),
         used_memory_rss: range(|x| x.used_memory_rss),
         connected_clients_peak: s.iter().map(|x| x.connected_clients).max(),
@@ -251,6 +272,8 @@ mod tests {
         assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);
         assert!((s.main_thread_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
         assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
+        // Both intervals are full seconds: (45 + 90) / 2.
+        assert!((s.steady_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
         assert_eq!(
             s.used_memory,
             Some(Range {
@@ -263,6 +286,30 @@ mod tests {
         assert_eq!(s.commands[0].calls, 1000);
         assert_eq!(s.usec_per_call, Some(2.0));
         assert!(!s.partial);
+    }
+
+    #[test]
+    fn steady_cpu_leaves_out_the_cut_short_last_interval() {
+        let seconds = [
+            ServerInterval {
+                secs: 1.0,
+                cpu_pct: 95.0,
+                ..ServerInterval::default()
+            },
+            ServerInterval {
+                secs: 1.0,
+                cpu_pct: 93.0,
+                main_thread_cpu_pct: Some(91.0),
+                ..ServerInterval::default()
+            },
+            ServerInterval {
+                secs: 0.4,
+                cpu_pct: 20.0,
+                ..ServerInterval::default()
+            },
+        ];
+        assert!((steady_cpu(&seconds).unwrap() - 93.0).abs() < 1e-9);
+        assert_eq!(steady_cpu(&seconds[2..]), None, "no full second");
     }
 
     #[test]

