@@ -138,8 +138,13 @@ fn verdict_record(
         .fold(None, |acc: Option<f64>, p| {
             Some(acc.map_or(p, |a| a.max(p)))
         });
+    let server_busy = server
+        .iter()
+        .filter_map(|s| s.command_busy_pct)
+        .reduce(f64::max);
     let input = VerdictInput {
         server_cpu_pct: server_cpu,
+        server_busy_pct: server_busy,
         client_threads_pct: client,
         rate: r
             .target_rps
@@ -151,6 +156,7 @@ fn verdict_record(
         kind: v.name(),
         reason: v.advice(),
         server_cpu_pct: server_cpu,
+        server_busy_pct: server_busy,
         client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
     }
 }
@@ -212,6 +218,13 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
         net_output_bytes: whole.map_or(0, |i| i.net_output_bytes),
         fork_seen: s.iter().any(|x| x.fork_in_progress),
         partial: w.lost,
+        command_busy_pct: match (s.first(), s.last()) {
+            (Some(a), Some(b)) if b.at > a.at && !times.is_empty() => {
+                let usec: u64 = times.iter().map(|t| t.usec).sum();
+                Some(usec as f64 / 1e6 / (b.at - a.at).as_secs_f64() * 100.0)
+            }
+            _ => None,
+        },
         usec_per_call: commandstats::usec_per_call(&times),
         commands: times,
         seconds,
@@ -274,6 +287,8 @@ mod tests {
         assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
         // Both intervals are full seconds: (45 + 90) / 2.
         assert!((s.steady_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
+        // 2000 µs of SET in 2 s of wall time.
+        assert!((s.command_busy_pct.unwrap() - 0.1).abs() < 1e-9);
         assert_eq!(
             s.used_memory,
             Some(Range {

@@ -238,6 +238,10 @@ pub struct ServerTestRecord {
     /// without the partial last one (the load winding down); what the verdict uses. `null`
     /// for a test shorter than a second.
     pub steady_cpu_pct: Option<f64>,
+    /// The share of the test's wall time the server spent executing the test's commands
+    /// (commandstats Δusec / wall), percent: shows saturation even when other processes take
+    /// CPU from the server; understates it for small commands (I/O is not included).
+    pub command_busy_pct: Option<f64>,
     pub used_memory: Option<Range>,
     pub used_memory_rss: Option<Range>,
     pub connected_clients_peak: Option<u64>,
@@ -272,6 +276,8 @@ pub struct VerdictRecord {
     pub reason: &'static str,
     /// The server figure the verdict used (busiest node, main thread where reported).
     pub server_cpu_pct: Option<f64>,
+    /// The busiest node's `command_busy_pct`.
+    pub server_busy_pct: Option<f64>,
     /// The busiest respbench thread.
     pub client_max_thread_cpu_pct: Option<f64>,
 }

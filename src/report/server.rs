@@ -36,6 +36,9 @@ pub fn write_server_block(
         if let Some(peak) = n.peak_second_cpu_pct {
             let _ = write!(s, ", busiest second {peak:.1}%");
         }
+        if let Some(busy) = n.command_busy_pct {
+            let _ = write!(s, "; executing commands {busy:.1}% of the time");
+        }
         s.push('\n');
         if let Some(m) = n.used_memory {
             let _ = write!(s, "    memory {}", range(m));

@@ -25,7 +25,8 @@ pub const RATE_MET_PCT: f64 = 95.0;
 /// What limited a test's throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// The server's main thread was near a full core while respbench's threads had headroom.
+    /// The server was saturated (its main thread near a full core, or executing the test's
+    /// commands nearly all the time) while respbench's threads had headroom.
     ServerBound,
     /// A respbench worker thread was near a full core: more `--threads` would help, and the
     /// figures describe respbench rather than the server.
@@ -53,7 +54,10 @@ impl Verdict {
     /// One sentence for the report: what it means for the user.
     pub fn advice(self) -> &'static str {
         match self {
-            Verdict::ServerBound => "the server's main thread was near a full core",
+            Verdict::ServerBound => {
+                "the server was saturated: its main thread near a full core, or executing \
+                 commands nearly all the time"
+            }
             Verdict::ClientBound => {
                 "a respbench thread was near a full core: the figures describe respbench, not \
                  the server; try more --threads"
@@ -76,6 +80,12 @@ pub struct VerdictInput<'a> {
     /// the command thread is to its limit), else the whole process. `None`: no server figures
     /// (e.g. `INFO` refused or `--no-server-stats`). In cluster mode, the busiest node.
     pub server_cpu_pct: Option<f64>,
+    /// The share of wall time the server spent executing the test's commands (`INFO
+    /// commandstats` Δusec over the test's wall time), percent; busiest node. Where other
+    /// processes take CPU from the server, its CPU reads low while it still never idles: this
+    /// figure still shows the saturation. It leaves out reading, parsing and writing, so it can
+    /// only understate the server's load (no false "server-bound").
+    pub server_busy_pct: Option<f64>,
     /// Each respbench worker thread's CPU over the test; `None` when not measured.
     pub client_threads_pct: Option<&'a [f64]>,
     /// `--rps` target and achieved throughput, if a target was set.
@@ -85,7 +95,8 @@ pub struct VerdictInput<'a> {
 /// Decides what limited a test, in this order:
 /// 1. a client thread at or above [`NEAR_FULL_CORE_PCT`] → client-bound (whatever the server
 ///    did, the figures are then respbench's);
-/// 2. the server at or above [`NEAR_FULL_CORE_PCT`] → server-bound;
+/// 2. the server's CPU, or the share of wall time it spent in the test's commands, at or above
+///    [`NEAR_FULL_CORE_PCT`] → server-bound;
 /// 3. an `--rps` target reached to [`RATE_MET_PCT`] → rate-limited;
 /// 4. both sides known and below the threshold → neither;
 /// 5. otherwise unknown.
@@ -96,10 +107,8 @@ pub fn decide(input: &VerdictInput) -> Verdict {
     if client_full {
         return Verdict::ClientBound;
     }
-    if input
-        .server_cpu_pct
-        .is_some_and(|p| p >= NEAR_FULL_CORE_PCT)
-    {
+    let near_full = |p: Option<f64>| p.is_some_and(|p| p >= NEAR_FULL_CORE_PCT);
+    if near_full(input.server_cpu_pct) || near_full(input.server_busy_pct) {
         return Verdict::ServerBound;
     }
     if let Some((target, achieved)) = input.rate
@@ -122,7 +131,7 @@ mod tests {
         decide(&VerdictInput {
             server_cpu_pct: server,
             client_threads_pct: client,
-            rate: None,
+            ..VerdictInput::default()
         })
     }
 
@@ -138,6 +147,21 @@ mod tests {
     fn a_saturated_client_wins_over_a_saturated_server() {
         // Both near full: the figures describe respbench, so the user must hear about it.
         assert_eq!(v(Some(99.0), Some(&[95.0])), Verdict::ClientBound);
+    }
+
+    #[test]
+    fn a_server_starved_of_cpu_but_always_executing_is_server_bound() {
+        let busy = |cpu: f64, busy: f64| {
+            decide(&VerdictInput {
+                server_cpu_pct: Some(cpu),
+                server_busy_pct: Some(busy),
+                client_threads_pct: Some(&[10.0]),
+                rate: None,
+            })
+        };
+        assert_eq!(busy(25.0, 90.0), Verdict::ServerBound);
+        assert_eq!(busy(25.0, 89.9), Verdict::Neither);
+        assert_eq!(busy(95.0, 1.0), Verdict::ServerBound);
     }
 
     #[test]
@@ -162,6 +186,7 @@ mod tests {
                 server_cpu_pct: Some(server),
                 client_threads_pct: Some(&[10.0]),
                 rate: Some((target, achieved)),
+                ..VerdictInput::default()
             })
         };
         assert_eq!(rate(1000.0, 950.0, 10.0), Verdict::RateLimited);

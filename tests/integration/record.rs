@@ -169,7 +169,8 @@ fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
     let server = Server::start();
     // Every request keeps the server's main thread busy for a few milliseconds, and 4
     // connections keep a request always waiting: the server never idles.
-    let script = "local i = 0 while i < 300000 do i = i + 1 end return i";
+    // (About 13 ms each on an idle machine: gaps between commands are a small share.)
+    let script = "local i = 0 while i < 1000000 do i = i + 1 end return i";
     // CPU time is what the server got, not what it wanted: where other processes take the
     // cores, a saturated server reads less than a full core. So: near a full core (and the
     // verdict server-bound) in one of three tries, and every try's figures listed if none is.
@@ -184,11 +185,15 @@ fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
         let node = &t["server"][0];
         assert_eq!(node["commands"][0]["command"], "eval");
         let steady = node["steady_cpu_pct"].as_f64().unwrap();
+        let busy = node["command_busy_pct"].as_f64().unwrap();
         if t["verdict"]["kind"] == "server-bound" {
-            assert!(steady >= 90.0, "{}", t["verdict"]);
+            assert!(steady >= 90.0 || busy >= 90.0, "{}", t["verdict"]);
             return;
         }
-        seen.push(format!("{steady:.1}% -> {}", t["verdict"]["kind"]));
+        seen.push(format!(
+            "CPU {steady:.1}%, in commands {busy:.1}% -> {}",
+            t["verdict"]["kind"]
+        ));
     }
     panic!("never server-bound on a busy server (is the machine overloaded?): {seen:?}");
 }
