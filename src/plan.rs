@@ -75,6 +75,9 @@ pub struct RunPlan {
     pub tracking: bool,
     /// One-line warnings for stderr.
     pub warnings: Vec<String>,
+    /// `--json` file (`-` = stdout) and `--no-server-stats`, for `record` and `watch`.
+    pub json: Option<std::path::PathBuf>,
+    pub server_stats: bool,
 }
 
 impl RunPlan {
@@ -131,6 +134,8 @@ impl RunPlan {
             rfr: args.rfr,
             tracking: args.enable_tracking,
             warnings,
+            json: args.json.clone(),
+            server_stats: !args.no_server_stats,
         })
     }
 }

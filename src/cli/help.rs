@@ -114,6 +114,12 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256 and
                     TLS_AES_128_GCM_SHA256.
  --mptcp            Establish an MPTCP connection (Linux, TCP only).
+ --json <file>      Also write the run as one JSON document (schema
+                    respbench/1: options, server identity, per-test counts,
+                    latency summaries and full HDR histograms, server figures).
+                    "-" writes it to stdout; the report then goes to stderr.
+ --no-server-stats  Do not sample the server's INFO during tests (no server
+                    CPU, memory or time per call in the report and the JSON).
  --help             Print this help and exit
  -v, --version      Print the version and exit
 

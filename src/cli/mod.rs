@@ -98,6 +98,11 @@ pub struct Args {
     pub tls: TlsArgs,
     /// `--mptcp`: open TCP connections as Multipath TCP.
     pub mptcp: bool,
+    /// `--json`: write the run's record (JSON) to this file; `-` is stdout (the human report then
+    /// goes to stderr).
+    pub json: Option<PathBuf>,
+    /// `--no-server-stats`: do not sample the server's `INFO` during tests.
+    pub no_server_stats: bool,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
 }
@@ -167,7 +172,7 @@ mod uri;
 mod value;
 
 pub use help::{help_text, version_text};
-pub use parse::{PASSWORD_ENV, parse, parse_with_env};
+pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -216,6 +221,8 @@ impl Default for Args {
             maxdocs: None,
             tls: TlsArgs::default(),
             mptcp: false,
+            json: None,
+            no_server_stats: false,
             command: Vec::new(),
         }
     }

@@ -71,6 +71,8 @@ pub(super) enum Opt {
     TlsCiphers,
     TlsCiphersuites,
     Mptcp,
+    Json,
+    NoServerStats,
     Help,
     Version,
     /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
@@ -119,7 +121,8 @@ impl Opt {
             | Opt::Cert
             | Opt::Key
             | Opt::TlsCiphers
-            | Opt::TlsCiphersuites => true,
+            | Opt::TlsCiphersuites
+            | Opt::Json => true,
             Opt::Resp3
             | Opt::Sequential
             | Opt::Quiet
@@ -134,6 +137,7 @@ impl Opt {
             | Opt::Insecure
             | Opt::TlsVerifyName
             | Opt::Mptcp
+            | Opt::NoServerStats
             | Opt::Help
             | Opt::Version => false,
             Opt::NotYet { takes_value } | Opt::NotInThisBuild { takes_value } => takes_value,
@@ -193,10 +197,21 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--tls-ciphersuites", Opt::TlsCiphersuites),
     ("--rdma", Opt::NotInThisBuild { takes_value: false }),
     ("--mptcp", Opt::Mptcp),
+    ("--json", Opt::Json),
+    ("--no-server-stats", Opt::NoServerStats),
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
 ];
+
+/// Whether the option spelled `name` (`-a`, `--rps`) takes a value; `None` for an unknown
+/// spelling. The record uses it to find option values in argv (to redact `-a`'s).
+pub fn takes_value(name: &str) -> Option<bool> {
+    FLAGS
+        .iter()
+        .find(|(spelling, _)| *spelling == name)
+        .map(|(_, opt)| opt.takes_value())
+}
 
 /// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).
 const MAX_KEYSPACE: u64 = 999_999_999_999;
@@ -427,6 +442,8 @@ impl State {
             Opt::TlsCiphers => a.tls.ciphers = Some(text(name, v)?),
             Opt::TlsCiphersuites => a.tls.ciphersuites = Some(text(name, v)?),
             Opt::Mptcp => a.mptcp = true,
+            Opt::Json => a.json = Some(path(name, v, "a file path, or - for stdout")?),
+            Opt::NoServerStats => a.no_server_stats = true,
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
             Opt::NotYet { .. } => {

@@ -1130,3 +1130,41 @@ fn every_table_entry_parses() {
         }
     }
 }
+
+// ---- the record (--json, --no-server-stats) ---------------------------------------------------
+
+#[test]
+fn flag_json() {
+    assert_eq!(Args::default().json, None);
+    assert_eq!(
+        run(&["--json", "run.json"]).json,
+        Some(PathBuf::from("run.json"))
+    );
+    // `-` is stdout; it is a value, not an option.
+    assert_eq!(run(&["--json", "-", "-q"]).json, Some(PathBuf::from("-")));
+    assert!(run(&["--json", "-", "-q"]).quiet);
+    assert_eq!(
+        err(&["--json", ""]),
+        "invalid value \"\" for --json: expected a file path, or - for stdout"
+    );
+    assert_eq!(err(&["--json"]), "option --json needs a value");
+}
+
+#[test]
+fn flag_no_server_stats() {
+    assert!(!Args::default().no_server_stats);
+    assert!(run(&["--no-server-stats"]).no_server_stats);
+    assert_eq!(
+        err(&["--no-server-stats=1"]),
+        "option --no-server-stats takes no value"
+    );
+}
+
+#[test]
+fn takes_value_follows_the_table() {
+    assert_eq!(takes_value("-a"), Some(true));
+    assert_eq!(takes_value("--json"), Some(true));
+    assert_eq!(takes_value("-q"), Some(false));
+    assert_eq!(takes_value("--no-server-stats"), Some(false));
+    assert_eq!(takes_value("--nope"), None);
+}

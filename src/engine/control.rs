@@ -82,6 +82,14 @@ impl ControlConn {
         (0..n).map(|_| self.read_reply()).collect()
     }
 
+    /// Replaces the read/write timeout (30 s by default). The server watch uses a short one so a
+    /// server that stops answering cannot hold up the run.
+    pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), EngineError> {
+        self.stream
+            .set_timeouts(Some(timeout))
+            .map_err(|e| self.io_error(&e))
+    }
+
     /// The socket, for handing over to an event loop.
     pub fn into_stream(self) -> BlockingStream {
         self.stream

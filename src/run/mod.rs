@@ -2,10 +2,11 @@
 //! as soon as it is measured, and turns Ctrl-C and fatal errors into a [`Failure`] only after the
 //! partial report is out.
 
-use std::io::{self, IsTerminal, Write};
 mod cluster;
 mod console;
+mod record_hook;
 
+use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -17,6 +18,7 @@ use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
+use crate::record::{Recorder, TestExtras};
 use crate::report::{self, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
@@ -54,8 +56,19 @@ impl From<io::Error> for Failure {
         }
     }
 }
-/// Runs the whole plan.
+/// Runs the whole plan and writes its record (`--json`) however the run ends.
 pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    let result = run_tests(plan, interrupted, &mut rec);
+    record_hook::finish(rec, result)
+}
+
+fn run_tests(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    rec: &mut Recorder,
+) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
     }
@@ -94,8 +107,16 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         return run_idle(plan, &setup, &mut console);
     }
 
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {
+        eprintln!("{w}");
+    }
+
+    // With `--json -` the record owns stdout; the human report goes to stderr.
+    let mut out: Box<dyn Write> = if rec.owns_stdout() {
+        Box::new(io::stderr().lock())
+    } else {
+        Box::new(io::stdout().lock())
+    };
     if let Some(c) = &cluster {
         // On stdout in every format, as the reference prints it: stderr stays empty on a run
         // that succeeds.
@@ -129,6 +150,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
         ctx,
         console,
         out,
+        rec,
     };
     let mut payload = PayloadGenerator::default();
     loop {
@@ -173,6 +195,8 @@ struct Session<'a, W: Write> {
     ctx: ReportContext,
     console: Console,
     out: W,
+    /// The `--json` record and the server watch, told about each test.
+    rec: &'a mut Recorder,
 }
 
 impl<W: Write> Session<'_, W> {
@@ -239,6 +263,7 @@ impl<W: Write> Session<'_, W> {
         let console = &mut self.console;
         console.title.clear();
         console.title.push_str(title);
+        let watch = self.rec.begin_test();
         let (result, fatal) = engine::run_test(
             &self.setup,
             &self.load,
@@ -247,8 +272,12 @@ impl<W: Write> Session<'_, W> {
             run.as_ref(),
             console,
         );
+        let test = self
+            .rec
+            .end_test(watch, template, &result, TestExtras::default());
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
+        record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         if let Some(e) = fatal {
             return Err(e.into());
         }

@@ -617,3 +617,59 @@ fn cluster_over_tls() {
     out.assert_code(1);
     assert!(out.single_stderr_line().contains("TLS"), "{}", out.stderr);
 }
+
+#[test]
+fn json_record_has_every_benchmark_node() {
+    let c = Cluster::start();
+    let dir = crate::harness::TempDir::new();
+    let path = dir.path().join("run.json");
+    let out = c.bench(&[
+        "--json",
+        path.to_str().unwrap(),
+        "-t",
+        "set",
+        "-n",
+        "3000",
+        "-c",
+        "2",
+        "-r",
+        "10000",
+        "-q",
+    ]);
+    out.assert_success();
+    crate::record::check_with_python(&path);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut primaries: Vec<String> = c
+        .primaries()
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    primaries.sort();
+    let listed = |v: &serde_json::Value| {
+        let mut a: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        a.sort();
+        a
+    };
+    assert_eq!(r["target"]["cluster"], true);
+    assert_eq!(listed(&r["target"]["nodes"]), primaries);
+    let servers = r["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 3);
+    assert!(servers.iter().all(|s| s["identity"]["mode"] == "cluster"));
+    let t = &r["tests"][0];
+    assert_eq!(t["nodes"].as_array().unwrap().len(), 3, "per-node figures");
+    let watched = t["server"].as_array().unwrap();
+    assert_eq!(watched.len(), 3, "a watch per node");
+    // Each node's own SET count; together they are the test's requests.
+    let calls: u64 = watched
+        .iter()
+        .map(|s| s["commands"][0]["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, 3000);
+    assert!(t["requests"]["redirects"].is_object());
+}

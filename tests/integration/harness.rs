@@ -26,6 +26,8 @@ pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The server binary; CI installs it.
 const REDIS_SERVER: &str = "redis-server";
+/// Where `scripts/ensure-valkey.sh` says the Valkey 9.1 binary is.
+const VALKEY_ENV: &str = "RESPBENCH_VALKEY_SERVER";
 
 // ---------------------------------------------------------------------------------------------
 // Temporary directories
@@ -91,6 +93,36 @@ pub struct ServerOptions {
     /// Anything else, appended as given (e.g. `--tls-protocols TLSv1.2`, or for a cluster node
     /// over TLS `--cluster-enabled yes --tls-cluster yes --tls-replication yes`).
     pub extra: Vec<String>,
+    /// Which server binary: Debian's `redis-server` (default) or Valkey 9.1.
+    pub kind: ServerKind,
+}
+
+/// The server implementation a test runs against. Their `INFO` differs (Valkey adds
+/// `server_name:valkey` and `valkey_version`), which the record and watch code must handle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ServerKind {
+    /// `redis-server` on PATH (Debian's Redis 7.0).
+    #[default]
+    Redis,
+    /// The `valkey-server` 9.1 binary named by `$RESPBENCH_VALKEY_SERVER` (built without TLS).
+    Valkey,
+}
+
+impl ServerKind {
+    /// The binary to start. A Valkey test without the variable fails loudly rather than passing
+    /// without having run against Valkey.
+    fn binary(self) -> String {
+        match self {
+            ServerKind::Redis => REDIS_SERVER.to_string(),
+            ServerKind::Valkey => std::env::var(VALKEY_ENV).unwrap_or_else(|_| {
+                panic!(
+                    "${VALKEY_ENV} is not set: the Valkey tests need a valkey-server 9.1 binary; \
+                     run `bash scripts/test.sh` (it fetches one), or `. scripts/ensure-valkey.sh \
+                     && ensure_valkey` before `cargo test`, or set ${VALKEY_ENV} to a binary"
+                )
+            }),
+        }
+    }
 }
 
 /// The TLS side of a test server: its certificate, key and the CA it trusts for clients.
@@ -140,6 +172,14 @@ impl Server {
         Server::start_with(ServerOptions::default())
     }
 
+    /// A plain Valkey 9.1 server (see [`ServerKind::Valkey`]).
+    pub fn start_valkey() -> Server {
+        Server::start_with(ServerOptions {
+            kind: ServerKind::Valkey,
+            ..ServerOptions::default()
+        })
+    }
+
     pub fn start_with(opts: ServerOptions) -> Server {
         // A port can be taken between `free_port` and the server's bind (another test doing the
         // same): try a few ports before failing.
@@ -166,7 +206,8 @@ impl Server {
         });
         let log_path = dir.path().join("redis.log");
         let log = File::create(&log_path).expect("create server log");
-        let mut cmd = Command::new(REDIS_SERVER);
+        let binary = opts.kind.binary();
+        let mut cmd = Command::new(&binary);
         cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
@@ -191,10 +232,10 @@ impl Server {
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::NotFound => panic!(
-                "`{REDIS_SERVER}` was not found on PATH: the integration tests need a real \
-                 redis-server (e.g. `apt-get install redis-server`)"
+                "`{binary}` was not found: the integration tests need a real server \
+                 (`bash scripts/test.sh` installs redis-server and fetches valkey-server)"
             ),
-            Err(e) => panic!("cannot start {REDIS_SERVER}: {e}"),
+            Err(e) => panic!("cannot start {binary}: {e}"),
         };
         let mut server = Server {
             child,

@@ -15,4 +15,6 @@ mod errors;
 mod formats;
 mod lifecycle;
 mod pushes;
+mod record;
 mod tls;
+mod valkey;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A/B: what sampling the server (INFO once a second on its own connection) costs in throughput.
+# Runs respbench with and without --no-server-stats, interleaved (the order alternates every
+# rep), against one throwaway redis-server pinned to CPU 0 (clients on CPU 1 when there are two
+# CPUs), and prints each run and the median ratio. The target is a cost under 1%.
+#
+#   bash bench/server-stats-ab.sh            # SET and GET, -n 1000000, 5 reps
+#   N=200000 REPS=3 bash bench/server-stats-ab.sh
+#   RESPBENCH=target/release/respbench bash bench/server-stats-ab.sh   # no build
+#
+# Needs redis-server, taskset and python3. The server is stopped by PID on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N="${N:-1000000}"
+REPS="${REPS:-5}"
+TESTS="${TESTS:-set get}"
+if [ -z "${RESPBENCH:-}" ]; then
+  cargo build --release --quiet
+  RESPBENCH="$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/respbench"
+fi
+
+pin_server=() pin_client=()
+if [ "$(nproc)" -ge 2 ]; then
+  pin_server=(taskset -c 0) pin_client=(taskset -c 1)
+fi
+
+tmp="$(mktemp -d)"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
+for _ in $(seq 100); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  sleep 0.05
+done
+
+# One run: prints the throughput of the -q line.
+run() {
+  "${pin_client[@]}" "$RESPBENCH" -p "$port" -c 50 -n "$N" -r 100000 -q -t "$1" "${@:2}" |
+    sed -n 's/^[^:]*: \([0-9.]*\) requests per second.*/\1/p'
+}
+
+echo "| test | rep | with server stats | --no-server-stats | ratio |"
+echo "|---|---|---|---|---|"
+for t in $TESTS; do
+  ratios=()
+  for rep in $(seq "$REPS"); do
+    if [ $((rep % 2)) = 1 ]; then
+      on="$(run "$t")"; off="$(run "$t" --no-server-stats)"
+    else
+      off="$(run "$t" --no-server-stats)"; on="$(run "$t")"
+    fi
+    ratio="$(python3 -c "print(f'{$on / $off:.4f}')")"
+    ratios+=("$ratio")
+    echo "| $t | $rep | $on | $off | $ratio |"
+  done
+  echo "| $t | median | | | $(printf '%s\n' "${ratios[@]}" | sort -n | python3 -c 'import sys; v=[float(x) for x in sys.stdin]; print(f"{v[len(v)//2]:.4f}")') |"
+done

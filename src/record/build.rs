@@ -1,0 +1,351 @@
+//! One test's record, from what the run has: the merged `TestResult`, the template (for the
+//! command names), what the server watch saw, and what the engine will supply later (timeline,
+//! per-thread CPU, requests issued).
+
+use std::collections::BTreeMap;
+
+use crate::metrics::{Outcome, RedirectKind, TestResult};
+use crate::verdict::thread_cpu::ThreadCpuUsage;
+use crate::verdict::{self, VerdictInput};
+use crate::watch::commandstats::{self, CommandTime};
+use crate::watch::{ServerInterval, ServerSample, Watched};
+use crate::workload::Template;
+
+use super::document::{
+    Histograms, LatencyPair, LatencySummary, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
+    TestRecord, VerdictRecord,
+};
+use super::timeline::Timeline;
+
+/// What the engine measures beyond `TestResult`, once it is wired (all optional until then).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TestExtras<'a> {
+    /// The merged per-second timeline of the measured phase.
+    pub timeline: Option<&'a Timeline>,
+    /// Each worker thread's CPU over the measured phase.
+    pub client_threads: Option<&'a [ThreadCpuUsage]>,
+    /// Requests sent (including those never answered).
+    pub issued: Option<u64>,
+}
+
+/// The commands a template sends, lower case, first occurrence order.
+pub fn command_names(t: &Template) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in &t.layout {
+        let bytes = match c.args.first() {
+            Some(r) => &t.unit[r.clone()],
+            // An inline command: its first word.
+            None => t.unit[c.bytes.clone()]
+                .split(|b| b.is_ascii_whitespace())
+                .find(|w| !w.is_empty())
+                .unwrap_or_default(),
+        };
+        let name = String::from_utf8_lossy(bytes).to_ascii_lowercase();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The test's record.
+pub fn test_record(
+    r: &TestResult,
+    commands: Vec<String>,
+    watched: &[Watched],
+    extras: TestExtras,
+) -> TestRecord {
+    let server: Vec<ServerTestRecord> = watched
+        .iter()
+        .filter(|w| !w.samples.is_empty())
+        .map(|w| server_record(w, &commands))
+        .collect();
+    let intervals: Vec<Vec<ServerInterval>> = server.iter().map(|s| s.seconds.clone()).collect();
+    let client_pct: Option<Vec<f64>> = extras
+        .client_threads
+        .map(|t| t.iter().map(ThreadCpuUsage::percent).collect());
+    TestRecord {
+        name: r.title.clone(),
+        commands,
+        outcome: match r.outcome {
+            Outcome::Completed => "completed",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Aborted => "aborted",
+        },
+        requests: Requests {
+            issued: extras.issued,
+            completed: r.completed,
+            failed: r.errors.total(),
+            errors: r
+                .errors
+                .sorted()
+                .into_iter()
+                .map(|(w, n)| (w.to_string(), n))
+                .collect(),
+            redirects: r.cluster.as_ref().map(|c| {
+                RedirectKind::ALL
+                    .iter()
+                    .map(|k| (k.name(), c.redirects[*k as usize]))
+                    .collect::<BTreeMap<_, _>>()
+            }),
+        },
+        pushes: Pushes {
+            invalidations: r.pushes.invalidations,
+            messages: r.pushes.messages,
+            other: r.pushes.other,
+        },
+        duration_s: r.elapsed.as_secs_f64(),
+        throughput_rps: r.throughput(),
+        target_rps: r.target_rps.filter(|&t| t > 0),
+        latency_us: LatencyPair {
+            corrected: LatencySummary::of(&r.latency),
+            uncorrected: LatencySummary::of(&r.latency_uncorrected),
+        },
+        histograms: Histograms::of(&r.latency, &r.latency_uncorrected),
+        nodes: r
+            .cluster
+            .iter()
+            .flat_map(|c| &c.nodes)
+            // As the report: nodes that answered nothing (replicas without --rfr) are left out.
+            .filter(|n| n.completed > 0)
+            .map(|n| NodeRecord {
+                address: n.address.clone(),
+                role: n.role.map_or("unknown", crate::metrics::Role::name),
+                completed: n.completed,
+                latency_us: LatencySummary::of(&n.latency),
+                histogram: super::hdr::encode(&n.latency),
+            })
+            .collect(),
+        timeline: extras
+            .timeline
+            .map(|t| t.rows(&intervals))
+            .unwrap_or_default(),
+        verdict: verdict_record(r, &server, client_pct.as_deref()),
+        client_threads_cpu_pct: client_pct,
+        server,
+    }
+}
+
+fn verdict_record(
+    r: &TestResult,
+    server: &[ServerTestRecord],
+    client: Option<&[f64]>,
+) -> VerdictRecord {
+    // Steady state where the test lasted a full second, else the whole test.
+    let server_cpu = server
+        .iter()
+        .filter_map(|s| s.steady_cpu_pct.or(s.main_thread_cpu_pct).or(s.cpu_pct))
+        .fold(None, |acc: Option<f64>, p| {
+            Some(acc.map_or(p, |a| a.max(p)))
+        });
+    let server_busy = server
+        .iter()
+        .filter_map(|s| s.command_busy_pct)
+        .reduce(f64::max);
+    let input = VerdictInput {
+        server_cpu_pct: server_cpu,
+        server_busy_pct: server_busy,
+        client_threads_pct: client,
+        rate: r
+            .target_rps
+            .filter(|&t| t > 0)
+            .map(|t| (t as f64, r.throughput())),
+    };
+    let v = verdict::decide(&input);
+    VerdictRecord {
+        kind: v.name(),
+        reason: v.advice(),
+        server_cpu_pct: server_cpu,
+        server_busy_pct: server_busy,
+        client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
+    }
+}
+
+/// Intervals at least this long count as full seconds (a sample may come a little early or
+/// late; the last, cut-short interval is where the load winds down).
+const FULL_INTERVAL_SECS: f64 = 0.9;
+
+/// The limiting CPU over the full intervals, weighted by their length.
+fn steady_cpu(seconds: &[ServerInterval]) -> Option<f64> {
+    let full: Vec<&ServerInterval> = seconds
+        .iter()
+        .filter(|i| i.secs >= FULL_INTERVAL_SECS)
+        .collect();
+    let secs: f64 = full.iter().map(|i| i.secs).sum();
+    (secs > 0.0).then(|| {
+        full.iter()
+            .map(|i| i.limiting_cpu_pct() * i.secs)
+            .sum::<f64>()
+            / secs
+    })
+}
+
+/// One server's figures over a test from its samples and commandstats.
+pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
+    let s = &w.samples;
+    let seconds = ServerInterval::series(s);
+    let whole = match (s.first(), s.last()) {
+        (Some(a), Some(b)) if s.len() > 1 => Some(ServerInterval::between(a, b)),
+        _ => None,
+    };
+    let range = |f: fn(&ServerSample) -> u64| {
+        let (first, last) = (s.first()?, s.last()?);
+        Some(Range {
+            start: f(first),
+            peak: s.iter().map(f).max().unwrap_or(0),
+            end: f(last),
+        })
+    };
+    let times: Vec<CommandTime> = match (&w.commandstats_before, &w.commandstats_after) {
+        (Some(b), Some(a)) => commandstats::diff(b, a, commands),
+        _ => Vec::new(),
+    };
+    ServerTestRecord {
+        address: w.address.clone(),
+        cpu_pct: whole.map(|i| i.cpu_pct),
+        main_thread_cpu_pct: whole.and_then(|i| i.main_thread_cpu_pct),
+        peak_second_cpu_pct: seconds
+            .iter()
+            .map(ServerInterval::limiting_cpu_pct)
+            .reduce(f64::max),
+        steady_cpu_pct: steady_cpu(&seconds),
+        used_memory: range(|x| x.used_memory),
+        used_memory_rss: range(|x| x.used_memory_rss),
+        connected_clients_peak: s.iter().map(|x| x.connected_clients).max(),
+        rejected_connections: whole.map_or(0, |i| i.rejected_connections),
+        evicted_keys: whole.map_or(0, |i| i.evicted_keys),
+        net_input_bytes: whole.map_or(0, |i| i.net_input_bytes),
+        net_output_bytes: whole.map_or(0, |i| i.net_output_bytes),
+        fork_seen: s.iter().any(|x| x.fork_in_progress),
+        partial: w.lost,
+        command_busy_pct: match (s.first(), s.last()) {
+            (Some(a), Some(b)) if b.at > a.at && !times.is_empty() => {
+                let usec: u64 = times.iter().map(|t| t.usec).sum();
+                Some(usec as f64 / 1e6 / (b.at - a.at).as_secs_f64() * 100.0)
+            }
+            _ => None,
+        },
+        usec_per_call: commandstats::usec_per_call(&times),
+        commands: times,
+        seconds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::watch::commandstats::CommandCounters;
+    use crate::workload::template::parse_custom_command;
+
+    fn template(line: &[&str]) -> Template {
+        let args: Vec<Vec<u8>> = line.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let items = parse_custom_command(&args, None, 3, &mut Default::default()).unwrap();
+        Template::encode(&items, false)
+    }
+
+    #[test]
+    fn command_names_of_a_sequence() {
+        let t = template(&["set", "k", "v", ";", "2", "GET", "k", ";", "set", "a", "b"]);
+        assert_eq!(command_names(&t), ["set", "get"]);
+    }
+
+    fn sample(at: u64, cpu: f64, mem: u64) -> ServerSample {
+        ServerSample {
+            at: Duration::from_secs(at),
+            cpu_user: cpu,
+            cpu_main: Some(cpu * 0.9),
+            used_memory: mem,
+            ..ServerSample::default()
+        }
+    }
+
+    #[test]
+    fn server_figures_over_a_test() {
+        let counters = |calls, usec| {
+            Some(vec![CommandCounters {
+                name: "set".into(),
+                calls,
+                usec,
+            }])
+        };
+        let w = Watched {
+            address: "h:1".into(),
+            samples: vec![
+                sample(0, 1.0, 100),
+                sample(1, 1.5, 300),
+                sample(2, 2.5, 200),
+            ],
+            commandstats_before: counters(10, 100),
+            commandstats_after: counters(1010, 2100),
+            lost: false,
+        };
+        let s = server_record(&w, &["set".to_string()]);
+        assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);
+        assert!((s.main_thread_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
+        assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
+        // Both intervals are full seconds: (45 + 90) / 2.
+        assert!((s.steady_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
+        // 2000 µs of SET in 2 s of wall time.
+        assert!((s.command_busy_pct.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(
+            s.used_memory,
+            Some(Range {
+                start: 100,
+                peak: 300,
+                end: 200
+            })
+        );
+        assert_eq!(s.seconds.len(), 2);
+        assert_eq!(s.commands[0].calls, 1000);
+        assert_eq!(s.usec_per_call, Some(2.0));
+        assert!(!s.partial);
+    }
+
+    #[test]
+    fn steady_cpu_leaves_out_the_cut_short_last_interval() {
+        let seconds = [
+            ServerInterval {
+                secs: 1.0,
+                cpu_pct: 95.0,
+                ..ServerInterval::default()
+            },
+            ServerInterval {
+                secs: 1.0,
+                cpu_pct: 93.0,
+                main_thread_cpu_pct: Some(91.0),
+                ..ServerInterval::default()
+            },
+            ServerInterval {
+                secs: 0.4,
+                cpu_pct: 20.0,
+                ..ServerInterval::default()
+            },
+        ];
+        assert!((steady_cpu(&seconds).unwrap() - 93.0).abs() < 1e-9);
+        assert_eq!(steady_cpu(&seconds[2..]), None, "no full second");
+    }
+
+    #[test]
+    fn verdict_uses_the_busiest_node_main_thread() {
+        let mut r = TestResult::empty("SET", None, Outcome::Completed);
+        r.completed = 1;
+        let busy = Watched {
+            address: "a".into(),
+            samples: vec![sample(0, 0.0, 0), sample(1, 1.1, 0)],
+            ..Watched::default()
+        };
+        let idle = Watched {
+            address: "b".into(),
+            samples: vec![sample(0, 0.0, 0), sample(1, 0.1, 0)],
+            ..Watched::default()
+        };
+        let rec = test_record(&r, vec![], &[idle, busy], TestExtras::default());
+        assert_eq!(rec.verdict.kind, "server-bound");
+        assert!((rec.verdict.server_cpu_pct.unwrap() - 99.0).abs() < 1e-9);
+        assert_eq!(rec.verdict.client_max_thread_cpu_pct, None);
+        assert!(rec.timeline.is_empty());
+        assert_eq!(rec.server.len(), 2);
+    }
+}

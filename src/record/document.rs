@@ -1,0 +1,283 @@
+//! The shape of the record (schema `respbench/1`), as serde types. `docs/record.schema.json` is
+//! the same shape as a JSON Schema; a field added here must be added there (the integration tests
+//! validate real records against it, with `additionalProperties: false`).
+//!
+//! Conventions: latencies in microseconds as floats (sub-µs precision), histograms in
+//! nanoseconds (as recorded), times RFC 3339 UTC, byte counts as integers, CPU in percent of one
+//! core. Absent figures are `null`, never 0.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::metrics::LatencyHistogram;
+use crate::watch::{CommandTime, ServerIdentity, ServerInterval};
+
+use super::timeline::TimelineRow;
+
+/// The schema identifier; changes only with an incompatible change of shape.
+pub const SCHEMA: &str = "respbench/1";
+
+/// One run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Document {
+    pub schema: &'static str,
+    pub tool: Tool,
+    /// argv with passwords redacted.
+    pub command_line: Vec<String>,
+    pub started_at: String,
+    pub ended_at: String,
+    /// `completed`, `interrupted` (Ctrl-C) or `failed` (a fatal error).
+    pub outcome: &'static str,
+    /// The fatal error's message, when `outcome` is `failed`.
+    pub error: Option<String>,
+    pub client: ClientHost,
+    pub target: TargetRecord,
+    /// One per watched server (the cluster's benchmark nodes).
+    pub servers: Vec<ServerRecord>,
+    pub options: Options,
+    pub tests: Vec<TestRecord>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientHost {
+    pub hostname: String,
+    pub cores: usize,
+}
+
+/// Where the server is, without credentials.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetRecord {
+    /// `tcp` or `unix`.
+    pub transport: &'static str,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub socket: Option<String>,
+    pub tls: bool,
+    pub cluster: bool,
+    /// Cluster mode: the benchmark nodes (`host:port`).
+    pub nodes: Vec<String>,
+}
+
+/// A watched server: who it is, or why there are no figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerRecord {
+    pub address: String,
+    pub identity: Option<ServerIdentity>,
+    pub unavailable: Option<String>,
+}
+
+/// The options that shaped the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Options {
+    pub clients: u32,
+    pub threads: usize,
+    pub pipeline: u32,
+    pub data_size: usize,
+    /// `-n`, when the tests stop by count.
+    pub requests: Option<u64>,
+    /// `--duration` in seconds, when the tests stop by time.
+    pub duration_s: Option<f64>,
+    pub warmup_s: f64,
+    pub keyspace: Option<u64>,
+    pub sequential: bool,
+    /// `--rps` target (`null`: closed loop).
+    pub rps: Option<u64>,
+    pub keepalive: bool,
+    pub resp3: bool,
+    pub dbnum_select: bool,
+    pub continue_on_error: bool,
+    pub tracking: bool,
+    pub tls: bool,
+    pub cluster: bool,
+    pub seed: u64,
+    pub precision: usize,
+    pub loop_forever: bool,
+    pub server_stats: bool,
+}
+
+/// One test.
+#[derive(Clone, Debug, Serialize)]
+pub struct TestRecord {
+    pub name: String,
+    /// The commands it sends, lower case, in order (repeats once).
+    pub commands: Vec<String>,
+    /// `completed`, `interrupted` or `aborted`.
+    pub outcome: &'static str,
+    pub requests: Requests,
+    pub pushes: Pushes,
+    pub duration_s: f64,
+    pub throughput_rps: f64,
+    pub target_rps: Option<u64>,
+    pub latency_us: LatencyPair,
+    pub histograms: Histograms,
+    /// Cluster mode: per node that answered requests.
+    pub nodes: Vec<NodeRecord>,
+    /// Per second of the measured phase (empty until the engine supplies one).
+    pub timeline: Vec<TimelineRow>,
+    /// Per watched server (empty without server figures).
+    pub server: Vec<ServerTestRecord>,
+    /// Per respbench worker thread, percent of one core (`null` until measured).
+    pub client_threads_cpu_pct: Option<Vec<f64>>,
+    pub verdict: VerdictRecord,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Requests {
+    /// Requests sent (`null` until the engine counts them separately from replies).
+    pub issued: Option<u64>,
+    pub completed: u64,
+    /// Error replies.
+    pub failed: u64,
+    /// Error replies by first word.
+    pub errors: BTreeMap<String, u64>,
+    /// Cluster redirects by kind (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`).
+    pub redirects: Option<BTreeMap<&'static str, u64>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Pushes {
+    pub invalidations: u64,
+    pub messages: u64,
+    pub other: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyPair {
+    /// From each request's intended send time (coordinated omission corrected).
+    pub corrected: LatencySummary,
+    /// From the actual write.
+    pub uncorrected: LatencySummary,
+}
+
+/// Latency figures in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub avg: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+impl LatencySummary {
+    pub fn of(h: &LatencyHistogram) -> Self {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let at = |p: f64| us(h.value_at_percentile_ns(p));
+        Self {
+            count: h.len(),
+            avg: h.mean_ns() / 1000.0,
+            min: us(h.min_ns()),
+            p50: at(50.0),
+            p90: at(90.0),
+            p95: at(95.0),
+            p99: at(99.0),
+            p99_9: at(99.9),
+            p99_99: at(99.99),
+            max: us(h.max_ns()),
+        }
+    }
+}
+
+/// The full histograms, HdrHistogram V2 compressed + base64, values in nanoseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Histograms {
+    pub unit: &'static str,
+    pub encoding: &'static str,
+    pub corrected: String,
+    pub uncorrected: String,
+}
+
+impl Histograms {
+    pub fn of(corrected: &LatencyHistogram, uncorrected: &LatencyHistogram) -> Self {
+        Self {
+            unit: "ns",
+            encoding: ENCODING,
+            corrected: super::hdr::encode(corrected),
+            uncorrected: super::hdr::encode(uncorrected),
+        }
+    }
+}
+
+/// How the histograms are encoded.
+pub const ENCODING: &str = "hdrhistogram-v2-compressed-base64";
+
+/// One cluster node's share of a test.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeRecord {
+    pub address: String,
+    pub role: &'static str,
+    pub completed: u64,
+    pub latency_us: LatencySummary,
+    /// Corrected latency, encoded as [`Histograms`].
+    pub histogram: String,
+}
+
+/// One server during one test.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerTestRecord {
+    pub address: String,
+    /// Process CPU over the test (first to last sample), percent of one core.
+    pub cpu_pct: Option<f64>,
+    /// Main thread CPU over the test, where the server reports it.
+    pub main_thread_cpu_pct: Option<f64>,
+    /// The busiest second's limiting CPU (main thread where reported).
+    pub peak_second_cpu_pct: Option<f64>,
+    /// The limiting CPU (main thread where reported) over the full one-second intervals only,
+    /// without the partial last one (the load winding down); what the verdict uses. `null`
+    /// for a test shorter than a second.
+    pub steady_cpu_pct: Option<f64>,
+    /// The share of the test's wall time the server spent executing the test's commands
+    /// (commandstats Δusec / wall), percent: shows saturation even when other processes take
+    /// CPU from the server; understates it for small commands (I/O is not included).
+    pub command_busy_pct: Option<f64>,
+    pub used_memory: Option<Range>,
+    pub used_memory_rss: Option<Range>,
+    pub connected_clients_peak: Option<u64>,
+    pub rejected_connections: u64,
+    pub evicted_keys: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// A fork (RDB save, AOF rewrite) ran during the test.
+    pub fork_seen: bool,
+    /// The server stopped answering the watch: figures are partial.
+    pub partial: bool,
+    /// Per interval between samples (about one second each).
+    pub seconds: Vec<ServerInterval>,
+    /// The server's own time for the test's commands (from `INFO commandstats`).
+    pub commands: Vec<CommandTime>,
+    /// Calls-weighted over `commands`.
+    pub usec_per_call: Option<f64>,
+}
+
+/// A gauge over a test.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Range {
+    pub start: u64,
+    pub peak: u64,
+    pub end: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerdictRecord {
+    /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown`.
+    pub kind: &'static str,
+    pub reason: &'static str,
+    /// The server figure the verdict used (busiest node, main thread where reported).
+    pub server_cpu_pct: Option<f64>,
+    /// The busiest node's `command_busy_pct`.
+    pub server_busy_pct: Option<f64>,
+    /// The busiest respbench thread.
+    pub client_max_thread_cpu_pct: Option<f64>,
+}

@@ -1,0 +1,221 @@
+//! Every run becomes data: the `--json` record (schema `respbench/1`, `docs/record.schema.json`),
+//! and the run-wide [`Recorder`] that collects it and the server watch's figures.
+//!
+//! Owns: the document's shape (`document`), building it from the run's results (`build`), the
+//! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), redacting
+//! the command line (`redact`), wall-clock text and host facts (`clock`). Must not: measure
+//! requests, decide exit codes, or print the human report.
+//!
+//! The run calls, in order: [`Recorder::open`] (before any connection: a `--json` path that
+//! cannot be written is exit 1 at once), [`Recorder::watch_servers`] once the server is known,
+//! [`Recorder::begin_test`]/[`Recorder::end_test`] around each test, and [`Recorder::finish`]
+//! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
+
+pub mod build;
+pub mod clock;
+pub mod document;
+pub mod hdr;
+pub mod redact;
+pub mod timeline;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{Instant, SystemTime};
+
+use crate::cli::Endpoint;
+use crate::engine::Stop;
+use crate::metrics::TestResult;
+use crate::plan::RunPlan;
+use crate::watch::{ServerWatch, TestWatch, WatchTarget};
+use crate::workload::Template;
+
+pub use build::TestExtras;
+pub use document::{Document, TestRecord};
+pub use timeline::{Second, Timeline};
+
+/// Where the document goes.
+enum Sink {
+    None,
+    Stdout,
+    /// Created (truncated) when the run starts, written when it ends.
+    File(File),
+}
+
+/// Collects the run's record.
+pub struct Recorder {
+    sink: Sink,
+    doc: Document,
+    watch: Option<ServerWatch>,
+    server_stats: bool,
+}
+
+impl Recorder {
+    /// Starts the record of `plan`'s run with the process's `argv`. Creates the `--json` file now,
+    /// so a path that cannot be written stops the run before it starts (the message names it).
+    pub fn open(plan: &RunPlan, argv: &[OsString]) -> Result<Self, String> {
+        let sink = match plan.json.as_deref() {
+            None => Sink::None,
+            Some(p) if p == Path::new("-") => Sink::Stdout,
+            Some(p) => Sink::File(
+                File::create(p)
+                    .map_err(|e| format!("cannot write the --json file {}: {e}", p.display()))?,
+            ),
+        };
+        let now = clock::rfc3339(SystemTime::now());
+        let doc = Document {
+            schema: document::SCHEMA,
+            tool: document::Tool {
+                name: "respbench",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            command_line: redact::command_line(argv),
+            started_at: now.clone(),
+            ended_at: now,
+            outcome: "completed",
+            error: None,
+            client: document::ClientHost {
+                hostname: clock::hostname(),
+                cores: clock::cores(),
+            },
+            target: target_record(plan),
+            servers: Vec::new(),
+            options: options(plan),
+            tests: Vec::new(),
+        };
+        Ok(Self {
+            sink,
+            doc,
+            watch: None,
+            server_stats: plan.server_stats,
+        })
+    }
+
+    /// `--json -`: the document owns stdout, so the human report goes to stderr.
+    pub fn owns_stdout(&self) -> bool {
+        matches!(self.sink, Sink::Stdout)
+    }
+
+    /// Identifies the servers (`targets`: the server, or the cluster's benchmark nodes) and
+    /// returns the warnings to print (one line per server that refuses `INFO`).
+    pub fn watch_servers(&mut self, targets: Vec<WatchTarget>) -> Vec<String> {
+        self.doc.target.nodes = if self.doc.target.cluster {
+            targets.iter().map(|t| t.address.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let (watch, warnings) = ServerWatch::new(targets, self.server_stats);
+        self.doc.servers = watch
+            .servers
+            .iter()
+            .map(|s| document::ServerRecord {
+                address: s.target.address.clone(),
+                identity: s.identity.clone(),
+                unavailable: s.unavailable.clone(),
+            })
+            .collect();
+        self.watch = Some(watch);
+        warnings
+    }
+
+    /// Starts the server samplers for a test (none with `--no-server-stats`), aligned to now.
+    pub fn begin_test(&self) -> Option<TestWatch> {
+        self.begin_test_at(Instant::now())
+    }
+
+    /// Same, with samples aligned to `start` (the measured phase's start, when the caller knows
+    /// it), so server second *k* lines up with timeline second *k*.
+    pub fn begin_test_at(&self, start: Instant) -> Option<TestWatch> {
+        self.watch.as_ref().map(|w| w.begin_test(start))
+    }
+
+    /// Ends a test: stops its samplers and adds its record.
+    pub fn end_test(
+        &mut self,
+        watch: Option<TestWatch>,
+        template: &Template,
+        result: &TestResult,
+        extras: TestExtras,
+    ) -> &TestRecord {
+        let watched = watch.map(TestWatch::end).unwrap_or_default();
+        let commands = build::command_names(template);
+        let rec = build::test_record(result, commands, &watched, extras);
+        self.doc.tests.push(rec);
+        self.doc.tests.last().unwrap_or_else(|| unreachable!())
+    }
+
+    /// Ends the record (`outcome`: `completed`, `interrupted` or `failed`, with the fatal
+    /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
+    pub fn finish(mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
+        self.doc.ended_at = clock::rfc3339(SystemTime::now());
+        self.doc.outcome = outcome;
+        self.doc.error = error;
+        let mut text = serde_json::to_vec_pretty(&self.doc).map_err(io::Error::other)?;
+        text.push(b'\n');
+        match &mut self.sink {
+            Sink::None => Ok(()),
+            Sink::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(&text)?;
+                out.flush()
+            }
+            Sink::File(f) => {
+                f.write_all(&text)?;
+                f.sync_data()
+            }
+        }
+    }
+
+    /// The document so far.
+    pub fn document(&self) -> &Document {
+        &self.doc
+    }
+}
+
+fn target_record(plan: &RunPlan) -> document::TargetRecord {
+    let (transport, host, port, socket) = match &plan.endpoint {
+        Endpoint::Tcp { host, port } => ("tcp", Some(host.clone()), Some(*port), None),
+        Endpoint::Unix(p) => ("unix", None, None, Some(p.display().to_string())),
+    };
+    document::TargetRecord {
+        transport,
+        host,
+        port,
+        socket,
+        tls: plan.tls.is_some(),
+        cluster: plan.cluster,
+        nodes: Vec::new(),
+    }
+}
+
+fn options(plan: &RunPlan) -> document::Options {
+    let load = &plan.load;
+    let (requests, duration_s) = match load.stop {
+        Stop::Requests(n) => (Some(n), None),
+        Stop::After(d) => (None, Some(d.as_secs_f64())),
+    };
+    document::Options {
+        clients: load.clients,
+        threads: load.workers,
+        pipeline: load.pipeline,
+        data_size: plan.data_size,
+        requests,
+        duration_s,
+        warmup_s: load.warmup.as_secs_f64(),
+        keyspace: load.keyspace,
+        sequential: load.sequential,
+        rps: load.rps,
+        keepalive: load.keepalive,
+        resp3: plan.prefix.commands.contains(&"HELLO 3"),
+        dbnum_select: plan.prefix.commands.contains(&"SELECT"),
+        continue_on_error: load.on_error == crate::engine::ErrorPolicy::Count,
+        tracking: plan.tracking,
+        tls: plan.tls.is_some(),
+        cluster: plan.cluster,
+        seed: load.seed,
+        precision: plan.precision,
+        loop_forever: plan.loop_forever,
+        server_stats: plan.server_stats,
+    }
+}

@@ -1,0 +1,219 @@
+//! What limited a test: the server, respbench itself, or neither.
+//!
+//! Owns: the decision from CPU figures to a [`Verdict`] and its thresholds, and reading a
+//! thread's own CPU time ([`thread_cpu`]) so the workers can report how busy each of them was.
+//! Must not: measure the server or format output.
+//!
+//! Why CPU: a Redis-protocol server executes commands on one main thread, so a server that keeps
+//! that thread near a full core cannot go faster whatever the client does; likewise a respbench
+//! worker thread near a full core cannot send faster, and then the figures describe respbench, not
+//! the server. When neither is near a full core, throughput is set by latency: more connections
+//! (`-c`) or deeper pipelines (`-P`) would raise it.
+
+pub mod thread_cpu;
+
+/// A thread counts as "near a full core" from this share of one core (percent). CPU readings
+/// over a second wobble by a few percent (scheduler ticks, the sampling instant), and a saturated
+/// event loop still spends a little time blocked in `epoll_wait` between bursts, so a saturated
+/// thread reads 92–100%; 90% leaves room for that without calling a thread at 80% saturated.
+pub const NEAR_FULL_CORE_PCT: f64 = 90.0;
+
+/// With `--rps`, the rate counts as met from this share of the target (percent): the schedule's
+/// last slots and the final replies make the achieved rate read slightly under the target.
+pub const RATE_MET_PCT: f64 = 95.0;
+
+/// What limited a test's throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The server was saturated (its main thread near a full core, or executing the test's
+    /// commands nearly all the time) while respbench's threads had headroom.
+    ServerBound,
+    /// A respbench worker thread was near a full core: more `--threads` would help, and the
+    /// figures describe respbench rather than the server.
+    ClientBound,
+    /// Neither side near a full core: latency bound; more `-c` or `-P` would raise throughput.
+    Neither,
+    /// `--rps` was reached: the user set the throughput, nothing else limited it.
+    RateLimited,
+    /// Not enough figures to tell (no server figures and no client figures).
+    Unknown,
+}
+
+impl Verdict {
+    /// The name used in the JSON record and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::ServerBound => "server-bound",
+            Verdict::ClientBound => "client-bound",
+            Verdict::Neither => "neither",
+            Verdict::RateLimited => "rate-limited",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// One sentence for the report: what it means for the user.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Verdict::ServerBound => {
+                "the server was saturated: its main thread near a full core, or executing \
+                 commands nearly all the time"
+            }
+            Verdict::ClientBound => {
+                "a respbench thread was near a full core: the figures describe respbench, not \
+                 the server; try more --threads"
+            }
+            Verdict::Neither => {
+                "neither side was near a full core: latency bound; more -c or -P would raise \
+                 throughput"
+            }
+            Verdict::RateLimited => "the --rps target was reached",
+            Verdict::Unknown => "not enough figures to tell",
+        }
+    }
+}
+
+/// The figures a verdict is drawn from. Percentages are of one core.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VerdictInput<'a> {
+    /// The server's busiest single-thread figure: its main thread's CPU when the server reports
+    /// it (with io-threads the process figure adds the I/O threads and would overstate how close
+    /// the command thread is to its limit), else the whole process. `None`: no server figures
+    /// (e.g. `INFO` refused or `--no-server-stats`). In cluster mode, the busiest node.
+    pub server_cpu_pct: Option<f64>,
+    /// The share of wall time the server spent executing the test's commands (`INFO
+    /// commandstats` Δusec over the test's wall time), percent; busiest node. Where other
+    /// processes take CPU from the server, its CPU reads low while it still never idles: this
+    /// figure still shows the saturation. It leaves out reading, parsing and writing, so it can
+    /// only understate the server's load (no false "server-bound").
+    pub server_busy_pct: Option<f64>,
+    /// Each respbench worker thread's CPU over the test; `None` when not measured.
+    pub client_threads_pct: Option<&'a [f64]>,
+    /// `--rps` target and achieved throughput, if a target was set.
+    pub rate: Option<(f64, f64)>,
+}
+
+/// Decides what limited a test, in this order:
+/// 1. a client thread at or above [`NEAR_FULL_CORE_PCT`] → client-bound (whatever the server
+///    did, the figures are then respbench's);
+/// 2. the server's CPU, or the share of wall time it spent in the test's commands, at or above
+///    [`NEAR_FULL_CORE_PCT`] → server-bound;
+/// 3. an `--rps` target reached to [`RATE_MET_PCT`] → rate-limited;
+/// 4. both sides known and below the threshold → neither;
+/// 5. otherwise unknown.
+pub fn decide(input: &VerdictInput) -> Verdict {
+    let client_full = input
+        .client_threads_pct
+        .is_some_and(|t| t.iter().any(|&p| p >= NEAR_FULL_CORE_PCT));
+    if client_full {
+        return Verdict::ClientBound;
+    }
+    let near_full = |p: Option<f64>| p.is_some_and(|p| p >= NEAR_FULL_CORE_PCT);
+    if near_full(input.server_cpu_pct) || near_full(input.server_busy_pct) {
+        return Verdict::ServerBound;
+    }
+    if let Some((target, achieved)) = input.rate
+        && target > 0.0
+        && achieved * 100.0 >= target * RATE_MET_PCT
+    {
+        return Verdict::RateLimited;
+    }
+    match (input.server_cpu_pct, input.client_threads_pct) {
+        (Some(_), Some(t)) if !t.is_empty() => Verdict::Neither,
+        _ => Verdict::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(server: Option<f64>, client: Option<&[f64]>) -> Verdict {
+        decide(&VerdictInput {
+            server_cpu_pct: server,
+            client_threads_pct: client,
+            ..VerdictInput::default()
+        })
+    }
+
+    #[test]
+    fn the_threshold_itself_counts_as_near_full() {
+        assert_eq!(v(Some(90.0), Some(&[10.0])), Verdict::ServerBound);
+        assert_eq!(v(Some(89.99), Some(&[10.0])), Verdict::Neither);
+        assert_eq!(v(Some(10.0), Some(&[5.0, 90.0])), Verdict::ClientBound);
+        assert_eq!(v(Some(10.0), Some(&[5.0, 89.99])), Verdict::Neither);
+    }
+
+    #[test]
+    fn a_saturated_client_wins_over_a_saturated_server() {
+        // Both near full: the figures describe respbench, so the user must hear about it.
+        assert_eq!(v(Some(99.0), Some(&[95.0])), Verdict::ClientBound);
+    }
+
+    #[test]
+    fn a_server_starved_of_cpu_but_always_executing_is_server_bound() {
+        let busy = |cpu: f64, busy: f64| {
+            decide(&VerdictInput {
+                server_cpu_pct: Some(cpu),
+                server_busy_pct: Some(busy),
+                client_threads_pct: Some(&[10.0]),
+                rate: None,
+            })
+        };
+        assert_eq!(busy(25.0, 90.0), Verdict::ServerBound);
+        assert_eq!(busy(25.0, 89.9), Verdict::Neither);
+        assert_eq!(busy(95.0, 1.0), Verdict::ServerBound);
+    }
+
+    #[test]
+    fn missing_figures() {
+        assert_eq!(v(None, None), Verdict::Unknown);
+        assert_eq!(v(Some(40.0), None), Verdict::Unknown, "client unknown");
+        assert_eq!(v(None, Some(&[40.0])), Verdict::Unknown, "server unknown");
+        assert_eq!(
+            v(Some(40.0), Some(&[])),
+            Verdict::Unknown,
+            "no threads measured"
+        );
+        // A saturated side is enough on its own.
+        assert_eq!(v(Some(97.0), None), Verdict::ServerBound);
+        assert_eq!(v(None, Some(&[97.0])), Verdict::ClientBound);
+    }
+
+    #[test]
+    fn a_reached_rate_target_is_rate_limited_unless_a_side_is_saturated() {
+        let rate = |target: f64, achieved: f64, server: f64| {
+            decide(&VerdictInput {
+                server_cpu_pct: Some(server),
+                client_threads_pct: Some(&[10.0]),
+                rate: Some((target, achieved)),
+                ..VerdictInput::default()
+            })
+        };
+        assert_eq!(rate(1000.0, 950.0, 10.0), Verdict::RateLimited);
+        assert_eq!(rate(1000.0, 949.0, 10.0), Verdict::Neither);
+        assert_eq!(rate(1000.0, 1000.0, 95.0), Verdict::ServerBound);
+    }
+
+    #[test]
+    fn names_are_the_documented_ones() {
+        let names: Vec<&str> = [
+            Verdict::ServerBound,
+            Verdict::ClientBound,
+            Verdict::Neither,
+            Verdict::RateLimited,
+            Verdict::Unknown,
+        ]
+        .map(Verdict::name)
+        .to_vec();
+        assert_eq!(
+            names,
+            [
+                "server-bound",
+                "client-bound",
+                "neither",
+                "rate-limited",
+                "unknown"
+            ]
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! The calling thread's own CPU time, for per-worker CPU figures.
+//!
+//! Why per thread: respbench's process CPU is the sum of its workers, so a run with 4 threads at
+//! 60% each reads 240% and hides nothing, while one worker at 100% (the one that limits the run
+//! when connections are spread unevenly) disappears into an average. `CLOCK_THREAD_CPUTIME_ID`
+//! is one vDSO-free syscall (~100 ns) with nanosecond resolution, cheap enough to read once a
+//! second from a worker loop; `getrusage(RUSAGE_THREAD)` would give user/system separately but
+//! at tick (1–4 ms) resolution, too coarse for one-second figures.
+
+use std::time::{Duration, Instant};
+
+/// CPU time (user + system) the calling thread has used since it started. Zero if the clock
+/// cannot be read (it always can on Linux and macOS).
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the valid, exclusively borrowed `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// CPU used over wall time, as a percentage of one core (0 when no wall time passed).
+pub fn cpu_percent(cpu: Duration, wall: Duration) -> f64 {
+    let wall = wall.as_secs_f64();
+    if wall > 0.0 {
+        cpu.as_secs_f64() / wall * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// A thread's CPU and wall clock at one moment; a worker takes one at test start and compares
+/// later readings with it.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadCpuMark {
+    cpu: Duration,
+    wall: Instant,
+}
+
+impl ThreadCpuMark {
+    /// Reads the calling thread's clocks now.
+    pub fn now() -> Self {
+        Self {
+            cpu: thread_cpu_time(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// The calling thread's usage since this mark (call it on the same thread).
+    pub fn usage_since(&self) -> ThreadCpuUsage {
+        let now = Self::now();
+        ThreadCpuUsage {
+            cpu: now.cpu.saturating_sub(self.cpu),
+            wall: now.wall.saturating_duration_since(self.wall),
+        }
+    }
+}
+
+/// One worker thread's CPU over a test: what the engine hands to the record and the verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThreadCpuUsage {
+    pub cpu: Duration,
+    pub wall: Duration,
+}
+
+impl ThreadCpuUsage {
+    /// Percentage of one core.
+    pub fn percent(&self) -> f64 {
+        cpu_percent(self.cpu, self.wall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spinning_thread_uses_cpu_and_a_sleeping_one_does_not() {
+        let mark = ThreadCpuMark::now();
+        // Spin until this thread has used at least 20 ms of CPU: the clock must move.
+        let mut x = 0u64;
+        while thread_cpu_time().saturating_sub(mark.cpu) < Duration::from_millis(20) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let spun = mark.usage_since();
+        assert!(spun.cpu >= Duration::from_millis(20), "{spun:?}");
+        assert!(
+            spun.cpu <= spun.wall,
+            "a thread cannot use more CPU than wall time"
+        );
+
+        let mark = ThreadCpuMark::now();
+        std::thread::sleep(Duration::from_millis(50));
+        let slept = mark.usage_since();
+        assert!(slept.cpu < slept.wall, "{slept:?}");
+    }
+
+    #[test]
+    fn percent_of_one_core() {
+        let u = ThreadCpuUsage {
+            cpu: Duration::from_millis(450),
+            wall: Duration::from_millis(500),
+        };
+        assert!((u.percent() - 90.0).abs() < 1e-9);
+        assert_eq!(cpu_percent(Duration::from_secs(1), Duration::ZERO), 0.0);
+    }
+}

@@ -1,0 +1,335 @@
+//! `INFO` text → the server's identity and one sample of its counters.
+//!
+//! Owns: field names and their meaning across Redis and Valkey (Valkey adds `server_name:valkey`
+//! and `valkey_version`, keeps `redis_version` at the Redis version it is compatible with), and
+//! the per-second figures drawn from two samples. Must not: open connections.
+
+use std::time::Duration;
+
+/// `INFO`'s `field:value` lines, looked up by name. Section headers and blank lines are skipped.
+#[derive(Clone, Copy, Debug)]
+pub struct Info<'a> {
+    text: &'a str,
+}
+
+impl<'a> Info<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self { text }
+    }
+
+    /// The value of `field`, trimmed (`None` if the server does not report it).
+    pub fn get(&self, field: &str) -> Option<&'a str> {
+        self.text.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            (name == field).then(|| value.trim())
+        })
+    }
+
+    pub fn u64(&self, field: &str) -> Option<u64> {
+        self.get(field)?.parse().ok()
+    }
+
+    pub fn f64(&self, field: &str) -> Option<f64> {
+        self.get(field)?.parse().ok()
+    }
+
+    /// A `0`/`1` flag.
+    pub fn flag(&self, field: &str) -> Option<bool> {
+        self.u64(field).map(|v| v != 0)
+    }
+}
+
+/// Who the server is and how it is configured, from `INFO server`, `memory`, `persistence` and
+/// `stats` at the start of a run (and `CONFIG GET io-threads`/`save` where allowed).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ServerIdentity {
+    /// `valkey` (from `server_name`), else `redis` (Redis reports no `server_name`).
+    pub name: String,
+    /// `valkey_version` for Valkey, `redis_version` otherwise.
+    pub version: String,
+    /// `redis_version` as reported (for Valkey, the Redis version it is compatible with).
+    pub redis_version: Option<String>,
+    /// `redis_mode`/`server_mode`: standalone, cluster or sentinel.
+    pub mode: Option<String>,
+    pub os: Option<String>,
+    pub arch_bits: Option<u64>,
+    /// `CONFIG GET io-threads` (`None` when CONFIG is refused).
+    pub io_threads: Option<u64>,
+    /// `io_threads_active` at the start.
+    pub io_threads_active: Option<bool>,
+    /// Bytes; 0 = no limit.
+    pub maxmemory: Option<u64>,
+    pub maxmemory_policy: Option<String>,
+    pub aof_enabled: Option<bool>,
+    /// `CONFIG GET save` (the RDB snapshot rules; empty = none).
+    pub rdb_save: Option<String>,
+}
+
+impl ServerIdentity {
+    /// Reads the identity from `INFO` text holding at least the `server` section.
+    pub fn from_info(info: &Info) -> Self {
+        let valkey = info.get("server_name").filter(|n| !n.is_empty());
+        let redis_version = info.get("redis_version").map(str::to_string);
+        let version = match valkey {
+            Some(_) => info.get("valkey_version").map(str::to_string),
+            None => redis_version.clone(),
+        };
+        Self {
+            name: valkey.unwrap_or("redis").to_string(),
+            version: version.unwrap_or_default(),
+            redis_version,
+            mode: info
+                .get("server_mode")
+                .or_else(|| info.get("redis_mode"))
+                .map(str::to_string),
+            os: info.get("os").map(str::to_string),
+            arch_bits: info.u64("arch_bits"),
+            io_threads: None,
+            io_threads_active: info.flag("io_threads_active"),
+            maxmemory: info.u64("maxmemory"),
+            maxmemory_policy: info.get("maxmemory_policy").map(str::to_string),
+            aof_enabled: info.flag("aof_enabled"),
+            rdb_save: None,
+        }
+    }
+}
+
+/// The `INFO` sections one sample needs (several sections in one call: Redis 7.0+, Valkey).
+pub const SAMPLE_SECTIONS: [&str; 5] = ["clients", "memory", "persistence", "stats", "cpu"];
+
+/// The server's counters at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerSample {
+    /// When it was taken, from the start of the sampling (the test's start).
+    pub at: Duration,
+    /// Process CPU seconds (`used_cpu_user`, `used_cpu_sys`).
+    pub cpu_user: f64,
+    pub cpu_sys: f64,
+    /// The main thread's CPU seconds, where the server reports them (Redis 6.2+, Valkey).
+    pub cpu_main: Option<f64>,
+    pub used_memory: u64,
+    pub used_memory_rss: u64,
+    pub connected_clients: u64,
+    pub rejected_connections: u64,
+    pub evicted_keys: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// `rdb_bgsave_in_progress` or `aof_rewrite_in_progress`: a fork child competes for CPU and
+    /// memory and its copy-on-write shows in latency.
+    pub fork_in_progress: bool,
+}
+
+impl ServerSample {
+    /// Reads a sample from `INFO` text holding [`SAMPLE_SECTIONS`]; `None` if the CPU fields are
+    /// missing (not an answer to that request).
+    pub fn from_info(info: &Info, at: Duration) -> Option<Self> {
+        let main = match (
+            info.f64("used_cpu_user_main_thread"),
+            info.f64("used_cpu_sys_main_thread"),
+        ) {
+            (Some(u), Some(s)) => Some(u + s),
+            _ => None,
+        };
+        Some(Self {
+            at,
+            cpu_user: info.f64("used_cpu_user")?,
+            cpu_sys: info.f64("used_cpu_sys")?,
+            cpu_main: main,
+            used_memory: info.u64("used_memory").unwrap_or(0),
+            used_memory_rss: info.u64("used_memory_rss").unwrap_or(0),
+            connected_clients: info.u64("connected_clients").unwrap_or(0),
+            rejected_connections: info.u64("rejected_connections").unwrap_or(0),
+            evicted_keys: info.u64("evicted_keys").unwrap_or(0),
+            net_input_bytes: info.u64("total_net_input_bytes").unwrap_or(0),
+            net_output_bytes: info.u64("total_net_output_bytes").unwrap_or(0),
+            fork_in_progress: info.flag("rdb_bgsave_in_progress") == Some(true)
+                || info.flag("aof_rewrite_in_progress") == Some(true),
+        })
+    }
+}
+
+/// What the server did between two samples (usually one second apart).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ServerInterval {
+    /// Start of the interval, seconds from the test's start.
+    pub t: f64,
+    /// Interval length in seconds.
+    pub secs: f64,
+    /// Process CPU (user + sys) per wall second, percent of one core.
+    pub cpu_pct: f64,
+    /// Main thread CPU per wall second, where reported.
+    pub main_thread_cpu_pct: Option<f64>,
+    /// At the end of the interval.
+    pub used_memory: u64,
+    pub used_memory_rss: u64,
+    pub connected_clients: u64,
+    /// Counted during the interval.
+    pub rejected_connections: u64,
+    pub evicted_keys: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// A fork (RDB save or AOF rewrite) was running at either end.
+    pub fork_in_progress: bool,
+}
+
+/// CPU percent of one core from CPU seconds used over wall seconds.
+fn pct(cpu_secs: f64, wall_secs: f64) -> f64 {
+    if wall_secs > 0.0 {
+        (cpu_secs / wall_secs * 100.0).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+impl ServerInterval {
+    /// The interval from `a` to `b` (`b` taken after `a`). Counters that went down (a server
+    /// restart) count as 0.
+    pub fn between(a: &ServerSample, b: &ServerSample) -> Self {
+        let secs = b.at.saturating_sub(a.at).as_secs_f64();
+        let cpu = (b.cpu_user + b.cpu_sys) - (a.cpu_user + a.cpu_sys);
+        Self {
+            t: a.at.as_secs_f64(),
+            secs,
+            cpu_pct: pct(cpu, secs),
+            main_thread_cpu_pct: match (a.cpu_main, b.cpu_main) {
+                (Some(x), Some(y)) => Some(pct(y - x, secs)),
+                _ => None,
+            },
+            used_memory: b.used_memory,
+            used_memory_rss: b.used_memory_rss,
+            connected_clients: b.connected_clients,
+            rejected_connections: b
+                .rejected_connections
+                .saturating_sub(a.rejected_connections),
+            evicted_keys: b.evicted_keys.saturating_sub(a.evicted_keys),
+            net_input_bytes: b.net_input_bytes.saturating_sub(a.net_input_bytes),
+            net_output_bytes: b.net_output_bytes.saturating_sub(a.net_output_bytes),
+            fork_in_progress: a.fork_in_progress || b.fork_in_progress,
+        }
+    }
+
+    /// Consecutive intervals of a sample series.
+    pub fn series(samples: &[ServerSample]) -> Vec<Self> {
+        samples
+            .windows(2)
+            .map(|w| Self::between(&w[0], &w[1]))
+            .collect()
+    }
+
+    /// The CPU figure that says how close the server is to its limit: the main thread where
+    /// reported (with io-threads the process figure adds the I/O threads), else the process.
+    pub fn limiting_cpu_pct(&self) -> f64 {
+        self.main_thread_cpu_pct.unwrap_or(self.cpu_pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Excerpts of real INFO replies (Debian's Redis 7.0.15 and Valkey 9.1.2).
+    const REDIS: &str = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n\
+        os:Linux 6.1.0 x86_64\r\narch_bits:64\r\nio_threads_active:0\r\n\r\n# Memory\r\n\
+        used_memory:941024\r\nused_memory_rss:12238848\r\nmaxmemory:0\r\n\
+        maxmemory_policy:noeviction\r\n# Persistence\r\nrdb_bgsave_in_progress:0\r\n\
+        aof_enabled:0\r\naof_rewrite_in_progress:1\r\n# Stats\r\ntotal_net_input_bytes:57\r\n\
+        total_net_output_bytes:581\r\nrejected_connections:2\r\nevicted_keys:0\r\n\
+        # Clients\r\nconnected_clients:3\r\n# CPU\r\nused_cpu_sys:0.011031\r\n\
+        used_cpu_user:0.007354\r\nused_cpu_sys_children:0.000000\r\n\
+        used_cpu_sys_main_thread:0.010948\r\nused_cpu_user_main_thread:0.007299\r\n";
+    const VALKEY: &str = "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\n\
+        valkey_version:9.1.2\r\nserver_mode:standalone\r\nos:Linux 6.1.0 x86_64\r\n\
+        arch_bits:64\r\nio_threads_active:1\r\n# Memory\r\nmaxmemory:1048576\r\n\
+        maxmemory_policy:allkeys-lru\r\n# Persistence\r\naof_enabled:1\r\n";
+
+    #[test]
+    fn identity_of_redis_and_of_valkey() {
+        let r = ServerIdentity::from_info(&Info::new(REDIS));
+        assert_eq!(r.name, "redis");
+        assert_eq!(r.version, "7.0.15");
+        assert_eq!(r.redis_version.as_deref(), Some("7.0.15"));
+        assert_eq!(r.mode.as_deref(), Some("standalone"));
+        assert_eq!(r.os.as_deref(), Some("Linux 6.1.0 x86_64"));
+        assert_eq!(r.arch_bits, Some(64));
+        assert_eq!(r.io_threads_active, Some(false));
+        assert_eq!(r.maxmemory, Some(0));
+        assert_eq!(r.maxmemory_policy.as_deref(), Some("noeviction"));
+        assert_eq!(r.aof_enabled, Some(false));
+
+        let v = ServerIdentity::from_info(&Info::new(VALKEY));
+        assert_eq!(v.name, "valkey");
+        assert_eq!(v.version, "9.1.2", "valkey_version, not redis_version");
+        assert_eq!(v.redis_version.as_deref(), Some("7.2.4"));
+        assert_eq!(v.io_threads_active, Some(true));
+        assert_eq!(v.maxmemory, Some(1_048_576));
+        assert_eq!(v.maxmemory_policy.as_deref(), Some("allkeys-lru"));
+        assert_eq!(v.aof_enabled, Some(true));
+    }
+
+    #[test]
+    fn field_lookup_is_by_whole_name() {
+        let info = Info::new(REDIS);
+        // `used_cpu_sys` must not match `used_cpu_sys_children` or the main-thread field.
+        assert_eq!(info.f64("used_cpu_sys"), Some(0.011031));
+        assert_eq!(info.get("used_cpu"), None);
+        assert_eq!(info.get("# Server"), None);
+    }
+
+    #[test]
+    fn a_sample_reads_every_counter() {
+        let s = ServerSample::from_info(&Info::new(REDIS), Duration::from_secs(1)).unwrap();
+        assert_eq!(s.at, Duration::from_secs(1));
+        assert_eq!(s.cpu_user, 0.007354);
+        assert_eq!(s.cpu_sys, 0.011031);
+        assert!((s.cpu_main.unwrap() - 0.018247).abs() < 1e-12);
+        assert_eq!(s.used_memory, 941_024);
+        assert_eq!(s.used_memory_rss, 12_238_848);
+        assert_eq!(s.connected_clients, 3);
+        assert_eq!(s.rejected_connections, 2);
+        assert_eq!(s.net_input_bytes, 57);
+        assert_eq!(s.net_output_bytes, 581);
+        assert!(s.fork_in_progress, "aof_rewrite_in_progress:1");
+        assert_eq!(
+            ServerSample::from_info(&Info::new(VALKEY), Duration::ZERO),
+            None,
+            "no CPU section"
+        );
+    }
+
+    #[test]
+    fn interval_cpu_is_per_wall_second() {
+        let a = ServerSample {
+            at: Duration::from_secs(1),
+            cpu_user: 1.0,
+            cpu_sys: 0.5,
+            cpu_main: Some(1.2),
+            rejected_connections: 4,
+            net_input_bytes: 100,
+            ..ServerSample::default()
+        };
+        let b = ServerSample {
+            at: Duration::from_secs(3),
+            cpu_user: 2.2,
+            cpu_sys: 0.8,
+            cpu_main: Some(2.4),
+            used_memory: 77,
+            rejected_connections: 5,
+            net_input_bytes: 350,
+            ..ServerSample::default()
+        };
+        let i = ServerInterval::between(&a, &b);
+        assert_eq!(i.t, 1.0);
+        assert_eq!(i.secs, 2.0);
+        assert!((i.cpu_pct - 75.0).abs() < 1e-9, "{}", i.cpu_pct);
+        assert!((i.main_thread_cpu_pct.unwrap() - 60.0).abs() < 1e-9);
+        assert!((i.limiting_cpu_pct() - 60.0).abs() < 1e-9);
+        assert_eq!(i.used_memory, 77);
+        assert_eq!(i.rejected_connections, 1);
+        assert_eq!(i.net_input_bytes, 250);
+        // A restarted server's counters go down: no negative figures.
+        let back = ServerInterval::between(&b, &ServerSample { at: b.at * 2, ..a });
+        assert_eq!(back.rejected_connections, 0);
+        assert_eq!(back.cpu_pct, 0.0);
+        assert_eq!(ServerInterval::series(&[a, b, b]).len(), 2);
+    }
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Checks respbench --json records independently of respbench's own code.
+
+Usage: check_record.py SCHEMA RECORD...
+
+For each record: validates it against the JSON Schema (draft 2020-12, `jsonschema`), decodes every
+HDR histogram with the `hdrhistogram` package from PyPI (another HdrHistogram implementation than
+the one that wrote it) and compares its count, min, max and percentiles with the record's own
+summaries (within the histogram's precision), and checks that each test's timeline adds up to its
+totals. Prints one line per problem and exits 1 if there is any; `scripts/test.sh` installs the
+two packages, and the Rust integration tests (tests/integration/record.rs) run this script on
+records written against real servers.
+"""
+
+import json
+import sys
+
+try:
+    import jsonschema
+    from hdrh.histogram import HdrHistogram
+except ImportError as e:  # pragma: no cover - the message is the point
+    print(
+        f"check_record.py needs the Python packages jsonschema and hdrhistogram ({e}); "
+        "run `bash scripts/test.sh` or `python3 -m pip install jsonschema hdrhistogram`",
+        file=sys.stderr,
+    )
+    sys.exit(3)
+
+# HdrHistogram with 3 significant figures: a value and the one the record shows are the same
+# bucket's highest equivalent value, printed with sub-microsecond digits; 0.1% plus a nanosecond
+# covers float printing and nothing more.
+REL = 0.001
+
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99_9": 99.9, "p99_99": 99.99}
+
+
+def close(a_us, b_us):
+    return abs(a_us - b_us) <= max(a_us, b_us) * REL + 0.001
+
+
+def buckets(h):
+    """(highest equivalent value, cumulative count) of every non-empty bucket, ascending."""
+    out, total = [], 0
+    for item in h.get_recorded_iterator():
+        total += item.count_at_value_iterated_to
+        out.append((h.get_highest_equivalent_value(item.value_iterated_to), total))
+    return out
+
+
+def values_near_rank(bs, rank):
+    """The values at ranks rank-1, rank and rank+1 (1-based).
+
+    Implementations turn a percentile into a rank differently (HdrHistogram_c and the Python
+    package round p*N/100, the Rust crate takes the ceiling, after floating-point error), so the
+    same histogram may answer with the value one rank away, which in a sparse tail is another
+    bucket. Both answers are right; anything further is not."""
+    found = set()
+    for r in (rank - 1, rank, rank + 1):
+        r = max(1, min(r, bs[-1][1]))
+        found.add(next(v for v, cum in bs if cum >= r))
+    return found
+
+
+def check_histogram(where, encoded, summary, problems):
+    h = HdrHistogram.decode(encoded)
+    count = h.get_total_count()
+    if count != summary["count"]:
+        problems.append(f"{where}: histogram count {count} != summary count {summary['count']}")
+        return
+    if count == 0:
+        return
+    bs = buckets(h)
+    for name, p in PERCENTILES.items():
+        rank = round(p * count / 100)
+        options = values_near_rank(bs, rank)
+        if not any(close(v / 1000.0, summary[name]) for v in options):
+            shown = sorted(v / 1000.0 for v in options)
+            problems.append(f"{where}: {name} is {summary[name]} us, the histogram says {shown}")
+    for name, ns in (("min", h.get_min_value()), ("max", h.get_max_value()), ("avg", h.get_mean_value())):
+        if not close(ns / 1000.0, summary[name]):
+            problems.append(f"{where}: {name} decodes to {ns / 1000.0} us, summary says {summary[name]}")
+
+
+def check_test(i, test, problems):
+    where = f"tests[{i}] {test['name']}"
+    lat = test["latency_us"]
+    hist = test["histograms"]
+    check_histogram(where + " corrected", hist["corrected"], lat["corrected"], problems)
+    check_histogram(where + " uncorrected", hist["uncorrected"], lat["uncorrected"], problems)
+    if lat["corrected"]["count"] != test["requests"]["completed"]:
+        problems.append(f"{where}: {lat['corrected']['count']} latencies for {test['requests']['completed']} completed")
+    for n, node in enumerate(test["nodes"]):
+        check_histogram(f"{where} nodes[{n}]", node["histogram"], node["latency_us"], problems)
+    rows = test["timeline"]
+    if rows:
+        for key in ("completed", "failed"):
+            total = sum(r[key] for r in rows)
+            if total != test["requests"][key]:
+                problems.append(f"{where}: timeline {key} sums to {total}, total is {test['requests'][key]}")
+
+
+def check(schema, path):
+    with open(path, encoding="utf-8") as f:
+        record = json.load(f)
+    problems = [
+        f"schema: {'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in jsonschema.Draft202012Validator(schema).iter_errors(record)
+    ]
+    if not problems:
+        for i, test in enumerate(record["tests"]):
+            check_test(i, test, problems)
+    return problems
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(sys.argv[1], encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    failed = False
+    for path in sys.argv[2:]:
+        for p in check(schema, path):
+            print(f"{path}: {p}")
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
