@@ -1,12 +1,15 @@
 //! respbench: a load generator and benchmark for servers that speak RESP.
 //!
 //! Dependency direction: `cli → plan → workload`; `run → plan, engine, report`;
-//! `engine → workload, metrics, resp`; `report → metrics`. `main` alone decides messages and exit
+//! `engine → workload, metrics, resp`; `report → metrics`; `htmlreport → compare` (the `compare` and `report` subcommands read
+//! results files, never the engine). `main` alone decides messages and exit
 //! codes.
 
 pub mod cli;
 pub mod cluster;
+pub mod compare;
 pub mod engine;
+pub mod htmlreport;
 pub mod metrics;
 pub mod plan;
 pub mod record;
