@@ -56,12 +56,19 @@ fn chart(
         y_label,
         x_axis,
         series,
+        legend: Vec::new(),
     })
 }
 
 /// The charts of one test, in page order.
 pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     let runs = details(inputs, test);
+    let legend: Vec<(String, &'static str)> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.tests.iter().any(|t| t.name == test))
+        .map(|(k, i)| (i.label.clone(), colour(k)))
+        .collect();
     let mut tput = Vec::new();
     let mut lat = Vec::new();
     let mut spec = Vec::new();
@@ -221,6 +228,10 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     ]
     .into_iter()
     .flatten()
+    .map(|mut c| {
+        c.legend = legend.clone();
+        c
+    })
     .collect()
 }
 

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use crate::compare::input::Input;
 use crate::compare::render;
-use crate::compare::table::{Comparison, Direction, Metric};
+use crate::compare::table::{Change, Comparison, Direction, Metric};
 
 use super::charts;
 use super::esc;
@@ -25,7 +25,7 @@ th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
 .bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:8px 20px}\
 svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
-svg .ct{font-weight:600;fill:#222}svg .line{fill:none;stroke-width:1.6}\
+svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
 .note{color:#555;font-size:13px}code{font-size:12px}";
 
 /// The whole page for `inputs` (the first is the base of the comparison).
@@ -49,13 +49,14 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     runs(&mut s, inputs);
     overview(&mut s, inputs, cmp);
     if inputs.len() > 1 {
-        s.push_str("<h2 id=\"comparison\">Comparison</h2>");
+        s.push_str("<h2 id=\"comparison\">Comparison</h2><p class=\"note\">Against the base, ");
+        s.push_str("by each metric's direction; with repetitions, medians, spread and a noise verdict.</p>");
         comparison(&mut s, cmp);
     }
-    for t in &cmp.tests {
+    for (i, t) in cmp.tests.iter().enumerate() {
         let _ = write!(
             s,
-            "<section class=\"test\" data-test=\"{}\"><h2>{}</h2>",
+            "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><h2>{}</h2>",
             esc(&t.name),
             esc(&t.name)
         );
@@ -114,23 +115,43 @@ fn runs(s: &mut String, inputs: &[Input]) {
     s.push_str("</ul>");
 }
 
-/// rps and p99 per test and run, with a bar of each rps against the largest.
+/// The class of a change: `better`, `worse`, `noise` or none.
+fn class_of(c: Option<&Change>) -> &'static str {
+    match c {
+        Some(c) if c.is_noise() => "noise",
+        Some(c) if c.direction == Direction::Better => "better",
+        Some(c) if c.direction == Direction::Worse => "worse",
+        _ => "",
+    }
+}
+
+/// rps and p99 per test and run (with a bar of each rps against the largest) and, with several
+/// runs, each one's change against the base. Test names link to their charts.
 fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
     s.push_str("<h2 id=\"overview\">Overview</h2><table class=\"overview\"><tr><th>test</th>");
-    for input in inputs {
-        let _ = write!(s, "<th>{} rps</th><th>p99 ms</th>", esc(&input.label));
+    for (k, input) in inputs.iter().enumerate() {
+        let _ = write!(s, "<th>{} rps</th>", esc(&input.label));
+        if k > 0 {
+            s.push_str("<th>change</th>");
+        }
+    }
+    for (k, input) in inputs.iter().enumerate() {
+        let _ = write!(s, "<th>{} p99 ms</th>", esc(&input.label));
+        if k > 0 {
+            s.push_str("<th>change</th>");
+        }
     }
     s.push_str("</tr>");
-    let full = Comparison::new(inputs, &[Metric::Rps, Metric::P99]);
-    let max_rps = full
+    let brief = Comparison::new(inputs, &[Metric::Rps, Metric::P99]);
+    let max_rps = brief
         .tests
         .iter()
         .flat_map(|t| t.rows[0].cells.iter().flatten())
         .fold(0f64, |m, c| m.max(c.median));
-    for t in &full.tests {
-        let _ = write!(s, "<tr><td>{}</td>", esc(&t.name));
-        for (k, label) in cmp.labels.iter().enumerate() {
-            for row in &t.rows {
+    for (i, t) in brief.tests.iter().enumerate() {
+        let _ = write!(s, "<tr><td><a href=\"#t{i}\">{}</a></td>", esc(&t.name));
+        for row in &t.rows {
+            for (k, label) in cmp.labels.iter().enumerate() {
                 match &row.cells[k] {
                     Some(c) => {
                         let bar = if row.metric == Metric::Rps && max_rps > 0.0 {
@@ -153,6 +174,15 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                     }
                     None => s.push_str("<td>-</td>"),
                 }
+                if k > 0 {
+                    let change = row.changes[k - 1].as_ref();
+                    let _ = write!(
+                        s,
+                        "<td class=\"{}\">{}</td>",
+                        class_of(change),
+                        esc(&render::change_text(change))
+                    );
+                }
             }
         }
         s.push_str("</tr>");
@@ -160,8 +190,10 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
     s.push_str("</table>");
 }
 
-/// The compare table: one row per test and metric, changes coloured by verdict.
+/// The compare table of every metric (folded: the overview has the headline figures), then the
+/// tests that are not in every run.
 fn comparison(s: &mut String, cmp: &Comparison) {
+    s.push_str("<details><summary>Every metric (rps, avg, min, p50, p95, p99, max)</summary>");
     s.push_str("<table class=\"compare\"><tr><th>test</th><th>metric</th>");
     for l in &cmp.labels {
         let _ = write!(s, "<th>{}</th>", esc(l));
@@ -182,22 +214,17 @@ fn comparison(s: &mut String, cmp: &Comparison) {
                 let _ = write!(s, "<td>{}</td>", render::cell_text(r.metric, c.as_ref()));
             }
             for c in &r.changes {
-                let class = match c {
-                    Some(c) if c.is_noise() => "noise",
-                    Some(c) if c.direction == Direction::Better => "better",
-                    Some(c) if c.direction == Direction::Worse => "worse",
-                    _ => "",
-                };
                 let _ = write!(
                     s,
-                    "<td class=\"{class}\">{}</td>",
+                    "<td class=\"{}\">{}</td>",
+                    class_of(c.as_ref()),
                     esc(&render::change_text(c.as_ref()))
                 );
             }
             s.push_str("</tr>");
         }
     }
-    s.push_str("</table>");
+    s.push_str("</table></details>");
     for t in cmp.tests.iter().filter(|t| !t.missing_from.is_empty()) {
         let names: Vec<&str> = t
             .missing_from

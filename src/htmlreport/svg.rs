@@ -48,13 +48,15 @@ pub struct Chart {
     pub y_label: &'static str,
     pub x_axis: XAxis,
     pub series: Vec<Series>,
+    /// The runs' colours, named at the top right (`(label, colour)`).
+    pub legend: Vec<(String, &'static str)>,
 }
 
 const W: f64 = 520.0;
 const H: f64 = 250.0;
 const LEFT: f64 = 62.0;
 const RIGHT: f64 = 12.0;
-const TOP: f64 = 26.0;
+const TOP: f64 = 38.0;
 const BOTTOM: f64 = 40.0;
 
 /// "Nice" tick step (1, 2 or 5 × 10^k) for about `n` ticks over `span`.
@@ -173,6 +175,7 @@ pub fn render(chart: &Chart) -> String {
         r#"<text class="ct" x="{LEFT}" y="16">{}</text>"#,
         esc(&chart.title)
     );
+    legend(&mut s, &chart.legend);
     // Horizontal grid and y ticks.
     let mut v = 0.0;
     while v <= y1 + y_step / 2.0 {
@@ -256,6 +259,22 @@ pub fn render(chart: &Chart) -> String {
     s
 }
 
+/// The runs' names in their colours, in a line under the title.
+fn legend(s: &mut String, entries: &[(String, &str)]) {
+    if entries.len() < 2 {
+        return; // One run: the page header names it.
+    }
+    let mut x = LEFT;
+    for (label, colour) in entries {
+        let _ = write!(
+            s,
+            r#"<text class="lg" x="{x:.1}" y="30" fill="{colour}">{}</text>"#,
+            esc(label)
+        );
+        x += 7.0 * label.chars().count() as f64 + 14.0;
+    }
+}
+
 /// Tick positions and labels along x.
 fn x_ticks(axis: XAxis, x0: f64, x1: f64) -> Vec<(f64, String)> {
     match axis {
@@ -270,7 +289,8 @@ fn x_ticks(axis: XAxis, x0: f64, x1: f64) -> Vec<(f64, String)> {
             out
         }
         XAxis::Quantile => {
-            let mut out = vec![(0.0, "0%".to_string()), (qx(0.5), "50%".to_string())];
+            // 0% (the minimum) is the left edge; a label there would collide with 50%.
+            let mut out = vec![(qx(0.5), "50%".to_string())];
             let mut d = 1.0;
             while d <= x1 + 1e-9 {
                 out.push((d, quantile_label(d)));
@@ -299,6 +319,7 @@ mod tests {
                 stroke: Stroke::Dashed,
                 points,
             }],
+            legend: vec![("a".into(), "#111"), ("b<".into(), "#222")],
         }
     }
 
@@ -325,6 +346,8 @@ mod tests {
         );
         assert!(s.contains(r#"data-series="run p99""#));
         assert!(s.contains("stroke-dasharray"));
+        assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
+        assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
         assert!(render(&chart(XAxis::Linear, vec![])).is_empty());
     }
 

@@ -8,11 +8,14 @@ mod harness;
 
 mod cli;
 mod cluster;
+mod compare;
 mod dataset;
 mod effects;
 mod errors;
 mod formats;
+mod html;
 mod lifecycle;
 mod pushes;
+mod synthetic;
 mod tls;
 mod valkey;
