@@ -187,6 +187,7 @@ fn report_renders_offline_in_a_real_browser() {
         size < 1_000_000,
         "report of a default-suite run is {size} bytes"
     );
+    eprintln!("report of two default-suite runs: {size} bytes");
 
     let l = load(&browser, dir.path(), &page, None);
     assert!(
