@@ -42,11 +42,35 @@ fn fields(line: &str) -> Result<Vec<String>, String> {
     }
 }
 
-/// Reads the whole file.
+/// Reads a file with a header line.
 pub fn read(text: &str) -> Result<FileRun, String> {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = fields(lines.next().unwrap_or_default().trim_end())
+    let mut lines = text.lines().enumerate().filter(|l| !l.1.trim().is_empty());
+    let header = fields(lines.next().unwrap_or_default().1.trim_end())
         .map_err(|e| format!("CSV header: {e}"))?;
+    rows(&header, lines)
+}
+
+/// redis-benchmark before 6.2 wrote no header and only `"TEST","rps"` per line.
+pub fn looks_headerless(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or_default().trim_end();
+    first.starts_with('"')
+        && fields(first).is_ok_and(|f| f.len() == 2 && f[1].trim().parse::<f64>().is_ok())
+}
+
+/// Reads a headerless file (see [`looks_headerless`]).
+pub fn read_headerless(text: &str) -> Result<FileRun, String> {
+    let header = ["test".to_string(), "rps".to_string()];
+    rows(
+        &header,
+        text.lines().enumerate().filter(|l| !l.1.trim().is_empty()),
+    )
+}
+
+/// The rows after the header: `(index from 0, line)`.
+fn rows<'a>(
+    header: &[String],
+    lines: impl Iterator<Item = (usize, &'a str)>,
+) -> Result<FileRun, String> {
     let col = |name: &str| header.iter().position(|h| h == name);
     let rps_col = col("rps").ok_or("CSV header without \"rps\"")?;
     let ms_cols = [
@@ -59,8 +83,8 @@ pub fn read(text: &str) -> Result<FileRun, String> {
     ]
     .map(col);
     let mut tests = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let row = i + 2;
+    for (i, line) in lines {
+        let row = i + 1;
         let f = fields(line.trim_end()).map_err(|e| format!("CSV line {row}: {e}"))?;
         if f.len() != header.len() {
             return Err(format!(
@@ -129,6 +153,18 @@ mod tests {
         let run = read("\"test\",\"rps\"\n\"PING\",\"10.5\"\n").unwrap();
         assert_eq!(run.tests[0].1.rps, 10.5);
         assert_eq!(run.tests[0].1.p99, None);
+    }
+
+    #[test]
+    fn old_redis_benchmark_without_header() {
+        let text = "\"PING_INLINE\",\"87719.30\"\n\"SET\",\"90909.09\"\n";
+        assert!(looks_headerless(text));
+        assert!(!looks_headerless(FIXTURE));
+        let run = read_headerless(text).unwrap();
+        assert_eq!(run.tests[1].0, "SET");
+        assert_eq!(run.tests[1].1.rps, 90909.09);
+        let e = read_headerless("\"SET\",\"1\"\n\"GET\",\"x\"\n").unwrap_err();
+        assert_eq!(e, "CSV line 2: \"x\" is not a number");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!
 //! Recognised: a respbench record (`"schema": "respbench/1"`), memtier_benchmark's
 //! `--json-out-file` (an object with `"ALL STATS"`), and the `--csv` output of valkey-benchmark,
-//! redis-benchmark and respbench (a first line starting `"test","rps"`). Latencies are kept in
+//! redis-benchmark and respbench (a first line starting `"test","rps"`, or redis-benchmark's
+//! older `"TEST","rps"` lines without a header). Latencies are kept in
 //! microseconds, whatever the file's unit.
 
 mod csv;
@@ -150,6 +151,9 @@ pub fn parse(text: &str) -> Result<FileRun, String> {
     }
     if trimmed.starts_with("\"test\",\"rps\"") {
         return csv::read(trimmed);
+    }
+    if csv::looks_headerless(trimmed) {
+        return csv::read_headerless(trimmed);
     }
     Err("not a results file: expected a respbench --json record, valkey-benchmark/redis-benchmark --csv output (header \"test\",\"rps\",...) or memtier_benchmark --json-out-file output".into())
 }
