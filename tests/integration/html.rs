@@ -200,6 +200,14 @@ fn report_renders_offline_in_a_real_browser() {
         "the page made requests: {:?}",
         l.requests
     );
+    // Belt and braces: the policy that forbids requests, and no URL that could make one.
+    assert!(
+        l.dom
+            .contains("content=\"default-src 'none'; style-src 'unsafe-inline'\"")
+    );
+    for attr in ["src=", "href=\"http", "href=\"//", "url("] {
+        assert!(!l.dom.contains(attr), "{attr} in the page");
+    }
     for kind in [
         "throughput",
         "latency",
