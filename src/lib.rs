@@ -1,9 +1,9 @@
 //! respbench: a load generator and benchmark for servers that speak RESP.
 //!
 //! Dependency direction: `cli → plan → workload`; `run → plan, engine, report`;
-//! `engine → workload, metrics, resp`; `report → metrics`; `htmlreport → compare` (the `compare` and `report` subcommands read
-//! results files, never the engine). `main` alone decides messages and exit
-//! codes.
+//! `engine → workload, metrics, resp`; `report → metrics`; `htmlreport → compare` (the `compare`
+//! and `report` subcommands read results files, never the engine). `main` alone decides messages
+//! and exit codes.
 
 pub mod cli;
 pub mod cluster;

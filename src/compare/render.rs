@@ -372,6 +372,47 @@ mod tests {
     }
 
     #[test]
+    fn colour_only_when_asked_and_only_on_changes() {
+        use crate::compare::input::{Format, Input, Sample, Test};
+        let side = |label: &str, rps: f64| Input {
+            label: label.into(),
+            files: vec![],
+            format: Format::BenchmarkCsv,
+            server: None,
+            tests: vec![Test {
+                name: "SET".into(),
+                samples: vec![Sample {
+                    rps,
+                    p99: Some(1000.0),
+                    ..Sample::default()
+                }],
+            }],
+        };
+        let cmp = Comparison::new(
+            &[side("a", 100.0), side("b", 90.0), side("c", 110.0)],
+            &[Metric::Rps],
+        );
+        let plain = text(&cmp, false);
+        assert!(!plain.contains('\x1b'));
+        let coloured = text(&cmp, true);
+        assert!(coloured.contains("\x1b[31m-10.00% worse"), "{coloured:?}");
+        assert!(coloured.contains("\x1b[32m+10.00% better"), "{coloured:?}");
+        assert_eq!(
+            coloured.matches("\x1b[0m").count(),
+            2,
+            "values are not coloured"
+        );
+        // Colour codes do not disturb the alignment: stripped, it is the plain text.
+        assert_eq!(
+            coloured
+                .replace("\x1b[31m", "")
+                .replace("\x1b[32m", "")
+                .replace("\x1b[0m", ""),
+            plain
+        );
+    }
+
+    #[test]
     fn csv_quotes() {
         assert_eq!(q("MSET (10 \"keys\")"), "\"MSET (10 \"\"keys\"\")\"");
     }
