@@ -26,7 +26,7 @@ Several comma-separated files are repetitions of one run (a.json,b.json,c.json),
 as are a respbench record's repeated tests (--repeat). With repetitions on both
 sides, values are medians with their spread, and a Mann-Whitney U test marks a
 difference within the noise with ~ (p >= 0.05), or says there are too few
-samples to tell (fewer than 4 per side).
+samples to tell (3 against 3 cannot reach p < 0.05; 4 against 4 can).
 
 `compare` is recognised only as the first argument.
 
