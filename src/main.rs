@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
-//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C.
+//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C. The `compare`
+//! and `report` subcommands return their own codes (see their `--help`).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -15,6 +16,19 @@ use respbench::plan::dataset::{self, DatasetError};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
+    // Subcommands only as the very first argument: anything else is valkey-benchmark's command
+    // line, whose first non-option argument starts a custom command (no Redis or Valkey command
+    // is named COMPARE or REPORT).
+    let rest = || std::env::args_os().skip(2).collect();
+    match std::env::args_os()
+        .nth(1)
+        .as_deref()
+        .and_then(|a| a.to_str())
+    {
+        Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
+        Some("report") => return ExitCode::from(respbench::htmlreport::main(rest())),
+        _ => {}
+    }
     let env_password = std::env::var_os(cli::PASSWORD_ENV);
     let args = match cli::parse_with_env(std::env::args_os().skip(1), env_password) {
         Ok(Invocation::Run(args)) => args,

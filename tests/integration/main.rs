@@ -8,13 +8,16 @@ mod harness;
 
 mod cli;
 mod cluster;
+mod compare;
 mod dataset;
 mod dropin;
 mod effects;
 mod errors;
 mod formats;
+mod html;
 mod lifecycle;
 mod pushes;
 mod record;
+mod synthetic;
 mod tls;
 mod valkey;

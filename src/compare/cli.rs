@@ -1,0 +1,314 @@
+//! `respbench compare`: its options, help text, and the run from files to output and exit code.
+//!
+//! Exit codes: 0 compared; 1 `--fail-if-worse` tripped (the offending rows go to stderr); 2 a
+//! usage mistake or an input that cannot be read (one line naming the file).
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+
+use super::input::{self, Input};
+use super::render;
+use super::table::{Comparison, Metric};
+
+/// The help text of `respbench compare --help`.
+pub const HELP: &str = "\
+Usage: respbench compare [OPTIONS] BASE OTHER [OTHER ...]
+
+Compares benchmark results side by side: every test of every input, its rps and
+avg/min/p50/p95/p99/max latency (ms), and each OTHER's change against BASE in
+percent, marked better or worse by the metric's direction (more rps is better,
+more latency is worse). Tests missing from some inputs are listed.
+
+BASE and each OTHER are results files, recognised by content:
+  respbench --json records, valkey-benchmark / redis-benchmark --csv output,
+  memtier_benchmark --json-out-file output (tests SET, GET, ..., TOTALS).
+Several comma-separated files are repetitions of one run (a.json,b.json,c.json),
+as are a respbench record's repeated tests (--repeat). With repetitions on both
+sides, values are medians with their spread, and a Mann-Whitney U test marks a
+difference within the noise with ~ (p >= 0.05), or says there are too few
+samples to tell (3 against 3 cannot reach p < 0.05; 4 against 4 can).
+
+`compare` is recognised only as the first argument.
+
+Options:
+  --format FORMAT      text (default), markdown, csv, html or json
+  --metrics LIST       metrics to show and check, comma-separated
+                       (default rps,avg,min,p50,p95,p99,max)
+  --fail-if-worse PCT  exit 1 when a metric of an OTHER is worse than BASE by
+                       more than PCT percent (differences within the noise
+                       do not count); the offending rows go to stderr
+  --label NAME         name the inputs in order (repeat; default: file names)
+  -o, --output FILE    write to FILE instead of stdout
+  --no-color           no colours (default: colours on a terminal, unless
+                       NO_COLOR is set)
+  --help               this help
+
+Exit codes: 0 compared, 1 --fail-if-worse tripped, 2 usage or input problem.
+";
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutFormat {
+    Text,
+    Markdown,
+    Csv,
+    Html,
+    Json,
+}
+
+/// `compare`'s parsed options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareArgs {
+    /// Per side, its files (repetitions).
+    pub sides: Vec<Vec<String>>,
+    pub format: OutFormat,
+    pub metrics: Vec<Metric>,
+    pub fail_if_worse: Option<f64>,
+    pub labels: Vec<String>,
+    pub output: Option<String>,
+    pub no_color: bool,
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    Help,
+    Compare(CompareArgs),
+}
+
+fn text(v: OsString, what: &str) -> Result<String, String> {
+    v.into_string()
+        .map_err(|_| format!("{what} is not valid UTF-8"))
+}
+
+/// Parses the arguments after `compare`.
+pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(argv);
+    let mut a = CompareArgs {
+        sides: Vec::new(),
+        format: OutFormat::Text,
+        metrics: Metric::ALL.to_vec(),
+        fail_if_worse: None,
+        labels: Vec::new(),
+        output: None,
+        no_color: false,
+    };
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("help") | Short('h') => return Ok(Parsed::Help),
+            Long("format") => {
+                a.format = match text(p.value().map_err(|e| e.to_string())?, "--format")?.as_str() {
+                    "text" => OutFormat::Text,
+                    "markdown" | "md" => OutFormat::Markdown,
+                    "csv" => OutFormat::Csv,
+                    "html" => OutFormat::Html,
+                    "json" => OutFormat::Json,
+                    other => {
+                        return Err(format!(
+                            "--format {other}: expected text, markdown, csv, html or json"
+                        ));
+                    }
+                }
+            }
+            Long("metrics") => {
+                let list = text(p.value().map_err(|e| e.to_string())?, "--metrics")?;
+                a.metrics = list
+                    .split(',')
+                    .map(|m| Metric::from_name(m.trim()).ok_or_else(|| format!("--metrics: unknown metric \"{m}\" (rps, avg, min, p50, p95, p99, max)")))
+                    .collect::<Result<_, _>>()?;
+            }
+            Long("fail-if-worse") => {
+                let v = text(p.value().map_err(|e| e.to_string())?, "--fail-if-worse")?;
+                let pct: f64 = v
+                    .trim_end_matches('%')
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| {
+                        format!("--fail-if-worse {v}: expected a percentage (0 or more)")
+                    })?;
+                a.fail_if_worse = Some(pct);
+            }
+            Long("label") => a
+                .labels
+                .push(text(p.value().map_err(|e| e.to_string())?, "--label")?),
+            Long("output") | Short('o') => {
+                a.output = Some(text(p.value().map_err(|e| e.to_string())?, "--output")?)
+            }
+            Long("no-color") => a.no_color = true,
+            Value(v) => {
+                let v = text(v, "a file name")?;
+                a.sides.push(
+                    v.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                );
+            }
+            other => {
+                return Err(format!(
+                    "{}; see respbench compare --help",
+                    other.unexpected()
+                ));
+            }
+        }
+    }
+    if a.sides.len() < 2 || a.sides.iter().any(Vec::is_empty) {
+        return Err("compare needs a BASE and at least one OTHER results file; see respbench compare --help".into());
+    }
+    if a.labels.len() > a.sides.len() {
+        return Err(format!(
+            "{} --label for {} inputs",
+            a.labels.len(),
+            a.sides.len()
+        ));
+    }
+    Ok(Parsed::Compare(a))
+}
+
+/// Reads every side, with `--label` names applied and labels made unique.
+pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input>, String> {
+    let mut inputs = sides
+        .iter()
+        .map(|files| input::load_side(files).map_err(|e| e.0))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, l) in labels.iter().enumerate() {
+        inputs[i].label = l.clone();
+    }
+    input::dedup_labels(&mut inputs);
+    Ok(inputs)
+}
+
+/// Writes `text` to `-o FILE` or stdout. A closed stdout is not an error (`| head`).
+pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
+    match output {
+        Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write to stdout: {e}"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// `respbench compare ...`: returns the exit code.
+pub fn main(argv: Vec<OsString>) -> u8 {
+    let a = match parse(argv) {
+        Ok(Parsed::Help) => {
+            print!("{HELP}");
+            return 0;
+        }
+        Ok(Parsed::Compare(a)) => a,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return 2;
+        }
+    };
+    let inputs = match load_inputs(&a.sides, &a.labels) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("respbench: {e}");
+            return 2;
+        }
+    };
+    let cmp = Comparison::new(&inputs, &a.metrics);
+    let color = !a.no_color
+        && a.output.is_none()
+        && std::env::var_os("NO_COLOR").is_none()
+        && std::io::stdout().is_terminal();
+    let out = match a.format {
+        OutFormat::Text => render::text(&cmp, color),
+        OutFormat::Markdown => render::markdown(&cmp),
+        OutFormat::Csv => render::csv(&cmp),
+        OutFormat::Json => render::json(&cmp, &a.sides),
+        OutFormat::Html => crate::htmlreport::page(&inputs, &cmp),
+    };
+    if let Err(e) = emit(a.output.as_deref(), &out) {
+        eprintln!("respbench: {e}");
+        return 2;
+    }
+    gate(&cmp, a.fail_if_worse)
+}
+
+/// `--fail-if-worse`: 1 with the offending rows on stderr, else 0.
+fn gate(cmp: &Comparison, pct: Option<f64>) -> u8 {
+    let Some(pct) = pct else { return 0 };
+    let worse = cmp.worse_than(pct);
+    if worse.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "respbench: {} figure(s) worse than {} by more than {pct}%:",
+        worse.len(),
+        cmp.labels[0]
+    );
+    for (test, metric, k, change) in worse {
+        eprintln!(
+            "  {test} {} {}: {}",
+            metric.name(),
+            cmp.labels[k],
+            render::change_text(Some(&change))
+        );
+    }
+    1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<OsString> {
+        s.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn sides_and_repetitions() {
+        let Parsed::Compare(a) = parse(args(&[
+            "a.json,b.json",
+            "c.csv",
+            "--format",
+            "md",
+            "--fail-if-worse",
+            "5%",
+        ]))
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            a.sides,
+            vec![
+                vec!["a.json".to_string(), "b.json".into()],
+                vec!["c.csv".into()]
+            ]
+        );
+        assert_eq!(a.format, OutFormat::Markdown);
+        assert_eq!(a.fail_if_worse, Some(5.0));
+    }
+
+    #[test]
+    fn mistakes_are_one_line() {
+        for (argv, want) in [
+            (vec!["a"], "needs a BASE and at least one OTHER"),
+            (vec!["a", "b", "--format", "pdf"], "--format pdf: expected"),
+            (vec!["a", "b", "--metrics", "p42"], "unknown metric \"p42\""),
+            (
+                vec!["a", "b", "--fail-if-worse", "-1"],
+                "expected a percentage",
+            ),
+            (vec!["a", "b", "--bogus"], "--bogus"),
+            (
+                vec!["a", "b", "--label", "x", "--label", "y", "--label", "z"],
+                "3 --label for 2 inputs",
+            ),
+        ] {
+            let e = parse(args(&argv)).unwrap_err();
+            assert!(e.contains(want) && !e.contains('\n'), "{argv:?}: {e}");
+        }
+        assert_eq!(parse(args(&["--help"])).unwrap(), Parsed::Help);
+    }
+}

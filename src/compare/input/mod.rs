@@ -1,0 +1,269 @@
+//! Reading results files into one model, whatever tool wrote them.
+//!
+//! Owns: recognising a file by its content (never its name), and the [`Input`] model the compare
+//! table and the HTML report read. Must not: compare, print or decide exit codes; a file that
+//! cannot be read becomes one [`InputError`] line naming it.
+//!
+//! Recognised: a respbench record (`"schema": "respbench/1"`), memtier_benchmark's
+//! `--json-out-file` (an object with `"ALL STATS"`), and the `--csv` output of valkey-benchmark,
+//! redis-benchmark and respbench (a first line starting `"test","rps"`, or redis-benchmark's
+//! older `"TEST","rps"` lines without a header). Latencies are kept in
+//! microseconds, whatever the file's unit.
+
+mod csv;
+mod memtier;
+mod respbench;
+mod spectrum;
+
+use std::fmt;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// A file that cannot be used: printed as `respbench: <message>`, exit code 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError(pub String);
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which tool wrote a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// respbench's `--json` record.
+    Respbench,
+    /// `--csv` of valkey-benchmark, redis-benchmark or respbench.
+    BenchmarkCsv,
+    /// memtier_benchmark `--json-out-file`.
+    Memtier,
+}
+
+/// One side of a comparison: one file, or several files that are repetitions of the same run.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// How the side is named in tables and charts.
+    pub label: String,
+    pub files: Vec<String>,
+    /// The format of the first file (a side may mix formats; the figures are the same kind).
+    pub format: Format,
+    /// The server that was measured, where the file says (`valkey 9.1.2`).
+    pub server: Option<String>,
+    /// In first-seen order; each with one sample per repetition.
+    pub tests: Vec<Test>,
+}
+
+/// One test of one side.
+#[derive(Clone, Debug)]
+pub struct Test {
+    pub name: String,
+    /// One per repetition (a file, or a repeated entry of a respbench record).
+    pub samples: Vec<Sample>,
+}
+
+/// One repetition of one test: the headline figures, latencies in microseconds. `None` where
+/// the file does not have the figure (memtier without histogram has no p95).
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    pub rps: f64,
+    pub avg: Option<f64>,
+    pub min: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+    /// What the HTML report charts; only files that carry it (respbench records, memtier's
+    /// per-second series).
+    pub detail: Option<Box<Detail>>,
+}
+
+/// The series behind the HTML report's charts.
+#[derive(Clone, Debug, Default)]
+pub struct Detail {
+    /// Per second of the measured phase.
+    pub timeline: Vec<SecondRow>,
+    /// `(quantile, latency µs)` points from the corrected histogram, ascending.
+    pub spectrum_corrected: Vec<(f64, f64)>,
+    pub spectrum_uncorrected: Vec<(f64, f64)>,
+    /// Error replies over the test.
+    pub errors: u64,
+    /// Cluster redirects by kind over the test.
+    pub redirects: Vec<(String, u64)>,
+    /// Per watched server.
+    pub servers: Vec<ServerSeries>,
+}
+
+/// One second of a test's timeline.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SecondRow {
+    pub second: f64,
+    pub completed: u64,
+    pub failed: u64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// One server's figures per interval during a test.
+#[derive(Clone, Debug, Default)]
+pub struct ServerSeries {
+    pub address: String,
+    /// `(t seconds, cpu % of one core, used_memory bytes, used_memory_rss bytes)`.
+    pub points: Vec<ServerPoint>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerPoint {
+    pub t: f64,
+    pub cpu_pct: f64,
+    pub main_thread_cpu_pct: Option<f64>,
+    pub used_memory: u64,
+    pub used_memory_rss: u64,
+}
+
+/// What one file holds: its tests in order, repeated names being repetitions.
+#[derive(Clone, Debug)]
+pub struct FileRun {
+    pub format: Format,
+    pub server: Option<String>,
+    pub tests: Vec<(String, Sample)>,
+}
+
+/// Reads and recognises one file.
+pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| InputError(format!("cannot read {shown}: {e}")))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| InputError(format!("{shown}: not a results file (not UTF-8 text)")))?;
+    parse(text).map_err(|e| InputError(format!("{shown}: {e}")))
+}
+
+/// Recognises `text` by its content and reads it.
+pub fn parse(text: &str) -> Result<FileRun, String> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') {
+        let value: serde_json::Value = serde_json::from_str(trimmed)
+            .map_err(|e| format!("not valid JSON ({e}); expected a respbench --json record or memtier_benchmark --json-out-file output"))?;
+        return from_json(value);
+    }
+    if trimmed.starts_with("\"test\",\"rps\"") {
+        return csv::read(trimmed);
+    }
+    if csv::looks_headerless(trimmed) {
+        return csv::read_headerless(trimmed);
+    }
+    Err("not a results file: expected a respbench --json record, valkey-benchmark/redis-benchmark --csv output (header \"test\",\"rps\",...) or memtier_benchmark --json-out-file output".into())
+}
+
+/// Reads a JSON document: a respbench record or memtier output.
+pub fn from_json(value: serde_json::Value) -> Result<FileRun, String> {
+    if let Some(schema) = value.get("schema").and_then(|s| s.as_str()) {
+        let schema = schema.to_string();
+        return respbench::read(value, &schema);
+    }
+    if value.get("ALL STATS").is_some() {
+        return memtier::read(&value);
+    }
+    Err("a JSON file that is neither a respbench record (\"schema\": \"respbench/1\") nor memtier_benchmark --json-out-file output (\"ALL STATS\")".into())
+}
+
+/// Reads a side: one or more files whose same-named tests are repetitions of each other.
+pub fn load_side(paths: &[String]) -> Result<Input, InputError> {
+    let runs = paths
+        .iter()
+        .map(|p| load_file(Path::new(p)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let label = paths.first().map(|p| label_of(p)).unwrap_or_default();
+    input_of(label, paths.to_vec(), runs).ok_or_else(|| InputError("an empty list of files".into()))
+}
+
+/// One side from the runs of its files (`None` without any): same-named tests are
+/// repetitions, in the order they come.
+pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option<Input> {
+    let first = runs.first()?;
+    let mut input = Input {
+        label,
+        files,
+        format: first.format,
+        server: first.server.clone(),
+        tests: Vec::new(),
+    };
+    for run in runs {
+        for (name, sample) in run.tests {
+            match input.tests.iter_mut().find(|t| t.name == name) {
+                Some(t) => t.samples.push(sample),
+                None => input.tests.push(Test {
+                    name,
+                    samples: vec![sample],
+                }),
+            }
+        }
+    }
+    Some(input)
+}
+
+/// A file's name without directory and extension: what people name their runs by.
+fn label_of(path: &str) -> String {
+    let p = Path::new(path);
+    p.file_stem()
+        .or(p.file_name())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// Makes labels unique (`run`, `run#2`) so columns and chart legends can be told apart.
+pub fn dedup_labels(inputs: &mut [Input]) {
+    for i in 1..inputs.len() {
+        let taken = |l: &str, inputs: &[Input]| inputs[..i].iter().any(|x| x.label == l);
+        if taken(&inputs[i].label, inputs) {
+            let base = inputs[i].label.clone();
+            let mut k = 2;
+            while taken(&format!("{base}#{k}"), inputs) {
+                k += 1;
+            }
+            inputs[i].label = format!("{base}#{k}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_content_is_refused_with_what_was_expected() {
+        let e = parse("hello\n").unwrap_err();
+        assert!(e.contains("expected a respbench --json record"), "{e}");
+        let e = parse("{\"a\": 1}").unwrap_err();
+        assert!(e.contains("neither a respbench record"), "{e}");
+        let e = parse("{\"schema\": ").unwrap_err();
+        assert!(e.starts_with("not valid JSON"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_file_names_the_file() {
+        let e = load_file(Path::new("/nonexistent/run.json")).unwrap_err();
+        assert!(
+            e.0.starts_with("cannot read /nonexistent/run.json: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn labels_are_made_unique() {
+        let side = |l: &str| Input {
+            label: l.into(),
+            files: vec![],
+            format: Format::Respbench,
+            server: None,
+            tests: vec![],
+        };
+        let mut v = vec![side("run"), side("run"), side("x"), side("run")];
+        dedup_labels(&mut v);
+        let labels: Vec<_> = v.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["run", "run#2", "x", "run#3"]);
+    }
+}

@@ -1,0 +1,238 @@
+//! respbench's own record (`respbench/1`, see `src/record/document.rs`), read back.
+//!
+//! A reading model rather than the writer's types: it names only the fields compare and the
+//! report use and ignores the rest, so a record from a newer respbench/1 with added fields still
+//! reads. Headline latencies are the corrected ones, the figures respbench's report and `--csv`
+//! print. Repetitions (`--repeat`) are test entries with the same name, optionally carrying a
+//! `repetition` index; they are kept in file order.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::spectrum;
+use super::{Detail, FileRun, Format, Sample, SecondRow, ServerPoint, ServerSeries};
+
+/// The schema this respbench reads.
+const SCHEMA: &str = "respbench/1";
+
+#[derive(Deserialize)]
+struct Doc {
+    #[serde(default)]
+    servers: Vec<Server>,
+    tests: Vec<TestRec>,
+}
+
+#[derive(Deserialize)]
+struct Server {
+    identity: Option<Identity>,
+}
+
+#[derive(Deserialize)]
+struct Identity {
+    name: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+struct TestRec {
+    name: String,
+    throughput_rps: f64,
+    latency_us: LatencyPair,
+    #[serde(default)]
+    requests: Option<Requests>,
+    #[serde(default)]
+    histograms: Option<Histograms>,
+    #[serde(default)]
+    timeline: Vec<Row>,
+    #[serde(default)]
+    server: Vec<ServerTest>,
+}
+
+#[derive(Deserialize)]
+struct LatencyPair {
+    corrected: Summary,
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    count: u64,
+    avg: f64,
+    min: f64,
+    p50: f64,
+    p95: f64,
+    p99: f64,
+    max: f64,
+}
+
+#[derive(Deserialize)]
+struct Requests {
+    #[serde(default)]
+    failed: u64,
+    #[serde(default)]
+    redirects: Option<BTreeMap<String, u64>>,
+}
+
+#[derive(Deserialize)]
+struct Histograms {
+    corrected: String,
+    uncorrected: String,
+}
+
+#[derive(Deserialize)]
+struct Row {
+    second: f64,
+    completed: u64,
+    failed: u64,
+    p50_us: f64,
+    p99_us: f64,
+    max_us: f64,
+}
+
+#[derive(Deserialize)]
+struct ServerTest {
+    address: String,
+    #[serde(default)]
+    seconds: Vec<Interval>,
+}
+
+#[derive(Deserialize)]
+struct Interval {
+    t: f64,
+    cpu_pct: f64,
+    main_thread_cpu_pct: Option<f64>,
+    used_memory: u64,
+    used_memory_rss: u64,
+}
+
+/// Reads a document whose `schema` is `schema`.
+pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
+    if schema != SCHEMA {
+        return Err(if schema.starts_with("respbench/") {
+            format!("a {schema} record; this respbench reads {SCHEMA}")
+        } else {
+            format!("unknown schema \"{schema}\"; expected \"{SCHEMA}\"")
+        });
+    }
+    let doc: Doc =
+        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} record: {e}"))?;
+    let server = doc
+        .servers
+        .iter()
+        .find_map(|s| s.identity.as_ref())
+        .map(|i| format!("{} {}", i.name, i.version));
+    let tests = doc
+        .tests
+        .into_iter()
+        .map(|t| (t.name.clone(), sample(t)))
+        .collect();
+    Ok(FileRun {
+        format: Format::Respbench,
+        server,
+        tests,
+    })
+}
+
+fn sample(t: TestRec) -> Sample {
+    let l = &t.latency_us.corrected;
+    // A test that measured nothing has no latency figures (the record writes 0s).
+    let fig = |v: f64| (l.count > 0).then_some(v);
+    let hist = |text: Option<&String>| {
+        text.and_then(|s| spectrum::decode(s))
+            .map(|h| spectrum::points(&h, 0.001))
+            .unwrap_or_default()
+    };
+    let detail = Detail {
+        timeline: t
+            .timeline
+            .iter()
+            .map(|r| SecondRow {
+                second: r.second,
+                completed: r.completed,
+                failed: r.failed,
+                p50: r.p50_us,
+                p99: r.p99_us,
+                max: r.max_us,
+            })
+            .collect(),
+        spectrum_corrected: hist(t.histograms.as_ref().map(|h| &h.corrected)),
+        spectrum_uncorrected: hist(t.histograms.as_ref().map(|h| &h.uncorrected)),
+        errors: t.requests.as_ref().map_or(0, |r| r.failed),
+        redirects: t
+            .requests
+            .and_then(|r| r.redirects)
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        servers: t
+            .server
+            .into_iter()
+            .map(|s| ServerSeries {
+                address: s.address,
+                points: s
+                    .seconds
+                    .iter()
+                    .map(|i| ServerPoint {
+                        t: i.t,
+                        cpu_pct: i.cpu_pct,
+                        main_thread_cpu_pct: i.main_thread_cpu_pct,
+                        used_memory: i.used_memory,
+                        used_memory_rss: i.used_memory_rss,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    Sample {
+        rps: t.throughput_rps,
+        avg: fig(l.avg),
+        min: fig(l.min),
+        p50: fig(l.p50),
+        p95: fig(l.p95),
+        p99: fig(l.p99),
+        max: fig(l.max),
+        detail: Some(Box::new(detail)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minimal(schema: &str) -> Value {
+        serde_json::json!({
+            "schema": schema,
+            "servers": [{"identity": {"name": "valkey", "version": "9.1.2"}}],
+            "tests": [
+                {"name": "SET", "throughput_rps": 1000.5,
+                 "latency_us": {"corrected": {"count": 10, "avg": 1.0, "min": 0.5, "p50": 1.0,
+                   "p90": 1.5, "p95": 2.0, "p99": 3.0, "p99_9": 3.5, "p99_99": 4.0, "max": 4.0}},
+                 "a_future_field": true},
+                {"name": "SET", "repetition": 2, "throughput_rps": 1100.0,
+                 "latency_us": {"corrected": {"count": 0, "avg": 0.0, "min": 0.0, "p50": 0.0,
+                   "p90": 0.0, "p95": 0.0, "p99": 0.0, "p99_9": 0.0, "p99_99": 0.0, "max": 0.0}}}
+            ]
+        })
+    }
+
+    #[test]
+    fn reads_the_headline_figures_and_keeps_repetitions() {
+        let run = read(minimal(SCHEMA), SCHEMA).unwrap();
+        assert_eq!(run.server.as_deref(), Some("valkey 9.1.2"));
+        assert_eq!(run.tests.len(), 2);
+        let s = &run.tests[0].1;
+        assert_eq!((s.rps, s.p95, s.max), (1000.5, Some(2.0), Some(4.0)));
+        assert_eq!(run.tests[1].1.p50, None, "nothing measured: no latency");
+    }
+
+    #[test]
+    fn other_schemas_are_named() {
+        let e = read(minimal("respbench/2"), "respbench/2").unwrap_err();
+        assert_eq!(e, "a respbench/2 record; this respbench reads respbench/1");
+        let e = read(serde_json::json!({"schema": "x"}), "x").unwrap_err();
+        assert!(e.starts_with("unknown schema \"x\""), "{e}");
+        let e = read(serde_json::json!({"schema": SCHEMA}), SCHEMA).unwrap_err();
+        assert!(e.contains("missing field `tests`"), "{e}");
+    }
+}

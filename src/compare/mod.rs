@@ -1,0 +1,14 @@
+//! `respbench compare`: results of respbench, valkey-benchmark, redis-benchmark and
+//! memtier_benchmark side by side, with each run's change against a base and, when there are
+//! repetitions, whether the change is a finding or noise.
+//!
+//! Layout: `input` reads and recognises files into one model (also used by the HTML report),
+//! `table` builds the comparison, `stats` is the noise test, `render` the text formats, `cli` the
+//! subcommand's options and exit codes. Dependency direction: `cli → table, render, input`;
+//! `table → stats, input`; nothing here depends on the engine or the run.
+
+pub mod cli;
+pub mod input;
+pub mod render;
+pub mod stats;
+pub mod table;

@@ -1,0 +1,241 @@
+//! The report page: one self-contained HTML file. Styles are inlined, charts are inline SVG, the
+//! data is embedded (a JSON block, `id="respbench-data"`, the same document as `compare --format
+//! json`), and a Content-Security-Policy of `default-src 'none'` forbids any request, so the page
+//! works offline and cannot leak anything even if edited.
+//!
+//! Owns: the page's sections and their order (runs, overview, comparison, one section per test).
+
+use std::fmt::Write as _;
+
+use crate::compare::input::Input;
+use crate::compare::render;
+use crate::compare::table::{Change, Comparison, Direction, Metric};
+
+use super::charts;
+use super::esc;
+use super::svg;
+
+const STYLE: &str = "\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;padding:16px 24px;color:#222}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}\
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
+th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
+.better{color:#08753a}.worse{color:#b3261e}.noise{color:#888}\
+.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}\
+.bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:8px 20px}\
+svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
+svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
+.note{color:#555;font-size:13px}code{font-size:12px}";
+
+/// The whole page for `inputs` (the first is the base of the comparison).
+pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
+    let mut s = String::with_capacity(64 * 1024);
+    s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    s.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    s.push_str("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">");
+    let title = if inputs.len() == 1 {
+        format!("respbench report: {}", inputs[0].label)
+    } else {
+        let labels: Vec<&str> = inputs.iter().map(|i| i.label.as_str()).collect();
+        format!("respbench report: {}", labels.join(" vs "))
+    };
+    let _ = write!(
+        s,
+        "<title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>",
+        esc(&title),
+        esc(&title)
+    );
+    runs(&mut s, inputs);
+    overview(&mut s, inputs, cmp);
+    if inputs.len() > 1 {
+        s.push_str("<h2 id=\"comparison\">Comparison</h2><p class=\"note\">Against the base, ");
+        s.push_str("by each metric's direction; with repetitions, medians, spread and a noise verdict.</p>");
+        comparison(&mut s, cmp);
+    }
+    for (i, t) in cmp.tests.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><h2>{}</h2>",
+            esc(&t.name),
+            esc(&t.name)
+        );
+        let charts = charts::for_test(inputs, &t.name);
+        if charts.is_empty() {
+            s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");
+        } else {
+            s.push_str("<div class=\"charts\">");
+            for c in &charts {
+                s.push_str(&svg::render(c));
+            }
+            s.push_str("</div>");
+        }
+        for line in charts::totals_note(inputs, &t.name) {
+            let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
+        }
+        s.push_str("</section>");
+    }
+    let files: Vec<Vec<String>> = inputs.iter().map(|i| i.files.clone()).collect();
+    let data = render::json(cmp, &files).replace("</", "<\\/");
+    let _ = write!(
+        s,
+        "<script type=\"application/json\" id=\"respbench-data\">{data}</script>"
+    );
+    let _ = writeln!(
+        s,
+        "<p class=\"note\">Made by respbench {}. Latencies in ms; values with repetitions are medians.</p></body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
+/// The runs with their colour, files and server.
+fn runs(s: &mut String, inputs: &[Input]) {
+    s.push_str("<ul class=\"runs\">");
+    for (i, input) in inputs.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<li data-run=\"{}\"><span class=\"sw\" style=\"background:{}\"></span><b>{}</b>{} — <code>{}</code>{}</li>",
+            esc(&input.label),
+            charts::colour(i),
+            esc(&input.label),
+            input
+                .server
+                .as_deref()
+                .map(|v| format!(" ({})", esc(v)))
+                .unwrap_or_default(),
+            esc(&input.files.join(", ")),
+            if i == 0 && inputs.len() > 1 {
+                " (base)"
+            } else {
+                ""
+            }
+        );
+    }
+    s.push_str("</ul>");
+}
+
+/// The class of a change: `better`, `worse`, `noise` or none.
+fn class_of(c: Option<&Change>) -> &'static str {
+    match c {
+        Some(c) if c.is_noise() => "noise",
+        Some(c) if c.direction == Direction::Better => "better",
+        Some(c) if c.direction == Direction::Worse => "worse",
+        _ => "",
+    }
+}
+
+/// rps and p99 per test and run (with a bar of each rps against the largest) and, with several
+/// runs, each one's change against the base. Test names link to their charts.
+fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
+    s.push_str("<h2 id=\"overview\">Overview</h2><table class=\"overview\"><tr><th>test</th>");
+    for (k, input) in inputs.iter().enumerate() {
+        let _ = write!(s, "<th>{} rps</th>", esc(&input.label));
+        if k > 0 {
+            s.push_str("<th>change</th>");
+        }
+    }
+    for (k, input) in inputs.iter().enumerate() {
+        let _ = write!(s, "<th>{} p99 ms</th>", esc(&input.label));
+        if k > 0 {
+            s.push_str("<th>change</th>");
+        }
+    }
+    s.push_str("</tr>");
+    let brief = Comparison::new(inputs, &[Metric::Rps, Metric::P99]);
+    let max_rps = brief
+        .tests
+        .iter()
+        .flat_map(|t| t.rows[0].cells.iter().flatten())
+        .fold(0f64, |m, c| m.max(c.median));
+    for (i, t) in brief.tests.iter().enumerate() {
+        let _ = write!(s, "<tr><td><a href=\"#t{i}\">{}</a></td>", esc(&t.name));
+        for row in &t.rows {
+            for (k, label) in cmp.labels.iter().enumerate() {
+                match &row.cells[k] {
+                    Some(c) => {
+                        let bar = if row.metric == Metric::Rps && max_rps > 0.0 {
+                            format!(
+                                "<span class=\"bar\" style=\"width:{:.0}px\"></span>",
+                                c.median / max_rps * 80.0
+                            )
+                        } else {
+                            String::new()
+                        };
+                        let _ = write!(
+                            s,
+                            "<td data-test=\"{}\" data-run=\"{}\" data-metric=\"{}\" data-value=\"{}\">{}{bar}</td>",
+                            esc(&t.name),
+                            esc(label),
+                            row.metric.name(),
+                            c.median,
+                            render::cell_text(row.metric, Some(c))
+                        );
+                    }
+                    None => s.push_str("<td>-</td>"),
+                }
+                if k > 0 {
+                    let change = row.changes[k - 1].as_ref();
+                    let _ = write!(
+                        s,
+                        "<td class=\"{}\">{}</td>",
+                        class_of(change),
+                        esc(&render::change_text(change))
+                    );
+                }
+            }
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+}
+
+/// The compare table of every metric (folded: the overview has the headline figures), then the
+/// tests that are not in every run.
+fn comparison(s: &mut String, cmp: &Comparison) {
+    s.push_str("<details><summary>Every metric (rps, avg, min, p50, p95, p99, max)</summary>");
+    s.push_str("<table class=\"compare\"><tr><th>test</th><th>metric</th>");
+    for l in &cmp.labels {
+        let _ = write!(s, "<th>{}</th>", esc(l));
+    }
+    for l in &cmp.labels[1..] {
+        let _ = write!(s, "<th>{} vs {}</th>", esc(l), esc(&cmp.labels[0]));
+    }
+    s.push_str("</tr>");
+    for t in &cmp.tests {
+        for r in &t.rows {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"m\">{}</td>",
+                esc(&t.name),
+                r.metric.label()
+            );
+            for c in &r.cells {
+                let _ = write!(s, "<td>{}</td>", render::cell_text(r.metric, c.as_ref()));
+            }
+            for c in &r.changes {
+                let _ = write!(
+                    s,
+                    "<td class=\"{}\">{}</td>",
+                    class_of(c.as_ref()),
+                    esc(&render::change_text(c.as_ref()))
+                );
+            }
+            s.push_str("</tr>");
+        }
+    }
+    s.push_str("</table></details>");
+    for t in cmp.tests.iter().filter(|t| !t.missing_from.is_empty()) {
+        let names: Vec<&str> = t
+            .missing_from
+            .iter()
+            .map(|&i| cmp.labels[i].as_str())
+            .collect();
+        let _ = write!(
+            s,
+            "<p class=\"note\">Test “{}” is missing from: {}.</p>",
+            esc(&t.name),
+            esc(&names.join(", "))
+        );
+    }
+}

@@ -1,0 +1,379 @@
+//! Line charts as inline SVG, drawn by respbench: the page needs no script, no font and no
+//! library to show them, so it opens offline, is the same bytes for the same data, and stays
+//! small (a path per series). Native SVG `<title>` elements are the tooltips.
+//!
+//! Owns: scales, ticks, axis labels, the log `1/(1-q)` axis of the percentile spectrum. Must
+//! not: know about tests or runs (the page passes series).
+
+use std::fmt::Write as _;
+
+use super::esc;
+
+/// How the x axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XAxis {
+    /// Plain numbers (seconds).
+    Linear,
+    /// Quantiles q in [0, 1] drawn at log10(1/(1-q)), labelled as percentiles; q = 1 (the
+    /// maximum) is drawn one tenth of a decade after the series' last percentile.
+    Quantile,
+}
+
+/// Line style, to tell series of the same run apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stroke {
+    Solid,
+    Dashed,
+    Dotted,
+}
+
+/// One line.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub colour: &'static str,
+    pub stroke: Stroke,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One chart.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// `data-chart`: what it shows (`throughput`, `latency`, `spectrum`, ...).
+    pub kind: &'static str,
+    /// `data-test`: the test it belongs to.
+    pub test: String,
+    pub title: String,
+    pub x_label: &'static str,
+    pub y_label: &'static str,
+    pub x_axis: XAxis,
+    pub series: Vec<Series>,
+    /// The runs' colours, named at the top right (`(label, colour)`).
+    pub legend: Vec<(String, &'static str)>,
+}
+
+const W: f64 = 520.0;
+const H: f64 = 250.0;
+const LEFT: f64 = 62.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 38.0;
+const BOTTOM: f64 = 40.0;
+
+/// "Nice" tick step (1, 2 or 5 × 10^k) for about `n` ticks over `span`.
+fn nice_step(span: f64, n: f64) -> f64 {
+    if span <= 0.0 || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / n;
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    mag * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+/// A tick label without needless decimals.
+fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// `log10(1/(1-q))` for q < 1.
+fn qx(q: f64) -> f64 {
+    -(1.0 - q).log10()
+}
+
+/// The quantile label of a decade position: 0 → `0%`, 1 → `90%`, 3 → `99.9%`.
+fn quantile_label(x: f64) -> String {
+    let q = (1.0 - 10f64.powf(-x)) * 100.0;
+    let decimals = (x.round() as i64 - 2).max(0) as usize;
+    format!("{q:.decimals$}%")
+}
+
+/// The series' points in axis space (the quantile axis transformed).
+fn placed(chart: &Chart) -> Vec<Vec<(f64, f64)>> {
+    chart
+        .series
+        .iter()
+        .map(|s| match chart.x_axis {
+            XAxis::Linear => s.points.clone(),
+            XAxis::Quantile => {
+                let mut out: Vec<(f64, f64)> = Vec::new();
+                for &(q, y) in &s.points {
+                    let x = if q < 1.0 {
+                        qx(q)
+                    } else {
+                        out.last().map_or(0.0, |p| p.0) + 0.1
+                    };
+                    out.push((x, y));
+                }
+                out
+            }
+        })
+        .collect()
+}
+
+/// The chart as an `<svg>` element (empty string when no series has a point).
+pub fn render(chart: &Chart) -> String {
+    let pts = placed(chart);
+    let all: Vec<(f64, f64)> = pts
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .collect();
+    if all.is_empty() {
+        return String::new();
+    }
+    let (mut x0, mut x1) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if chart.x_axis == XAxis::Quantile {
+        x0 = 0.0;
+    }
+    let y_max = all.iter().fold(0f64, |m, p| m.max(p.1));
+    let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 4.0);
+    let y1 = (y_max / y_step).ceil().max(1.0) * y_step;
+    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let sy = |y: f64| H - BOTTOM - y / y1 * (H - TOP - BOTTOM);
+
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" data-chart="{}" data-test="{}" viewBox="0 0 {W} {H}" role="img" aria-label="{}"><title>{}</title>"#,
+        chart.kind,
+        esc(&chart.test),
+        esc(&chart.title),
+        esc(&chart.title)
+    );
+    let _ = write!(
+        s,
+        r#"<text class="ct" x="{LEFT}" y="16">{}</text>"#,
+        esc(&chart.title)
+    );
+    legend(&mut s, &chart.legend);
+    // Horizontal grid and y ticks.
+    let mut v = 0.0;
+    while v <= y1 + y_step / 2.0 {
+        let y = sy(v);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tk" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            W - RIGHT,
+            LEFT - 5.0,
+            y + 4.0,
+            tick(v)
+        );
+        v += y_step;
+    }
+    // x ticks.
+    for (x, label) in x_ticks(chart.x_axis, x0, x1) {
+        let px = sx(x);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{:.1}"/><text class="tk" x="{px:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+            H - BOTTOM,
+            H - BOTTOM + 14.0
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text class="al" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 6.0,
+        chart.x_label
+    );
+    let _ = write!(
+        s,
+        r#"<text class="al" transform="translate(13 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        chart.y_label
+    );
+    for (series, points) in chart.series.iter().zip(&pts) {
+        let d: Vec<String> = points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .enumerate()
+            .map(|(i, p)| {
+                format!(
+                    "{}{:.1},{:.1}",
+                    if i == 0 { 'M' } else { 'L' },
+                    sx(p.0),
+                    sy(p.1)
+                )
+            })
+            .collect();
+        if d.is_empty() {
+            continue;
+        }
+        let dash = match series.stroke {
+            Stroke::Solid => "",
+            Stroke::Dashed => r#" stroke-dasharray="6 3""#,
+            Stroke::Dotted => r#" stroke-dasharray="2 3""#,
+        };
+        let _ = write!(
+            s,
+            r#"<path class="line" data-series="{}" d="{}" stroke="{}"{dash}><title>{}</title></path>"#,
+            esc(&series.label),
+            d.join(""),
+            series.colour,
+            esc(&series.label)
+        );
+        // A lone point has no length: mark it.
+        if d.len() == 1 {
+            let p = points[0];
+            let _ = write!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
+                sx(p.0),
+                sy(p.1),
+                series.colour
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The runs' names in their colours, in a line under the title.
+fn legend(s: &mut String, entries: &[(String, &str)]) {
+    if entries.len() < 2 {
+        return; // One run: the page header names it.
+    }
+    let mut x = LEFT;
+    for (label, colour) in entries {
+        let _ = write!(
+            s,
+            r#"<text class="lg" x="{x:.1}" y="30" fill="{colour}">{}</text>"#,
+            esc(label)
+        );
+        x += 7.0 * label.chars().count() as f64 + 14.0;
+    }
+}
+
+/// Tick positions and labels along x.
+fn x_ticks(axis: XAxis, x0: f64, x1: f64) -> Vec<(f64, String)> {
+    match axis {
+        XAxis::Linear => {
+            let step = nice_step(x1 - x0, 6.0);
+            let mut v = (x0 / step).ceil() * step;
+            let mut out = Vec::new();
+            while v <= x1 + step * 1e-9 {
+                out.push((v, tick(v)));
+                v += step;
+            }
+            out
+        }
+        XAxis::Quantile => {
+            // 0% (the minimum) is the left edge; a label there would collide with 50%.
+            let mut out = vec![(qx(0.5), "50%".to_string())];
+            let mut d = 1.0;
+            while d <= x1 + 1e-9 {
+                out.push((d, quantile_label(d)));
+                d += 1.0;
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(axis: XAxis, points: Vec<(f64, f64)>) -> Chart {
+        Chart {
+            kind: "latency",
+            test: "SET <1>".into(),
+            title: "t".into(),
+            x_label: "x",
+            y_label: "y",
+            x_axis: axis,
+            series: vec![Series {
+                label: "run p99".into(),
+                colour: "#000",
+                stroke: Stroke::Dashed,
+                points,
+            }],
+            legend: vec![("a".into(), "#111"), ("b<".into(), "#222")],
+        }
+    }
+
+    #[test]
+    fn ticks_and_labels() {
+        assert_eq!(nice_step(10.0, 5.0), 2.0);
+        assert_eq!(nice_step(0.9, 4.0), 0.5);
+        assert_eq!(tick(25_000.0), "25k");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(quantile_label(1.0), "90%");
+        assert_eq!(quantile_label(2.0), "99%");
+        assert_eq!(quantile_label(4.0), "99.99%");
+    }
+
+    #[test]
+    fn a_chart_has_its_data_attributes_and_an_escaped_test_name() {
+        let s = render(&chart(
+            XAxis::Linear,
+            vec![(0.0, 1.0), (1.0, 2.0), (2.0, 1.5)],
+        ));
+        assert!(
+            s.starts_with(r#"<svg class="chart" data-chart="latency" data-test="SET &lt;1&gt;""#),
+            "{s}"
+        );
+        assert!(s.contains(r#"data-series="run p99""#));
+        assert!(s.contains("stroke-dasharray"));
+        assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
+        assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
+        assert!(render(&chart(XAxis::Linear, vec![])).is_empty());
+    }
+
+    #[test]
+    fn the_quantile_axis_is_logarithmic() {
+        let s = render(&chart(
+            XAxis::Quantile,
+            vec![
+                (0.0, 1.0),
+                (0.9, 2.0),
+                (0.99, 3.0),
+                (0.999, 4.0),
+                (1.0, 9.0),
+            ],
+        ));
+        for label in [">50%<", ">90%<", ">99%<", ">99.9%<"] {
+            assert!(s.contains(label), "{label} in {s}");
+        }
+        let pts = placed(&chart(
+            XAxis::Quantile,
+            vec![(0.0, 1.0), (0.99, 3.0), (1.0, 9.0)],
+        ));
+        assert!((pts[0][1].0 - 2.0).abs() < 1e-9);
+        assert!(
+            (pts[0][2].0 - 2.1).abs() < 1e-9,
+            "the maximum one step after"
+        );
+    }
+}

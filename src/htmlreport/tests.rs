@@ -1,0 +1,121 @@
+//! The page's structure from small inputs; the browser test (tests/integration/html.rs) checks
+//! that it renders.
+
+use super::*;
+use crate::compare::input::{FileRun, input_of};
+
+/// A respbench record with one test, a 3-second timeline, histograms and a server series.
+fn record(rps: f64, errors: u64) -> FileRun {
+    let mut h = crate::metrics::LatencyHistogram::new();
+    for i in 1..=2000u64 {
+        h.record(50_000 + i * 37);
+    }
+    let hist = crate::record::hdr::encode(&h);
+    let timeline: Vec<_> = (0..3u64)
+        .map(|s| {
+            serde_json::json!({"second": s, "completed": 600 + s * 10, "failed": 0,
+            "p50_us": 80.0, "p99_us": 120.0, "max_us": 130.0, "server": []})
+        })
+        .collect();
+    let seconds: Vec<_> = (0..3)
+        .map(|t| {
+            serde_json::json!({"t": f64::from(t), "secs": 1.0, "cpu_pct": 55.0,
+            "main_thread_cpu_pct": 50.0, "used_memory": 1_048_576, "used_memory_rss": 4_194_304})
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema": "respbench/1",
+        "servers": [{"address": "127.0.0.1:6379", "identity": {"name": "valkey", "version": "9.1.2"}}],
+        "tests": [{
+            "name": "MSET (10 keys)", "throughput_rps": rps,
+            "latency_us": {"corrected": {"count": 2000, "avg": 87.0, "min": 50.0, "p50": 87.0,
+                "p90": 120.0, "p95": 124.0, "p99": 123.0, "p99_9": 124.0, "p99_99": 124.0, "max": 124.0}},
+            "requests": {"completed": 2000, "failed": errors, "redirects": {"MOVED": 2, "ASK": 0}},
+            "histograms": {"corrected": hist, "uncorrected": hist},
+            "timeline": timeline,
+            "server": [{"address": "127.0.0.1:6379", "seconds": seconds}]
+        }]
+    });
+    crate::compare::input::parse(&doc.to_string()).unwrap()
+}
+
+fn inputs(n: usize) -> Vec<Input> {
+    (0..n)
+        .map(|i| {
+            input_of(
+                format!("run<{i}>"),
+                vec![format!("r{i}.json")],
+                vec![record(1000.0 + i as f64, i as u64)],
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn one_run_has_every_chart_and_no_comparison() {
+    let inputs = inputs(1);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    for kind in [
+        "throughput",
+        "latency",
+        "spectrum",
+        "errors",
+        "server-cpu",
+        "server-memory",
+    ] {
+        assert!(
+            html.contains(&format!(
+                "data-chart=\"{kind}\" data-test=\"MSET (10 keys)\""
+            )),
+            "{kind}"
+        );
+    }
+    assert!(html.contains("default-src 'none'"));
+    assert!(!html.contains("id=\"comparison\""));
+    assert!(html.contains("run&lt;0&gt;"), "labels are escaped");
+    assert!(html.contains(r#"data-metric="rps" data-value="1000""#));
+    assert!(html.contains("MOVED 2"), "redirect totals under the charts");
+    assert!(html.contains("<script type=\"application/json\" id=\"respbench-data\">"));
+    assert!(!html.contains("<script>") && !html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn several_runs_get_the_compare_table_and_overlaid_series() {
+    let inputs = inputs(2);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(html.contains("id=\"comparison\""));
+    assert!(html.contains("run&lt;1&gt; vs run&lt;0&gt;"));
+    assert!(
+        html.contains("data-series=\"run&lt;0&gt; p99\"")
+            && html.contains("data-series=\"run&lt;1&gt; p99\"")
+    );
+    assert!(html.contains(charts::PALETTE[1]));
+}
+
+#[test]
+fn report_arguments() {
+    let a = |v: &[&str]| super::parse(v.iter().map(OsString::from).collect());
+    let (sides, _, out) = a(&["a.json,b.json", "c.json", "-o", "x.html"])
+        .unwrap()
+        .unwrap();
+    assert_eq!(sides.len(), 2);
+    assert_eq!(out, "x.html");
+    assert!(a(&["a.json"]).unwrap_err().contains("needs -o FILE"));
+    assert!(
+        a(&["-o", "x.html"])
+            .unwrap_err()
+            .contains("at least one RUN")
+    );
+    assert_eq!(a(&["--help"]).unwrap(), None);
+}
+
+#[test]
+fn escaping() {
+    assert_eq!(
+        esc("<a href=\"x\">&'"),
+        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+    );
+}
