@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs Debian's redis-server and redis-tools when they are missing (as root, with apt-get);
-# otherwise says what to install. Sourced by the quick-start and test scripts.
+# Installs Debian's redis-server and redis-tools when they are missing (as root, with apt-get),
+# and openssl (the tests make certificates with it the way valkey's test suite does); otherwise
+# says what to install. Sourced by the quick-start and test scripts.
 ensure_redis() {
-  if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+  if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 \
+    && command -v openssl >/dev/null 2>&1; then
     return 0
   fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing redis-server and redis-tools (Debian packages)..." >&2
+    echo "Installing redis-server, redis-tools and openssl (Debian packages)..." >&2
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools openssl >/dev/null
     # The package may start a system instance on 6379; we never use it, and stop only what we start.
     return 0
   fi

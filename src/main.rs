@@ -15,7 +15,8 @@ use respbench::plan::dataset::{self, DatasetError};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
-    let args = match cli::parse(std::env::args_os().skip(1)) {
+    let env_password = std::env::var_os(cli::PASSWORD_ENV);
+    let args = match cli::parse_with_env(std::env::args_os().skip(1), env_password) {
         Ok(Invocation::Run(args)) => args,
         Ok(Invocation::Help) => {
             print!("{}", cli::help_text());
@@ -32,6 +33,10 @@ fn main() -> ExitCode {
     };
 
     let stdin = if args.stdin_last_arg && !args.command.is_empty() {
+        if stdin_was_closed() {
+            eprintln!("respbench: cannot read stdin for -x: standard input is closed");
+            return ExitCode::from(1);
+        }
         let mut buf = Vec::new();
         if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
             eprintln!("respbench: cannot read stdin for -x: {e}");
@@ -82,5 +87,32 @@ fn main() -> ExitCode {
             eprintln!("respbench: {message}");
             ExitCode::from(1)
         }
+        Err(Failure::Reference(message)) => {
+            eprintln!("{message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Whether the process started with standard input closed (`<&-`). Rust's runtime reopens a
+/// closed fd 0 on `/dev/null` before `main`, so `-x` would read nothing and send an empty value;
+/// it opens it read-write, which a shell's `< /dev/null` never does. That combination is the
+/// tell (a deliberate `<> /dev/null` reads the same as a closed stdin, and gets the same answer).
+fn stdin_was_closed() -> bool {
+    // SAFETY: `fstat`, `stat` and `fcntl` only write into the zeroed structs passed to them.
+    unsafe {
+        let mut fd0: libc::stat = std::mem::zeroed();
+        let mut null: libc::stat = std::mem::zeroed();
+        if libc::fstat(0, &mut fd0) != 0 {
+            return true;
+        }
+        if libc::stat(c"/dev/null".as_ptr(), &mut null) != 0 {
+            return false;
+        }
+        let flags = libc::fcntl(0, libc::F_GETFL);
+        fd0.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && fd0.st_rdev == null.st_rdev
+            && flags >= 0
+            && flags & libc::O_ACCMODE == libc::O_RDWR
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod dataset;
 mod pushes;
+pub mod shard;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -249,6 +250,7 @@ fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOpti
             ("--cacert", t.cacert.is_some()),
             ("--cacertdir", t.cacertdir.is_some()),
             ("--insecure", t.insecure),
+            ("--tls-verify-name", t.verify_name),
             ("--cert", t.cert.is_some()),
             ("--key", t.key.is_some()),
             ("--tls-ciphers", t.ciphers.is_some()),
@@ -266,15 +268,13 @@ fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOpti
         }
         return Ok(None);
     }
-    warnings.extend(check_cipher_lists(
-        t.ciphers.as_deref(),
-        t.ciphersuites.as_deref(),
-    )?);
+    check_cipher_lists(t.ciphers.as_deref(), t.ciphersuites.as_deref())?;
     Ok(Some(TlsOptions {
         sni: t.sni.clone(),
         cacert: t.cacert.clone(),
         cacertdir: t.cacertdir.clone(),
         insecure: t.insecure,
+        verify_name: t.verify_name,
         cert: t.cert.clone(),
         key: t.key.clone(),
         ciphers: t.ciphers.clone(),

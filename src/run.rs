@@ -28,8 +28,11 @@ mod record_hook;
 /// Why a run did not end normally. `main` maps these to exit codes.
 #[derive(Debug)]
 pub enum Failure {
-    /// A server, connection or protocol problem: exit 1.
+    /// A problem in respbench's own words: exit 1, printed after `respbench: `.
     Fatal(String),
+    /// A server, connection or protocol problem that valkey-benchmark names too, in its words
+    /// (see [`EngineError::is_reference_text`]): exit 1, printed as it is.
+    Reference(String),
     /// Ctrl-C: exit 130, after the partial report.
     Interrupted,
     /// stdout went away (e.g. `| head`): not an error.
@@ -38,7 +41,11 @@ pub enum Failure {
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
-        Failure::Fatal(e.to_string())
+        if e.is_reference_text() {
+            Failure::Reference(e.to_string())
+        } else {
+            Failure::Fatal(e.to_string())
+        }
     }
 }
 
@@ -199,13 +206,10 @@ fn run_tests(
         Box::new(io::stdout().lock())
     };
     if let Some(c) = &cluster {
-        // The listing is part of the full report only; -q and --csv keep stdout parseable.
-        if plan.format == Format::Text {
-            c.write_listing(&mut out)?;
-            out.flush()?;
-        } else {
-            c.write_listing(&mut io::stderr())?;
-        }
+        // On stdout in every format, as the reference prints it: stderr stays empty on a run
+        // that succeeds.
+        c.write_listing(&mut out)?;
+        out.flush()?;
     }
     if plan.format == Format::Csv {
         report::write_csv_header(&mut out)?;
@@ -369,10 +373,11 @@ fn fetch_config(
         let v = control.call(&[b"CONFIG".as_slice(), b"GET", name.as_bytes()])?;
         if let Some(e) = error_text(&v) {
             if e.starts_with("NOAUTH") {
-                return Err(Failure::Fatal(format!(
-                    "{} requires authentication ({e}); pass the password with -a",
-                    target.display()
-                )));
+                return Err(EngineError::Auth {
+                    target: target.display(),
+                    message: format!("{e} (pass the password with -a or REDISCLI_AUTH)"),
+                }
+                .into());
             }
             return Ok(None);
         }

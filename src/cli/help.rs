@@ -84,16 +84,18 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --maxdocs <num>    Maximum number of records to load from the dataset file
                     (default: all)
  --tls              Establish a secure TLS connection.
-                    The server's certificate must be valid for the host name
-                    or address given with -h/-u (or for --sni).
- --sni <host>       Server name indication for TLS (also the name the
-                    server's certificate is verified against).
+ --sni <host>       Server name indication for TLS (also the name checked
+                    with --tls-verify-name).
  --cacert <file>    CA Certificate file to verify with.
  --cacertdir <dir>  Directory where trusted CA certificates are stored
                     (every PEM file in it is read).
                     If neither cacert nor cacertdir are specified, the default
                     system-wide trusted root certs configuration will apply.
  --insecure         Allow insecure TLS connection by skipping cert validation.
+ --tls-verify-name  Also require the server's certificate to be valid for the
+                    host name or address given with -h/-u (or for --sni).
+                    By default only the chain is verified, as valkey-benchmark
+                    does.
  --cert <file>      Client certificate to authenticate with (needs --key).
  --key <file>       Private key file to authenticate with (needs --cert).
  --tls-ciphers <list>

@@ -132,6 +132,8 @@ pub struct TlsArgs {
     pub cacertdir: Option<PathBuf>,
     /// `--insecure`: do not verify the server's certificate.
     pub insecure: bool,
+    /// `--tls-verify-name`: also require the certificate to name the host (or `--sni`).
+    pub verify_name: bool,
     /// `--cert`: client certificate.
     pub cert: Option<PathBuf>,
     /// `--key`: client private key.
@@ -149,7 +151,7 @@ mod tests;
 mod uri;
 
 pub use help::{help_text, version_text};
-pub use parse::{parse, takes_value};
+pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";

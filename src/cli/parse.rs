@@ -65,6 +65,7 @@ pub(super) enum Opt {
     Cacert,
     Cacertdir,
     Insecure,
+    TlsVerifyName,
     Cert,
     Key,
     TlsCiphers,
@@ -134,6 +135,7 @@ impl Opt {
             | Opt::EnableTracking
             | Opt::Tls
             | Opt::Insecure
+            | Opt::TlsVerifyName
             | Opt::Mptcp
             | Opt::NoServerStats
             | Opt::Help
@@ -188,6 +190,7 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--cacert", Opt::Cacert),
     ("--cacertdir", Opt::Cacertdir),
     ("--insecure", Opt::Insecure),
+    ("--tls-verify-name", Opt::TlsVerifyName),
     ("--cert", Opt::Cert),
     ("--key", Opt::Key),
     ("--tls-ciphers", Opt::TlsCiphers),
@@ -224,8 +227,24 @@ pub(super) const MAX_DBNUM: u64 = i32::MAX as u64;
 /// a one-line [`UsageError`] naming the option and, for a bad value, the value and what was
 /// expected.
 pub fn parse<I: IntoIterator<Item = OsString>>(args: I) -> Result<Invocation, UsageError> {
+    parse_with_env(args, None)
+}
+
+/// The environment variable a password may come from when neither `-a` nor `-u` gives one: the
+/// convention redis-cli and valkey-cli users know, which keeps the password out of `ps`.
+pub const PASSWORD_ENV: &str = "REDISCLI_AUTH";
+
+/// [`parse`], with the value of [`PASSWORD_ENV`] (read by the caller, so that parsing stays a
+/// pure function): used when the command line gives no password; an empty value is none.
+pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
+    args: I,
+    env_password: Option<OsString>,
+) -> Result<Invocation, UsageError> {
     let mut parser = lexopt::Parser::from_args(args);
-    let mut st = State::default();
+    let mut st = State {
+        env_password: env_password.filter(|p| !p.is_empty()),
+        ..State::default()
+    };
 
     loop {
         // Look at the next whole argument before lexopt does: valkey-benchmark stops at the first
@@ -287,6 +306,8 @@ struct State {
     requests_given: bool,
     /// `--user` was given (a user from `-u` never needs checking: it always came with `:`).
     user_given: bool,
+    /// The password from [`PASSWORD_ENV`], if set and not empty.
+    env_password: Option<OsString>,
     /// The first recognised-but-unsupported option, refused once the whole line has parsed.
     unsupported: Option<UsageError>,
 }
@@ -300,6 +321,7 @@ impl Default for State {
             socket: None,
             requests_given: false,
             user_given: false,
+            env_password: None,
             unsupported: None,
         }
     }
@@ -345,8 +367,12 @@ impl State {
                 if tls {
                     a.tls.enabled = true;
                 }
-                self.host = host;
-                self.port = port;
+                if let Some(host) = host {
+                    self.host = host;
+                }
+                if let Some(port) = port {
+                    self.port = port;
+                }
                 if user.is_some() {
                     a.user = user;
                 }
@@ -414,6 +440,7 @@ impl State {
             Opt::Cacert => a.tls.cacert = Some(path(name, v, "a CA certificate file")?),
             Opt::Cacertdir => a.tls.cacertdir = Some(path(name, v, "a directory")?),
             Opt::Insecure => a.tls.insecure = true,
+            Opt::TlsVerifyName => a.tls.verify_name = true,
             Opt::Cert => a.tls.cert = Some(path(name, v, "a certificate file")?),
             Opt::Key => a.tls.key = Some(path(name, v, "a private key file")?),
             Opt::TlsCiphers => a.tls.ciphers = Some(text(name, v)?),
@@ -447,8 +474,13 @@ impl State {
                 "options -n and --duration are mutually exclusive".to_owned(),
             ));
         }
+        if args.password.is_none() {
+            args.password = self.env_password.map(OsStringExt::into_vec);
+        }
         if self.user_given && args.password.is_none() {
-            return Err(UsageError("--user needs a password (-a)".to_owned()));
+            return Err(UsageError(format!(
+                "--user needs a password (-a, or the {PASSWORD_ENV} environment variable)"
+            )));
         }
         match (&args.tls.cert, &args.tls.key) {
             (Some(_), None) => {

@@ -152,8 +152,11 @@ fn flag_uri_keeps_earlier_values_it_does_not_set() {
     let a = run(&["-a", "pw", "--dbnum", "3", "-p", "7000", "-u", "redis://h"]);
     assert_eq!(a.password, Some(b"pw".to_vec()));
     assert_eq!(a.dbnum, 3);
-    // A URI without a port means 6379, not the earlier -p.
-    assert_eq!(a.endpoint, tcp("h", 6379));
+    // A URI without a port keeps the earlier -p, as the reference does.
+    assert_eq!(a.endpoint, tcp("h", 7000));
+    // And one without a host keeps the earlier -h.
+    let a = run(&["-h", "g", "-u", "redis://:7001/2"]);
+    assert_eq!((a.endpoint, a.dbnum), (tcp("g", 7001), 2));
 }
 
 #[test]
@@ -861,11 +864,35 @@ fn duration_alone_keeps_default_requests() {
 
 #[test]
 fn user_needs_password() {
-    assert_eq!(err(&["--user", "alice"]), "--user needs a password (-a)");
+    let needs = "--user needs a password (-a, or the REDISCLI_AUTH environment variable)";
+    assert_eq!(err(&["--user", "alice"]), needs);
+    assert_eq!(err(&["--user", "alice", "-u", "redis://h"]), needs);
+}
+
+#[test]
+fn password_from_the_environment_when_the_line_gives_none() {
+    let with_env =
+        |args: &[&str], env: &str| match super::parse_with_env(os(args), Some(env.into())) {
+            Ok(Invocation::Run(a)) => *a,
+            other => panic!("{args:?}: expected Run, got {other:?}"),
+        };
+    let a = with_env(&["--user", "alice"], "envpw");
     assert_eq!(
-        err(&["--user", "alice", "-u", "redis://h"]),
-        "--user needs a password (-a)"
+        (a.user, a.password),
+        (Some(b"alice".to_vec()), Some(b"envpw".to_vec()))
     );
+    // -a and a URI's password win over the environment.
+    assert_eq!(
+        with_env(&["-a", "cli"], "envpw").password,
+        Some(b"cli".to_vec())
+    );
+    assert_eq!(
+        with_env(&["-u", "redis://:uri@h"], "envpw").password,
+        Some(b"uri".to_vec())
+    );
+    // An empty variable is no password.
+    assert_eq!(with_env(&[], "").password, None);
+    assert_eq!(run(&[]).password, None);
 }
 
 #[test]
@@ -930,6 +957,7 @@ fn tls_options_parse() {
         "--cacertdir",
         "/etc/ssl/certs",
         "--insecure",
+        "--tls-verify-name",
         "--cert",
         "c.pem",
         "--key",
@@ -948,6 +976,7 @@ fn tls_options_parse() {
             cacert: Some("ca.pem".into()),
             cacertdir: Some("/etc/ssl/certs".into()),
             insecure: true,
+            verify_name: true,
             cert: Some("c.pem".into()),
             key: Some("k.pem".into()),
             ciphers: Some("HIGH:!aNULL".into()),

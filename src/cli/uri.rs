@@ -8,20 +8,22 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+use super::UsageError;
 use super::parse::{MAX_DBNUM, whole};
-use super::{DEFAULT_HOST, DEFAULT_PORT, UsageError};
 
-/// What a `-u` URI says. Missing host and port take the defaults; user, password and db are only
-/// `Some` when present, so they leave earlier `-a`/`--user`/`--dbnum` values alone.
+/// What a `-u` URI says. Every part is only `Some` when present, so a missing one leaves earlier
+/// `-h`/`-p`/`-a`/`--user`/`--dbnum` values alone, as the reference's URI parser does
+/// (`-p 6380 -u redis://host` connects to port 6380).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Uri {
     /// The percent-decoded user, if the userinfo had a non-empty part before `:`.
     pub user: Option<Vec<u8>>,
     /// The percent-decoded password, if the URI had a non-empty one.
     pub password: Option<Vec<u8>>,
-    /// Host name or address, IPv6 without its brackets.
-    pub host: String,
-    pub port: u16,
+    /// Host name or address, IPv6 without its brackets; `None` when the URI has no host.
+    pub host: Option<String>,
+    /// `None` when the URI has no port.
+    pub port: Option<u16>,
     /// The `/db` path, if present and non-empty.
     pub db: Option<u32>,
     /// `rediss://` or `valkeys://`: connect with TLS.
@@ -80,14 +82,10 @@ pub(super) fn parse_uri(value: &OsStr) -> Result<Uri, UsageError> {
     let hostport = std::str::from_utf8(hostport).map_err(|_| bad("the host is not valid UTF-8"))?;
     let (host, port) = split_host_port(hostport)?;
     let port = match port {
-        None => DEFAULT_PORT,
-        Some(p) => whole("the -u port", OsStr::new(p), 0, u64::from(u16::MAX))?,
+        None => None,
+        Some(p) => Some(whole("the -u port", OsStr::new(p), 0, u64::from(u16::MAX))?),
     };
-    let host = if host.is_empty() {
-        DEFAULT_HOST.to_owned()
-    } else {
-        host.to_owned()
-    };
+    let host = (!host.is_empty()).then(|| host.to_owned());
     let db = if path.is_empty() {
         None
     } else {
@@ -170,14 +168,14 @@ mod tests {
     fn uri(
         user: Option<&str>,
         password: Option<&str>,
-        host: &str,
-        port: u16,
+        host: Option<&str>,
+        port: Option<u16>,
         db: Option<u32>,
     ) -> Uri {
         Uri {
             user: user.map(|u| u.as_bytes().to_vec()),
             password: password.map(|p| p.as_bytes().to_vec()),
-            host: host.to_owned(),
+            host: host.map(str::to_owned),
             port,
             db,
             tls: false,
@@ -188,58 +186,67 @@ mod tests {
     fn full_form() {
         assert_eq!(
             ok("redis://alice:s3cret@example.com:6380/4"),
-            uri(Some("alice"), Some("s3cret"), "example.com", 6380, Some(4))
+            uri(
+                Some("alice"),
+                Some("s3cret"),
+                Some("example.com"),
+                Some(6380),
+                Some(4)
+            )
         );
     }
 
     #[test]
     fn valkey_scheme_and_case_insensitive_scheme() {
-        assert_eq!(ok("valkey://h"), uri(None, None, "h", 6379, None));
-        assert_eq!(ok("VALKEY://h:1"), uri(None, None, "h", 1, None));
-        assert_eq!(ok("Redis://h"), uri(None, None, "h", 6379, None));
+        assert_eq!(ok("valkey://h"), uri(None, None, Some("h"), None, None));
+        assert_eq!(
+            ok("VALKEY://h:1"),
+            uri(None, None, Some("h"), Some(1), None)
+        );
+        assert_eq!(ok("Redis://h"), uri(None, None, Some("h"), None, None));
     }
 
     #[test]
-    fn host_only_gets_default_port() {
+    fn host_only_leaves_the_port_alone() {
         assert_eq!(
             ok("redis://10.0.0.1"),
-            uri(None, None, "10.0.0.1", 6379, None)
+            uri(None, None, Some("10.0.0.1"), None, None)
         );
     }
 
     #[test]
-    fn empty_authority_gets_defaults() {
-        assert_eq!(ok("redis://"), uri(None, None, "127.0.0.1", 6379, None));
-        assert_eq!(
-            ok("redis:///7"),
-            uri(None, None, "127.0.0.1", 6379, Some(7))
-        );
-        assert_eq!(
-            ok("redis://:6390"),
-            uri(None, None, "127.0.0.1", 6390, None)
-        );
+    fn empty_authority_leaves_host_and_port_alone() {
+        assert_eq!(ok("redis://"), uri(None, None, None, None, None));
+        assert_eq!(ok("redis:///7"), uri(None, None, None, None, Some(7)));
+        assert_eq!(ok("redis://:6390"), uri(None, None, None, Some(6390), None));
     }
 
     #[test]
     fn trailing_slash_means_no_db() {
-        assert_eq!(ok("redis://h/"), uri(None, None, "h", 6379, None));
+        assert_eq!(ok("redis://h/"), uri(None, None, Some("h"), None, None));
     }
 
     #[test]
     fn userinfo_without_colon_is_the_password() {
-        assert_eq!(ok("redis://pw@h"), uri(None, Some("pw"), "h", 6379, None));
+        assert_eq!(
+            ok("redis://pw@h"),
+            uri(None, Some("pw"), Some("h"), None, None)
+        );
     }
 
     #[test]
     fn empty_user_before_colon_is_no_user() {
-        assert_eq!(ok("redis://:pw@h"), uri(None, Some("pw"), "h", 6379, None));
+        assert_eq!(
+            ok("redis://:pw@h"),
+            uri(None, Some("pw"), Some("h"), None, None)
+        );
     }
 
     #[test]
     fn password_keeps_later_colons() {
         assert_eq!(
             ok("redis://u:a:b@h"),
-            uri(Some("u"), Some("a:b"), "h", 6379, None)
+            uri(Some("u"), Some("a:b"), Some("h"), None, None)
         );
     }
 
@@ -247,21 +254,24 @@ mod tests {
     fn at_sign_in_password_uses_last_at() {
         assert_eq!(
             ok("redis://u:p@ss@h"),
-            uri(Some("u"), Some("p@ss"), "h", 6379, None)
+            uri(Some("u"), Some("p@ss"), Some("h"), None, None)
         );
     }
 
     #[test]
     fn empty_password_is_none() {
-        assert_eq!(ok("redis://u:@h"), uri(Some("u"), None, "h", 6379, None));
-        assert_eq!(ok("redis://@h"), uri(None, None, "h", 6379, None));
+        assert_eq!(
+            ok("redis://u:@h"),
+            uri(Some("u"), None, Some("h"), None, None)
+        );
+        assert_eq!(ok("redis://@h"), uri(None, None, Some("h"), None, None));
     }
 
     #[test]
     fn percent_decoding_of_user_and_password() {
         assert_eq!(
             ok("redis://us%65r%3a1:p%40ss%2Fw%3Ard@h"),
-            uri(Some("user:1"), Some("p@ss/w:rd"), "h", 6379, None)
+            uri(Some("user:1"), Some("p@ss/w:rd"), Some("h"), None, None)
         );
         let u = ok("redis://:%ff%00@h");
         assert_eq!(u.password, Some(vec![0xff, 0x00]));
@@ -279,14 +289,17 @@ mod tests {
 
     #[test]
     fn ipv6_in_brackets() {
-        assert_eq!(ok("redis://[::1]:6380"), uri(None, None, "::1", 6380, None));
+        assert_eq!(
+            ok("redis://[::1]:6380"),
+            uri(None, None, Some("::1"), Some(6380), None)
+        );
         assert_eq!(
             ok("redis://[fe80::1]/2"),
-            uri(None, None, "fe80::1", 6379, Some(2))
+            uri(None, None, Some("fe80::1"), None, Some(2))
         );
         assert_eq!(
             ok("redis://u:p@[::1]:7000/3"),
-            uri(Some("u"), Some("p"), "::1", 7000, Some(3))
+            uri(Some("u"), Some("p"), Some("::1"), Some(7000), Some(3))
         );
     }
 
@@ -347,12 +360,18 @@ mod tests {
     #[test]
     fn tls_schemes_turn_tls_on() {
         let tls = |u: Uri| Uri { tls: true, ..u };
-        assert_eq!(ok("rediss://h"), tls(uri(None, None, "h", 6379, None)));
+        assert_eq!(
+            ok("rediss://h"),
+            tls(uri(None, None, Some("h"), None, None))
+        );
         assert_eq!(
             ok("valkeys://:p%40ss@[::1]:6380/2"),
-            tls(uri(None, Some("p@ss"), "::1", 6380, Some(2)))
+            tls(uri(None, Some("p@ss"), Some("::1"), Some(6380), Some(2)))
         );
-        assert_eq!(ok("REDISS://h"), tls(uri(None, None, "h", 6379, None)));
+        assert_eq!(
+            ok("REDISS://h"),
+            tls(uri(None, None, Some("h"), None, None))
+        );
         assert!(!ok("redis://h").tls);
     }
 

@@ -163,15 +163,24 @@ pub fn discover(
 ) -> Result<Topology, EngineError> {
     let reply = fetch(entry, auth).map_err(|e| match e {
         EngineError::Other(m) if m.contains("cluster support disabled") => {
-            EngineError::Other(format!(
-                "{} is not a cluster node (cluster support disabled); drop --cluster",
-                entry.display()
-            ))
+            EngineError::ClusterConfig {
+                target: entry.display(),
+                reason: "it is not a cluster node (cluster support disabled); drop --cluster"
+                    .to_string(),
+            }
         }
+        EngineError::Other(reason) => EngineError::ClusterConfig {
+            target: entry.display(),
+            reason,
+        },
         other => other,
     })?;
-    Topology::from_cluster_slots(&reply, &[], entry_host)
-        .map_err(|e| EngineError::Other(format!("cluster discovery at {}: {e}", entry.display())))
+    Topology::from_cluster_slots(&reply, &[], entry_host).map_err(|reason| {
+        EngineError::ClusterConfig {
+            target: entry.display(),
+            reason,
+        }
+    })
 }
 
 /// Refreshes the topology while a test runs: when a worker saw a redirect, and every second.

@@ -22,6 +22,9 @@ pub struct ControlConn {
     out: Vec<u8>,
     /// A reply has been read on this connection.
     answered: bool,
+    /// The command under way (`CONFIG GET`, `AUTH`, …), so that a failure says what was being
+    /// done: a reset during start-up is otherwise a bare "Connection reset by peer".
+    doing: String,
 }
 
 impl ControlConn {
@@ -37,6 +40,7 @@ impl ControlConn {
             buf: Vec::with_capacity(4096),
             out: Vec::with_capacity(256),
             answered: false,
+            doing: String::new(),
         })
     }
 
@@ -47,11 +51,11 @@ impl ControlConn {
         if let Some(auth) = auth {
             let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
             cmd.extend(auth.iter().map(|a| a.as_slice()));
-            if let Some(e) = error_text(&c.call(&cmd)?) {
-                return Err(EngineError::Other(format!(
-                    "authentication failed at {}: {e}",
-                    target.display()
-                )));
+            if let Some(message) = error_text(&c.call(&cmd)?) {
+                return Err(EngineError::Auth {
+                    target: target.display(),
+                    message,
+                });
             }
         }
         Ok(c)
@@ -59,6 +63,7 @@ impl ControlConn {
 
     /// Sends one command and returns its reply (error replies are returned as values).
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Value, EngineError> {
+        self.doing = command_name(args);
         self.out.clear();
         resp::encode_command(&mut self.out, args);
         self.stream
@@ -69,6 +74,7 @@ impl ControlConn {
 
     /// Sends pre-encoded commands and returns their `n` replies.
     pub fn call_raw(&mut self, bytes: &[u8], n: usize) -> Result<Vec<Value>, EngineError> {
+        self.doing = format!("{n} setup command(s)");
         self.stream
             .write_all(bytes)
             .map_err(|e| self.io_error(&e))?;
@@ -102,7 +108,12 @@ impl ControlConn {
                     return Ok(value);
                 }
                 Ok(None) => {}
-                Err(e) => return Err(EngineError::Protocol(format!("{}: {e}", self.target))),
+                Err(e) => {
+                    return Err(EngineError::Protocol(format!(
+                        "{e} (from {}, in the reply to {})",
+                        self.target, self.doing
+                    )));
+                }
             }
             let n = self
                 .stream
@@ -113,8 +124,8 @@ impl ControlConn {
                     return Err(self.io_error(&std::io::ErrorKind::UnexpectedEof.into()));
                 }
                 return Err(EngineError::Io(format!(
-                    "{}: the server closed the connection",
-                    self.target
+                    "{}: the server closed the connection (waiting for the reply to {})",
+                    self.target, self.doing
                 )));
             }
             self.buf.extend_from_slice(&chunk[..n]);
@@ -151,7 +162,29 @@ impl ControlConn {
                 reason: t.to_string(),
             };
         }
-        EngineError::Io(format!("{}: {}", self.target, io_reason(e)))
+        EngineError::Io(format!(
+            "{}: {} (sending {} or waiting for its reply)",
+            self.target,
+            io_reason(e),
+            self.doing
+        ))
+    }
+}
+
+/// How a command is named in messages: its first word, and the second for commands whose first
+/// word is a container (`CONFIG GET`, `CLUSTER SLOTS`). Never the arguments (`AUTH`'s password).
+fn command_name<A: AsRef<[u8]>>(args: &[A]) -> String {
+    const CONTAINERS: &[&str] = &["ACL", "CLIENT", "CLUSTER", "COMMAND", "CONFIG", "FUNCTION"];
+    let word = |i: usize| {
+        args.get(i)
+            .map(|a| String::from_utf8_lossy(a.as_ref()).to_uppercase())
+            .unwrap_or_default()
+    };
+    let first = word(0);
+    if CONTAINERS.contains(&first.as_str()) && args.len() > 1 {
+        format!("{first} {}", word(1))
+    } else {
+        first
     }
 }
 

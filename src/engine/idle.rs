@@ -73,7 +73,10 @@ pub fn run_idle(
                 Ok(n) => {
                     let text = String::from_utf8_lossy(&buf[..n]);
                     let line = text.trim_end().trim_start_matches('-');
-                    return Err(EngineError::Other(format!("error from server: {line}")));
+                    return Err(EngineError::Server {
+                        message: line.to_string(),
+                        hint: None,
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(EngineError::Io(io_reason(&e))),

@@ -51,6 +51,9 @@ pub struct TlsOptions {
     pub cacertdir: Option<PathBuf>,
     /// `--insecure`: no verification of the server's certificate.
     pub insecure: bool,
+    /// `--tls-verify-name`: the certificate must also name the host (or `--sni`). Off by
+    /// default, as in valkey-benchmark, which checks only the chain.
+    pub verify_name: bool,
     /// `--cert` / `--key`: the client certificate (chain) and its private key (PEM).
     pub cert: Option<PathBuf>,
     pub key: Option<PathBuf>,
@@ -61,20 +64,17 @@ pub struct TlsOptions {
 }
 
 /// Checks `--tls-ciphers` and `--tls-ciphersuites` without any I/O (see [`ciphers`]): an error is
-/// one line (a usage error); entries that match nothing come back as warnings.
-pub fn check_cipher_lists(
-    ciphers: Option<&str>,
-    ciphersuites: Option<&str>,
-) -> Result<Vec<String>, String> {
-    Ok(cipher_suites(ciphers, ciphersuites)?.1)
+/// one line (a usage error). Entries that match nothing are skipped silently, as OpenSSL does.
+pub fn check_cipher_lists(ciphers: Option<&str>, ciphersuites: Option<&str>) -> Result<(), String> {
+    cipher_suites(ciphers, ciphersuites).map(drop)
 }
 
 /// The suites to offer, TLS 1.3 first, in the order of preference given (OpenSSL's default order
-/// without the options), and warnings.
+/// without the options).
 fn cipher_suites(
     ciphers: Option<&str>,
     ciphersuites: Option<&str>,
-) -> Result<(Vec<SupportedCipherSuite>, Vec<String>), String> {
+) -> Result<Vec<SupportedCipherSuite>, String> {
     use provider::cipher_suite as cs;
     let tls13 = [
         cs::TLS13_AES_256_GCM_SHA384,
@@ -89,23 +89,19 @@ fn cipher_suites(
         cs::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
         cs::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
     ];
-    let mut warnings = Vec::new();
-    let (tls13_chosen, w) = match ciphersuites {
+    let tls13_chosen = match ciphersuites {
         Some(list) => ciphers::tls13(list)?,
-        None => ((0..tls13.len()).collect(), Vec::new()),
+        None => (0..tls13.len()).collect(),
     };
-    warnings.extend(w);
-    let (tls12_chosen, w) = match ciphers {
+    let tls12_chosen = match ciphers {
         Some(list) => ciphers::tls12(list)?,
-        None => ((0..tls12.len()).collect(), Vec::new()),
+        None => (0..tls12.len()).collect(),
     };
-    warnings.extend(w);
-    let suites = tls13_chosen
+    Ok(tls13_chosen
         .into_iter()
         .map(|i| tls13[i])
         .chain(tls12_chosen.into_iter().map(|i| tls12[i]))
-        .collect();
-    Ok((suites, warnings))
+        .collect())
 }
 
 /// The client side of TLS, shared (in an `Arc`) by every connection of a run.
@@ -116,6 +112,8 @@ pub struct TlsClient {
     /// What error messages need to know.
     ca_given: bool,
     verify: bool,
+    /// Whether the certificate must also be valid for the host (`--tls-verify-name`).
+    verify_name: bool,
     ciphers_given: bool,
     client_cert: bool,
 }
@@ -125,6 +123,7 @@ impl fmt::Debug for TlsClient {
         f.debug_struct("TlsClient")
             .field("sni", &self.sni)
             .field("verify", &self.verify)
+            .field("verify_name", &self.verify_name)
             .finish_non_exhaustive()
     }
 }
@@ -134,7 +133,7 @@ impl TlsClient {
     /// line, which `run` turns into exit 1) and applies the cipher lists (whose warnings
     /// [`check_cipher_lists`] gave when the plan was made).
     pub fn new(o: &TlsOptions) -> Result<Self, String> {
-        let (suites, _) = cipher_suites(o.ciphers.as_deref(), o.ciphersuites.as_deref())?;
+        let suites = cipher_suites(o.ciphers.as_deref(), o.ciphersuites.as_deref())?;
         let provider = Arc::new(CryptoProvider {
             cipher_suites: suites,
             ..provider::default_provider()
@@ -183,7 +182,13 @@ impl TlsClient {
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
                 .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-            builder.with_webpki_verifier(verifier)
+            if o.verify_name {
+                builder.with_webpki_verifier(verifier)
+            } else {
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(ChainOnly(verifier)))
+            }
         };
 
         let mut config = match (&o.cert, &o.key) {
@@ -226,6 +231,7 @@ impl TlsClient {
             sni: o.sni.clone(),
             ca_given: o.cacert.is_some() || o.cacertdir.is_some(),
             verify: !o.insecure,
+            verify_name: o.verify_name && !o.insecure,
             ciphers_given: o.ciphers.is_some() || o.ciphersuites.is_some(),
             client_cert: o.cert.is_some(),
         })
@@ -295,6 +301,57 @@ impl TlsClient {
                 client_cert: self.client_cert,
             },
         })
+    }
+}
+
+/// The default: the chain is verified as webpki does it (trust anchor, validity period, key
+/// usage), but not the name, as valkey-benchmark does with OpenSSL (it never sets a host to
+/// check). Many deployments use certificates whose only name is a CN (`CN=Server-only`) with no
+/// subjectAltName for the address clients dial; webpki ignores the CN, so those would all fail.
+/// webpki checks the name last, after the chain, so a name error means the chain was accepted.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, RustlsError> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(RustlsError::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RustlsError> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, RustlsError> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 
@@ -717,9 +774,9 @@ fn describe_failure(e: &RustlsError, h: &Hints) -> String {
         RustlsError::InvalidCertificate(c) => match c {
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
                 format!(
-                    "the server's certificate is not valid for {} (name mismatch); connect with \
-                     a name on the certificate (-h), or pass that name with --sni, or skip \
-                     verification with --insecure",
+                    "the server's certificate is not valid for {} (name mismatch, checked \
+                     because of --tls-verify-name); connect with a name on the certificate (-h), \
+                     or pass that name with --sni",
                     h.name
                 )
             }
@@ -808,7 +865,6 @@ mod tests {
         let names = |c: Option<&str>, s: Option<&str>| -> Vec<String> {
             cipher_suites(c, s)
                 .unwrap()
-                .0
                 .iter()
                 .map(|s| format!("{:?}", s.suite()))
                 .collect()
@@ -840,7 +896,7 @@ mod tests {
         );
         assert!(check_cipher_lists(Some("NOPE"), None).is_err());
         assert!(check_cipher_lists(None, Some("NOPE")).is_err());
-        assert_eq!(check_cipher_lists(Some("HIGH:!aNULL"), None), Ok(vec![]));
+        assert_eq!(check_cipher_lists(Some("HIGH:!aNULL"), None), Ok(()));
     }
 
     #[test]

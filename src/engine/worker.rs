@@ -621,7 +621,7 @@ impl<'a> Worker<'a> {
             if carry == self.rbuf.len() {
                 if self.rbuf.len() >= MAX_LINE {
                     return Err(EngineError::Protocol(format!(
-                        "a reply line from {} is longer than {MAX_LINE} bytes",
+                        "protocol error: a reply line from {} is longer than {MAX_LINE} bytes",
                         self.target(self.conns[i].node).display()
                     )));
                 }
@@ -1091,9 +1091,10 @@ fn record_error(
     text: &[u8],
 ) -> Result<(), EngineError> {
     match policy {
-        ErrorPolicy::Abort => Err(EngineError::Server(
-            String::from_utf8_lossy(text).into_owned(),
-        )),
+        ErrorPolicy::Abort => Err(EngineError::Server {
+            message: String::from_utf8_lossy(text).into_owned(),
+            hint: Some("use -e to count errors and go on"),
+        }),
         ErrorPolicy::Count => {
             if !warmup {
                 rec.errors.record(text);
@@ -1140,7 +1141,7 @@ fn on_reply(
     }
     if c.pending == 0 {
         return Err(EngineError::Protocol(
-            "the server sent a reply nobody asked for".to_string(),
+            "protocol error: the server sent a reply nobody asked for".to_string(),
         ));
     }
     c.pending -= 1;
@@ -1208,7 +1209,7 @@ fn side_reply(
     let item = c.side.as_mut().and_then(|q| q.pop_front());
     let Some(item) = item else {
         return Err(EngineError::Protocol(
-            "the server sent a reply nobody asked for".to_string(),
+            "protocol error: the server sent a reply nobody asked for".to_string(),
         ));
     };
     let SideItem::Retry(mut retry) = item else {

@@ -63,7 +63,7 @@ pub(super) fn finish(rec: Recorder, result: Result<(), Failure>) -> Result<(), F
     let (outcome, error) = match &result {
         Ok(()) | Err(Failure::BrokenPipe) => ("completed", None),
         Err(Failure::Interrupted) => ("interrupted", None),
-        Err(Failure::Fatal(m)) => ("failed", Some(m.clone())),
+        Err(Failure::Fatal(m) | Failure::Reference(m)) => ("failed", Some(m.clone())),
     };
     match (rec.finish(outcome, error), result) {
         (Err(e), Ok(())) => Err(Failure::Fatal(format!(

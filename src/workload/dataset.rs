@@ -199,16 +199,28 @@ impl Dataset {
             )));
         };
         let header_names = &row[..header.fields];
+        if header_names.iter().any(|h| h.contains(&0)) {
+            return Err(LoadError::Invalid(format!(
+                "dataset {source} is not a CSV or TSV text file (its first line has NUL bytes: \
+                 {})",
+                excerpt(&header_names.concat(), 16)
+            )));
+        }
         // Column of each field name the command uses (the first column of that name).
         let columns: Vec<usize> = template
             .names
             .iter()
             .map(|name| {
                 header_names.iter().position(|h| h == name).ok_or_else(|| {
-                    let all: Vec<String> = header_names
+                    const SHOWN: usize = 20;
+                    let mut all: Vec<String> = header_names
                         .iter()
-                        .map(|h| String::from_utf8_lossy(h).into_owned())
+                        .take(SHOWN)
+                        .map(|h| excerpt(h, 40))
                         .collect();
+                    if header_names.len() > SHOWN {
+                        all.push(format!("… {} more", header_names.len() - SHOWN));
+                    }
                     LoadError::Invalid(format!(
                         "field placeholder '__field:{}__' not found in dataset fields \
                          (fields: {})",
@@ -352,6 +364,35 @@ fn format_size(bytes: u64) -> String {
     } else {
         format!("{:.2} GB", b / (K * K * K))
     }
+}
+
+/// At most `max` characters of `bytes` for a message: printable text as it is, anything else
+/// escaped (`\x00`, `\n`), and `…` where it was cut, so that a binary file named as a dataset
+/// gives one readable line instead of kilobytes of raw bytes.
+fn excerpt(bytes: &[u8], max: usize) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for chunk in bytes.utf8_chunks() {
+        let invalid = chunk.invalid().iter().map(|&b| format!("\\x{b:02x}"));
+        let valid = chunk.valid().chars().map(|c| {
+            if c.is_ascii_control() {
+                format!("\\x{:02x}", u32::from(c))
+            } else if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        });
+        for piece in valid.chain(invalid) {
+            if shown == max {
+                out.push('…');
+                return out;
+            }
+            out.push_str(&piece);
+            shown += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -574,6 +615,16 @@ mod tests {
         }
         // 20, 21 and 22 bytes.
         assert_eq!(ds.mean_unit_len(), 21);
+    }
+
+    #[test]
+    fn excerpts_escape_what_is_not_text_and_stop_at_the_limit() {
+        assert_eq!(excerpt(b"name", 40), "name");
+        assert_eq!(
+            excerpt(b"\x7fELF\x02\x01\x00\xff", 40),
+            "\\x7fELF\\x02\\x01\\x00\\xff"
+        );
+        assert_eq!(excerpt("é".repeat(50).as_bytes(), 3), "ééé…");
     }
 
     #[test]

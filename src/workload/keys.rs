@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::distribution::uniform_below;
+
 /// The largest keyspace: 12 decimal digits, the placeholder's width.
 pub const MAX_KEYSPACE: u64 = 999_999_999_999;
 
@@ -55,7 +57,7 @@ impl KeyGen {
         }
         match &self.sequential {
             Some(c) => c.counters[which].fetch_add(1, Ordering::Relaxed) % self.keyspace,
-            None => bounded(&mut self.rng, self.keyspace),
+            None => uniform_below(&mut self.rng, self.keyspace),
         }
     }
 }
@@ -65,18 +67,6 @@ impl KeyGen {
     #[inline]
     pub fn random(&mut self) -> u64 {
         self.rng.next_u64()
-    }
-}
-
-/// Uniform value in `0..bound` without modulo bias (Lemire's multiply-and-reject).
-#[inline]
-fn bounded(rng: &mut Xoshiro256PlusPlus, bound: u64) -> u64 {
-    let threshold = bound.wrapping_neg() % bound;
-    loop {
-        let m = u128::from(rng.next_u64()) * u128::from(bound);
-        if (m as u64) >= threshold {
-            return (m >> 64) as u64;
-        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod data;
 pub mod dataset;
+pub mod distribution;
 pub mod keys;
 pub mod suite;
 pub mod table;

@@ -758,8 +758,21 @@ impl Running {
     }
 
     fn spawn_with(args: &[String], stdin: Option<&[u8]>) -> Running {
+        let setup = match stdin {
+            Some(bytes) => StdinSetup::Bytes(bytes),
+            None => StdinSetup::Null,
+        };
+        Running::spawn_full(args, setup, &[])
+    }
+
+    fn spawn_full(args: &[String], setup: StdinSetup<'_>, env: &[(&str, &str)]) -> Running {
+        let stdin = match setup {
+            StdinSetup::Bytes(bytes) => Some(bytes),
+            StdinSetup::Null | StdinSetup::Closed => None,
+        };
         let mut cmd = Command::new(binary());
         cmd.args(args)
+            .envs(env.iter().copied())
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -767,6 +780,16 @@ impl Running {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if matches!(setup, StdinSetup::Closed) {
+            // SAFETY: runs in the child between fork and exec, where only async-signal-safe
+            // calls are allowed; close(2) is one.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                    libc::close(0);
+                    Ok(())
+                });
+            }
+        }
         die_with_parent(&mut cmd);
         let started = Instant::now();
         let mut child = cmd
@@ -858,6 +881,23 @@ impl Drop for Running {
 /// Runs respbench with `args` (and `stdin` if given) to completion, within [`RUN_TIMEOUT`].
 pub fn run_respbench(args: &[String], stdin: Option<&[u8]>) -> Output {
     Running::spawn_with(args, stdin).finish(RUN_TIMEOUT)
+}
+
+/// How a run's standard input is set up.
+#[derive(Clone, Copy, Debug)]
+pub enum StdinSetup<'a> {
+    /// `/dev/null`.
+    Null,
+    /// A pipe that delivers these bytes, then EOF.
+    Bytes(&'a [u8]),
+    /// No fd 0 at all, as after the shell's `<&-`.
+    Closed,
+}
+
+/// Runs respbench with `args`, the given standard input and extra environment variables, to
+/// completion within [`RUN_TIMEOUT`].
+pub fn run_respbench_with(args: &[String], stdin: StdinSetup<'_>, env: &[(&str, &str)]) -> Output {
+    Running::spawn_full(args, stdin, env).finish(RUN_TIMEOUT)
 }
 
 /// Runs respbench with no server involved (command-line checks).
