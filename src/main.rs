@@ -15,6 +15,10 @@ use respbench::plan::dataset::{self, DatasetError};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
+    // `respbench merge …`: only as the very first argument (see `respbench::merge`).
+    if std::env::args_os().nth(1).is_some_and(|a| a == "merge") {
+        return respbench::merge::main(std::env::args_os().skip(2));
+    }
     let env_password = std::env::var_os(cli::PASSWORD_ENV);
     let args = match cli::parse_with_env(std::env::args_os().skip(1), env_password) {
         Ok(Invocation::Run(args)) => args,
@@ -63,6 +67,11 @@ fn main() -> ExitCode {
             eprintln!("respbench: {e}");
             return ExitCode::from(1);
         }
+    }
+
+    if let Some(s) = plan.shard {
+        // --sequential walks only this shard's part of the keyspace.
+        respbench::workload::keys::set_shard_slice(s.shard.index, s.shard.count);
     }
 
     // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.

@@ -24,6 +24,7 @@ use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
 mod record_hook;
+mod start;
 
 /// Why a run did not end normally. `main` maps these to exit codes.
 #[derive(Debug)]
@@ -229,6 +230,7 @@ fn run_tests(
     if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
         writeln!(out, "{}", dataset.summary())?;
     }
+    start::begin(plan, &interrupted, rec)?; // issue 13: --start-at, before the first test.
     let mut payload = PayloadGenerator::default();
     loop {
         match &plan.workload {
