@@ -16,5 +16,6 @@ mod formats;
 mod lifecycle;
 mod pushes;
 mod record;
+mod shards;
 mod tls;
 mod valkey;
