@@ -42,8 +42,19 @@ SLURMD=$(command -v slurmd || echo /usr/sbin/slurmd)
 dir=$(mktemp -d /tmp/slurm-local.XXXXXX)
 chmod 700 "$dir"
 pids=()
+# Processes Slurm started for us (slurmstepd outlives slurmd by design): found by our own
+# SLURM_CONF in their environment, so only this cluster's are ever touched.
+ours() {
+    grep -lsz "^SLURM_CONF=$dir/slurm.conf\$" /proc/[0-9]*/environ 2>/dev/null |
+        sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -vx "$$" || true
+}
 stop() {
     local status=$?
+    # Let finished job steps report to slurmd before it goes (bounded).
+    for _ in $(seq 20); do
+        [ -z "$(squeue -h 2>/dev/null)" ] && break
+        sleep 0.25
+    done
     # Ours only, newest first: slurmd, slurmctld, munged.
     for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
         kill "${pids[i]}" 2>/dev/null || true
@@ -54,6 +65,10 @@ stop() {
             sleep 0.1
         done
         kill -9 "$pid" 2>/dev/null || true
+    done
+    unset SLURM_CONF # so the search below does not find its own grep
+    for pid in $(ours); do
+        kill "$pid" 2>/dev/null || true
     done
     if [ "$status" != 0 ] && [ -z "${SLURM_LOCAL_KEEP:-}" ]; then
         for log in munged slurmctld slurmd; do

@@ -9,6 +9,7 @@ mod harness;
 mod cli;
 mod cluster;
 mod dataset;
+mod deploy;
 mod dropin;
 mod effects;
 mod errors;
