@@ -11,10 +11,18 @@ ensure_redis
 ensure_valkey
 # The --json record's independent checks (tests/record/check_record.py): JSON Schema validation
 # and another HdrHistogram implementation to decode the histograms.
-python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram
+# PyYAML: the offline check of the Kubernetes manifest (tests/deploy/check_manifest.py).
+python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram pyyaml
 . scripts/ensure-chromium.sh
 ensure_chromium
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace
+# The Slurm recipe for real (issue 13): a one-node Slurm cluster on this machine
+# (scripts/slurm-local.sh installs slurm-wlm and munge, needs root), `srun -n 4` shards, merge.
+# RESPBENCH_SKIP_SLURM=1 skips it on a machine where that cannot run.
+if [ -z "${RESPBENCH_SKIP_SLURM:-}" ]; then
+    cargo build --quiet --bin respbench
+    bash tests/slurm/sharded_run.sh target/debug/respbench
+fi

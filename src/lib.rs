@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod compare;
 pub mod engine;
 pub mod htmlreport;
+pub mod merge;
 pub mod metrics;
 pub mod plan;
 pub mod record;

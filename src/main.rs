@@ -18,7 +18,7 @@ use respbench::run::{Failure, run};
 fn main() -> ExitCode {
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
-    // is named COMPARE or REPORT).
+    // is named COMPARE, REPORT or MERGE).
     let rest = || std::env::args_os().skip(2).collect();
     match std::env::args_os()
         .nth(1)
@@ -27,6 +27,7 @@ fn main() -> ExitCode {
     {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
         Some("report") => return ExitCode::from(respbench::htmlreport::main(rest())),
+        Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
         _ => {}
     }
     let env_password = std::env::var_os(cli::PASSWORD_ENV);
@@ -77,6 +78,11 @@ fn main() -> ExitCode {
             eprintln!("respbench: {e}");
             return ExitCode::from(1);
         }
+    }
+
+    if let Some(s) = plan.shard {
+        // --sequential walks only this shard's part of the keyspace.
+        respbench::workload::keys::set_shard_slice(s.shard.index, s.shard.count);
     }
 
     // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.

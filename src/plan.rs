@@ -7,6 +7,7 @@
 pub mod dataset;
 mod pushes;
 pub mod shard;
+pub mod start_at;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -78,6 +79,10 @@ pub struct RunPlan {
     /// `--json` file (`-` = stdout) and `--no-server-stats`, for `record` and `watch`.
     pub json: Option<std::path::PathBuf>,
     pub server_stats: bool,
+    /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
+    pub shard: Option<shard::ShardPlan>,
+    /// `--start-at`: when the measured run begins (after connecting and preparing).
+    pub start_at: Option<SystemTime>,
 }
 
 impl RunPlan {
@@ -106,7 +111,18 @@ impl RunPlan {
             return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
         }
 
-        let load = load_spec(args);
+        let mut load = load_spec(args);
+        // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
+        let mut json = args.json.clone();
+        let shard = shard::Shard::resolve(args.shard, args.shards, |k| std::env::var(k).ok())?
+            .map(|s| shard::apply(s, &mut load, &mut json))
+            .transpose()?;
+        warnings.extend(shard.as_ref().map(shard::ShardPlan::note));
+        let start_at = args
+            .start_at
+            .as_deref()
+            .map(|t| start_at::parse_start_at(t, SystemTime::now()))
+            .transpose()?;
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -134,8 +150,10 @@ impl RunPlan {
             rfr: args.rfr,
             tracking: args.enable_tracking,
             warnings,
-            json: args.json.clone(),
+            json,
             server_stats: !args.no_server_stats,
+            shard,
+            start_at,
         })
     }
 }

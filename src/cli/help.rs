@@ -120,6 +120,15 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     "-" writes it to stdout; the report then goes to stderr.
  --no-server-stats  Do not sample the server's INFO during tests (no server
                     CPU, memory or time per call in the report and the JSON).
+ --shard <I/N>      Run shard I (from 0) of N of this benchmark: -n and --rps
+                    are divided exactly, each shard has its own seed and, with
+                    --sequential, its own slice of the keys. Without it the
+                    shard comes from Slurm or Open MPI variables, or from a
+                    Kubernetes Indexed Job's JOB_COMPLETION_INDEX with --shards.
+ --shards <N>       The shard count for a Kubernetes Indexed Job
+ --start-at <time>  Connect, then start measuring at this wall-clock time
+                    (RFC 3339, e.g. 2026-01-02T03:04:05Z, or Unix seconds), so
+                    shards on several machines start together (clocks via NTP)
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
@@ -139,6 +148,11 @@ Command:
  __data__           -d bytes of data
  __field:<name>__   The field <name> of a dataset record (needs --dataset;
                     all commands of a sequence use the same record)
+
+Subcommand:
+ respbench merge -o ALL.json SHARD.json...
+                    Merge the --json records of a sharded run into one
+                    (see respbench merge --help)
 
 Examples:
 

@@ -103,6 +103,12 @@ pub struct Args {
     pub json: Option<PathBuf>,
     /// `--no-server-stats`: do not sample the server's `INFO` during tests.
     pub no_server_stats: bool,
+    /// `--shard I/N`: run shard I of N (see `plan::shard`).
+    pub shard: Option<crate::plan::shard::Shard>,
+    /// `--shards N`: the shard count when the environment gives only an index (Kubernetes).
+    pub shards: Option<u64>,
+    /// `--start-at TIME` as typed; resolved against the clock by the plan.
+    pub start_at: Option<String>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
 }
@@ -223,6 +229,9 @@ impl Default for Args {
             mptcp: false,
             json: None,
             no_server_stats: false,
+            shard: None,
+            shards: None,
+            start_at: None,
             command: Vec::new(),
         }
     }

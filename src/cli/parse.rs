@@ -73,6 +73,10 @@ pub(super) enum Opt {
     Mptcp,
     Json,
     NoServerStats,
+    // Sharded runs (issue 13): respbench's own options, not valkey-benchmark's.
+    Shard,
+    Shards,
+    StartAt,
     Help,
     Version,
     /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
@@ -122,7 +126,10 @@ impl Opt {
             | Opt::Key
             | Opt::TlsCiphers
             | Opt::TlsCiphersuites
-            | Opt::Json => true,
+            | Opt::Json
+            | Opt::Shard
+            | Opt::Shards
+            | Opt::StartAt => true,
             Opt::Resp3
             | Opt::Sequential
             | Opt::Quiet
@@ -199,6 +206,9 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--mptcp", Opt::Mptcp),
     ("--json", Opt::Json),
     ("--no-server-stats", Opt::NoServerStats),
+    ("--shard", Opt::Shard),
+    ("--shards", Opt::Shards),
+    ("--start-at", Opt::StartAt),
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
@@ -444,6 +454,12 @@ impl State {
             Opt::Mptcp => a.mptcp = true,
             Opt::Json => a.json = Some(path(name, v, "a file path, or - for stdout")?),
             Opt::NoServerStats => a.no_server_stats = true,
+            Opt::Shard => {
+                let text = text(name, v)?;
+                a.shard = Some(crate::plan::shard::Shard::parse(&text).map_err(UsageError)?);
+            }
+            Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
+            Opt::StartAt => a.start_at = Some(text(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
             Opt::NotYet { .. } => {

@@ -1111,6 +1111,8 @@ fn every_table_entry_parses() {
             argv.push("redis://h".to_owned());
         } else if *opt == parse::Opt::Rfr {
             argv.push("yes".to_owned());
+        } else if *opt == parse::Opt::Shard {
+            argv.push("0/1".to_owned());
         } else if opt.takes_value() {
             argv.push("1".to_owned());
         }
@@ -1167,4 +1169,27 @@ fn takes_value_follows_the_table() {
     assert_eq!(takes_value("-q"), Some(false));
     assert_eq!(takes_value("--no-server-stats"), Some(false));
     assert_eq!(takes_value("--nope"), None);
+}
+
+// ---- sharded runs (--shard, --shards, --start-at) ----------------------------------------------
+
+#[test]
+fn flags_of_sharded_runs() {
+    let a = run(&[
+        "--shard",
+        "2/4",
+        "--shards",
+        "4",
+        "--start-at",
+        "1767225600",
+    ]);
+    let s = a.shard.unwrap();
+    assert_eq!((s.index, s.count), (2, 4));
+    assert_eq!(a.shards, Some(4));
+    assert_eq!(a.start_at.as_deref(), Some("1767225600"));
+    for bad in ["3/2", "0/0"] {
+        let e = err(&["--shard", bad]);
+        assert!(e.starts_with(&format!("--shard \"{bad}\"")), "{e}");
+    }
+    assert!(err(&["--shards", "0"]).contains("for --shards"));
 }

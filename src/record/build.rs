@@ -66,6 +66,7 @@ pub fn test_record(
         .map(|t| t.iter().map(ThreadCpuUsage::percent).collect());
     TestRecord {
         name: r.title.clone(),
+        started_at: None,
         commands,
         outcome: match r.outcome {
             Outcome::Completed => "completed",

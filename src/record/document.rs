@@ -37,6 +37,9 @@ pub struct Document {
     pub servers: Vec<ServerRecord>,
     pub options: Options,
     pub tests: Vec<TestRecord>,
+    /// Sharded or `--start-at` runs only (absent otherwise): see `record::shard`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::ShardRecord>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -106,6 +109,10 @@ pub struct Options {
 #[derive(Clone, Debug, Serialize)]
 pub struct TestRecord {
     pub name: String,
+    /// When the test began (wall clock, RFC 3339 with microseconds; `merge` aligns timelines by
+    /// it). Absent only in records built outside a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     /// The commands it sends, lower case, in order (repeats once).
     pub commands: Vec<String>,
     /// `completed`, `interrupted` or `aborted`.

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod document;
 pub mod hdr;
 pub mod redact;
+pub mod shard;
 pub mod timeline;
 
 use std::ffi::OsString;
@@ -49,6 +50,8 @@ pub struct Recorder {
     doc: Document,
     watch: Option<ServerWatch>,
     server_stats: bool,
+    /// When the current test began (wall clock), for its `started_at`.
+    test_started: Option<SystemTime>,
 }
 
 impl Recorder {
@@ -83,12 +86,14 @@ impl Recorder {
             servers: Vec::new(),
             options: options(plan),
             tests: Vec::new(),
+            shard: shard::ShardRecord::of(plan),
         };
         Ok(Self {
             sink,
             doc,
             watch: None,
             server_stats: plan.server_stats,
+            test_started: None,
         })
     }
 
@@ -120,14 +125,24 @@ impl Recorder {
     }
 
     /// Starts the server samplers for a test (none with `--no-server-stats`), aligned to now.
-    pub fn begin_test(&self) -> Option<TestWatch> {
+    pub fn begin_test(&mut self) -> Option<TestWatch> {
         self.begin_test_at(Instant::now())
     }
 
     /// Same, with samples aligned to `start` (the measured phase's start, when the caller knows
-    /// it), so server second *k* lines up with timeline second *k*.
-    pub fn begin_test_at(&self, start: Instant) -> Option<TestWatch> {
+    /// it), so server second *k* lines up with timeline second *k*; stamps the test's wall-clock
+    /// start for the record.
+    pub fn begin_test_at(&mut self, start: Instant) -> Option<TestWatch> {
+        self.test_started = Some(SystemTime::now());
         self.watch.as_ref().map(|w| w.begin_test(start))
+    }
+
+    /// Notes when the measured run began (after any `--start-at` wait; `late`: seconds after the
+    /// agreed time) in the record's `shard` block, when there is one.
+    pub fn started(&mut self, at: SystemTime, late: Option<f64>) {
+        if let Some(s) = self.doc.shard.as_mut() {
+            s.started(at, late);
+        }
     }
 
     /// Ends a test: stops its samplers and adds its record.
@@ -140,7 +155,9 @@ impl Recorder {
     ) -> &TestRecord {
         let watched = watch.map(TestWatch::end).unwrap_or_default();
         let commands = build::command_names(template);
-        let rec = build::test_record(result, commands, &watched, extras);
+        let mut rec = build::test_record(result, commands, &watched, extras);
+        // The wall-clock start lets `merge` align shards' timelines by second.
+        rec.started_at = self.test_started.take().map(shard::rfc3339_micros);
         self.doc.tests.push(rec);
         self.doc.tests.last().unwrap_or_else(|| unreachable!())
     }

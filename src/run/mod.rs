@@ -5,6 +5,7 @@
 mod cluster;
 mod console;
 mod record_hook;
+mod start;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -141,6 +142,9 @@ fn run_tests(
     if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
         writeln!(out, "{}", dataset.summary())?;
     }
+    // --start-at (shards starting together): after connecting and preparing, before the first
+    // test.
+    start::begin(plan, &interrupted, rec)?;
     let mut session = Session {
         plan,
         load,

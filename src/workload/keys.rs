@@ -2,8 +2,8 @@
 //! from `--seed`) or sequential (`--sequential`, process-wide counters so that a run with several
 //! threads still covers the keyspace exactly once per lap).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -26,6 +26,30 @@ pub struct KeyGen {
     keyspace: u64,
     rng: Xoshiro256PlusPlus,
     sequential: Option<Arc<SequentialCounters>>,
+    /// Sequential values run over `slice_start..slice_start + slice_len`: the whole keyspace, or
+    /// in a sharded run this shard's part of it.
+    slice_start: u64,
+    slice_len: u64,
+}
+
+/// In a sharded run (`--shard`), this process's part of the keyspace for sequential counters:
+/// `(index, count)`. Set once before the first test. Why a process-wide value: the engine builds
+/// every worker's `KeyGen` from its `LoadSpec`, which knows nothing of shards; the shard is fixed
+/// for the life of the process, so this is set-once configuration, not shared mutable state.
+static SHARD_SLICE: OnceLock<(u64, u64)> = OnceLock::new();
+
+/// Makes every sequential `KeyGen` built from now on walk shard `index` of `count`'s contiguous
+/// part of the keyspace (the parts of all shards are disjoint and cover it, so N shards together
+/// write each key once per lap). Only the first call counts.
+pub fn set_shard_slice(index: u64, count: u64) {
+    let _ = SHARD_SLICE.set((index, count.max(1)));
+}
+
+/// Shard `index` of `count`'s part `start..start + len` of `0..keyspace` (sizes differ by at most
+/// one, larger parts first, like `plan::shard::Shard::part`).
+pub fn shard_slice(keyspace: u64, index: u64, count: u64) -> (u64, u64) {
+    let (base, rem) = (keyspace / count, keyspace % count);
+    (index * base + index.min(rem), base + u64::from(index < rem))
 }
 
 impl KeyGen {
@@ -41,11 +65,24 @@ impl KeyGen {
         for _ in 0..stream {
             rng.jump();
         }
+        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
         Self {
             keyspace,
             rng,
             sequential,
+            slice_start: 0,
+            slice_len: keyspace,
         }
+        .in_shard(index, count)
+    }
+
+    /// Sequential values over shard `index` of `count`'s part of the keyspace only.
+    pub fn in_shard(mut self, index: u64, count: u64) -> Self {
+        let (start, len) = shard_slice(self.keyspace, index, count.max(1));
+        // A keyspace smaller than the shard count leaves some shards nothing; the plan refuses
+        // that, and a one-key part keeps the arithmetic defined.
+        (self.slice_start, self.slice_len) = (start, len.max(1));
+        self
     }
 
     /// Next value for counter `which` (0 = `__rand_int__`, n = `__rand_n..__`), in `0..keyspace`
@@ -56,7 +93,10 @@ impl KeyGen {
             return 0;
         }
         match &self.sequential {
-            Some(c) => c.counters[which].fetch_add(1, Ordering::Relaxed) % self.keyspace,
+            Some(c) => {
+                self.slice_start
+                    + c.counters[which].fetch_add(1, Ordering::Relaxed) % self.slice_len
+            }
             None => uniform_below(&mut self.rng, self.keyspace),
         }
     }
@@ -126,6 +166,23 @@ mod tests {
             g2.next(0);
         }
         assert_eq!(g1.next(0), 0, "wraps modulo the keyspace");
+    }
+
+    #[test]
+    fn sharded_sequential_values_stay_in_the_shards_part_and_cover_it() {
+        // 10 keys over 3 shards: 0..4, 4..7, 7..10; two laps each.
+        let mut all = Vec::new();
+        for index in 0..3 {
+            let shared = Arc::new(SequentialCounters::default());
+            let mut g = KeyGen::new(10, 0, 0, Some(shared)).in_shard(index, 3);
+            let (start, len) = shard_slice(10, index, 3);
+            let lap: Vec<u64> = (0..len).map(|_| g.next(0)).collect();
+            assert_eq!(lap, (start..start + len).collect::<Vec<_>>());
+            assert_eq!(g.next(0), start, "wraps within the part");
+            all.extend(lap);
+        }
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
     }
 
     #[test]

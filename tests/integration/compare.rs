@@ -368,7 +368,6 @@ fn subcommands_have_their_own_help_and_only_come_first() {
 /// The two commands of the README: a run against each server with `--json`, then `compare`.
 /// Needs `--json` wired into the run (issue 9).
 #[test]
-#[ignore = "needs --json written by the run (issue 9 wiring in src/run.rs)"]
 fn redis_against_valkey_in_two_commands() {
     let dir = TempDir::new();
     let redis = Server::start();

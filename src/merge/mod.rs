@@ -1,0 +1,284 @@
+//! `respbench merge -o ALL.json SHARD.json…`: one exact record from the records of a sharded run.
+//!
+//! Why a subcommand recognised only as the very first argument: valkey-benchmark reads the first
+//! non-option argument as the start of a custom command, and respbench keeps that; no Redis or
+//! Valkey command is named `MERGE`, so `respbench merge …` cannot mean "benchmark MERGE", while
+//! `respbench -p 7000 merge` (after an option) still would, exactly as in the reference.
+//!
+//! Owns: reading shard records, refusing mismatched ones (`check`), adding them (`tests_merge`,
+//! `hist`), writing the merged record, which has the same `respbench/1` shape as any record plus a
+//! `shards` array (one row per input) so `compare` and `report` read it like any other. Must not:
+//! touch the network.
+//!
+//! Exit codes: 0 merged; 2 a usage mistake or inputs that are not shards of one benchmark
+//! (unreadable JSON, another schema, different tests or options); 1 a file that cannot be read or
+//! written.
+
+mod check;
+mod hist;
+mod tests_merge;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::start_at::parse_time;
+
+pub use check::Input;
+
+/// `respbench merge --help`.
+pub const HELP: &str = "\
+Usage: respbench merge -o <output.json> <shard.json>...
+
+Merges the --json records of a sharded run (respbench --shard I/N, or shards
+started by Slurm, Open MPI or a Kubernetes Indexed Job) into one record:
+ - histograms added, so every percentile is the one a single process recording
+   every request would report;
+ - request, error and push counts summed; throughput summed; duration the
+   longest shard's;
+ - per-second timelines aligned by wall-clock second (per-second percentiles
+   are the largest over the shards);
+ - a \"shards\" array keeps each shard's host, start offset, counts and rate.
+Records of different benchmarks (other tests, other options except the shard's
+own -n/--rps part and seed) are refused.
+
+Options:
+ -o <file>   Write the merged record here (- for stdout)
+ --help      Print this help and exit
+
+\"merge\" is a subcommand only as the very first argument; anywhere else it is
+a command to benchmark, as in valkey-benchmark.
+";
+
+/// What `merge` was asked to do.
+#[derive(Debug, PartialEq, Eq)]
+enum Request {
+    Help,
+    Merge { out: PathBuf, inputs: Vec<PathBuf> },
+}
+
+/// A failure with its exit code.
+struct Fail(u8, String);
+
+/// The subcommand's entry point: `args` are the arguments after `merge`.
+pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
+    match parse_args(args).map_err(|e| Fail(2, e)).and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Fail(code, message)) => {
+            eprintln!("respbench merge: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
+    let mut out = None;
+    let mut inputs = Vec::new();
+    let mut args = args.peekable();
+    while let Some(a) = args.next() {
+        match a.to_str() {
+            Some("--help" | "-h") => return Ok(Request::Help),
+            Some("-o" | "--output") => {
+                let v = args.next().ok_or("-o needs a file name (- for stdout)")?;
+                out = Some(PathBuf::from(v));
+            }
+            Some(s) if s.starts_with("-o") && s.len() > 2 => out = Some(PathBuf::from(&s[2..])),
+            Some(s) if s.starts_with('-') && s != "-" => {
+                return Err(format!("unknown option {s} (see respbench merge --help)"));
+            }
+            _ => inputs.push(PathBuf::from(a)),
+        }
+    }
+    let out = out.ok_or("-o FILE is required (- for stdout; see respbench merge --help)")?;
+    if inputs.is_empty() {
+        return Err("no records to merge: give the shards' --json files".to_string());
+    }
+    Ok(Request::Merge { out, inputs })
+}
+
+fn run(req: Request) -> Result<(), Fail> {
+    let (out, paths) = match req {
+        Request::Help => {
+            print!("{HELP}");
+            return Ok(());
+        }
+        Request::Merge { out, inputs } => (out, inputs),
+    };
+    let mut inputs = Vec::with_capacity(paths.len());
+    for p in &paths {
+        let name = p.display().to_string();
+        let text = std::fs::read(p).map_err(|e| Fail(1, format!("cannot read {name}: {e}")))?;
+        let doc: Value = serde_json::from_slice(&text)
+            .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
+        inputs.push(Input { name, doc });
+    }
+    let missing = check::missing_shards(&inputs);
+    let merged = merge(inputs).map_err(|e| Fail(2, e))?;
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(u64::to_string).collect();
+        eprintln!(
+            "respbench merge: warning: shard(s) {} missing; the totals cover the shards given",
+            list.join(", ")
+        );
+    }
+    let mut text = serde_json::to_vec_pretty(&merged).map_err(|e| Fail(1, e.to_string()))?;
+    text.push(b'\n');
+    let written = if out.as_os_str() == "-" {
+        let mut o = std::io::stdout().lock();
+        o.write_all(&text).and_then(|()| o.flush())
+    } else {
+        std::fs::write(&out, &text)
+    };
+    written.map_err(|e| Fail(1, format!("cannot write {}: {e}", out.display())))?;
+    for line in summary(&merged) {
+        eprintln!("{line}");
+    }
+    Ok(())
+}
+
+/// Merges shard records (ordered here by shard index) into one record.
+pub fn merge(mut inputs: Vec<Input>) -> Result<Value, String> {
+    check::compatible(&inputs)?;
+    inputs.sort_by_key(|i| i.doc["shard"]["index"].as_u64().unwrap_or(u64::MAX));
+    let tests = (0..inputs[0].doc["tests"].as_array().map_or(0, Vec::len))
+        .map(|t| tests_merge::merge_test(&inputs, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let docs: Vec<&Value> = inputs.iter().map(|i| &i.doc).collect();
+    let mut out = inputs[0].doc.clone();
+    let o = out.as_object_mut().ok_or("a record is not a JSON object")?;
+    o.remove("shard");
+    let time = |k: &'static str| docs.iter().filter_map(move |d| d[k].as_str());
+    if let Some(s) = time("started_at").min_by_key(|s| parse_time(s)) {
+        o.insert("started_at".into(), s.into());
+    }
+    if let Some(s) = time("ended_at").max_by_key(|s| parse_time(s)) {
+        o.insert("ended_at".into(), s.into());
+    }
+    o.insert(
+        "outcome".into(),
+        tests_merge::worst(&docs, "outcome", &["completed", "interrupted", "failed"]),
+    );
+    let errors: Vec<String> = inputs
+        .iter()
+        .filter_map(|i| Some(format!("{}: {}", i.name, i.doc["error"].as_str()?)))
+        .collect();
+    o.insert(
+        "error".into(),
+        if errors.is_empty() {
+            Value::Null
+        } else {
+            errors.join("; ").into()
+        },
+    );
+    o.insert("client".into(), client(&docs));
+    o.insert("servers".into(), servers(&docs));
+    o.insert("options".into(), options(&docs));
+    o.insert("tests".into(), tests.into());
+    o.insert("shards".into(), shard_rows(&inputs).into());
+    Ok(out)
+}
+
+/// The shards' hosts (distinct, in shard order, comma-separated) and their cores summed.
+fn client(docs: &[&Value]) -> Value {
+    let mut hosts: Vec<&str> = Vec::new();
+    for d in docs {
+        let h = d["client"]["hostname"].as_str().unwrap_or_default();
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+    }
+    let cores: u64 = docs
+        .iter()
+        .filter_map(|d| d["client"]["cores"].as_u64())
+        .sum();
+    json!({"hostname": hosts.join(","), "cores": cores.max(1)})
+}
+
+/// Every server any shard watched, once (by address; the first shard's description).
+fn servers(docs: &[&Value]) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    for s in docs
+        .iter()
+        .flat_map(|d| d["servers"].as_array().into_iter().flatten())
+    {
+        if !out.iter().any(|o| o["address"] == s["address"]) {
+            out.push(s.clone());
+        }
+    }
+    out.into()
+}
+
+/// The first shard's options with the whole benchmark's `-n` and `--rps` (the shards' parts
+/// summed; `seed` stays the first shard's).
+fn options(docs: &[&Value]) -> Value {
+    let mut o = docs[0]["options"].clone();
+    for k in ["requests", "rps"] {
+        o[k] = tests_merge::sum_u64_or_null(docs.iter().map(|d| &d["options"][k]));
+    }
+    o
+}
+
+/// One row per input: where it ran, when it started, what it did per test.
+fn shard_rows(inputs: &[Input]) -> Vec<Value> {
+    inputs
+        .iter()
+        .map(|i| {
+            let d = &i.doc;
+            let s = &d["shard"];
+            let tests: Vec<Value> = d["tests"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    json!({"name": t["name"], "completed": t["requests"]["completed"],
+                           "failed": t["requests"]["failed"], "duration_s": t["duration_s"],
+                           "throughput_rps": t["throughput_rps"], "started_at": t["started_at"]})
+                })
+                .collect();
+            let mut row = Map::new();
+            row.insert("file".into(), i.name.clone().into());
+            for k in [
+                "index",
+                "count",
+                "source",
+                "start_at",
+                "started_at",
+                "start_offset_s",
+            ] {
+                row.insert(k.into(), s[k].clone());
+            }
+            row.insert("host".into(), d["client"]["hostname"].clone());
+            row.insert("outcome".into(), d["outcome"].clone());
+            row.insert("tests".into(), tests.into());
+            Value::Object(row)
+        })
+        .collect()
+}
+
+/// One stderr line per merged test: what a user wants to see before opening the file.
+fn summary(doc: &Value) -> Vec<String> {
+    let n = doc["shards"].as_array().map_or(0, Vec::len);
+    doc["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let l = &t["latency_us"]["corrected"];
+            format!(
+                "{}: {} requests from {n} shards, {:.2} requests per second, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                t["name"].as_str().unwrap_or("?"),
+                t["requests"]["completed"],
+                t["throughput_rps"].as_f64().unwrap_or(0.0),
+                l["p50"].as_f64().unwrap_or(0.0) / 1000.0,
+                l["p99"].as_f64().unwrap_or(0.0) / 1000.0,
+                l["max"].as_f64().unwrap_or(0.0) / 1000.0,
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

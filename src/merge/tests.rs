@@ -1,0 +1,186 @@
+//! Merging records made by the record's own code (a `Recorder` per shard, as a run makes them).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::metrics::{LatencyHistogram, Outcome, TestResult};
+use crate::plan::RunPlan;
+use crate::record::document::LatencySummary;
+use crate::record::{Recorder, TestExtras};
+use crate::workload::Template;
+use crate::workload::template::parse_custom_command;
+
+fn template(line: &[&str]) -> Template {
+    let args: Vec<Vec<u8>> = line.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let items = parse_custom_command(&args, None, 3, &mut Default::default()).unwrap();
+    Template::encode(&items, false)
+}
+
+/// A shard's record of one test (`title`), its latencies `samples`.
+fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
+    let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
+        crate::cli::Invocation::Run(a) => a,
+        other => panic!("{other:?}"),
+    };
+    let plan = RunPlan::new(&args, None).unwrap();
+    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let watch = rec.begin_test();
+    let mut r = TestResult::empty(title, None, Outcome::Completed);
+    for &v in samples {
+        r.latency.record(v);
+        r.latency_uncorrected.record(v / 2);
+        r.completed += 1;
+    }
+    r.errors.record(b"ERR x");
+    r.elapsed = Duration::from_secs(2);
+    rec.end_test(
+        watch,
+        &template(&["set", "k", "v"]),
+        &r,
+        TestExtras::default(),
+    );
+    serde_json::to_value(rec.document()).unwrap()
+}
+
+fn inputs(docs: Vec<Value>) -> Vec<Input> {
+    docs.into_iter()
+        .enumerate()
+        .map(|(i, doc)| Input {
+            name: format!("out-{i}.json"),
+            doc,
+        })
+        .collect()
+}
+
+fn samples(shard: u64) -> Vec<u64> {
+    (0..500 + shard * 37)
+        .map(|i| 20_000 + (i * 7919 + shard * 104_729) % 3_000_000)
+        .collect()
+}
+
+#[test]
+fn shards_merge_into_the_whole_run() {
+    let docs: Vec<Value> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            shard_record(
+                &["--shard", &shard, "-n", "1000", "--rps", "100"],
+                "SET",
+                &samples(i),
+            )
+        })
+        .collect();
+    // Given out of order: the merge orders by shard index.
+    let merged = merge(inputs(vec![
+        docs[2].clone(),
+        docs[0].clone(),
+        docs[1].clone(),
+    ]))
+    .unwrap();
+    let mut together = LatencyHistogram::new();
+    for i in 0..3 {
+        for v in samples(i) {
+            together.record(v);
+        }
+    }
+    let t = &merged["tests"][0];
+    assert_eq!(t["requests"]["completed"], together.len());
+    assert_eq!(t["requests"]["failed"], 3);
+    assert_eq!(t["requests"]["errors"], json!({"ERR": 3}));
+    assert_eq!(
+        t["latency_us"]["corrected"],
+        serde_json::to_value(LatencySummary::of(&together)).unwrap()
+    );
+    assert_eq!(
+        t["histograms"]["corrected"],
+        crate::record::hdr::encode(&together)
+    );
+    assert_eq!(merged["options"]["requests"], 1000);
+    assert_eq!(merged["options"]["rps"], 100);
+    assert!(merged.get("shard").is_none());
+    let rows = merged["shards"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0]["index"], 0);
+    assert_eq!(rows[1]["file"], "out-2.json");
+    assert_eq!(rows[2]["source"], "flag");
+    assert_eq!(rows[1]["tests"][0]["completed"], samples(1).len());
+}
+
+#[test]
+fn different_benchmarks_are_refused_with_one_line() {
+    let a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let cases = [
+        (
+            shard_record(&["--shard", "1/2"], "GET", &samples(1)),
+            "tests [SET] vs [GET]",
+        ),
+        (
+            shard_record(&["--shard", "1/2", "-c", "7"], "SET", &samples(1)),
+            "options.clients is 50 vs 7",
+        ),
+        (
+            shard_record(&["--shard", "0/2"], "SET", &samples(1)),
+            "are both shard 0",
+        ),
+        (
+            shard_record(&["--shard", "1/3"], "SET", &samples(1)),
+            "shard.count is 2 vs 3",
+        ),
+    ];
+    for (b, needle) in cases {
+        let e = merge(inputs(vec![a.clone(), b])).unwrap_err();
+        assert!(e.contains(needle) && !e.contains('\n'), "{needle}: {e}");
+    }
+    let mut other = a.clone();
+    other["schema"] = "respbench/2".into();
+    let e = merge(inputs(vec![a.clone(), other])).unwrap_err();
+    assert!(e.starts_with("out-1.json: schema \"respbench/2\""), "{e}");
+    // The seed and the parts of -n differ between shards and are not differences.
+    let b = shard_record(&["--shard", "1/2", "--seed", "5"], "SET", &samples(1));
+    assert!(merge(inputs(vec![a, b])).is_ok());
+}
+
+#[test]
+fn timelines_align_by_wall_clock_second() {
+    let mut a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let mut b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
+    let row = |second: u64, completed: u64, p99: f64| {
+        json!({"second": second, "completed": completed, "failed": 0, "p50_us": 1.0,
+               "p99_us": p99, "max_us": p99, "server": []})
+    };
+    a["tests"][0]["started_at"] = "2026-01-01T00:00:00.100000Z".into();
+    a["tests"][0]["timeline"] = json!([row(0, 10, 5.0), row(1, 20, 6.0)]);
+    // Began 1.2 s later: its second 0 is the merged second 1.
+    b["tests"][0]["started_at"] = "2026-01-01T00:00:01.300000Z".into();
+    b["tests"][0]["timeline"] = json!([row(0, 1, 9.0), row(1, 2, 1.0)]);
+    let m = merge(inputs(vec![a, b])).unwrap();
+    let t = &m["tests"][0];
+    assert_eq!(t["started_at"], "2026-01-01T00:00:00.100000Z");
+    assert_eq!(
+        t["timeline"],
+        json!([row(0, 10, 5.0), row(1, 21, 9.0), row(2, 2, 1.0)])
+    );
+}
+
+#[test]
+fn arguments() {
+    let p = |a: &[&str]| parse_args(a.iter().map(Into::into));
+    assert_eq!(p(&["--help"]), Ok(Request::Help));
+    assert_eq!(
+        p(&["-o", "all.json", "a.json", "b.json"]),
+        Ok(Request::Merge {
+            out: "all.json".into(),
+            inputs: vec!["a.json".into(), "b.json".into()]
+        })
+    );
+    assert!(p(&["a.json"]).unwrap_err().contains("-o FILE is required"));
+    assert!(p(&["-o", "x"]).unwrap_err().contains("no records"));
+    assert!(p(&["-o"]).unwrap_err().contains("-o needs"));
+    assert!(
+        p(&["--frobnicate"])
+            .unwrap_err()
+            .contains("unknown option --frobnicate")
+    );
+}

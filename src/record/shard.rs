@@ -1,0 +1,91 @@
+//! The record's `shard` block: which part of a sharded benchmark this record holds, where that
+//! came from, and when its measured run actually began against the agreed `--start-at`.
+//!
+//! `respbench merge` reads these blocks to check that its inputs are parts of one benchmark and to
+//! align their timelines; the block is absent from records of runs that were neither sharded nor
+//! given `--start-at`, so those records keep exactly their earlier shape.
+
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::plan::RunPlan;
+
+use super::clock::rfc3339;
+
+/// One shard's place and start.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShardRecord {
+    /// This shard, from 0.
+    pub index: u64,
+    /// Shards in the whole benchmark.
+    pub count: u64,
+    /// `flag` (`--shard`), `slurm`, `openmpi`, `kubernetes`, or `none` (not sharded, only
+    /// `--start-at`).
+    pub source: &'static str,
+    /// `-n` of the whole benchmark (this record's `options.requests` is this shard's part).
+    pub requests_total: Option<u64>,
+    /// `--rps` of the whole benchmark.
+    pub rps_total: Option<u64>,
+    /// `--start-at` as an instant, if given.
+    pub start_at: Option<String>,
+    /// When the measured run began: after the `--start-at` wait, before the first test.
+    pub started_at: Option<String>,
+    /// `started_at - start_at` in seconds (how late this shard began; clock skew between
+    /// machines is not in it, see README "Running on many machines").
+    pub start_offset_s: Option<f64>,
+}
+
+impl ShardRecord {
+    /// The block for `plan`'s run, or `None` when the run is neither sharded nor timed.
+    pub fn of(plan: &RunPlan) -> Option<Self> {
+        if plan.shard.is_none() && plan.start_at.is_none() {
+            return None;
+        }
+        let (index, count, source) = plan.shard.map_or((0, 1, "none"), |s| {
+            (s.shard.index, s.shard.count, s.shard.source.id())
+        });
+        Some(Self {
+            index,
+            count,
+            source,
+            requests_total: plan.shard.and_then(|s| s.requests_total),
+            rps_total: plan.shard.and_then(|s| s.rps_total),
+            start_at: plan.start_at.map(rfc3339),
+            started_at: None,
+            start_offset_s: None,
+        })
+    }
+
+    /// Notes the measured run's actual start (`late`: how far after `--start-at`).
+    pub fn started(&mut self, at: SystemTime, late: Option<f64>) {
+        self.started_at = Some(rfc3339_micros(at));
+        self.start_offset_s = late;
+    }
+}
+
+/// RFC 3339 with microseconds: start times are compared across shards, where milliseconds are
+/// coarse next to a few-ms NTP skew.
+pub fn rfc3339_micros(t: SystemTime) -> String {
+    let ms = rfc3339(t);
+    let micros = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_micros() % 1000);
+    // `…SS.mmmZ` → `…SS.mmmuuuZ`.
+    format!("{}{micros:03}Z", &ms[..ms.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+
+    #[test]
+    fn micros_extend_the_millisecond_text() {
+        let t = UNIX_EPOCH + Duration::from_micros(1_767_225_600_123_456);
+        assert_eq!(rfc3339_micros(t), "2026-01-01T00:00:00.123456Z");
+        let back = crate::plan::start_at::parse_time(&rfc3339_micros(t));
+        assert_eq!(back, Some(t));
+    }
+}
