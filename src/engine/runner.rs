@@ -9,7 +9,7 @@ use super::cluster::{self, ClusterRun};
 use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
 use super::worker::{self, Placement, WorkerResult};
 use super::{ConnSetup, EngineError, LoadSpec, Stop, Target, conn};
-use crate::metrics::{ClusterStats, NodeStats, Outcome, Role, TestResult};
+use crate::metrics::{ClusterStats, NodeStats, Outcome, Role, SharedTimeline, TestResult};
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
 
@@ -49,6 +49,7 @@ pub fn run_test(
         .then(|| Arc::new(SequentialCounters::default()));
     let (start, measure_start, deadline) = clock(load);
     let total_clients = total_conns as u64;
+    let timeline = SharedTimeline::default();
     let monitor = Monitor {
         lives: &lives,
         stop: &stop,
@@ -81,6 +82,7 @@ pub fn run_test(
                 deadline,
                 rate_per_sec: rate,
                 live: &lives[id],
+                timeline: timeline.clone(),
                 stop: &stop,
                 sequential: sequential.clone(),
                 cluster,
@@ -109,7 +111,7 @@ pub fn run_test(
         (watched, results)
     });
 
-    finish(
+    let (mut result, fatal) = finish(
         title,
         load,
         measure_start,
@@ -117,7 +119,9 @@ pub fn run_test(
         watched,
         results,
         spawn_error,
-    )
+    );
+    result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    (result, fatal)
 }
 
 /// The test's result from what the monitor saw and what the workers hand back: merged figures,
@@ -282,6 +286,8 @@ fn merge(
                 .merge(c);
         }
         last_reply = last_reply.max(rec.last_reply);
+        result.client_threads.push(r.cpu);
+        result.issued += r.sent;
         if fatal.is_none() {
             fatal = r.fatal;
         }

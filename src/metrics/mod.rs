@@ -6,9 +6,13 @@
 
 mod histogram;
 mod recorder;
+pub mod thread_cpu;
+mod timeline;
 
 pub use histogram::LatencyHistogram;
 pub use recorder::Recorder;
+pub use thread_cpu::ThreadCpuUsage;
+pub use timeline::{Second, SecondTally, SharedTimeline, Timeline};
 
 use std::time::Duration;
 
@@ -123,6 +127,12 @@ pub struct TestResult {
     /// summary. Values are whole requests per second.
     pub rps_samples: Vec<f64>,
     pub outcome: Outcome,
+    /// The measured phase second by second (completed, failed, latency of each second).
+    pub timeline: Timeline,
+    /// Each worker thread's CPU over the test: whether respbench itself was the limit.
+    pub client_threads: Vec<ThreadCpuUsage>,
+    /// Measured commands written (answered, failed or still in flight at the end).
+    pub issued: u64,
 }
 
 impl TestResult {
@@ -139,6 +149,9 @@ impl TestResult {
             cluster: None,
             target_rps,
             rps_samples: Vec::new(),
+            timeline: Timeline::default(),
+            client_threads: Vec::new(),
+            issued: 0,
             outcome,
         }
     }

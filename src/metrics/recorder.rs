@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{ErrorCounts, LatencyHistogram, PushCounts};
+use super::{ErrorCounts, LatencyHistogram, PushCounts, SecondTally, SharedTimeline};
 
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
 /// allocates on its first appearance only).
@@ -25,10 +25,14 @@ pub struct Recorder {
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
     pub last_reply: Option<Instant>,
+    /// The second under way of the test's per-second timeline.
+    pub tally: SecondTally,
 }
 
 impl Recorder {
-    pub fn new() -> Self {
+    /// `measure_start`: where the timeline's second 0 begins; `timeline`: the test's, shared by
+    /// its workers.
+    pub fn new(measure_start: Instant, timeline: SharedTimeline) -> Self {
         Self {
             latency: LatencyHistogram::new(),
             uncorrected: LatencyHistogram::new(),
@@ -39,6 +43,7 @@ impl Recorder {
             errors: ErrorCounts::default(),
             pushes: PushCounts::default(),
             last_reply: None,
+            tally: SecondTally::new(measure_start, timeline),
         }
     }
 
@@ -55,20 +60,17 @@ impl Recorder {
                 .record(now.saturating_duration_since(sent).as_nanos() as u64);
             self.completed += 1;
             self.latency_sum_ns += latency_ns;
+            self.tally.success(now, latency_ns);
         }
         latency_ns
     }
 
-    /// Counts an error reply (`-e`); warmup errors are checked but not counted.
-    pub fn error(&mut self, warmup: bool, text: &[u8]) {
+    /// Counts an error reply (`-e`) that arrived at `now`; warmup errors are checked but not
+    /// counted.
+    pub fn error(&mut self, warmup: bool, text: &[u8], now: Instant) {
         if !warmup {
             self.errors.record(text);
+            self.tally.failure(now);
         }
-    }
-}
-
-impl Default for Recorder {
-    fn default() -> Self {
-        Self::new()
     }
 }

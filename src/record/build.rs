@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
-use crate::verdict::thread_cpu::ThreadCpuUsage;
 use crate::verdict::{self, VerdictInput};
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
@@ -26,6 +26,18 @@ pub struct TestExtras<'a> {
     pub client_threads: Option<&'a [ThreadCpuUsage]>,
     /// Requests sent (including those never answered).
     pub issued: Option<u64>,
+}
+
+impl<'a> TestExtras<'a> {
+    /// Everything the engine measured beside the totals: the timeline, each worker thread's CPU
+    /// and the commands it wrote.
+    pub fn of(r: &'a TestResult) -> Self {
+        Self {
+            timeline: Some(&r.timeline),
+            client_threads: Some(&r.client_threads),
+            issued: Some(r.issued),
+        }
+    }
 }
 
 /// The commands a template sends, lower case, first occurrence order.
@@ -119,7 +131,7 @@ pub fn test_record(
             .collect(),
         timeline: extras
             .timeline
-            .map(|t| t.rows(&intervals))
+            .map(|t| super::timeline::rows(t, &intervals))
             .unwrap_or_default(),
         verdict: verdict_record(r, &server, client_pct.as_deref()),
         client_threads_cpu_pct: client_pct,

@@ -1,97 +1,32 @@
-//! The per-second timeline of a test: what the engine fills while it runs, and the rows the record
-//! shows.
-//!
-//! The engine side: each worker keeps a [`Timeline`] and, for every completed or failed request,
-//! adds it to the entry of the second (from the start of the measured phase) in which its reply
-//! arrived; the runner merges the workers' timelines by index, like the other per-worker figures.
-//! Entries are created when a second starts (one histogram per second per worker, never per
-//! request). The invariant the record checks ([`Timeline::check_totals`]): the timeline's sums
-//! equal the test's totals, so a row can be trusted as a slice of the whole.
+//! The per-second timeline's rows in the record. The timeline itself (what the workers fill,
+//! and its "sums equal totals" check) is `metrics::Timeline`; a row adds that second's server
+//! figures.
 
 use serde::Serialize;
 
-use crate::metrics::{LatencyHistogram, TestResult};
+pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
-/// One second of a test.
-#[derive(Clone, Debug, Default)]
-pub struct Second {
-    /// Replies that were not errors.
-    pub completed: u64,
-    /// Error replies.
-    pub failed: u64,
-    /// Corrected latency of this second's completed requests (nanoseconds).
-    pub latency: LatencyHistogram,
-}
-
-/// A test's seconds, index = second since the start of the measured phase.
-#[derive(Clone, Debug, Default)]
-pub struct Timeline {
-    pub seconds: Vec<Second>,
-}
-
-impl Timeline {
-    /// The entry of second `index`, created (with the ones before it) when first reached.
-    pub fn second_mut(&mut self, index: usize) -> &mut Second {
-        if self.seconds.len() <= index {
-            self.seconds.resize_with(index + 1, Second::default);
-        }
-        &mut self.seconds[index]
-    }
-
-    /// Adds another worker's timeline, second by second.
-    pub fn merge(&mut self, other: &Timeline) {
-        for (i, s) in other.seconds.iter().enumerate() {
-            let mine = self.second_mut(i);
-            mine.completed += s.completed;
-            mine.failed += s.failed;
-            mine.latency.merge(&s.latency);
-        }
-    }
-
-    /// `Ok` when the seconds add up to the test's totals: completed, error replies, and the
-    /// corrected histogram's count.
-    pub fn check_totals(&self, r: &TestResult) -> Result<(), String> {
-        let completed: u64 = self.seconds.iter().map(|s| s.completed).sum();
-        let failed: u64 = self.seconds.iter().map(|s| s.failed).sum();
-        let recorded: u64 = self.seconds.iter().map(|s| s.latency.len()).sum();
-        let mut wrong = Vec::new();
-        if completed != r.completed {
-            wrong.push(format!("completed {completed} != {}", r.completed));
-        }
-        if failed != r.errors.total() {
-            wrong.push(format!("failed {failed} != {}", r.errors.total()));
-        }
-        if recorded != r.latency.len() {
-            wrong.push(format!("latencies {recorded} != {}", r.latency.len()));
-        }
-        if wrong.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("timeline sums differ: {}", wrong.join(", ")))
-        }
-    }
-
-    /// The record's rows, with each second's server intervals (`server[node]`: that node's
-    /// intervals; the one starting in second `i` goes to row `i`).
-    pub fn rows(&self, server: &[Vec<ServerInterval>]) -> Vec<TimelineRow> {
-        self.seconds
-            .iter()
-            .enumerate()
-            .map(|(i, s)| TimelineRow {
-                second: i,
-                completed: s.completed,
-                failed: s.failed,
-                p50_us: us(s.latency.value_at_percentile_ns(50.0)),
-                p99_us: us(s.latency.value_at_percentile_ns(99.0)),
-                max_us: us(s.latency.max_ns()),
-                server: server
-                    .iter()
-                    .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
-                    .collect(),
-            })
-            .collect()
-    }
+/// The record's rows, with each second's server intervals (`server[node]`: that node's
+/// intervals; the one starting in second `i` goes to row `i`).
+pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<TimelineRow> {
+    timeline
+        .seconds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| TimelineRow {
+            second: i,
+            completed: s.completed,
+            failed: s.failed,
+            p50_us: us(s.latency.value_at_percentile_ns(50.0)),
+            p99_us: us(s.latency.value_at_percentile_ns(99.0)),
+            max_us: us(s.latency.max_ns()),
+            server: server
+                .iter()
+                .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
+                .collect(),
+        })
+        .collect()
 }
 
 /// Nanoseconds as microseconds (fractional).
@@ -117,7 +52,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::metrics::Outcome;
+    use crate::metrics::{Outcome, TestResult};
 
     /// Two workers' timelines over 3 seconds and the result their totals make.
     fn synthetic() -> (Timeline, TestResult) {
@@ -147,27 +82,6 @@ mod tests {
     }
 
     #[test]
-    fn merged_timelines_add_up_to_the_totals() {
-        let (t, r) = synthetic();
-        assert_eq!(t.seconds.len(), 3);
-        assert_eq!(t.seconds[0].completed, 201);
-        assert_eq!(t.seconds[1].failed, 4);
-        assert_eq!(t.check_totals(&r), Ok(()));
-    }
-
-    #[test]
-    fn a_lost_second_is_caught() {
-        let (mut t, r) = synthetic();
-        t.seconds[2].completed -= 1;
-        let e = t.check_totals(&r).unwrap_err();
-        assert!(e.contains("completed 1202 != 1203"), "{e}");
-        let (mut t, r) = synthetic();
-        t.seconds.pop();
-        let e = t.check_totals(&r).unwrap_err();
-        assert!(e.contains("latencies"), "{e}");
-    }
-
-    #[test]
     fn rows_carry_each_seconds_figures_and_server_interval() {
         let (t, _) = synthetic();
         let node = vec![
@@ -182,7 +96,7 @@ mod tests {
                 ..ServerInterval::default()
             },
         ];
-        let rows = t.rows(&[node]);
+        let rows = rows(&t, &[node]);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[2].second, 2);
         assert_eq!(rows[2].completed, 601);

@@ -53,6 +53,7 @@ fn base_result(title: &str, latency: LatencyHistogram, completed: u64, millis: u
         target_rps: None,
         rps_samples: Vec::new(),
         outcome: Outcome::Completed,
+        ..TestResult::empty(title, None, Outcome::Completed)
     }
 }
 

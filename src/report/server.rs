@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn a_client_bound_test_warns() {
-        use crate::verdict::thread_cpu::ThreadCpuUsage;
+        use crate::metrics::thread_cpu::ThreadCpuUsage;
         let threads = [
             ThreadCpuUsage {
                 cpu: Duration::from_millis(950),

@@ -278,7 +278,7 @@ impl<W: Write> Session<'_, W> {
         );
         let test = self
             .rec
-            .end_test(watch, template, &result, TestExtras::default());
+            .end_test(watch, template, &result, TestExtras::of(&result));
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;

@@ -1,7 +1,7 @@
 //! What limited a test: the server, respbench itself, or neither.
 //!
-//! Owns: the decision from CPU figures to a [`Verdict`] and its thresholds, and reading a
-//! thread's own CPU time ([`thread_cpu`]) so the workers can report how busy each of them was.
+//! Owns: the decision from CPU figures to a [`Verdict`] and its thresholds (the workers' own CPU
+//! time is read by `metrics::thread_cpu`, where the engine's measuring lives).
 //! Must not: measure the server or format output.
 //!
 //! Why CPU: a Redis-protocol server executes commands on one main thread, so a server that keeps
@@ -9,8 +9,6 @@
 //! worker thread near a full core cannot send faster, and then the figures describe respbench, not
 //! the server. When neither is near a full core, throughput is set by latency: more connections
 //! (`-c`) or deeper pipelines (`-P`) would raise it.
-
-pub mod thread_cpu;
 
 /// A thread counts as "near a full core" from this share of one core (percent). CPU readings
 /// over a second wobble by a few percent (scheduler ticks, the sampling instant), and a saturated

@@ -88,6 +88,19 @@ fn record_against_redis_has_its_identity_and_server_figures() {
     assert_eq!(node["commands"][0]["command"], "set");
     assert_eq!(node["commands"][0]["calls"], 3000, "the server's own count");
     assert!(node["usec_per_call"].as_f64().unwrap() > 0.0);
+    // The engine's parts: what it wrote, each worker's CPU, and the seconds adding up.
+    assert_eq!(set["requests"]["issued"], 3000);
+    assert_eq!(set["client_threads_cpu_pct"].as_array().unwrap().len(), 1);
+    assert!(
+        set["verdict"]["client_max_thread_cpu_pct"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let rows = set["timeline"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    let sum: u64 = rows.iter().map(|r| r["completed"].as_u64().unwrap()).sum();
+    assert_eq!(sum, 3000);
     // The full report shows the same figures in its server block.
     out.assert_stdout_contains("\nServer:\n");
     out.assert_stdout_contains("    server time per call ");
@@ -301,4 +314,43 @@ fn ctrl_c_keeps_what_was_measured() {
     assert_eq!(r["tests"][0]["outcome"], "interrupted");
     assert!(r["tests"][0]["requests"]["completed"].as_u64().unwrap() > 0);
     check_with_python(&path);
+}
+
+#[test]
+fn the_timeline_has_a_row_per_second_and_counts_errors_where_they_happened() {
+    let server = Server::start();
+    let mut c = server.client();
+    c.ok(&["SET", "astring", "x"]);
+    let (out, r, _, _dir) = bench_json(
+        &server,
+        &[
+            "--duration",
+            "2",
+            "-c",
+            "2",
+            "--threads",
+            "2",
+            "--rps",
+            "400",
+            "-e",
+            "-q",
+            "lpush",
+            "astring",
+            "y",
+        ],
+    );
+    out.assert_success();
+    let t = &r["tests"][0];
+    let rows = t["timeline"].as_array().unwrap();
+    assert!(rows.len() >= 2, "two seconds measured: {rows:?}");
+    let failed: u64 = rows.iter().map(|r| r["failed"].as_u64().unwrap()).sum();
+    assert_eq!(failed, t["requests"]["failed"].as_u64().unwrap());
+    assert!(failed > 500, "every LPUSH on a string fails: {failed}");
+    assert_eq!(t["requests"]["completed"], 0);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row["second"], i as u64);
+    }
+    // Both workers' CPU, and what was written covers what was answered.
+    assert_eq!(t["client_threads_cpu_pct"].as_array().unwrap().len(), 2);
+    assert!(t["requests"]["issued"].as_u64().unwrap() >= failed);
 }

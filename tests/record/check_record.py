@@ -92,6 +92,9 @@ def check_test(i, test, problems):
     for n, node in enumerate(test["nodes"]):
         check_histogram(f"{where} nodes[{n}]", node["histogram"], node["latency_us"], problems)
     rows = test["timeline"]
+    answered = test["requests"]["completed"] + test["requests"]["failed"]
+    if answered and not rows:
+        problems.append(f"{where}: {answered} replies but an empty timeline")
     if rows:
         for key in ("completed", "failed"):
             total = sum(r[key] for r in rows)

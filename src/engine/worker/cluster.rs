@@ -170,6 +170,7 @@ impl Worker<'_> {
                     self.cfg.load.on_error,
                     warmup,
                     text.as_bytes(),
+                    now,
                 )?;
                 continue;
             }

@@ -22,7 +22,8 @@ use super::monitor::Live;
 use super::pacer::Pacer;
 use super::timer::Timer;
 use super::{ConnSetup, EngineError, LoadSpec};
-use crate::metrics::{ClusterStats, Recorder};
+use crate::metrics::thread_cpu::ThreadCpuMark;
+use crate::metrics::{ClusterStats, Recorder, SharedTimeline, ThreadCpuUsage};
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::template::{Placeholder, Template, fill};
 
@@ -59,6 +60,10 @@ pub(crate) struct WorkerResult {
     pub(super) cluster: Option<ClusterStats>,
     /// What stopped this worker, if anything did.
     pub(super) fatal: Option<EngineError>,
+    /// Its thread's CPU time over its life (the verdict's client side).
+    pub(super) cpu: ThreadCpuUsage,
+    /// Measured commands it wrote (answered or not).
+    pub(super) sent: u64,
 }
 
 /// What the runner gives a worker: its share of the test, the test's clock, and where it reports.
@@ -80,6 +85,8 @@ pub(crate) struct WorkerConfig<'a> {
     pub rate_per_sec: Option<f64>,
     /// Where the progress figures are published for the monitor.
     pub live: &'a Live,
+    /// The test's per-second timeline, which this worker adds its seconds to.
+    pub timeline: SharedTimeline,
     /// Set by the monitor (Ctrl-C, another worker's failure): return at the next loop turn.
     pub stop: &'a AtomicBool,
     /// `--sequential`: the counters all workers draw keys from.
@@ -129,6 +136,8 @@ pub(crate) struct Worker<'a> {
     cmds_per_unit: u64,
     /// Commands issued against the quota (measured phase only).
     issued: u64,
+    /// Measured commands written, with or without a quota (the record's "issued").
+    sent: u64,
     /// Nothing more will be sent (quota issued or deadline passed); the loop ends once nothing
     /// is in flight.
     exhausted: bool,
@@ -169,6 +178,7 @@ impl<'a> Worker<'a> {
             cfg.sequential.clone(),
         );
         let pacer = cfg.rate_per_sec.map(|rate| Pacer::new(cfg.start, rate));
+        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone());
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
@@ -178,10 +188,11 @@ impl<'a> Worker<'a> {
             poll,
             conns,
             rbuf: vec![0; READ_BUF],
-            rec: Recorder::new(),
+            rec,
             keys,
             batch_placeholders,
             issued: 0,
+            sent: 0,
             exhausted: false,
             active: 0,
             free: Vec::new(),
@@ -191,15 +202,19 @@ impl<'a> Worker<'a> {
     }
 
     pub(crate) fn run(mut self) -> WorkerResult {
+        let cpu = ThreadCpuMark::now();
         let fatal = self.event_loop().err();
         if fatal.is_some() {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
         self.publish();
+        self.rec.tally.flush();
         WorkerResult {
             cluster: self.cluster.map(|c| c.stats),
             recorder: self.rec,
             fatal,
+            cpu: cpu.usage_since(),
+            sent: self.sent,
         }
     }
 
@@ -355,6 +370,9 @@ impl<'a> Worker<'a> {
                 units = units.min(remaining.div_ceil(self.cmds_per_unit) as usize);
                 self.issued = quota.min(self.issued + units as u64 * self.cmds_per_unit);
             }
+        }
+        if !warmup {
+            self.sent += units as u64 * self.cmds_per_unit;
         }
         if let Some(p) = self.pacer.as_mut() {
             p.advance(units as u64 * self.cmds_per_unit);

@@ -30,6 +30,7 @@ pub(super) fn record_error(
     policy: ErrorPolicy,
     warmup: bool,
     text: &[u8],
+    now: Instant,
 ) -> Result<(), EngineError> {
     match policy {
         ErrorPolicy::Abort => Err(EngineError::Server {
@@ -37,7 +38,7 @@ pub(super) fn record_error(
             hint: Some("use -e to count errors and go on"),
         }),
         ErrorPolicy::Count => {
-            rec.error(warmup, text);
+            rec.error(warmup, text, now);
             Ok(())
         }
     }
@@ -93,7 +94,7 @@ pub(super) fn on_reply(
             capture_redirect(c, cl, ctx, kind, text);
             return Ok(c.pending == 0);
         }
-        record_error(rec, ctx.policy, c.warmup, text)?;
+        record_error(rec, ctx.policy, c.warmup, text, now)?;
     } else {
         let latency = rec.success(c.intended, c.sent, c.warmup, now);
         if let Some(cl) = cluster
@@ -207,7 +208,7 @@ pub(super) fn side_reply(
         }
         let warmup = retry.warmup;
         cl.retire(retry.cmd);
-        return record_error(rec, ctx.policy, warmup, text);
+        return record_error(rec, ctx.policy, warmup, text, now);
     }
     let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {
