@@ -114,7 +114,8 @@ impl RunPlan {
         let mut load = load_spec(args);
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
-        let shard = shard::Shard::resolve(args.shard, args.shards, |k| std::env::var(k).ok())?
+        let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
+        let shard = shard::Shard::resolve(flag, args.shards, |k| std::env::var(k).ok())?
             .map(|s| shard::apply(s, &mut load, &mut json))
             .transpose()?;
         warnings.extend(shard.as_ref().map(shard::ShardPlan::note));

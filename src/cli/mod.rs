@@ -103,8 +103,8 @@ pub struct Args {
     pub json: Option<PathBuf>,
     /// `--no-server-stats`: do not sample the server's `INFO` during tests.
     pub no_server_stats: bool,
-    /// `--shard I/N`: run shard I of N (see `plan::shard`).
-    pub shard: Option<crate::plan::shard::Shard>,
+    /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
+    pub shard: Option<(u64, u64)>,
     /// `--shards N`: the shard count when the environment gives only an index (Kubernetes).
     pub shards: Option<u64>,
     /// `--start-at TIME` as typed; resolved against the clock by the plan.
@@ -179,6 +179,7 @@ mod value;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
+pub use value::shard as parse_shard;
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";

@@ -456,7 +456,7 @@ impl State {
             Opt::NoServerStats => a.no_server_stats = true,
             Opt::Shard => {
                 let text = text(name, v)?;
-                a.shard = Some(crate::plan::shard::Shard::parse(&text).map_err(UsageError)?);
+                a.shard = Some(super::value::shard(&text)?);
             }
             Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
             Opt::StartAt => a.start_at = Some(text(name, v)?),

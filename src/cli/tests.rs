@@ -1183,8 +1183,7 @@ fn flags_of_sharded_runs() {
         "--start-at",
         "1767225600",
     ]);
-    let s = a.shard.unwrap();
-    assert_eq!((s.index, s.count), (2, 4));
+    assert_eq!(a.shard, Some((2, 4)));
     assert_eq!(a.shards, Some(4));
     assert_eq!(a.start_at.as_deref(), Some("1767225600"));
     for bad in ["3/2", "0/0"] {

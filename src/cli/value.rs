@@ -106,3 +106,19 @@ pub(super) fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
     }
     Ok(d)
 }
+
+/// `--shard I/N` (I counts from 0, below N): the index and the count.
+pub fn shard(text: &str) -> Result<(u64, u64), UsageError> {
+    let bad = || {
+        UsageError(format!(
+            "--shard {text:?}: expected I/N with 0 <= I < N, e.g. 0/4 for the first of four"
+        ))
+    };
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let index: u64 = i.trim().parse().map_err(|_| bad())?;
+    let count: u64 = n.trim().parse().map_err(|_| bad())?;
+    if count == 0 || index >= count {
+        return Err(bad());
+    }
+    Ok((index, count))
+}

@@ -226,7 +226,7 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         OutFormat::Markdown => render::markdown(&cmp),
         OutFormat::Csv => render::csv(&cmp),
         OutFormat::Json => render::json(&cmp, &a.sides),
-        OutFormat::Html => crate::htmlreport::page(&inputs, &cmp),
+        OutFormat::Html => super::html::page(&inputs, &cmp),
     };
     if let Err(e) = emit(a.output.as_deref(), &out) {
         eprintln!("respbench: {e}");

@@ -8,6 +8,7 @@
 //! `table → stats, input`; nothing here depends on the engine or the run.
 
 pub mod cli;
+pub mod html;
 pub mod input;
 pub mod render;
 pub mod stats;

@@ -62,15 +62,17 @@ impl Shard {
 
     /// `I/N` as typed after `--shard` (I counts from 0).
     pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || {
-            format!(
-                "--shard {text:?}: expected I/N with 0 <= I < N, e.g. 0/4 for the first of four"
-            )
-        };
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let index: u64 = i.trim().parse().map_err(|_| bad())?;
-        let count: u64 = n.trim().parse().map_err(|_| bad())?;
-        Shard::checked(index, count, ShardSource::Flag).map_err(|_| bad())
+        let (index, count) = crate::cli::parse_shard(text).map_err(|e| e.0)?;
+        Ok(Shard::flag(index, count))
+    }
+
+    /// The shard `--shard I/N` names (already checked: I < N).
+    pub fn flag(index: u64, count: u64) -> Shard {
+        Shard {
+            index,
+            count,
+            source: ShardSource::Flag,
+        }
     }
 
     fn checked(index: u64, count: u64, source: ShardSource) -> Result<Shard, String> {

@@ -30,7 +30,7 @@ pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, String>
         Err(past) => Err(format!(
             "--start-at {text:?} is {:.3} s in the past (now is {})",
             past.duration().as_secs_f64(),
-            crate::record::clock::rfc3339(now)
+            crate::clock::rfc3339(now)
         )),
         Ok(ahead) if ahead > MAX_AHEAD => Err(format!(
             "--start-at {text:?} is more than a day away ({:.0} s); start times must be within \
@@ -159,7 +159,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::clock::rfc3339;
+    use crate::clock::rfc3339;
 
     fn at(secs: u64, millis: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis)

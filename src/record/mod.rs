@@ -12,7 +12,7 @@
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
 pub mod build;
-pub mod clock;
+
 pub mod document;
 pub mod hdr;
 pub mod redact;
@@ -26,6 +26,7 @@ use std::path::Path;
 use std::time::{Instant, SystemTime};
 
 use crate::cli::Endpoint;
+use crate::clock;
 use crate::engine::Stop;
 use crate::metrics::TestResult;
 use crate::plan::RunPlan;

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::plan::RunPlan;
 
-use super::clock::rfc3339;
+use crate::clock::rfc3339;
 
 /// One shard's place and start.
 #[derive(Clone, Debug, Serialize)]

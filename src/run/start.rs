@@ -53,7 +53,7 @@ pub(super) fn begin(
                 eprintln!(
                     "started {:.6} s after --start-at {}",
                     late.as_secs_f64(),
-                    crate::record::clock::rfc3339(at)
+                    crate::clock::rfc3339(at)
                 );
             }
             Some(late.as_secs_f64())

@@ -5,7 +5,7 @@
 //! series, `svg` draws them. The charts are SVG rendered here rather than a JavaScript chart
 //! library: no script to vendor, audit or keep up to date, nothing that can fetch, the same
 //! bytes for the same data, and a few kB per chart (see docs/architecture.md, "HTML report").
-//! Dependency direction: `htmlreport → compare` (its input model and comparison table).
+//! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod charts;
 mod page;

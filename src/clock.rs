@@ -1,4 +1,5 @@
-//! Wall-clock times as RFC 3339 UTC text, and the client host's name and cores.
+//! Wall-clock times as RFC 3339 UTC text, and the client host's name and cores: what the record, the
+//! `--start-at` messages and the shard notes say about when and where a run happened.
 //!
 //! Why hand-written: the record needs one format (`2026-01-02T03:04:05.678Z`, UTC, milliseconds)
 //! from `SystemTime`; the civil-from-days conversion is a few lines of integer arithmetic
