@@ -79,6 +79,10 @@ pub struct RunPlan {
     /// `--json` file (`-` = stdout) and `--no-server-stats`, for `record` and `watch`.
     pub json: Option<std::path::PathBuf>,
     pub server_stats: bool,
+    /// `--html`: the self-contained report written when the run ends.
+    pub html: Option<std::path::PathBuf>,
+    /// `--repeat`: how many times each test runs (at least 1).
+    pub repeat: u32,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
@@ -119,6 +123,11 @@ impl RunPlan {
             .map(|s| shard::apply(s, &mut load, &mut json))
             .transpose()?;
         warnings.extend(shard.as_ref().map(shard::ShardPlan::note));
+        // The HTML report names its shard like the record does (`report-{shard}.html`).
+        let html = args.html.as_ref().map(|p| match &shard {
+            Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
+            None => p.clone(),
+        });
         let start_at = args
             .start_at
             .as_deref()
@@ -152,6 +161,8 @@ impl RunPlan {
             tracking: args.enable_tracking,
             warnings,
             json,
+            html,
+            repeat: args.repeat,
             server_stats: !args.no_server_stats,
             shard,
             start_at,

@@ -118,6 +118,11 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     respbench/1: options, server identity, per-test counts,
                     latency summaries and full HDR histograms, server figures).
                     "-" writes it to stdout; the report then goes to stderr.
+ --html <file>      Also write the run as one self-contained HTML report
+                    (charts over time, latency spectrum; opens offline)
+ --repeat <n>       Run every test n times (1 to 1000); the report adds a
+                    median line, the JSON keeps every repetition, and
+                    respbench compare tells differences from noise with them
  --no-server-stats  Do not sample the server's INFO during tests (no server
                     CPU, memory or time per call in the report and the JSON).
  --shard <I/N>      Run shard I (from 0) of N of this benchmark: -n and --rps

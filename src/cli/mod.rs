@@ -103,6 +103,10 @@ pub struct Args {
     pub json: Option<PathBuf>,
     /// `--no-server-stats`: do not sample the server's `INFO` during tests.
     pub no_server_stats: bool,
+    /// `--html`: also write the run as a self-contained HTML report to this file.
+    pub html: Option<PathBuf>,
+    /// `--repeat N`: run every test N times (1: once, the default).
+    pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
     pub shard: Option<(u64, u64)>,
     /// `--shards N`: the shard count when the environment gives only an index (Kubernetes).
@@ -230,6 +234,8 @@ impl Default for Args {
             mptcp: false,
             json: None,
             no_server_stats: false,
+            html: None,
+            repeat: 1,
             shard: None,
             shards: None,
             start_at: None,

@@ -72,6 +72,8 @@ pub(super) enum Opt {
     TlsCiphersuites,
     Mptcp,
     Json,
+    Html,
+    Repeat,
     NoServerStats,
     // Sharded runs (issue 13): respbench's own options, not valkey-benchmark's.
     Shard,
@@ -127,6 +129,8 @@ impl Opt {
             | Opt::TlsCiphers
             | Opt::TlsCiphersuites
             | Opt::Json
+            | Opt::Html
+            | Opt::Repeat
             | Opt::Shard
             | Opt::Shards
             | Opt::StartAt => true,
@@ -205,6 +209,8 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--rdma", Opt::NotInThisBuild { takes_value: false }),
     ("--mptcp", Opt::Mptcp),
     ("--json", Opt::Json),
+    ("--html", Opt::Html),
+    ("--repeat", Opt::Repeat),
     ("--no-server-stats", Opt::NoServerStats),
     ("--shard", Opt::Shard),
     ("--shards", Opt::Shards),
@@ -454,6 +460,8 @@ impl State {
             Opt::Mptcp => a.mptcp = true,
             Opt::Json => a.json = Some(path(name, v, "a file path, or - for stdout")?),
             Opt::NoServerStats => a.no_server_stats = true,
+            Opt::Html => a.html = Some(path(name, v, "a file path for the HTML report")?),
+            Opt::Repeat => a.repeat = whole(name, v, 1, 1000)?,
             Opt::Shard => {
                 let text = text(name, v)?;
                 a.shard = Some(super::value::shard(&text)?);

@@ -26,6 +26,8 @@ pub struct TestExtras<'a> {
     pub client_threads: Option<&'a [ThreadCpuUsage]>,
     /// Requests sent (including those never answered).
     pub issued: Option<u64>,
+    /// `--repeat`: which run of the test this is (1-based).
+    pub repetition: Option<u32>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -36,6 +38,7 @@ impl<'a> TestExtras<'a> {
             timeline: Some(&r.timeline),
             client_threads: Some(&r.client_threads),
             issued: Some(r.issued),
+            repetition: None,
         }
     }
 }
@@ -79,6 +82,7 @@ pub fn test_record(
     TestRecord {
         name: r.title.clone(),
         started_at: None,
+        repetition: extras.repetition,
         commands,
         outcome: match r.outcome {
             Outcome::Completed => "completed",
@@ -163,6 +167,7 @@ fn verdict_record(
             .target_rps
             .filter(|&t| t > 0)
             .map(|t| (t as f64, r.throughput())),
+        seconds: r.elapsed.as_secs_f64(),
     };
     let v = verdict::decide(&input);
     VerdictRecord {
@@ -344,6 +349,7 @@ mod tests {
     fn verdict_uses_the_busiest_node_main_thread() {
         let mut r = TestResult::empty("SET", None, Outcome::Completed);
         r.completed = 1;
+        r.elapsed = std::time::Duration::from_secs(2);
         let busy = Watched {
             address: "a".into(),
             samples: vec![sample(0, 0.0, 0), sample(1, 1.1, 0)],

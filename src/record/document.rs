@@ -113,6 +113,9 @@ pub struct TestRecord {
     /// it). Absent only in records built outside a run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// `--repeat N`: which run of the test this is (1-based); absent without `--repeat`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<u32>,
     /// The commands it sends, lower case, in order (repeats once).
     pub commands: Vec<String>,
     /// `completed`, `interrupted` or `aborted`.

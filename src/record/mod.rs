@@ -165,7 +165,7 @@ impl Recorder {
 
     /// Ends the record (`outcome`: `completed`, `interrupted` or `failed`, with the fatal
     /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
-    pub fn finish(mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
+    pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
         self.doc.ended_at = clock::rfc3339(SystemTime::now());
         self.doc.outcome = outcome;
         self.doc.error = error;

@@ -15,12 +15,14 @@ mod distribution;
 mod format;
 #[cfg(test)]
 mod golden_tests;
+mod repeat;
 mod server;
 
 pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,
 };
+pub use repeat::Repetitions;
 pub use server::{client_bound_warning, write_server_block};
 
 /// What the report says about the run's setup (the header lines of the full report).

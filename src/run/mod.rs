@@ -20,7 +20,7 @@ use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transp
 use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
 use crate::record::{Recorder, TestExtras};
-use crate::report::{self, ReportContext};
+use crate::report::{self, Repetitions, ReportContext};
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
@@ -61,8 +61,9 @@ impl From<io::Error> for Failure {
 pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    record_hook::check_html_path(plan)?;
     let result = run_tests(plan, interrupted, &mut rec);
-    record_hook::finish(rec, result)
+    record_hook::finish(plan, rec, result)
 }
 
 fn run_tests(
@@ -260,6 +261,38 @@ impl<W: Write> Session<'_, W> {
     /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the
     /// report.
     fn run_one(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
+        let times = self.plan.repeat;
+        if times <= 1 {
+            return self.run_once(title, template, None).map(drop);
+        }
+        let mut reps = Repetitions::default();
+        let mut ended = Ok(());
+        for n in 1..=times {
+            match self.run_once(title, template, Some(n)) {
+                Ok(r) => reps.add(&r),
+                // A failed or interrupted repetition has printed its report; the run ends after
+                // the median of those that completed.
+                Err(e) => {
+                    ended = Err(e);
+                    break;
+                }
+            }
+        }
+        // CSV keeps one row per repetition and nothing else, so scripts can parse it.
+        if self.plan.format != Format::Csv && reps.len() > 1 {
+            reps.write_median(&mut self.out, title, self.ctx.precision)?;
+            self.out.flush()?;
+        }
+        ended
+    }
+
+    /// One run of a test (`repetition`: which, under `--repeat`); its result when it completed.
+    fn run_once(
+        &mut self,
+        title: &str,
+        template: &Template,
+        repetition: Option<u32>,
+    ) -> Result<TestResult, Failure> {
         let run = match self.cluster.as_mut() {
             Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
             None => None,
@@ -276,9 +309,11 @@ impl<W: Write> Session<'_, W> {
             run.as_ref(),
             console,
         );
-        let test = self
-            .rec
-            .end_test(watch, template, &result, TestExtras::of(&result));
+        let extras = TestExtras {
+            repetition,
+            ..TestExtras::of(&result)
+        };
+        let test = self.rec.end_test(watch, template, &result, extras);
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
@@ -288,7 +323,7 @@ impl<W: Write> Session<'_, W> {
         if result.outcome == crate::metrics::Outcome::Interrupted {
             return Err(Failure::Interrupted);
         }
-        Ok(())
+        Ok(result)
     }
 }
 

@@ -58,18 +58,42 @@ pub(super) fn print_server_notes(
     Ok(())
 }
 
-/// Writes the record with the run's outcome. A record that cannot be written fails a run that
-/// otherwise succeeded; an earlier failure keeps its own exit code.
-pub(super) fn finish(rec: Recorder, result: Result<(), Failure>) -> Result<(), Failure> {
+/// Writes the record (`--json`) and the HTML report (`--html`) with the run's outcome, however
+/// it ended. One that cannot be written fails a run that otherwise succeeded; an earlier failure
+/// keeps its own exit code.
+pub(super) fn finish(
+    plan: &RunPlan,
+    mut rec: Recorder,
+    result: Result<(), Failure>,
+) -> Result<(), Failure> {
     let (outcome, error) = match &result {
         Ok(()) | Err(Failure::BrokenPipe) => ("completed", None),
         Err(Failure::Interrupted) => ("interrupted", None),
         Err(Failure::Fatal(m) | Failure::Reference(m)) => ("failed", Some(m.clone())),
     };
-    match (rec.finish(outcome, error), result) {
-        (Err(e), Ok(())) => Err(Failure::Fatal(format!(
-            "cannot write the --json record: {e}"
-        ))),
+    let mut problem = rec
+        .finish(outcome, error)
+        .err()
+        .map(|e| format!("cannot write the --json record: {e}"));
+    if let Some(path) = &plan.html
+        && !rec.document().tests.is_empty()
+        && let Err(e) = crate::compare::html::write_html(&[rec.document()], path)
+    {
+        problem.get_or_insert(e);
+    }
+    match (problem, result) {
+        (Some(p), Ok(())) => Err(Failure::Fatal(p)),
         (_, result) => result,
+    }
+}
+
+/// Checks before the run that the `--html` file can be written (exit 1 before any connection,
+/// as for `--json`), leaving it empty until the run ends.
+pub(super) fn check_html_path(plan: &RunPlan) -> Result<(), Failure> {
+    match &plan.html {
+        Some(path) => std::fs::File::create(path).map(drop).map_err(|e| {
+            Failure::Fatal(format!("--html {}: cannot write it: {e}", path.display()))
+        }),
+        None => Ok(()),
     }
 }

@@ -16,6 +16,11 @@
 /// thread reads 92–100%; 90% leaves room for that without calling a thread at 80% saturated.
 pub const NEAR_FULL_CORE_PCT: f64 = 90.0;
 
+/// A test shorter than this (its measured phase, seconds) gets no verdict: over a fraction of a
+/// second, CPU figures are dominated by starting threads and opening connections, and a harness's
+/// ten-request test would otherwise be told it was client-bound.
+pub const MIN_SECONDS: f64 = 1.0;
+
 /// With `--rps`, the rate counts as met from this share of the target (percent): the schedule's
 /// last slots and the final replies make the achieved rate read slightly under the target.
 pub const RATE_MET_PCT: f64 = 95.0;
@@ -65,7 +70,9 @@ impl Verdict {
                  throughput"
             }
             Verdict::RateLimited => "the --rps target was reached",
-            Verdict::Unknown => "not enough figures to tell",
+            Verdict::Unknown => {
+                "not enough figures to tell (no server or client figures, or a test under 1 s)"
+            }
         }
     }
 }
@@ -88,9 +95,11 @@ pub struct VerdictInput<'a> {
     pub client_threads_pct: Option<&'a [f64]>,
     /// `--rps` target and achieved throughput, if a target was set.
     pub rate: Option<(f64, f64)>,
+    /// How long the measured phase lasted (seconds); under [`MIN_SECONDS`] nothing is decided.
+    pub seconds: f64,
 }
 
-/// Decides what limited a test, in this order:
+/// Decides what limited a test, in this order (a test shorter than [`MIN_SECONDS`] is unknown):
 /// 1. a client thread at or above [`NEAR_FULL_CORE_PCT`] → client-bound (whatever the server
 ///    did, the figures are then respbench's);
 /// 2. the server's CPU, or the share of wall time it spent in the test's commands, at or above
@@ -99,6 +108,9 @@ pub struct VerdictInput<'a> {
 /// 4. both sides known and below the threshold → neither;
 /// 5. otherwise unknown.
 pub fn decide(input: &VerdictInput) -> Verdict {
+    if input.seconds < MIN_SECONDS {
+        return Verdict::Unknown;
+    }
     let client_full = input
         .client_threads_pct
         .is_some_and(|t| t.iter().any(|&p| p >= NEAR_FULL_CORE_PCT));
@@ -129,8 +141,21 @@ mod tests {
         decide(&VerdictInput {
             server_cpu_pct: server,
             client_threads_pct: client,
+            seconds: 2.0,
             ..VerdictInput::default()
         })
+    }
+
+    #[test]
+    fn a_test_under_a_second_gets_no_verdict() {
+        let input = |seconds| VerdictInput {
+            server_cpu_pct: Some(99.0),
+            client_threads_pct: Some(&[99.0]),
+            seconds,
+            ..VerdictInput::default()
+        };
+        assert_eq!(decide(&input(0.99)), Verdict::Unknown);
+        assert_eq!(decide(&input(1.0)), Verdict::ClientBound);
     }
 
     #[test]
@@ -155,6 +180,7 @@ mod tests {
                 server_busy_pct: Some(busy),
                 client_threads_pct: Some(&[10.0]),
                 rate: None,
+                seconds: 2.0,
             })
         };
         assert_eq!(busy(25.0, 90.0), Verdict::ServerBound);
@@ -184,6 +210,7 @@ mod tests {
                 server_cpu_pct: Some(server),
                 client_threads_pct: Some(&[10.0]),
                 rate: Some((target, achieved)),
+                seconds: 2.0,
                 ..VerdictInput::default()
             })
         };

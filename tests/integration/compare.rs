@@ -385,3 +385,92 @@ fn redis_against_valkey_in_two_commands() {
         .assert_stdout_contains("redis")
         .assert_stdout_contains("valkey vs redis");
 }
+
+#[test]
+fn repeat_prints_each_run_and_a_median_and_the_record_keeps_every_repetition() {
+    let server = Server::start();
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
+    let out = server.bench(&[
+        "--repeat",
+        "3",
+        "--json",
+        path(&json),
+        "--html",
+        path(&html),
+        "-t",
+        "set",
+        "-n",
+        "2000",
+        "-q",
+    ]);
+    out.assert_success();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert!(
+        lines[..3]
+            .iter()
+            .all(|l| l.starts_with("SET: ") && l.contains(" requests per second, p50="))
+    );
+    assert!(
+        lines[3].starts_with("SET: median of 3 runs: "),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(server.client().calls("set"), 6000, "three runs of -n 2000");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let reps: Vec<u64> = record["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t["name"], "SET");
+            t["repetition"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(reps, [1, 2, 3]);
+    crate::record::check_with_python(&json);
+    // The HTML report of the run, written at its end.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.starts_with("<!DOCTYPE html>") && page.contains("<svg"),
+        "{}",
+        &page[..200.min(page.len())]
+    );
+    // compare reads the repetitions as such.
+    let c = compare(&[path(&json), path(&json)]);
+    c.assert_success();
+    assert!(c.stdout.contains("n=3+3"), "{}", c.stdout);
+    // CSV keeps one row per run and nothing else.
+    let out = server.bench(&["--repeat", "2", "-t", "get", "-n", "500", "--csv"]);
+    out.assert_success();
+    assert_eq!(out.stdout.lines().count(), 3, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("\"GET\","))
+    );
+}
+
+#[test]
+fn repeat_and_html_mistakes_are_caught_before_the_run() {
+    let server = Server::start();
+    let out = server.bench(&["--repeat", "0", "-t", "set", "-n", "10"]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line().contains("--repeat"),
+        "{}",
+        out.stderr
+    );
+    let out = server.bench(&["--html", "/nonexistent/dir/r.html", "-t", "set", "-n", "10"]);
+    out.assert_code(1);
+    assert!(
+        out.single_stderr_line()
+            .starts_with("respbench: --html /nonexistent/dir/r.html: cannot write it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.client().calls("set"), 0, "nothing was sent");
+}
