@@ -8,6 +8,7 @@ pub mod dataset;
 mod pushes;
 pub mod shard;
 pub mod start_at;
+mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -101,7 +102,7 @@ impl RunPlan {
                     .to_string(),
             );
         }
-        if args.sequential && args.keyspace.is_none() {
+        if args.sequential && args.keyspace.is_none() && args.workload.key_maximum.is_none() {
             warnings.push("WARNING: --sequential has no effect without -r".to_string());
         }
         pushes::check(args, &workload, &mut warnings)?;
@@ -116,6 +117,7 @@ impl RunPlan {
         }
 
         let mut load = load_spec(args);
+        workloads::apply(args, &mut load, &mut warnings)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -291,6 +293,9 @@ fn load_spec(args: &Args) -> LoadSpec {
             ErrorPolicy::Abort
         },
         dataset: None,
+        key_pattern: crate::workload::distribution::KeyPattern::Uniform,
+        key_min: 0,
+        arrival: crate::engine::Arrival::Uniform,
     }
 }
 

@@ -138,6 +138,9 @@ fn base() -> LoadSpec {
         seed: 1,
         on_error: ErrorPolicy::Abort,
         dataset: None,
+        key_pattern: respbench::workload::distribution::KeyPattern::Uniform,
+        key_min: 0,
+        arrival: respbench::engine::Arrival::Uniform,
     }
 }
 

@@ -134,6 +134,26 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --start-at <time>  Connect, then start measuring at this wall-clock time
                     (RFC 3339, e.g. 2026-01-02T03:04:05Z, or Unix seconds), so
                     shards on several machines start together (clocks via NTP)
+ --keys <pattern>   How __rand_int__ and __rand_Nth__ values are drawn from the
+                    key range: uniform (default), sequential, gaussian, zipf,
+                    zipf:<exponent> or parallel (each connection walks its
+                    own slice of the range, in order)
+ --key-pattern <p>  The same in memtier_benchmark's letters: R, S, G, Z, P,
+                    or a pair with equal halves (R:R)
+ --key-minimum <n>  Lowest key value (default 0)
+ --key-maximum <n>  Highest key value (inclusive; replaces -r's keyspacelen-1)
+ --key-median <n>   Gaussian pattern: the centre (default: the middle)
+ --key-stddev <n>   Gaussian pattern: the spread (default: a sixth of the range)
+ --key-zipf-exp <s> Zipf pattern: the exponent, above 0 and at most 5
+                    (default 1). memtier spellings also take --opt=value.
+ --data-size-range <min-max>
+                    Value sizes uniform over min..max bytes (instead of -d)
+ --data-size-list <size:weight,...>
+                    Value sizes drawn with these relative weights
+ --ratio <set:get>  Run one SET:GET mix test with these weights (e.g. 1:10)
+                    instead of the default tests
+ --arrival <a>      With --rps: uniform (evenly spaced sends, the default) or
+                    poisson (exponential gaps with the same mean rate)
  --help             Print this help and exit
  -v, --version      Print the version and exit
 

@@ -115,6 +115,8 @@ pub struct Args {
     pub start_at: Option<String>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
+    /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
+    pub workload: WorkloadArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -180,10 +182,12 @@ mod parse;
 mod tests;
 mod uri;
 mod value;
+mod workloads;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
 pub use value::shard as parse_shard;
+pub use workloads::{ArrivalArg, DataSizes, KeyDist, WorkloadArgs};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -240,6 +244,7 @@ impl Default for Args {
             shards: None,
             start_at: None,
             command: Vec::new(),
+            workload: WorkloadArgs::default(),
         }
     }
 }

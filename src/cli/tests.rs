@@ -1113,6 +1113,8 @@ fn every_table_entry_parses() {
             argv.push("yes".to_owned());
         } else if *opt == parse::Opt::Shard {
             argv.push("0/1".to_owned());
+        } else if let parse::Opt::Workload(w) = opt {
+            argv.push(super::workloads::example(*w).to_owned());
         } else if opt.takes_value() {
             argv.push("1".to_owned());
         }

@@ -31,6 +31,7 @@ pub use conn::{Target, Transport};
 pub use error::EngineError;
 pub use idle::run_idle;
 pub use monitor::{Observer, Snapshot, TICK};
+pub use pacer::Arrival;
 pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Stop};

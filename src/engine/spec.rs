@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Target;
+use super::pacer::Arrival;
 use crate::workload::dataset::Dataset;
+use crate::workload::distribution::KeyPattern;
 
 /// How connections reach and prepare the server.
 #[derive(Clone, Debug)]
@@ -56,4 +58,12 @@ pub struct LoadSpec {
     /// `--dataset`: each unit is the next record's pre-encoded command instead of the template's
     /// unit (the template still gives the commands per unit).
     pub dataset: Option<Arc<Dataset>>,
+    /// How placeholder values are drawn (`--key-pattern`/`--keys`); uniform by default.
+    /// `sequential` is also set for the counter-based patterns (sequential, parallel), so the
+    /// runner gives their workers shared counters.
+    pub key_pattern: KeyPattern,
+    /// The lowest placeholder value (`--key-minimum`); values run over `key_min..keyspace`.
+    pub key_min: u64,
+    /// `--arrival`: how `--rps` sends are spaced.
+    pub arrival: Arrival,
 }

@@ -23,3 +23,4 @@ mod shards;
 mod synthetic;
 mod tls;
 mod valkey;
+mod workloads;

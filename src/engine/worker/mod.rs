@@ -176,8 +176,17 @@ impl<'a> Worker<'a> {
             cfg.load.seed,
             cfg.id as u64,
             cfg.sequential.clone(),
+        )
+        .with_pattern(
+            cfg.load.key_pattern,
+            cfg.load.key_min,
+            u64::from(cfg.load.clients),
         );
-        let pacer = cfg.rate_per_sec.map(|rate| Pacer::new(cfg.start, rate));
+        // Poisson gaps: one stream per worker, repeatable with --seed.
+        let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let pacer = cfg
+            .rate_per_sec
+            .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
         let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone());
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
@@ -425,6 +434,8 @@ impl<'a> Worker<'a> {
         } else if !self.cfg.load.keepalive && self.conns[i].used {
             self.replace_stream(i)?;
         }
+        // The parallel key pattern walks a slice per connection.
+        self.keys.select_conn(i);
         let wlen = if let Some(dataset) = &self.cfg.load.dataset {
             dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys)
         } else {

@@ -1,0 +1,150 @@
+//! The workload options (issue 12) resolved into the engine's `LoadSpec`: the key pattern and
+//! range, the arrival process. Checked here, before anything connects, with the same code the
+//! workers sample with (`workload::distribution::Sampler::new`), so a parameter the sampler
+//! cannot use is one line and exit 2 rather than a surprise during the run.
+
+use crate::cli::{Args, ArrivalArg, KeyDist};
+use crate::engine::{Arrival, LoadSpec};
+use crate::workload::distribution::{KeyPattern, KeyRange, Sampler};
+
+/// Zipf's exponent when neither `--keys zipf:EXP` nor `--key-zipf-exp` gives one.
+const DEFAULT_ZIPF_EXPONENT: f64 = 1.0;
+
+/// Sets `load`'s key pattern, key range and arrival process from `args`.
+pub(super) fn apply(
+    args: &Args,
+    load: &mut LoadSpec,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let w = &args.workload;
+    if w.data_sizes.is_some() || w.ratio.is_some() {
+        return Err("--data-size-range, --data-size-list and --ratio are not supported yet".into());
+    }
+    let dist = w.key_dist.unwrap_or(if args.sequential {
+        KeyDist::Sequential
+    } else {
+        KeyDist::Uniform
+    });
+    let pattern = match dist {
+        KeyDist::Uniform => KeyPattern::Uniform,
+        KeyDist::Sequential => KeyPattern::Sequential,
+        KeyDist::Parallel => KeyPattern::Parallel,
+        KeyDist::Gaussian => KeyPattern::Gaussian {
+            median: w.key_median,
+            stddev: w.key_stddev,
+        },
+        KeyDist::Zipf(exp) => KeyPattern::Zipf {
+            exponent: exp.or(w.key_zipf_exp).unwrap_or(DEFAULT_ZIPF_EXPONENT),
+        },
+    };
+    // --key-maximum is inclusive, -r N is 0..N-1: both become the keyspace's end.
+    if let Some(max) = w.key_maximum {
+        load.keyspace = Some(max + 1);
+    }
+    let min = w.key_minimum.unwrap_or(0);
+    match load.keyspace {
+        Some(keyspace) if min >= keyspace.max(1) => {
+            return Err(format!(
+                "--key-minimum {min} leaves no keys below the keyspace's end {keyspace} (-r or \
+                 --key-maximum)"
+            ));
+        }
+        Some(keyspace) if keyspace > 0 => {
+            let range = KeyRange {
+                min,
+                max: keyspace - 1,
+            };
+            Sampler::new(pattern, range).map_err(|e| e.0)?;
+        }
+        Some(_) => {}
+        None => {
+            let given = [
+                (w.key_dist.is_some(), "--key-pattern/--keys"),
+                (w.key_minimum.is_some(), "--key-minimum"),
+            ];
+            let given: Vec<&str> = given.iter().filter(|g| g.0).map(|g| g.1).collect();
+            if !given.is_empty() {
+                warnings.push(format!(
+                    "WARNING: {} {} no effect without -r or --key-maximum",
+                    given.join(", "),
+                    if given.len() == 1 { "has" } else { "have" }
+                ));
+            }
+        }
+    }
+    load.key_pattern = pattern;
+    load.key_min = min;
+    load.sequential = matches!(pattern, KeyPattern::Sequential | KeyPattern::Parallel);
+    load.arrival = match w.arrival.unwrap_or_default() {
+        ArrivalArg::Uniform => Arrival::Uniform,
+        ArrivalArg::Poisson => Arrival::Poisson,
+    };
+    if w.arrival.is_some() && load.rps.is_none() {
+        warnings.push("WARNING: --arrival has no effect without --rps".to_string());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Invocation, parse};
+    use crate::engine::Arrival;
+    use crate::plan::RunPlan;
+    use crate::workload::distribution::KeyPattern;
+
+    fn plan(argv: &[&str]) -> Result<RunPlan, String> {
+        let args = match parse(argv.iter().map(|s| s.into())) {
+            Ok(Invocation::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        RunPlan::new(&args, None)
+    }
+
+    #[test]
+    fn memtier_and_native_spellings_give_the_same_pattern() {
+        let a = plan(&["--key-pattern=Z:Z", "--key-zipf-exp=1.2", "-r", "100"]).unwrap();
+        let b = plan(&["--keys", "zipf:1.2", "-r", "100"]).unwrap();
+        assert_eq!(a.load.key_pattern, KeyPattern::Zipf { exponent: 1.2 });
+        assert_eq!(b.load.key_pattern, a.load.key_pattern);
+        let p = plan(&[
+            "--keys",
+            "parallel",
+            "--key-minimum",
+            "10",
+            "--key-maximum",
+            "99",
+        ]);
+        let p = p.unwrap();
+        assert_eq!(p.load.key_pattern, KeyPattern::Parallel);
+        assert_eq!((p.load.key_min, p.load.keyspace), (10, Some(100)));
+        assert!(p.load.sequential, "counter-based: shared counters");
+        let s = plan(&["--sequential", "-r", "5"]).unwrap();
+        assert_eq!(s.load.key_pattern, KeyPattern::Sequential);
+    }
+
+    #[test]
+    fn bad_combinations_are_one_line() {
+        let e = plan(&["-r", "10", "--key-minimum", "10"]).unwrap_err();
+        assert!(e.starts_with("--key-minimum 10 leaves no keys"), "{e}");
+        let e = plan(&["-r", "10", "--keys", "gaussian", "--key-median", "50"]).unwrap_err();
+        assert!(e.contains("outside the key range 0..=9"), "{e}");
+    }
+
+    #[test]
+    fn warnings_for_options_without_effect() {
+        let p = plan(&["--keys", "zipf", "--arrival", "poisson"]).unwrap();
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("--key-pattern/--keys has no effect"))
+        );
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("--arrival has no effect"))
+        );
+        let p = plan(&["--rps", "100", "--arrival", "poisson"]).unwrap();
+        assert_eq!(p.load.arrival, Arrival::Poisson);
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    }
+}
