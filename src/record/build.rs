@@ -113,7 +113,7 @@ pub fn test_record(
         },
         duration_s: r.elapsed.as_secs_f64(),
         throughput_rps: r.throughput(),
-        target_rps: r.target_rps.filter(|&t| t > 0),
+        target_rps: r.target_rps,
         latency_us: LatencyPair {
             corrected: LatencySummary::of(&r.latency),
             uncorrected: LatencySummary::of(&r.latency_uncorrected),
@@ -163,10 +163,7 @@ fn verdict_record(
         server_cpu_pct: server_cpu,
         server_busy_pct: server_busy,
         client_threads_pct: client,
-        rate: r
-            .target_rps
-            .filter(|&t| t > 0)
-            .map(|t| (t as f64, r.throughput())),
+        rate: r.target_rps.map(|t| (t as f64, r.throughput())),
         seconds: r.elapsed.as_secs_f64(),
     };
     let v = verdict::decide(&input);
