@@ -28,6 +28,8 @@ pub struct TestExtras<'a> {
     pub issued: Option<u64>,
     /// `--repeat`: which run of the test this is (1-based).
     pub repetition: Option<u32>,
+    /// Leave the HDR histogram strings empty: the record is not written anywhere.
+    pub skip_histograms: bool,
 }
 
 impl<'a> TestExtras<'a> {
@@ -39,6 +41,7 @@ impl<'a> TestExtras<'a> {
             client_threads: Some(&r.client_threads),
             issued: Some(r.issued),
             repetition: None,
+            skip_histograms: false,
         }
     }
 }
@@ -118,7 +121,11 @@ pub fn test_record(
             corrected: LatencySummary::of(&r.latency),
             uncorrected: LatencySummary::of(&r.latency_uncorrected),
         },
-        histograms: Histograms::of(&r.latency, &r.latency_uncorrected),
+        histograms: if extras.skip_histograms {
+            Histograms::default()
+        } else {
+            Histograms::of(&r.latency, &r.latency_uncorrected)
+        },
         nodes: r
             .cluster
             .iter()
@@ -130,7 +137,11 @@ pub fn test_record(
                 role: n.role.map_or("unknown", crate::metrics::Role::name),
                 completed: n.completed,
                 latency_us: LatencySummary::of(&n.latency),
-                histogram: super::hdr::encode(&n.latency),
+                histogram: if extras.skip_histograms {
+                    String::new()
+                } else {
+                    super::hdr::encode(&n.latency)
+                },
             })
             .collect(),
         timeline: extras
