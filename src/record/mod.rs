@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_record_that_goes_nowhere_keeps_only_the_latest_test_without_histograms() {
-        let doc = after_two_tests(&["respbench", "-n", "1"]);
+        let doc = after_two_tests(&["-n", "1"]);
         assert_eq!(
             doc.tests.len(),
             1,
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_written_record_keeps_every_test_with_its_histograms() {
-        let doc = after_two_tests(&["respbench", "-n", "1", "--json", "-"]);
+        let doc = after_two_tests(&["-n", "1", "--json", "-"]);
         assert_eq!(doc.tests.len(), 2);
         assert!(doc.tests.iter().all(|t| !t.histograms.corrected.is_empty()));
     }
