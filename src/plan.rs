@@ -94,7 +94,9 @@ impl RunPlan {
     /// Resolves `args`; `stdin` is the `-x` argument if it was read.
     pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, String> {
         let mut warnings = Vec::new();
-        let workload = workload(args, stdin, &mut warnings)?;
+        // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
+        let data_size = workloads::data_size(args);
+        let workload = workload(args, data_size, stdin, &mut warnings)?;
         if args.keepalive == 0 {
             warnings.push(
                 "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
@@ -153,7 +155,7 @@ impl RunPlan {
             precision: args.precision,
             loop_forever: args.loop_forever,
             idle: args.idle,
-            data_size: args.data_size,
+            data_size,
             num_functions: args.num_functions,
             num_keys_in_fcall: args.num_keys_in_fcall,
             keepalive_raw: args.keepalive,
@@ -175,6 +177,7 @@ impl RunPlan {
 /// Which tests run, or the custom command's sequence; `stdin` is the `-x` argument.
 fn workload(
     args: &Args,
+    data_size: usize,
     stdin: Option<Vec<u8>>,
     warnings: &mut Vec<String>,
 ) -> Result<Workload, String> {
@@ -208,7 +211,7 @@ fn workload(
         let items = parse_custom_command(
             &args.command,
             stdin,
-            args.data_size,
+            data_size,
             &mut PayloadGenerator::default(),
         )?;
         Workload::Custom { title, items }
@@ -296,6 +299,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         key_pattern: crate::workload::distribution::KeyPattern::Uniform,
         key_min: 0,
         arrival: crate::engine::Arrival::Uniform,
+        value_sizes: None,
     }
 }
 

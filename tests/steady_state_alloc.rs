@@ -141,6 +141,7 @@ fn base() -> LoadSpec {
         key_pattern: respbench::workload::distribution::KeyPattern::Uniform,
         key_min: 0,
         arrival: respbench::engine::Arrival::Uniform,
+        value_sizes: None,
     }
 }
 
@@ -162,6 +163,39 @@ fn no_allocation_per_request_pipelined_sequence_threads_resp3() {
         true,
         load,
         "SET k:__rand_1st__ __data__ ; GET k:__rand_1st__ ; LRANGE mylist 0 9 ; LPUSH mylist __rand_int__",
+    );
+}
+
+#[test]
+fn no_allocation_per_request_sized_values_skewed_keys() {
+    use respbench::workload::distribution::KeyPattern;
+    use respbench::workload::sizes::SizeDist;
+    // The template is encoded with 16-byte values: the sizes' largest.
+    let load = LoadSpec {
+        pipeline: 8,
+        key_pattern: KeyPattern::Zipf { exponent: 1.1 },
+        value_sizes: Some(SizeDist::Range { min: 1, max: 16 }),
+        ..base()
+    };
+    check(
+        "sized values -P 8, Zipf keys",
+        false,
+        load,
+        "SET k:__rand_int__ __data__ ; HSET h:__rand_1st__ f x__data__",
+    );
+    let load = LoadSpec {
+        key_pattern: KeyPattern::Gaussian {
+            median: None,
+            stddev: None,
+        },
+        value_sizes: SizeDist::list(&[(2, 5), (16, 1), (9, 3)]),
+        ..base()
+    };
+    check(
+        "weighted sizes, Gaussian keys",
+        false,
+        load,
+        "SET k:__rand_int__ __data__",
     );
 }
 

@@ -8,6 +8,7 @@ use super::Target;
 use super::pacer::Arrival;
 use crate::workload::dataset::Dataset;
 use crate::workload::distribution::KeyPattern;
+use crate::workload::sizes::SizeDist;
 
 /// How connections reach and prepare the server.
 #[derive(Clone, Debug)]
@@ -66,4 +67,7 @@ pub struct LoadSpec {
     pub key_min: u64,
     /// `--arrival`: how `--rps` sends are spaced.
     pub arrival: Arrival,
+    /// `--data-size-range`/`--data-size-list`: value sizes drawn per request (templates are
+    /// encoded at the largest); `None` keeps every value at `-d` bytes.
+    pub value_sizes: Option<SizeDist>,
 }

@@ -3,12 +3,51 @@
 //! workers sample with (`workload::distribution::Sampler::new`), so a parameter the sampler
 //! cannot use is one line and exit 2 rather than a surprise during the run.
 
-use crate::cli::{Args, ArrivalArg, KeyDist};
+use crate::cli::{Args, ArrivalArg, DataSizes, KeyDist};
 use crate::engine::{Arrival, LoadSpec};
 use crate::workload::distribution::{KeyPattern, KeyRange, Sampler};
+use crate::workload::sizes::SizeDist;
 
 /// Zipf's exponent when neither `--keys zipf:EXP` nor `--key-zipf-exp` gives one.
 const DEFAULT_ZIPF_EXPONENT: f64 = 1.0;
+
+/// The value size templates are encoded at: the largest variable size, else `-d`.
+pub(super) fn data_size(args: &Args) -> usize {
+    match &args.workload.data_sizes {
+        Some(DataSizes::Range(_, max)) => *max,
+        Some(DataSizes::List(list)) => list
+            .iter()
+            .filter(|p| p.1 > 0)
+            .map(|p| p.0)
+            .max()
+            .unwrap_or(args.data_size),
+        None => args.data_size,
+    }
+}
+
+/// `--data-size-range`/`--data-size-list` as the engine's size distribution. Cluster mode
+/// re-sends redirected commands from the template's fixed layout and a dataset brings its own
+/// values, so neither combines with variable sizes (yet).
+fn value_sizes(args: &Args) -> Result<Option<SizeDist>, String> {
+    let Some(sizes) = &args.workload.data_sizes else {
+        return Ok(None);
+    };
+    if args.cluster {
+        return Err(
+            "--data-size-range/--data-size-list with --cluster is not supported yet".into(),
+        );
+    }
+    if args.dataset.is_some() {
+        return Err("--data-size-range/--data-size-list do not apply to --dataset's values".into());
+    }
+    Ok(match sizes {
+        DataSizes::Range(min, max) => Some(SizeDist::Range {
+            min: *min,
+            max: *max,
+        }),
+        DataSizes::List(list) => SizeDist::list(list),
+    })
+}
 
 /// Sets `load`'s key pattern, key range and arrival process from `args`.
 pub(super) fn apply(
@@ -17,9 +56,10 @@ pub(super) fn apply(
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let w = &args.workload;
-    if w.data_sizes.is_some() || w.ratio.is_some() {
-        return Err("--data-size-range, --data-size-list and --ratio are not supported yet".into());
+    if w.ratio.is_some() {
+        return Err("--ratio is not supported yet".into());
     }
+    load.value_sizes = value_sizes(args)?;
     let dist = w.key_dist.unwrap_or(if args.sequential {
         KeyDist::Sequential
     } else {

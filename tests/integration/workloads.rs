@@ -117,6 +117,7 @@ fn bad_workload_options_are_one_line_and_exit_2() {
         &["--ratio", "1"][..],
         &["--key-zipf-exp", "0"],
         &["--data-size-range", "9-3"],
+        &["--data-size-range", "5-9", "--cluster"],
         &["--key-pattern", "X"],
         &["--keys", "gaussian", "-r", "10", "--key-median", "99"],
     ] {
@@ -127,4 +128,68 @@ fn bad_workload_options_are_one_line_and_exit_2() {
         assert!(line.starts_with("respbench: "), "{line}");
         assert_eq!(out.stdout, "");
     }
+}
+
+/// Each key's STRLEN, for the keys `key:000000000000`.. of a keyspace of `n`.
+fn strlens(c: &mut crate::harness::Client, n: u64) -> Vec<i64> {
+    (0..n)
+        .map(|k| c.int(&["STRLEN", key(k).as_str()]))
+        .filter(|&l| l > 0)
+        .collect()
+}
+
+#[test]
+fn data_size_range_spreads_custom_values_over_the_range() {
+    let server = Server::start_valkey();
+    server
+        .bench(&[
+            "--data-size-range=10-90",
+            "-r",
+            "500",
+            "-n",
+            "3000",
+            "-P",
+            "16",
+            "-q",
+            "SET",
+            "key:__rand_int__",
+            "__data__",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let lens = strlens(&mut c, 500);
+    assert!(lens.len() > 400, "most keys written: {}", lens.len());
+    assert!(lens.iter().all(|l| (10..=90).contains(l)), "{lens:?}");
+    let distinct: std::collections::BTreeSet<_> = lens.iter().collect();
+    assert!(distinct.len() > 60, "sizes spread: {distinct:?}");
+    let mean = lens.iter().sum::<i64>() as f64 / lens.len() as f64;
+    assert!((mean - 50.0).abs() < 5.0, "mean size {mean}");
+}
+
+#[test]
+fn data_size_list_sizes_the_default_tests_values() {
+    let server = Server::start_valkey();
+    let out = server.bench(&[
+        "-t",
+        "set",
+        "--data-size-list",
+        "8:3,1000:1",
+        "-r",
+        "400",
+        "-n",
+        "4000",
+        "-q",
+    ]);
+    out.assert_success();
+    assert_eq!(out.stderr, "");
+    let mut c = server.client();
+    let lens = strlens(&mut c, 400);
+    assert!(lens.len() > 350);
+    assert!(lens.iter().all(|&l| l == 8 || l == 1000), "{lens:?}");
+    // The last write to a key decides its size: about 1 in 4 are 1000 bytes.
+    let big = lens.iter().filter(|&&l| l == 1000).count() as f64 / lens.len() as f64;
+    assert!(
+        (0.12..0.38).contains(&big),
+        "share of 1000-byte values {big}"
+    );
 }

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use self::conn::{Conn, State};
 use super::cluster::{ClusterRun, ClusterWorker};
@@ -25,6 +27,7 @@ use super::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::thread_cpu::ThreadCpuMark;
 use crate::metrics::{ClusterStats, Recorder, SharedTimeline, ThreadCpuUsage};
 use crate::workload::keys::{KeyGen, SequentialCounters};
+use crate::workload::sizes::fill_sized;
 use crate::workload::template::{Placeholder, Template, fill};
 
 /// The poll token of the waker the main thread uses to stop a worker.
@@ -146,6 +149,10 @@ pub(crate) struct Worker<'a> {
     /// `--rps`: connections waiting for the next send time.
     free: Vec<usize>,
     pacer: Option<Pacer>,
+    /// Variable value sizes: the RNG sizes are drawn from (seeded per worker) and one drawn
+    /// size per value argument of a unit (reused).
+    size_rng: Xoshiro256PlusPlus,
+    size_scratch: Vec<usize>,
     /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
     /// (`epoll_wait`'s timeout is whole milliseconds).
     timer: Option<Timer>,
@@ -188,6 +195,7 @@ impl<'a> Worker<'a> {
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
         let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone());
+        let cfg_values = cfg.template.values.len();
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
@@ -206,6 +214,10 @@ impl<'a> Worker<'a> {
             active: 0,
             free: Vec::new(),
             pacer,
+            size_rng: Xoshiro256PlusPlus::seed_from_u64(
+                pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
+            ),
+            size_scratch: Vec::with_capacity(cfg_values),
             timer: None,
         }
     }
@@ -436,21 +448,7 @@ impl<'a> Worker<'a> {
         }
         // The parallel key pattern walks a slice per connection.
         self.keys.select_conn(i);
-        let wlen = if let Some(dataset) = &self.cfg.load.dataset {
-            dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys)
-        } else {
-            if self.cluster.is_some() {
-                self.fill_cluster(i, units);
-            } else {
-                fill(
-                    &mut self.conns[i].wbuf,
-                    &self.batch_placeholders[..units * self.placeholders_per_unit],
-                    self.placeholders_per_unit,
-                    &mut self.keys,
-                );
-            }
-            units * self.unit_len
-        };
+        let wlen = self.fill_batch(i, units);
         let c = &mut self.conns[i];
         c.used = true;
         c.wlen = wlen;
@@ -465,6 +463,38 @@ impl<'a> Worker<'a> {
             self.flush(i)?;
         }
         Ok(())
+    }
+
+    /// Writes connection `i`'s next batch of `units` units (placeholders filled, values sized,
+    /// or a dataset's records) and returns its length in bytes.
+    fn fill_batch(&mut self, i: usize, units: usize) -> usize {
+        let load = self.cfg.load;
+        if let Some(dataset) = &load.dataset {
+            return dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys);
+        }
+        if self.cluster.is_some() {
+            self.fill_cluster(i, units);
+        } else if let Some(dist) = load.value_sizes.as_ref()
+            && !self.cfg.template.values.is_empty()
+        {
+            return fill_sized(
+                &mut self.conns[i].wbuf,
+                self.cfg.template,
+                units,
+                dist,
+                &mut self.size_rng,
+                &mut self.keys,
+                &mut self.size_scratch,
+            );
+        } else {
+            fill(
+                &mut self.conns[i].wbuf,
+                &self.batch_placeholders[..units * self.placeholders_per_unit],
+                self.placeholders_per_unit,
+                &mut self.keys,
+            );
+        }
+        units * self.unit_len
     }
 
     /// Where node `node` is (the one server outside cluster mode).
