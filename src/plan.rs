@@ -36,6 +36,15 @@ pub enum Workload {
         title: String,
         items: Vec<SequenceItem>,
     },
+    /// `--ratio SET:GET`: one test mixing the suite's SET and GET by these weights.
+    Ratio { set: u32, get: u32 },
+}
+
+impl Workload {
+    /// The `--ratio` test's title: `SET:GET 1:10`.
+    pub fn ratio_title(set: u32, get: u32) -> String {
+        format!("SET:GET {set}:{get}")
+    }
 }
 
 /// Prefix commands sent before the first batch of every connection, in the reference's order.
@@ -181,6 +190,18 @@ fn workload(
     stdin: Option<Vec<u8>>,
     warnings: &mut Vec<String>,
 ) -> Result<Workload, String> {
+    if let Some((set, get)) = args.workload.ratio {
+        if !args.command.is_empty() {
+            return Err(
+                "--ratio runs its own SET:GET test; it cannot be combined with a custom command"
+                    .to_string(),
+            );
+        }
+        if args.tests.is_some() {
+            warnings.push("WARNING: Option -t is ignored with --ratio.".to_string());
+        }
+        return Ok(Workload::Ratio { set, get });
+    }
     let workload = if args.command.is_empty() {
         if args.stdin_last_arg {
             warnings.push("WARNING: -x has no effect without a custom command".to_string());
@@ -300,6 +321,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         key_min: 0,
         arrival: crate::engine::Arrival::Uniform,
         value_sizes: None,
+        mix: None,
     }
 }
 

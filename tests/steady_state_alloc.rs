@@ -142,6 +142,7 @@ fn base() -> LoadSpec {
         key_min: 0,
         arrival: respbench::engine::Arrival::Uniform,
         value_sizes: None,
+        mix: None,
     }
 }
 
@@ -197,6 +198,31 @@ fn no_allocation_per_request_sized_values_skewed_keys() {
         load,
         "SET k:__rand_int__ __data__",
     );
+}
+
+#[test]
+fn no_allocation_per_request_command_mix_pipelined() {
+    use respbench::workload::mix::{Mix, MixCommand};
+    use respbench::workload::sizes::SizeDist;
+    let command = |name: &str, line: &str, weight| MixCommand {
+        name: name.to_string(),
+        template: template(line),
+        weight,
+    };
+    let mix = Mix::new(vec![
+        command("SET", "SET k:__rand_int__ __data__", 1),
+        command("GET", "GET k:__rand_int__", 10),
+    ])
+    .unwrap();
+    let load = LoadSpec {
+        pipeline: 16,
+        workers: 2,
+        value_sizes: Some(SizeDist::Range { min: 4, max: 16 }),
+        mix: Some(Arc::new(mix)),
+        ..base()
+    };
+    // The template argument only gives the unit's command count (1); the mix decides the bytes.
+    check("SET:GET 1:10 mix -P 16", false, load, "GET k:__rand_int__");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::Target;
 use super::pacer::Arrival;
 use crate::workload::dataset::Dataset;
 use crate::workload::distribution::KeyPattern;
+use crate::workload::mix::Mix;
 use crate::workload::sizes::SizeDist;
 
 /// How connections reach and prepare the server.
@@ -70,4 +71,7 @@ pub struct LoadSpec {
     /// `--data-size-range`/`--data-size-list`: value sizes drawn per request (templates are
     /// encoded at the largest); `None` keeps every value at `-d` bytes.
     pub value_sizes: Option<SizeDist>,
+    /// `--ratio`: each unit is one command drawn from this mix instead of the template's unit
+    /// (the template is the mix's first command), each timed into its own histogram.
+    pub mix: Option<Arc<Mix>>,
 }

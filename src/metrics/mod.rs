@@ -10,7 +10,7 @@ pub mod thread_cpu;
 mod timeline;
 
 pub use histogram::LatencyHistogram;
-pub use recorder::Recorder;
+pub use recorder::{CommandTally, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{Second, SecondTally, SharedTimeline, Timeline};
 
@@ -133,6 +133,42 @@ pub struct TestResult {
     pub client_threads: Vec<ThreadCpuUsage>,
     /// Measured commands written (answered, failed or still in flight at the end).
     pub issued: u64,
+    /// A command mix (`--ratio`): each command's own figures, in the mix's order (empty for a
+    /// test of one command or sequence). The totals above cover them all.
+    pub commands: Vec<CommandResult>,
+}
+
+/// One command of a mix: its own latency, as if it had been a test of its own.
+#[derive(Clone, Debug)]
+pub struct CommandResult {
+    /// As the mix names it (`SET`, `GET`).
+    pub name: String,
+    pub completed: u64,
+    /// Error replies counted with `-e`.
+    pub errors: u64,
+    pub latency: LatencyHistogram,
+    pub latency_uncorrected: LatencyHistogram,
+}
+
+impl CommandResult {
+    /// Nothing measured yet.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            completed: 0,
+            errors: 0,
+            latency: LatencyHistogram::new(),
+            latency_uncorrected: LatencyHistogram::new(),
+        }
+    }
+
+    /// Adds one worker's figures.
+    pub fn merge(&mut self, t: &CommandTally) {
+        self.completed += t.completed;
+        self.errors += t.errors;
+        self.latency.merge(&t.latency);
+        self.latency_uncorrected.merge(&t.uncorrected);
+    }
 }
 
 impl TestResult {
@@ -152,6 +188,7 @@ impl TestResult {
             timeline: Timeline::default(),
             client_threads: Vec::new(),
             issued: 0,
+            commands: Vec::new(),
             outcome,
         }
     }

@@ -27,6 +27,18 @@ pub struct Recorder {
     pub last_reply: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
+    /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
+    /// otherwise). Sized once, before the test.
+    pub commands: Vec<CommandTally>,
+}
+
+/// One command of a mix as one worker measured it.
+#[derive(Debug, Default)]
+pub struct CommandTally {
+    pub latency: LatencyHistogram,
+    pub uncorrected: LatencyHistogram,
+    pub completed: u64,
+    pub errors: u64,
 }
 
 impl Recorder {
@@ -44,6 +56,32 @@ impl Recorder {
             pushes: PushCounts::default(),
             last_reply: None,
             tally: SecondTally::new(measure_start, timeline),
+            commands: Vec::new(),
+        }
+    }
+
+    /// Gives each of `n` mix commands its own figures.
+    pub fn with_commands(mut self, n: usize) -> Self {
+        self.commands = (0..n).map(|_| CommandTally::default()).collect();
+        self
+    }
+
+    /// A measured reply (success or error) to mix command `k`, after [`Recorder::success`] or
+    /// [`Recorder::error`] counted it in the totals; `latency_ns` for a success.
+    #[inline]
+    pub fn command(&mut self, k: usize, warmup: bool, outcome: Result<(u64, u64), ()>) {
+        if warmup {
+            return;
+        }
+        if let Some(c) = self.commands.get_mut(k) {
+            match outcome {
+                Ok((latency, uncorrected)) => {
+                    c.latency.record(latency);
+                    c.uncorrected.record(uncorrected);
+                    c.completed += 1;
+                }
+                Err(()) => c.errors += 1,
+            }
         }
     }
 

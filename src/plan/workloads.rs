@@ -56,8 +56,11 @@ pub(super) fn apply(
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let w = &args.workload;
-    if w.ratio.is_some() {
-        return Err("--ratio is not supported yet".into());
+    if w.ratio.is_some() && args.cluster {
+        return Err("--ratio with --cluster is not supported yet".into());
+    }
+    if w.ratio.is_some() && args.dataset.is_some() {
+        return Err("--ratio and --dataset both choose the commands; give one of them".into());
     }
     load.value_sizes = value_sizes(args)?;
     let dist = w.key_dist.unwrap_or(if args.sequential {

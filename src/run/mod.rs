@@ -21,7 +21,8 @@ use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
 use crate::record::{Recorder, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
-use crate::workload::suite::{SuiteParams, build};
+use crate::workload::mix::{Mix, MixCommand};
+use crate::workload::suite::{self, SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
 /// Why a run did not end normally. `main` maps these to exit codes.
@@ -227,6 +228,7 @@ impl<W: Write> Session<'_, W> {
                     self.run_one(test.title, &work.template)?;
                 }
             }
+            Workload::Ratio { set, get } => self.run_ratio(payload, *set, *get)?,
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
                 self.ctx.payload_bytes = match &plan.load.dataset {
@@ -241,6 +243,37 @@ impl<W: Write> Session<'_, W> {
             self.out.flush()?;
         }
         Ok(())
+    }
+
+    /// `--ratio SET:GET`: the suite's SET and GET as one mixed test (`workload::mix`), each
+    /// timed into its own histogram.
+    fn run_ratio(
+        &mut self,
+        payload: &mut PayloadGenerator,
+        set: u32,
+        get: u32,
+    ) -> Result<(), Failure> {
+        let plan = self.plan;
+        let data = payload.chunk(plan.data_size);
+        let params = SuiteParams {
+            data: &data,
+            keyspace_given: plan.load.keyspace.is_some(),
+            num_functions: plan.num_functions,
+            num_keys_in_fcall: plan.num_keys_in_fcall,
+            cluster_tag: plan.cluster,
+        };
+        let command = |name: &str, weight: u32| MixCommand {
+            name: name.to_uppercase(),
+            template: build(suite::by_name(name), &params).template,
+            weight,
+        };
+        let mix = Mix::new(vec![command("set", set), command("get", get)])
+            .ok_or_else(|| Failure::Fatal("--ratio: no command has a weight".to_string()))?;
+        let first = mix.commands[0].template.clone();
+        self.load.mix = Some(Arc::new(mix));
+        let ended = self.run_one(&Workload::ratio_title(set, get), &first);
+        self.load.mix = None;
+        ended
     }
 
     /// A suite test's setup command (`FUNCTION LOAD`), on the server or every primary.

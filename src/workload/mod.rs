@@ -9,6 +9,7 @@ pub mod data;
 pub mod dataset;
 pub mod distribution;
 pub mod keys;
+pub mod mix;
 pub mod sizes;
 pub mod suite;
 pub mod table;

@@ -91,35 +91,46 @@ pub fn fill_sized<R: RngCore>(
     scratch: &mut Vec<usize>,
 ) -> usize {
     out.clear();
-    let max = dist.max();
-    let per_unit = t.placeholders.len();
     for _ in 0..units {
-        let base = out.len();
-        scratch.clear();
-        let mut pos = 0;
-        for v in &t.values {
-            let n = dist.draw(rng).min(max);
-            scratch.push(n);
-            out.extend_from_slice(&t.unit[pos..v.header]);
-            let len = v.body.len() - v.data_at.len() * (max - n);
-            out.push(b'$');
-            push_decimal(out, len);
-            out.extend_from_slice(b"\r\n");
-            let mut at = v.body.start;
-            for &d in &v.data_at {
-                let chunk = v.body.start + d;
-                out.extend_from_slice(&t.unit[at..chunk + n]);
-                at = chunk + max;
-            }
-            out.extend_from_slice(&t.unit[at..v.body.end]);
-            pos = v.body.end;
-        }
-        out.extend_from_slice(&t.unit[pos..]);
-        if per_unit > 0 {
-            fill_moved(&mut out[base..], t, max, scratch, keys);
-        }
+        append_sized(out, t, dist, rng, keys, scratch);
     }
     out.len()
+}
+
+/// Appends one unit of `t` to `out` with drawn value sizes and filled placeholders.
+pub fn append_sized<R: RngCore>(
+    out: &mut Vec<u8>,
+    t: &Template,
+    dist: &SizeDist,
+    rng: &mut R,
+    keys: &mut KeyGen,
+    scratch: &mut Vec<usize>,
+) {
+    let max = dist.max();
+    let base = out.len();
+    scratch.clear();
+    let mut pos = 0;
+    for v in &t.values {
+        let n = dist.draw(rng).min(max);
+        scratch.push(n);
+        out.extend_from_slice(&t.unit[pos..v.header]);
+        let len = v.body.len() - v.data_at.len() * (max - n);
+        out.push(b'$');
+        push_decimal(out, len);
+        out.extend_from_slice(b"\r\n");
+        let mut at = v.body.start;
+        for &d in &v.data_at {
+            let chunk = v.body.start + d;
+            out.extend_from_slice(&t.unit[at..chunk + n]);
+            at = chunk + max;
+        }
+        out.extend_from_slice(&t.unit[at..v.body.end]);
+        pos = v.body.end;
+    }
+    out.extend_from_slice(&t.unit[pos..]);
+    if !t.placeholders.is_empty() {
+        fill_moved(&mut out[base..], t, max, scratch, keys);
+    }
 }
 
 /// Fills one written unit's placeholders, each moved by the bytes saved before it. A small

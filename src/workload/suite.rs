@@ -85,6 +85,14 @@ pub fn select_tests(list: Option<&str>) -> Vec<&'static SuiteTest> {
         .collect()
 }
 
+/// The suite test named `name` (a name of [`SUITE`]; panics otherwise, a programming error).
+pub fn by_name(name: &str) -> &'static SuiteTest {
+    SUITE
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no suite test {name}"))
+}
+
 /// Names `-t` understands, for warnings about unknown ones.
 pub fn known_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();

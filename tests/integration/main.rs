@@ -17,6 +17,7 @@ mod errors;
 mod formats;
 mod html;
 mod lifecycle;
+mod mixes;
 mod pushes;
 mod record;
 mod shards;

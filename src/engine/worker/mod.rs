@@ -194,8 +194,16 @@ impl<'a> Worker<'a> {
         let pacer = cfg
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
-        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone());
-        let cfg_values = cfg.template.values.len();
+        let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
+        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        let cfg_values = cfg
+            .load
+            .mix
+            .iter()
+            .flat_map(|m| m.commands.iter().map(|c| c.template.values.len()))
+            .chain([cfg.template.values.len()])
+            .max()
+            .unwrap_or(0);
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
@@ -471,6 +479,18 @@ impl<'a> Worker<'a> {
         let load = self.cfg.load;
         if let Some(dataset) = &load.dataset {
             return dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys);
+        }
+        if let Some(mix) = &load.mix {
+            let c = &mut self.conns[i];
+            return mix.fill_batch(
+                &mut c.wbuf,
+                &mut c.kinds,
+                units,
+                &mut self.size_rng,
+                load.value_sizes.as_ref(),
+                &mut self.keys,
+                &mut self.size_scratch,
+            );
         }
         if self.cluster.is_some() {
             self.fill_cluster(i, units);

@@ -82,6 +82,11 @@ pub(super) fn on_reply(
     if c.pending == 0 {
         return Err(unasked_reply());
     }
+    // A mix: which command this reply answers (one command per unit, replies in order).
+    let kind = c
+        .kinds
+        .get((c.batch_cmds - c.pending) as usize)
+        .map(|&k| k as usize);
     c.pending -= 1;
     if !c.warmup {
         rec.last_reply = Some(now);
@@ -95,8 +100,15 @@ pub(super) fn on_reply(
             return Ok(c.pending == 0);
         }
         record_error(rec, ctx.policy, c.warmup, text, now)?;
+        if let Some(k) = kind {
+            rec.command(k, c.warmup, Err(()));
+        }
     } else {
         let latency = rec.success(c.intended, c.sent, c.warmup, now);
+        if let Some(k) = kind {
+            let uncorrected = now.saturating_duration_since(c.sent).as_nanos() as u64;
+            rec.command(k, c.warmup, Ok((latency, uncorrected)));
+        }
         if let Some(cl) = cluster
             && !c.warmup
         {

@@ -1,0 +1,184 @@
+//! Weighted command mixes (`--ratio SET:GET`): each unit of a batch is one command drawn by
+//! weight from the seeded per-worker RNG, and the kind of each is noted so its reply is timed
+//! into that command's own histogram.
+//!
+//! Every command is pre-encoded once (a [`Template`] each, placeholders and value arguments
+//! located as for any template); filling a batch copies the chosen commands' bytes back to back
+//! into the connection's buffer, which was sized for the longest, so nothing is allocated per
+//! request. Each unit is a single command, so reply `i` of a batch answers unit `i`.
+
+use rand_core::RngCore;
+
+use super::distribution::uniform_below;
+use super::keys::KeyGen;
+use super::sizes::{SizeDist, append_sized};
+use super::template::{Template, fill_unit};
+
+/// One command of a mix.
+#[derive(Clone, Debug)]
+pub struct MixCommand {
+    /// Its name in reports (`SET`, `GET`).
+    pub name: String,
+    /// The command, encoded (exactly one command per unit).
+    pub template: Template,
+    /// Its relative weight (above 0).
+    pub weight: u32,
+}
+
+/// A weighted mix of single commands.
+#[derive(Clone, Debug)]
+pub struct Mix {
+    pub commands: Vec<MixCommand>,
+    /// Running sums of the weights: command `i` is drawn when a draw below the total falls under
+    /// `cumulative[i]`.
+    cumulative: Vec<u64>,
+    /// The longest command's encoding (the batch buffer holds `-P` of them).
+    longest: usize,
+}
+
+impl Mix {
+    /// A mix of `commands` (weight-0 commands are dropped); `None` if none is left or one is not
+    /// a single command. At most 256 commands (a kind is one byte per unit).
+    pub fn new(commands: Vec<MixCommand>) -> Option<Self> {
+        let commands: Vec<MixCommand> = commands.into_iter().filter(|c| c.weight > 0).collect();
+        if commands.is_empty()
+            || commands.len() > 256
+            || commands.iter().any(|c| c.template.commands_per_unit != 1)
+        {
+            return None;
+        }
+        let mut total = 0;
+        let cumulative = commands
+            .iter()
+            .map(|c| {
+                total += u64::from(c.weight);
+                total
+            })
+            .collect();
+        let longest = commands
+            .iter()
+            .map(|c| c.template.unit.len())
+            .max()
+            .unwrap_or(0);
+        Some(Self {
+            commands,
+            cumulative,
+            longest,
+        })
+    }
+
+    /// The names of the commands, in order (the per-command results' order).
+    pub fn names(&self) -> Vec<String> {
+        self.commands.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// Draws a command by weight.
+    #[inline]
+    fn draw<R: RngCore>(&self, rng: &mut R) -> usize {
+        let total = *self.cumulative.last().unwrap_or(&1);
+        let x = uniform_below(rng, total);
+        self.cumulative.iter().position(|&c| x < c).unwrap_or(0)
+    }
+
+    /// Writes `units` drawn commands into `out` (placeholders filled, values sized when `sizes`
+    /// is given), their indexes into `kinds`, and returns the batch length. The buffers reach
+    /// their largest size on the first batch and are reused after that.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_batch<R: RngCore>(
+        &self,
+        out: &mut Vec<u8>,
+        kinds: &mut Vec<u8>,
+        units: usize,
+        rng: &mut R,
+        sizes: Option<&SizeDist>,
+        keys: &mut KeyGen,
+        scratch: &mut Vec<usize>,
+    ) -> usize {
+        out.clear();
+        out.reserve(units * self.longest);
+        kinds.clear();
+        kinds.reserve(units);
+        for _ in 0..units {
+            let k = self.draw(rng);
+            kinds.push(k as u8);
+            let t = &self.commands[k].template;
+            match sizes {
+                Some(dist) if !t.values.is_empty() => {
+                    append_sized(out, t, dist, rng, keys, scratch);
+                }
+                _ => {
+                    let base = out.len();
+                    out.extend_from_slice(&t.unit);
+                    if !t.placeholders.is_empty() {
+                        let moved = &mut out[base..];
+                        fill_unit(moved, &t.placeholders, keys);
+                    }
+                }
+            }
+        }
+        out.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::PayloadGenerator;
+    use crate::workload::template::parse_custom_command;
+    use rand_core::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn command(name: &str, line: &str, weight: u32) -> MixCommand {
+        let args: Vec<Vec<u8>> = line.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+        let items = parse_custom_command(&args, None, 8, &mut PayloadGenerator::default()).unwrap();
+        MixCommand {
+            name: name.to_string(),
+            template: Template::encode(&items, true),
+            weight,
+        }
+    }
+
+    #[test]
+    fn batches_follow_the_weights_and_note_each_units_command() {
+        let mix = Mix::new(vec![
+            command("SET", "SET key:__rand_int__ __data__", 1),
+            command("DEL", "DEL x", 0),
+            command("GET", "GET key:__rand_int__", 9),
+        ])
+        .unwrap();
+        assert_eq!(mix.names(), ["SET", "GET"], "weight 0 is dropped");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut keys = KeyGen::new(100, 1, 0, None);
+        let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let mut sets = 0;
+        let batches = 2_000;
+        for _ in 0..batches {
+            let len = mix.fill_batch(
+                &mut out,
+                &mut kinds,
+                16,
+                &mut rng,
+                None,
+                &mut keys,
+                &mut scratch,
+            );
+            assert_eq!(len, out.len());
+            assert_eq!(kinds.len(), 16);
+            // The bytes are the noted commands, in order.
+            let mut at = 0;
+            for &k in &kinds {
+                let t = &mix.commands[k as usize].template;
+                assert_eq!(out[at..at + 8], t.unit[..8]);
+                at += t.unit.len();
+            }
+            assert_eq!(at, len);
+            assert!(!out.windows(12).any(|w| w == b"__rand_int__"));
+            sets += kinds.iter().filter(|&&k| k == 0).count();
+        }
+        let share = sets as f64 / (batches * 16) as f64;
+        // 32,000 draws: the standard error of a 10% share is 0.17%.
+        assert!((share - 0.1).abs() < 0.007, "SET share {share}");
+        assert!(Mix::new(vec![command("SET", "SET a b", 0)]).is_none());
+        assert!(Mix::new(vec![command("TWO", "SET a b ; GET a", 1)]).is_none());
+    }
+}
