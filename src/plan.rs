@@ -36,16 +36,15 @@ pub enum Workload {
         title: String,
         items: Vec<SequenceItem>,
     },
-    /// `--ratio SET:GET`: one test mixing the suite's SET and GET by these weights.
-    Ratio { set: u32, get: u32 },
+    /// `--ratio SET:GET` or memtier's `--command`s: one test mixing these commands by weight
+    /// (`plan/workloads.rs` builds it).
+    Mix {
+        title: String,
+        commands: Vec<MixSpec>,
+    },
 }
 
-impl Workload {
-    /// The `--ratio` test's title: `SET:GET 1:10`.
-    pub fn ratio_title(set: u32, get: u32) -> String {
-        format!("SET:GET {set}:{get}")
-    }
-}
+pub use workloads::{MixSource, MixSpec};
 
 /// Prefix commands sent before the first batch of every connection, in the reference's order.
 #[derive(Clone, Debug, Default)]
@@ -190,17 +189,18 @@ fn workload(
     stdin: Option<Vec<u8>>,
     warnings: &mut Vec<String>,
 ) -> Result<Workload, String> {
-    if let Some((set, get)) = args.workload.ratio {
+    if let Some(mix) = workloads::mix(args, data_size)? {
         if !args.command.is_empty() {
             return Err(
-                "--ratio runs its own SET:GET test; it cannot be combined with a custom command"
+                "--ratio/--command run their own mixed test; they cannot be combined with a \
+                 custom command"
                     .to_string(),
             );
         }
         if args.tests.is_some() {
-            warnings.push("WARNING: Option -t is ignored with --ratio.".to_string());
+            warnings.push("WARNING: Option -t is ignored with --ratio/--command.".to_string());
         }
-        return Ok(Workload::Ratio { set, get });
+        return Ok(mix);
     }
     let workload = if args.command.is_empty() {
         if args.stdin_last_arg {

@@ -208,6 +208,7 @@ fn no_allocation_per_request_command_mix_pipelined() {
         name: name.to_string(),
         template: template(line),
         weight,
+        keys: None,
     };
     let mix = Mix::new(vec![
         command("SET", "SET k:__rand_int__ __data__", 1),

@@ -139,7 +139,7 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     zipf:<exponent> or parallel (each connection walks its
                     own slice of the range, in order)
  --key-pattern <p>  The same in memtier_benchmark's letters: R, S, G, Z, P,
-                    or a pair with equal halves (R:R)
+                    or a SET:GET pair (R:R; different halves need --ratio)
  --key-minimum <n>  Lowest key value (default 0)
  --key-maximum <n>  Highest key value (inclusive; replaces -r's keyspacelen-1)
  --key-median <n>   Gaussian pattern: the centre (default: the middle)
@@ -151,7 +151,14 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --data-size-list <size:weight,...>
                     Value sizes drawn with these relative weights
  --ratio <set:get>  Run one SET:GET mix test with these weights (e.g. 1:10)
-                    instead of the default tests
+                    instead of the default tests; each command is reported
+                    on its own line, then the total
+ --command <cmd>    A command of a weighted mix, as memtier_benchmark's
+                    (repeatable; __key__ is key:__rand_int__, __data__ a value)
+ --command-ratio <n>
+                    The weight of the --command before it (default 1)
+ --command-key-pattern <p>
+                    The key pattern (R, S, G, Z, P) of the --command before it
  --arrival <a>      With --rps: uniform (evenly spaced sends, the default) or
                     poisson (exponential gaps with the same mean rate)
  --help             Print this help and exit

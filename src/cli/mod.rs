@@ -187,7 +187,7 @@ mod workloads;
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
 pub use value::shard as parse_shard;
-pub use workloads::{ArrivalArg, DataSizes, KeyDist, WorkloadArgs};
+pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";

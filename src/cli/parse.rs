@@ -235,6 +235,12 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ),
     ("--data-size-list", Opt::Workload(WorkloadOpt::DataSizeList)),
     ("--ratio", Opt::Workload(WorkloadOpt::Ratio)),
+    ("--command", Opt::Workload(WorkloadOpt::Command)),
+    ("--command-ratio", Opt::Workload(WorkloadOpt::CommandRatio)),
+    (
+        "--command-key-pattern",
+        Opt::Workload(WorkloadOpt::CommandKeyPattern),
+    ),
     ("--keys", Opt::Workload(WorkloadOpt::Keys)),
     ("--arrival", Opt::Workload(WorkloadOpt::Arrival)),
 ];

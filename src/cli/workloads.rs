@@ -32,6 +32,9 @@ pub(super) enum WorkloadOpt {
     DataSizeList,
     Ratio,
     Arrival,
+    Command,
+    CommandRatio,
+    CommandKeyPattern,
 }
 
 /// How placeholder values are drawn from the key range.
@@ -85,6 +88,23 @@ pub struct WorkloadArgs {
     pub ratio: Option<(u32, u32)>,
     /// `--arrival`.
     pub arrival: Option<ArrivalArg>,
+    /// `--key-pattern S:G` with different halves: GET's pattern in a `--ratio` mix
+    /// (`key_dist` is SET's).
+    pub get_key_dist: Option<KeyDist>,
+    /// memtier's `--command` (repeatable), each with its `--command-ratio` and
+    /// `--command-key-pattern` (which apply to the `--command` before them).
+    pub commands: Vec<CommandArg>,
+}
+
+/// One `--command` of a weighted mix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandArg {
+    /// The command line, split on whitespace (memtier's `__key__` and `__data__` inside).
+    pub args: Vec<Vec<u8>>,
+    /// `--command-ratio` (default 1).
+    pub ratio: u32,
+    /// `--command-key-pattern` (default: the run's pattern).
+    pub key_dist: Option<KeyDist>,
 }
 
 /// Applies one workload option's value.
@@ -95,7 +115,37 @@ pub(super) fn apply(
     v: &OsStr,
 ) -> Result<(), UsageError> {
     match opt {
-        WorkloadOpt::KeyPattern => w.key_dist = Some(memtier_pattern(name, v)?),
+        WorkloadOpt::KeyPattern => {
+            let (set, get) = memtier_pattern(name, v)?;
+            w.key_dist = Some(set);
+            w.get_key_dist = (get != set).then_some(get);
+        }
+        WorkloadOpt::Command => {
+            let args: Vec<Vec<u8>> = text(name, v)?
+                .split_whitespace()
+                .map(|a| a.as_bytes().to_vec())
+                .collect();
+            if args.is_empty() {
+                return Err(invalid_value(
+                    name,
+                    v,
+                    "a command, e.g. \"SET __key__ __data__\"",
+                ));
+            }
+            w.commands.push(CommandArg {
+                args,
+                ratio: 1,
+                key_dist: None,
+            });
+        }
+        WorkloadOpt::CommandRatio => {
+            let ratio = whole(name, v, 0, 1_000_000)?;
+            last_command(w, name)?.ratio = ratio;
+        }
+        WorkloadOpt::CommandKeyPattern => {
+            let (dist, _) = memtier_pattern(name, v)?;
+            last_command(w, name)?.key_dist = Some(dist);
+        }
         WorkloadOpt::Keys => w.key_dist = Some(native_pattern(name, v)?),
         WorkloadOpt::KeyMinimum => w.key_minimum = Some(whole(name, v, 0, MAX_KEY)?),
         WorkloadOpt::KeyMaximum => w.key_maximum = Some(whole(name, v, 0, MAX_KEY)?),
@@ -116,6 +166,13 @@ pub(super) fn apply(
     Ok(())
 }
 
+/// The `--command` an option that qualifies one applies to: the last given.
+fn last_command<'a>(w: &'a mut WorkloadArgs, name: &str) -> Result<&'a mut CommandArg, UsageError> {
+    w.commands
+        .last_mut()
+        .ok_or_else(|| UsageError(format!("{name} applies to a --command given before it")))
+}
+
 /// The checks that need several options.
 pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError> {
     if let (Some(min), Some(max)) = (w.key_minimum, w.key_maximum)
@@ -124,6 +181,23 @@ pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError
         return Err(UsageError(format!(
             "--key-minimum {min} is above --key-maximum {max}"
         )));
+    }
+    if w.get_key_dist.is_some() && w.ratio.is_none() {
+        return Err(UsageError(
+            "--key-pattern with different SET and GET patterns needs --ratio (the SET:GET mix \
+             they apply to)"
+                .to_owned(),
+        ));
+    }
+    if !w.commands.is_empty() && w.ratio.is_some() {
+        return Err(UsageError(
+            "--ratio and --command both choose the commands; give one of them".to_owned(),
+        ));
+    }
+    if !w.commands.is_empty() && w.commands.iter().all(|c| c.ratio == 0) {
+        return Err(UsageError(
+            "--command-ratio: every --command has weight 0".to_owned(),
+        ));
     }
     if sequential && !matches!(w.key_dist, None | Some(KeyDist::Sequential)) {
         return Err(UsageError(
@@ -135,8 +209,8 @@ pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError
     Ok(())
 }
 
-/// memtier's letters: one (`Z`) or a `SET:GET` pair whose halves are equal (`Z:Z`).
-fn memtier_pattern(name: &str, v: &OsStr) -> Result<KeyDist, UsageError> {
+/// memtier's letters: one (`Z`, both halves) or a `SET:GET` pair (`Z:Z`, `R:G`).
+fn memtier_pattern(name: &str, v: &OsStr) -> Result<(KeyDist, KeyDist), UsageError> {
     let expected = "R, S, G, Z or P (random, sequential, Gaussian, Zipf, parallel), or a pair \
                     like R:R";
     let s = text(name, v)?;
@@ -150,11 +224,7 @@ fn memtier_pattern(name: &str, v: &OsStr) -> Result<KeyDist, UsageError> {
         _ => None,
     };
     match (letter(set), letter(get)) {
-        (Some(a), Some(b)) if a == b => Ok(a),
-        (Some(_), Some(_)) => Err(UsageError(format!(
-            "--key-pattern {s}: different patterns for SET and GET need a per-command mix, which \
-             respbench does not have yet; give one pattern for both (e.g. {set}:{set})"
-        ))),
+        (Some(a), Some(b)) => Ok((a, b)),
         _ => Err(invalid_value(name, v, expected)),
     }
 }
@@ -265,6 +335,15 @@ fn ratio(name: &str, v: &OsStr) -> Result<(u32, u32), UsageError> {
     Ok((set, get))
 }
 
+/// Whether the option only follows a `--command` (the option table's test gives it one).
+#[cfg(test)]
+pub(super) fn qualifies_a_command(opt: WorkloadOpt) -> bool {
+    matches!(
+        opt,
+        WorkloadOpt::CommandRatio | WorkloadOpt::CommandKeyPattern
+    )
+}
+
 /// A valid value for each option (the option table's test parses every entry).
 #[cfg(test)]
 pub(super) fn example(opt: WorkloadOpt) -> &'static str {
@@ -277,6 +356,9 @@ pub(super) fn example(opt: WorkloadOpt) -> &'static str {
         WorkloadOpt::DataSizeList => "10:1,100:3",
         WorkloadOpt::Ratio => "1:10",
         WorkloadOpt::Arrival => "poisson",
+        WorkloadOpt::Command => "GET __key__",
+        WorkloadOpt::CommandRatio => "3",
+        WorkloadOpt::CommandKeyPattern => "G",
     }
 }
 
@@ -385,6 +467,13 @@ mod tests {
             assert!(!e.contains('\n'));
         }
         let e = err(&["--key-pattern", "R:S"]);
-        assert!(e.contains("need a per-command mix"), "{e}");
+        assert!(e.contains("needs --ratio"), "{e}");
+        let e = err(&["--command-ratio", "2"]);
+        assert!(
+            e.starts_with("--command-ratio applies to a --command"),
+            "{e}"
+        );
+        let e = err(&["--command=GET a", "--ratio", "1:1"]);
+        assert!(e.contains("give one of them"), "{e}");
     }
 }

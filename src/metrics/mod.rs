@@ -146,8 +146,8 @@ pub struct CommandResult {
     pub completed: u64,
     /// Error replies counted with `-e`.
     pub errors: u64,
+    /// Corrected latency (from the intended send time).
     pub latency: LatencyHistogram,
-    pub latency_uncorrected: LatencyHistogram,
 }
 
 impl CommandResult {
@@ -158,7 +158,6 @@ impl CommandResult {
             completed: 0,
             errors: 0,
             latency: LatencyHistogram::new(),
-            latency_uncorrected: LatencyHistogram::new(),
         }
     }
 
@@ -167,7 +166,6 @@ impl CommandResult {
         self.completed += t.completed;
         self.errors += t.errors;
         self.latency.merge(&t.latency);
-        self.latency_uncorrected.merge(&t.uncorrected);
     }
 }
 

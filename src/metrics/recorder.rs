@@ -35,8 +35,9 @@ pub struct Recorder {
 /// One command of a mix as one worker measured it.
 #[derive(Debug, Default)]
 pub struct CommandTally {
+    /// Corrected latency only: a second histogram per reply would cost a mix more client CPU
+    /// than the target allows (the test's totals keep both).
     pub latency: LatencyHistogram,
-    pub uncorrected: LatencyHistogram,
     pub completed: u64,
     pub errors: u64,
 }
@@ -69,15 +70,14 @@ impl Recorder {
     /// A measured reply (success or error) to mix command `k`, after [`Recorder::success`] or
     /// [`Recorder::error`] counted it in the totals; `latency_ns` for a success.
     #[inline]
-    pub fn command(&mut self, k: usize, warmup: bool, outcome: Result<(u64, u64), ()>) {
+    pub fn command(&mut self, k: usize, warmup: bool, outcome: Result<u64, ()>) {
         if warmup {
             return;
         }
         if let Some(c) = self.commands.get_mut(k) {
             match outcome {
-                Ok((latency, uncorrected)) => {
+                Ok(latency) => {
                     c.latency.record(latency);
-                    c.uncorrected.record(uncorrected);
                     c.completed += 1;
                 }
                 Err(()) => c.errors += 1,

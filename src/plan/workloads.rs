@@ -3,10 +3,144 @@
 //! workers sample with (`workload::distribution::Sampler::new`), so a parameter the sampler
 //! cannot use is one line and exit 2 rather than a surprise during the run.
 
-use crate::cli::{Args, ArrivalArg, DataSizes, KeyDist};
+use crate::cli::{Args, ArrivalArg, DataSizes, KeyDist, WorkloadArgs};
 use crate::engine::{Arrival, LoadSpec};
+use crate::workload::PayloadGenerator;
 use crate::workload::distribution::{KeyPattern, KeyRange, Sampler};
 use crate::workload::sizes::SizeDist;
+use crate::workload::suite::{self, SuiteTest};
+use crate::workload::template::parse_custom_command;
+
+use super::Workload;
+
+/// One command of a mix as planned; the run encodes it with the pass's data.
+#[derive(Clone, Debug)]
+pub struct MixSpec {
+    /// Its name in reports (`SET`; a repeated name gets `#2`, `#3`).
+    pub name: String,
+    pub source: MixSource,
+    pub weight: u32,
+    /// Its own key pattern (`None`: the run's).
+    pub keys: Option<KeyPattern>,
+}
+
+/// Where a mix command's bytes come from.
+#[derive(Clone, Debug)]
+pub enum MixSource {
+    /// A default test's command (`--ratio`'s SET and GET, with the suite's keys and value).
+    Suite(&'static SuiteTest),
+    /// A `--command` line, `__key__` already turned into `key:__rand_int__`.
+    Line(Vec<Vec<u8>>),
+}
+
+/// `--ratio` or `--command`s as one mixed test; `None` when neither is given.
+pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, String> {
+    let w = &args.workload;
+    let own = |dist: Option<KeyDist>| -> Result<Option<KeyPattern>, String> {
+        let Some(dist) = dist else { return Ok(None) };
+        let p = pattern(dist, w);
+        if let Some(range) = key_range(args) {
+            Sampler::new(p, range).map_err(|e| e.0)?;
+        }
+        Ok(Some(p))
+    };
+    if let Some((set, get)) = w.ratio {
+        let commands = vec![
+            MixSpec {
+                name: "SET".into(),
+                source: MixSource::Suite(suite::by_name("set")),
+                weight: set,
+                keys: None,
+            },
+            MixSpec {
+                name: "GET".into(),
+                source: MixSource::Suite(suite::by_name("get")),
+                weight: get,
+                keys: own(w.get_key_dist)?,
+            },
+        ];
+        let title = format!("SET:GET {set}:{get}");
+        return Ok(Some(Workload::Mix { title, commands }));
+    }
+    if w.commands.is_empty() {
+        return Ok(None);
+    }
+    let mut commands: Vec<MixSpec> = Vec::new();
+    for c in &w.commands {
+        let args: Vec<Vec<u8>> = c.args.iter().map(|a| memtier_key(a)).collect();
+        let items = parse_custom_command(&args, None, data_size, &mut PayloadGenerator::default())?;
+        let line = String::from_utf8_lossy(&c.args.join(&b' ')).into_owned();
+        if items.len() != 1 || items[0].repeat != 1 {
+            return Err(format!(
+                "--command \"{line}\": one command per --command (no ';' or repeat count)"
+            ));
+        }
+        let word = String::from_utf8_lossy(&c.args[0]).to_uppercase();
+        let same = commands
+            .iter()
+            .filter(|m| m.name.split('#').next() == Some(word.as_str()))
+            .count();
+        let name = if same == 0 {
+            word
+        } else {
+            format!("{word}#{}", same + 1)
+        };
+        commands.push(MixSpec {
+            name,
+            source: MixSource::Line(args),
+            weight: c.ratio,
+            keys: own(c.key_dist)?,
+        });
+    }
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    let weights: Vec<String> = commands.iter().map(|c| c.weight.to_string()).collect();
+    let title = format!("{} {}", names.join(":"), weights.join(":"));
+    Ok(Some(Workload::Mix { title, commands }))
+}
+
+/// memtier's `__key__` as respbench's key and placeholder (`key:__rand_int__`, the default
+/// tests' keys).
+fn memtier_key(arg: &[u8]) -> Vec<u8> {
+    const TOKEN: &[u8] = b"__key__";
+    let mut out = Vec::with_capacity(arg.len() + 8);
+    let mut i = 0;
+    while i < arg.len() {
+        if arg[i..].starts_with(TOKEN) {
+            out.extend_from_slice(b"key:__rand_int__");
+            i += TOKEN.len();
+        } else {
+            out.push(arg[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The key range placeholders take, when `-r` or `--key-maximum` makes them live.
+fn key_range(args: &Args) -> Option<KeyRange> {
+    let end = match args.workload.key_maximum {
+        Some(max) => max + 1,
+        None => args.keyspace?,
+    };
+    let min = args.workload.key_minimum.unwrap_or(0);
+    (end > min).then(|| KeyRange { min, max: end - 1 })
+}
+
+/// A key distribution as the sampler's pattern, with the options that parameterise it.
+fn pattern(dist: KeyDist, w: &WorkloadArgs) -> KeyPattern {
+    match dist {
+        KeyDist::Uniform => KeyPattern::Uniform,
+        KeyDist::Sequential => KeyPattern::Sequential,
+        KeyDist::Parallel => KeyPattern::Parallel,
+        KeyDist::Gaussian => KeyPattern::Gaussian {
+            median: w.key_median,
+            stddev: w.key_stddev,
+        },
+        KeyDist::Zipf(exp) => KeyPattern::Zipf {
+            exponent: exp.or(w.key_zipf_exp).unwrap_or(DEFAULT_ZIPF_EXPONENT),
+        },
+    }
+}
 
 /// Zipf's exponent when neither `--keys zipf:EXP` nor `--key-zipf-exp` gives one.
 const DEFAULT_ZIPF_EXPONENT: f64 = 1.0;
@@ -56,11 +190,12 @@ pub(super) fn apply(
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let w = &args.workload;
-    if w.ratio.is_some() && args.cluster {
-        return Err("--ratio with --cluster is not supported yet".into());
+    let mixed = w.ratio.is_some() || !w.commands.is_empty();
+    if mixed && args.cluster {
+        return Err("--ratio/--command with --cluster is not supported yet".into());
     }
-    if w.ratio.is_some() && args.dataset.is_some() {
-        return Err("--ratio and --dataset both choose the commands; give one of them".into());
+    if mixed && args.dataset.is_some() {
+        return Err("--ratio/--command and --dataset both choose the commands; give one".into());
     }
     load.value_sizes = value_sizes(args)?;
     let dist = w.key_dist.unwrap_or(if args.sequential {
@@ -68,18 +203,7 @@ pub(super) fn apply(
     } else {
         KeyDist::Uniform
     });
-    let pattern = match dist {
-        KeyDist::Uniform => KeyPattern::Uniform,
-        KeyDist::Sequential => KeyPattern::Sequential,
-        KeyDist::Parallel => KeyPattern::Parallel,
-        KeyDist::Gaussian => KeyPattern::Gaussian {
-            median: w.key_median,
-            stddev: w.key_stddev,
-        },
-        KeyDist::Zipf(exp) => KeyPattern::Zipf {
-            exponent: exp.or(w.key_zipf_exp).unwrap_or(DEFAULT_ZIPF_EXPONENT),
-        },
-    };
+    let pattern = pattern(dist, w);
     // --key-maximum is inclusive, -r N is 0..N-1: both become the keyspace's end.
     if let Some(max) = w.key_maximum {
         load.keyspace = Some(max + 1);

@@ -14,7 +14,6 @@ pub(super) fn view(r: &TestResult, c: &CommandResult) -> TestResult {
     v.completed = c.completed;
     v.elapsed = r.elapsed;
     v.latency = c.latency.clone();
-    v.latency_uncorrected = c.latency_uncorrected.clone();
     v.issued = c.completed + c.errors;
     v
 }

@@ -7,10 +7,12 @@
 //! into the connection's buffer, which was sized for the longest, so nothing is allocated per
 //! request. Each unit is a single command, so reply `i` of a batch answers unit `i`.
 
+use std::sync::Arc;
+
 use rand_core::RngCore;
 
-use super::distribution::uniform_below;
-use super::keys::KeyGen;
+use super::distribution::{KeyPattern, uniform_below};
+use super::keys::{KeyGen, SequentialCounters};
 use super::sizes::{SizeDist, append_sized};
 use super::template::{Template, fill_unit};
 
@@ -23,6 +25,9 @@ pub struct MixCommand {
     pub template: Template,
     /// Its relative weight (above 0).
     pub weight: u32,
+    /// Its own key pattern (memtier's `--command-key-pattern`, GET's half of `--key-pattern
+    /// R:G`); `None` draws with the run's.
+    pub keys: Option<KeyPattern>,
 }
 
 /// A weighted mix of single commands.
@@ -34,6 +39,9 @@ pub struct Mix {
     cumulative: Vec<u64>,
     /// The longest command's encoding (the batch buffer holds `-P` of them).
     longest: usize,
+    /// Per command, the counters its own sequential or parallel pattern walks (shared by all
+    /// workers, like `--sequential`'s).
+    pub counters: Vec<Arc<SequentialCounters>>,
 }
 
 impl Mix {
@@ -60,11 +68,19 @@ impl Mix {
             .map(|c| c.template.unit.len())
             .max()
             .unwrap_or(0);
+        let counters = commands.iter().map(|_| Arc::default()).collect();
         Some(Self {
             commands,
             cumulative,
             longest,
+            counters,
         })
+    }
+
+    /// Whether some command draws keys with its own pattern (a worker then keeps a key
+    /// generator per command).
+    pub fn has_own_keys(&self) -> bool {
+        self.commands.iter().any(|c| c.keys.is_some())
     }
 
     /// The names of the commands, in order (the per-command results' order).
@@ -80,8 +96,9 @@ impl Mix {
         self.cumulative.iter().position(|&c| x < c).unwrap_or(0)
     }
 
-    /// Writes `units` drawn commands into `out` (placeholders filled, values sized when `sizes`
-    /// is given), their indexes into `kinds`, and returns the batch length. The buffers reach
+    /// Writes `units` drawn commands into `out` (placeholders filled from `keys`, one generator
+    /// per command or one for all; values sized when `sizes` is given), their indexes into
+    /// `kinds`, and returns the batch length. The buffers reach
     /// their largest size on the first batch and are reused after that.
     #[allow(clippy::too_many_arguments)]
     pub fn fill_batch<R: RngCore>(
@@ -91,9 +108,10 @@ impl Mix {
         units: usize,
         rng: &mut R,
         sizes: Option<&SizeDist>,
-        keys: &mut KeyGen,
+        keys: &mut [KeyGen],
         scratch: &mut Vec<usize>,
     ) -> usize {
+        let shared = keys.len() == 1;
         out.clear();
         out.reserve(units * self.longest);
         kinds.clear();
@@ -102,6 +120,7 @@ impl Mix {
             let k = self.draw(rng);
             kinds.push(k as u8);
             let t = &self.commands[k].template;
+            let keys = &mut keys[if shared { 0 } else { k }];
             match sizes {
                 Some(dist) if !t.values.is_empty() => {
                     append_sized(out, t, dist, rng, keys, scratch);
@@ -135,6 +154,7 @@ mod tests {
             name: name.to_string(),
             template: Template::encode(&items, true),
             weight,
+            keys: None,
         }
     }
 
@@ -148,7 +168,7 @@ mod tests {
         .unwrap();
         assert_eq!(mix.names(), ["SET", "GET"], "weight 0 is dropped");
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
-        let mut keys = KeyGen::new(100, 1, 0, None);
+        let mut keys = [KeyGen::new(100, 1, 0, None)];
         let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
         let mut sets = 0;
         let batches = 2_000;

@@ -155,3 +155,132 @@ fn ratio_with_a_custom_command_or_cluster_is_refused() {
         );
     }
 }
+
+#[test]
+fn merged_shards_add_up_each_command_of_the_mix() {
+    let server = Server::start();
+    let dir = TempDir::new();
+    let json = dir.path().join("mix-{shard}.json");
+    for i in 0..2 {
+        server
+            .bench(&[
+                "--shard",
+                &format!("{i}/2"),
+                "--ratio",
+                "1:4",
+                "-r",
+                "100",
+                "-n",
+                "5000",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .assert_success();
+    }
+    let files: Vec<String> = (0..2)
+        .map(|i| {
+            dir.path()
+                .join(format!("mix-{i}.json"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let all = dir.path().join("all.json");
+    let mut args = vec!["merge".to_string(), "-o".into(), all.display().to_string()];
+    args.extend(files.iter().cloned());
+    crate::harness::run_respbench(&args, None).assert_success();
+    check_with_python(&all);
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&all).unwrap()).unwrap();
+    let test = &merged["tests"][0];
+    let mix = test["mix"].as_array().unwrap();
+    let set = mix[0]["completed"].as_u64().unwrap();
+    let get = mix[1]["completed"].as_u64().unwrap();
+    assert_eq!(set + get, 5000);
+    assert_eq!(set, server.client().calls("set"));
+}
+
+#[test]
+fn memtier_command_mix_with_weights_and_its_own_key_pattern() {
+    let server = Server::start_valkey();
+    let out = server.bench(&[
+        "--command=HSET h:__key__ f __data__",
+        "--command-ratio=2",
+        "--command",
+        "GET __key__",
+        "--command-ratio",
+        "3",
+        "--command-key-pattern=Z",
+        "-r",
+        "1000",
+        "-n",
+        "50000",
+        "-P",
+        "8",
+        "--seed",
+        "1",
+        "-q",
+    ]);
+    out.assert_success();
+    assert_eq!(out.stderr, "");
+    let mut c = server.client();
+    let (hset, get) = (c.calls("hset"), c.calls("get"));
+    assert_eq!(hset + get, 50_000);
+    let share = hset as f64 / 50_000.0;
+    assert!(
+        (share - 0.4).abs() < 0.01,
+        "HSET share {share}, asked 2 of 5"
+    );
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        lines[0].starts_with("HSET:GET 2:3 HSET: "),
+        "{}",
+        out.stdout
+    );
+    assert!(lines[1].starts_with("HSET:GET 2:3 GET: "), "{}", out.stdout);
+    assert!(lines[2].starts_with("HSET:GET 2:3: "), "{}", out.stdout);
+    // HSET draws uniformly (the run's pattern): most of the 1000 hashes exist.
+    assert!(c.dbsize() > 900, "{}", c.dbsize());
+}
+
+#[test]
+fn key_pattern_pair_gives_set_and_get_their_own_patterns() {
+    // SET walks the keys in order, GET draws Zipf (hot low ranks): GETs mostly hit the keys
+    // SET wrote first, where uniform GETs over 1000 keys would mostly miss.
+    let server = Server::start_valkey();
+    server
+        .bench(&[
+            "--key-pattern=S:Z",
+            "--ratio=1:1",
+            "--key-maximum=999",
+            "-n",
+            "400",
+            "-c",
+            "4",
+            "--seed",
+            "2",
+            "-q",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let sets = c.calls("set");
+    assert_eq!(
+        c.dbsize() as u64,
+        sets,
+        "sequential SETs write distinct keys"
+    );
+    for k in 0..sets {
+        assert!(
+            c.bulk(&["GET", format!("key:{k:012}").as_str()]).is_some(),
+            "key {k} of the first {sets}"
+        );
+    }
+    let hits = c.info_u64("stats", "keyspace_hits") - sets; // our own GETs above hit
+    let misses = c.info_u64("stats", "keyspace_misses");
+    let share = hits as f64 / (hits + misses) as f64;
+    assert!(
+        share > 0.4,
+        "GET hit share {share} ({hits} hits, {misses} misses)"
+    );
+}

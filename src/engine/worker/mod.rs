@@ -26,6 +26,7 @@ use super::timer::Timer;
 use super::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::thread_cpu::ThreadCpuMark;
 use crate::metrics::{ClusterStats, Recorder, SharedTimeline, ThreadCpuUsage};
+use crate::workload::distribution::KeyPattern;
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::sizes::fill_sized;
 use crate::workload::template::{Placeholder, Template, fill};
@@ -153,6 +154,9 @@ pub(crate) struct Worker<'a> {
     /// size per value argument of a unit (reused).
     size_rng: Xoshiro256PlusPlus,
     size_scratch: Vec<usize>,
+    /// A mix whose commands draw keys with their own patterns: a generator per command (empty
+    /// otherwise: every command draws from `keys`).
+    mix_keys: Vec<KeyGen>,
     /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
     /// (`epoll_wait`'s timeout is whole milliseconds).
     timer: Option<Timer>,
@@ -195,6 +199,7 @@ impl<'a> Worker<'a> {
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
         let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
+        let mix_keys = mix_keys(&cfg);
         let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
         let cfg_values = cfg
             .load
@@ -226,6 +231,7 @@ impl<'a> Worker<'a> {
                 pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
             ),
             size_scratch: Vec::with_capacity(cfg_values),
+            mix_keys,
             timer: None,
         }
     }
@@ -456,6 +462,9 @@ impl<'a> Worker<'a> {
         }
         // The parallel key pattern walks a slice per connection.
         self.keys.select_conn(i);
+        for k in &mut self.mix_keys {
+            k.select_conn(i);
+        }
         let wlen = self.fill_batch(i, units);
         let c = &mut self.conns[i];
         c.used = true;
@@ -482,13 +491,18 @@ impl<'a> Worker<'a> {
         }
         if let Some(mix) = &load.mix {
             let c = &mut self.conns[i];
+            let keys = if self.mix_keys.is_empty() {
+                std::slice::from_mut(&mut self.keys)
+            } else {
+                &mut self.mix_keys[..]
+            };
             return mix.fill_batch(
                 &mut c.wbuf,
                 &mut c.kinds,
                 units,
                 &mut self.size_rng,
                 load.value_sizes.as_ref(),
-                &mut self.keys,
+                keys,
                 &mut self.size_scratch,
             );
         }
@@ -529,6 +543,35 @@ impl<'a> Worker<'a> {
     fn outstanding(&self) -> usize {
         self.cluster.as_ref().map_or(0, |c| c.outstanding())
     }
+}
+
+/// A mix with per-command key patterns: one generator per command, each its own stream (its
+/// pattern's shared counters for sequential and parallel ones); empty for any other test.
+fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
+    let load = cfg.load;
+    let Some(mix) = load.mix.as_ref().filter(|m| m.has_own_keys()) else {
+        return Vec::new();
+    };
+    mix.commands
+        .iter()
+        .zip(&mix.counters)
+        .enumerate()
+        .map(|(k, (c, counters))| {
+            let pattern = c.keys.unwrap_or(load.key_pattern);
+            let counted = matches!(pattern, KeyPattern::Sequential | KeyPattern::Parallel);
+            let shared = match (counted, c.keys.is_some()) {
+                (false, _) => None,
+                (true, true) => Some(counters.clone()),
+                (true, false) => cfg.sequential.clone(),
+            };
+            let seed = load.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared).with_pattern(
+                pattern,
+                load.key_min,
+                u64::from(load.clients),
+            )
+        })
+        .collect()
 }
 
 /// A failure of the poller itself (not of a connection).

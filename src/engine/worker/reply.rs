@@ -106,8 +106,7 @@ pub(super) fn on_reply(
     } else {
         let latency = rec.success(c.intended, c.sent, c.warmup, now);
         if let Some(k) = kind {
-            let uncorrected = now.saturating_duration_since(c.sent).as_nanos() as u64;
-            rec.command(k, c.warmup, Ok((latency, uncorrected)));
+            rec.command(k, c.warmup, Ok(latency));
         }
         if let Some(cl) = cluster
             && !c.warmup
