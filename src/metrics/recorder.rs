@@ -28,7 +28,8 @@ pub struct Recorder {
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
-    /// otherwise). Sized once, before the test.
+    /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
+    /// `latency` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
 }
 
@@ -67,21 +68,11 @@ impl Recorder {
         self
     }
 
-    /// A measured reply (success or error) to mix command `k`, after [`Recorder::success`] or
-    /// [`Recorder::error`] counted it in the totals; `latency_ns` for a success.
+    /// An error reply to mix command `k`, after [`Recorder::error`] counted it in the totals.
     #[inline]
-    pub fn command(&mut self, k: usize, warmup: bool, outcome: Result<u64, ()>) {
-        if warmup {
-            return;
-        }
-        if let Some(c) = self.commands.get_mut(k) {
-            match outcome {
-                Ok(latency) => {
-                    c.latency.record(latency);
-                    c.completed += 1;
-                }
-                Err(()) => c.errors += 1,
-            }
+    pub fn command_error(&mut self, k: usize, warmup: bool) {
+        if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
+            c.errors += 1;
         }
     }
 
@@ -89,11 +80,33 @@ impl Recorder {
     /// returns its corrected latency.
     #[inline]
     pub fn success(&mut self, intended: Instant, sent: Instant, warmup: bool, now: Instant) -> u64 {
+        self.success_of(None, intended, sent, warmup, now)
+    }
+
+    /// [`Recorder::success`] for command `k` of a mix (`Some`): its corrected latency goes into
+    /// that command's histogram *instead of* the total one, and the runner adds the commands'
+    /// histograms into the total when the test ends (one histogram record per reply, as for a
+    /// single command, which keeps a mix's client CPU close to a plain test's).
+    #[inline]
+    pub fn success_of(
+        &mut self,
+        k: Option<usize>,
+        intended: Instant,
+        sent: Instant,
+        warmup: bool,
+        now: Instant,
+    ) -> u64 {
         let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
         self.all_completed += 1;
         self.all_latency_sum_ns += latency_ns;
         if !warmup {
-            self.latency.record(latency_ns);
+            match k.and_then(|k| self.commands.get_mut(k)) {
+                Some(c) => {
+                    c.latency.record(latency_ns);
+                    c.completed += 1;
+                }
+                None => self.latency.record(latency_ns),
+            }
             self.uncorrected
                 .record(now.saturating_duration_since(sent).as_nanos() as u64);
             self.completed += 1;

@@ -101,13 +101,10 @@ pub(super) fn on_reply(
         }
         record_error(rec, ctx.policy, c.warmup, text, now)?;
         if let Some(k) = kind {
-            rec.command(k, c.warmup, Err(()));
+            rec.command_error(k, c.warmup);
         }
     } else {
-        let latency = rec.success(c.intended, c.sent, c.warmup, now);
-        if let Some(k) = kind {
-            rec.command(k, c.warmup, Ok(latency));
-        }
+        let latency = rec.success_of(kind, c.intended, c.sent, c.warmup, now);
         if let Some(cl) = cluster
             && !c.warmup
         {
