@@ -113,6 +113,10 @@ pub struct Args {
     pub shards: Option<u64>,
     /// `--start-at TIME` as typed; resolved against the clock by the plan.
     pub start_at: Option<String>,
+    /// `--find-max SLO` as typed (`p99<1ms`); parsed by the plan (`slo::Slo`).
+    pub find_max: Option<String>,
+    /// `--step-duration`: each `--find-max` step's measured window.
+    pub step_duration: Option<Duration>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
 }
@@ -239,6 +243,8 @@ impl Default for Args {
             shard: None,
             shards: None,
             start_at: None,
+            find_max: None,
+            step_duration: None,
             command: Vec::new(),
         }
     }

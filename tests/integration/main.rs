@@ -14,6 +14,7 @@ mod deploy;
 mod dropin;
 mod effects;
 mod errors;
+mod find_max;
 mod formats;
 mod html;
 mod lifecycle;
