@@ -4,6 +4,7 @@
 //! command's sequence. Must not: open sockets (the server address is resolved when the run
 //! starts). `main` builds it once; nothing changes it afterwards.
 
+pub mod counters;
 pub mod dataset;
 pub mod find_max;
 mod pushes;
@@ -90,6 +91,10 @@ pub struct RunPlan {
     pub start_at: Option<SystemTime>,
     /// `--find-max`: search the highest rate that keeps the SLO instead of running the test once.
     pub find_max: Option<find_max::FindMaxPlan>,
+    /// `--sentinel` and its options (no nodes: the primary is `endpoint`).
+    pub sentinel: crate::cli::SentinelArgs,
+    /// `--check-counters`: the INCR test to check for lost writes.
+    pub counters: Option<counters::CounterCheck>,
 }
 
 impl RunPlan {
@@ -118,6 +123,7 @@ impl RunPlan {
             return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
         }
 
+        let counters = counters::check(args, &workload)?;
         let mut load = load_spec(args);
         let find_max = find_max::plan(args, &workload, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
@@ -174,6 +180,8 @@ impl RunPlan {
             shard,
             start_at,
             find_max,
+            sentinel: args.sentinel.clone(),
+            counters,
         })
     }
 }

@@ -121,6 +121,8 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         started_at: "2026-11-23T10:00:00Z".into(),
         shard: None,
         find_max: None,
+        sentinel: None,
+        counters: Vec::new(),
         ended_at: "2026-11-23T10:01:00Z".into(),
         outcome: "completed",
         error: None,
