@@ -125,6 +125,18 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     respbench compare tells differences from noise with them
  --no-server-stats  Do not sample the server's INFO during tests (no server
                     CPU, memory or time per call in the report and the JSON).
+ --sentinel <host:port[,host:port...]>
+                    Ask these Sentinels (in turn) where the primary is, run
+                    against it, and follow it when a failover moves it (the
+                    switch is in the report and the JSON). Replaces -h/-p.
+ --primary-name <name>
+                    The name the Sentinels monitor the primary by (needed with
+                    --sentinel; --master-name is the same).
+ --sentinel-user <user>, --sentinel-password <password>
+                    AUTH to the Sentinels (-a/--user stay for the primary).
+ --check-counters   For an INCR test (-t incr, or a custom INCR key): count
+                    the counters before and after it and report acknowledged
+                    increments, what the server holds and how many were lost.
  --shard <I/N>      Run shard I (from 0) of N of this benchmark: -n and --rps
                     are divided exactly, each shard has its own seed and, with
                     --sequential, its own slice of the keys. Without it the
@@ -161,6 +173,17 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     The key pattern (R, S, G, Z, P) of the --command before it
  --arrival <a>      With --rps: uniform (evenly spaced sends, the default) or
                     poisson (exponential gaps with the same mean rate)
+ --find-max <slo>   Find the highest throughput that keeps an SLO, e.g.
+                    'p99<1ms' or 'p99.9<5ms,errors<0.1%' (metrics p50, p90,
+                    p99, p99.9, avg: us, ms or s; errors in %; all must hold).
+                    Ramps --rps up (from --rps if given, else from a quarter
+                    of a short closed-loop probe) until the SLO breaks, then
+                    bisects to within 5%; prints one row per step and the
+                    answer. One test only (pick it with -t, or a command).
+                    At most 16 steps; Ctrl-C prints the best answer so far.
+ --step-duration <sec>
+                    Each --find-max step's measured window (default 5), after
+                    a warmup of --warmup seconds (default 1) that is not counted
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
@@ -196,6 +219,9 @@ Examples:
 
  Use 20 parallel clients for 100k requests against 192.168.1.1:
    respbench -h 192.168.1.1 -p 6379 -n 100000 -c 20
+
+ How much GET load fits under p99 < 1 ms:
+   respbench -t get --find-max 'p99<1ms'
 
  Fill 127.0.0.1:6379 with about 1 million keys using only the SET test:
    respbench -t set -n 1000000 -r 100000000

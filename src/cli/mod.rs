@@ -103,6 +103,11 @@ pub struct Args {
     pub json: Option<PathBuf>,
     /// `--no-server-stats`: do not sample the server's `INFO` during tests.
     pub no_server_stats: bool,
+    /// `--sentinel` and its options: find (and follow) the primary through Sentinels.
+    pub sentinel: SentinelArgs,
+    /// `--check-counters`: after an `INCR` test, compare acknowledged increments with the
+    /// counters' values (lost writes).
+    pub check_counters: bool,
     /// `--html`: also write the run as a self-contained HTML report to this file.
     pub html: Option<PathBuf>,
     /// `--repeat N`: run every test N times (1: once, the default).
@@ -113,6 +118,10 @@ pub struct Args {
     pub shards: Option<u64>,
     /// `--start-at TIME` as typed; resolved against the clock by the plan.
     pub start_at: Option<String>,
+    /// `--find-max SLO` as typed (`p99<1ms`); parsed by the plan (`slo::Slo`).
+    pub find_max: Option<String>,
+    /// `--step-duration`: each `--find-max` step's measured window.
+    pub step_duration: Option<Duration>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
@@ -178,6 +187,7 @@ impl TlsArgs {
 
 mod help;
 mod parse;
+mod sentinel;
 #[cfg(test)]
 mod tests;
 mod uri;
@@ -186,6 +196,7 @@ mod workloads;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
+pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
 
@@ -238,11 +249,15 @@ impl Default for Args {
             mptcp: false,
             json: None,
             no_server_stats: false,
+            sentinel: SentinelArgs::default(),
+            check_counters: false,
             html: None,
             repeat: 1,
             shard: None,
             shards: None,
             start_at: None,
+            find_max: None,
+            step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
         }

@@ -76,10 +76,19 @@ pub(super) enum Opt {
     Html,
     Repeat,
     NoServerStats,
+    // Sentinel and lost writes (issue 11): respbench's own options.
+    Sentinel,
+    PrimaryName,
+    SentinelUser,
+    SentinelPassword,
+    CheckCounters,
     // Sharded runs (issue 13): respbench's own options, not valkey-benchmark's.
     Shard,
     Shards,
     StartAt,
+    // `--find-max` (issue 12): the throughput an SLO allows.
+    FindMax,
+    StepDuration,
     Help,
     Version,
     /// Workload options (issue 12), parsed in `workloads.rs`; all take a value.
@@ -134,9 +143,15 @@ impl Opt {
             | Opt::Json
             | Opt::Html
             | Opt::Repeat
+            | Opt::Sentinel
+            | Opt::PrimaryName
+            | Opt::SentinelUser
+            | Opt::SentinelPassword
             | Opt::Shard
             | Opt::Shards
             | Opt::StartAt
+            | Opt::FindMax
+            | Opt::StepDuration
             | Opt::Workload(_) => true,
             Opt::Resp3
             | Opt::Sequential
@@ -153,6 +168,7 @@ impl Opt {
             | Opt::TlsVerifyName
             | Opt::Mptcp
             | Opt::NoServerStats
+            | Opt::CheckCounters
             | Opt::Help
             | Opt::Version => false,
             Opt::NotYet { takes_value } | Opt::NotInThisBuild { takes_value } => takes_value,
@@ -216,9 +232,17 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--html", Opt::Html),
     ("--repeat", Opt::Repeat),
     ("--no-server-stats", Opt::NoServerStats),
+    ("--sentinel", Opt::Sentinel),
+    ("--primary-name", Opt::PrimaryName),
+    ("--master-name", Opt::PrimaryName),
+    ("--sentinel-user", Opt::SentinelUser),
+    ("--sentinel-password", Opt::SentinelPassword),
+    ("--check-counters", Opt::CheckCounters),
     ("--shard", Opt::Shard),
     ("--shards", Opt::Shards),
     ("--start-at", Opt::StartAt),
+    ("--find-max", Opt::FindMax),
+    ("--step-duration", Opt::StepDuration),
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
@@ -487,12 +511,25 @@ impl State {
             Opt::NoServerStats => a.no_server_stats = true,
             Opt::Html => a.html = Some(path(name, v, "a file path for the HTML report")?),
             Opt::Repeat => a.repeat = whole(name, v, 1, 1000)?,
+            Opt::Sentinel => a.sentinel.nodes = super::sentinel::nodes(name, v)?,
+            Opt::PrimaryName => {
+                let n = text(name, v)?;
+                if n.is_empty() {
+                    return Err(invalid_value(name, v, "the primary's name"));
+                }
+                a.sentinel.primary_name = Some(n);
+            }
+            Opt::SentinelUser => a.sentinel.user = Some(v.as_bytes().to_vec()),
+            Opt::SentinelPassword => a.sentinel.password = Some(v.as_bytes().to_vec()),
+            Opt::CheckCounters => a.check_counters = true,
             Opt::Shard => {
                 let text = text(name, v)?;
                 a.shard = Some(super::value::shard(&text)?);
             }
             Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
             Opt::StartAt => a.start_at = Some(text(name, v)?),
+            Opt::FindMax => a.find_max = Some(text(name, v)?),
+            Opt::StepDuration => a.step_duration = Some(seconds(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
             Opt::Workload(w) => super::workloads::apply(&mut a.workload, name, w, v)?,
@@ -521,6 +558,18 @@ impl State {
                 "options -n and --duration are mutually exclusive".to_owned(),
             ));
         }
+        if self.requests_given && args.find_max.is_some() {
+            return Err(UsageError(
+                "--find-max measures each step for --step-duration seconds; -n does not apply"
+                    .to_owned(),
+            ));
+        }
+        if args.step_duration.is_some() && args.find_max.is_none() {
+            return Err(UsageError(
+                "--step-duration needs --find-max (it is the length of each search step)"
+                    .to_owned(),
+            ));
+        }
         if args.password.is_none() {
             args.password = self.env_password.map(OsStringExt::into_vec);
         }
@@ -542,6 +591,7 @@ impl State {
             }
             _ => {}
         }
+        super::sentinel::check(&args, self.socket.is_some())?;
         if self.socket.is_some() {
             // valkey-benchmark would try TLS over the unix socket and fail the handshake (servers
             // serve TLS on TCP ports), and refuses --mptcp with exit 1.
