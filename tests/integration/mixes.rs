@@ -2,7 +2,7 @@
 //! timed on its own reply (in every report format and the record), and `--arrival poisson`
 //! runs under `--rps`.
 
-use crate::harness::{Server, TempDir};
+use crate::harness::{Server, TempDir, run_respbench};
 use crate::record::check_with_python;
 
 #[test]
@@ -39,7 +39,10 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
     ]);
     let dir = TempDir::new();
     let json = dir.path().join("mix.json");
+    let html = dir.path().join("mix.html");
     let out = server.bench(&[
+        "--html",
+        html.to_str().unwrap(),
         "--user",
         "bench",
         "-a",
@@ -86,6 +89,39 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
         rows[2]
     );
     assert!(rows[3].starts_with("\"SET:GET 1:3\","), "{}", rows[3]);
+    // The HTML report: a row per command in the test's section, with its request count.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let set_row = "<td data-command=\"SET\">SET</td>";
+    assert!(page.contains(set_row), "no SET row in the page");
+    let get_row = "<td data-command=\"GET\">GET</td>";
+    let at = page.find(get_row).expect("a GET row");
+    let requests = format!("<td>{}</td>", 20_000 - set_calls);
+    assert!(
+        page[at..]
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .contains(&requests),
+        "GET's requests are its errors: {}",
+        &page[at..at + 200]
+    );
+    // compare: each command's rows when both records ran the same mix.
+    let out = run_respbench(
+        &[
+            "compare".to_string(),
+            json.display().to_string(),
+            json.display().to_string(),
+        ],
+        None,
+    );
+    out.assert_success();
+    for needle in [
+        "SET:GET 1:3\n",
+        "SET:GET 1:3 / SET\n",
+        "SET:GET 1:3 / GET\n",
+    ] {
+        out.assert_stdout_contains(needle);
+    }
 }
 
 #[test]
