@@ -65,6 +65,25 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     check_with_python(&json);
+    // The record says what workload it measured.
+    let options = &record["options"];
+    assert_eq!(
+        options["mix"],
+        serde_json::json!([
+            {"name": "SET", "command": null, "weight": 1, "key_pattern": null},
+            {"name": "GET", "command": null, "weight": 3, "key_pattern": null}
+        ])
+    );
+    assert_eq!(
+        options["key_pattern"],
+        serde_json::json!({"name": "uniform"})
+    );
+    assert_eq!(
+        (&options["key_minimum"], &options["key_maximum"]),
+        (&0.into(), &999.into())
+    );
+    assert_eq!(options["key_prefix"], "key:");
+    assert_eq!(options["arrival"], "uniform");
     let test = &record["tests"][0];
     assert_eq!(test["commands"], serde_json::json!(["set", "get"]));
     let mix = test["mix"].as_array().expect("a mix in the record");
