@@ -1,7 +1,8 @@
 //! `--find-max` against a real Valkey whose capacity is known: every request is an `EVAL` of a
 //! busy loop calibrated (by the server's own `usec_per_call`) to a fraction of a millisecond, so
 //! the server serves at most about 1 / service time requests per second whatever the client
-//! does. Also bad SLOs and refused combinations (one line, exit 2), and Ctrl-C mid-search.
+//! does. Also a `--ratio` mix searched like any workload, bad SLOs and refused combinations (one
+//! line, exit 2), and Ctrl-C mid-search.
 
 use std::time::Duration;
 
@@ -199,4 +200,51 @@ fn ctrl_c_mid_search_prints_and_records_the_steps_so_far() {
     assert_eq!(r["outcome"], "interrupted");
     assert_eq!(r["find_max"]["end"], "stopped");
     assert!(!r["find_max"]["steps"].as_array().unwrap().is_empty());
+}
+
+/// The search runs a `--ratio` mix like any workload: every step sends both commands, and the
+/// kept step's record has each command's figures. No capacity is asserted (a plain Valkey's is
+/// this machine's); the SLO is generous so that some step meets it.
+#[test]
+fn find_max_searches_a_ratio_mix() {
+    let server = Server::start_valkey();
+    let (out, r, _dir) = bench_json(
+        &server,
+        &[
+            "-c",
+            "4",
+            "-r",
+            "1000",
+            "--ratio",
+            "1:4",
+            "--find-max",
+            "p99<200ms",
+            "--step-duration",
+            "0.3",
+            "--warmup",
+            "0.1",
+        ],
+    );
+    out.assert_success();
+    assert_eq!(out.stderr, "");
+    assert!(
+        out.stdout.contains("max throughput with p99 < 200 ms"),
+        "{}",
+        out.stdout
+    );
+    let fm = &r["find_max"];
+    let steps = fm["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 16, "{fm}");
+    assert!(fm["answer_rps"].as_f64().is_some_and(|a| a > 0.0), "{fm}");
+    assert!(steps.iter().all(|s| s["offered_rps"].as_u64().unwrap() > 0));
+    assert_eq!(r["options"]["mix"][1]["weight"], 4);
+    // The kept step's record: the mix's test with each command's figures.
+    let test = &r["tests"][0];
+    assert_eq!(test["name"], "SET:GET 1:4");
+    let mix = test["mix"].as_array().expect("each command's figures");
+    let names: Vec<&str> = mix.iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["SET", "GET"]);
+    assert!(mix.iter().all(|m| m["completed"].as_u64().unwrap() > 0));
+    let mut c = server.client();
+    assert!(c.calls("set") > 0 && c.calls("get") > c.calls("set"));
 }
