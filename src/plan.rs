@@ -291,6 +291,7 @@ fn load_spec(args: &Args) -> LoadSpec {
             ErrorPolicy::Abort
         },
         dataset: None,
+        reply_timeout: args.timeout,
     }
 }
 

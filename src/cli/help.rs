@@ -134,6 +134,9 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --start-at <time>  Connect, then start measuring at this wall-clock time
                     (RFC 3339, e.g. 2026-01-02T03:04:05Z, or Unix seconds), so
                     shards on several machines start together (clocks via NTP)
+ --timeout <sec>    A request unanswered this long (e.g. 2 or 0.5) fails as
+                    "timeout" and its connection is reopened (with -e the run
+                    goes on; without, it stops with a partial report)
  --help             Print this help and exit
  -v, --version      Print the version and exit
 

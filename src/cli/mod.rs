@@ -113,6 +113,9 @@ pub struct Args {
     pub shards: Option<u64>,
     /// `--start-at TIME` as typed; resolved against the clock by the plan.
     pub start_at: Option<String>,
+    /// `--timeout SECS`: a request unanswered this long fails (kind `timeout`) and its
+    /// connection is reopened; `None` waits for replies as long as the test lasts.
+    pub timeout: Option<Duration>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
 }
@@ -239,6 +242,7 @@ impl Default for Args {
             shard: None,
             shards: None,
             start_at: None,
+            timeout: None,
             command: Vec::new(),
         }
     }

@@ -79,6 +79,8 @@ pub(super) enum Opt {
     Shard,
     Shards,
     StartAt,
+    // Failures (issue 11).
+    Timeout,
     Help,
     Version,
     /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
@@ -133,7 +135,8 @@ impl Opt {
             | Opt::Repeat
             | Opt::Shard
             | Opt::Shards
-            | Opt::StartAt => true,
+            | Opt::StartAt
+            | Opt::Timeout => true,
             Opt::Resp3
             | Opt::Sequential
             | Opt::Quiet
@@ -215,6 +218,7 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--shard", Opt::Shard),
     ("--shards", Opt::Shards),
     ("--start-at", Opt::StartAt),
+    ("--timeout", Opt::Timeout),
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
@@ -468,6 +472,7 @@ impl State {
             }
             Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
             Opt::StartAt => a.start_at = Some(text(name, v)?),
+            Opt::Timeout => a.timeout = Some(seconds(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
             Opt::NotYet { .. } => {

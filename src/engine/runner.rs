@@ -288,6 +288,9 @@ fn merge(
         last_reply = last_reply.max(rec.last_reply);
         result.client_threads.push(r.cpu);
         result.issued += r.sent;
+        result.unanswered += rec.unanswered;
+        result.reconnect_attempts += rec.reconnect_attempts;
+        result.reconnects += rec.reconnects;
         if fatal.is_none() {
             fatal = r.fatal;
         }

@@ -16,6 +16,17 @@ pub use timeline::{Second, SecondTally, SharedTimeline, Timeline};
 
 use std::time::Duration;
 
+/// The kinds a request fails under when no reply came (the worker's `outage.rs` chooses), next
+/// to error replies' first words in [`ErrorCounts`]. Error words are upper case and one word, so
+/// these cannot be mistaken for one.
+pub const FAILURE_KINDS: [&str; 5] = [
+    "timeout",
+    "connection reset",
+    "connection closed",
+    "connection refused",
+    "connection error",
+];
+
 /// Error replies counted by their first word (`WRONGTYPE`, `NOAUTH`, `ERR`, ...).
 ///
 /// Kept as a short vector: a run sees a handful of distinct error words, so a linear scan beats a
@@ -38,6 +49,17 @@ impl ErrorCounts {
         } else {
             self.entries
                 .push((String::from_utf8_lossy(word).into_owned(), 1));
+        }
+    }
+
+    /// Counts `n` requests that failed without an error reply, under a whole kind name
+    /// (`timeout`, `connection reset`, …: see the worker's `outage.rs`). The name is kept whole,
+    /// not cut at its first word, so that it reads as the kind it is beside the reply words.
+    pub fn record_kind(&mut self, kind: &str, n: u64) {
+        if let Some(entry) = self.entries.iter_mut().find(|(w, _)| w == kind) {
+            entry.1 += n;
+        } else {
+            self.entries.push((kind.to_string(), n));
         }
     }
 
@@ -66,6 +88,14 @@ impl ErrorCounts {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Whether some requests failed without a reply (a [`FAILURE_KINDS`] entry), not only by an
+    /// error reply.
+    pub fn has_failures_without_reply(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|(w, _)| FAILURE_KINDS.contains(&w.as_str()))
     }
 }
 
@@ -133,6 +163,14 @@ pub struct TestResult {
     pub client_threads: Vec<ThreadCpuUsage>,
     /// Measured commands written (answered, failed or still in flight at the end).
     pub issued: u64,
+    /// Measured commands still unanswered when the test ended (Ctrl-C, SIGTERM, the end of the
+    /// grace after `--duration`, a fatal error): `completed + errors.total() + unanswered ==
+    /// issued` (cluster redirects still being retried aside).
+    pub unanswered: u64,
+    /// `-e`: attempts to reopen a connection that failed (refused ones included), and those that
+    /// connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
 }
 
 impl TestResult {
@@ -152,6 +190,9 @@ impl TestResult {
             timeline: Timeline::default(),
             client_threads: Vec::new(),
             issued: 0,
+            unanswered: 0,
+            reconnect_attempts: 0,
+            reconnects: 0,
             outcome,
         }
     }

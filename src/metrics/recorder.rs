@@ -27,6 +27,11 @@ pub struct Recorder {
     pub last_reply: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
+    /// Measured commands in flight when the worker stopped.
+    pub unanswered: u64,
+    /// Attempts to reopen a failed connection, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
 }
 
 impl Recorder {
@@ -44,6 +49,9 @@ impl Recorder {
             pushes: PushCounts::default(),
             last_reply: None,
             tally: SecondTally::new(measure_start, timeline),
+            unanswered: 0,
+            reconnect_attempts: 0,
+            reconnects: 0,
         }
     }
 
@@ -72,5 +80,12 @@ impl Recorder {
             self.errors.record(text);
             self.tally.failure(now);
         }
+    }
+
+    /// Counts `n` measured requests that failed at `now` without a reply (a timeout, a lost
+    /// connection), under `kind`.
+    pub fn failed(&mut self, kind: &str, n: u64, now: Instant) {
+        self.errors.record_kind(kind, n);
+        self.tally.failures(now, n);
     }
 }

@@ -133,8 +133,15 @@ impl SecondTally {
     /// A measured error reply at `now`.
     #[inline]
     pub fn failure(&mut self, now: Instant) {
+        self.failures(now, 1);
+    }
+
+    /// `n` measured requests failed at `now` (error replies, or a timeout or lost connection
+    /// that failed a whole batch at once).
+    #[inline]
+    pub fn failures(&mut self, now: Instant, n: u64) {
         self.at(now);
-        self.current.failed += 1;
+        self.current.failed += n;
     }
 
     /// Moves to the second `now` falls in, handing over the one that ended.

@@ -105,6 +105,9 @@ pub fn test_record(
                     .map(|k| (k.name(), c.redirects[*k as usize]))
                     .collect::<BTreeMap<_, _>>()
             }),
+            unanswered: r.unanswered,
+            reconnect_attempts: r.reconnect_attempts,
+            reconnects: r.reconnects,
         },
         pushes: Pushes {
             invalidations: r.pushes.invalidations,

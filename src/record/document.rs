@@ -149,6 +149,11 @@ pub struct Requests {
     pub errors: BTreeMap<String, u64>,
     /// Cluster redirects by kind (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`).
     pub redirects: Option<BTreeMap<&'static str, u64>>,
+    /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
+    pub unanswered: u64,
+    /// `-e`: attempts to reopen a failed connection, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

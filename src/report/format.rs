@@ -194,6 +194,11 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
         "  throughput summary: {:.2} requests per second",
         r.throughput()
     );
+    if r.completed == 0 {
+        // A table of zeros would read as a very fast server.
+        s.push_str("  no request completed: no latency figures\n");
+        return out.write_all(s.as_bytes());
+    }
     s.push_str("  latency summary (msec):\n");
     six_column_table(&mut s, LatencyFigures::of(&r.latency).as_array(), p);
     if uncorrected_differs(&r.latency, &r.latency_uncorrected) {
@@ -263,14 +268,33 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
         }
     }
     if !r.errors.is_empty() {
+        let what = if r.errors.has_failures_without_reply() {
+            "failed (error replies, timeouts, lost connections)"
+        } else {
+            "error replies"
+        };
         let _ = writeln!(
             s,
-            "  error replies: {} (not counted as completed)",
+            "  {what}: {} (not counted as completed)",
             r.errors.total()
         );
         for (word, count) in r.errors.sorted() {
             let _ = writeln!(s, "    {word}: {count}");
         }
+    }
+    if r.unanswered > 0 {
+        let _ = writeln!(
+            s,
+            "  unanswered: {} (still waiting for a reply when the test ended)",
+            r.unanswered
+        );
+    }
+    if r.reconnect_attempts > 0 {
+        let _ = writeln!(
+            s,
+            "  reconnects: {} of {} attempts",
+            r.reconnects, r.reconnect_attempts
+        );
     }
     let pushes = &r.pushes;
     if ctx.tracking || pushes.invalidations > 0 {
@@ -472,11 +496,27 @@ pub fn side_notes(r: &TestResult) -> String {
             .iter()
             .map(|(word, count)| format!("{word} {count}"))
             .collect();
+        let what = match (r.errors.has_failures_without_reply(), total == 1) {
+            (true, _) => "failed",
+            (false, true) => "error reply",
+            (false, false) => "error replies",
+        };
         parts.push(format!(
-            "{total} error {} ({}), not counted as completed",
-            if total == 1 { "reply" } else { "replies" },
+            "{total} {what} ({}), not counted as completed",
             words.join(", ")
         ));
+    }
+    if r.unanswered > 0 {
+        parts.push(format!("{} unanswered when the test ended", r.unanswered));
+    }
+    if r.reconnect_attempts > 0 {
+        parts.push(format!(
+            "{} reconnects of {} attempts",
+            r.reconnects, r.reconnect_attempts
+        ));
+    }
+    if r.completed == 0 && r.issued > 0 {
+        parts.push("no request completed".into());
     }
     if let Some((achieved, percent)) = rps_shortfall(r) {
         parts.push(format!(
@@ -559,6 +599,39 @@ mod tests {
         r.completed = 100;
         r.elapsed = Duration::from_secs(1);
         assert_eq!(side_notes(&r), "", "target reached");
+    }
+
+    #[test]
+    fn side_notes_say_what_failed_without_a_reply() {
+        let mut r = result("SET");
+        r.issued = 10;
+        r.errors.record_kind("timeout", 6);
+        r.errors.record_kind("connection reset", 1);
+        r.unanswered = 3;
+        r.reconnect_attempts = 4;
+        r.reconnects = 2;
+        assert_eq!(
+            side_notes(&r),
+            "SET: 7 failed (timeout 6, connection reset 1), not counted as completed; \
+             3 unanswered when the test ended; 2 reconnects of 4 attempts; no request completed"
+        );
+        let mut v = Vec::new();
+        let ctx = ReportContext {
+            precision: 3,
+            ..Default::default()
+        };
+        write_full(&mut v, &ctx, &r).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        assert!(s.contains(
+            "  failed (error replies, timeouts, lost connections): 7 (not counted as completed)\n    \
+             timeout: 6\n    connection reset: 1\n  unanswered: 3 (still waiting for a reply when \
+             the test ended)\n  reconnects: 2 of 4 attempts\n"
+        ));
+        assert!(
+            s.ends_with("no request completed: no latency figures\n"),
+            "{s}"
+        );
+        assert!(!s.contains("0.000"), "{s}");
     }
 
     #[test]
