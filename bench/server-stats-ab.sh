@@ -59,3 +59,21 @@ for t in $TESTS; do
   done
   echo "| $t | median | | | $(printf '%s\n' "${ratios[@]}" | sort -n | python3 -c 'import sys; v=[float(x) for x in sys.stdin]; print(f"{v[len(v)//2]:.4f}")') |"
 done
+
+# The cost in the server's own terms, which wall-clock noise does not blur: the time it spent
+# answering INFO (commandstats), as a share of the time the runs with server stats lasted.
+python3 - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"INFO commandstats\r\n")
+buf = b""
+while not buf.endswith(b"\r\n") or buf.count(b"\r\n") < 2 or len(buf) < int(buf[1:buf.index(b"\r\n")]) + 5:
+    buf += s.recv(65536)
+for line in buf.decode().splitlines():
+    if line.startswith("cmdstat_info:"):
+        f = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+        print(f"\nINFO on the server: {f['calls']} calls, {float(f['usec_per_call']):.1f} µs per call "
+              f"(about one call per second of each test with server stats, plus 4 per test): "
+              f"{float(f['usec_per_call']) / 1e4:.4f}% of one second of server time per call")
+PY
+

@@ -280,7 +280,7 @@ fn load_spec(args: &Args) -> LoadSpec {
             None => Stop::Requests(args.requests),
         },
         warmup: args.warmup.unwrap_or_default(),
-        rps: (args.rps > 0).then_some(args.rps),
+        rps: args.rps,
         keepalive: args.keepalive != 0,
         keyspace: args.keyspace,
         sequential: args.sequential,

@@ -78,8 +78,8 @@ pub struct Args {
     pub precision: usize,
     /// `--seed`.
     pub seed: Option<u64>,
-    /// `--rps` (0 = unlimited).
-    pub rps: u64,
+    /// `--rps`; `None` = unlimited (`--rps 0`, as the reference, or no option).
+    pub rps: Option<u64>,
     /// `--num-functions` (default 10, at least 1).
     pub num_functions: u32,
     /// `--num-keys-in-fcall` (default 1).
@@ -225,7 +225,7 @@ impl Default for Args {
             continue_on_error: false,
             precision: 3,
             seed: None,
-            rps: 0,
+            rps: None,
             num_functions: 10,
             num_keys_in_fcall: 1,
             cluster: false,

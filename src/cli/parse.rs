@@ -426,7 +426,7 @@ impl State {
             Opt::ContinueOnError => a.continue_on_error = true,
             Opt::Precision => a.precision = whole(name, v, 0, 6)?,
             Opt::Seed => a.seed = Some(whole(name, v, 0, u64::MAX)?),
-            Opt::Rps => a.rps = whole(name, v, 0, u64::MAX)?,
+            Opt::Rps => a.rps = Some(whole(name, v, 0, u64::MAX)?).filter(|&r| r > 0),
             Opt::NumFunctions => a.num_functions = whole(name, v, 1, 100_000)?,
             Opt::NumKeysInFcall => a.num_keys_in_fcall = whole(name, v, 0, 1_000_000)?,
             Opt::Cluster => a.cluster = true,

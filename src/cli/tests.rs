@@ -74,7 +74,7 @@ fn defaults_are_valkey_benchmarks() {
     assert!(!a.continue_on_error);
     assert_eq!(a.precision, 3);
     assert_eq!(a.seed, None);
-    assert_eq!(a.rps, 0);
+    assert_eq!(a.rps, None);
     assert_eq!(a.num_functions, 10);
     assert_eq!(a.num_keys_in_fcall, 1);
     assert!(a.command.is_empty());
@@ -354,8 +354,12 @@ fn flag_seed() {
 
 #[test]
 fn flag_rps() {
-    assert_eq!(run(&["--rps", "5000"]).rps, 5000);
-    assert_eq!(run(&["--rps", "0"]).rps, 0);
+    assert_eq!(run(&["--rps", "5000"]).rps, Some(5000));
+    assert_eq!(
+        run(&["--rps", "0"]).rps,
+        None,
+        "0 is unlimited, as in the reference"
+    );
 }
 
 #[test]
@@ -376,7 +380,7 @@ fn flag_num_keys_in_fcall() {
 fn attached_values_are_accepted() {
     let a = run(&["-n100", "--rps=10", "-c=5", "--threads=2"]);
     assert_eq!(a.requests, 100);
-    assert_eq!(a.rps, 10);
+    assert_eq!(a.rps, Some(10));
     assert_eq!(a.clients, 5);
     assert_eq!(a.threads, Some(2));
 }

@@ -148,38 +148,7 @@ impl TlsClient {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerification(provider.clone())))
         } else {
-            let mut roots = RootCertStore::empty();
-            if let Some(file) = &o.cacert {
-                let n = add_pem_certificates(&mut roots, "--cacert", file)?;
-                if n == 0 {
-                    return Err(format!(
-                        "--cacert {}: no PEM certificate in the file",
-                        file.display()
-                    ));
-                }
-            }
-            if let Some(dir) = &o.cacertdir
-                && add_certificate_dir(&mut roots, dir)? == 0
-                && o.cacert.is_none()
-            {
-                return Err(format!(
-                    "--cacertdir {}: no PEM certificate in the directory",
-                    dir.display()
-                ));
-            }
-            if o.cacert.is_none() && o.cacertdir.is_none() {
-                // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
-                // locations, as in OpenSSL).
-                let found = rustls_native_certs::load_native_certs();
-                let (added, _) = roots.add_parsable_certificates(found.certs);
-                if added == 0 {
-                    return Err(
-                        "no CA certificate found in the system's trust store (install \
-                                ca-certificates, or pass the server's CA with --cacert)"
-                            .to_string(),
-                    );
-                }
-            }
+            let roots = trust_roots(o)?;
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
                 .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
@@ -303,6 +272,44 @@ impl TlsClient {
             },
         })
     }
+}
+
+/// The CAs the server's certificate must chain to: `--cacert`, `--cacertdir`, or without either
+/// the system's trust store (as OpenSSL finds it). An empty set is an error naming the option.
+fn trust_roots(o: &TlsOptions) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    if let Some(file) = &o.cacert {
+        let n = add_pem_certificates(&mut roots, "--cacert", file)?;
+        if n == 0 {
+            return Err(format!(
+                "--cacert {}: no PEM certificate in the file",
+                file.display()
+            ));
+        }
+    }
+    if let Some(dir) = &o.cacertdir
+        && add_certificate_dir(&mut roots, dir)? == 0
+        && o.cacert.is_none()
+    {
+        return Err(format!(
+            "--cacertdir {}: no PEM certificate in the directory",
+            dir.display()
+        ));
+    }
+    if o.cacert.is_none() && o.cacertdir.is_none() {
+        // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
+        // locations, as in OpenSSL).
+        let found = rustls_native_certs::load_native_certs();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            return Err(
+                "no CA certificate found in the system's trust store (install \
+                        ca-certificates, or pass the server's CA with --cacert)"
+                    .to_string(),
+            );
+        }
+    }
+    Ok(roots)
 }
 
 /// The default: the chain is verified as webpki does it (trust anchor, validity period, key

@@ -20,6 +20,8 @@ fn template(line: &[&str]) -> Template {
 
 /// A shard's record of one test (`title`), its latencies `samples`.
 fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
+    // Shards write their records (`--json`): a record that goes nowhere keeps no histograms.
+    let argv = [argv, &["--json", "-"]].concat();
     let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
         crate::cli::Invocation::Run(a) => a,
         other => panic!("{other:?}"),

@@ -9,7 +9,7 @@
 //! measured phase); the sums over the seconds equal the test's totals ([`Timeline::check_totals`]).
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{LatencyHistogram, TestResult};
 
@@ -108,6 +108,8 @@ pub struct SecondTally {
     /// The start of the measured phase: second 0 begins here.
     start: Instant,
     index: usize,
+    /// When second `index` ends: the per-reply check is one comparison with it.
+    boundary: Instant,
     current: Second,
     shared: SharedTimeline,
 }
@@ -117,6 +119,7 @@ impl SecondTally {
         Self {
             start,
             index: 0,
+            boundary: start + Duration::from_secs(1),
             current: Second::default(),
             shared,
         }
@@ -147,11 +150,18 @@ impl SecondTally {
     /// Moves to the second `now` falls in, handing over the one that ended.
     #[inline]
     fn at(&mut self, now: Instant) {
-        let index = now.saturating_duration_since(self.start).as_secs() as usize;
-        if index != self.index {
-            self.flush();
-            self.index = index;
+        if now >= self.boundary {
+            self.next_second(now);
         }
+    }
+
+    /// Out of line: once a second per worker.
+    #[cold]
+    fn next_second(&mut self, now: Instant) {
+        self.flush();
+        let secs = now.saturating_duration_since(self.start).as_secs();
+        self.index = secs as usize;
+        self.boundary = self.start + Duration::from_secs(secs + 1);
     }
 
     /// Hands the second under way to the shared timeline (the worker calls it when it stops).
@@ -168,8 +178,6 @@ impl SecondTally {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]

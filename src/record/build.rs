@@ -28,6 +28,8 @@ pub struct TestExtras<'a> {
     pub issued: Option<u64>,
     /// `--repeat`: which run of the test this is (1-based).
     pub repetition: Option<u32>,
+    /// Leave the HDR histogram strings empty: the record is not written anywhere.
+    pub skip_histograms: bool,
 }
 
 impl<'a> TestExtras<'a> {
@@ -39,6 +41,7 @@ impl<'a> TestExtras<'a> {
             client_threads: Some(&r.client_threads),
             issued: Some(r.issued),
             repetition: None,
+            skip_histograms: false,
         }
     }
 }
@@ -116,12 +119,16 @@ pub fn test_record(
         },
         duration_s: r.elapsed.as_secs_f64(),
         throughput_rps: r.throughput(),
-        target_rps: r.target_rps.filter(|&t| t > 0),
+        target_rps: r.target_rps,
         latency_us: LatencyPair {
             corrected: LatencySummary::of(&r.latency),
             uncorrected: LatencySummary::of(&r.latency_uncorrected),
         },
-        histograms: Histograms::of(&r.latency, &r.latency_uncorrected),
+        histograms: if extras.skip_histograms {
+            Histograms::default()
+        } else {
+            Histograms::of(&r.latency, &r.latency_uncorrected)
+        },
         nodes: r
             .cluster
             .iter()
@@ -133,7 +140,11 @@ pub fn test_record(
                 role: n.role.map_or("unknown", crate::metrics::Role::name),
                 completed: n.completed,
                 latency_us: LatencySummary::of(&n.latency),
-                histogram: super::hdr::encode(&n.latency),
+                histogram: if extras.skip_histograms {
+                    String::new()
+                } else {
+                    super::hdr::encode(&n.latency)
+                },
             })
             .collect(),
         timeline: extras
@@ -166,10 +177,7 @@ fn verdict_record(
         server_cpu_pct: server_cpu,
         server_busy_pct: server_busy,
         client_threads_pct: client,
-        rate: r
-            .target_rps
-            .filter(|&t| t > 0)
-            .map(|t| (t as f64, r.throughput())),
+        rate: r.target_rps.map(|t| (t as f64, r.throughput())),
         seconds: r.elapsed.as_secs_f64(),
     };
     let v = verdict::decide(&input);

@@ -206,7 +206,7 @@ impl LatencySummary {
 }
 
 /// The full histograms, HdrHistogram V2 compressed + base64, values in nanoseconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Histograms {
     pub unit: &'static str,
     pub encoding: &'static str,

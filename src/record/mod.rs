@@ -53,6 +53,10 @@ pub struct Recorder {
     server_stats: bool,
     /// When the current test began (wall clock), for its `started_at`.
     test_started: Option<SystemTime>,
+    /// Whether the document goes anywhere (`--json` or `--html`). Without either, only the
+    /// latest test's record is kept (for the report's server block and verdict) and its
+    /// histograms are not encoded: a plain run, or `-l` forever, pays for neither.
+    keeps: bool,
 }
 
 impl Recorder {
@@ -90,6 +94,7 @@ impl Recorder {
             shard: shard::ShardRecord::of(plan),
         };
         Ok(Self {
+            keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
             sink,
             doc,
             watch: None,
@@ -156,7 +161,14 @@ impl Recorder {
     ) -> &TestRecord {
         let watched = watch.map(TestWatch::end).unwrap_or_default();
         let commands = build::command_names(template);
+        let extras = TestExtras {
+            skip_histograms: !self.keeps,
+            ..extras
+        };
         let mut rec = build::test_record(result, commands, &watched, extras);
+        if !self.keeps {
+            self.doc.tests.clear();
+        }
         // The wall-clock start lets `merge` align shards' timelines by second.
         rec.started_at = self.test_started.take().map(shard::rfc3339_micros);
         self.doc.tests.push(rec);
@@ -235,5 +247,53 @@ fn options(plan: &RunPlan) -> document::Options {
         precision: plan.precision,
         loop_forever: plan.loop_forever,
         server_stats: plan.server_stats,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Outcome, TestResult};
+    use crate::workload::template::parse_custom_command;
+
+    /// A recorder for `argv`, after two tests ("SET", then "GET") have ended.
+    fn after_two_tests(argv: &[&str]) -> Document {
+        let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
+            crate::cli::Invocation::Run(a) => a,
+            other => panic!("{other:?}"),
+        };
+        let plan = RunPlan::new(&args, None).unwrap();
+        let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+        let line: Vec<Vec<u8>> = vec![b"set".to_vec(), b"k".to_vec(), b"v".to_vec()];
+        let items = parse_custom_command(&line, None, 3, &mut Default::default()).unwrap();
+        let template = Template::encode(&items, false);
+        for title in ["SET", "GET"] {
+            let watch = rec.begin_test();
+            let mut r = TestResult::empty(title, None, Outcome::Completed);
+            r.latency.record(1_000);
+            r.latency_uncorrected.record(1_000);
+            r.completed = 1;
+            rec.end_test(watch, &template, &r, TestExtras::default());
+        }
+        rec.document().clone()
+    }
+
+    #[test]
+    fn a_record_that_goes_nowhere_keeps_only_the_latest_test_without_histograms() {
+        let doc = after_two_tests(&["-n", "1"]);
+        assert_eq!(
+            doc.tests.len(),
+            1,
+            "a plain (or -l) run must not pile up records"
+        );
+        assert_eq!(doc.tests[0].name, "GET");
+        assert!(doc.tests[0].histograms.corrected.is_empty());
+    }
+
+    #[test]
+    fn a_written_record_keeps_every_test_with_its_histograms() {
+        let doc = after_two_tests(&["-n", "1", "--json", "-"]);
+        assert_eq!(doc.tests.len(), 2);
+        assert!(doc.tests.iter().all(|t| !t.histograms.corrected.is_empty()));
     }
 }

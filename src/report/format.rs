@@ -137,7 +137,7 @@ const RPS_REACHED_FRACTION: f64 = 0.95;
 /// `Some((achieved, percent of target))` when a `--rps` target was set and the achieved
 /// throughput is below 95% of it.
 fn rps_shortfall(r: &TestResult) -> Option<(f64, f64)> {
-    let target = r.target_rps.filter(|&t| t > 0)? as f64;
+    let target = r.target_rps? as f64;
     let achieved = r.throughput();
     (achieved < RPS_REACHED_FRACTION * target).then(|| (achieved, achieved / target * 100.0))
 }
@@ -169,7 +169,7 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
     header_lines(&mut s, ctx, r);
     side_lines(&mut s, ctx, r);
 
-    if let Some(target) = r.target_rps.filter(|&t| t > 0) {
+    if let Some(target) = r.target_rps {
         s.push_str("\nRPS Summary:\n");
         let _ = writeln!(s, "  target RPS: {:.2}", target as f64);
         s.push_str("  RPS distribution (reqs/sec):\n");

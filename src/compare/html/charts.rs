@@ -60,179 +60,202 @@ fn chart(
     })
 }
 
-/// The charts of one test, in page order.
+/// The six charts of a test: id, title, x label, y label, x axis; in page order.
+const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
+    (
+        "throughput",
+        "Throughput per second",
+        "second",
+        "requests/s",
+        XAxis::Linear,
+    ),
+    (
+        "latency",
+        "Latency per second (p50 solid, p99 dashed, max dotted)",
+        "second",
+        "ms",
+        XAxis::Linear,
+    ),
+    (
+        "spectrum",
+        "Latency by percentile (corrected solid, uncorrected dashed)",
+        "percentile (log 1/(1-q))",
+        "ms",
+        XAxis::Quantile,
+    ),
+    (
+        "errors",
+        "Error replies per second",
+        "second",
+        "errors/s",
+        XAxis::Linear,
+    ),
+    (
+        "server-cpu",
+        "Server CPU (process solid, main thread dashed)",
+        "second",
+        "% of one core",
+        XAxis::Linear,
+    ),
+    (
+        "server-memory",
+        "Server memory (rss solid, used_memory dashed)",
+        "second",
+        "MiB",
+        XAxis::Linear,
+    ),
+];
+
+/// The series of each chart of [`KINDS`], in the same order, gathered run by run.
+#[derive(Default)]
+struct Gathered([Vec<Series>; 6]);
+
+impl Gathered {
+    fn push(
+        &mut self,
+        chart: usize,
+        label: String,
+        colour: &'static str,
+        stroke: Stroke,
+        points: Vec<(f64, f64)>,
+    ) {
+        self.0[chart].push(Series {
+            label,
+            colour,
+            stroke,
+            points,
+        });
+    }
+
+    /// A run's client-side series: throughput, latency, errors per second, and its spectrum.
+    fn run(&mut self, label: &str, c: &'static str, d: &Detail) {
+        let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| {
+            d.timeline
+                .iter()
+                .map(|r| (r.second, f(r)))
+                .collect::<Vec<_>>()
+        };
+        self.push(
+            0,
+            label.to_string(),
+            c,
+            Stroke::Solid,
+            t(&|r| r.completed as f64),
+        );
+        self.push(
+            1,
+            format!("{label} p50"),
+            c,
+            Stroke::Solid,
+            t(&|r| r.p50 / 1000.0),
+        );
+        self.push(
+            1,
+            format!("{label} p99"),
+            c,
+            Stroke::Dashed,
+            t(&|r| r.p99 / 1000.0),
+        );
+        self.push(
+            1,
+            format!("{label} max"),
+            c,
+            Stroke::Dotted,
+            t(&|r| r.max / 1000.0),
+        );
+        let ms = |v: &[(f64, f64)]| v.iter().map(|&(q, us)| (q, us / 1000.0)).collect();
+        self.push(
+            2,
+            format!("{label} corrected"),
+            c,
+            Stroke::Solid,
+            ms(&d.spectrum_corrected),
+        );
+        self.push(
+            2,
+            format!("{label} uncorrected"),
+            c,
+            Stroke::Dashed,
+            ms(&d.spectrum_uncorrected),
+        );
+        self.push(
+            3,
+            format!("{label} errors"),
+            c,
+            Stroke::Solid,
+            t(&|r| r.failed as f64),
+        );
+        for s in &d.servers {
+            let name = if d.servers.len() > 1 {
+                format!("{label} {}", s.address)
+            } else {
+                label.to_string()
+            };
+            self.server(&name, c, s);
+        }
+    }
+
+    /// One server's CPU and memory per second.
+    fn server(&mut self, name: &str, c: &'static str, s: &crate::compare::input::ServerSeries) {
+        let pts = |f: &dyn Fn(&crate::compare::input::ServerPoint) -> Option<f64>| {
+            s.points.iter().filter_map(|p| Some((p.t, f(p)?))).collect()
+        };
+        let mb = |b: u64| b as f64 / 1_048_576.0;
+        self.push(
+            4,
+            format!("{name} process"),
+            c,
+            Stroke::Solid,
+            pts(&|p| Some(p.cpu_pct)),
+        );
+        self.push(
+            4,
+            format!("{name} main thread"),
+            c,
+            Stroke::Dashed,
+            pts(&|p| p.main_thread_cpu_pct),
+        );
+        self.push(
+            5,
+            format!("{name} rss"),
+            c,
+            Stroke::Solid,
+            pts(&|p| Some(mb(p.used_memory_rss))),
+        );
+        self.push(
+            5,
+            format!("{name} used_memory"),
+            c,
+            Stroke::Dashed,
+            pts(&|p| Some(mb(p.used_memory))),
+        );
+    }
+}
+
+/// The charts of one test, in page order (a chart no run has data for is left out; errors are
+/// drawn whenever there is a timeline: a flat zero line is a finding too).
 pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
-    let runs = details(inputs, test);
     let legend: Vec<(String, &'static str)> = inputs
         .iter()
         .enumerate()
         .filter(|(_, i)| i.tests.iter().any(|t| t.name == test))
         .map(|(k, i)| (i.label.clone(), colour(k)))
         .collect();
-    let mut tput = Vec::new();
-    let mut lat = Vec::new();
-    let mut spec = Vec::new();
-    let mut errs = Vec::new();
-    let mut cpu = Vec::new();
-    let mut mem = Vec::new();
-    let line = |label: String, colour, stroke, points| Series {
-        label,
-        colour,
-        stroke,
-        points,
-    };
-    for (i, label, d) in &runs {
-        let c = colour(*i);
-        let tl = &d.timeline;
-        let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| {
-            tl.iter().map(|r| (r.second, f(r))).collect::<Vec<_>>()
-        };
-        tput.push(line(
-            label.clone(),
-            c,
-            Stroke::Solid,
-            t(&|r| r.completed as f64),
-        ));
-        lat.push(line(
-            format!("{label} p50"),
-            c,
-            Stroke::Solid,
-            t(&|r| r.p50 / 1000.0),
-        ));
-        lat.push(line(
-            format!("{label} p99"),
-            c,
-            Stroke::Dashed,
-            t(&|r| r.p99 / 1000.0),
-        ));
-        lat.push(line(
-            format!("{label} max"),
-            c,
-            Stroke::Dotted,
-            t(&|r| r.max / 1000.0),
-        ));
-        errs.push(line(
-            format!("{label} errors"),
-            c,
-            Stroke::Solid,
-            t(&|r| r.failed as f64),
-        ));
-        let ms = |v: &[(f64, f64)]| v.iter().map(|&(q, us)| (q, us / 1000.0)).collect();
-        spec.push(line(
-            format!("{label} corrected"),
-            c,
-            Stroke::Solid,
-            ms(&d.spectrum_corrected),
-        ));
-        spec.push(line(
-            format!("{label} uncorrected"),
-            c,
-            Stroke::Dashed,
-            ms(&d.spectrum_uncorrected),
-        ));
-        for s in &d.servers {
-            let name = if d.servers.len() > 1 {
-                format!("{label} {}", s.address)
-            } else {
-                label.clone()
-            };
-            cpu.push(line(
-                format!("{name} process"),
-                c,
-                Stroke::Solid,
-                s.points.iter().map(|p| (p.t, p.cpu_pct)).collect(),
-            ));
-            cpu.push(line(
-                format!("{name} main thread"),
-                c,
-                Stroke::Dashed,
-                s.points
-                    .iter()
-                    .filter_map(|p| Some((p.t, p.main_thread_cpu_pct?)))
-                    .collect(),
-            ));
-            let mb = |b: u64| b as f64 / 1_048_576.0;
-            mem.push(line(
-                format!("{name} rss"),
-                c,
-                Stroke::Solid,
-                s.points
-                    .iter()
-                    .map(|p| (p.t, mb(p.used_memory_rss)))
-                    .collect(),
-            ));
-            mem.push(line(
-                format!("{name} used_memory"),
-                c,
-                Stroke::Dashed,
-                s.points.iter().map(|p| (p.t, mb(p.used_memory))).collect(),
-            ));
-        }
+    let mut g = Gathered::default();
+    for (i, label, d) in details(inputs, test) {
+        g.run(&label, colour(i), d);
     }
-    // Errors are drawn whenever there is a timeline: a flat zero line is a finding too.
-    [
-        chart(
-            "throughput",
-            test,
-            "Throughput per second",
-            "second",
-            "requests/s",
-            XAxis::Linear,
-            tput,
-        ),
-        chart(
-            "latency",
-            test,
-            "Latency per second (p50 solid, p99 dashed, max dotted)",
-            "second",
-            "ms",
-            XAxis::Linear,
-            lat,
-        ),
-        chart(
-            "spectrum",
-            test,
-            "Latency by percentile (corrected solid, uncorrected dashed)",
-            "percentile (log 1/(1-q))",
-            "ms",
-            XAxis::Quantile,
-            spec,
-        ),
-        chart(
-            "errors",
-            test,
-            "Error replies per second",
-            "second",
-            "errors/s",
-            XAxis::Linear,
-            errs,
-        ),
-        chart(
-            "server-cpu",
-            test,
-            "Server CPU (process solid, main thread dashed)",
-            "second",
-            "% of one core",
-            XAxis::Linear,
-            cpu,
-        ),
-        chart(
-            "server-memory",
-            test,
-            "Server memory (rss solid, used_memory dashed)",
-            "second",
-            "MiB",
-            XAxis::Linear,
-            mem,
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|mut c| {
-        c.legend = legend.clone();
-        c
-    })
-    .collect()
+    KINDS
+        .iter()
+        .zip(g.0)
+        .filter_map(|(&(kind, title, x, y, axis), series)| {
+            chart(kind, test, title, x, y, axis, series)
+        })
+        .map(|mut c| {
+            c.legend = legend.clone();
+            c
+        })
+        .collect()
 }
 
 /// Totals the charts cannot show per second: error replies and cluster redirects, per run.

@@ -143,24 +143,9 @@ pub fn render(chart: &Chart) -> String {
         .copied()
         .filter(|p| p.0.is_finite() && p.1.is_finite())
         .collect();
-    if all.is_empty() {
+    let Some(frame) = Frame::around(&all, chart.x_axis) else {
         return String::new();
-    }
-    let (mut x0, mut x1) = all
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if chart.x_axis == XAxis::Quantile {
-        x0 = 0.0;
-    }
-    let y_max = all.iter().fold(0f64, |m, p| m.max(p.1));
-    let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 4.0);
-    let y1 = (y_max / y_step).ceil().max(1.0) * y_step;
-    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-    let sy = |y: f64| H - BOTTOM - y / y1 * (H - TOP - BOTTOM);
-
+    };
     let mut s = String::new();
     let _ = write!(
         s,
@@ -176,10 +161,57 @@ pub fn render(chart: &Chart) -> String {
         esc(&chart.title)
     );
     legend(&mut s, &chart.legend);
-    // Horizontal grid and y ticks.
+    axes(&mut s, chart, &frame);
+    for (series, points) in chart.series.iter().zip(&pts) {
+        line(&mut s, series, points, &frame);
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// The data's extent and its mapping to the drawing area.
+struct Frame {
+    x0: f64,
+    x1: f64,
+    y1: f64,
+    y_step: f64,
+}
+
+impl Frame {
+    /// `None` when there is nothing to draw.
+    fn around(all: &[(f64, f64)], x_axis: XAxis) -> Option<Frame> {
+        if all.is_empty() {
+            return None;
+        }
+        let (mut x0, mut x1) = all
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        if x_axis == XAxis::Quantile {
+            x0 = 0.0;
+        }
+        let y_max = all.iter().fold(0f64, |m, p| m.max(p.1));
+        let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 4.0);
+        let y1 = (y_max / y_step).ceil().max(1.0) * y_step;
+        Some(Frame { x0, x1, y1, y_step })
+    }
+
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+    }
+
+    fn sy(&self, y: f64) -> f64 {
+        H - BOTTOM - y / self.y1 * (H - TOP - BOTTOM)
+    }
+}
+
+/// The grid, the ticks and the axis labels.
+fn axes(s: &mut String, chart: &Chart, f: &Frame) {
     let mut v = 0.0;
-    while v <= y1 + y_step / 2.0 {
-        let y = sy(v);
+    while v <= f.y1 + f.y_step / 2.0 {
+        let y = f.sy(v);
         let _ = write!(
             s,
             r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tk" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
@@ -188,11 +220,10 @@ pub fn render(chart: &Chart) -> String {
             y + 4.0,
             tick(v)
         );
-        v += y_step;
+        v += f.y_step;
     }
-    // x ticks.
-    for (x, label) in x_ticks(chart.x_axis, x0, x1) {
-        let px = sx(x);
+    for (x, label) in x_ticks(chart.x_axis, f.x0, f.x1) {
+        let px = f.sx(x);
         let _ = write!(
             s,
             r#"<line class="grid" x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{:.1}"/><text class="tk" x="{px:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
@@ -213,50 +244,49 @@ pub fn render(chart: &Chart) -> String {
         (TOP + H - BOTTOM) / 2.0,
         chart.y_label
     );
-    for (series, points) in chart.series.iter().zip(&pts) {
-        let d: Vec<String> = points
-            .iter()
-            .filter(|p| p.0.is_finite() && p.1.is_finite())
-            .enumerate()
-            .map(|(i, p)| {
-                format!(
-                    "{}{:.1},{:.1}",
-                    if i == 0 { 'M' } else { 'L' },
-                    sx(p.0),
-                    sy(p.1)
-                )
-            })
-            .collect();
-        if d.is_empty() {
-            continue;
-        }
-        let dash = match series.stroke {
-            Stroke::Solid => "",
-            Stroke::Dashed => r#" stroke-dasharray="6 3""#,
-            Stroke::Dotted => r#" stroke-dasharray="2 3""#,
-        };
+}
+
+/// One series as a path (a lone point gets a dot, having no length).
+fn line(s: &mut String, series: &Series, points: &[(f64, f64)], f: &Frame) {
+    let d: Vec<String> = points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "{}{:.1},{:.1}",
+                if i == 0 { 'M' } else { 'L' },
+                f.sx(p.0),
+                f.sy(p.1)
+            )
+        })
+        .collect();
+    if d.is_empty() {
+        return;
+    }
+    let dash = match series.stroke {
+        Stroke::Solid => "",
+        Stroke::Dashed => r#" stroke-dasharray="6 3""#,
+        Stroke::Dotted => r#" stroke-dasharray="2 3""#,
+    };
+    let _ = write!(
+        s,
+        r#"<path class="line" data-series="{}" d="{}" stroke="{}"{dash}><title>{}</title></path>"#,
+        esc(&series.label),
+        d.join(""),
+        series.colour,
+        esc(&series.label)
+    );
+    if d.len() == 1 {
+        let p = points[0];
         let _ = write!(
             s,
-            r#"<path class="line" data-series="{}" d="{}" stroke="{}"{dash}><title>{}</title></path>"#,
-            esc(&series.label),
-            d.join(""),
-            series.colour,
-            esc(&series.label)
+            r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
+            f.sx(p.0),
+            f.sy(p.1),
+            series.colour
         );
-        // A lone point has no length: mark it.
-        if d.len() == 1 {
-            let p = points[0];
-            let _ = write!(
-                s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
-                sx(p.0),
-                sy(p.1),
-                series.colour
-            );
-        }
     }
-    s.push_str("</svg>");
-    s
 }
 
 /// The runs' names in their colours, in a line under the title.
