@@ -140,12 +140,15 @@ fn finish(
     let interrupted = watched.interrupted;
     let (last_reply, worker_fatal) = merge(&mut result, results);
     let fatal = spawn_error.or(worker_fatal);
-    let end = if interrupted || fatal.is_some() {
+    // Requests still unanswered (a server that stopped answering, cut off by the grace after
+    // --duration) mean the test lasted until now, not until its last reply.
+    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
         Instant::now()
     } else {
         last_reply.unwrap_or_else(Instant::now)
     };
     result.elapsed = end.saturating_duration_since(measure_start);
+    result.started_at = std::time::SystemTime::now().checked_sub(measure_start.elapsed());
     if let (Some(run), Some(stats)) = (cluster, result.cluster.as_mut()) {
         label_nodes(run, stats);
     }

@@ -5,6 +5,7 @@
 //! one histogram would have given.
 
 mod histogram;
+pub mod outage;
 mod recorder;
 pub mod thread_cpu;
 mod timeline;
@@ -12,9 +13,9 @@ mod timeline;
 pub use histogram::LatencyHistogram;
 pub use recorder::Recorder;
 pub use thread_cpu::ThreadCpuUsage;
-pub use timeline::{Second, SecondTally, SharedTimeline, Timeline};
+pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The kinds a request fails under when no reply came (the worker's `outage.rs` chooses), next
 /// to error replies' first words in [`ErrorCounts`]. Error words are upper case and one word, so
@@ -171,6 +172,9 @@ pub struct TestResult {
     /// connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// The wall-clock time the measured phase began (the timeline's second 0), for placing
+    /// outages on the clock.
+    pub started_at: Option<SystemTime>,
 }
 
 impl TestResult {
@@ -193,6 +197,7 @@ impl TestResult {
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            started_at: None,
             outcome,
         }
     }

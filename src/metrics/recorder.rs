@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use super::{ErrorCounts, LatencyHistogram, PushCounts, SecondTally, SharedTimeline};
+use super::{
+    ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally, SharedTimeline,
+};
 
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
 /// allocates on its first appearance only).
@@ -83,9 +85,21 @@ impl Recorder {
     }
 
     /// Counts `n` measured requests that failed at `now` without a reply (a timeout, a lost
-    /// connection), under `kind`.
-    pub fn failed(&mut self, kind: &str, n: u64, now: Instant) {
-        self.errors.record_kind(kind, n);
-        self.tally.failures(now, n);
+    /// connection), under `kind` (index into [`FAILURE_KINDS`]).
+    pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
+        self.errors.record_kind(FAILURE_KINDS[kind], n);
+        self.tally.lost(now, kind, n);
+    }
+
+    /// An attempt to reopen a failed connection at `now`.
+    pub fn reconnect_attempt(&mut self, now: Instant) {
+        self.reconnect_attempts += 1;
+        self.tally.reconnect_attempt(now);
+    }
+
+    /// A reopened connection connected at `now`.
+    pub fn reconnected(&mut self, now: Instant) {
+        self.reconnects += 1;
+        self.tally.reconnected(now);
     }
 }

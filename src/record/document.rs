@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::metrics::LatencyHistogram;
 use crate::watch::{CommandTime, ServerIdentity, ServerInterval};
 
-use super::timeline::TimelineRow;
+use super::timeline::{OutageRecord, TimelineRow};
 
 /// The schema identifier; changes only with an incompatible change of shape.
 pub const SCHEMA: &str = "respbench/1";
@@ -131,6 +131,8 @@ pub struct TestRecord {
     pub nodes: Vec<NodeRecord>,
     /// Per second of the measured phase (empty until the engine supplies one).
     pub timeline: Vec<TimelineRow>,
+    /// Outages found in the timeline's 100 ms slots (requests lost or nothing completed).
+    pub outages: Vec<OutageRecord>,
     /// Per watched server (empty without server figures).
     pub server: Vec<ServerTestRecord>,
     /// Per respbench worker thread, percent of one core (`null` until measured).

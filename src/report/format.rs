@@ -168,6 +168,7 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
     let mut s = String::with_capacity(4096);
     header_lines(&mut s, ctx, r);
     side_lines(&mut s, ctx, r);
+    super::outages::section(&mut s, r);
 
     if let Some(target) = r.target_rps {
         s.push_str("\nRPS Summary:\n");
@@ -283,11 +284,7 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
         }
     }
     if r.unanswered > 0 {
-        let _ = writeln!(
-            s,
-            "  unanswered: {} (still waiting for a reply when the test ended)",
-            r.unanswered
-        );
+        let _ = writeln!(s, "  unanswered: {} ({})", r.unanswered, unanswered_why(r));
     }
     if r.reconnect_attempts > 0 {
         let _ = writeln!(
@@ -305,6 +302,22 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
     }
     if pushes.other > 0 {
         let _ = writeln!(s, "  other push messages: {}", pushes.other);
+    }
+}
+
+/// Why requests were still unanswered at the end: they are neither completed nor failed, and
+/// have no place in the latency figures (their wait had no end).
+fn unanswered_why(r: &TestResult) -> &'static str {
+    match r.outcome {
+        Outcome::Interrupted => {
+            "still waiting for a reply when interrupted; not in the latency figures"
+        }
+        Outcome::Aborted => {
+            "still waiting for a reply when the run stopped; not in the latency figures"
+        }
+        Outcome::Completed => {
+            "no reply within the 5 s grace after --duration; not in the latency figures"
+        }
     }
 }
 
@@ -507,7 +520,11 @@ pub fn side_notes(r: &TestResult) -> String {
         ));
     }
     if r.unanswered > 0 {
-        parts.push(format!("{} unanswered when the test ended", r.unanswered));
+        parts.push(format!(
+            "{} unanswered ({})",
+            r.unanswered,
+            unanswered_why(r)
+        ));
     }
     if r.reconnect_attempts > 0 {
         parts.push(format!(
@@ -613,7 +630,8 @@ mod tests {
         assert_eq!(
             side_notes(&r),
             "SET: 7 failed (timeout 6, connection reset 1), not counted as completed; \
-             3 unanswered when the test ended; 2 reconnects of 4 attempts; no request completed"
+             3 unanswered (no reply within the 5 s grace after --duration; not in the latency \
+             figures); 2 reconnects of 4 attempts; no request completed"
         );
         let mut v = Vec::new();
         let ctx = ReportContext {
@@ -624,8 +642,8 @@ mod tests {
         let s = String::from_utf8(v).unwrap();
         assert!(s.contains(
             "  failed (error replies, timeouts, lost connections): 7 (not counted as completed)\n    \
-             timeout: 6\n    connection reset: 1\n  unanswered: 3 (still waiting for a reply when \
-             the test ended)\n  reconnects: 2 of 4 attempts\n"
+             timeout: 6\n    connection reset: 1\n  unanswered: 3 (no reply within the 5 s grace \
+             after --duration; not in the latency figures)\n  reconnects: 2 of 4 attempts\n"
         ));
         assert!(
             s.ends_with("no request completed: no latency figures\n"),

@@ -12,12 +12,12 @@ use super::Worker;
 use super::conn::State;
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::{EngineError, ErrorPolicy};
-use crate::metrics::FAILURE_KINDS;
 
 /// The first wait before reopening a failed connection; it doubles on every failure in a row.
 pub(super) const BACKOFF_START: Duration = Duration::from_millis(10);
-/// The longest wait between two attempts, so a server that comes back is used within a second.
-const BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// The longest wait between two attempts, so a server that comes back is used within half a
+/// second (the measured outage is at most that much longer than the server's).
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
 /// How often connections that are reconnecting are checked when there is no `--timeout`.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
@@ -26,7 +26,7 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum FailKind {
-    // In `FAILURE_KINDS` order.
+    // In `metrics::FAILURE_KINDS` order: `kind as usize` indexes it.
     /// No reply within `--timeout` (or a reconnect that did not finish in time).
     Timeout,
     /// Reset by the peer (also an aborted connection or a broken pipe).
@@ -57,11 +57,6 @@ impl FailKind {
             EngineError::Connect { reason, .. } if reason.contains("refused") => FailKind::Refused,
             _ => FailKind::Other,
         }
-    }
-
-    /// The kind's name in the report and the record.
-    pub(super) fn name(self) -> &'static str {
-        FAILURE_KINDS[self as usize]
     }
 }
 
@@ -102,7 +97,7 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         if c.pending > 0 {
             if !c.warmup {
-                self.rec.failed(kind.name(), c.pending, now);
+                self.rec.failed(kind as usize, c.pending, now);
             }
             self.active -= 1;
         }
@@ -217,7 +212,7 @@ impl Worker<'_> {
                 continue;
             }
             self.down -= 1;
-            self.rec.reconnect_attempts += 1;
+            self.rec.reconnect_attempt(now);
             match self.connect_nonblocking(c.node, i) {
                 Ok(stream) => {
                     let c = &mut self.conns[i];
@@ -239,7 +234,7 @@ impl Worker<'_> {
     pub(super) fn reconnected(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
         self.conns[i].recovering = false;
         self.recovering -= 1;
-        self.rec.reconnects += 1;
+        self.rec.reconnected(now);
         self.flush(i)?;
         if self.conns[i].state == State::Open {
             self.on_free(i, now)?;
