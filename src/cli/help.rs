@@ -66,7 +66,9 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  -I                 Idle mode: just open -c connections and wait
  -x                 Read the last argument of the command from stdin
  -e                 Keep going on error replies and count them (by default
-                    an error reply stops the run)
+                    an error reply stops the run); also on lost connections:
+                    their requests fail by kind (connection reset, closed,
+                    refused, timeout) and they are reopened with a backoff
  --seed <num>       Seed for the random number generator (default: random)
  --rps <requests>   Target rate in requests per second for the whole run
                     (default 0: no limit). Latency is measured from each
@@ -136,7 +138,8 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     shards on several machines start together (clocks via NTP)
  --timeout <sec>    A request unanswered this long (e.g. 2 or 0.5) fails as
                     "timeout" and its connection is reopened (with -e the run
-                    goes on; without, it stops with a partial report)
+                    goes on; without, it stops with a partial report). Without
+                    it, replies are awaited until --duration ends plus 5 s
  --help             Print this help and exit
  -v, --version      Print the version and exit
 

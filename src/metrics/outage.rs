@@ -4,10 +4,12 @@
 //! Why from the timeline's 100 ms slots and not from events the workers log: the slots are
 //! already merged over every worker, cost nothing per request, and place an outage within 0.1 s,
 //! which is what a failover test asks ("how long were we down?"). An outage is a maximal run of
-//! slots in which nothing completed or requests were lost, that contains a lost request or a
-//! reconnect attempt (a slow `--rps` leaves empty slots that are not outages), or, at the end of
-//! the test, a run of at least a second with requests still unanswered (a server that stopped
-//! answering without `--timeout`).
+//! slots in which nothing completed (begun one slot earlier when requests were lost in the slot
+//! before: the failure came in the middle of it), that contains a lost request or a reconnect
+//! attempt (a slow `--rps` leaves empty slots that are not outages), or, at the end of the test,
+//! a run of at least a second with requests still unanswered (a server that stopped answering
+//! without `--timeout`). Slots where some requests completed are not outages even if others were
+//! lost (a server at `maxclients` refusing a few connections is up for the rest).
 
 use std::time::Duration;
 
@@ -66,11 +68,19 @@ pub fn outages(t: &Timeline, elapsed: Duration, unanswered: u64) -> Vec<Outage> 
     let mut run: Option<Outage> = None;
     for i in 0..=total {
         let s = if i < total { slot(i) } else { Slot::default() };
-        let bad = i < total && (s.completed == 0 || s.lost > 0);
+        let bad = i < total && s.completed == 0;
         if bad {
-            let o = run.get_or_insert_with(|| Outage {
-                start_slot: i,
-                ..Outage::default()
+            let o = run.get_or_insert_with(|| {
+                // The slot before lost requests: the outage began in it.
+                let before = i.checked_sub(1).map(slot).filter(|b| b.lost > 0);
+                let b = before.unwrap_or_default();
+                Outage {
+                    start_slot: i - usize::from(before.is_some()),
+                    failed: b.failed,
+                    lost: b.lost,
+                    reconnect_attempts: b.reconnect_attempts,
+                    ..Outage::default()
+                }
             });
             o.failed += s.failed;
             o.lost += s.lost;
@@ -148,6 +158,13 @@ mod tests {
         assert_eq!(o[0].duration(), Duration::from_millis(400));
         assert!(!o[0].until_end);
         assert_eq!((o[1].start_slot, o[1].end_slot, o[1].lost), (25, 35, 30));
+    }
+
+    #[test]
+    fn losses_among_completions_are_not_an_outage() {
+        // A server at maxclients: some connections refused every slot, the others served.
+        let slots = vec![(100, 2, 2, 0); 30];
+        assert!(outages(&timeline(&slots), Duration::from_secs(3), 0).is_empty());
     }
 
     #[test]

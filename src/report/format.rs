@@ -448,6 +448,9 @@ pub struct Progress<'a> {
     pub overall_avg_ms: f64,
     /// How far the test is.
     pub phase: ProgressPhase,
+    /// Seconds without a completed request: from 1 s on the line says "no replies for N s", so
+    /// a stalled server is not mistaken for a hung respbench.
+    pub stalled_secs: f64,
 }
 
 /// The progress line's trailing counter.
@@ -479,6 +482,9 @@ pub fn progress_line(out: &mut String, p: &Progress) {
         ProgressPhase::Requests(n) => write!(out, "{n} requests"),
         ProgressPhase::Seconds { elapsed, .. } => write!(out, "{elapsed:.1} seconds"),
     };
+    if p.stalled_secs >= 1.0 {
+        let _ = write!(out, " - no replies for {:.0} s", p.stalled_secs.floor());
+    }
 }
 
 /// One line (without a trailing newline) for `-q`/`--csv` users, who do not see the full
@@ -569,12 +575,27 @@ mod tests {
                 interval_avg_ms: 0.3854,
                 overall_avg_ms: 0.398,
                 phase: ProgressPhase::Requests(612482),
+                stalled_secs: 0.5,
             },
         );
         assert_eq!(
             s,
             "SET: rps=70892.0 (overall: 69878.1) avg_msec=0.385 (overall: 0.398) 612482 requests"
         );
+        s.clear();
+        progress_line(
+            &mut s,
+            &Progress {
+                title: "SET",
+                interval_rps: 0.0,
+                overall_rps: 1.0,
+                interval_avg_ms: 0.0,
+                overall_avg_ms: 0.3,
+                phase: ProgressPhase::Requests(7),
+                stalled_secs: 3.4,
+            },
+        );
+        assert!(s.ends_with("7 requests - no replies for 3 s"), "{s}");
     }
 
     #[test]
@@ -590,6 +611,7 @@ mod tests {
                 elapsed: 3.26,
                 warming_up: false,
             },
+            stalled_secs: 0.0,
         };
         progress_line(&mut s, &p);
         assert_eq!(

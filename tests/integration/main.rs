@@ -14,6 +14,7 @@ mod deploy;
 mod dropin;
 mod effects;
 mod errors;
+mod failures;
 mod formats;
 mod html;
 mod lifecycle;

@@ -83,7 +83,7 @@ pub(super) struct Conn {
     /// Down: when to try to reopen it.
     pub(super) retry_at: Instant,
     /// The wait before the next reopening attempt; doubles on each failure in a row, back to the
-    /// start once a batch completes.
+    /// start for a connection that stayed up a while (`outage.rs`).
     pub(super) backoff: Duration,
     /// Being reopened after a failure: success counts as a reconnect.
     pub(super) recovering: bool,
@@ -288,7 +288,6 @@ impl Worker<'_> {
         }
         if batch_done {
             self.active -= 1;
-            self.conns[i].backoff = BACKOFF_START;
             self.on_free(i, now)?;
         }
         Ok(())

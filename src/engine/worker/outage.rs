@@ -18,6 +18,10 @@ pub(super) const BACKOFF_START: Duration = Duration::from_millis(10);
 /// The longest wait between two attempts, so a server that comes back is used within half a
 /// second (the measured outage is at most that much longer than the server's).
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
+/// A connection that stayed up this long before failing starts its backoff afresh. Not "once a
+/// batch completes": a server at `maxclients` answers one error and closes, and resetting then
+/// would reconnect to it every 10 ms.
+const BACKOFF_RESET_AFTER: Duration = Duration::from_secs(2);
 /// How often connections that are reconnecting are checked when there is no `--timeout`.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
@@ -109,6 +113,9 @@ impl Worker<'_> {
         c.stream.shutdown();
         // Waits between half and all of the backoff, so connections that failed together do
         // not all knock at the same moment.
+        if now.saturating_duration_since(c.connect_started) >= BACKOFF_RESET_AFTER {
+            c.backoff = BACKOFF_START;
+        }
         let wait = c.backoff.mul_f64(0.5 + 0.5 * jitter);
         c.retry_at = now + wait;
         c.backoff = (c.backoff * 2).min(BACKOFF_MAX);
