@@ -2,7 +2,7 @@
 //!
 //! Dependency direction (no loops; `docs/architecture.md` says why `plan → engine`):
 //! `main → cli, plan, run, compare, merge`; `run → cli, plan, engine, cluster, workload,
-//! report, metrics, record, watch`; `plan → cli, engine, workload`; `engine → cluster, workload,
+//! report, metrics, record, watch, sentinel`; `sentinel → cli, engine, record`; `plan → cli, engine, workload`; `engine → cluster, workload,
 //! metrics`; `cluster → workload`; `record → cli, plan, engine, workload, metrics, watch,
 //! verdict, clock`; `watch → engine`; `report → metrics, record, watch`;
 //! `compare → metrics, record` (the `compare` and `report` subcommands read results files, never
@@ -21,6 +21,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod sentinel;
 pub mod verdict;
 pub mod watch;
 pub mod workload;

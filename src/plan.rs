@@ -4,6 +4,7 @@
 //! command's sequence. Must not: open sockets (the server address is resolved when the run
 //! starts). `main` builds it once; nothing changes it afterwards.
 
+pub mod counters;
 pub mod dataset;
 mod pushes;
 pub mod shard;
@@ -87,6 +88,10 @@ pub struct RunPlan {
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
     pub start_at: Option<SystemTime>,
+    /// `--sentinel` and its options (no nodes: the primary is `endpoint`).
+    pub sentinel: crate::cli::SentinelArgs,
+    /// `--check-counters`: the INCR test to check for lost writes.
+    pub counters: Option<counters::CounterCheck>,
 }
 
 impl RunPlan {
@@ -115,6 +120,7 @@ impl RunPlan {
             return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
         }
 
+        let counters = counters::check(args, &workload)?;
         let mut load = load_spec(args);
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
@@ -166,6 +172,8 @@ impl RunPlan {
             server_stats: !args.no_server_stats,
             shard,
             start_at,
+            sentinel: args.sentinel.clone(),
+            counters,
         })
     }
 }

@@ -127,6 +127,18 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     respbench compare tells differences from noise with them
  --no-server-stats  Do not sample the server's INFO during tests (no server
                     CPU, memory or time per call in the report and the JSON).
+ --sentinel <host:port[,host:port...]>
+                    Ask these Sentinels (in turn) where the primary is, run
+                    against it, and follow it when a failover moves it (the
+                    switch is in the report and the JSON). Replaces -h/-p.
+ --primary-name <name>
+                    The name the Sentinels monitor the primary by (needed with
+                    --sentinel; --master-name is the same).
+ --sentinel-user <user>, --sentinel-password <password>
+                    AUTH to the Sentinels (-a/--user stay for the primary).
+ --check-counters   For an INCR test (-t incr, or a custom INCR key): count
+                    the counters before and after it and report acknowledged
+                    increments, what the server holds and how many were lost.
  --shard <I/N>      Run shard I (from 0) of N of this benchmark: -n and --rps
                     are divided exactly, each shard has its own seed and, with
                     --sequential, its own slice of the keys. Without it the

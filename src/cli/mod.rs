@@ -103,6 +103,11 @@ pub struct Args {
     pub json: Option<PathBuf>,
     /// `--no-server-stats`: do not sample the server's `INFO` during tests.
     pub no_server_stats: bool,
+    /// `--sentinel` and its options: find (and follow) the primary through Sentinels.
+    pub sentinel: SentinelArgs,
+    /// `--check-counters`: after an `INCR` test, compare acknowledged increments with the
+    /// counters' values (lost writes).
+    pub check_counters: bool,
     /// `--html`: also write the run as a self-contained HTML report to this file.
     pub html: Option<PathBuf>,
     /// `--repeat N`: run every test N times (1: once, the default).
@@ -179,6 +184,7 @@ impl TlsArgs {
 
 mod help;
 mod parse;
+mod sentinel;
 #[cfg(test)]
 mod tests;
 mod uri;
@@ -186,6 +192,7 @@ mod value;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
+pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
 
 /// The host `-h` defaults to.
@@ -237,6 +244,8 @@ impl Default for Args {
             mptcp: false,
             json: None,
             no_server_stats: false,
+            sentinel: SentinelArgs::default(),
+            check_counters: false,
             html: None,
             repeat: 1,
             shard: None,

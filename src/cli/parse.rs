@@ -75,6 +75,12 @@ pub(super) enum Opt {
     Html,
     Repeat,
     NoServerStats,
+    // Sentinel and lost writes (issue 11): respbench's own options.
+    Sentinel,
+    PrimaryName,
+    SentinelUser,
+    SentinelPassword,
+    CheckCounters,
     // Sharded runs (issue 13): respbench's own options, not valkey-benchmark's.
     Shard,
     Shards,
@@ -133,6 +139,10 @@ impl Opt {
             | Opt::Json
             | Opt::Html
             | Opt::Repeat
+            | Opt::Sentinel
+            | Opt::PrimaryName
+            | Opt::SentinelUser
+            | Opt::SentinelPassword
             | Opt::Shard
             | Opt::Shards
             | Opt::StartAt
@@ -152,6 +162,7 @@ impl Opt {
             | Opt::TlsVerifyName
             | Opt::Mptcp
             | Opt::NoServerStats
+            | Opt::CheckCounters
             | Opt::Help
             | Opt::Version => false,
             Opt::NotYet { takes_value } | Opt::NotInThisBuild { takes_value } => takes_value,
@@ -215,6 +226,12 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--html", Opt::Html),
     ("--repeat", Opt::Repeat),
     ("--no-server-stats", Opt::NoServerStats),
+    ("--sentinel", Opt::Sentinel),
+    ("--primary-name", Opt::PrimaryName),
+    ("--master-name", Opt::PrimaryName),
+    ("--sentinel-user", Opt::SentinelUser),
+    ("--sentinel-password", Opt::SentinelPassword),
+    ("--check-counters", Opt::CheckCounters),
     ("--shard", Opt::Shard),
     ("--shards", Opt::Shards),
     ("--start-at", Opt::StartAt),
@@ -466,6 +483,17 @@ impl State {
             Opt::NoServerStats => a.no_server_stats = true,
             Opt::Html => a.html = Some(path(name, v, "a file path for the HTML report")?),
             Opt::Repeat => a.repeat = whole(name, v, 1, 1000)?,
+            Opt::Sentinel => a.sentinel.nodes = super::sentinel::nodes(name, v)?,
+            Opt::PrimaryName => {
+                let n = text(name, v)?;
+                if n.is_empty() {
+                    return Err(invalid_value(name, v, "the primary's name"));
+                }
+                a.sentinel.primary_name = Some(n);
+            }
+            Opt::SentinelUser => a.sentinel.user = Some(v.as_bytes().to_vec()),
+            Opt::SentinelPassword => a.sentinel.password = Some(v.as_bytes().to_vec()),
+            Opt::CheckCounters => a.check_counters = true,
             Opt::Shard => {
                 let text = text(name, v)?;
                 a.shard = Some(super::value::shard(&text)?);
@@ -520,6 +548,7 @@ impl State {
             }
             _ => {}
         }
+        super::sentinel::check(&args, self.socket.is_some())?;
         if self.socket.is_some() {
             // valkey-benchmark would try TLS over the unix socket and fail the handshake (servers
             // serve TLS on TCP ports), and refuses --mptcp with exit 1.

@@ -1127,8 +1127,15 @@ fn every_table_entry_parses() {
             parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. } => {
                 assert!(result.unwrap_err().0.starts_with(name), "{name}");
             }
-            // --user needs -a, --cert and --key each other; everything else accepts "1".
-            parse::Opt::User | parse::Opt::Cert | parse::Opt::Key => assert!(result.is_err()),
+            // --user needs -a, --cert and --key each other, the Sentinel options each other
+            // (and "1" is no HOST:PORT list); everything else accepts "1".
+            parse::Opt::User
+            | parse::Opt::Cert
+            | parse::Opt::Key
+            | parse::Opt::Sentinel
+            | parse::Opt::PrimaryName
+            | parse::Opt::SentinelUser
+            | parse::Opt::SentinelPassword => assert!(result.is_err(), "{name}"),
             _ => assert!(
                 matches!(result, Ok(Invocation::Run(_))),
                 "{name}: {result:?}"

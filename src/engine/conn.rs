@@ -15,6 +15,7 @@ use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
 use super::error::{EngineError, io_reason};
+use super::follow::FollowedPrimary;
 use super::tls::{TlsClient, TlsStream, tls_error};
 
 /// How long a connect may take before we give up with a clear message.
@@ -43,6 +44,10 @@ pub enum Target {
         /// `host:port` for messages.
         display: String,
         transport: Transport,
+        /// `--sentinel`: the primary this target follows. When set, every connect reads the
+        /// address (and host, display) from it instead of the fields above, which keep the
+        /// first primary's.
+        follow: Option<Arc<FollowedPrimary>>,
     },
     Unix(PathBuf),
 }
@@ -87,7 +92,33 @@ impl Target {
             host: host.to_string(),
             display,
             transport,
+            follow: None,
         })
+    }
+
+    /// A target that goes wherever `primary` is when a connection is opened (Sentinel): the
+    /// setup connections, `-k 0` replacements and reopened connections all follow a failover.
+    pub fn following(primary: Arc<FollowedPrimary>, transport: Transport) -> Self {
+        let now = primary.current();
+        Self::Tcp {
+            addr: now.addr,
+            host: now.host,
+            display: now.display,
+            transport,
+            follow: Some(primary),
+        }
+    }
+
+    /// The followed primary's epoch (changes when it moves); `None` for a fixed address. A
+    /// connection noting this when it opens is stale once it differs.
+    #[inline]
+    pub fn epoch(&self) -> Option<u64> {
+        match self {
+            Self::Tcp {
+                follow: Some(p), ..
+            } => Some(p.epoch()),
+            _ => None,
+        }
     }
 
     /// Another server reached the same way as this one (cluster nodes): same transport options
@@ -112,6 +143,9 @@ impl Target {
     /// `host:port` or the socket path, for messages.
     pub fn display(&self) -> String {
         match self {
+            Self::Tcp {
+                follow: Some(p), ..
+            } => p.current().display,
             Self::Tcp { display, .. } => display.clone(),
             Self::Unix(path) => path.display().to_string(),
         }
@@ -181,8 +215,15 @@ impl Target {
                 addr,
                 host,
                 transport,
+                follow,
                 ..
             } => {
+                // The one place a followed primary's address is read (see `engine::follow`).
+                let now = follow.as_ref().map(|p| p.current());
+                let (addr, host) = match &now {
+                    Some(p) => (&p.addr, p.host.as_str()),
+                    None => (addr, host.as_str()),
+                };
                 let s = tcp(addr, transport.mptcp).map_err(|e| self.connect_error(&e))?;
                 match &transport.tls {
                     None => Ok(plain(s)),
@@ -452,6 +493,7 @@ mod tests {
             host,
             display,
             transport,
+            follow: None,
         } = &other
         else {
             panic!("{other:?}");

@@ -9,12 +9,13 @@
 //! Rooms: `spec` (what it executes), `runner` (`run_test`), `monitor` (the main thread during a
 //! test), `worker/` (one thread's event loop: `conn` I/O, `reply` accounting, `cluster`), `pacer`
 //! (`--rps`), `cluster` (shared topology, a worker's view), `conn`/`tls`/`control` (sockets),
-//! `error`. `docs/architecture.md` has the table.
+//! `follow` (a primary that moves: Sentinel), `error`. `docs/architecture.md` has the table.
 
 pub mod cluster;
 pub mod conn;
 pub mod control;
 mod error;
+pub mod follow;
 mod idle;
 pub mod limits;
 mod monitor;
@@ -29,6 +30,7 @@ mod worker;
 pub use cluster::{ClusterRun, ClusterShared};
 pub use conn::{Target, Transport};
 pub use error::EngineError;
+pub use follow::{FollowedPrimary, PrimaryAddr};
 pub use idle::run_idle;
 pub use monitor::{Observer, Snapshot, TICK};
 pub use push::SUBSCRIPTION_COMMANDS;

@@ -40,6 +40,12 @@ pub struct Document {
     /// Sharded or `--start-at` runs only (absent otherwise): see `record::shard`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardRecord>,
+    /// `--sentinel` runs only: see `record::failover`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentinel: Option<super::failover::SentinelRecord>,
+    /// `--check-counters` runs only: one entry per INCR test checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<super::failover::CounterRecord>,
 }
 
 #[derive(Clone, Debug, Serialize)]

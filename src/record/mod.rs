@@ -14,6 +14,7 @@
 pub mod build;
 
 pub mod document;
+pub mod failover;
 pub mod hdr;
 pub mod redact;
 pub mod shard;
@@ -92,6 +93,8 @@ impl Recorder {
             options: options(plan),
             tests: Vec::new(),
             shard: shard::ShardRecord::of(plan),
+            sentinel: None,
+            counters: Vec::new(),
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
@@ -195,6 +198,19 @@ impl Recorder {
                 f.sync_data()
             }
         }
+    }
+
+    /// `--sentinel`: the primary's discovery and switches; the record's target becomes the
+    /// primary found at the start.
+    pub fn set_sentinel(&mut self, s: failover::SentinelRecord, host: String, port: u16) {
+        self.doc.target.host = Some(host);
+        self.doc.target.port = Some(port);
+        self.doc.sentinel = Some(s);
+    }
+
+    /// `--check-counters`: one INCR test's lost-writes figures.
+    pub fn add_counters(&mut self, c: failover::CounterRecord) {
+        self.doc.counters.push(c);
     }
 
     /// The document so far.

@@ -4,12 +4,14 @@
 
 mod cluster;
 mod console;
+mod failover;
 mod record_hook;
 mod start;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use self::cluster::ClusterCtx;
 use self::console::Console;
@@ -21,6 +23,7 @@ use crate::metrics::TestResult;
 use crate::plan::{Format, RunPlan, Workload};
 use crate::record::{Recorder, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
+use crate::sentinel::SentinelRun;
 use crate::workload::suite::{SuiteParams, build};
 use crate::workload::{PayloadGenerator, Template};
 
@@ -83,7 +86,24 @@ fn run_tests(
         eprintln!("{w}");
     }
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
-    let setup = conn_setup(plan)?;
+    // --sentinel: the primary is found (and then followed) before anything else connects.
+    let mut sentinel = failover::start_sentinel(plan)?;
+    let result = run_with(plan, interrupted, rec, sentinel.as_mut());
+    if let Some(s) = sentinel {
+        let (record, host, port) = s.finish();
+        rec.set_sentinel(record, host, port);
+    }
+    result
+}
+
+/// The run once the server is known: the control connection, then every test.
+fn run_with(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    rec: &mut Recorder,
+    sentinel: Option<&mut SentinelRun>,
+) -> Result<(), Failure> {
+    let setup = conn_setup(plan, sentinel.as_deref())?;
 
     // A control connection first: it fails fast and clearly on a wrong address or password, and
     // fetches the configuration the report shows.
@@ -165,6 +185,7 @@ fn run_tests(
         console,
         out,
         rec,
+        sentinel,
     };
     let mut payload = PayloadGenerator::default();
     loop {
@@ -177,7 +198,7 @@ fn run_tests(
 
 /// Where the load goes and what every connection sends first. TLS files are read once, here: a
 /// missing or malformed file stops the run before any connection (exit 1).
-fn conn_setup(plan: &RunPlan) -> Result<ConnSetup, Failure> {
+fn conn_setup(plan: &RunPlan, sentinel: Option<&SentinelRun>) -> Result<ConnSetup, Failure> {
     let tls = match &plan.tls {
         Some(options) => Some(Arc::new(TlsClient::new(options).map_err(Failure::Fatal)?)),
         None => None,
@@ -186,9 +207,11 @@ fn conn_setup(plan: &RunPlan) -> Result<ConnSetup, Failure> {
         tls,
         mptcp: plan.mptcp,
     };
-    let target = match &plan.endpoint {
-        Endpoint::Tcp { host, port } => Target::tcp_with(host, *port, transport)?,
-        Endpoint::Unix(path) => Target::Unix(path.clone()),
+    let target = match (sentinel, &plan.endpoint) {
+        // Every connection (reopened ones too) goes where the Sentinels say the primary is now.
+        (Some(s), _) => Target::following(s.primary(), transport),
+        (None, Endpoint::Tcp { host, port }) => Target::tcp_with(host, *port, transport)?,
+        (None, Endpoint::Unix(path)) => Target::Unix(path.clone()),
     };
     Ok(ConnSetup {
         target,
@@ -211,6 +234,8 @@ struct Session<'a, W: Write> {
     out: W,
     /// The `--json` record and the server watch, told about each test.
     rec: &'a mut Recorder,
+    /// `--sentinel`: the switches seen, placed in the test under way.
+    sentinel: Option<&'a mut SentinelRun>,
 }
 
 impl<W: Write> Session<'_, W> {
@@ -306,9 +331,19 @@ impl<W: Write> Session<'_, W> {
             Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
             None => None,
         };
+        let counters = self.plan.counters.as_ref().filter(|c| c.test == title);
+        let before = match counters {
+            Some(c) => Some(failover::counters_sum(
+                &self.setup.target,
+                self.plan.auth.as_deref(),
+                c,
+            )?),
+            None => None,
+        };
         let console = &mut self.console;
         console.title.clear();
         console.title.push_str(title);
+        let started = Instant::now();
         let watch = self.rec.begin_test();
         let (result, fatal) = engine::run_test(
             &self.setup,
@@ -326,6 +361,23 @@ impl<W: Write> Session<'_, W> {
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
+        let mut lines = match self.sentinel.as_mut() {
+            Some(s) => s.after_test(title, started),
+            None => Vec::new(),
+        };
+        if let (Some(c), Some(before)) = (counters, before) {
+            let after = failover::counters_sum(&self.setup.target, self.plan.auth.as_deref(), c);
+            match after {
+                Ok(after) => {
+                    let (record, line) = failover::counter_result(c, &result, before, after);
+                    self.rec.add_counters(record);
+                    lines.push(line);
+                }
+                Err(e) if fatal.is_none() => return Err(e),
+                Err(_) => {}
+            }
+        }
+        failover::print_lines(self.plan, &lines, &mut self.out)?;
         if let Some(e) = fatal {
             return Err(e.into());
         }

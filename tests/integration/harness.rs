@@ -403,6 +403,14 @@ impl Server {
     }
 }
 
+impl Server {
+    /// SIGKILLs the server now (our own child, by its handle): a crash, not a shutdown.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         // Our own child only, by its handle.
@@ -413,7 +421,7 @@ impl Drop for Server {
 
 /// On Linux, asks the kernel to SIGKILL the child if the test process dies first (e.g. killed
 /// by a CI timeout), so no server outlives the test run even when `Drop` never runs.
-fn die_with_parent(cmd: &mut Command) {
+pub fn die_with_parent(cmd: &mut Command) {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: the closure runs in the forked child before exec and only calls prctl, which is
@@ -546,7 +554,7 @@ impl Client {
         Client::try_connect(port).unwrap_or_else(|e| panic!("connect to 127.0.0.1:{port}: {e}"))
     }
 
-    fn try_connect(port: u16) -> io::Result<Client> {
+    pub fn try_connect(port: u16) -> io::Result<Client> {
         let stream = TcpStream::connect(("127.0.0.1", port))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         stream.set_write_timeout(Some(Duration::from_secs(10)))?;
@@ -811,6 +819,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// Starts `respbench <args>` in the background (no server options added).
+    pub fn spawn_args(args: &[String]) -> Running {
+        Running::spawn(args)
+    }
+
     fn spawn(args: &[String]) -> Running {
         Running::spawn_with(args, None)
     }

@@ -20,6 +20,7 @@ mod html;
 mod lifecycle;
 mod pushes;
 mod record;
+mod sentinel;
 mod shards;
 mod synthetic;
 mod tls;

@@ -129,7 +129,20 @@ def check(schema, path):
     if not problems:
         for i, test in enumerate(record["tests"]):
             check_test(i, test, problems)
+        for i, c in enumerate(record.get("counters", [])):
+            check_counters(f"counters[{i}]", c, problems)
     return problems
+
+
+def check_counters(where, c, problems):
+    """found = acknowledged - lost + applied, 0 <= applied <= unacknowledged, 0 <= lost <= acknowledged."""
+    if c["found"] != c["after"] - c["before"]:
+        problems.append(f"{where}: found {c['found']} is not after - before")
+    ack, unack, found = c["acknowledged"], c["unacknowledged"], c["found"]
+    want_min = min(max(ack - found, 0), ack)
+    want_max = min(max(ack - found + unack, 0), ack)
+    if (c["lost_min"], c["lost_max"]) != (want_min, want_max):
+        problems.append(f"{where}: lost {c['lost_min']}..{c['lost_max']}, expected {want_min}..{want_max}")
 
 
 def main():
