@@ -87,6 +87,9 @@ pub(super) struct Conn {
     pub(super) backoff: Duration,
     /// Being reopened after a failure: success counts as a reconnect.
     pub(super) recovering: bool,
+    /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
+    /// primary moves, the connection is reopened (to the new one) before its next batch.
+    pub(super) epoch: Option<u64>,
 }
 
 impl Conn {
@@ -135,6 +138,7 @@ impl Conn {
             retry_at: now,
             backoff: BACKOFF_START,
             recovering: false,
+            epoch: None,
         }
     }
 }
@@ -314,12 +318,15 @@ impl Worker<'_> {
     pub(super) fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
         // The old socket leaves the poll first: the new one takes its token.
         let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
+        // Read before connecting: a move during the connect leaves it stale, never wrongly fresh.
+        let epoch = self.target(self.conns[i].node).epoch();
         let stream = match self.connect_nonblocking(self.conns[i].node, i) {
             Ok(s) => s,
             Err(e) => return self.conn_failed(i, FailKind::of_connect(&e), e),
         };
         let c = &mut self.conns[i];
         drop(std::mem::replace(&mut c.stream, stream));
+        c.epoch = epoch;
         c.connect_started = Instant::now();
         c.state = State::Connecting;
         c.prefix_written = 0;

@@ -177,7 +177,9 @@ impl<'a> Worker<'a> {
                     .and_then(|c| c.shard_of.get(place.node).copied())
                     .unwrap_or(0);
                 let prefix = cfg.setup.prefix_commands.len();
-                Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now)
+                let mut c = Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now);
+                c.epoch = cfg.setup.target.epoch();
+                c
             })
             .collect();
         let keys = KeyGen::new(
@@ -467,7 +469,7 @@ impl<'a> Worker<'a> {
             c.route = node as u16;
             true
         } else {
-            !self.cfg.load.keepalive && self.conns[i].used
+            (!self.cfg.load.keepalive && self.conns[i].used) || self.stale(i)
         };
         let wlen = if let Some(dataset) = &self.cfg.load.dataset {
             dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys)

@@ -220,10 +220,12 @@ impl Worker<'_> {
             }
             self.down -= 1;
             self.rec.reconnect_attempt(now);
+            let epoch = self.target(c.node).epoch();
             match self.connect_nonblocking(c.node, i) {
                 Ok(stream) => {
                     let c = &mut self.conns[i];
                     c.stream = stream;
+                    c.epoch = epoch;
                     c.state = State::Connecting;
                     c.want_write = true;
                     c.connect_started = now;
@@ -259,6 +261,15 @@ impl Worker<'_> {
             .map(|c| c.pending)
             .sum();
         self.rec.unanswered += n;
+    }
+
+    /// `--sentinel`: connection `i` was opened to a primary that has since moved (its next
+    /// batch goes over a new connection to the new primary). One relaxed atomic load, and only
+    /// for connections that follow a primary.
+    #[inline]
+    pub(super) fn stale(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        c.epoch.is_some() && c.epoch != self.target(c.node).epoch()
     }
 
     /// A number in [0, 1) for backoff jitter (xorshift; no allocation, no shared state).
