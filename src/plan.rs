@@ -6,6 +6,7 @@
 
 pub mod counters;
 pub mod dataset;
+pub mod find_max;
 mod pushes;
 pub mod shard;
 pub mod start_at;
@@ -88,6 +89,8 @@ pub struct RunPlan {
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
     pub start_at: Option<SystemTime>,
+    /// `--find-max`: search the highest rate that keeps the SLO instead of running the test once.
+    pub find_max: Option<find_max::FindMaxPlan>,
     /// `--sentinel` and its options (no nodes: the primary is `endpoint`).
     pub sentinel: crate::cli::SentinelArgs,
     /// `--check-counters`: the INCR test to check for lost writes.
@@ -122,6 +125,7 @@ impl RunPlan {
 
         let counters = counters::check(args, &workload)?;
         let mut load = load_spec(args);
+        let find_max = find_max::plan(args, &workload, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -129,6 +133,9 @@ impl RunPlan {
             .map(|s| shard::apply(s, &mut load, &mut json))
             .transpose()?;
         warnings.extend(shard.as_ref().map(shard::ShardPlan::note));
+        if find_max.is_some() && shard.is_some() {
+            return Err("--find-max cannot run as a shard (its steps depend on each other)".into());
+        }
         // The HTML report names its shard like the record does (`report-{shard}.html`).
         let html = args.html.as_ref().map(|p| match &shard {
             Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
@@ -172,6 +179,7 @@ impl RunPlan {
             server_stats: !args.no_server_stats,
             shard,
             start_at,
+            find_max,
             sentinel: args.sentinel.clone(),
             counters,
         })

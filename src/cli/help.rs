@@ -152,6 +152,17 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     "timeout" and its connection is reopened (with -e the run
                     goes on; without, it stops with a partial report). Without
                     it, replies are awaited until --duration ends plus 5 s
+ --find-max <slo>   Find the highest throughput that keeps an SLO, e.g.
+                    'p99<1ms' or 'p99.9<5ms,errors<0.1%' (metrics p50, p90,
+                    p99, p99.9, avg: us, ms or s; errors in %; all must hold).
+                    Ramps --rps up (from --rps if given, else from a quarter
+                    of a short closed-loop probe) until the SLO breaks, then
+                    bisects to within 5%; prints one row per step and the
+                    answer. One test only (pick it with -t, or a command).
+                    At most 16 steps; Ctrl-C prints the best answer so far.
+ --step-duration <sec>
+                    Each --find-max step's measured window (default 5), after
+                    a warmup of --warmup seconds (default 1) that is not counted
  --help             Print this help and exit
  -v, --version      Print the version and exit
 
@@ -187,6 +198,9 @@ Examples:
 
  Use 20 parallel clients for 100k requests against 192.168.1.1:
    respbench -h 192.168.1.1 -p 6379 -n 100000 -c 20
+
+ How much GET load fits under p99 < 1 ms:
+   respbench -t get --find-max 'p99<1ms'
 
  Fill 127.0.0.1:6379 with about 1 million keys using only the SET test:
    respbench -t set -n 1000000 -r 100000000

@@ -121,6 +121,10 @@ pub struct Args {
     /// `--timeout SECS`: a request unanswered this long fails (kind `timeout`) and its
     /// connection is reopened; `None` waits for replies as long as the test lasts.
     pub timeout: Option<Duration>,
+    /// `--find-max SLO` as typed (`p99<1ms`); parsed by the plan (`slo::Slo`).
+    pub find_max: Option<String>,
+    /// `--step-duration`: each `--find-max` step's measured window.
+    pub step_duration: Option<Duration>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
 }
@@ -252,6 +256,8 @@ impl Default for Args {
             shards: None,
             start_at: None,
             timeout: None,
+            find_max: None,
+            step_duration: None,
             command: Vec::new(),
         }
     }

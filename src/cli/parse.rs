@@ -87,6 +87,9 @@ pub(super) enum Opt {
     StartAt,
     // Failures (issue 11).
     Timeout,
+    // `--find-max` (issue 12): the throughput an SLO allows.
+    FindMax,
+    StepDuration,
     Help,
     Version,
     /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
@@ -146,7 +149,9 @@ impl Opt {
             | Opt::Shard
             | Opt::Shards
             | Opt::StartAt
-            | Opt::Timeout => true,
+            | Opt::Timeout
+            | Opt::FindMax
+            | Opt::StepDuration => true,
             Opt::Resp3
             | Opt::Sequential
             | Opt::Quiet
@@ -236,6 +241,8 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--shards", Opt::Shards),
     ("--start-at", Opt::StartAt),
     ("--timeout", Opt::Timeout),
+    ("--find-max", Opt::FindMax),
+    ("--step-duration", Opt::StepDuration),
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
@@ -501,6 +508,8 @@ impl State {
             Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
             Opt::StartAt => a.start_at = Some(text(name, v)?),
             Opt::Timeout => a.timeout = Some(seconds(name, v)?),
+            Opt::FindMax => a.find_max = Some(text(name, v)?),
+            Opt::StepDuration => a.step_duration = Some(seconds(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
             Opt::NotYet { .. } => {
@@ -525,6 +534,12 @@ impl State {
         if self.requests_given && args.duration.is_some() {
             return Err(UsageError(
                 "options -n and --duration are mutually exclusive".to_owned(),
+            ));
+        }
+        if args.step_duration.is_some() && args.find_max.is_none() {
+            return Err(UsageError(
+                "--step-duration needs --find-max (it is the length of each search step)"
+                    .to_owned(),
             ));
         }
         if args.password.is_none() {

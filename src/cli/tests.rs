@@ -1128,14 +1128,16 @@ fn every_table_entry_parses() {
                 assert!(result.unwrap_err().0.starts_with(name), "{name}");
             }
             // --user needs -a, --cert and --key each other, the Sentinel options each other
-            // (and "1" is no HOST:PORT list); everything else accepts "1".
+            // (and "1" is no HOST:PORT list), --step-duration --find-max; everything else
+            // accepts "1".
             parse::Opt::User
             | parse::Opt::Cert
             | parse::Opt::Key
             | parse::Opt::Sentinel
             | parse::Opt::PrimaryName
             | parse::Opt::SentinelUser
-            | parse::Opt::SentinelPassword => assert!(result.is_err(), "{name}"),
+            | parse::Opt::SentinelPassword
+            | parse::Opt::StepDuration => assert!(result.is_err(), "{name}"),
             _ => assert!(
                 matches!(result, Ok(Invocation::Run(_))),
                 "{name}: {result:?}"
@@ -1202,4 +1204,25 @@ fn flags_of_sharded_runs() {
         assert!(e.starts_with(&format!("--shard \"{bad}\"")), "{e}");
     }
     assert!(err(&["--shards", "0"]).contains("for --shards"));
+}
+
+// ---- --find-max --------------------------------------------------------------------------------
+
+#[test]
+fn find_max_and_its_step_duration() {
+    let a = run(&[
+        "--find-max",
+        "p99<1ms",
+        "--step-duration",
+        "0.5",
+        "-t",
+        "get",
+    ]);
+    assert_eq!(a.find_max.as_deref(), Some("p99<1ms"));
+    assert_eq!(a.step_duration, Some(Duration::from_millis(500)));
+    assert_eq!(
+        err(&["--step-duration", "2"]),
+        "--step-duration needs --find-max (it is the length of each search step)"
+    );
+    assert!(err(&["--find-max", "p99<1ms", "--step-duration", "0"]).contains("--step-duration"));
 }

@@ -379,6 +379,7 @@ mod tests {
             files: vec![],
             format: Format::BenchmarkCsv,
             server: None,
+            find_max: None,
             tests: vec![Test {
                 name: "SET".into(),
                 samples: vec![Sample {

@@ -303,6 +303,7 @@ mod tests {
             files: vec![],
             format: Format::BenchmarkCsv,
             server: None,
+            find_max: None,
             tests: tests
                 .iter()
                 .map(|(name, rps)| Test {

@@ -46,6 +46,49 @@ pub struct Document {
     /// `--check-counters` runs only: one entry per INCR test checked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<super::failover::CounterRecord>,
+    /// `--find-max` runs only (absent otherwise): the search's steps and answer. `tests` then
+    /// holds one step's full record: the answer's (or, with no answer, the last step's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<FindMaxRecord>,
+}
+
+/// A `--find-max` search: what it looked for, every step, and what it found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FindMaxRecord {
+    /// The SLO expression as given (`p99<1ms`).
+    pub slo: String,
+    pub step_duration_s: f64,
+    pub warmup_s: f64,
+    /// The closed-loop probe's throughput the ramp started from (`null` when `--rps` gave the
+    /// start).
+    pub probe_rps: Option<f64>,
+    /// In the order they ran.
+    pub steps: Vec<FindMaxStep>,
+    /// The achieved throughput of the highest offered rate that met the SLO (`null`: none did).
+    pub answer_rps: Option<f64>,
+    /// `converged`, `never-met`, `rate-cap`, `step-limit`, `stopped` (Ctrl-C, the time budget
+    /// or a fatal error), or `running` while the search is going.
+    pub end: &'static str,
+    /// When the lowest failing step above the answer fell behind its offered rate, what held it
+    /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
+    pub limit: Option<&'static str>,
+}
+
+/// One measured step of a `--find-max` search. Latencies are corrected (from intended times).
+#[derive(Clone, Debug, Serialize)]
+pub struct FindMaxStep {
+    pub offered_rps: u64,
+    pub achieved_rps: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    /// Error replies.
+    pub errors: u64,
+    /// Every SLO condition held.
+    pub met: bool,
+    /// The achieved rate fell below 90% of the offered one: the step did not run at its rate
+    /// (so it does not count as meeting the SLO there, whatever `met` says).
+    pub saturated: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -35,7 +35,7 @@ use crate::watch::{ServerWatch, TestWatch, WatchTarget};
 use crate::workload::Template;
 
 pub use build::TestExtras;
-pub use document::{Document, TestRecord};
+pub use document::{Document, FindMaxRecord, FindMaxStep, TestRecord};
 pub use timeline::{Second, Timeline};
 
 /// Where the document goes.
@@ -93,6 +93,7 @@ impl Recorder {
             options: options(plan),
             tests: Vec::new(),
             shard: shard::ShardRecord::of(plan),
+            find_max: None,
             sentinel: None,
             counters: Vec::new(),
         };
@@ -198,6 +199,25 @@ impl Recorder {
                 f.sync_data()
             }
         }
+    }
+
+    /// Whether the record keeps every test (it goes to `--json` or `--html`).
+    pub fn keeps_tests(&self) -> bool {
+        self.keeps
+    }
+
+    /// Drops test `index` (a `--find-max` step whose record is not kept); out of range does
+    /// nothing.
+    pub fn discard_test(&mut self, index: usize) {
+        if index < self.doc.tests.len() {
+            self.doc.tests.remove(index);
+        }
+    }
+
+    /// Sets the `--find-max` block (replaced after every step, so an interrupted search keeps
+    /// the steps it measured).
+    pub fn set_find_max(&mut self, find_max: document::FindMaxRecord) {
+        self.doc.find_max = Some(find_max);
     }
 
     /// `--sentinel`: the primary's discovery and switches; the record's target becomes the

@@ -5,6 +5,7 @@
 mod cluster;
 mod console;
 mod failover;
+mod find_max;
 mod record_hook;
 mod start;
 
@@ -295,6 +296,9 @@ impl<W: Write> Session<'_, W> {
     /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the
     /// report.
     fn run_one(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
+        if let Some(fm) = &self.plan.find_max {
+            return self.find_max(title, template, fm);
+        }
         let times = self.plan.repeat;
         if times <= 1 {
             return self.run_once(title, template, None).map(drop);

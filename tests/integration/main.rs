@@ -15,6 +15,7 @@ mod dropin;
 mod effects;
 mod errors;
 mod failures;
+mod find_max;
 mod formats;
 mod html;
 mod lifecycle;

@@ -120,6 +120,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         command_line: vec!["respbench".into(), "--json".into(), "run.json".into()],
         started_at: "2026-11-23T10:00:00Z".into(),
         shard: None,
+        find_max: None,
         sentinel: None,
         counters: Vec::new(),
         ended_at: "2026-11-23T10:01:00Z".into(),

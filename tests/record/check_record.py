@@ -6,9 +6,10 @@ Usage: check_record.py SCHEMA RECORD...
 For each record: validates it against the JSON Schema (draft 2020-12, `jsonschema`), decodes every
 HDR histogram with the `hdrhistogram` package from PyPI (another HdrHistogram implementation than
 the one that wrote it) and compares its count, min, max and percentiles with the record's own
-summaries (within the histogram's precision), and checks that each test's timeline adds up to its
-totals (and each troubled second's 100 ms slots to the second), and that completed + failed +
-unanswered = issued. Prints one line per problem and exits 1 if there is any; `scripts/test.sh` installs the
+summaries (within the histogram's precision), checks that each test's timeline adds up to its
+totals (and each troubled second's 100 ms slots to the second), that completed + failed +
+unanswered = issued, and that a --find-max search's answer is its best passing step. Prints one
+line per problem and exits 1 if there is any; `scripts/test.sh` installs the
 two packages, and the Rust integration tests (tests/integration/record.rs) run this script on
 records written against real servers.
 """
@@ -119,6 +120,30 @@ def check_test(i, test, problems):
             problems.append(f"{where}: completed + failed + unanswered = {accounted}, issued {req['issued']}")
 
 
+def check_find_max(fm, problems):
+    """A --find-max search: ordered percentiles per step, and an answer that is the achieved rate
+    of the highest offered step that met the SLO without falling behind (none: null)."""
+    for i, st in enumerate(fm["steps"]):
+        if not st["p50_us"] <= st["p99_us"] <= st["p999_us"]:
+            problems.append(f"find_max.steps[{i}]: percentiles out of order {st}")
+        if st["saturated"] != (st["achieved_rps"] < 0.9 * st["offered_rps"]):
+            problems.append(f"find_max.steps[{i}]: saturated is {st['saturated']} at {st['achieved_rps']} of {st['offered_rps']}")
+    passed = [st for st in fm["steps"] if st["met"] and not st["saturated"]]
+    if fm["end"] in ("running",):
+        return
+    if not passed:
+        if fm["answer_rps"] is not None:
+            problems.append(f"find_max: answer {fm['answer_rps']} but no step passed")
+        return
+    best = max(passed, key=lambda st: st["offered_rps"])
+    if fm["answer_rps"] is None or abs(fm["answer_rps"] - round(best["achieved_rps"])) > 0.5:
+        problems.append(f"find_max: answer {fm['answer_rps']}, the best passing step achieved {best['achieved_rps']}")
+    if fm["end"] == "converged":
+        above = [st for st in fm["steps"] if st["offered_rps"] > best["offered_rps"] and st not in passed]
+        if not above or min(st["offered_rps"] for st in above) > best["offered_rps"] * 1.05:
+            problems.append("find_max: converged without a failing step within 5% above the answer")
+
+
 def check(schema, path):
     with open(path, encoding="utf-8") as f:
         record = json.load(f)
@@ -129,6 +154,8 @@ def check(schema, path):
     if not problems:
         for i, test in enumerate(record["tests"]):
             check_test(i, test, problems)
+        if "find_max" in record:
+            check_find_max(record["find_max"], problems)
         for i, c in enumerate(record.get("counters", [])):
             check_counters(f"counters[{i}]", c, problems)
     return problems

@@ -278,3 +278,68 @@ pub fn totals_note(inputs: &[Input], test: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The latency-vs-throughput curve of the runs that hold a `--find-max` search: p50 (solid) and
+/// p99 (dashed) of each step against the throughput it achieved, in rate order. `None` when no
+/// run has steps.
+pub fn find_max(inputs: &[Input]) -> Option<Chart> {
+    let mut series = Vec::new();
+    let mut legend = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let Some(curve) = &input.find_max else {
+            continue;
+        };
+        let mut points = curve.points.clone();
+        points.sort_by(|a, b| a.achieved_rps.total_cmp(&b.achieved_rps));
+        let line = |f: fn(&crate::compare::input::CurvePoint) -> f64| {
+            points
+                .iter()
+                .map(|p| (p.achieved_rps, f(p) / 1000.0))
+                .collect::<Vec<_>>()
+        };
+        let c = colour(i);
+        for (name, stroke, pts) in [
+            ("p50", Stroke::Solid, line(|p| p.p50_us)),
+            ("p99", Stroke::Dashed, line(|p| p.p99_us)),
+        ] {
+            series.push(Series {
+                label: format!("{} {name}", input.label),
+                colour: c,
+                stroke,
+                points: pts,
+            });
+        }
+        legend.push((input.label.clone(), c));
+    }
+    let mut chart = chart(
+        "find-max",
+        "find-max",
+        "Latency vs throughput (p50 solid, p99 dashed), one point per step",
+        "achieved requests/s",
+        "ms",
+        XAxis::Linear,
+        series,
+    )?;
+    chart.legend = legend;
+    Some(chart)
+}
+
+/// One line per run with a `--find-max` search: its SLO and answer.
+pub fn find_max_notes(inputs: &[Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter_map(|input| {
+            let c = input.find_max.as_ref()?;
+            let answer = match c.answer_rps {
+                Some(rps) => format!("{rps:.0} req/s"),
+                None => "no step met it".to_string(),
+            };
+            Some(format!(
+                "{}: max throughput with {}: {answer} ({} steps)",
+                input.label,
+                c.slo,
+                c.points.len()
+            ))
+        })
+        .collect()
+}

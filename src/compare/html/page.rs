@@ -53,6 +53,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         s.push_str("by each metric's direction; with repetitions, medians, spread and a noise verdict.</p>");
         comparison(&mut s, cmp);
     }
+    find_max(&mut s, inputs);
     for (i, t) in cmp.tests.iter().enumerate() {
         let _ = write!(
             s,
@@ -238,4 +239,21 @@ fn comparison(s: &mut String, cmp: &Comparison) {
             esc(&names.join(", "))
         );
     }
+}
+
+/// The `--find-max` section: the latency-vs-throughput curve and each run's answer (only when a
+/// run holds a search).
+fn find_max(s: &mut String, inputs: &[Input]) {
+    let Some(chart) = charts::find_max(inputs) else {
+        return;
+    };
+    s.push_str(
+        "<section class=\"find-max\" id=\"find-max\"><h2>Latency vs throughput (--find-max)</h2>",
+    );
+    for line in charts::find_max_notes(inputs) {
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
+    }
+    s.push_str("<div class=\"charts\">");
+    s.push_str(&svg::render(&chart));
+    s.push_str("</div></section>");
 }

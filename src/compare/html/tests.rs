@@ -119,3 +119,41 @@ fn escaping() {
         "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
     );
 }
+
+#[test]
+fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
+    let plain = inputs(1);
+    let cmp = Comparison::new(&plain, &Metric::ALL);
+    assert!(!page(&plain, &cmp).contains("data-chart=\"find-max\""));
+
+    let mut run = record(1000.0, 0);
+    let step = |rps: f64, p99: f64, met: bool| crate::compare::input::CurvePoint {
+        achieved_rps: rps,
+        p50_us: p99 / 4.0,
+        p99_us: p99,
+        met,
+    };
+    // Steps in the order they ran; the curve draws them by rate.
+    run.find_max = Some(crate::compare::input::Curve {
+        slo: "p99<1ms".into(),
+        answer_rps: Some(3_100.0),
+        points: vec![
+            step(1_000.0, 200.0, true),
+            step(4_000.0, 9_000.0, false),
+            step(3_100.0, 800.0, true),
+        ],
+    });
+    let inputs = vec![input_of("fm".into(), vec!["fm.json".into()], vec![run]).unwrap()];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(
+        html.contains("data-chart=\"find-max\""),
+        "the curve is drawn"
+    );
+    assert!(html.contains("fm: max throughput with p99&lt;1ms: 3100 req/s (3 steps)"));
+    assert!(html.contains("data-series=\"fm p99\"") && html.contains("data-series=\"fm p50\""));
+    let chart = charts::find_max(&inputs).unwrap();
+    let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
+    assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
+    assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
+}

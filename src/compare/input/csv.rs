@@ -122,6 +122,7 @@ fn rows<'a>(
         format: Format::BenchmarkCsv,
         server: None,
         tests,
+        find_max: None,
     })
 }
 

@@ -42,6 +42,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
         format: Format::Memtier,
         server: None,
         tests,
+        find_max: None,
     })
 }
 

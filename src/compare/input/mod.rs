@@ -54,6 +54,27 @@ pub struct Input {
     pub server: Option<String>,
     /// In first-seen order; each with one sample per repetition.
     pub tests: Vec<Test>,
+    /// A `--find-max` search (the first file's that has one): the latency-vs-throughput curve.
+    pub find_max: Option<Curve>,
+}
+
+/// A `--find-max` search's steps, for the latency-vs-throughput chart (respbench records only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Curve {
+    /// The SLO expression as given.
+    pub slo: String,
+    pub answer_rps: Option<f64>,
+    /// In the order the steps ran.
+    pub points: Vec<CurvePoint>,
+}
+
+/// One step: what it achieved and its corrected latencies (µs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CurvePoint {
+    pub achieved_rps: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub met: bool,
 }
 
 /// One test of one side.
@@ -130,6 +151,8 @@ pub struct FileRun {
     pub format: Format,
     pub server: Option<String>,
     pub tests: Vec<(String, Sample)>,
+    /// A `--find-max` search, when the file is a respbench record of one.
+    pub find_max: Option<Curve>,
 }
 
 /// Reads and recognises one file.
@@ -190,8 +213,12 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         format: first.format,
         server: first.server.clone(),
         tests: Vec::new(),
+        find_max: None,
     };
     for run in runs {
+        if input.find_max.is_none() {
+            input.find_max = run.find_max;
+        }
         for (name, sample) in run.tests {
             match input.tests.iter_mut().find(|t| t.name == name) {
                 Some(t) => t.samples.push(sample),
@@ -260,6 +287,7 @@ mod tests {
             format: Format::Respbench,
             server: None,
             tests: vec![],
+            find_max: None,
         };
         let mut v = vec![side("run"), side("run"), side("x"), side("run")];
         dedup_labels(&mut v);

@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::spectrum;
-use super::{Detail, FileRun, Format, Sample, SecondRow, ServerPoint, ServerSeries};
+use super::{
+    Curve, CurvePoint, Detail, FileRun, Format, Sample, SecondRow, ServerPoint, ServerSeries,
+};
 
 /// The schema this respbench reads.
 const SCHEMA: &str = "respbench/1";
@@ -22,6 +24,23 @@ struct Doc {
     #[serde(default)]
     servers: Vec<Server>,
     tests: Vec<TestRec>,
+    #[serde(default)]
+    find_max: Option<FindMax>,
+}
+
+#[derive(Deserialize)]
+struct FindMax {
+    slo: String,
+    answer_rps: Option<f64>,
+    steps: Vec<FindMaxStep>,
+}
+
+#[derive(Deserialize)]
+struct FindMaxStep {
+    achieved_rps: f64,
+    p50_us: f64,
+    p99_us: f64,
+    met: bool,
 }
 
 #[derive(Deserialize)]
@@ -127,10 +146,25 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
         .into_iter()
         .map(|t| (t.name.clone(), sample(t)))
         .collect();
+    let find_max = doc.find_max.map(|f| Curve {
+        slo: f.slo,
+        answer_rps: f.answer_rps,
+        points: f
+            .steps
+            .iter()
+            .map(|s| CurvePoint {
+                achieved_rps: s.achieved_rps,
+                p50_us: s.p50_us,
+                p99_us: s.p99_us,
+                met: s.met,
+            })
+            .collect(),
+    });
     Ok(FileRun {
         format: Format::Respbench,
         server,
         tests,
+        find_max,
     })
 }
 

@@ -1,0 +1,317 @@
+//! `--find-max`: drives `slo::Search` over the engine. Each step is one `engine::run_test` of
+//! the chosen test at an offered `--rps` (fresh connections, the warmup not counted, a measured
+//! window of `--step-duration`); its figures go to the search, a row to the table as soon as it
+//! ends, and the `find_max` block of the record. The decisions (next rate, when to stop, the
+//! answer's wording) are `slo`'s; this file only measures and prints.
+
+use std::io::Write;
+use std::time::Instant;
+
+use super::{Failure, Session};
+use crate::engine::{self, ClusterRun, EngineError, LoadSpec, Stop};
+use crate::metrics::{Outcome, TestResult};
+use crate::plan::find_max::{FindMaxPlan, PROBE, TIME_BUDGET};
+use crate::record::{FindMaxRecord, FindMaxStep, TestExtras};
+use crate::slo::search::{MAX_STEPS, start_from_probe};
+use crate::slo::table::{self, Limit, Row, group};
+use crate::slo::{Conclusion, End, Figures, Next, Search, Step};
+use crate::workload::Template;
+
+/// One step's run: the result, a fatal error beside it, and its verdict's name.
+struct Measured {
+    result: TestResult,
+    fatal: Option<EngineError>,
+}
+
+/// The search's progress: the rows printed, each step's verdict, and which step's full record
+/// the document keeps.
+struct Progress {
+    rows: Vec<Row>,
+    verdicts: Vec<&'static str>,
+    /// Index in the record's `tests` of the kept step, and whether it passed.
+    kept: Option<(usize, bool)>,
+    record: FindMaxRecord,
+}
+
+impl<W: Write> Session<'_, W> {
+    /// Runs the search for `title` and prints its table and answer. Ctrl-C or a fatal error
+    /// prints the answer so far before returning.
+    pub(super) fn find_max(
+        &mut self,
+        title: &str,
+        template: &Template,
+        fm: &FindMaxPlan,
+    ) -> Result<(), Failure> {
+        let began = Instant::now();
+        // Cluster mode: routing is learned once; every step reuses it.
+        let cluster = match self.cluster.as_mut() {
+            Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
+            None => None,
+        };
+        let cluster = cluster.as_ref();
+        writeln!(
+            self.out,
+            "find-max: {} on {title}: {} connections, {} s steps after a {} s warmup",
+            fm.slo,
+            self.load.clients,
+            fm.step.as_secs_f64(),
+            fm.warmup.as_secs_f64()
+        )?;
+        let mut progress = Progress {
+            rows: Vec::new(),
+            verdicts: Vec::new(),
+            kept: None,
+            record: FindMaxRecord {
+                slo: fm.slo.text.clone(),
+                step_duration_s: fm.step.as_secs_f64(),
+                warmup_s: fm.warmup.as_secs_f64(),
+                end: "running",
+                ..FindMaxRecord::default()
+            },
+        };
+        let start = match fm.start_rps {
+            Some(r) => r,
+            None => {
+                let probe = self.probe(title, template, cluster)?;
+                progress.record.probe_rps = Some(probe);
+                let start = start_from_probe(probe);
+                writeln!(
+                    self.out,
+                    "probe: closed loop for {} s: {} req/s; the ramp starts at {} req/s",
+                    PROBE.as_secs_f64(),
+                    group(probe.round() as u64),
+                    group(start)
+                )?;
+                start
+            }
+        };
+        writeln!(self.out, "{}", table::header())?;
+        self.out.flush()?;
+        let mut search = Search::new(start, MAX_STEPS);
+        let mut rate = search.first();
+        let conclusion = loop {
+            if began.elapsed() + fm.step + fm.warmup > TIME_BUDGET {
+                break search.stop();
+            }
+            let m = self.step(title, template, cluster, rate, fm, &mut progress);
+            let ended = match (m.fatal, m.result.outcome) {
+                (Some(e), _) => Some(Failure::from(e)),
+                (None, Outcome::Interrupted) => Some(Failure::Interrupted),
+                _ => None,
+            };
+            if let Some(failure) = ended {
+                // The unfinished step is not filed; what was measured before it is answered.
+                self.conclude(fm, &search.stop(), &mut progress)?;
+                return Err(failure);
+            }
+            let step = *progress.rows.last().unwrap_or_else(|| unreachable!());
+            match search.record(Step {
+                offered: step.offered,
+                achieved: step.achieved,
+                slo_met: step.slo_met,
+            }) {
+                Next::Run(next) => rate = next,
+                Next::Done(c) => break c,
+            }
+        };
+        self.conclude(fm, &conclusion, &mut progress)
+    }
+
+    /// The closed-loop probe the ramp starts from: requests per second over [`PROBE`].
+    fn probe(
+        &mut self,
+        title: &str,
+        template: &Template,
+        cluster: Option<&ClusterRun>,
+    ) -> Result<f64, Failure> {
+        let mut load = self.load.clone();
+        load.rps = None;
+        load.stop = Stop::After(PROBE);
+        let m = self.measure(title, template, cluster, &load, "probe");
+        if let Some(e) = m.fatal {
+            return Err(e.into());
+        }
+        if m.result.outcome == Outcome::Interrupted {
+            return Err(Failure::Interrupted);
+        }
+        match m.result.throughput() {
+            t if t > 0.0 => Ok(t),
+            _ => Err(Failure::Fatal(
+                "--find-max: the closed-loop probe completed no request".into(),
+            )),
+        }
+    }
+
+    /// Runs one step at `rate`; when it completed, prints its row and files it.
+    fn step(
+        &mut self,
+        title: &str,
+        template: &Template,
+        cluster: Option<&ClusterRun>,
+        rate: u64,
+        fm: &FindMaxPlan,
+        progress: &mut Progress,
+    ) -> Measured {
+        let mut load = self.load.clone();
+        load.rps = Some(rate);
+        let watch = self.rec.begin_test();
+        let m = self.measure(
+            title,
+            template,
+            cluster,
+            &load,
+            &format!("{} rps", group(rate)),
+        );
+        if m.fatal.is_some() || m.result.outcome != Outcome::Completed {
+            drop(watch);
+            return m;
+        }
+        let r = &m.result;
+        let figures = figures(r);
+        let row = Row {
+            step: progress.rows.len() + 1,
+            offered: rate,
+            achieved: r.throughput(),
+            p50_us: figures.p50_us,
+            p99_us: figures.p99_us,
+            p999_us: figures.p999_us,
+            errors: r.errors.total(),
+            slo_met: fm.slo.met(&figures),
+        };
+        let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
+        progress.verdicts.push(test.verdict.kind);
+        progress.rows.push(row);
+        progress.record.steps.push(FindMaxStep {
+            offered_rps: rate,
+            achieved_rps: row.achieved,
+            p50_us: row.p50_us,
+            p99_us: row.p99_us,
+            p999_us: row.p999_us,
+            errors: row.errors,
+            met: row.slo_met,
+            saturated: as_step(&row).saturated(),
+        });
+        self.keep_best(&row, progress);
+        self.rec.set_find_max(progress.record.clone());
+        // A write error ends the search at its next check; the row is in the record already.
+        let _ = writeln!(self.out, "{}", table::row(&row, self.ctx.precision))
+            .and_then(|()| self.out.flush());
+        m
+    }
+
+    /// Runs the test once with `load`, the progress line titled `what`.
+    fn measure(
+        &mut self,
+        title: &str,
+        template: &Template,
+        cluster: Option<&ClusterRun>,
+        load: &LoadSpec,
+        what: &str,
+    ) -> Measured {
+        let console = &mut self.console;
+        console.title.clear();
+        console.title.push_str(title);
+        console.title.push_str(" @ ");
+        console.title.push_str(what);
+        let (result, fatal) =
+            engine::run_test(&self.setup, load, title, template, cluster, console);
+        console.clear();
+        Measured { result, fatal }
+    }
+
+    /// Keeps one step's full test record: the highest passing step, else the latest.
+    fn keep_best(&mut self, row: &Row, progress: &mut Progress) {
+        if !self.rec.keeps_tests() {
+            return;
+        }
+        let newest = self.rec.document().tests.len().saturating_sub(1);
+        let passed = as_step(row).passed();
+        // Rows of passing steps only climb above the kept one (the search bisects upward from
+        // it), so a passing step always replaces; a failing one only replaces another failing.
+        let replace = match progress.kept {
+            None => true,
+            Some((_, kept_passed)) => passed || !kept_passed,
+        };
+        if replace {
+            if let Some((old, _)) = progress.kept {
+                self.rec.discard_test(old);
+            }
+            progress.kept = Some((
+                newest.saturating_sub(usize::from(progress.kept.is_some())),
+                passed,
+            ));
+        } else {
+            self.rec.discard_test(newest);
+        }
+    }
+
+    /// Prints the answer and files it in the record.
+    fn conclude(
+        &mut self,
+        fm: &FindMaxPlan,
+        c: &Conclusion,
+        progress: &mut Progress,
+    ) -> Result<(), Failure> {
+        let limit = c.upper.filter(Step::saturated).and_then(|u| {
+            let i = progress.rows.iter().position(|r| r.offered == u.offered)?;
+            Some(limit_of(progress.verdicts[i]))
+        });
+        let rec = &mut progress.record;
+        rec.answer_rps = c.best.map(|b| b.achieved.round());
+        rec.end = match c.end {
+            End::Converged => "converged",
+            End::NeverMet => "never-met",
+            End::RateCap => "rate-cap",
+            End::StepLimit => "step-limit",
+            End::Stopped => "stopped",
+        };
+        rec.limit = limit.map(|l| match l {
+            Limit::Server => "server",
+            Limit::Client => "client",
+            Limit::Connections => "connections",
+            Limit::Unknown => "unknown",
+        });
+        self.rec.set_find_max(rec.clone());
+        writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+/// The search's view of a row.
+fn as_step(r: &Row) -> Step {
+    Step {
+        offered: r.offered,
+        achieved: r.achieved,
+        slo_met: r.slo_met,
+    }
+}
+
+/// What the SLO is checked against: corrected latencies in µs, errors in percent of replies.
+fn figures(r: &TestResult) -> Figures {
+    let us = |p: f64| r.latency.value_at_percentile_ns(p) as f64 / 1000.0;
+    let errors = r.errors.total();
+    let replies = r.completed + errors;
+    Figures {
+        p50_us: us(50.0),
+        p90_us: us(90.0),
+        p99_us: us(99.0),
+        p999_us: us(99.9),
+        avg_us: r.latency.mean_ns() / 1000.0,
+        error_pct: if replies > 0 {
+            errors as f64 * 100.0 / replies as f64
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The step's verdict (`record::TestRecord::verdict`) as the answer's "which side" word.
+fn limit_of(verdict: &str) -> Limit {
+    match verdict {
+        "server-bound" => Limit::Server,
+        "client-bound" => Limit::Client,
+        "neither" => Limit::Connections,
+        _ => Limit::Unknown,
+    }
+}
