@@ -536,6 +536,12 @@ impl State {
                 "options -n and --duration are mutually exclusive".to_owned(),
             ));
         }
+        if self.requests_given && args.find_max.is_some() {
+            return Err(UsageError(
+                "--find-max measures each step for --step-duration seconds; -n does not apply"
+                    .to_owned(),
+            ));
+        }
         if args.step_duration.is_some() && args.find_max.is_none() {
             return Err(UsageError(
                 "--step-duration needs --find-max (it is the length of each search step)"

@@ -1225,4 +1225,5 @@ fn find_max_and_its_step_duration() {
         "--step-duration needs --find-max (it is the length of each search step)"
     );
     assert!(err(&["--find-max", "p99<1ms", "--step-duration", "0"]).contains("--step-duration"));
+    assert!(err(&["--find-max", "p99<1ms", "-n", "1000"]).contains("-n does not apply"));
 }
