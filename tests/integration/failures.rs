@@ -410,4 +410,12 @@ fn at_maxclients_with_e_the_refused_connections_are_counted_and_the_run_goes_on(
     let (completed, failed, _) = accounted(test);
     assert!(completed > 0 && failed > 0, "{}", test["requests"]);
     assert!(test["requests"]["reconnect_attempts"].as_u64().unwrap() > 0);
+    // The server's "ERR max number of clients reached" is a refused connection.
+    let refused = test["requests"]["errors"]["connection refused"].as_u64();
+    assert!(refused.unwrap_or(0) > 0, "{}", test["requests"]);
+    assert!(
+        test["requests"]["errors"].get("ERR").is_none(),
+        "{}",
+        test["requests"]
+    );
 }
