@@ -10,6 +10,7 @@ pub mod find_max;
 mod pushes;
 pub mod shard;
 pub mod start_at;
+mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -37,7 +38,15 @@ pub enum Workload {
         title: String,
         items: Vec<SequenceItem>,
     },
+    /// `--ratio SET:GET` or memtier's `--command`s: one test mixing these commands by weight
+    /// (`plan/workloads.rs` builds it).
+    Mix {
+        title: String,
+        commands: Vec<MixSpec>,
+    },
 }
+
+pub use workloads::{MixSource, MixSpec};
 
 /// Prefix commands sent before the first batch of every connection, in the reference's order.
 #[derive(Clone, Debug, Default)]
@@ -101,7 +110,9 @@ impl RunPlan {
     /// Resolves `args`; `stdin` is the `-x` argument if it was read.
     pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, String> {
         let mut warnings = Vec::new();
-        let workload = workload(args, stdin, &mut warnings)?;
+        // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
+        let data_size = workloads::data_size(args);
+        let workload = workload(args, data_size, stdin, &mut warnings)?;
         if args.keepalive == 0 {
             warnings.push(
                 "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
@@ -109,7 +120,7 @@ impl RunPlan {
                     .to_string(),
             );
         }
-        if args.sequential && args.keyspace.is_none() {
+        if args.sequential && args.keyspace.is_none() && args.workload.key_maximum.is_none() {
             warnings.push("WARNING: --sequential has no effect without -r".to_string());
         }
         pushes::check(args, &workload, &mut warnings)?;
@@ -125,6 +136,7 @@ impl RunPlan {
 
         let counters = counters::check(args, &workload)?;
         let mut load = load_spec(args);
+        workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
@@ -164,7 +176,7 @@ impl RunPlan {
             precision: args.precision,
             loop_forever: args.loop_forever,
             idle: args.idle,
-            data_size: args.data_size,
+            data_size,
             num_functions: args.num_functions,
             num_keys_in_fcall: args.num_keys_in_fcall,
             keepalive_raw: args.keepalive,
@@ -189,9 +201,23 @@ impl RunPlan {
 /// Which tests run, or the custom command's sequence; `stdin` is the `-x` argument.
 fn workload(
     args: &Args,
+    data_size: usize,
     stdin: Option<Vec<u8>>,
     warnings: &mut Vec<String>,
 ) -> Result<Workload, String> {
+    if let Some(mix) = workloads::mix(args, data_size)? {
+        if !args.command.is_empty() {
+            return Err(
+                "--ratio/--command run their own mixed test; they cannot be combined with a \
+                 custom command"
+                    .to_string(),
+            );
+        }
+        if args.tests.is_some() {
+            warnings.push("WARNING: Option -t is ignored with --ratio/--command.".to_string());
+        }
+        return Ok(mix);
+    }
     let workload = if args.command.is_empty() {
         if args.stdin_last_arg {
             warnings.push("WARNING: -x has no effect without a custom command".to_string());
@@ -222,7 +248,7 @@ fn workload(
         let items = parse_custom_command(
             &args.command,
             stdin,
-            args.data_size,
+            data_size,
             &mut PayloadGenerator::default(),
         )?;
         Workload::Custom { title, items }
@@ -308,6 +334,11 @@ fn load_spec(args: &Args) -> LoadSpec {
         },
         dataset: None,
         reply_timeout: args.timeout,
+        key_pattern: crate::workload::distribution::KeyPattern::Uniform,
+        key_min: 0,
+        arrival: crate::engine::Arrival::Uniform,
+        value_sizes: None,
+        mix: None,
     }
 }
 

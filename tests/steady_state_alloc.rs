@@ -139,6 +139,11 @@ fn base() -> LoadSpec {
         on_error: ErrorPolicy::Abort,
         dataset: None,
         reply_timeout: None,
+        key_pattern: respbench::workload::distribution::KeyPattern::Uniform,
+        key_min: 0,
+        arrival: respbench::engine::Arrival::Uniform,
+        value_sizes: None,
+        mix: None,
     }
 }
 
@@ -161,6 +166,65 @@ fn no_allocation_per_request_pipelined_sequence_threads_resp3() {
         load,
         "SET k:__rand_1st__ __data__ ; GET k:__rand_1st__ ; LRANGE mylist 0 9 ; LPUSH mylist __rand_int__",
     );
+}
+
+#[test]
+fn no_allocation_per_request_sized_values_skewed_keys() {
+    use respbench::workload::distribution::KeyPattern;
+    use respbench::workload::sizes::SizeDist;
+    // The template is encoded with 16-byte values: the sizes' largest.
+    let load = LoadSpec {
+        pipeline: 8,
+        key_pattern: KeyPattern::Zipf { exponent: 1.1 },
+        value_sizes: Some(SizeDist::Range { min: 1, max: 16 }),
+        ..base()
+    };
+    check(
+        "sized values -P 8, Zipf keys",
+        false,
+        load,
+        "SET k:__rand_int__ __data__ ; HSET h:__rand_1st__ f x__data__",
+    );
+    let load = LoadSpec {
+        key_pattern: KeyPattern::Gaussian {
+            median: None,
+            stddev: None,
+        },
+        value_sizes: SizeDist::list(&[(2, 5), (16, 1), (9, 3)]),
+        ..base()
+    };
+    check(
+        "weighted sizes, Gaussian keys",
+        false,
+        load,
+        "SET k:__rand_int__ __data__",
+    );
+}
+
+#[test]
+fn no_allocation_per_request_command_mix_pipelined() {
+    use respbench::workload::mix::{Mix, MixCommand};
+    use respbench::workload::sizes::SizeDist;
+    let command = |name: &str, line: &str, weight| MixCommand {
+        name: name.to_string(),
+        template: template(line),
+        weight,
+        keys: None,
+    };
+    let mix = Mix::new(vec![
+        command("SET", "SET k:__rand_int__ __data__", 1),
+        command("GET", "GET k:__rand_int__", 10),
+    ])
+    .unwrap();
+    let load = LoadSpec {
+        pipeline: 16,
+        workers: 2,
+        value_sizes: Some(SizeDist::Range { min: 4, max: 16 }),
+        mix: Some(Arc::new(mix)),
+        ..base()
+    };
+    // The template argument only gives the unit's command count (1); the mix decides the bytes.
+    check("SET:GET 1:10 mix -P 16", false, load, "GET k:__rand_int__");
 }
 
 #[test]

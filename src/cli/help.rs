@@ -152,6 +152,33 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     "timeout" and its connection is reopened (with -e the run
                     goes on; without, it stops with a partial report). Without
                     it, replies are awaited until --duration ends plus 5 s
+ --keys <pattern>   How __rand_int__ and __rand_Nth__ values are drawn from the
+                    key range: uniform (default), sequential, gaussian, zipf,
+                    zipf:<exponent> or parallel (each connection walks its
+                    own slice of the range, in order)
+ --key-pattern <p>  The same in memtier_benchmark's letters: R, S, G, Z, P,
+                    or a SET:GET pair (R:R; different halves need --ratio)
+ --key-minimum <n>  Lowest key value (default 0)
+ --key-maximum <n>  Highest key value (inclusive; replaces -r's keyspacelen-1)
+ --key-median <n>   Gaussian pattern: the centre (default: the middle)
+ --key-stddev <n>   Gaussian pattern: the spread (default: a sixth of the range)
+ --key-zipf-exp <s> Zipf pattern: the exponent, above 0 and at most 5
+                    (default 1). memtier spellings also take --opt=value.
+ --data-size-range <min-max>
+                    Value sizes uniform over min..max bytes (instead of -d)
+ --data-size-list <size:weight,...>
+                    Value sizes drawn with these relative weights
+ --ratio <set:get>  Run one SET:GET mix test with these weights (e.g. 1:10)
+                    instead of the default tests; each command is reported
+                    on its own line, then the total
+ --command <cmd>    A command of a weighted mix, as memtier_benchmark's
+                    (repeatable; __key__ is key:__rand_int__, __data__ a value)
+ --command-ratio <n>
+                    The weight of the --command before it (default 1)
+ --command-key-pattern <p>
+                    The key pattern (R, S, G, Z, P) of the --command before it
+ --arrival <a>      With --rps: uniform (evenly spaced sends, the default) or
+                    poisson (exponential gaps with the same mean rate)
  --find-max <slo>   Find the highest throughput that keeps an SLO, e.g.
                     'p99<1ms' or 'p99.9<5ms,errors<0.1%' (metrics p50, p90,
                     p99, p99.9, avg: us, ms or s; errors in %; all must hold).

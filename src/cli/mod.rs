@@ -127,6 +127,8 @@ pub struct Args {
     pub step_duration: Option<Duration>,
     /// The trailing custom command, raw bytes, `--` removed. Empty = the default suite.
     pub command: Vec<Vec<u8>>,
+    /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
+    pub workload: WorkloadArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -193,11 +195,13 @@ mod sentinel;
 mod tests;
 mod uri;
 mod value;
+mod workloads;
 
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env, takes_value};
 pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
+pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -259,6 +263,7 @@ impl Default for Args {
             find_max: None,
             step_duration: None,
             command: Vec::new(),
+            workload: WorkloadArgs::default(),
         }
     }
 }

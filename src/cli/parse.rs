@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use super::uri::{self, Uri};
 use super::value::{MAX_DBNUM, invalid_value, path, seconds, signed, text, whole};
+use super::workloads::WorkloadOpt;
 use super::{Args, DEFAULT_HOST, DEFAULT_PORT, Endpoint, Invocation, ReadFromReplicas, UsageError};
 
 /// What an option spelling means.
@@ -92,6 +93,8 @@ pub(super) enum Opt {
     StepDuration,
     Help,
     Version,
+    /// Workload options (issue 12), parsed in `workloads.rs`; all take a value.
+    Workload(WorkloadOpt),
     /// A valkey-benchmark option respbench does not implement yet: its value (if any) is consumed
     /// so the rest of the line still parses, then the invocation is refused.
     NotYet {
@@ -151,7 +154,8 @@ impl Opt {
             | Opt::StartAt
             | Opt::Timeout
             | Opt::FindMax
-            | Opt::StepDuration => true,
+            | Opt::StepDuration
+            | Opt::Workload(_) => true,
             Opt::Resp3
             | Opt::Sequential
             | Opt::Quiet
@@ -246,6 +250,27 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--help", Opt::Help),
     ("-v", Opt::Version),
     ("--version", Opt::Version),
+    // Workload options (issue 12): memtier_benchmark's spellings, then respbench's own.
+    ("--key-pattern", Opt::Workload(WorkloadOpt::KeyPattern)),
+    ("--key-minimum", Opt::Workload(WorkloadOpt::KeyMinimum)),
+    ("--key-maximum", Opt::Workload(WorkloadOpt::KeyMaximum)),
+    ("--key-stddev", Opt::Workload(WorkloadOpt::KeyStddev)),
+    ("--key-median", Opt::Workload(WorkloadOpt::KeyMedian)),
+    ("--key-zipf-exp", Opt::Workload(WorkloadOpt::KeyZipfExp)),
+    (
+        "--data-size-range",
+        Opt::Workload(WorkloadOpt::DataSizeRange),
+    ),
+    ("--data-size-list", Opt::Workload(WorkloadOpt::DataSizeList)),
+    ("--ratio", Opt::Workload(WorkloadOpt::Ratio)),
+    ("--command", Opt::Workload(WorkloadOpt::Command)),
+    ("--command-ratio", Opt::Workload(WorkloadOpt::CommandRatio)),
+    (
+        "--command-key-pattern",
+        Opt::Workload(WorkloadOpt::CommandKeyPattern),
+    ),
+    ("--keys", Opt::Workload(WorkloadOpt::Keys)),
+    ("--arrival", Opt::Workload(WorkloadOpt::Arrival)),
 ];
 
 /// Whether the option spelled `name` (`-a`, `--rps`) takes a value; `None` for an unknown
@@ -512,6 +537,7 @@ impl State {
             Opt::StepDuration => a.step_duration = Some(seconds(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),
             Opt::Version => return Ok(Some(Invocation::Version)),
+            Opt::Workload(w) => super::workloads::apply(&mut a.workload, name, w, v)?,
             Opt::NotYet { .. } => {
                 self.unsupported
                     .get_or_insert_with(|| UsageError(format!("{name} is not supported yet")));
@@ -531,6 +557,7 @@ impl State {
             return Err(err);
         }
         let mut args = self.args;
+        super::workloads::check(&args.workload, args.sequential)?;
         if self.requests_given && args.duration.is_some() {
             return Err(UsageError(
                 "options -n and --duration are mutually exclusive".to_owned(),

@@ -1117,6 +1117,11 @@ fn every_table_entry_parses() {
             argv.push("yes".to_owned());
         } else if *opt == parse::Opt::Shard {
             argv.push("0/1".to_owned());
+        } else if let parse::Opt::Workload(w) = opt {
+            if super::workloads::qualifies_a_command(*w) {
+                argv.insert(0, "--command=GET k".to_owned());
+            }
+            argv.push(super::workloads::example(*w).to_owned());
         } else if opt.takes_value() {
             argv.push("1".to_owned());
         }

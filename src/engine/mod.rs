@@ -33,6 +33,7 @@ pub use error::EngineError;
 pub use follow::{FollowedPrimary, PrimaryAddr};
 pub use idle::run_idle;
 pub use monitor::{Observer, Snapshot, TICK};
+pub use pacer::Arrival;
 pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Stop};

@@ -9,7 +9,9 @@ use super::cluster::{self, ClusterRun};
 use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
 use super::worker::{self, Placement, WorkerResult};
 use super::{ConnSetup, EngineError, LoadSpec, Stop, Target, conn};
-use crate::metrics::{ClusterStats, NodeStats, Outcome, Role, SharedTimeline, TestResult};
+use crate::metrics::{
+    ClusterStats, CommandResult, NodeStats, Outcome, Role, SharedTimeline, TestResult,
+};
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
 
@@ -137,6 +139,13 @@ fn finish(
 ) -> (TestResult, Option<EngineError>) {
     let mut result = TestResult::empty(title, load.rps, Outcome::Completed);
     result.rps_samples = watched.rps_samples;
+    if let Some(mix) = &load.mix {
+        result.commands = mix
+            .commands
+            .iter()
+            .map(|c| CommandResult::new(&c.name))
+            .collect();
+    }
     let interrupted = watched.interrupted;
     let (last_reply, worker_fatal) = merge(&mut result, results);
     let fatal = spawn_error.or(worker_fatal);
@@ -282,6 +291,11 @@ fn merge(
         result.completed += rec.completed;
         result.errors.merge(&rec.errors);
         result.pushes.merge(&rec.pushes);
+        // A mix's latencies are recorded once, per command: the total is their sum.
+        for (total, tally) in result.commands.iter_mut().zip(&rec.commands) {
+            total.merge(tally);
+            result.latency.merge(&tally.latency);
+        }
         if let Some(c) = &r.cluster {
             result
                 .cluster

@@ -5,7 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Target;
+use super::pacer::Arrival;
 use crate::workload::dataset::Dataset;
+use crate::workload::distribution::KeyPattern;
+use crate::workload::mix::Mix;
+use crate::workload::sizes::SizeDist;
 
 /// How connections reach and prepare the server.
 #[derive(Clone, Debug)]
@@ -59,4 +63,18 @@ pub struct LoadSpec {
     /// `--timeout`: a batch unanswered this long (or a reconnect not done) fails as `timeout`
     /// and its connection is reopened; `None` waits as long as the test lasts.
     pub reply_timeout: Option<Duration>,
+    /// How placeholder values are drawn (`--key-pattern`/`--keys`); uniform by default.
+    /// `sequential` is also set for the counter-based patterns (sequential, parallel), so the
+    /// runner gives their workers shared counters.
+    pub key_pattern: KeyPattern,
+    /// The lowest placeholder value (`--key-minimum`); values run over `key_min..keyspace`.
+    pub key_min: u64,
+    /// `--arrival`: how `--rps` sends are spaced.
+    pub arrival: Arrival,
+    /// `--data-size-range`/`--data-size-list`: value sizes drawn per request (templates are
+    /// encoded at the largest); `None` keeps every value at `-d` bytes.
+    pub value_sizes: Option<SizeDist>,
+    /// `--ratio`: each unit is one command drawn from this mix instead of the template's unit
+    /// (the template is the mix's first command), each timed into its own histogram.
+    pub mix: Option<Arc<Mix>>,
 }

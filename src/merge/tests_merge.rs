@@ -86,6 +86,9 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<Value, String> {
                "corrected": hdr::encode(&corrected), "uncorrected": hdr::encode(&uncorrected)}),
     );
     o.insert("nodes".into(), nodes(inputs, &tests, t)?);
+    if first.get("mix").is_some() {
+        o.insert("mix".into(), mix(inputs, &tests, t)?);
+    }
     o.insert("timeline".into(), timeline(&tests, &starts));
     let threads: Vec<Value> = tests
         .iter()
@@ -215,6 +218,38 @@ fn nodes(inputs: &[Input], tests: &[&Value], t: usize) -> Result<Value, String> 
         .map(|(address, role, completed, h)| {
             json!({"address": address, "role": role, "completed": completed,
                    "latency_us": LatencySummary::of(&h), "histogram": hdr::encode(&h)})
+        })
+        .collect())
+}
+
+/// A command mix's commands by name: counts and rates summed, histograms added, summaries
+/// recomputed (the shards ran the same mix, so the names and their order agree).
+fn mix(inputs: &[Input], tests: &[&Value], t: usize) -> Result<Value, String> {
+    let mut by_name: Vec<(String, u64, u64, f64, LatencyHistogram)> = Vec::new();
+    for (i, test) in inputs.iter().zip(tests) {
+        for (n, m) in test["mix"].as_array().into_iter().flatten().enumerate() {
+            let name = str_of(&m["name"]).to_string();
+            let pos = match by_name.iter().position(|e| e.0 == name) {
+                Some(p) => p,
+                None => {
+                    by_name.push((name, 0, 0, 0.0, LatencyHistogram::new()));
+                    by_name.len() - 1
+                }
+            };
+            let e = &mut by_name[pos];
+            e.1 += m["completed"].as_u64().unwrap_or(0);
+            e.2 += m["failed"].as_u64().unwrap_or(0);
+            e.3 += m["throughput_rps"].as_f64().unwrap_or(0.0);
+            let what = format!("{}: tests[{t}].mix[{n}].histogram", i.name);
+            add_encoded(&mut e.4, str_of(&m["histogram"]), &what)?;
+        }
+    }
+    Ok(by_name
+        .into_iter()
+        .map(|(name, completed, failed, rps, h)| {
+            json!({"name": name, "completed": completed, "failed": failed,
+                   "throughput_rps": rps, "latency_us": LatencySummary::of(&h),
+                   "histogram": hdr::encode(&h)})
         })
         .collect())
 }

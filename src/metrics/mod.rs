@@ -11,7 +11,7 @@ pub mod thread_cpu;
 mod timeline;
 
 pub use histogram::LatencyHistogram;
-pub use recorder::Recorder;
+pub use recorder::{CommandTally, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
 
@@ -175,6 +175,40 @@ pub struct TestResult {
     /// The wall-clock time the measured phase began (the timeline's second 0), for placing
     /// outages on the clock.
     pub started_at: Option<SystemTime>,
+    /// A command mix (`--ratio`): each command's own figures, in the mix's order (empty for a
+    /// test of one command or sequence). The totals above cover them all.
+    pub commands: Vec<CommandResult>,
+}
+
+/// One command of a mix: its own latency, as if it had been a test of its own.
+#[derive(Clone, Debug)]
+pub struct CommandResult {
+    /// As the mix names it (`SET`, `GET`).
+    pub name: String,
+    pub completed: u64,
+    /// Error replies counted with `-e`.
+    pub errors: u64,
+    /// Corrected latency (from the intended send time).
+    pub latency: LatencyHistogram,
+}
+
+impl CommandResult {
+    /// Nothing measured yet.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            completed: 0,
+            errors: 0,
+            latency: LatencyHistogram::new(),
+        }
+    }
+
+    /// Adds one worker's figures.
+    pub fn merge(&mut self, t: &CommandTally) {
+        self.completed += t.completed;
+        self.errors += t.errors;
+        self.latency.merge(&t.latency);
+    }
 }
 
 impl TestResult {
@@ -198,6 +232,7 @@ impl TestResult {
             reconnect_attempts: 0,
             reconnects: 0,
             started_at: None,
+            commands: Vec::new(),
             outcome,
         }
     }

@@ -34,6 +34,20 @@ pub struct Recorder {
     /// Attempts to reopen a failed connection, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
+    /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
+    /// `latency` (see [`Recorder::success_of`]).
+    pub commands: Vec<CommandTally>,
+}
+
+/// One command of a mix as one worker measured it.
+#[derive(Debug, Default)]
+pub struct CommandTally {
+    /// Corrected latency only: a second histogram per reply would cost a mix more client CPU
+    /// than the target allows (the test's totals keep both).
+    pub latency: LatencyHistogram,
+    pub completed: u64,
+    pub errors: u64,
 }
 
 impl Recorder {
@@ -54,6 +68,21 @@ impl Recorder {
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            commands: Vec::new(),
+        }
+    }
+
+    /// Gives each of `n` mix commands its own figures.
+    pub fn with_commands(mut self, n: usize) -> Self {
+        self.commands = (0..n).map(|_| CommandTally::default()).collect();
+        self
+    }
+
+    /// An error reply to mix command `k`, after [`Recorder::error`] counted it in the totals.
+    #[inline]
+    pub fn command_error(&mut self, k: usize, warmup: bool) {
+        if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
+            c.errors += 1;
         }
     }
 
@@ -61,11 +90,33 @@ impl Recorder {
     /// returns its corrected latency.
     #[inline]
     pub fn success(&mut self, intended: Instant, sent: Instant, warmup: bool, now: Instant) -> u64 {
+        self.success_of(None, intended, sent, warmup, now)
+    }
+
+    /// [`Recorder::success`] for command `k` of a mix (`Some`): its corrected latency goes into
+    /// that command's histogram *instead of* the total one, and the runner adds the commands'
+    /// histograms into the total when the test ends (one histogram record per reply, as for a
+    /// single command, which keeps a mix's client CPU close to a plain test's).
+    #[inline]
+    pub fn success_of(
+        &mut self,
+        k: Option<usize>,
+        intended: Instant,
+        sent: Instant,
+        warmup: bool,
+        now: Instant,
+    ) -> u64 {
         let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
         self.all_completed += 1;
         self.all_latency_sum_ns += latency_ns;
         if !warmup {
-            self.latency.record(latency_ns);
+            match k.and_then(|k| self.commands.get_mut(k)) {
+                Some(c) => {
+                    c.latency.record(latency_ns);
+                    c.completed += 1;
+                }
+                None => self.latency.record(latency_ns),
+            }
             self.uncorrected
                 .record(now.saturating_duration_since(sent).as_nanos() as u64);
             self.completed += 1;

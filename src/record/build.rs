@@ -12,8 +12,8 @@ use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySummary, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
-    TestRecord, VerdictRecord,
+    Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Range, Requests,
+    ServerTestRecord, TestRecord, VerdictRecord,
 };
 use super::timeline::Timeline;
 
@@ -144,6 +144,26 @@ pub fn test_record(
                     String::new()
                 } else {
                     super::hdr::encode(&n.latency)
+                },
+            })
+            .collect(),
+        mix: r
+            .commands
+            .iter()
+            .map(|c| MixRecord {
+                name: c.name.clone(),
+                completed: c.completed,
+                failed: c.errors,
+                throughput_rps: if r.elapsed.is_zero() {
+                    0.0
+                } else {
+                    c.completed as f64 / r.elapsed.as_secs_f64()
+                },
+                latency_us: LatencySummary::of(&c.latency),
+                histogram: if extras.skip_histograms {
+                    String::new()
+                } else {
+                    super::hdr::encode(&c.latency)
                 },
             })
             .collect(),

@@ -178,6 +178,10 @@ pub struct TestRecord {
     pub histograms: Histograms,
     /// Cluster mode: per node that answered requests.
     pub nodes: Vec<NodeRecord>,
+    /// A command mix (`--ratio`): each command's own figures, in the mix's order; absent for a
+    /// test of one command or sequence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixRecord>,
     /// Per second of the measured phase (empty until the engine supplies one).
     pub timeline: Vec<TimelineRow>,
     /// Outages found in the timeline's 100 ms slots (requests lost or nothing completed).
@@ -287,6 +291,20 @@ pub struct NodeRecord {
     pub completed: u64,
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`].
+    pub histogram: String,
+}
+
+/// One command of a mix: its share of a test, timed on its own replies.
+#[derive(Clone, Debug, Serialize)]
+pub struct MixRecord {
+    /// As the report names it (`SET`).
+    pub name: String,
+    pub completed: u64,
+    pub failed: u64,
+    /// Its completions over the test's measured time.
+    pub throughput_rps: f64,
+    pub latency_us: LatencySummary,
+    /// Corrected latency, encoded as [`Histograms`] (empty when the record keeps none).
     pub histogram: String,
 }
 

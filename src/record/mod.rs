@@ -164,7 +164,16 @@ impl Recorder {
         extras: TestExtras,
     ) -> &TestRecord {
         let watched = watch.map(TestWatch::end).unwrap_or_default();
-        let commands = build::command_names(template);
+        // A mix's commands are its own (the template is only its first).
+        let commands = if result.commands.is_empty() {
+            build::command_names(template)
+        } else {
+            result
+                .commands
+                .iter()
+                .map(|c| c.name.to_ascii_lowercase())
+                .collect()
+        };
         let extras = TestExtras {
             skip_histograms: !self.keeps,
             ..extras

@@ -210,6 +210,23 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
             p,
         );
     }
+    for c in &r.commands {
+        let v = super::commands::view(r, c);
+        let _ = writeln!(
+            s,
+            "  {}: {:.2} requests per second, {} completed{}",
+            c.name,
+            v.throughput(),
+            c.completed,
+            if c.errors > 0 {
+                format!(", {} errors", c.errors)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(s, "  {} latency summary (msec):", c.name);
+        six_column_table(&mut s, LatencyFigures::of(&c.latency).as_array(), p);
+    }
     if let Some(c) = &r.cluster {
         cluster_sections(&mut s, c, r.elapsed.as_secs_f64(), p);
     }
@@ -393,7 +410,11 @@ pub fn write_cluster_listing(
 
 /// Writes the `-q` line: `"<title>: <rps %.2f> requests per second, p50=<%.{precision}f> msec\n"`.
 /// The caller clears the progress line first.
+/// A command mix writes one line per command first, then the total (`commands`).
 pub fn write_quiet(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> io::Result<()> {
+    for c in &r.commands {
+        write_quiet(out, ctx, &super::commands::view(r, c))?;
+    }
     let line = format!(
         "{}: {:.2} requests per second, p50={:.p$} msec\n",
         r.title,
@@ -417,7 +438,12 @@ pub fn write_csv_header(out: &mut impl Write) -> io::Result<()> {
 ///
 /// The title is escaped by doubling any `"` in it (RFC 4180). valkey-benchmark writes it raw,
 /// so a custom command containing `"` breaks its CSV; titles without `"` are byte-identical.
+///
+/// A command mix writes one row per command first, then the total (`commands`).
 pub fn write_csv_row(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> io::Result<()> {
+    for c in &r.commands {
+        write_csv_row(out, ctx, &super::commands::view(r, c))?;
+    }
     let p = ctx.precision;
     let mut s = String::with_capacity(128);
     let _ = write!(

@@ -11,6 +11,7 @@
 //! linear iterators for the two distribution listings. Golden files for the tests live in
 //! `src/report/golden/` (regenerate with `REGENERATE_GOLDEN=1 cargo test --lib report::`).
 
+mod commands;
 mod distribution;
 mod format;
 #[cfg(test)]

@@ -21,11 +21,13 @@ use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
-use crate::plan::{Format, RunPlan, Workload};
+use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
 use crate::record::{Recorder, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
 use crate::sentinel::SentinelRun;
+use crate::workload::mix::{Mix, MixCommand};
 use crate::workload::suite::{SuiteParams, build};
+use crate::workload::template::parse_custom_command;
 use crate::workload::{PayloadGenerator, Template};
 
 /// Why a run did not end normally. `main` maps these to exit codes.
@@ -262,6 +264,7 @@ impl<W: Write> Session<'_, W> {
                     self.run_one(test.title, &work.template)?;
                 }
             }
+            Workload::Mix { title, commands } => self.run_mix(payload, title, commands)?,
             Workload::Custom { title, items } => {
                 let template = Template::encode(items, plan.load.keyspace.is_some());
                 self.ctx.payload_bytes = match &plan.load.dataset {
@@ -276,6 +279,50 @@ impl<W: Write> Session<'_, W> {
             self.out.flush()?;
         }
         Ok(())
+    }
+
+    /// `--ratio`/`--command`: the mix's commands encoded with this pass's data, as one test
+    /// (`workload::mix`), each timed into its own histogram.
+    fn run_mix(
+        &mut self,
+        payload: &mut PayloadGenerator,
+        title: &str,
+        specs: &[MixSpec],
+    ) -> Result<(), Failure> {
+        let plan = self.plan;
+        let data = payload.chunk(plan.data_size);
+        let keyspace_given = plan.load.keyspace.is_some();
+        let params = SuiteParams {
+            data: &data,
+            keyspace_given,
+            num_functions: plan.num_functions,
+            num_keys_in_fcall: plan.num_keys_in_fcall,
+            cluster_tag: plan.cluster,
+        };
+        let mut commands = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let template = match &spec.source {
+                MixSource::Suite(test) => build(test, &params).template,
+                MixSource::Line(args) => {
+                    let items = parse_custom_command(args, None, plan.data_size, payload)
+                        .map_err(Failure::Fatal)?;
+                    Template::encode(&items, keyspace_given)
+                }
+            };
+            commands.push(MixCommand {
+                name: spec.name.clone(),
+                template,
+                weight: spec.weight,
+                keys: spec.keys,
+            });
+        }
+        let mix = Mix::new(commands)
+            .ok_or_else(|| Failure::Fatal("the mix has no command with a weight".to_string()))?;
+        let first = mix.commands[0].template.clone();
+        self.load.mix = Some(Arc::new(mix));
+        let ended = self.run_one(title, &first);
+        self.load.mix = None;
+        ended
     }
 
     /// A suite test's setup command (`FUNCTION LOAD`), on the server or every primary.

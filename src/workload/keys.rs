@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::distribution::uniform_below;
+use super::distribution::{KeyPattern, KeyRange, Sampler, parallel_slice};
 
 /// The largest keyspace: 12 decimal digits, the placeholder's width.
 pub const MAX_KEYSPACE: u64 = 999_999_999_999;
@@ -18,6 +18,21 @@ pub const MAX_KEYSPACE: u64 = 999_999_999_999;
 #[derive(Debug, Default)]
 pub struct SequentialCounters {
     counters: [AtomicU64; 10],
+    /// Parallel pattern: the next connection slice to hand out (each connection takes one the
+    /// first time it fills a batch, so slices are distinct across workers without the engine
+    /// having to know a connection's global index).
+    next_slice: AtomicU64,
+}
+
+/// The parallel pattern's state in one worker: each connection's slice and its own counters.
+#[derive(Clone, Debug)]
+struct Parallel {
+    /// How many slices the range is cut into (`-c`).
+    slices: u64,
+    /// Per connection (local index), once it has filled a batch.
+    conns: Vec<Option<(KeyRange, [u64; 10])>>,
+    /// The connection the next values are for ([`KeyGen::select_conn`]).
+    current: usize,
 }
 
 /// Draws placeholder values for one worker.
@@ -30,6 +45,12 @@ pub struct KeyGen {
     /// in a sharded run this shard's part of it.
     slice_start: u64,
     slice_len: u64,
+    /// The lowest value (`--key-minimum`; values run over `min..keyspace`).
+    min: u64,
+    /// How random values are drawn (uniform unless `--key-pattern`/`--keys` said otherwise).
+    sampler: Sampler,
+    /// The parallel pattern (`None` for every other one).
+    parallel: Option<Parallel>,
 }
 
 /// In a sharded run (`--shard`), this process's part of the keyspace for sequential counters:
@@ -72,13 +93,55 @@ impl KeyGen {
             sequential,
             slice_start: 0,
             slice_len: keyspace,
+            min: 0,
+            sampler: Sampler::Uniform,
+            parallel: None,
         }
         .in_shard(index, count)
     }
 
-    /// Sequential values over shard `index` of `count`'s part of the keyspace only.
+    /// Draws with `pattern` over `min..keyspace` instead of uniformly over `0..keyspace`;
+    /// `conns` is the number of parallel slices (`-c`). The plan has already checked the pattern
+    /// against the range with [`Sampler::new`]; should it still fail, values stay uniform. A
+    /// minimum at or above the keyspace is likewise refused by the plan and ignored here.
+    pub fn with_pattern(mut self, pattern: KeyPattern, min: u64, conns: u64) -> Self {
+        if min >= self.keyspace {
+            return self;
+        }
+        self.min = min;
+        self.sampler = Sampler::new(pattern, self.range()).unwrap_or(Sampler::Uniform);
+        self.parallel = (pattern == KeyPattern::Parallel).then(|| Parallel {
+            slices: conns.max(1),
+            conns: Vec::new(),
+            current: 0,
+        });
+        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
+        self.in_shard(index, count)
+    }
+
+    /// The range values are drawn from (`min..=keyspace - 1`).
+    fn range(&self) -> KeyRange {
+        KeyRange {
+            min: self.min,
+            max: self.keyspace.max(1) - 1,
+        }
+    }
+
+    /// Parallel pattern: the next values are for connection `conn` (the worker's index). The
+    /// first call for a connection takes the next free slice of the range; every other pattern
+    /// ignores it.
+    #[inline]
+    pub fn select_conn(&mut self, conn: usize) {
+        if let Some(p) = self.parallel.as_mut() {
+            p.current = conn;
+        }
+    }
+
+    /// Sequential values over shard `index` of `count`'s part of the key range only.
     pub fn in_shard(mut self, index: u64, count: u64) -> Self {
-        let (start, len) = shard_slice(self.keyspace, index, count.max(1));
+        let len = self.keyspace.saturating_sub(self.min);
+        let (start, len) = shard_slice(len, index, count.max(1));
+        let start = start + self.min;
         // A keyspace smaller than the shard count leaves some shards nothing; the plan refuses
         // that, and a one-key part keeps the arithmetic defined.
         (self.slice_start, self.slice_len) = (start, len.max(1));
@@ -92,13 +155,44 @@ impl KeyGen {
         if self.keyspace == 0 {
             return 0;
         }
+        if self.parallel.is_some() {
+            return self.next_parallel(which);
+        }
         match &self.sequential {
             Some(c) => {
                 self.slice_start
                     + c.counters[which].fetch_add(1, Ordering::Relaxed) % self.slice_len
             }
-            None => uniform_below(&mut self.rng, self.keyspace),
+            None => {
+                let range = self.range();
+                self.sampler.draw(&mut self.rng, range)
+            }
         }
+    }
+
+    /// The parallel pattern: the current connection's slice of this shard's part, in order.
+    fn next_parallel(&mut self, which: usize) -> u64 {
+        let part = KeyRange {
+            min: self.slice_start,
+            max: self.slice_start + self.slice_len - 1,
+        };
+        let shared = self.sequential.as_ref();
+        let Some(p) = self.parallel.as_mut() else {
+            return part.min;
+        };
+        if p.conns.len() <= p.current {
+            // Once per connection (the vector grows to the worker's connection count).
+            p.conns.resize(p.current + 1, None);
+        }
+        let (slice, counters) = p.conns[p.current].get_or_insert_with(|| {
+            let index = shared.map_or(p.current as u64, |c| {
+                c.next_slice.fetch_add(1, Ordering::Relaxed)
+            });
+            (parallel_slice(part, index, p.slices), [0; 10])
+        });
+        let n = counters[which];
+        counters[which] += 1;
+        Sampler::from_counter(n, *slice)
     }
 }
 
@@ -193,5 +287,52 @@ mod tests {
         assert_eq!(&buf, b"999999999999");
         write_12_digits(&mut buf, 42);
         assert_eq!(&buf, b"000000000042");
+    }
+
+    #[test]
+    fn parallel_walks_one_slice_per_connection_in_order() {
+        use crate::workload::distribution::KeyPattern;
+        let shared = Arc::new(SequentialCounters::default());
+        let mut a =
+            KeyGen::new(20, 0, 0, Some(shared.clone())).with_pattern(KeyPattern::Parallel, 10, 2);
+        let mut b = KeyGen::new(20, 0, 1, Some(shared)).with_pattern(KeyPattern::Parallel, 10, 2);
+        let draw = |g: &mut KeyGen, conn: usize, n: usize| -> Vec<u64> {
+            g.select_conn(conn);
+            (0..n).map(|_| g.next(0)).collect()
+        };
+        // Range 10..20 in two slices: the first connection to fill takes 10..15, the next 15..20.
+        assert_eq!(draw(&mut a, 3, 3), [10, 11, 12]);
+        assert_eq!(draw(&mut b, 0, 6), [15, 16, 17, 18, 19, 15]);
+        assert_eq!(
+            draw(&mut a, 3, 3),
+            [13, 14, 10],
+            "its own counter, wrapping in its slice"
+        );
+    }
+
+    #[test]
+    fn patterns_draw_within_the_range_and_repeat_with_the_seed() {
+        use crate::workload::distribution::KeyPattern;
+        let draws = |pattern, seed| -> Vec<u64> {
+            let mut g = KeyGen::new(1000, seed, 0, None).with_pattern(pattern, 900, 1);
+            (0..500).map(|_| g.next(0)).collect()
+        };
+        for p in [
+            KeyPattern::Uniform,
+            KeyPattern::Zipf { exponent: 1.0 },
+            KeyPattern::Gaussian {
+                median: None,
+                stddev: None,
+            },
+        ] {
+            let v = draws(p, 1);
+            assert!(v.iter().all(|x| (900..1000).contains(x)), "{p:?}");
+            assert_eq!(v, draws(p, 1), "{p:?}");
+            assert_ne!(v, draws(p, 2), "{p:?}");
+        }
+        // Uniform over 0..N is the same sequence as before key patterns existed.
+        let mut old = KeyGen::new(1000, 3, 0, None);
+        let mut new = KeyGen::new(1000, 3, 0, None).with_pattern(KeyPattern::Uniform, 0, 1);
+        assert!((0..100).all(|_| old.next(0) == new.next(0)));
     }
 }

@@ -9,6 +9,8 @@ pub mod data;
 pub mod dataset;
 pub mod distribution;
 pub mod keys;
+pub mod mix;
+pub mod sizes;
 pub mod suite;
 pub mod table;
 pub mod template;

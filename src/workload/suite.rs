@@ -85,6 +85,14 @@ pub fn select_tests(list: Option<&str>) -> Vec<&'static SuiteTest> {
         .collect()
 }
 
+/// The suite test named `name` (a name of [`SUITE`]; panics otherwise, a programming error).
+pub fn by_name(name: &str) -> &'static SuiteTest {
+    SUITE
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no suite test {name}"))
+}
+
 /// Names `-t` understands, for warnings about unknown ones.
 pub fn known_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
@@ -119,6 +127,7 @@ fn cmd(parts: &[&[u8]]) -> SequenceItem {
         repeat: 1,
         args: parts.iter().map(|p| p.to_vec()).collect(),
         verbatim_arg: None,
+        data: Vec::new(),
     }
 }
 
@@ -182,6 +191,7 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
                 repeat: 1,
                 args,
                 verbatim_arg: None,
+                data: Vec::new(),
             }
         }
         "mget" => {
@@ -191,6 +201,7 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
                 repeat: 1,
                 args,
                 verbatim_arg: None,
+                data: Vec::new(),
             }
         }
         "xadd" => cmd(&[b"XADD", mystream, b"*", b"myfield", d]),
@@ -215,14 +226,32 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
                 repeat: 1,
                 args,
                 verbatim_arg: None,
+                data: Vec::new(),
             }
         }
         other => unreachable!("suite test {other} has no command"),
     };
+    // The value arguments (the `-d` data), which variable value sizes resize.
+    let mut item = item;
+    item.data = value_args(test.name, item.args.len())
+        .map(|arg| (arg, 0))
+        .collect();
     TestWork {
         template: Template::encode(&[item], p.keyspace_given),
         setup,
     }
+}
+
+/// Which arguments of a suite test's command are its value (`-d` bytes).
+fn value_args(name: &str, argc: usize) -> impl Iterator<Item = usize> {
+    let (first, step) = match name {
+        "set" | "lpush" | "lpush_lrange" | "rpush" => (2, argc),
+        "hset" => (3, argc),
+        "xadd" => (4, argc),
+        "mset" => (2, 2),
+        _ => (argc, 1),
+    };
+    (first..argc).step_by(step)
 }
 
 /// The FUNCTION LOAD test's library: functions foo<n> .. foo1 that return 0.

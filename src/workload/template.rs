@@ -7,6 +7,7 @@
 
 use super::data::PayloadGenerator;
 use super::keys::{KeyGen, write_12_digits};
+use super::sizes::ValueArg;
 
 /// Width of every `__rand_*__` token and of the digits that replace it.
 pub const PLACEHOLDER_LEN: usize = 12;
@@ -44,6 +45,9 @@ pub struct Template {
     /// command, repeats included). Cluster mode reads keys and re-sends redirected commands
     /// from these ranges.
     pub layout: Vec<CommandLayout>,
+    /// Arguments holding value data (`__data__`, the suite's values), ascending: what
+    /// `--data-size-range`/`--data-size-list` resize per request (`sizes::fill_sized`).
+    pub values: Vec<ValueArg>,
 }
 
 /// Byte ranges of one command within a unit.
@@ -64,6 +68,9 @@ pub struct SequenceItem {
     pub args: Vec<Vec<u8>>,
     /// Index of an argument exempt from placeholder scanning (the `-x` stdin argument).
     pub verbatim_arg: Option<usize>,
+    /// Value data in the arguments: (argument index, byte offset), each chunk the data size long,
+    /// ascending. Variable value sizes shorten these chunks per request.
+    pub data: Vec<(usize, usize)>,
 }
 
 impl Template {
@@ -78,6 +85,7 @@ impl Template {
                 args: Vec::new(),
                 verbatim_arg: None,
             }],
+            values: Vec::new(),
         }
     }
 
@@ -88,6 +96,7 @@ impl Template {
         let mut placeholders = Vec::new();
         let mut commands = 0u32;
         let mut layout = Vec::new();
+        let mut values = Vec::new();
         for item in items {
             for _ in 0..item.repeat {
                 let base = unit.len();
@@ -97,7 +106,17 @@ impl Template {
                 let mut pos = base + 1 + decimal_digits(item.args.len()) + 2;
                 let mut args = Vec::with_capacity(item.args.len());
                 for (i, arg) in item.args.iter().enumerate() {
+                    let header = pos;
                     pos += 1 + decimal_digits(arg.len()) + 2;
+                    let data_at: Vec<usize> =
+                        item.data.iter().filter(|d| d.0 == i).map(|d| d.1).collect();
+                    if !data_at.is_empty() {
+                        values.push(ValueArg {
+                            header,
+                            body: pos..pos + arg.len(),
+                            data_at,
+                        });
+                    }
                     if keyspace_given && item.verbatim_arg != Some(i) {
                         find_placeholders(arg, pos, &mut placeholders);
                     }
@@ -116,6 +135,7 @@ impl Template {
             placeholders,
             commands_per_unit: commands,
             layout,
+            values,
         }
     }
 
@@ -266,14 +286,17 @@ pub fn parse_custom_command(
         if cmd.is_empty() {
             return Err("empty command in ';'-separated sequence".to_string());
         }
+        let mut data = Vec::new();
         let args = cmd
             .iter()
-            .map(|a| replace_data(a, data_size, payload))
+            .enumerate()
+            .map(|(i, a)| replace_data(a, data_size, payload, i, &mut data))
             .collect();
         items.push(SequenceItem {
             repeat,
             args,
             verbatim_arg: None,
+            data,
         });
     }
     if let Some(stdin) = stdin_arg {
@@ -289,12 +312,21 @@ pub fn parse_custom_command(
     Ok(items)
 }
 
-fn replace_data(arg: &[u8], data_size: usize, payload: &mut PayloadGenerator) -> Vec<u8> {
+/// `arg` with each `__data__` replaced by a fresh chunk, whose (argument `index`, offset) is
+/// noted in `spans`.
+fn replace_data(
+    arg: &[u8],
+    data_size: usize,
+    payload: &mut PayloadGenerator,
+    index: usize,
+    spans: &mut Vec<(usize, usize)>,
+) -> Vec<u8> {
     const TOKEN: &[u8] = b"__data__";
     let mut out = Vec::with_capacity(arg.len());
     let mut i = 0;
     while i < arg.len() {
         if arg[i..].starts_with(TOKEN) {
+            spans.push((index, out.len()));
             out.extend_from_slice(&payload.chunk(data_size));
             i += TOKEN.len();
         } else {

@@ -93,6 +93,17 @@ def check_test(i, test, problems):
         problems.append(f"{where}: {lat['corrected']['count']} latencies for {test['requests']['completed']} completed")
     for n, node in enumerate(test["nodes"]):
         check_histogram(f"{where} nodes[{n}]", node["histogram"], node["latency_us"], problems)
+    mix = test.get("mix", [])
+    for m in mix:
+        check_histogram(f"{where} mix {m['name']}", m["histogram"], m["latency_us"], problems)
+    if mix:
+        for key in ("completed", "failed"):
+            total = sum(m[key] for m in mix)
+            if total != test["requests"][key]:
+                problems.append(f"{where}: mix {key} sums to {total}, total is {test['requests'][key]}")
+        names = [m["name"].lower() for m in mix]
+        if names != test["commands"]:
+            problems.append(f"{where}: mix commands {names} but commands {test['commands']}")
     rows = test["timeline"]
     answered = test["requests"]["completed"] + test["requests"]["failed"]
     if answered and not rows:

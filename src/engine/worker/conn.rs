@@ -65,6 +65,9 @@ pub(super) struct Conn {
     pub(super) used: bool,
     /// Commands in the current batch.
     pub(super) batch_cmds: u64,
+    /// A command mix: which command of the mix each unit of the batch is (reply `i` answers
+    /// unit `i`); empty otherwise.
+    pub(super) kinds: Vec<u8>,
     /// The node it is connected to (always 0 outside cluster mode).
     pub(super) node: usize,
     /// Cluster: the primary whose slots its units target (itself, or a replica's primary).
@@ -128,6 +131,7 @@ impl Conn {
             warmup: false,
             used: false,
             batch_cmds: 0,
+            kinds: Vec::new(),
             node: place.node,
             route,
             home: place.home,

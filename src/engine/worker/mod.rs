@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use self::conn::{Conn, State};
 use super::cluster::{ClusterRun, ClusterWorker};
@@ -25,7 +27,9 @@ use super::timer::Timer;
 use super::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::thread_cpu::ThreadCpuMark;
 use crate::metrics::{ClusterStats, Recorder, SharedTimeline, ThreadCpuUsage};
+use crate::workload::distribution::KeyPattern;
 use crate::workload::keys::{KeyGen, SequentialCounters};
+use crate::workload::sizes::fill_sized;
 use crate::workload::template::{Placeholder, Template, fill};
 
 /// The poll token of the waker the main thread uses to stop a worker.
@@ -147,6 +151,13 @@ pub(crate) struct Worker<'a> {
     /// `--rps`: connections waiting for the next send time.
     free: Vec<usize>,
     pacer: Option<Pacer>,
+    /// Variable value sizes: the RNG sizes are drawn from (seeded per worker) and one drawn
+    /// size per value argument of a unit (reused).
+    size_rng: Xoshiro256PlusPlus,
+    size_scratch: Vec<usize>,
+    /// A mix whose commands draw keys with their own patterns: a generator per command (empty
+    /// otherwise: every command draws from `keys`).
+    mix_keys: Vec<KeyGen>,
     /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
     /// (`epoll_wait`'s timeout is whole milliseconds).
     timer: Option<Timer>,
@@ -187,9 +198,28 @@ impl<'a> Worker<'a> {
             cfg.load.seed,
             cfg.id as u64,
             cfg.sequential.clone(),
+        )
+        .with_pattern(
+            cfg.load.key_pattern,
+            cfg.load.key_min,
+            u64::from(cfg.load.clients),
         );
-        let pacer = cfg.rate_per_sec.map(|rate| Pacer::new(cfg.start, rate));
-        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone());
+        // Poisson gaps: one stream per worker, repeatable with --seed.
+        let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let pacer = cfg
+            .rate_per_sec
+            .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
+        let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
+        let mix_keys = mix_keys(&cfg);
+        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        let cfg_values = cfg
+            .load
+            .mix
+            .iter()
+            .flat_map(|m| m.commands.iter().map(|c| c.template.values.len()))
+            .chain([cfg.template.values.len()])
+            .max()
+            .unwrap_or(0);
         let id = cfg.id;
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
@@ -209,6 +239,11 @@ impl<'a> Worker<'a> {
             active: 0,
             free: Vec::new(),
             pacer,
+            size_rng: Xoshiro256PlusPlus::seed_from_u64(
+                pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
+            ),
+            size_scratch: Vec::with_capacity(cfg_values),
+            mix_keys,
             timer: None,
             down: 0,
             recovering: 0,
@@ -471,21 +506,12 @@ impl<'a> Worker<'a> {
         } else {
             (!self.cfg.load.keepalive && self.conns[i].used) || self.stale(i)
         };
-        let wlen = if let Some(dataset) = &self.cfg.load.dataset {
-            dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys)
-        } else {
-            if self.cluster.is_some() {
-                self.fill_cluster(i, units);
-            } else {
-                fill(
-                    &mut self.conns[i].wbuf,
-                    &self.batch_placeholders[..units * self.placeholders_per_unit],
-                    self.placeholders_per_unit,
-                    &mut self.keys,
-                );
-            }
-            units * self.unit_len
-        };
+        // The parallel key pattern walks a slice per connection.
+        self.keys.select_conn(i);
+        for k in &mut self.mix_keys {
+            k.select_conn(i);
+        }
+        let wlen = self.fill_batch(i, units);
         let c = &mut self.conns[i];
         c.used = true;
         c.wlen = wlen;
@@ -506,6 +532,55 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Writes connection `i`'s next batch of `units` units (placeholders filled, values sized,
+    /// or a dataset's records) and returns its length in bytes.
+    fn fill_batch(&mut self, i: usize, units: usize) -> usize {
+        let load = self.cfg.load;
+        if let Some(dataset) = &load.dataset {
+            return dataset.fill_batch(&mut self.conns[i].wbuf, units, &mut self.keys);
+        }
+        if let Some(mix) = &load.mix {
+            let c = &mut self.conns[i];
+            let keys = if self.mix_keys.is_empty() {
+                std::slice::from_mut(&mut self.keys)
+            } else {
+                &mut self.mix_keys[..]
+            };
+            return mix.fill_batch(
+                &mut c.wbuf,
+                &mut c.kinds,
+                units,
+                &mut self.size_rng,
+                load.value_sizes.as_ref(),
+                keys,
+                &mut self.size_scratch,
+            );
+        }
+        if self.cluster.is_some() {
+            self.fill_cluster(i, units);
+        } else if let Some(dist) = load.value_sizes.as_ref()
+            && !self.cfg.template.values.is_empty()
+        {
+            return fill_sized(
+                &mut self.conns[i].wbuf,
+                self.cfg.template,
+                units,
+                dist,
+                &mut self.size_rng,
+                &mut self.keys,
+                &mut self.size_scratch,
+            );
+        } else {
+            fill(
+                &mut self.conns[i].wbuf,
+                &self.batch_placeholders[..units * self.placeholders_per_unit],
+                self.placeholders_per_unit,
+                &mut self.keys,
+            );
+        }
+        units * self.unit_len
+    }
+
     /// Where node `node` is (the one server outside cluster mode).
     fn target(&self, node: usize) -> &Target {
         match &self.cluster {
@@ -518,6 +593,35 @@ impl<'a> Worker<'a> {
     fn outstanding(&self) -> usize {
         self.cluster.as_ref().map_or(0, |c| c.outstanding())
     }
+}
+
+/// A mix with per-command key patterns: one generator per command, each its own stream (its
+/// pattern's shared counters for sequential and parallel ones); empty for any other test.
+fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
+    let load = cfg.load;
+    let Some(mix) = load.mix.as_ref().filter(|m| m.has_own_keys()) else {
+        return Vec::new();
+    };
+    mix.commands
+        .iter()
+        .zip(&mix.counters)
+        .enumerate()
+        .map(|(k, (c, counters))| {
+            let pattern = c.keys.unwrap_or(load.key_pattern);
+            let counted = matches!(pattern, KeyPattern::Sequential | KeyPattern::Parallel);
+            let shared = match (counted, c.keys.is_some()) {
+                (false, _) => None,
+                (true, true) => Some(counters.clone()),
+                (true, false) => cfg.sequential.clone(),
+            };
+            let seed = load.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared).with_pattern(
+                pattern,
+                load.key_min,
+                u64::from(load.clients),
+            )
+        })
+        .collect()
 }
 
 /// A failure of the poller itself (not of a connection).

@@ -102,6 +102,12 @@ impl Worker<'_> {
         if c.pending > 0 {
             if !c.warmup {
                 self.rec.failed(kind as usize, c.pending, now);
+                // A mix: each lost request is also its command's failure (replies come in
+                // order, so the unanswered ones are the batch's last `pending`).
+                let done = (c.batch_cmds - c.pending) as usize;
+                for k in c.kinds.iter().skip(done).take(c.pending as usize) {
+                    self.rec.command_error(*k as usize, false);
+                }
             }
             self.active -= 1;
         }

@@ -95,6 +95,11 @@ pub(super) fn on_reply(
     if c.pending == 0 {
         return Err(unasked_reply());
     }
+    // A mix: which command this reply answers (one command per unit, replies in order).
+    let kind = c
+        .kinds
+        .get((c.batch_cmds - c.pending) as usize)
+        .map(|&k| k as usize);
     c.pending -= 1;
     if !c.warmup {
         rec.last_reply = Some(now);
@@ -108,8 +113,11 @@ pub(super) fn on_reply(
             return Ok(c.pending == 0);
         }
         record_error(rec, ctx.policy, c.warmup, text, now)?;
+        if let Some(k) = kind {
+            rec.command_error(k, c.warmup);
+        }
     } else {
-        let latency = rec.success(c.intended, c.sent, c.warmup, now);
+        let latency = rec.success_of(kind, c.intended, c.sent, c.warmup, now);
         if let Some(cl) = cluster
             && !c.warmup
         {

@@ -1,0 +1,479 @@
+//! The workload options (issue 12): key distributions, value sizes, the SET:GET ratio and the
+//! arrival process. memtier_benchmark's spellings where they do not clash with
+//! valkey-benchmark's (its users type them from muscle memory and from vendors' guides, often as
+//! `--ratio=0:1`, which lexopt accepts for every long option), plus `--keys`, a native spelling
+//! that reads well on its own.
+//!
+//! Kept apart from `parse.rs` so that the option table only gains one variant and one line per
+//! spelling; the values are parsed and checked here, and `plan` turns them into the engine's
+//! types (`cli` imports nothing of the crate, so these are its own plain types).
+
+use std::ffi::OsStr;
+
+use super::UsageError;
+use super::value::{invalid_value, text, whole};
+
+/// Largest key value: the 12-digit placeholder's.
+const MAX_KEY: u64 = 999_999_999_999;
+/// Largest value size, as `-d`.
+const MAX_SIZE: u64 = 1 << 30;
+
+/// Which workload option a spelling is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WorkloadOpt {
+    KeyPattern,
+    Keys,
+    KeyMinimum,
+    KeyMaximum,
+    KeyStddev,
+    KeyMedian,
+    KeyZipfExp,
+    DataSizeRange,
+    DataSizeList,
+    Ratio,
+    Arrival,
+    Command,
+    CommandRatio,
+    CommandKeyPattern,
+}
+
+/// How placeholder values are drawn from the key range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyDist {
+    Uniform,
+    Sequential,
+    Gaussian,
+    /// The exponent when `--keys zipf:EXP` gave one (else `--key-zipf-exp` or 1).
+    Zipf(Option<f64>),
+    Parallel,
+}
+
+/// How value sizes vary (`__data__` and the default tests' values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataSizes {
+    /// `--data-size-range MIN-MAX`: uniform over the inclusive range.
+    Range(usize, usize),
+    /// `--data-size-list SIZE:WEIGHT,...`: each size with its relative weight.
+    List(Vec<(usize, u32)>),
+}
+
+/// `--arrival`: when `--rps` sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ArrivalArg {
+    /// Evenly spaced (the default).
+    #[default]
+    Uniform,
+    /// Exponential gaps: a Poisson process with the same mean rate.
+    Poisson,
+}
+
+/// The workload options as given (all absent by default: valkey-benchmark's behaviour).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadArgs {
+    /// `--key-pattern` or `--keys` (the later wins).
+    pub key_dist: Option<KeyDist>,
+    /// `--key-minimum`.
+    pub key_minimum: Option<u64>,
+    /// `--key-maximum` (inclusive; overrides `-r`'s top).
+    pub key_maximum: Option<u64>,
+    /// `--key-stddev` (Gaussian).
+    pub key_stddev: Option<f64>,
+    /// `--key-median` (Gaussian).
+    pub key_median: Option<f64>,
+    /// `--key-zipf-exp` (Zipf).
+    pub key_zipf_exp: Option<f64>,
+    /// `--data-size-range` or `--data-size-list` (the later wins).
+    pub data_sizes: Option<DataSizes>,
+    /// `--ratio SET:GET`.
+    pub ratio: Option<(u32, u32)>,
+    /// `--arrival`.
+    pub arrival: Option<ArrivalArg>,
+    /// `--key-pattern S:G` with different halves: GET's pattern in a `--ratio` mix
+    /// (`key_dist` is SET's).
+    pub get_key_dist: Option<KeyDist>,
+    /// memtier's `--command` (repeatable), each with its `--command-ratio` and
+    /// `--command-key-pattern` (which apply to the `--command` before them).
+    pub commands: Vec<CommandArg>,
+}
+
+/// One `--command` of a weighted mix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandArg {
+    /// The command line, split on whitespace (memtier's `__key__` and `__data__` inside).
+    pub args: Vec<Vec<u8>>,
+    /// `--command-ratio` (default 1).
+    pub ratio: u32,
+    /// `--command-key-pattern` (default: the run's pattern).
+    pub key_dist: Option<KeyDist>,
+}
+
+/// Applies one workload option's value.
+pub(super) fn apply(
+    w: &mut WorkloadArgs,
+    name: &str,
+    opt: WorkloadOpt,
+    v: &OsStr,
+) -> Result<(), UsageError> {
+    match opt {
+        WorkloadOpt::KeyPattern => {
+            let (set, get) = memtier_pattern(name, v)?;
+            w.key_dist = Some(set);
+            w.get_key_dist = (get != set).then_some(get);
+        }
+        WorkloadOpt::Command => {
+            let args: Vec<Vec<u8>> = text(name, v)?
+                .split_whitespace()
+                .map(|a| a.as_bytes().to_vec())
+                .collect();
+            if args.is_empty() {
+                return Err(invalid_value(
+                    name,
+                    v,
+                    "a command, e.g. \"SET __key__ __data__\"",
+                ));
+            }
+            w.commands.push(CommandArg {
+                args,
+                ratio: 1,
+                key_dist: None,
+            });
+        }
+        WorkloadOpt::CommandRatio => {
+            let ratio = whole(name, v, 0, 1_000_000)?;
+            last_command(w, name)?.ratio = ratio;
+        }
+        WorkloadOpt::CommandKeyPattern => {
+            let (dist, _) = memtier_pattern(name, v)?;
+            last_command(w, name)?.key_dist = Some(dist);
+        }
+        WorkloadOpt::Keys => w.key_dist = Some(native_pattern(name, v)?),
+        WorkloadOpt::KeyMinimum => w.key_minimum = Some(whole(name, v, 0, MAX_KEY)?),
+        WorkloadOpt::KeyMaximum => w.key_maximum = Some(whole(name, v, 0, MAX_KEY)?),
+        WorkloadOpt::KeyStddev => w.key_stddev = Some(positive(name, v)?),
+        WorkloadOpt::KeyMedian => w.key_median = Some(number(name, v, 0.0)?),
+        WorkloadOpt::KeyZipfExp => w.key_zipf_exp = Some(zipf_exponent(name, v)?),
+        WorkloadOpt::DataSizeRange => w.data_sizes = Some(size_range(name, v)?),
+        WorkloadOpt::DataSizeList => w.data_sizes = Some(size_list(name, v)?),
+        WorkloadOpt::Ratio => w.ratio = Some(ratio(name, v)?),
+        WorkloadOpt::Arrival => {
+            w.arrival = Some(match v.as_encoded_bytes() {
+                b"uniform" => ArrivalArg::Uniform,
+                b"poisson" => ArrivalArg::Poisson,
+                _ => return Err(invalid_value(name, v, "uniform or poisson")),
+            })
+        }
+    }
+    Ok(())
+}
+
+/// The `--command` an option that qualifies one applies to: the last given.
+fn last_command<'a>(w: &'a mut WorkloadArgs, name: &str) -> Result<&'a mut CommandArg, UsageError> {
+    w.commands
+        .last_mut()
+        .ok_or_else(|| UsageError(format!("{name} applies to a --command given before it")))
+}
+
+/// The checks that need several options.
+pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError> {
+    if let (Some(min), Some(max)) = (w.key_minimum, w.key_maximum)
+        && min > max
+    {
+        return Err(UsageError(format!(
+            "--key-minimum {min} is above --key-maximum {max}"
+        )));
+    }
+    if w.get_key_dist.is_some() && w.ratio.is_none() {
+        return Err(UsageError(
+            "--key-pattern with different SET and GET patterns needs --ratio (the SET:GET mix \
+             they apply to)"
+                .to_owned(),
+        ));
+    }
+    if !w.commands.is_empty() && w.ratio.is_some() {
+        return Err(UsageError(
+            "--ratio and --command both choose the commands; give one of them".to_owned(),
+        ));
+    }
+    if !w.commands.is_empty() && w.commands.iter().all(|c| c.ratio == 0) {
+        return Err(UsageError(
+            "--command-ratio: every --command has weight 0".to_owned(),
+        ));
+    }
+    if sequential && !matches!(w.key_dist, None | Some(KeyDist::Sequential)) {
+        return Err(UsageError(
+            "--sequential is the sequential key pattern; it cannot be combined with another \
+             --key-pattern/--keys"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// memtier's letters: one (`Z`, both halves) or a `SET:GET` pair (`Z:Z`, `R:G`).
+fn memtier_pattern(name: &str, v: &OsStr) -> Result<(KeyDist, KeyDist), UsageError> {
+    let expected = "R, S, G, Z or P (random, sequential, Gaussian, Zipf, parallel), or a pair \
+                    like R:R";
+    let s = text(name, v)?;
+    let (set, get) = s.split_once(':').unwrap_or((&s, &s));
+    let letter = |l: &str| match l {
+        "R" | "r" => Some(KeyDist::Uniform),
+        "S" | "s" => Some(KeyDist::Sequential),
+        "G" | "g" => Some(KeyDist::Gaussian),
+        "Z" | "z" => Some(KeyDist::Zipf(None)),
+        "P" | "p" => Some(KeyDist::Parallel),
+        _ => None,
+    };
+    match (letter(set), letter(get)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(invalid_value(name, v, expected)),
+    }
+}
+
+/// `--keys uniform|sequential|gaussian|zipf[:EXP]|parallel`.
+fn native_pattern(name: &str, v: &OsStr) -> Result<KeyDist, UsageError> {
+    let expected = "uniform, sequential, gaussian, zipf, zipf:EXPONENT or parallel";
+    let s = text(name, v)?;
+    Ok(match s.as_str() {
+        "uniform" => KeyDist::Uniform,
+        "sequential" => KeyDist::Sequential,
+        "gaussian" => KeyDist::Gaussian,
+        "zipf" => KeyDist::Zipf(None),
+        "parallel" => KeyDist::Parallel,
+        other => match other.strip_prefix("zipf:") {
+            Some(exp) => KeyDist::Zipf(Some(zipf_exponent(name, OsStr::new(exp))?)),
+            None => return Err(invalid_value(name, v, expected)),
+        },
+    })
+}
+
+/// A finite decimal number at least `min`.
+fn number(name: &str, v: &OsStr, min: f64) -> Result<f64, UsageError> {
+    let n: f64 = text(name, v)?
+        .parse()
+        .map_err(|_| invalid_value(name, v, &format!("a number of at least {min}")))?;
+    if !n.is_finite() || n < min {
+        return Err(invalid_value(
+            name,
+            v,
+            &format!("a number of at least {min}"),
+        ));
+    }
+    Ok(n)
+}
+
+fn positive(name: &str, v: &OsStr) -> Result<f64, UsageError> {
+    match number(name, v, 0.0) {
+        Ok(n) if n > 0.0 => Ok(n),
+        _ => Err(invalid_value(name, v, "a number greater than 0")),
+    }
+}
+
+/// A Zipf exponent: above 0, at most 5 (the sampler's limits; about 1 is typical of caches).
+fn zipf_exponent(name: &str, v: &OsStr) -> Result<f64, UsageError> {
+    match positive(name, v) {
+        Ok(n) if n <= 5.0 => Ok(n),
+        _ => Err(invalid_value(
+            name,
+            v,
+            "a number greater than 0 and at most 5 (about 1 is typical of caches)",
+        )),
+    }
+}
+
+/// `MIN-MAX` byte sizes, `1 <= MIN <= MAX <= 1 GiB`.
+fn size_range(name: &str, v: &OsStr) -> Result<DataSizes, UsageError> {
+    let bad = || {
+        invalid_value(
+            name,
+            v,
+            "MIN-MAX sizes in bytes, 1 <= MIN <= MAX, e.g. 32-1024",
+        )
+    };
+    let s = text(name, v)?;
+    let (lo, hi) = s.split_once('-').ok_or_else(bad)?;
+    let lo: usize = whole(name, OsStr::new(lo), 1, MAX_SIZE).map_err(|_| bad())?;
+    let hi: usize = whole(name, OsStr::new(hi), 1, MAX_SIZE).map_err(|_| bad())?;
+    if lo > hi {
+        return Err(bad());
+    }
+    Ok(DataSizes::Range(lo, hi))
+}
+
+/// `SIZE:WEIGHT,...` with sizes in `1..=1 GiB` and weights that are not all zero.
+fn size_list(name: &str, v: &OsStr) -> Result<DataSizes, UsageError> {
+    let bad = || {
+        invalid_value(
+            name,
+            v,
+            "SIZE:WEIGHT pairs separated by commas, e.g. 100:80,1000:20",
+        )
+    };
+    let s = text(name, v)?;
+    let mut list = Vec::new();
+    for pair in s.split(',') {
+        let (size, weight) = pair.split_once(':').ok_or_else(bad)?;
+        let size: usize = whole(name, OsStr::new(size), 1, MAX_SIZE).map_err(|_| bad())?;
+        let weight: u32 = whole(name, OsStr::new(weight), 0, 1_000_000).map_err(|_| bad())?;
+        list.push((size, weight));
+    }
+    if list.iter().all(|&(_, w)| w == 0) {
+        return Err(bad());
+    }
+    Ok(DataSizes::List(list))
+}
+
+/// `SET:GET` weights, not both zero.
+fn ratio(name: &str, v: &OsStr) -> Result<(u32, u32), UsageError> {
+    let bad = || invalid_value(name, v, "SET:GET weights like 1:10 (not both 0)");
+    let s = text(name, v)?;
+    let (set, get) = s.split_once(':').ok_or_else(bad)?;
+    let set: u32 = whole(name, OsStr::new(set), 0, 1_000_000).map_err(|_| bad())?;
+    let get: u32 = whole(name, OsStr::new(get), 0, 1_000_000).map_err(|_| bad())?;
+    if set == 0 && get == 0 {
+        return Err(bad());
+    }
+    Ok((set, get))
+}
+
+/// Whether the option only follows a `--command` (the option table's test gives it one).
+#[cfg(test)]
+pub(super) fn qualifies_a_command(opt: WorkloadOpt) -> bool {
+    matches!(
+        opt,
+        WorkloadOpt::CommandRatio | WorkloadOpt::CommandKeyPattern
+    )
+}
+
+/// A valid value for each option (the option table's test parses every entry).
+#[cfg(test)]
+pub(super) fn example(opt: WorkloadOpt) -> &'static str {
+    match opt {
+        WorkloadOpt::KeyPattern => "Z:Z",
+        WorkloadOpt::Keys => "zipf:1.1",
+        WorkloadOpt::KeyMinimum | WorkloadOpt::KeyMaximum => "10",
+        WorkloadOpt::KeyStddev | WorkloadOpt::KeyMedian | WorkloadOpt::KeyZipfExp => "1.5",
+        WorkloadOpt::DataSizeRange => "10-20",
+        WorkloadOpt::DataSizeList => "10:1,100:3",
+        WorkloadOpt::Ratio => "1:10",
+        WorkloadOpt::Arrival => "poisson",
+        WorkloadOpt::Command => "GET __key__",
+        WorkloadOpt::CommandRatio => "3",
+        WorkloadOpt::CommandKeyPattern => "G",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Invocation, parse};
+
+    fn run(argv: &[&str]) -> WorkloadArgs {
+        match parse(argv.iter().map(|s| s.into())) {
+            Ok(Invocation::Run(a)) => a.workload,
+            other => panic!("{argv:?}: {other:?}"),
+        }
+    }
+
+    fn err(argv: &[&str]) -> String {
+        match parse(argv.iter().map(|s| s.into())) {
+            Err(UsageError(m)) => m,
+            other => panic!("{argv:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn memtier_spellings_with_and_without_equals() {
+        let w = run(&[
+            "--ratio=0:1",
+            "--key-pattern=P:P",
+            "--key-maximum=999",
+            "--key-minimum",
+            "1",
+            "--key-zipf-exp",
+            "0.9",
+            "--key-median=5",
+            "--key-stddev=2",
+        ]);
+        assert_eq!(w.ratio, Some((0, 1)));
+        assert_eq!(w.key_dist, Some(KeyDist::Parallel));
+        assert_eq!((w.key_minimum, w.key_maximum), (Some(1), Some(999)));
+        assert_eq!(w.key_zipf_exp, Some(0.9));
+        assert_eq!((w.key_median, w.key_stddev), (Some(5.0), Some(2.0)));
+        assert_eq!(
+            run(&["--key-pattern", "G"]).key_dist,
+            Some(KeyDist::Gaussian)
+        );
+        assert_eq!(
+            run(&["--keys", "zipf:1.1"]).key_dist,
+            Some(KeyDist::Zipf(Some(1.1)))
+        );
+        assert_eq!(
+            run(&["--keys", "sequential"]).key_dist,
+            Some(KeyDist::Sequential)
+        );
+        assert_eq!(
+            run(&["--data-size-list", "100:80,1000:20"]).data_sizes,
+            Some(DataSizes::List(vec![(100, 80), (1000, 20)]))
+        );
+        assert_eq!(
+            run(&["--data-size-range=32-1024"]).data_sizes,
+            Some(DataSizes::Range(32, 1024))
+        );
+        assert_eq!(
+            run(&["--arrival", "poisson"]).arrival,
+            Some(ArrivalArg::Poisson)
+        );
+    }
+
+    #[test]
+    fn bad_values_are_one_line() {
+        for (argv, start) in [
+            (&["--ratio", "1"][..], "invalid value \"1\" for --ratio"),
+            (&["--ratio", "0:0"], "invalid value \"0:0\" for --ratio"),
+            (
+                &["--key-zipf-exp", "0"],
+                "invalid value \"0\" for --key-zipf-exp",
+            ),
+            (&["--keys", "zipf:9"], "invalid value \"9\" for --keys"),
+            (
+                &["--data-size-range", "9-3"],
+                "invalid value \"9-3\" for --data-size-range",
+            ),
+            (
+                &["--data-size-list", "10:0"],
+                "invalid value \"10:0\" for --data-size-list",
+            ),
+            (
+                &["--key-pattern", "Q"],
+                "invalid value \"Q\" for --key-pattern",
+            ),
+            (&["--keys", "pareto"], "invalid value \"pareto\" for --keys"),
+            (
+                &["--arrival", "bursty"],
+                "invalid value \"bursty\" for --arrival",
+            ),
+            (&["--key-maximum", "1000000000000"], "invalid value"),
+            (
+                &["--key-minimum", "5", "--key-maximum", "4"],
+                "--key-minimum 5 is above",
+            ),
+            (
+                &["--sequential", "--keys", "zipf"],
+                "--sequential is the sequential",
+            ),
+        ] {
+            let e = err(argv);
+            assert!(e.starts_with(start), "{argv:?}: {e}");
+            assert!(!e.contains('\n'));
+        }
+        let e = err(&["--key-pattern", "R:S"]);
+        assert!(e.contains("needs --ratio"), "{e}");
+        let e = err(&["--command-ratio", "2"]);
+        assert!(
+            e.starts_with("--command-ratio applies to a --command"),
+            "{e}"
+        );
+        let e = err(&["--command=GET a", "--ratio", "1:1"]);
+        assert!(e.contains("give one of them"), "{e}");
+    }
+}

@@ -1,0 +1,228 @@
+//! Weighted command mixes (`--ratio SET:GET`): each unit of a batch is one command drawn by
+//! weight from the seeded per-worker RNG, and the kind of each is noted so its reply is timed
+//! into that command's own histogram.
+//!
+//! Every command is pre-encoded once (a [`Template`] each, placeholders and value arguments
+//! located as for any template); filling a batch copies the chosen commands' bytes back to back
+//! into the connection's buffer, which was sized for the longest, so nothing is allocated per
+//! request. Each unit is a single command, so reply `i` of a batch answers unit `i`.
+
+use std::sync::Arc;
+
+use rand_core::RngCore;
+
+use super::distribution::KeyPattern;
+use super::keys::{KeyGen, SequentialCounters};
+use super::sizes::{SizeDist, append_sized};
+use super::template::{Template, fill_unit};
+
+/// One command of a mix.
+#[derive(Clone, Debug)]
+pub struct MixCommand {
+    /// Its name in reports (`SET`, `GET`).
+    pub name: String,
+    /// The command, encoded (exactly one command per unit).
+    pub template: Template,
+    /// Its relative weight (above 0).
+    pub weight: u32,
+    /// Its own key pattern (memtier's `--command-key-pattern`, GET's half of `--key-pattern
+    /// R:G`); `None` draws with the run's.
+    pub keys: Option<KeyPattern>,
+}
+
+/// A weighted mix of single commands.
+#[derive(Clone, Debug)]
+pub struct Mix {
+    pub commands: Vec<MixCommand>,
+    /// Command `i` is drawn when a uniform 64-bit draw falls under `thresholds[i]` (and not
+    /// under an earlier one): its running weight sum over the total, scaled to 2⁶⁴.
+    thresholds: Vec<u64>,
+    /// The longest command's encoding (the batch buffer holds `-P` of them).
+    longest: usize,
+    /// Per command, the counters its own sequential or parallel pattern walks (shared by all
+    /// workers, like `--sequential`'s).
+    pub counters: Vec<Arc<SequentialCounters>>,
+}
+
+impl Mix {
+    /// A mix of `commands` (weight-0 commands are dropped); `None` if none is left or one is not
+    /// a single command. At most 256 commands (a kind is one byte per unit).
+    pub fn new(commands: Vec<MixCommand>) -> Option<Self> {
+        let commands: Vec<MixCommand> = commands.into_iter().filter(|c| c.weight > 0).collect();
+        if commands.is_empty()
+            || commands.len() > 256
+            || commands.iter().any(|c| c.template.commands_per_unit != 1)
+        {
+            return None;
+        }
+        let total: u64 = commands.iter().map(|c| u64::from(c.weight)).sum();
+        let mut sum = 0u64;
+        let thresholds = commands
+            .iter()
+            .map(|c| {
+                sum += u64::from(c.weight);
+                // sum / total of 2^64, in 128 bits; the last is 2^64 - 1 (every draw but one
+                // falls under it, and the draw function takes the last for that one).
+                ((u128::from(sum) << 64) / u128::from(total)).min(u128::from(u64::MAX)) as u64
+            })
+            .collect();
+        let longest = commands
+            .iter()
+            .map(|c| c.template.unit.len())
+            .max()
+            .unwrap_or(0);
+        let counters = commands.iter().map(|_| Arc::default()).collect();
+        Some(Self {
+            commands,
+            thresholds,
+            longest,
+            counters,
+        })
+    }
+
+    /// Whether some command draws keys with its own pattern (a worker then keeps a key
+    /// generator per command).
+    pub fn has_own_keys(&self) -> bool {
+        self.commands.iter().any(|c| c.keys.is_some())
+    }
+
+    /// The names of the commands, in order (the per-command results' order).
+    pub fn names(&self) -> Vec<String> {
+        self.commands.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// Draws a command by weight (no draw for a single command): the first whose threshold a
+    /// raw 64-bit draw falls under, so a draw is one RNG step and a comparison or two, with
+    /// no division (a bias of at most 2⁻⁶⁴ per command).
+    #[inline]
+    fn draw<R: RngCore>(&self, rng: &mut R) -> usize {
+        if self.thresholds.len() == 1 {
+            return 0;
+        }
+        let x = rng.next_u64();
+        self.thresholds
+            .iter()
+            .position(|&t| x < t)
+            .unwrap_or(self.thresholds.len() - 1)
+    }
+
+    /// Writes `units` drawn commands into `out` (placeholders filled from `keys`, one generator
+    /// per command or one for all; values sized when `sizes` is given), their indexes into
+    /// `kinds[..units]`, and returns the batch length (`out` may be longer: the connection
+    /// writes `out[..len]`). The buffers reach their largest size on the first batch and are
+    /// reused after that; without value sizes, commands are copied into place rather than
+    /// appended, so no capacity is checked per unit.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_batch<R: RngCore>(
+        &self,
+        out: &mut Vec<u8>,
+        kinds: &mut Vec<u8>,
+        units: usize,
+        rng: &mut R,
+        sizes: Option<&SizeDist>,
+        keys: &mut [KeyGen],
+        scratch: &mut Vec<usize>,
+    ) -> usize {
+        let shared = keys.len() == 1;
+        if kinds.len() < units {
+            kinds.resize(units, 0);
+        }
+        if let Some(dist) = sizes {
+            out.clear();
+            out.reserve(units * self.longest);
+            for kind in &mut kinds[..units] {
+                let k = self.draw(rng);
+                *kind = k as u8;
+                let t = &self.commands[k].template;
+                let keys = &mut keys[if shared { 0 } else { k }];
+                if t.values.is_empty() {
+                    let base = out.len();
+                    out.extend_from_slice(&t.unit);
+                    fill_unit(&mut out[base..], &t.placeholders, keys);
+                } else {
+                    append_sized(out, t, dist, rng, keys, scratch);
+                }
+            }
+            return out.len();
+        }
+        if out.len() < units * self.longest {
+            out.resize(units * self.longest, 0);
+        }
+        let mut pos = 0;
+        for kind in &mut kinds[..units] {
+            let k = self.draw(rng);
+            *kind = k as u8;
+            let t = &self.commands[k].template;
+            let unit = &mut out[pos..pos + t.unit.len()];
+            unit.copy_from_slice(&t.unit);
+            if !t.placeholders.is_empty() {
+                fill_unit(unit, &t.placeholders, &mut keys[if shared { 0 } else { k }]);
+            }
+            pos += t.unit.len();
+        }
+        pos
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::PayloadGenerator;
+    use crate::workload::template::parse_custom_command;
+    use rand_core::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn command(name: &str, line: &str, weight: u32) -> MixCommand {
+        let args: Vec<Vec<u8>> = line.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+        let items = parse_custom_command(&args, None, 8, &mut PayloadGenerator::default()).unwrap();
+        MixCommand {
+            name: name.to_string(),
+            template: Template::encode(&items, true),
+            weight,
+            keys: None,
+        }
+    }
+
+    #[test]
+    fn batches_follow_the_weights_and_note_each_units_command() {
+        let mix = Mix::new(vec![
+            command("SET", "SET key:__rand_int__ __data__", 1),
+            command("DEL", "DEL x", 0),
+            command("GET", "GET key:__rand_int__", 9),
+        ])
+        .unwrap();
+        assert_eq!(mix.names(), ["SET", "GET"], "weight 0 is dropped");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut keys = [KeyGen::new(100, 1, 0, None)];
+        let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let mut sets = 0;
+        let batches = 2_000;
+        for _ in 0..batches {
+            let len = mix.fill_batch(
+                &mut out,
+                &mut kinds,
+                16,
+                &mut rng,
+                None,
+                &mut keys,
+                &mut scratch,
+            );
+            assert_eq!(kinds.len(), 16);
+            // The bytes are the noted commands, in order.
+            let mut at = 0;
+            for &k in &kinds {
+                let t = &mix.commands[k as usize].template;
+                assert_eq!(out[at..at + 8], t.unit[..8]);
+                at += t.unit.len();
+            }
+            assert_eq!(at, len);
+            assert!(!out[..len].windows(12).any(|w| w == b"__rand_int__"));
+            sets += kinds.iter().filter(|&&k| k == 0).count();
+        }
+        let share = sets as f64 / (batches * 16) as f64;
+        // 32,000 draws: the standard error of a 10% share is 0.17%.
+        assert!((share - 0.1).abs() < 0.007, "SET share {share}");
+        assert!(Mix::new(vec![command("SET", "SET a b", 0)]).is_none());
+        assert!(Mix::new(vec![command("TWO", "SET a b ; GET a", 1)]).is_none());
+    }
+}

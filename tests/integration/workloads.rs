@@ -1,0 +1,195 @@
+//! Workload options (issue 12) against real servers: key distributions, value sizes, the
+//! SET:GET ratio, and their usage errors.
+
+use crate::harness::{Server, run_respbench};
+
+fn key(n: u64) -> String {
+    format!("key:{n:012}")
+}
+
+/// The value of counter key `n` (0 if absent).
+fn counter(c: &mut crate::harness::Client, n: u64) -> u64 {
+    c.bulk(&["GET", key(n).as_str()])
+        .map_or(0, |v| String::from_utf8(v).unwrap().parse().unwrap())
+}
+
+#[test]
+fn zipf_keys_make_the_first_key_the_hottest() {
+    let server = Server::start();
+    server
+        .bench(&[
+            "--keys",
+            "zipf:1.1",
+            "-r",
+            "1000",
+            "-n",
+            "20000",
+            "-c",
+            "4",
+            "--seed",
+            "5",
+            "-q",
+            "INCR",
+            "key:__rand_int__",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let hottest = counter(&mut c, 0);
+    let others: Vec<u64> = (1..1000).map(|n| counter(&mut c, n)).collect();
+    assert!(
+        others.iter().all(|&n| n < hottest),
+        "key 0 ({hottest}) is hotter than every other key"
+    );
+    // Rank 2 gets about 2^-1.1 of rank 1's share, rank 100 far less.
+    assert!(
+        others[0] > hottest / 3 && others[0] < hottest,
+        "{}",
+        others[0]
+    );
+    assert!(others[98] < hottest / 50, "{}", others[98]);
+}
+
+#[test]
+fn sequential_and_parallel_cover_an_explicit_range_exactly() {
+    for pattern in ["S:S", "P:P"] {
+        let server = Server::start();
+        let out = server.bench(&[
+            &format!("--key-pattern={pattern}"),
+            "--key-minimum=100",
+            "--key-maximum=1099",
+            "-n",
+            "10000",
+            "-c",
+            "10",
+            "--threads",
+            "2",
+            "-q",
+            "SET",
+            "key:__rand_int__",
+            "x",
+        ]);
+        out.assert_success();
+        assert_eq!(out.stderr, "", "{pattern}: a successful run is quiet");
+        let mut c = server.client();
+        assert_eq!(
+            c.dbsize(),
+            1000,
+            "{pattern}: every key of 100..=1099, nothing else"
+        );
+        assert!(c.bulk(&["GET", key(100).as_str()]).is_some(), "{pattern}");
+        assert!(c.bulk(&["GET", key(1099).as_str()]).is_some(), "{pattern}");
+    }
+}
+
+#[test]
+fn parallel_gives_each_connection_its_own_slice_in_order() {
+    // 4 connections over 40 keys: slices of 10, each walked in order lap after lap.
+    let server = Server::start();
+    server
+        .bench(&[
+            "--keys",
+            "parallel",
+            "-r",
+            "40",
+            "-n",
+            "4000",
+            "-c",
+            "4",
+            "-q",
+            "INCR",
+            "key:__rand_int__",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let counts: Vec<u64> = (0..40).map(|n| counter(&mut c, n)).collect();
+    let total: u64 = counts.iter().sum();
+    assert_eq!(total, 4000);
+    // Within a slice a connection walks in order, so its keys' counters differ by at most one.
+    for slice in counts.chunks(10) {
+        let (lo, hi) = (slice.iter().min().unwrap(), slice.iter().max().unwrap());
+        assert!(hi - lo <= 1, "{slice:?}");
+    }
+}
+
+#[test]
+fn bad_workload_options_are_one_line_and_exit_2() {
+    for args in [
+        &["--ratio", "1"][..],
+        &["--key-zipf-exp", "0"],
+        &["--data-size-range", "9-3"],
+        &["--data-size-range", "5-9", "--cluster"],
+        &["--key-pattern", "X"],
+        &["--keys", "gaussian", "-r", "10", "--key-median", "99"],
+    ] {
+        let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let out = run_respbench(&argv, None);
+        out.assert_code(2);
+        let line = out.single_stderr_line();
+        assert!(line.starts_with("respbench: "), "{line}");
+        assert_eq!(out.stdout, "");
+    }
+}
+
+/// Each key's STRLEN, for the keys `key:000000000000`.. of a keyspace of `n`.
+fn strlens(c: &mut crate::harness::Client, n: u64) -> Vec<i64> {
+    (0..n)
+        .map(|k| c.int(&["STRLEN", key(k).as_str()]))
+        .filter(|&l| l > 0)
+        .collect()
+}
+
+#[test]
+fn data_size_range_spreads_custom_values_over_the_range() {
+    let server = Server::start_valkey();
+    server
+        .bench(&[
+            "--data-size-range=10-90",
+            "-r",
+            "500",
+            "-n",
+            "3000",
+            "-P",
+            "16",
+            "-q",
+            "SET",
+            "key:__rand_int__",
+            "__data__",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let lens = strlens(&mut c, 500);
+    assert!(lens.len() > 400, "most keys written: {}", lens.len());
+    assert!(lens.iter().all(|l| (10..=90).contains(l)), "{lens:?}");
+    let distinct: std::collections::BTreeSet<_> = lens.iter().collect();
+    assert!(distinct.len() > 60, "sizes spread: {distinct:?}");
+    let mean = lens.iter().sum::<i64>() as f64 / lens.len() as f64;
+    assert!((mean - 50.0).abs() < 5.0, "mean size {mean}");
+}
+
+#[test]
+fn data_size_list_sizes_the_default_tests_values() {
+    let server = Server::start_valkey();
+    let out = server.bench(&[
+        "-t",
+        "set",
+        "--data-size-list",
+        "8:3,1000:1",
+        "-r",
+        "400",
+        "-n",
+        "4000",
+        "-q",
+    ]);
+    out.assert_success();
+    assert_eq!(out.stderr, "");
+    let mut c = server.client();
+    let lens = strlens(&mut c, 400);
+    assert!(lens.len() > 350);
+    assert!(lens.iter().all(|&l| l == 8 || l == 1000), "{lens:?}");
+    // The last write to a key decides its size: about 1 in 4 are 1000 bytes.
+    let big = lens.iter().filter(|&&l| l == 1000).count() as f64 / lens.len() as f64;
+    assert!(
+        (0.12..0.38).contains(&big),
+        "share of 1000-byte values {big}"
+    );
+}
