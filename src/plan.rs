@@ -75,6 +75,8 @@ pub struct RunPlan {
     pub data_size: usize,
     pub num_functions: u32,
     pub num_keys_in_fcall: u32,
+    /// The default tests' key prefix (`key:`, or `--key-prefix`).
+    pub key_prefix: Vec<u8>,
     /// `-k` as typed, for the report.
     pub keepalive_raw: i64,
     /// `--threads` as typed, for the report.
@@ -179,6 +181,7 @@ impl RunPlan {
             data_size,
             num_functions: args.num_functions,
             num_keys_in_fcall: args.num_keys_in_fcall,
+            key_prefix: workloads::key_prefix(args).to_vec(),
             keepalive_raw: args.keepalive,
             threads_flag: args.threads,
             cluster: args.cluster,

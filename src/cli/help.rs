@@ -164,6 +164,8 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --key-stddev <n>   Gaussian pattern: the spread (default: a sixth of the range)
  --key-zipf-exp <s> Zipf pattern: the exponent, above 0 and at most 5
                     (default 1). memtier spellings also take --opt=value.
+ --key-prefix <p>   The default tests' and --command's __key__ keys start with
+                    this instead of "key:" (e.g. memtier-)
  --data-size-range <min-max>
                     Value sizes uniform over min..max bytes (instead of -d)
  --data-size-list <size:weight,...>

@@ -257,6 +257,7 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--key-stddev", Opt::Workload(WorkloadOpt::KeyStddev)),
     ("--key-median", Opt::Workload(WorkloadOpt::KeyMedian)),
     ("--key-zipf-exp", Opt::Workload(WorkloadOpt::KeyZipfExp)),
+    ("--key-prefix", Opt::Workload(WorkloadOpt::KeyPrefix)),
     (
         "--data-size-range",
         Opt::Workload(WorkloadOpt::DataSizeRange),

@@ -28,6 +28,7 @@ pub(super) enum WorkloadOpt {
     KeyStddev,
     KeyMedian,
     KeyZipfExp,
+    KeyPrefix,
     DataSizeRange,
     DataSizeList,
     Ratio,
@@ -70,6 +71,8 @@ pub enum ArrivalArg {
 /// The workload options as given (all absent by default: valkey-benchmark's behaviour).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadArgs {
+    /// `--key-prefix`: replaces `key:` in the default tests' keys and memtier's `__key__`.
+    pub key_prefix: Option<Vec<u8>>,
     /// `--key-pattern` or `--keys` (the later wins).
     pub key_dist: Option<KeyDist>,
     /// `--key-minimum`.
@@ -152,6 +155,7 @@ pub(super) fn apply(
         WorkloadOpt::KeyStddev => w.key_stddev = Some(positive(name, v)?),
         WorkloadOpt::KeyMedian => w.key_median = Some(number(name, v, 0.0)?),
         WorkloadOpt::KeyZipfExp => w.key_zipf_exp = Some(zipf_exponent(name, v)?),
+        WorkloadOpt::KeyPrefix => w.key_prefix = Some(key_prefix(name, v)?),
         WorkloadOpt::DataSizeRange => w.data_sizes = Some(size_range(name, v)?),
         WorkloadOpt::DataSizeList => w.data_sizes = Some(size_list(name, v)?),
         WorkloadOpt::Ratio => w.ratio = Some(ratio(name, v)?),
@@ -207,6 +211,20 @@ pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError
         ));
     }
     Ok(())
+}
+
+/// `--key-prefix`: any bytes but whitespace (a key is one argument of an inline command too),
+/// at most 200 of them; empty is allowed (bare numbers as keys, as memtier's `--key-prefix=`).
+fn key_prefix(name: &str, v: &OsStr) -> Result<Vec<u8>, UsageError> {
+    let b = v.as_encoded_bytes();
+    if b.len() > 200 || b.iter().any(u8::is_ascii_whitespace) {
+        return Err(invalid_value(
+            name,
+            v,
+            "a key prefix of at most 200 bytes without spaces",
+        ));
+    }
+    Ok(b.to_vec())
 }
 
 /// memtier's letters: one (`Z`, both halves) or a `SET:GET` pair (`Z:Z`, `R:G`).
@@ -352,6 +370,7 @@ pub(super) fn example(opt: WorkloadOpt) -> &'static str {
         WorkloadOpt::Keys => "zipf:1.1",
         WorkloadOpt::KeyMinimum | WorkloadOpt::KeyMaximum => "10",
         WorkloadOpt::KeyStddev | WorkloadOpt::KeyMedian | WorkloadOpt::KeyZipfExp => "1.5",
+        WorkloadOpt::KeyPrefix => "memtier-",
         WorkloadOpt::DataSizeRange => "10-20",
         WorkloadOpt::DataSizeList => "10:1,100:3",
         WorkloadOpt::Ratio => "1:10",

@@ -67,7 +67,8 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
     }
     let mut commands: Vec<MixSpec> = Vec::new();
     for c in &w.commands {
-        let args: Vec<Vec<u8>> = c.args.iter().map(|a| memtier_key(a)).collect();
+        let prefix = key_prefix(args);
+        let args: Vec<Vec<u8>> = c.args.iter().map(|a| memtier_key(a, prefix)).collect();
         let items = parse_custom_command(&args, None, data_size, &mut PayloadGenerator::default())?;
         let line = String::from_utf8_lossy(&c.args.join(&b' ')).into_owned();
         if items.len() != 1 || items[0].repeat != 1 {
@@ -98,15 +99,21 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
     Ok(Some(Workload::Mix { title, commands }))
 }
 
+/// The default tests' key prefix: `key:` as the reference, or `--key-prefix`.
+pub(super) fn key_prefix(args: &Args) -> &[u8] {
+    args.workload.key_prefix.as_deref().unwrap_or(b"key:")
+}
+
 /// memtier's `__key__` as respbench's key and placeholder (`key:__rand_int__`, the default
-/// tests' keys).
-fn memtier_key(arg: &[u8]) -> Vec<u8> {
+/// tests' keys, with `--key-prefix` in place of `key:`).
+fn memtier_key(arg: &[u8], prefix: &[u8]) -> Vec<u8> {
     const TOKEN: &[u8] = b"__key__";
     let mut out = Vec::with_capacity(arg.len() + 8);
     let mut i = 0;
     while i < arg.len() {
         if arg[i..].starts_with(TOKEN) {
-            out.extend_from_slice(b"key:__rand_int__");
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(b"__rand_int__");
             i += TOKEN.len();
         } else {
             out.push(arg[i]);

@@ -255,6 +255,7 @@ impl<W: Write> Session<'_, W> {
                     num_functions: plan.num_functions,
                     num_keys_in_fcall: plan.num_keys_in_fcall,
                     cluster_tag: plan.cluster,
+                    key_prefix: &plan.key_prefix,
                 };
                 for test in tests {
                     let work = build(test, &params);
@@ -298,6 +299,7 @@ impl<W: Write> Session<'_, W> {
             num_functions: plan.num_functions,
             num_keys_in_fcall: plan.num_keys_in_fcall,
             cluster_tag: plan.cluster,
+            key_prefix: &plan.key_prefix,
         };
         let mut commands = Vec::with_capacity(specs.len());
         for spec in specs {

@@ -120,6 +120,8 @@ pub struct SuiteParams<'a> {
     pub num_keys_in_fcall: u32,
     /// `--cluster`: keys get the reference's `:{tag}` (`key:{tag}:__rand_int__`, `mylist:{tag}`).
     pub cluster_tag: bool,
+    /// The keys' prefix: `key:` as the reference, or `--key-prefix` (memtier's option).
+    pub key_prefix: &'a [u8],
 }
 
 fn cmd(parts: &[&[u8]]) -> SequenceItem {
@@ -135,14 +137,17 @@ fn cmd(parts: &[&[u8]]) -> SequenceItem {
 pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
     let d = p.data;
     let tag = if p.cluster_tag { ":{tag}" } else { "" };
-    let key_owned = format!("key{tag}:__rand_int__");
+    // `key:{tag}:__rand_int__` with the default prefix, as the reference.
+    let key_tag = if p.cluster_tag { "{tag}:" } else { "" };
+    let mut key_owned = p.key_prefix.to_vec();
+    key_owned.extend_from_slice(format!("{key_tag}__rand_int__").as_bytes());
     let counter_owned = format!("counter{tag}:__rand_int__");
     let mylist_owned = format!("mylist{tag}");
     let myset_owned = format!("myset{tag}");
     let myhash_owned = format!("myhash{tag}");
     let myzset_owned = format!("myzset{tag}");
     let mystream_owned = format!("mystream{tag}");
-    let key = key_owned.as_bytes();
+    let key = key_owned.as_slice();
     let counter = counter_owned.as_bytes();
     let mylist = mylist_owned.as_bytes();
     let myset = myset_owned.as_bytes();
@@ -325,6 +330,7 @@ mod tests {
             num_functions: 2,
             num_keys_in_fcall: 1,
             cluster_tag: false,
+            key_prefix: b"key:",
         };
         let get = |name: &str| build(SUITE.iter().find(|t| t.name == name).unwrap(), &p);
         assert_eq!(get("ping_inline").template.unit, b"PING\r\n");
@@ -363,6 +369,7 @@ mod tests {
             num_functions: 1,
             num_keys_in_fcall: 0,
             cluster_tag: false,
+            key_prefix: b"key:",
         };
         let z = build(SUITE.iter().find(|t| t.name == "zadd").unwrap(), &p);
         assert_eq!(z.template.placeholders.len(), 2);

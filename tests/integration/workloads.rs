@@ -193,3 +193,52 @@ fn data_size_list_sizes_the_default_tests_values() {
         "share of 1000-byte values {big}"
     );
 }
+
+#[test]
+fn key_prefix_replaces_key_colon_in_default_tests_and_memtier_commands() {
+    let server = Server::start_valkey();
+    server
+        .bench(&[
+            "--key-prefix=memtier-",
+            "-r",
+            "50",
+            "-n",
+            "500",
+            "-t",
+            "set",
+            "-q",
+        ])
+        .assert_success();
+    server
+        .bench(&[
+            "--key-prefix",
+            "app:user:",
+            "--key-maximum=9",
+            "-n",
+            "200",
+            "--command",
+            "SET __key__ __data__",
+            "-q",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let mut keys: Vec<String> = c
+        .strings(&["KEYS", "*"])
+        .into_iter()
+        .map(|k| String::from_utf8(k).unwrap())
+        .collect();
+    keys.sort();
+    assert!(!keys.is_empty());
+    assert!(
+        keys.iter()
+            .all(|k| k.starts_with("memtier-0000") || k.starts_with("app:user:0000")),
+        "{keys:?}"
+    );
+    assert!(keys.iter().any(|k| k.starts_with("memtier-")), "{keys:?}");
+    // --key-maximum=9: ten keys at most from the --command run.
+    let app = keys.iter().filter(|k| k.starts_with("app:user:")).count();
+    assert!((1..=10).contains(&app), "{keys:?}");
+    let out = server.bench(&["--key-prefix", "a b", "-n", "1"]);
+    out.assert_code(2);
+    assert!(out.single_stderr_line().contains("--key-prefix"));
+}
