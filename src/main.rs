@@ -2,13 +2,14 @@
 //!
 //! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
-//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C. The `compare`
+//! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C, 143 stopped by
+//! SIGTERM (after the partial report, like Ctrl-C). The `compare`
 //! and `report` subcommands return their own codes (see their `--help`).
 
 use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use respbench::cli::{self, Invocation};
 use respbench::plan::RunPlan;
@@ -85,23 +86,32 @@ fn main() -> ExitCode {
         respbench::workload::keys::set_shard_slice(s.shard.index, s.shard.count);
     }
 
-    // First Ctrl-C: stop measuring and print what was measured. Second: leave at once.
+    // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
+    // print what was measured. A second one of either: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));
-    for result in [
-        signal_hook::flag::register_conditional_shutdown(
-            signal_hook::consts::SIGINT,
-            130,
-            interrupted.clone(),
-        ),
-        signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone()),
+    let terminated = Arc::new(AtomicBool::new(false));
+    for (signal, code) in [
+        (signal_hook::consts::SIGINT, 130),
+        (signal_hook::consts::SIGTERM, 143),
     ] {
-        if let Err(e) = result {
-            eprintln!("respbench: cannot handle Ctrl-C: {e}");
+        let results = [
+            signal_hook::flag::register_conditional_shutdown(signal, code, interrupted.clone()),
+            signal_hook::flag::register(signal, interrupted.clone()),
+        ];
+        for result in results {
+            if let Err(e) = result {
+                eprintln!("respbench: cannot handle signal {signal}: {e}");
+            }
         }
+    }
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone()) {
+        eprintln!("respbench: cannot handle SIGTERM: {e}");
     }
 
     match run(&plan, interrupted) {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        // 128 + the signal's number, as a shell reports a process killed by it.
+        Err(Failure::Interrupted) if terminated.load(Ordering::Relaxed) => ExitCode::from(143),
         Err(Failure::Interrupted) => ExitCode::from(130),
         Err(Failure::Fatal(message)) => {
             eprintln!("respbench: {message}");

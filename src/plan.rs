@@ -336,6 +336,7 @@ fn load_spec(args: &Args) -> LoadSpec {
             ErrorPolicy::Abort
         },
         dataset: None,
+        reply_timeout: args.timeout,
         key_pattern: crate::workload::distribution::KeyPattern::Uniform,
         key_min: 0,
         arrival: crate::engine::Arrival::Uniform,

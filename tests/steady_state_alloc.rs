@@ -138,6 +138,7 @@ fn base() -> LoadSpec {
         seed: 1,
         on_error: ErrorPolicy::Abort,
         dataset: None,
+        reply_timeout: None,
         key_pattern: respbench::workload::distribution::KeyPattern::Uniform,
         key_min: 0,
         arrival: respbench::engine::Arrival::Uniform,

@@ -66,7 +66,9 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  -I                 Idle mode: just open -c connections and wait
  -x                 Read the last argument of the command from stdin
  -e                 Keep going on error replies and count them (by default
-                    an error reply stops the run)
+                    an error reply stops the run); also on lost connections:
+                    their requests fail by kind (connection reset, closed,
+                    refused, timeout) and they are reopened with a backoff
  --seed <num>       Seed for the random number generator (default: random)
  --rps <requests>   Target rate in requests per second for the whole run
                     (default 0: no limit). Latency is measured from each
@@ -146,6 +148,10 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
  --start-at <time>  Connect, then start measuring at this wall-clock time
                     (RFC 3339, e.g. 2026-01-02T03:04:05Z, or Unix seconds), so
                     shards on several machines start together (clocks via NTP)
+ --timeout <sec>    A request unanswered this long (e.g. 2 or 0.5) fails as
+                    "timeout" and its connection is reopened (with -e the run
+                    goes on; without, it stops with a partial report). Without
+                    it, replies are awaited until --duration ends plus 5 s
  --keys <pattern>   How __rand_int__ and __rand_Nth__ values are drawn from the
                     key range: uniform (default), sequential, gaussian, zipf,
                     zipf:<exponent> or parallel (each connection walks its

@@ -118,6 +118,9 @@ pub struct Args {
     pub shards: Option<u64>,
     /// `--start-at TIME` as typed; resolved against the clock by the plan.
     pub start_at: Option<String>,
+    /// `--timeout SECS`: a request unanswered this long fails (kind `timeout`) and its
+    /// connection is reopened; `None` waits for replies as long as the test lasts.
+    pub timeout: Option<Duration>,
     /// `--find-max SLO` as typed (`p99<1ms`); parsed by the plan (`slo::Slo`).
     pub find_max: Option<String>,
     /// `--step-duration`: each `--find-max` step's measured window.
@@ -256,6 +259,7 @@ impl Default for Args {
             shard: None,
             shards: None,
             start_at: None,
+            timeout: None,
             find_max: None,
             step_duration: None,
             command: Vec::new(),

@@ -86,6 +86,8 @@ pub(super) enum Opt {
     Shard,
     Shards,
     StartAt,
+    // Failures (issue 11).
+    Timeout,
     // `--find-max` (issue 12): the throughput an SLO allows.
     FindMax,
     StepDuration,
@@ -150,6 +152,7 @@ impl Opt {
             | Opt::Shard
             | Opt::Shards
             | Opt::StartAt
+            | Opt::Timeout
             | Opt::FindMax
             | Opt::StepDuration
             | Opt::Workload(_) => true,
@@ -241,6 +244,7 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
     ("--shard", Opt::Shard),
     ("--shards", Opt::Shards),
     ("--start-at", Opt::StartAt),
+    ("--timeout", Opt::Timeout),
     ("--find-max", Opt::FindMax),
     ("--step-duration", Opt::StepDuration),
     ("--help", Opt::Help),
@@ -529,6 +533,7 @@ impl State {
             }
             Opt::Shards => a.shards = Some(whole(name, v, 1, 1_000_000)?),
             Opt::StartAt => a.start_at = Some(text(name, v)?),
+            Opt::Timeout => a.timeout = Some(seconds(name, v)?),
             Opt::FindMax => a.find_max = Some(text(name, v)?),
             Opt::StepDuration => a.step_duration = Some(seconds(name, v)?),
             Opt::Help => return Ok(Some(Invocation::Help)),

@@ -413,6 +413,16 @@ impl Stream {
         }
     }
 
+    /// Closes both directions now (the socket itself is freed when replaced): a connection given
+    /// up after a timeout stops holding the server's side while it waits to be reopened.
+    pub fn shutdown(&mut self) {
+        let _ = match self {
+            Self::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Self::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+            Self::Tls(s) => s.tcp().shutdown(std::net::Shutdown::Both),
+        };
+    }
+
     /// After a non-blocking connect reported readiness: `Ok(())` when connected (for TLS: when
     /// the handshake is done); `NotConnected` while it is still under way.
     pub fn finish_connect(&mut self) -> io::Result<()> {

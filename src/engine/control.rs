@@ -12,7 +12,7 @@ use super::error::io_reason;
 use super::tls::tls_error;
 
 /// How long a control command may take.
-const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A synchronous RESP connection.
 #[derive(Debug)]

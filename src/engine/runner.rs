@@ -149,12 +149,15 @@ fn finish(
     let interrupted = watched.interrupted;
     let (last_reply, worker_fatal) = merge(&mut result, results);
     let fatal = spawn_error.or(worker_fatal);
-    let end = if interrupted || fatal.is_some() {
+    // Requests still unanswered (a server that stopped answering, cut off by the grace after
+    // --duration) mean the test lasted until now, not until its last reply.
+    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
         Instant::now()
     } else {
         last_reply.unwrap_or_else(Instant::now)
     };
     result.elapsed = end.saturating_duration_since(measure_start);
+    result.started_at = std::time::SystemTime::now().checked_sub(measure_start.elapsed());
     if let (Some(run), Some(stats)) = (cluster, result.cluster.as_mut()) {
         label_nodes(run, stats);
     }
@@ -302,6 +305,9 @@ fn merge(
         last_reply = last_reply.max(rec.last_reply);
         result.client_threads.push(r.cpu);
         result.issued += r.sent;
+        result.unanswered += rec.unanswered;
+        result.reconnect_attempts += rec.reconnect_attempts;
+        result.reconnects += rec.reconnects;
         if fatal.is_none() {
             fatal = r.fatal;
         }

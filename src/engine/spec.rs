@@ -60,6 +60,9 @@ pub struct LoadSpec {
     /// `--dataset`: each unit is the next record's pre-encoded command instead of the template's
     /// unit (the template still gives the commands per unit).
     pub dataset: Option<Arc<Dataset>>,
+    /// `--timeout`: a batch unanswered this long (or a reconnect not done) fails as `timeout`
+    /// and its connection is reopened; `None` waits as long as the test lasts.
+    pub reply_timeout: Option<Duration>,
     /// How placeholder values are drawn (`--key-pattern`/`--keys`); uniform by default.
     /// `sequential` is also set for the counter-based patterns (sequential, parallel), so the
     /// runner gives their workers shared counters.

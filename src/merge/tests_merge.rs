@@ -180,7 +180,18 @@ fn requests(tests: &[&Value]) -> Value {
         "failed": tests.iter().filter_map(|t| t["requests"]["failed"].as_u64()).sum::<u64>(),
         "errors": errors,
         "redirects": redirects,
+        "unanswered": sum_field(tests, "unanswered"),
+        "reconnect_attempts": sum_field(tests, "reconnect_attempts"),
+        "reconnects": sum_field(tests, "reconnects"),
     })
+}
+
+/// A `requests` count summed over the inputs (records before issue 11 lack it: 0).
+fn sum_field(tests: &[&Value], name: &str) -> u64 {
+    tests
+        .iter()
+        .filter_map(|t| t["requests"][name].as_u64())
+        .sum()
 }
 
 /// Cluster nodes by address: completed summed, histograms added, summaries recomputed.

@@ -5,6 +5,7 @@
 //! one histogram would have given.
 
 mod histogram;
+pub mod outage;
 mod recorder;
 pub mod thread_cpu;
 mod timeline;
@@ -12,9 +13,20 @@ mod timeline;
 pub use histogram::LatencyHistogram;
 pub use recorder::{CommandTally, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
-pub use timeline::{Second, SecondTally, SharedTimeline, Timeline};
+pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+/// The kinds a request fails under when no reply came (the worker's `outage.rs` chooses), next
+/// to error replies' first words in [`ErrorCounts`]. Error words are upper case and one word, so
+/// these cannot be mistaken for one.
+pub const FAILURE_KINDS: [&str; 5] = [
+    "timeout",
+    "connection reset",
+    "connection closed",
+    "connection refused",
+    "connection error",
+];
 
 /// Error replies counted by their first word (`WRONGTYPE`, `NOAUTH`, `ERR`, ...).
 ///
@@ -38,6 +50,17 @@ impl ErrorCounts {
         } else {
             self.entries
                 .push((String::from_utf8_lossy(word).into_owned(), 1));
+        }
+    }
+
+    /// Counts `n` requests that failed without an error reply, under a whole kind name
+    /// (`timeout`, `connection reset`, …: see the worker's `outage.rs`). The name is kept whole,
+    /// not cut at its first word, so that it reads as the kind it is beside the reply words.
+    pub fn record_kind(&mut self, kind: &str, n: u64) {
+        if let Some(entry) = self.entries.iter_mut().find(|(w, _)| w == kind) {
+            entry.1 += n;
+        } else {
+            self.entries.push((kind.to_string(), n));
         }
     }
 
@@ -66,6 +89,14 @@ impl ErrorCounts {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Whether some requests failed without a reply (a [`FAILURE_KINDS`] entry), not only by an
+    /// error reply.
+    pub fn has_failures_without_reply(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|(w, _)| FAILURE_KINDS.contains(&w.as_str()))
     }
 }
 
@@ -133,6 +164,17 @@ pub struct TestResult {
     pub client_threads: Vec<ThreadCpuUsage>,
     /// Measured commands written (answered, failed or still in flight at the end).
     pub issued: u64,
+    /// Measured commands still unanswered when the test ended (Ctrl-C, SIGTERM, the end of the
+    /// grace after `--duration`, a fatal error): `completed + errors.total() + unanswered ==
+    /// issued` (cluster redirects still being retried aside).
+    pub unanswered: u64,
+    /// `-e`: attempts to reopen a connection that failed (refused ones included), and those that
+    /// connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+    /// The wall-clock time the measured phase began (the timeline's second 0), for placing
+    /// outages on the clock.
+    pub started_at: Option<SystemTime>,
     /// A command mix (`--ratio`): each command's own figures, in the mix's order (empty for a
     /// test of one command or sequence). The totals above cover them all.
     pub commands: Vec<CommandResult>,
@@ -186,6 +228,10 @@ impl TestResult {
             timeline: Timeline::default(),
             client_threads: Vec::new(),
             issued: 0,
+            unanswered: 0,
+            reconnect_attempts: 0,
+            reconnects: 0,
+            started_at: None,
             commands: Vec::new(),
             outcome,
         }

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use super::{ErrorCounts, LatencyHistogram, PushCounts, SecondTally, SharedTimeline};
+use super::{
+    ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally, SharedTimeline,
+};
 
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
 /// allocates on its first appearance only).
@@ -27,6 +29,11 @@ pub struct Recorder {
     pub last_reply: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
+    /// Measured commands in flight when the worker stopped.
+    pub unanswered: u64,
+    /// Attempts to reopen a failed connection, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
@@ -58,6 +65,9 @@ impl Recorder {
             pushes: PushCounts::default(),
             last_reply: None,
             tally: SecondTally::new(measure_start, timeline),
+            unanswered: 0,
+            reconnect_attempts: 0,
+            reconnects: 0,
             commands: Vec::new(),
         }
     }
@@ -123,5 +133,24 @@ impl Recorder {
             self.errors.record(text);
             self.tally.failure(now);
         }
+    }
+
+    /// Counts `n` measured requests that failed at `now` without a reply (a timeout, a lost
+    /// connection), under `kind` (index into [`FAILURE_KINDS`]).
+    pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
+        self.errors.record_kind(FAILURE_KINDS[kind], n);
+        self.tally.lost(now, kind, n);
+    }
+
+    /// An attempt to reopen a failed connection at `now`.
+    pub fn reconnect_attempt(&mut self, now: Instant) {
+        self.reconnect_attempts += 1;
+        self.tally.reconnect_attempt(now);
+    }
+
+    /// A reopened connection connected at `now`.
+    pub fn reconnected(&mut self, now: Instant) {
+        self.reconnects += 1;
+        self.tally.reconnected(now);
     }
 }

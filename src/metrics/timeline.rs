@@ -7,19 +7,56 @@
 //! worker, and memory holds one merged histogram per second of the test, not one per worker.
 //! A request belongs to the second in which its reply arrived (counted from the start of the
 //! measured phase); the sums over the seconds equal the test's totals ([`Timeline::check_totals`]).
+//!
+//! Each second also keeps ten 100 ms slots (completed, failed, requests lost without a reply,
+//! reconnect attempts and successes): a second is too coarse to say when an outage began and
+//! ended, and `outage.rs` finds outages in these slots. The per-reply cost stays one comparison:
+//! the boundary the tally checks is the next slot's.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{LatencyHistogram, TestResult};
+use super::{FAILURE_KINDS, LatencyHistogram, TestResult};
+
+/// 100 ms slots per second.
+pub const SLOTS: usize = 10;
+/// The length of a slot.
+pub const SLOT: Duration = Duration::from_millis(100);
+
+/// One 100 ms slot of a second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slot {
+    pub completed: u64,
+    /// Error replies and requests lost without a reply.
+    pub failed: u64,
+    /// Requests lost without a reply (timeouts, lost connections): what marks an outage.
+    pub lost: u64,
+    /// Attempts to reopen a failed connection (`-e`), and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+}
+
+impl Slot {
+    fn add(&mut self, o: &Slot) {
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.lost += o.lost;
+        self.reconnect_attempts += o.reconnect_attempts;
+        self.reconnects += o.reconnects;
+    }
+}
 
 /// One second of a test.
 #[derive(Clone, Debug)]
 pub struct Second {
     /// Replies that were not errors.
     pub completed: u64,
-    /// Error replies.
+    /// Error replies and requests lost without a reply.
     pub failed: u64,
+    /// Of `failed`, those lost without a reply, by kind (index into [`FAILURE_KINDS`]).
+    pub lost: [u64; FAILURE_KINDS.len()],
+    /// The second's ten 100 ms slots.
+    pub slots: [Slot; SLOTS],
     /// Corrected latency of this second's completed requests (nanoseconds, 2 significant
     /// figures: [`LatencyHistogram::coarse`]).
     pub latency: LatencyHistogram,
@@ -30,6 +67,8 @@ impl Default for Second {
         Self {
             completed: 0,
             failed: 0,
+            lost: [0; FAILURE_KINDS.len()],
+            slots: [Slot::default(); SLOTS],
             latency: LatencyHistogram::coarse(),
         }
     }
@@ -37,19 +76,43 @@ impl Default for Second {
 
 impl Second {
     fn is_empty(&self) -> bool {
-        self.completed == 0 && self.failed == 0
+        self.completed == 0 && self.failed == 0 && self.reconnect_attempts() == 0
     }
 
     fn add(&mut self, other: &Second) {
         self.completed += other.completed;
         self.failed += other.failed;
+        for (a, b) in self.lost.iter_mut().zip(&other.lost) {
+            *a += b;
+        }
+        for (a, b) in self.slots.iter_mut().zip(&other.slots) {
+            a.add(b);
+        }
         self.latency.merge(&other.latency);
     }
 
     fn clear(&mut self) {
         self.completed = 0;
         self.failed = 0;
+        self.lost = [0; FAILURE_KINDS.len()];
+        self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
+    }
+
+    /// Reconnect attempts in this second.
+    pub fn reconnect_attempts(&self) -> u64 {
+        self.slots.iter().map(|s| s.reconnect_attempts).sum()
+    }
+
+    /// Reconnects that connected in this second.
+    pub fn reconnects(&self) -> u64 {
+        self.slots.iter().map(|s| s.reconnects).sum()
+    }
+
+    /// Whether something failed or reconnected in this second (its slots then go into the
+    /// record, to place an outage within the second).
+    pub fn troubled(&self) -> bool {
+        self.failed > 0 || self.reconnect_attempts() > 0
     }
 }
 
@@ -108,7 +171,9 @@ pub struct SecondTally {
     /// The start of the measured phase: second 0 begins here.
     start: Instant,
     index: usize,
-    /// When second `index` ends: the per-reply check is one comparison with it.
+    /// The 100 ms slot of second `index` under way.
+    slot: usize,
+    /// When slot `slot` ends: the per-reply check is one comparison with it.
     boundary: Instant,
     current: Second,
     shared: SharedTimeline,
@@ -119,7 +184,8 @@ impl SecondTally {
         Self {
             start,
             index: 0,
-            boundary: start + Duration::from_secs(1),
+            slot: 0,
+            boundary: start + SLOT,
             current: Second::default(),
             shared,
         }
@@ -130,31 +196,63 @@ impl SecondTally {
     pub fn success(&mut self, now: Instant, latency_ns: u64) {
         self.at(now);
         self.current.completed += 1;
+        self.current.slots[self.slot].completed += 1;
         self.current.latency.record(latency_ns);
     }
 
     /// A measured error reply at `now`.
     #[inline]
     pub fn failure(&mut self, now: Instant) {
-        self.at(now);
-        self.current.failed += 1;
+        self.failures(now, 1);
     }
 
-    /// Moves to the second `now` falls in, handing over the one that ended.
+    /// `n` measured requests failed at `now` (error replies).
+    #[inline]
+    pub fn failures(&mut self, now: Instant, n: u64) {
+        self.at(now);
+        self.current.failed += n;
+        self.current.slots[self.slot].failed += n;
+    }
+
+    /// `n` measured requests lost at `now` without a reply (a timeout, a lost connection), of
+    /// kind `kind` (index into [`FAILURE_KINDS`]).
+    pub fn lost(&mut self, now: Instant, kind: usize, n: u64) {
+        self.failures(now, n);
+        self.current.lost[kind] += n;
+        self.current.slots[self.slot].lost += n;
+    }
+
+    /// An attempt to reopen a failed connection, started at `now`.
+    pub fn reconnect_attempt(&mut self, now: Instant) {
+        self.at(now);
+        self.current.slots[self.slot].reconnect_attempts += 1;
+    }
+
+    /// A reopened connection connected at `now`.
+    pub fn reconnected(&mut self, now: Instant) {
+        self.at(now);
+        self.current.slots[self.slot].reconnects += 1;
+    }
+
+    /// Moves to the slot `now` falls in, handing over the second that ended.
     #[inline]
     fn at(&mut self, now: Instant) {
         if now >= self.boundary {
-            self.next_second(now);
+            self.next_slot(now);
         }
     }
 
-    /// Out of line: once a second per worker.
+    /// Out of line: ten times a second per worker.
     #[cold]
-    fn next_second(&mut self, now: Instant) {
-        self.flush();
-        let secs = now.saturating_duration_since(self.start).as_secs();
-        self.index = secs as usize;
-        self.boundary = self.start + Duration::from_secs(secs + 1);
+    fn next_slot(&mut self, now: Instant) {
+        let slots = now.saturating_duration_since(self.start).as_millis() / SLOT.as_millis();
+        let slots = slots as usize;
+        if slots / SLOTS != self.index {
+            self.flush();
+            self.index = slots / SLOTS;
+        }
+        self.slot = slots % SLOTS;
+        self.boundary = self.start + SLOT * (slots as u32 + 1);
     }
 
     /// Hands the second under way to the shared timeline (the worker calls it when it stops).

@@ -108,6 +108,9 @@ pub fn test_record(
                     .map(|k| (k.name(), c.redirects[*k as usize]))
                     .collect::<BTreeMap<_, _>>()
             }),
+            unanswered: r.unanswered,
+            reconnect_attempts: r.reconnect_attempts,
+            reconnects: r.reconnects,
         },
         pushes: Pushes {
             invalidations: r.pushes.invalidations,
@@ -168,6 +171,11 @@ pub fn test_record(
             .timeline
             .map(|t| super::timeline::rows(t, &intervals))
             .unwrap_or_default(),
+        outages: super::timeline::outage_records(&crate::metrics::outage::outages(
+            &r.timeline,
+            r.elapsed,
+            r.unanswered,
+        )),
         verdict: verdict_record(r, &server, client_pct.as_deref()),
         client_threads_cpu_pct: client_pct,
         server,

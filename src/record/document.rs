@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::metrics::LatencyHistogram;
 use crate::watch::{CommandTime, ServerIdentity, ServerInterval};
 
-use super::timeline::TimelineRow;
+use super::timeline::{OutageRecord, TimelineRow};
 
 /// The schema identifier; changes only with an incompatible change of shape.
 pub const SCHEMA: &str = "respbench/1";
@@ -188,6 +188,8 @@ pub struct TestRecord {
     pub mix: Vec<MixRecord>,
     /// Per second of the measured phase (empty until the engine supplies one).
     pub timeline: Vec<TimelineRow>,
+    /// Outages found in the timeline's 100 ms slots (requests lost or nothing completed).
+    pub outages: Vec<OutageRecord>,
     /// Per watched server (empty without server figures).
     pub server: Vec<ServerTestRecord>,
     /// Per respbench worker thread, percent of one core (`null` until measured).
@@ -206,6 +208,11 @@ pub struct Requests {
     pub errors: BTreeMap<String, u64>,
     /// Cluster redirects by kind (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`).
     pub redirects: Option<BTreeMap<&'static str, u64>>,
+    /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
+    pub unanswered: u64,
+    /// `-e`: attempts to reopen a failed connection, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

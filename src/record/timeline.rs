@@ -1,9 +1,16 @@
 //! The per-second timeline's rows in the record. The timeline itself (what the workers fill,
 //! and its "sums equal totals" check) is `metrics::Timeline`; a row adds that second's server
-//! figures.
+//! figures, the requests lost by kind and the reconnects of that second, and for a second in which
+//! something failed or reconnected its ten 100 ms slots (to place an outage; quiet seconds leave
+//! them out so a long run's record stays small). `outages` lists the outages found in the slots.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::metrics::outage::Outage;
+use crate::metrics::{FAILURE_KINDS, Slot};
 pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
@@ -21,6 +28,17 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
             p50_us: us(s.latency.value_at_percentile_ns(50.0)),
             p99_us: us(s.latency.value_at_percentile_ns(99.0)),
             max_us: us(s.latency.max_ns()),
+            lost: FAILURE_KINDS
+                .iter()
+                .zip(&s.lost)
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| (*k, *n))
+                .collect(),
+            reconnect_attempts: s.reconnect_attempts(),
+            reconnects: s.reconnects(),
+            slots: s
+                .troubled()
+                .then(|| s.slots.iter().map(SlotRow::of).collect()),
             server: server
                 .iter()
                 .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
@@ -43,8 +61,72 @@ pub struct TimelineRow {
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// Of `failed`, the requests lost without a reply, by kind (`timeout`, `connection reset`,
+    /// ...); empty when none.
+    pub lost: BTreeMap<&'static str, u64>,
+    /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+    /// The second's 100 ms slots when something failed or reconnected in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slots: Option<Vec<SlotRow>>,
     /// The server figures of that second, one per watched node (empty without server figures).
     pub server: Vec<ServerInterval>,
+}
+
+/// One 100 ms slot of a troubled second.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SlotRow {
+    pub completed: u64,
+    pub failed: u64,
+    pub lost: u64,
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+}
+
+impl SlotRow {
+    fn of(s: &Slot) -> SlotRow {
+        SlotRow {
+            completed: s.completed,
+            failed: s.failed,
+            lost: s.lost,
+            reconnect_attempts: s.reconnect_attempts,
+            reconnects: s.reconnects,
+        }
+    }
+}
+
+/// One outage of the test (`metrics::outage`), in seconds from the start of the measured phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OutageRecord {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub duration_s: f64,
+    /// Requests failed in it (error replies and lost requests), and of those lost without reply.
+    pub failed: u64,
+    pub lost: u64,
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+    /// The test ended during it.
+    pub until_end: bool,
+}
+
+/// The record's outages.
+pub fn outage_records(found: &[Outage]) -> Vec<OutageRecord> {
+    let secs = |d: Duration| (d.as_secs_f64() * 10.0).round() / 10.0;
+    found
+        .iter()
+        .map(|o| OutageRecord {
+            start_s: secs(o.start()),
+            end_s: secs(o.end()),
+            duration_s: secs(o.duration()),
+            failed: o.failed,
+            lost: o.lost,
+            reconnect_attempts: o.reconnect_attempts,
+            reconnects: o.reconnects,
+            until_end: o.until_end,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -168,6 +168,7 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
     let mut s = String::with_capacity(4096);
     header_lines(&mut s, ctx, r);
     side_lines(&mut s, ctx, r);
+    super::outages::section(&mut s, r);
 
     if let Some(target) = r.target_rps {
         s.push_str("\nRPS Summary:\n");
@@ -194,6 +195,11 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
         "  throughput summary: {:.2} requests per second",
         r.throughput()
     );
+    if r.completed == 0 {
+        // A table of zeros would read as a very fast server.
+        s.push_str("  no request completed: no latency figures\n");
+        return out.write_all(s.as_bytes());
+    }
     s.push_str("  latency summary (msec):\n");
     six_column_table(&mut s, LatencyFigures::of(&r.latency).as_array(), p);
     if uncorrected_differs(&r.latency, &r.latency_uncorrected) {
@@ -280,14 +286,29 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
         }
     }
     if !r.errors.is_empty() {
+        let what = if r.errors.has_failures_without_reply() {
+            "failed (error replies, timeouts, lost connections)"
+        } else {
+            "error replies"
+        };
         let _ = writeln!(
             s,
-            "  error replies: {} (not counted as completed)",
+            "  {what}: {} (not counted as completed)",
             r.errors.total()
         );
         for (word, count) in r.errors.sorted() {
             let _ = writeln!(s, "    {word}: {count}");
         }
+    }
+    if r.unanswered > 0 {
+        let _ = writeln!(s, "  unanswered: {} ({})", r.unanswered, unanswered_why(r));
+    }
+    if r.reconnect_attempts > 0 {
+        let _ = writeln!(
+            s,
+            "  reconnects: {} of {} attempts",
+            r.reconnects, r.reconnect_attempts
+        );
     }
     let pushes = &r.pushes;
     if ctx.tracking || pushes.invalidations > 0 {
@@ -298,6 +319,22 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
     }
     if pushes.other > 0 {
         let _ = writeln!(s, "  other push messages: {}", pushes.other);
+    }
+}
+
+/// Why requests were still unanswered at the end: they are neither completed nor failed, and
+/// have no place in the latency figures (their wait had no end).
+fn unanswered_why(r: &TestResult) -> &'static str {
+    match r.outcome {
+        Outcome::Interrupted => {
+            "still waiting for a reply when interrupted; not in the latency figures"
+        }
+        Outcome::Aborted => {
+            "still waiting for a reply when the run stopped; not in the latency figures"
+        }
+        Outcome::Completed => {
+            "no reply within the 5 s grace after --duration; not in the latency figures"
+        }
     }
 }
 
@@ -437,6 +474,9 @@ pub struct Progress<'a> {
     pub overall_avg_ms: f64,
     /// How far the test is.
     pub phase: ProgressPhase,
+    /// Seconds without a completed request: from 1 s on the line says "no replies for N s", so
+    /// a stalled server is not mistaken for a hung respbench.
+    pub stalled_secs: f64,
 }
 
 /// The progress line's trailing counter.
@@ -468,6 +508,9 @@ pub fn progress_line(out: &mut String, p: &Progress) {
         ProgressPhase::Requests(n) => write!(out, "{n} requests"),
         ProgressPhase::Seconds { elapsed, .. } => write!(out, "{elapsed:.1} seconds"),
     };
+    if p.stalled_secs >= 1.0 {
+        let _ = write!(out, " - no replies for {:.0} s", p.stalled_secs.floor());
+    }
 }
 
 /// One line (without a trailing newline) for `-q`/`--csv` users, who do not see the full
@@ -498,11 +541,31 @@ pub fn side_notes(r: &TestResult) -> String {
             .iter()
             .map(|(word, count)| format!("{word} {count}"))
             .collect();
+        let what = match (r.errors.has_failures_without_reply(), total == 1) {
+            (true, _) => "failed",
+            (false, true) => "error reply",
+            (false, false) => "error replies",
+        };
         parts.push(format!(
-            "{total} error {} ({}), not counted as completed",
-            if total == 1 { "reply" } else { "replies" },
+            "{total} {what} ({}), not counted as completed",
             words.join(", ")
         ));
+    }
+    if r.unanswered > 0 {
+        parts.push(format!(
+            "{} unanswered ({})",
+            r.unanswered,
+            unanswered_why(r)
+        ));
+    }
+    if r.reconnect_attempts > 0 {
+        parts.push(format!(
+            "{} reconnects of {} attempts",
+            r.reconnects, r.reconnect_attempts
+        ));
+    }
+    if r.completed == 0 && r.issued > 0 {
+        parts.push("no request completed".into());
     }
     if let Some((achieved, percent)) = rps_shortfall(r) {
         parts.push(format!(
@@ -538,12 +601,27 @@ mod tests {
                 interval_avg_ms: 0.3854,
                 overall_avg_ms: 0.398,
                 phase: ProgressPhase::Requests(612482),
+                stalled_secs: 0.5,
             },
         );
         assert_eq!(
             s,
             "SET: rps=70892.0 (overall: 69878.1) avg_msec=0.385 (overall: 0.398) 612482 requests"
         );
+        s.clear();
+        progress_line(
+            &mut s,
+            &Progress {
+                title: "SET",
+                interval_rps: 0.0,
+                overall_rps: 1.0,
+                interval_avg_ms: 0.0,
+                overall_avg_ms: 0.3,
+                phase: ProgressPhase::Requests(7),
+                stalled_secs: 3.4,
+            },
+        );
+        assert!(s.ends_with("7 requests - no replies for 3 s"), "{s}");
     }
 
     #[test]
@@ -559,6 +637,7 @@ mod tests {
                 elapsed: 3.26,
                 warming_up: false,
             },
+            stalled_secs: 0.0,
         };
         progress_line(&mut s, &p);
         assert_eq!(
@@ -585,6 +664,40 @@ mod tests {
         r.completed = 100;
         r.elapsed = Duration::from_secs(1);
         assert_eq!(side_notes(&r), "", "target reached");
+    }
+
+    #[test]
+    fn side_notes_say_what_failed_without_a_reply() {
+        let mut r = result("SET");
+        r.issued = 10;
+        r.errors.record_kind("timeout", 6);
+        r.errors.record_kind("connection reset", 1);
+        r.unanswered = 3;
+        r.reconnect_attempts = 4;
+        r.reconnects = 2;
+        assert_eq!(
+            side_notes(&r),
+            "SET: 7 failed (timeout 6, connection reset 1), not counted as completed; \
+             3 unanswered (no reply within the 5 s grace after --duration; not in the latency \
+             figures); 2 reconnects of 4 attempts; no request completed"
+        );
+        let mut v = Vec::new();
+        let ctx = ReportContext {
+            precision: 3,
+            ..Default::default()
+        };
+        write_full(&mut v, &ctx, &r).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        assert!(s.contains(
+            "  failed (error replies, timeouts, lost connections): 7 (not counted as completed)\n    \
+             timeout: 6\n    connection reset: 1\n  unanswered: 3 (no reply within the 5 s grace \
+             after --duration; not in the latency figures)\n  reconnects: 2 of 4 attempts\n"
+        ));
+        assert!(
+            s.ends_with("no request completed: no latency figures\n"),
+            "{s}"
+        );
+        assert!(!s.contains("0.000"), "{s}");
     }
 
     #[test]

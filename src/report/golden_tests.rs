@@ -238,6 +238,15 @@ fn full_report_structure() {
             lines[sum + 1].starts_with("  throughput summary: "),
             "{name}"
         );
+        if r.completed == 0 {
+            assert_eq!(
+                lines[sum + 2],
+                "  no request completed: no latency figures",
+                "{name}"
+            );
+            assert_eq!(lines.len(), sum + 3, "{name}");
+            continue;
+        }
         assert_eq!(lines[sum + 2], "  latency summary (msec):", "{name}");
         assert_eq!(
             lines[sum + 3],

@@ -16,6 +16,7 @@ mod distribution;
 mod format;
 #[cfg(test)]
 mod golden_tests;
+mod outages;
 mod repeat;
 mod server;
 

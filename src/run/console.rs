@@ -15,6 +15,8 @@ pub(super) struct Console {
     pub(super) by_requests: bool,
     pub(super) line: String,
     pub(super) shown: bool,
+    /// Seconds since a reply last completed a request (the progress line says so after one).
+    pub(super) quiet_secs: f64,
 }
 
 impl Console {
@@ -47,7 +49,13 @@ impl Observer for Console {
         } else {
             0.0
         };
+        if s.interval_completed == 0 {
+            self.quiet_secs += s.interval_secs;
+        } else {
+            self.quiet_secs = 0.0;
+        }
         let p = Progress {
+            stalled_secs: self.quiet_secs,
             title: &self.title,
             interval_rps: if s.interval_secs > 0.0 {
                 s.interval_completed as f64 / s.interval_secs

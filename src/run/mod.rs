@@ -68,7 +68,15 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = run_tests(plan, interrupted, &mut rec);
+    let result = match run_tests(plan, interrupted.clone(), &mut rec) {
+        // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
+        // with EINTR: the run was interrupted, not failed. What it was doing goes to stderr.
+        Err(Failure::Fatal(m) | Failure::Reference(m)) if interrupted.load(Ordering::Relaxed) => {
+            eprintln!("respbench: interrupted while starting ({m})");
+            Err(Failure::Interrupted)
+        }
+        other => other,
+    };
     record_hook::finish(plan, rec, result)
 }
 
@@ -126,6 +134,7 @@ fn run_with(
         by_requests: matches!(plan.load.stop, Stop::Requests(_)),
         line: String::new(),
         shown: false,
+        quiet_secs: 0.0,
     };
 
     if plan.idle {
@@ -454,12 +463,18 @@ fn print_result(
     Ok(())
 }
 
+/// How long the start-up `CONFIG GET`s may take.
+const CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `CONFIG GET save` and `appendonly`; a server that refuses (renamed or ACL-restricted CONFIG)
 /// only costs the report two lines, but a missing password is fatal.
 fn fetch_config(
     control: &mut ControlConn,
     target: &Target,
 ) -> Result<(Option<String>, Option<String>), Failure> {
+    // A healthy server answers at once; one that accepted but does not answer (frozen, or not a
+    // RESP server) must not hold the start for the control connection's 30 s.
+    control.set_timeout(CONFIG_TIMEOUT)?;
     let mut get = |name: &str| -> Result<Option<String>, Failure> {
         let v = control.call(&[b"CONFIG".as_slice(), b"GET", name.as_bytes()])?;
         if let Some(e) = error_text(&v) {
@@ -476,6 +491,7 @@ fn fetch_config(
     };
     let save = get("save")?;
     let appendonly = get("appendonly")?;
+    control.set_timeout(engine::control::CONTROL_TIMEOUT)?;
     if save.is_none() || appendonly.is_none() {
         eprintln!("WARNING: Could not fetch server CONFIG");
         return Ok((None, None));

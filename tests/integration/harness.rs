@@ -72,6 +72,9 @@ pub fn free_port() -> u16 {
 /// A `redis-server` child on a free loopback port, killed (by its own PID) on drop.
 pub struct Server {
     child: Child,
+    /// How it was started (binary, then arguments), for [`Server::kill_and_restart`].
+    command: Vec<std::ffi::OsString>,
+    log_path: PathBuf,
     port: u16,
     tls_port: Option<u16>,
     password: Option<String>,
@@ -237,8 +240,12 @@ impl Server {
             ),
             Err(e) => panic!("cannot start {binary}: {e}"),
         };
+        let mut command = vec![std::ffi::OsString::from(&binary)];
+        command.extend(cmd.get_args().map(|a| a.to_os_string()));
         let mut server = Server {
             child,
+            command,
+            log_path: log_path.clone(),
             port,
             tls_port,
             password: opts.password.clone(),
@@ -281,6 +288,57 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Sends `signal` (SIGSTOP, SIGCONT, ...) to this server's process (only).
+    pub fn signal(&self, signal: i32) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
+        // SAFETY: kill(2) with the PID of our own child, not reaped yet (we hold its handle).
+        let rc = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            rc,
+            0,
+            "kill -{signal} {pid}: {}",
+            io::Error::last_os_error()
+        );
+    }
+
+    /// SIGKILLs the server, waits `down`, and starts it again on the same port with the same
+    /// options (its data is gone: no persistence), waiting until it answers PING.
+    pub fn kill_and_restart(&mut self, down: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        thread::sleep(down);
+        let log = File::options()
+            .append(true)
+            .open(&self.log_path)
+            .expect("server log");
+        let mut cmd = Command::new(&self.command[0]);
+        cmd.args(&self.command[1..])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone log handle"))
+            .stderr(log);
+        die_with_parent(&mut cmd);
+        let deadline = Instant::now() + SERVER_START_TIMEOUT;
+        loop {
+            self.child = cmd.spawn().expect("restart the server");
+            // The port may still be held briefly: a server that exits at once is started again.
+            while Instant::now() < deadline {
+                if self.answers_ping() {
+                    return;
+                }
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the restarted server did not answer: {}",
+                fs::read_to_string(&self.log_path).unwrap_or_default()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The TLS port (the server must have been started with [`ServerOptions::tls`]).
@@ -831,11 +889,21 @@ impl Running {
 
     /// Sends SIGINT to this child (only).
     pub fn interrupt(&self) {
+        self.signal(libc::SIGINT);
+    }
+
+    /// Sends `signal` to this child (only).
+    pub fn signal(&self, signal: i32) {
         let pid = libc::pid_t::try_from(self.child.id()).expect("pid fits pid_t");
         // SAFETY: kill(2) with the PID of a child we spawned and have not reaped yet (the handle
         // is still owned here), so the PID cannot have been reused by another process.
-        let rc = unsafe { libc::kill(pid, libc::SIGINT) };
-        assert_eq!(rc, 0, "kill -INT {pid}: {}", io::Error::last_os_error());
+        let rc = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            rc,
+            0,
+            "kill -{signal} {pid}: {}",
+            io::Error::last_os_error()
+        );
     }
 
     /// Waits for the exit (killing the process and failing the test after `timeout`).
@@ -911,6 +979,12 @@ pub enum StdinSetup<'a> {
 /// completion within [`RUN_TIMEOUT`].
 pub fn run_respbench_with(args: &[String], stdin: StdinSetup<'_>, env: &[(&str, &str)]) -> Output {
     Running::spawn_full(args, stdin, env).finish(RUN_TIMEOUT)
+}
+
+/// Starts respbench with `args` in the background (a test's own server, e.g. a scripted one).
+pub fn spawn_respbench(args: &[&str]) -> Running {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    Running::spawn(&args)
 }
 
 /// Runs respbench with no server involved (command-line checks).

@@ -14,6 +14,7 @@ mod deploy;
 mod dropin;
 mod effects;
 mod errors;
+mod failures;
 mod find_max;
 mod formats;
 mod html;

@@ -7,8 +7,10 @@ For each record: validates it against the JSON Schema (draft 2020-12, `jsonschem
 HDR histogram with the `hdrhistogram` package from PyPI (another HdrHistogram implementation than
 the one that wrote it) and compares its count, min, max and percentiles with the record's own
 summaries (within the histogram's precision), checks that each test's timeline adds up to its
-totals, that the workload options agree with each other and the tests' mixes, and that a
---find-max search's answer is its best passing step. Prints one line per problem and exits 1 if there is any; `scripts/test.sh` installs the
+totals (and each troubled second's 100 ms slots to the second), that completed + failed +
+unanswered = issued, that the workload options agree with each other and the tests' mixes, and
+that a --find-max search's answer is its best passing step. Prints one line per problem and exits
+1 if there is any; `scripts/test.sh` installs the
 two packages, and the Rust integration tests (tests/integration/record.rs) run this script on
 records written against real servers.
 """
@@ -112,6 +114,22 @@ def check_test(i, test, problems):
             total = sum(r[key] for r in rows)
             if total != test["requests"][key]:
                 problems.append(f"{where}: timeline {key} sums to {total}, total is {test['requests'][key]}")
+    for row in rows:
+        slots = row.get("slots")
+        if slots is not None:
+            for key in ("completed", "failed"):
+                total = sum(s[key] for s in slots)
+                if total != row[key]:
+                    problems.append(f"{where}: second {row['second']}'s slots' {key} sum to {total}, not {row[key]}")
+        if sum(row.get("lost", {}).values()) > row["failed"]:
+            problems.append(f"{where}: second {row['second']} lost more requests than failed")
+    req = test["requests"]
+    # Every request written is accounted once: answered, failed (error reply, timeout, lost
+    # connection) or unanswered at the end. Cluster redirects re-send requests, so not there.
+    if req["issued"] is not None and req.get("redirects") is None and "unanswered" in req:
+        accounted = req["completed"] + req["failed"] + req["unanswered"]
+        if accounted != req["issued"]:
+            problems.append(f"{where}: completed + failed + unanswered = {accounted}, issued {req['issued']}")
 
 
 def check_options(record, problems):

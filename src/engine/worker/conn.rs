@@ -3,12 +3,13 @@
 //! What was read is framed and accounted in `reply.rs`.
 
 use std::io::{self, IoSlice};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::{Interest, Token};
 use resp::Scanner;
 
 use super::Placement;
+use super::outage::{BACKOFF_START, FailKind};
 use super::{MAX_LINE, Worker, loop_error};
 use crate::engine::EngineError;
 use crate::engine::cluster::SideQueue;
@@ -21,8 +22,11 @@ use crate::engine::push::PushKind;
 pub(super) enum State {
     /// Connected; a batch may be in flight.
     Open,
-    /// A `-k 0` reconnect is under way; the decided batch waits for it.
+    /// A `-k 0` reconnect is under way; the decided batch waits for it. Also a connection
+    /// being reopened after a failure (`recovering`), with no batch.
     Connecting,
+    /// Failed (`-e`): closed, waiting for `retry_at` to be reopened (`outage.rs`).
+    Down,
 }
 
 /// One connection of a worker and the batch it carries. At most one batch is in flight per
@@ -77,6 +81,18 @@ pub(super) struct Conn {
     pub(super) rebind: Option<usize>,
     /// Cluster: a side connection's queue of redirected requests (None for load connections).
     pub(super) side: Option<SideQueue>,
+    /// When the current connect started (a connect that takes too long fails as a timeout).
+    pub(super) connect_started: Instant,
+    /// Down: when to try to reopen it.
+    pub(super) retry_at: Instant,
+    /// The wait before the next reopening attempt; doubles on each failure in a row, back to the
+    /// start for a connection that stayed up a while (`outage.rs`).
+    pub(super) backoff: Duration,
+    /// Being reopened after a failure: success counts as a reconnect.
+    pub(super) recovering: bool,
+    /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
+    /// primary moves, the connection is reopened (to the new one) before its next batch.
+    pub(super) epoch: Option<u64>,
 }
 
 impl Conn {
@@ -122,6 +138,11 @@ impl Conn {
             follow_primary: place.follow_primary,
             rebind: None,
             side,
+            connect_started: now,
+            retry_at: now,
+            backoff: BACKOFF_START,
+            recovering: false,
+            epoch: None,
         }
     }
 }
@@ -169,7 +190,7 @@ impl Worker<'_> {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io_error(i, &e)),
+                Err(e) => return self.conn_failed(i, FailKind::of(&e), self.io_error(i, &e)),
             }
         }
         let c = &mut self.conns[i];
@@ -196,14 +217,20 @@ impl Worker<'_> {
                     if e.kind() == io::ErrorKind::NotConnected {
                         return Ok(()); // not yet
                     }
-                    return Err(self.target(self.conns[i].node).connect_error(&e));
+                    let err = self.target(self.conns[i].node).connect_error(&e);
+                    return self.conn_failed(i, FailKind::of(&e), err);
                 }
                 c.state = State::Open;
                 // Registered for both while connecting; flush() settles the interest.
                 c.want_write = true;
                 c.sent = Instant::now();
+                if c.recovering {
+                    let now = c.sent;
+                    return self.reconnected(i, now);
+                }
                 self.flush(i)?;
             }
+            State::Down => {}
         }
         Ok(())
     }
@@ -234,10 +261,11 @@ impl Worker<'_> {
             c.carry.clear();
             let n = match c.stream.read(&mut self.rbuf[carry..]) {
                 Ok(0) => {
-                    return Err(EngineError::Io(format!(
+                    let err = EngineError::Io(format!(
                         "the server at {} closed the connection",
                         self.target(self.conns[i].node).display()
-                    )));
+                    ));
+                    return self.read_failed(i, batch_done, FailKind::Closed, err);
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -248,7 +276,10 @@ impl Worker<'_> {
                     c.carry.extend_from_slice(&self.rbuf[..carry]);
                     continue;
                 }
-                Err(e) => return Err(self.io_error(i, &e)),
+                Err(e) => {
+                    let err = self.io_error(i, &e);
+                    return self.read_failed(i, batch_done, FailKind::of(&e), err);
+                }
             };
             now = Instant::now();
             let end = carry + n;
@@ -270,15 +301,37 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// A read failed after `batch_done` may have completed the batch (a server that answers,
+    /// then closes): that batch is settled before the failure is handled.
+    fn read_failed(
+        &mut self,
+        i: usize,
+        batch_done: bool,
+        kind: FailKind,
+        err: EngineError,
+    ) -> Result<(), EngineError> {
+        if batch_done {
+            self.active -= 1;
+        }
+        self.conn_failed(i, kind, err)
+    }
+
     /// `-k 0`: replaces a used connection before its next batch. The batch's intended time is
     /// when the old connection became free, so the reconnect is charged to it (the uncorrected
     /// figure, from the actual write, leaves it out).
     pub(super) fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
-        let stream = self.connect_nonblocking(self.conns[i].node, i)?;
+        // The old socket leaves the poll first: the new one takes its token.
+        let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
+        // Read before connecting: a move during the connect leaves it stale, never wrongly fresh.
+        let epoch = self.target(self.conns[i].node).epoch();
+        let stream = match self.connect_nonblocking(self.conns[i].node, i) {
+            Ok(s) => s,
+            Err(e) => return self.conn_failed(i, FailKind::of_connect(&e), e),
+        };
         let c = &mut self.conns[i];
-        let mut old = std::mem::replace(&mut c.stream, stream);
-        let _ = self.poll.registry().deregister(&mut old);
-        drop(old);
+        drop(std::mem::replace(&mut c.stream, stream));
+        c.epoch = epoch;
+        c.connect_started = Instant::now();
         c.state = State::Connecting;
         c.prefix_written = 0;
         c.prefix_pending = self.cfg.setup.prefix_commands.len();
@@ -309,7 +362,7 @@ impl Worker<'_> {
 
     /// Starts a non-blocking connect to `node` for connection `i`, registered for both
     /// readiness kinds: writable says the connect finished, readable moves a TLS handshake on.
-    fn connect_nonblocking(&self, node: usize, i: usize) -> Result<Stream, EngineError> {
+    pub(super) fn connect_nonblocking(&self, node: usize, i: usize) -> Result<Stream, EngineError> {
         let mut stream = self.target(node).connect_nonblocking()?;
         self.poll
             .registry()

@@ -6,6 +6,7 @@
 
 mod cluster;
 mod conn;
+mod outage;
 mod reply;
 
 use std::io;
@@ -160,6 +161,14 @@ pub(crate) struct Worker<'a> {
     /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
     /// (`epoll_wait`'s timeout is whole milliseconds).
     timer: Option<Timer>,
+    /// Connections down after a failure, waiting for their backoff (`outage.rs`).
+    down: usize,
+    /// Connections being reopened after a failure.
+    recovering: usize,
+    /// When the outage watch next checks for timeouts.
+    next_watch: Instant,
+    /// Backoff jitter's generator state (never 0).
+    jitter_state: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -179,7 +188,9 @@ impl<'a> Worker<'a> {
                     .and_then(|c| c.shard_of.get(place.node).copied())
                     .unwrap_or(0);
                 let prefix = cfg.setup.prefix_commands.len();
-                Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now)
+                let mut c = Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now);
+                c.epoch = cfg.setup.target.epoch();
+                c
             })
             .collect();
         let keys = KeyGen::new(
@@ -209,6 +220,7 @@ impl<'a> Worker<'a> {
             .chain([cfg.template.values.len()])
             .max()
             .unwrap_or(0);
+        let id = cfg.id;
         Self {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len: cfg.template.unit.len(),
@@ -233,12 +245,17 @@ impl<'a> Worker<'a> {
             size_scratch: Vec::with_capacity(cfg_values),
             mix_keys,
             timer: None,
+            down: 0,
+            recovering: 0,
+            next_watch: now,
+            jitter_state: (jitter_seed(now) ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
         }
     }
 
     pub(crate) fn run(mut self) -> WorkerResult {
         let cpu = ThreadCpuMark::now();
         let fatal = self.event_loop().err();
+        self.count_unanswered();
         if fatal.is_some() {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
@@ -278,17 +295,29 @@ impl<'a> Worker<'a> {
             if self.cfg.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
+            let now = Instant::now();
+            if !self.exhausted && self.cfg.deadline.is_some_and(|d| now >= d) {
+                // Every connection may be waiting for a reply (a server that stopped
+                // answering): the deadline ends sending without one becoming free.
+                self.exhausted = true;
+                self.free.clear();
+            }
             if self.exhausted && self.active == 0 && self.outstanding() == 0 {
                 return Ok(());
             }
             if self.cluster.is_some() {
-                self.cluster_tick(Instant::now())?;
+                self.cluster_tick(now)?;
             }
-            let timeout = self.poll_timeout();
-            if timeout == Some(Duration::ZERO) {
-                // Draining after --duration took too long: abandon what is in flight.
+            if self.exhausted && self.cfg.deadline.is_some_and(|d| now >= d + DRAIN_LIMIT) {
+                // Draining after --duration took too long: what is in flight is unanswered.
                 return Ok(());
             }
+            self.watch_outages(now)?;
+            let timeout = self.poll_timeout();
+            let timeout = match (timeout, self.watch_timeout(now)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -333,9 +362,23 @@ impl<'a> Worker<'a> {
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        if let (true, Some(deadline)) = (self.exhausted, self.cfg.deadline) {
-            return Some((deadline + DRAIN_LIMIT).saturating_duration_since(Instant::now()));
+        if let Some(deadline) = self.cfg.deadline {
+            let now = Instant::now();
+            if self.exhausted {
+                return Some((deadline + DRAIN_LIMIT).saturating_duration_since(now));
+            }
+            // Wake at the deadline even if no reply comes (the loop then stops sending).
+            let to_deadline = deadline.saturating_duration_since(now);
+            return Some(match self.poll_timeout_running() {
+                Some(t) => t.min(to_deadline),
+                None => to_deadline,
+            });
         }
+        self.poll_timeout_running()
+    }
+
+    /// The poll's limit while the test is sending (cluster retries, pacing without a timerfd).
+    fn poll_timeout_running(&self) -> Option<Duration> {
         if let Some(cl) = &self.cluster {
             // Delayed retries (TRYAGAIN, CLUSTERDOWN), and a look at the topology now and then.
             let cap = Duration::from_millis(100);
@@ -425,7 +468,9 @@ impl<'a> Worker<'a> {
             && !self.free.is_empty()
             && self.pacer.as_ref().is_some_and(|p| p.next_due() <= now)
         {
-            if let Some(i) = self.free.pop() {
+            if let Some(i) = self.free.pop()
+                && self.conns[i].state != State::Down
+            {
                 self.on_free(i, now)?;
             }
         }
@@ -452,14 +497,15 @@ impl<'a> Worker<'a> {
         intended: Instant,
         warmup: bool,
     ) -> Result<(), EngineError> {
-        if let Some(node) = self.conns[i].rebind.take() {
+        // The batch is set up before a reconnect, so that a failed one counts its requests.
+        let reconnect = if let Some(node) = self.conns[i].rebind.take() {
             let c = &mut self.conns[i];
             c.node = node;
             c.route = node as u16;
-            self.replace_stream(i)?;
-        } else if !self.cfg.load.keepalive && self.conns[i].used {
-            self.replace_stream(i)?;
-        }
+            true
+        } else {
+            (!self.cfg.load.keepalive && self.conns[i].used) || self.stale(i)
+        };
         // The parallel key pattern walks a slice per connection.
         self.keys.select_conn(i);
         for k in &mut self.mix_keys {
@@ -475,6 +521,10 @@ impl<'a> Worker<'a> {
         c.intended = intended;
         c.warmup = warmup;
         self.active += 1;
+        if reconnect {
+            self.replace_stream(i)?;
+        }
+        let c = &mut self.conns[i];
         if c.state == State::Open {
             c.sent = Instant::now();
             self.flush(i)?;
@@ -577,4 +627,13 @@ fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
 /// A failure of the poller itself (not of a connection).
 fn loop_error(e: io::Error) -> EngineError {
     EngineError::Other(format!("event loop: {e}"))
+}
+
+/// A seed for backoff jitter that differs between workers and runs (the clock's low bits).
+fn jitter_seed(now: Instant) -> u64 {
+    let since = now.elapsed().as_nanos() as u64;
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    since ^ wall.rotate_left(17)
 }

@@ -8,6 +8,7 @@ use resp::{Kind, Scan};
 
 use super::Worker;
 use super::conn::Conn;
+use super::outage::FailKind;
 use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_redirect};
 use crate::engine::push::{self, Peek};
@@ -24,7 +25,11 @@ pub(super) struct ReplyCtx<'a> {
     pub(super) cmds_per_unit: u64,
 }
 
-/// An error reply that is not a redirect: fatal, or counted with `-e`.
+/// The error reply of a server that has `maxclients` connections already.
+const MAXCLIENTS: &[u8] = b"ERR max number of clients reached";
+
+/// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word, or as
+/// `connection refused` for [`MAXCLIENTS`]).
 pub(super) fn record_error(
     rec: &mut Recorder,
     policy: ErrorPolicy,
@@ -37,6 +42,14 @@ pub(super) fn record_error(
             message: String::from_utf8_lossy(text).into_owned(),
             hint: Some("use -e to count errors and go on"),
         }),
+        // A server at maxclients answers a new connection's first command with this, then
+        // closes it: the connection was refused, whatever the words say.
+        ErrorPolicy::Count if text.starts_with(MAXCLIENTS) => {
+            if !warmup {
+                rec.failed(FailKind::Refused as usize, 1, now);
+            }
+            Ok(())
+        }
         ErrorPolicy::Count => {
             rec.error(warmup, text, now);
             Ok(())

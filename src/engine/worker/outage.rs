@@ -1,0 +1,290 @@
+//! When a connection fails: a reply timeout (`--timeout`), a reset, a close, a refused
+//! reconnect. With `-e` the requests it carried count as failed by kind, the connection waits a
+//! capped, jittered, doubling backoff and is reopened without blocking (the prefix goes out again
+//! with its first batch), and the test goes on; without `-e` the failure ends the run, as in the
+//! reference, with a hint. Its own room so that the hot path in `conn.rs` only gains a call at
+//! each place a socket can fail.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use super::Worker;
+use super::conn::State;
+use crate::engine::conn::CONNECT_TIMEOUT;
+use crate::engine::{EngineError, ErrorPolicy};
+
+/// The first wait before reopening a failed connection; it doubles on every failure in a row.
+pub(super) const BACKOFF_START: Duration = Duration::from_millis(10);
+/// The longest wait between two attempts, so a server that comes back is used within half a
+/// second (the measured outage is at most that much longer than the server's).
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+/// A connection that stayed up this long before failing starts its backoff afresh. Not "once a
+/// batch completes": a server at `maxclients` answers one error and closes, and resetting then
+/// would reconnect to it every 10 ms.
+const BACKOFF_RESET_AFTER: Duration = Duration::from_secs(2);
+/// How often connections that are reconnecting are checked when there is no `--timeout`.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// Why requests failed without a reply: the error kind they are counted under (beside error
+/// replies' first words in `ErrorCounts`, so the report and the record show them without a new
+/// field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FailKind {
+    // In `metrics::FAILURE_KINDS` order: `kind as usize` indexes it.
+    /// No reply within `--timeout` (or a reconnect that did not finish in time).
+    Timeout,
+    /// Reset by the peer (also an aborted connection or a broken pipe).
+    Reset,
+    /// The server closed the connection.
+    Closed,
+    /// A reconnect was refused.
+    Refused,
+    /// Any other socket error.
+    Other,
+}
+
+impl FailKind {
+    pub(super) fn of(e: &io::Error) -> FailKind {
+        use io::ErrorKind as K;
+        match e.kind() {
+            K::TimedOut => FailKind::Timeout,
+            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => FailKind::Reset,
+            K::UnexpectedEof => FailKind::Closed,
+            K::ConnectionRefused => FailKind::Refused,
+            _ => FailKind::Other,
+        }
+    }
+
+    /// The kind of a failed connect attempt.
+    pub(super) fn of_connect(e: &EngineError) -> FailKind {
+        match e {
+            EngineError::Connect { reason, .. } if reason.contains("refused") => FailKind::Refused,
+            _ => FailKind::Other,
+        }
+    }
+}
+
+/// The hint a fatal connection failure gets without `-e`.
+const HINT: &str = "use -e to count failures, reconnect and go on";
+
+/// Adds [`HINT`] to a connection failure that ends the run.
+fn with_hint(err: EngineError) -> EngineError {
+    match err {
+        EngineError::Io(m) => EngineError::Io(format!("{m} ({HINT})")),
+        EngineError::Connect { target, reason } => EngineError::Connect {
+            target,
+            reason: format!("{reason} ({HINT})"),
+        },
+        other => other,
+    }
+}
+
+impl Worker<'_> {
+    /// Connection `i` failed (`err` says how). Without `-e` (or in cluster mode, whose node
+    /// failures are not handled yet) that ends the run. With `-e`: its batch's requests count as
+    /// failed under `kind`, and it is closed and scheduled to reopen after its backoff.
+    pub(super) fn conn_failed(
+        &mut self,
+        i: usize,
+        kind: FailKind,
+        err: EngineError,
+    ) -> Result<(), EngineError> {
+        if self.cfg.load.on_error != ErrorPolicy::Count {
+            return Err(with_hint(err));
+        }
+        if self.cluster.is_some() {
+            return Err(err);
+        }
+        let now = Instant::now();
+        let jitter = self.jitter();
+        let prefix = self.cfg.setup.prefix_commands.len();
+        let c = &mut self.conns[i];
+        if c.pending > 0 {
+            if !c.warmup {
+                self.rec.failed(kind as usize, c.pending, now);
+                // A mix: each lost request is also its command's failure (replies come in
+                // order, so the unanswered ones are the batch's last `pending`).
+                let done = (c.batch_cmds - c.pending) as usize;
+                for k in c.kinds.iter().skip(done).take(c.pending as usize) {
+                    self.rec.command_error(*k as usize, false);
+                }
+            }
+            self.active -= 1;
+        }
+        if c.recovering {
+            c.recovering = false;
+            self.recovering -= 1;
+        }
+        let _ = self.poll.registry().deregister(&mut c.stream);
+        c.stream.shutdown();
+        // Waits between half and all of the backoff, so connections that failed together do
+        // not all knock at the same moment.
+        if now.saturating_duration_since(c.connect_started) >= BACKOFF_RESET_AFTER {
+            c.backoff = BACKOFF_START;
+        }
+        let wait = c.backoff.mul_f64(0.5 + 0.5 * jitter);
+        c.retry_at = now + wait;
+        c.backoff = (c.backoff * 2).min(BACKOFF_MAX);
+        c.state = State::Down;
+        c.pending = 0;
+        c.wlen = 0;
+        c.written = 0;
+        c.prefix_written = 0;
+        c.prefix_pending = prefix;
+        c.want_write = false;
+        c.used = false;
+        c.carry.clear();
+        c.scanner.reset();
+        self.free.retain(|&j| j != i);
+        self.down += 1;
+        Ok(())
+    }
+
+    /// Whether the outage watch has anything to do: reply timeouts, or connections that are
+    /// down or reconnecting.
+    pub(super) fn watching(&self) -> bool {
+        self.cfg.load.reply_timeout.is_some() || self.down > 0 || self.recovering > 0
+    }
+
+    /// How long the poll may wait before the outage watch needs a look (`None`: no limit).
+    pub(super) fn watch_timeout(&self, now: Instant) -> Option<Duration> {
+        if !self.watching() {
+            return None;
+        }
+        let mut wait = self
+            .next_watch
+            .saturating_duration_since(now)
+            .min(self.watch_every());
+        if self.down > 0 {
+            for c in &self.conns {
+                if c.state == State::Down {
+                    wait = wait.min(c.retry_at.saturating_duration_since(now));
+                }
+            }
+        }
+        Some(wait)
+    }
+
+    /// One look: batches past `--timeout` fail, reconnects that take too long fail, connections
+    /// whose backoff is over are reopened.
+    pub(super) fn watch_outages(&mut self, now: Instant) -> Result<(), EngineError> {
+        if !self.watching() {
+            return Ok(());
+        }
+        if now >= self.next_watch {
+            self.next_watch = now + self.watch_every();
+            self.check_timeouts(now)?;
+        }
+        if self.down > 0 {
+            self.reopen_due(now)?;
+        }
+        Ok(())
+    }
+
+    /// A tenth of `--timeout` (1 ms to 100 ms), so a timeout is noticed at most 10% late.
+    fn watch_every(&self) -> Duration {
+        self.cfg.load.reply_timeout.map_or(WATCH_EVERY, |t| {
+            (t / 10).clamp(Duration::from_millis(1), WATCH_EVERY)
+        })
+    }
+
+    fn check_timeouts(&mut self, now: Instant) -> Result<(), EngineError> {
+        let reply = self.cfg.load.reply_timeout;
+        let connect = reply.unwrap_or(CONNECT_TIMEOUT);
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            let (late, limit) = match c.state {
+                State::Open => match reply {
+                    Some(t) if c.pending > 0 => (now.saturating_duration_since(c.sent) >= t, t),
+                    _ => (false, Duration::ZERO),
+                },
+                State::Connecting if c.pending > 0 || c.recovering => (
+                    now.saturating_duration_since(c.connect_started) >= connect,
+                    connect,
+                ),
+                State::Connecting | State::Down => (false, Duration::ZERO),
+            };
+            if late {
+                let err = EngineError::Io(format!(
+                    "no reply from {} within {} s",
+                    self.target(c.node).display(),
+                    limit.as_secs_f64()
+                ));
+                self.conn_failed(i, FailKind::Timeout, err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reopens (without blocking) every connection whose backoff is over; a refused attempt
+    /// waits for the next, longer, backoff.
+    fn reopen_due(&mut self, now: Instant) -> Result<(), EngineError> {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state != State::Down || c.retry_at > now {
+                continue;
+            }
+            self.down -= 1;
+            self.rec.reconnect_attempt(now);
+            let epoch = self.target(c.node).epoch();
+            match self.connect_nonblocking(c.node, i) {
+                Ok(stream) => {
+                    let c = &mut self.conns[i];
+                    c.stream = stream;
+                    c.epoch = epoch;
+                    c.state = State::Connecting;
+                    c.want_write = true;
+                    c.connect_started = now;
+                    c.recovering = true;
+                    self.recovering += 1;
+                }
+                Err(e) => self.conn_failed(i, FailKind::of_connect(&e), e)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A reopened connection connected: counted, and it is free for the next batch (the prefix
+    /// goes out first).
+    pub(super) fn reconnected(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
+        self.conns[i].recovering = false;
+        self.recovering -= 1;
+        self.rec.reconnected(now);
+        self.flush(i)?;
+        if self.conns[i].state == State::Open {
+            self.on_free(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// Measured commands in flight when the worker stops: they count as unanswered, so that
+    /// completed + failed + unanswered = issued.
+    pub(super) fn count_unanswered(&mut self) {
+        let n: u64 = self
+            .conns
+            .iter()
+            .filter(|c| c.side.is_none() && !c.warmup)
+            .map(|c| c.pending)
+            .sum();
+        self.rec.unanswered += n;
+    }
+
+    /// `--sentinel`: connection `i` was opened to a primary that has since moved (its next
+    /// batch goes over a new connection to the new primary). One relaxed atomic load, and only
+    /// for connections that follow a primary.
+    #[inline]
+    pub(super) fn stale(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        c.epoch.is_some() && c.epoch != self.target(c.node).epoch()
+    }
+
+    /// A number in [0, 1) for backoff jitter (xorshift; no allocation, no shared state).
+    fn jitter(&mut self) -> f64 {
+        let mut x = self.jitter_state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.jitter_state = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

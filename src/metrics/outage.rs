@@ -1,0 +1,190 @@
+//! Outages found in a test's timeline: when requests were lost (timeouts, lost connections) and
+//! nothing completed, how long that lasted, what failed and how the connections came back.
+//!
+//! Why from the timeline's 100 ms slots and not from events the workers log: the slots are
+//! already merged over every worker, cost nothing per request, and place an outage within 0.1 s,
+//! which is what a failover test asks ("how long were we down?"). An outage is a maximal run of
+//! slots in which nothing completed (begun one slot earlier when requests were lost in the slot
+//! before: the failure came in the middle of it), that contains a lost request or a reconnect
+//! attempt (a slow `--rps` leaves empty slots that are not outages), or, at the end of the test,
+//! a run of at least a second with requests still unanswered (a server that stopped answering
+//! without `--timeout`). Slots where some requests completed are not outages even if others were
+//! lost (a server at `maxclients` refusing a few connections is up for the rest).
+
+use std::time::Duration;
+
+use super::timeline::{SLOT, SLOTS, Slot, Timeline};
+
+/// One outage, in 100 ms slots from the start of the measured phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outage {
+    /// Its first slot.
+    pub start_slot: usize,
+    /// The slot after its last one.
+    pub end_slot: usize,
+    /// Requests that failed in it (error replies and lost requests).
+    pub failed: u64,
+    /// Of those, lost without a reply.
+    pub lost: u64,
+    /// Reconnect attempts and reconnects that connected, from its start until the next outage
+    /// (or the end of the test): connections come back one by one after the first reply, each
+    /// after its own backoff.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+    /// The test ended during it (no reply came back before the end).
+    pub until_end: bool,
+}
+
+impl Outage {
+    /// When it began, from the start of the measured phase.
+    pub fn start(&self) -> Duration {
+        SLOT * self.start_slot as u32
+    }
+
+    /// When it ended, from the start of the measured phase.
+    pub fn end(&self) -> Duration {
+        SLOT * self.end_slot as u32
+    }
+
+    pub fn duration(&self) -> Duration {
+        self.end() - self.start()
+    }
+}
+
+/// A run of at least this many empty slots at the end of a test with requests unanswered is an
+/// outage even with nothing lost (a server that stopped answering, no `--timeout`).
+const STALL_SLOTS: usize = SLOTS;
+
+/// The outages of a test that lasted `elapsed` and ended with `unanswered` requests in flight.
+pub fn outages(t: &Timeline, elapsed: Duration, unanswered: u64) -> Vec<Outage> {
+    let slot = |i: usize| -> Slot {
+        t.seconds
+            .get(i / SLOTS)
+            .map_or_else(Slot::default, |s| s.slots[i % SLOTS])
+    };
+    let by_time = elapsed.as_millis().div_ceil(SLOT.as_millis()) as usize;
+    let total = by_time.max(t.seconds.len() * SLOTS);
+    let mut found = Vec::new();
+    let mut run: Option<Outage> = None;
+    for i in 0..=total {
+        let s = if i < total { slot(i) } else { Slot::default() };
+        let bad = i < total && s.completed == 0;
+        if bad {
+            let o = run.get_or_insert_with(|| {
+                // The slot before lost requests: the outage began in it.
+                let before = i.checked_sub(1).map(slot).filter(|b| b.lost > 0);
+                let b = before.unwrap_or_default();
+                Outage {
+                    start_slot: i - usize::from(before.is_some()),
+                    failed: b.failed,
+                    lost: b.lost,
+                    reconnect_attempts: b.reconnect_attempts,
+                    ..Outage::default()
+                }
+            });
+            o.failed += s.failed;
+            o.lost += s.lost;
+            o.reconnect_attempts += s.reconnect_attempts;
+            continue;
+        }
+        let Some(mut o) = run.take() else { continue };
+        o.end_slot = i;
+        o.until_end = i == total;
+        let stalled = o.until_end && unanswered > 0 && o.end_slot - o.start_slot >= STALL_SLOTS;
+        if o.lost > 0 || o.reconnect_attempts > 0 || stalled {
+            found.push(o);
+        }
+    }
+    // Reconnects counted until the next outage begins.
+    for k in 0..found.len() {
+        let to = found.get(k + 1).map_or(total, |n| n.start_slot);
+        let o = &mut found[k];
+        let range = o.start_slot..to;
+        o.reconnect_attempts = range.clone().map(|i| slot(i).reconnect_attempts).sum();
+        o.reconnects = range.map(|i| slot(i).reconnects).sum();
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A timeline from slots given as (completed, lost, attempts, reconnects), 100 ms each.
+    fn timeline(slots: &[(u64, u64, u64, u64)]) -> Timeline {
+        let mut t = Timeline::default();
+        for (i, &(completed, lost, attempts, reconnects)) in slots.iter().enumerate() {
+            let sec = t.second_mut(i / SLOTS);
+            sec.completed += completed;
+            sec.failed += lost;
+            sec.slots[i % SLOTS] = Slot {
+                completed,
+                failed: lost,
+                lost,
+                reconnect_attempts: attempts,
+                reconnects,
+            };
+        }
+        t
+    }
+
+    #[test]
+    fn two_outages_are_listed_apart_and_quiet_gaps_are_not_outages() {
+        let mut slots = vec![(100, 0, 0, 0); 40];
+        // Slots 5..=8: a kill (lost in slot 5 among completions), refused reconnects, back in 9.
+        slots[5] = (60, 20, 0, 0);
+        slots[6] = (0, 0, 20, 0);
+        slots[7] = (0, 0, 20, 0);
+        slots[8] = (0, 0, 20, 0);
+        slots[9] = (80, 0, 0, 20);
+        // Slots 12..=13: nothing completes, nothing lost (a slow --rps): not an outage.
+        slots[12] = (0, 0, 0, 0);
+        slots[13] = (0, 0, 0, 0);
+        // Slots 25..=34: timeouts.
+        for s in &mut slots[25..35] {
+            *s = (0, 3, 3, 3);
+        }
+        let o = outages(&timeline(&slots), Duration::from_secs(4), 0);
+        assert_eq!(o.len(), 2, "{o:?}");
+        assert_eq!((o[0].start_slot, o[0].end_slot), (5, 9));
+        assert_eq!(o[0].failed, 20);
+        assert_eq!((o[0].reconnect_attempts, o[0].reconnects), (60, 20));
+        // Slot 15 (after the first outage, before the second): a late reconnect of the first.
+        let mut late = slots.clone();
+        late[15] = (100, 0, 1, 1);
+        let o2 = outages(&timeline(&late), Duration::from_secs(4), 0);
+        assert_eq!((o2[0].reconnect_attempts, o2[0].reconnects), (61, 21));
+        assert_eq!(o[0].start(), Duration::from_millis(500));
+        assert_eq!(o[0].duration(), Duration::from_millis(400));
+        assert!(!o[0].until_end);
+        assert_eq!((o[1].start_slot, o[1].end_slot, o[1].lost), (25, 35, 30));
+    }
+
+    #[test]
+    fn losses_among_completions_are_not_an_outage() {
+        // A server at maxclients: some connections refused every slot, the others served.
+        let slots = vec![(100, 2, 2, 0); 30];
+        assert!(outages(&timeline(&slots), Duration::from_secs(3), 0).is_empty());
+    }
+
+    #[test]
+    fn a_stall_until_the_end_is_an_outage_only_with_requests_unanswered() {
+        let mut slots = vec![(100, 0, 0, 0); 10];
+        slots.extend(vec![(0, 0, 0, 0); 20]);
+        let t = timeline(&slots);
+        let o = outages(&t, Duration::from_secs(3), 7);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert!(o[0].until_end);
+        assert_eq!((o[0].start_slot, o[0].end_slot), (10, 30));
+        assert!(outages(&t, Duration::from_secs(3), 0).is_empty());
+    }
+
+    #[test]
+    fn the_test_time_past_the_last_second_counts() {
+        // Frozen from 0.5 s on; the timeline has one second, the test lasted 3 s.
+        let mut slots = vec![(100, 0, 0, 0); 5];
+        slots.extend(vec![(0, 0, 0, 0); 5]);
+        let o = outages(&timeline(&slots), Duration::from_secs(3), 10);
+        assert_eq!((o[0].start_slot, o[0].end_slot), (5, 30));
+    }
+}

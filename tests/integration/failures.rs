@@ -1,0 +1,422 @@
+//! Going on through failures (issue 11): a Valkey server SIGKILLed and restarted, frozen for a
+//! while or for good, respbench sent SIGTERM, and a scripted server for what a real one does not
+//! do on demand (a reset in the middle of a reply, a close right after the last reply, garbage,
+//! a reply that never ends, a server that never answers `CONFIG GET`). No timing assertions: each
+//! run only has to end within a generous hard limit, and its figures must add up.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::harness::{Output, Server, ServerKind, ServerOptions, TempDir, spawn_respbench};
+use super::record::check_with_python;
+
+/// The hard limit for any run here.
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn record(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the --json record");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// The test's request counts; asserts that every request issued is accounted once.
+fn accounted(test: &Value) -> (u64, u64, u64) {
+    let req = &test["requests"];
+    let n = |k: &str| req[k].as_u64().unwrap_or_else(|| panic!("{k} in {req}"));
+    let (issued, completed, failed, unanswered) =
+        (n("issued"), n("completed"), n("failed"), n("unanswered"));
+    assert_eq!(completed + failed + unanswered, issued, "{req}");
+    (completed, failed, unanswered)
+}
+
+fn json_args<'a>(
+    dir: &'a TempDir,
+    name: &str,
+    args: &[&'a str],
+) -> (Vec<String>, std::path::PathBuf) {
+    let path = dir.path().join(name);
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.push("--json".into());
+    all.push(path.to_str().expect("UTF-8 path").into());
+    (all, path)
+}
+
+#[test]
+fn valkey_killed_and_restarted_with_e_goes_on_and_reports_the_outage() {
+    let mut server = Server::start_valkey();
+    let dir = TempDir::new();
+    // A SET:GET mix, so the checker also sees lost requests charged to their commands.
+    let (args, path) = json_args(
+        &dir,
+        "r.json",
+        &["--ratio", "1:1", "-e", "--duration", "6", "-c", "8"],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = server.spawn_bench(&args);
+    thread::sleep(Duration::from_millis(1500));
+    server.kill_and_restart(Duration::from_secs(2));
+    let out = run.finish(LIMIT);
+    out.assert_success();
+    assert!(
+        out.stdout.contains("Outages (requests lost"),
+        "{}",
+        out.stdout
+    );
+    let rec = record(&path);
+    let test = &rec["tests"][0];
+    let (completed, failed, _) = accounted(test);
+    assert!(completed > 0 && failed > 0, "{}", test["requests"]);
+    let kinds = test["requests"]["errors"].as_object().unwrap();
+    assert!(
+        kinds.keys().any(|k| k.starts_with("connection")),
+        "{kinds:?}"
+    );
+    assert!(test["requests"]["reconnects"].as_u64().unwrap() >= 8);
+    let outages = test["outages"].as_array().unwrap();
+    assert!(!outages.is_empty(), "{test}");
+    let longest = outages
+        .iter()
+        .map(|o| o["duration_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    // The server was down 2 s (plus its start-up): a generous bound either side.
+    assert!((0.5..=6.0).contains(&longest), "{outages:?}");
+    // Requests completed after the restart.
+    let end = outages[0]["end_s"].as_f64().unwrap() as usize;
+    let after: u64 = test["timeline"].as_array().unwrap()[end..]
+        .iter()
+        .map(|r| r["completed"].as_u64().unwrap())
+        .sum();
+    assert!(after > 0, "{}", test["timeline"]);
+    check_with_python(&path);
+}
+
+#[test]
+fn without_e_a_killed_server_ends_the_run_with_a_hint_and_the_partial_report() {
+    let server = Server::start_valkey();
+    let run = server.spawn_bench(&["-t", "set", "--duration", "20", "-c", "4"]);
+    thread::sleep(Duration::from_millis(1000));
+    server.signal(libc::SIGKILL);
+    let out = run.finish(LIMIT);
+    out.assert_code(1);
+    out.assert_stderr_contains("use -e to count failures");
+    out.assert_stdout_contains("====== SET ======");
+}
+
+#[test]
+fn a_server_stopped_for_3_s_with_timeout_1_counts_timeouts_and_goes_on() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let (args, path) = json_args(
+        &dir,
+        "r.json",
+        &[
+            "-t",
+            "set",
+            "-e",
+            "--timeout",
+            "1",
+            "--duration",
+            "7",
+            "-c",
+            "4",
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = server.spawn_bench(&args);
+    thread::sleep(Duration::from_millis(1500));
+    server.signal(libc::SIGSTOP);
+    thread::sleep(Duration::from_secs(3));
+    server.signal(libc::SIGCONT);
+    let out = run.finish(LIMIT);
+    out.assert_success();
+    let rec = record(&path);
+    let test = &rec["tests"][0];
+    accounted(test);
+    assert!(
+        test["requests"]["errors"]["timeout"].as_u64().unwrap_or(0) >= 4,
+        "{}",
+        test["requests"]
+    );
+    // Replies again after SIGCONT: the last seconds completed requests.
+    let rows = test["timeline"].as_array().unwrap();
+    let tail: u64 = rows[rows.len().saturating_sub(2)..]
+        .iter()
+        .map(|r| r["completed"].as_u64().unwrap())
+        .sum();
+    assert!(tail > 0, "{rows:?}");
+    assert!(!test["outages"].as_array().unwrap().is_empty());
+    check_with_python(&path);
+}
+
+#[test]
+fn a_server_frozen_for_good_ends_the_run_by_itself_and_it_says_why() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let (args, path) = json_args(&dir, "r.json", &["-t", "set", "--duration", "2", "-c", "4"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = server.spawn_bench(&args);
+    thread::sleep(Duration::from_millis(800));
+    server.signal(libc::SIGSTOP);
+    let out = run.finish(LIMIT);
+    server.signal(libc::SIGCONT);
+    out.assert_success();
+    out.assert_stdout_contains("no reply within the 5 s grace after --duration");
+    out.assert_stdout_contains("no reply until the test ended");
+    let rec = record(&path);
+    let (_, _, unanswered) = accounted(&rec["tests"][0]);
+    assert!(unanswered >= 1, "{}", rec["tests"][0]["requests"]);
+}
+
+#[test]
+fn sigterm_mid_run_prints_the_partial_report_and_exits_143() {
+    let server = Server::start_valkey();
+    let run = server.spawn_bench(&["-t", "set", "--duration", "30", "-c", "2"]);
+    thread::sleep(Duration::from_millis(1500));
+    run.signal(libc::SIGTERM);
+    let out = run.finish(LIMIT);
+    out.assert_code(143);
+    out.assert_stdout_contains("====== SET ======");
+    assert!(out.completed() > 0, "{}", out.stdout);
+}
+
+#[test]
+fn sigterm_while_the_server_is_frozen_counts_the_unanswered() {
+    let server = Server::start_valkey();
+    let run = server.spawn_bench(&["-t", "set", "--duration", "30", "-c", "3"]);
+    thread::sleep(Duration::from_millis(1000));
+    server.signal(libc::SIGSTOP);
+    thread::sleep(Duration::from_millis(500));
+    run.signal(libc::SIGTERM);
+    let out = run.finish(LIMIT);
+    server.signal(libc::SIGCONT);
+    out.assert_code(143);
+    out.assert_stdout_contains("unanswered: 3 (still waiting for a reply when interrupted");
+}
+
+// ---- a scripted server -----------------------------------------------------------------------
+
+/// What the scripted server does with the load connections (the first connection, the control
+/// one, gets its `CONFIG GET` replies unless `Silent`).
+#[derive(Clone, Copy)]
+enum Script {
+    /// Accepts and never answers anything.
+    Silent,
+    /// Answers the first PING with half a bulk reply, then resets the connection (RST).
+    ResetMidReply,
+    /// Answers PINGs with `+PONG`; closes the connection right after the `n`-th reply.
+    CloseAfter(usize),
+    /// Answers PINGs with bytes that are not RESP.
+    Garbage,
+    /// Answers the first PING with the start of a bulk reply that never ends.
+    Endless,
+}
+
+/// A scripted server on a free loopback port, serving until `limit` has passed (its threads then
+/// end; the test's respbench run is bounded well within it).
+fn scripted(script: Script, limit: Duration) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    let deadline = Instant::now() + limit;
+    thread::spawn(move || {
+        let mut first = true;
+        while Instant::now() < deadline {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    let control = first;
+                    first = false;
+                    thread::spawn(move || serve(s, script, control, deadline));
+                }
+                Err(_) => thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    port
+}
+
+fn serve(mut s: TcpStream, script: Script, control: bool, deadline: Instant) {
+    let _ = s.set_nonblocking(false);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut buf = [0u8; 4096];
+    let mut replies = 0;
+    while Instant::now() < deadline {
+        let n = match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(_) => continue,
+        };
+        let text = String::from_utf8_lossy(&buf[..n]);
+        if matches!(script, Script::Silent) {
+            continue;
+        }
+        if control || text.contains("CONFIG") {
+            let _ = s.write_all(b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+            continue;
+        }
+        let pings = text.matches("PING").count().max(1);
+        match script {
+            Script::Silent => {}
+            Script::ResetMidReply => {
+                let _ = s.write_all(b"$10\r\nhel");
+                thread::sleep(Duration::from_millis(50));
+                reset(&s);
+                return;
+            }
+            Script::CloseAfter(limit) => {
+                for _ in 0..pings {
+                    let _ = s.write_all(b"+PONG\r\n");
+                    replies += 1;
+                    if replies == limit {
+                        return; // dropped: closed right after the last reply's bytes
+                    }
+                }
+            }
+            Script::Garbage => {
+                let _ = s.write_all(b"this is not RESP\r\n");
+            }
+            Script::Endless => {
+                let _ = s.write_all(b"$1000000\r\nabc");
+            }
+        }
+    }
+}
+
+/// Closes with an RST (SO_LINGER 0) rather than a FIN.
+fn reset(s: &TcpStream) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt on a socket we own, with a correctly sized linger value.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+fn run_scripted(script: Script, args: &[&str]) -> Output {
+    let port = scripted(script, Duration::from_secs(50)).to_string();
+    let mut all = vec![
+        "-p",
+        port.as_str(),
+        "-t",
+        "ping_inline",
+        "--no-server-stats",
+    ];
+    all.extend_from_slice(args);
+    spawn_respbench(&all).finish(LIMIT)
+}
+
+#[test]
+fn a_reset_in_the_middle_of_a_reply_counts_connection_reset_with_e() {
+    let out = run_scripted(Script::ResetMidReply, &["-e", "-n", "20", "-c", "1"]);
+    out.assert_success();
+    out.assert_stdout_contains("connection reset: ");
+    out.assert_stdout_contains("reconnects: ");
+    // Without -e: the run stops, with the hint.
+    let out = run_scripted(Script::ResetMidReply, &["-n", "20", "-c", "1"]);
+    out.assert_code(1);
+    out.assert_stderr_contains("-e");
+}
+
+#[test]
+fn a_close_right_after_the_last_reply_does_not_hang() {
+    // The server closes right after the 5th reply: the 5 requests complete, nothing fails.
+    let out = run_scripted(Script::CloseAfter(5), &["-n", "5", "-c", "1"]);
+    out.assert_success();
+    assert_eq!(out.completed(), 5, "{}", out.stdout);
+    assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    // More requests than it answers per connection, with -e: closed connections are reopened.
+    let out = run_scripted(Script::CloseAfter(3), &["-e", "-n", "30", "-c", "1"]);
+    out.assert_success();
+    out.assert_stdout_contains("reconnects: ");
+}
+
+#[test]
+fn garbage_ends_the_run_with_a_protocol_error() {
+    let out = run_scripted(Script::Garbage, &["-e", "-n", "5", "-c", "1"]);
+    out.assert_code(1);
+    out.assert_stderr_contains("protocol error");
+}
+
+#[test]
+fn a_reply_that_never_ends_times_out_or_ends_at_the_duration() {
+    let out = run_scripted(
+        Script::Endless,
+        &["-e", "--timeout", "0.5", "--duration", "2", "-c", "1"],
+    );
+    out.assert_success();
+    out.assert_stdout_contains("timeout: ");
+    out.assert_stdout_contains("no request completed");
+    let out = run_scripted(Script::Endless, &["--duration", "1", "-c", "1"]);
+    out.assert_success();
+    out.assert_stdout_contains("unanswered: 1 ");
+}
+
+#[test]
+fn a_server_that_never_answers_config_get_is_given_up_on() {
+    let out = run_scripted(Script::Silent, &["-n", "5"]);
+    out.assert_code(1);
+    out.assert_stderr_contains("CONFIG GET");
+}
+
+#[test]
+fn sigterm_during_start_up_exits_143_and_says_what_it_was_doing() {
+    let port = scripted(Script::Silent, Duration::from_secs(30)).to_string();
+    let run = spawn_respbench(&["-p", &port, "-t", "ping_inline", "-n", "5"]);
+    thread::sleep(Duration::from_millis(800));
+    run.signal(libc::SIGTERM);
+    let out = run.finish(LIMIT);
+    out.assert_code(143);
+    out.assert_stderr_contains("interrupted while starting");
+}
+
+#[test]
+fn at_maxclients_with_e_the_refused_connections_are_counted_and_the_run_goes_on() {
+    let server = Server::start_with(ServerOptions {
+        kind: ServerKind::Valkey,
+        extra: vec!["--maxclients".into(), "4".into()],
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let (args, path) = json_args(
+        &dir,
+        "r.json",
+        &[
+            "-t",
+            "set",
+            "-e",
+            "--duration",
+            "2",
+            "-c",
+            "8",
+            "--no-server-stats",
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = server.bench(&args);
+    out.assert_success();
+    let rec = record(&path);
+    let test = &rec["tests"][0];
+    let (completed, failed, _) = accounted(test);
+    assert!(completed > 0 && failed > 0, "{}", test["requests"]);
+    assert!(test["requests"]["reconnect_attempts"].as_u64().unwrap() > 0);
+    // The server's "ERR max number of clients reached" is a refused connection.
+    let refused = test["requests"]["errors"]["connection refused"].as_u64();
+    assert!(refused.unwrap_or(0) > 0, "{}", test["requests"]);
+    assert!(
+        test["requests"]["errors"].get("ERR").is_none(),
+        "{}",
+        test["requests"]
+    );
+}
