@@ -1232,3 +1232,17 @@ fn find_max_and_its_step_duration() {
     assert!(err(&["--find-max", "p99<1ms", "--step-duration", "0"]).contains("--step-duration"));
     assert!(err(&["--find-max", "p99<1ms", "-n", "1000"]).contains("-n does not apply"));
 }
+
+#[test]
+fn a_path_option_followed_by_another_option_is_refused() {
+    assert_eq!(
+        err(&["--json", "-q"]),
+        "--json needs a file path, or - for stdout, not the option -q (for a file of that name, \
+         write ./-q)"
+    );
+    assert!(err(&["--html", "--json", "x.json"]).contains("not the option --json"));
+    assert!(err(&["--cacert", "--tls"]).contains("not the option --tls"));
+    // `-` (stdout) and file names that merely start with a dash are paths.
+    assert_eq!(run(&["--json", "-"]).json, Some("-".into()));
+    assert_eq!(run(&["--json", "-out.json"]).json, Some("-out.json".into()));
+}

@@ -24,9 +24,20 @@ pub(super) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageE
 }
 
 /// A non-empty file or directory path.
+///
+/// An option's spelling (`--json -q`) is refused: the path was forgotten, and taking `-q` as a
+/// file name would both write a stray file and lose the option. `./-q` names such a file.
 pub(super) fn path(flag: &str, v: &OsStr, expected: &str) -> Result<PathBuf, UsageError> {
     if v.is_empty() {
         return Err(invalid_value(flag, v, expected));
+    }
+    if let Some(s) = v.to_str()
+        && s.len() > 1
+        && super::parse::takes_value(s.split('=').next().unwrap_or(s)).is_some()
+    {
+        return Err(UsageError(format!(
+            "{flag} needs {expected}, not the option {s} (for a file of that name, write ./{s})"
+        )));
     }
     Ok(PathBuf::from(v))
 }
