@@ -313,6 +313,7 @@ fn bad_inputs_are_one_line_and_exit_2() {
     );
     let text = write("notes.txt", "SET was fast\n");
     let badcsv = write("bad.csv", "\"test\",\"rps\"\n\"SET\",\"lots\"\n");
+    let empty = write("empty.json", "");
     let missing = dir.path().join("missing.json");
     for (file, want) in [
         (path(&missing).to_string(), "missing.json: No such file"),
@@ -333,6 +334,7 @@ fn bad_inputs_are_one_line_and_exit_2() {
             badcsv.clone(),
             "bad.csv: CSV line 2: \"lots\" is not a number",
         ),
+        (empty.clone(), "empty.json: an empty file"),
     ] {
         let out = compare(&[&good, &file]);
         out.assert_code(2);

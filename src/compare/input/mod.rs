@@ -187,6 +187,11 @@ pub struct FileRun {
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| InputError(format!("cannot read {shown}: {e}")))?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(InputError(format!(
+            "{shown}: an empty file (a run that was killed before writing its record?)"
+        )));
+    }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| InputError(format!("{shown}: not a results file (not UTF-8 text)")))?;
     parse(text).map_err(|e| InputError(format!("{shown}: {e}")))
