@@ -14,6 +14,7 @@ use std::time::Duration;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
+use super::connect::{connect_within, interrupt_requested};
 use super::error::{EngineError, io_reason};
 use super::follow::FollowedPrimary;
 use super::tls::{TlsClient, TlsStream, tls_error};
@@ -84,7 +85,7 @@ impl Target {
             // a connection, as the reference does, so workers and reconnects agree on one.
             many => *many
                 .iter()
-                .find(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).is_ok())
+                .find(|a| tcp_connect_blocking(a, false).is_ok())
                 .unwrap_or(&many[0]),
         };
         Ok(Self::Tcp {
@@ -273,15 +274,12 @@ fn tcp_socket(addr: &SocketAddr, mptcp: bool) -> io::Result<socket2::Socket> {
     ))
 }
 
-/// A blocking connect within [`CONNECT_TIMEOUT`], with Nagle off.
+/// A blocking connect within [`CONNECT_TIMEOUT`] that Ctrl-C or SIGTERM cuts short (see
+/// `engine::connect`), with Nagle off.
 fn tcp_connect_blocking(addr: &SocketAddr, mptcp: bool) -> io::Result<TcpStream> {
-    let s = if mptcp {
-        let sock = tcp_socket(addr, true)?;
-        sock.connect_timeout(&(*addr).into(), CONNECT_TIMEOUT)?;
-        TcpStream::from(sock)
-    } else {
-        TcpStream::connect_timeout(addr, CONNECT_TIMEOUT)?
-    };
+    let sock = tcp_socket(addr, mptcp)?;
+    connect_within(&sock, addr, CONNECT_TIMEOUT, &interrupt_requested)?;
+    let s = TcpStream::from(sock);
     s.set_nodelay(true)?;
     Ok(s)
 }
