@@ -97,6 +97,41 @@ fn valkey_killed_and_restarted_with_e_goes_on_and_reports_the_outage() {
     check_with_python(&path);
 }
 
+/// The server watch (INFO once a second on its own connection) reconnects after the restart:
+/// server figures resume, and the seconds it could not answer are missing, not made up.
+#[test]
+fn the_server_watch_reconnects_after_a_restart_and_leaves_the_gap_empty() {
+    let mut server = Server::start_valkey();
+    let dir = TempDir::new();
+    let (args, path) = json_args(&dir, "r.json", &["-t", "set", "-e", "--duration", "10"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = server.spawn_bench(&args);
+    thread::sleep(Duration::from_millis(1500));
+    server.kill_and_restart(Duration::from_secs(2));
+    let out = run.finish(LIMIT);
+    out.assert_success();
+    out.assert_stdout_contains("the watch lost the server 1 time(s) and reconnected");
+    let rec = record(&path);
+    let test = &rec["tests"][0];
+    let watch = &test["server"][0];
+    assert_eq!(watch["watch_gaps"].as_u64(), Some(1), "{watch}");
+    assert_eq!(watch["partial"], true);
+    let rows = test["timeline"].as_array().unwrap();
+    let with_figures: Vec<usize> = rows
+        .iter()
+        .filter(|r| !r["server"].as_array().unwrap().is_empty())
+        .map(|r| r["second"].as_u64().unwrap() as usize)
+        .collect();
+    // Figures after the outage (the restarted server's), none while it was down.
+    let end = test["outages"][0]["end_s"].as_f64().unwrap();
+    assert!(
+        with_figures.iter().any(|&s| s as f64 >= end),
+        "no server figures after the restart (outage ended at {end} s): {with_figures:?}"
+    );
+    assert!(with_figures.len() < rows.len(), "{with_figures:?}");
+    check_with_python(&path);
+}
+
 #[test]
 fn without_e_a_killed_server_ends_the_run_with_a_hint_and_the_partial_report() {
     let server = Server::start_valkey();
