@@ -8,6 +8,8 @@
 //! `table → stats, input`; nothing here depends on the engine or the run.
 
 pub mod cli;
+#[cfg(test)]
+mod fixtures;
 pub mod html;
 pub mod input;
 pub mod render;

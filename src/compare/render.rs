@@ -89,7 +89,8 @@ fn legend(cmp: &Comparison) -> Vec<String> {
             "Values are medians; ±: the largest distance of a repetition from the median. ~: within the noise (Mann-Whitney U, two-sided, p ≥ {ALPHA}); \"too few samples\": no difference can reach p < {ALPHA} with so few repetitions."
         ));
     }
-    for t in &cmp.tests {
+    // A mix's command rows are missing where their test is: said once, for the test.
+    for t in cmp.tests.iter().filter(|t| t.mix_of.is_none()) {
         if !t.missing_from.is_empty() {
             let names: Vec<&str> = t
                 .missing_from
@@ -304,6 +305,7 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
             json!({
                 "name": t.name,
                 "missing_from": t.missing_from.iter().map(|&i| &cmp.labels[i]).collect::<Vec<_>>(),
+                "mix_of": t.mix_of.as_ref().map(|(test, command)| json!({"test": test, "command": command})),
                 "metrics": metrics,
             })
         })
@@ -410,6 +412,42 @@ mod tests {
                 .replace("\x1b[32m", "")
                 .replace("\x1b[0m", ""),
             plain
+        );
+    }
+
+    #[test]
+    fn a_mix_shows_each_command_in_every_format() {
+        use crate::compare::fixtures::{mix_record, side};
+        let run = |label: &str, get_p99: f64| {
+            side(
+                label,
+                mix_record(
+                    "SET:GET 1:10",
+                    1100.0,
+                    &[("SET", 100, 200.0), ("GET", 1000, get_p99)],
+                ),
+            )
+        };
+        let cmp = Comparison::new(&[run("a", 100.0), run("b", 150.0)], &[Metric::P99]);
+        let t = text(&cmp, false);
+        let lines: Vec<&str> = t.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| *l == "SET:GET 1:10 / GET")
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(
+            lines[at + 1].contains("0.100") && lines[at + 1].contains("+50.00% worse"),
+            "{t}"
+        );
+        assert!(markdown(&cmp).contains("| SET:GET 1:10 / SET | p99 ms | 0.200 | 0.200 |"));
+        assert!(csv(&cmp).contains(
+            "\"SET:GET 1:10 / GET\",\"p99\",\"ms\",\"0.100\",\"0.150\",\"50.00\",\"worse\""
+        ));
+        let doc: Value = serde_json::from_str(&json(&cmp, &[vec![], vec![]])).unwrap();
+        assert_eq!(doc["tests"][0]["mix_of"], Value::Null);
+        assert_eq!(
+            doc["tests"][2]["mix_of"],
+            json!({"test": "SET:GET 1:10", "command": "GET"})
         );
     }
 

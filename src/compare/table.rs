@@ -205,6 +205,11 @@ pub struct TestRows {
     pub rows: Vec<Row>,
     /// Indexes of the inputs that do not have the test.
     pub missing_from: Vec<usize>,
+    /// A command of a mix (named `TEST / COMMAND`): its test's name and the command. Such rows
+    /// follow their test's, and exist only when every input that has the test ran the same
+    /// commands in the same order (else a command's figures would be compared with nothing,
+    /// or with a different mix's).
+    pub mix_of: Option<(String, String)>,
 }
 
 /// The whole comparison; inputs[0] is the base.
@@ -224,28 +229,42 @@ impl Comparison {
                 names.push(&t.name);
             }
         }
-        let tests = names
-            .iter()
-            .map(|&name| {
-                let per_input: Vec<Option<&[Sample]>> = inputs
+        let mut tests = Vec::new();
+        for &name in &names {
+            let per_input: Vec<Option<&[Sample]>> = inputs
+                .iter()
+                .map(|i| {
+                    i.tests
+                        .iter()
+                        .find(|t| t.name == name)
+                        .map(|t| &t.samples[..])
+                })
+                .collect();
+            let missing_from: Vec<usize> = (0..inputs.len())
+                .filter(|&i| per_input[i].is_none())
+                .collect();
+            tests.push(TestRows {
+                name: name.to_string(),
+                rows: metrics.iter().map(|&m| row(m, &per_input)).collect(),
+                missing_from: missing_from.clone(),
+                mix_of: None,
+            });
+            for (j, command) in common_mix(&per_input).iter().enumerate() {
+                // Each repetition's figures of the j-th command, as samples of a test.
+                let owned: Vec<Option<Vec<Sample>>> = per_input
                     .iter()
-                    .map(|i| {
-                        i.tests
-                            .iter()
-                            .find(|t| t.name == name)
-                            .map(|t| &t.samples[..])
-                    })
+                    .map(|s| s.map(|s| s.iter().map(|x| x.mix[j].figures.clone()).collect()))
                     .collect();
-                let rows = metrics.iter().map(|&m| row(m, &per_input)).collect();
-                TestRows {
-                    name: name.to_string(),
-                    rows,
-                    missing_from: (0..inputs.len())
-                        .filter(|&i| per_input[i].is_none())
-                        .collect(),
-                }
-            })
-            .collect();
+                let per_command: Vec<Option<&[Sample]>> =
+                    owned.iter().map(|s| s.as_deref()).collect();
+                tests.push(TestRows {
+                    name: format!("{name} / {command}"),
+                    rows: metrics.iter().map(|&m| row(m, &per_command)).collect(),
+                    missing_from: missing_from.clone(),
+                    mix_of: Some((name.to_string(), command.to_string())),
+                });
+            }
+        }
         Comparison {
             labels: inputs.iter().map(|i| i.label.clone()).collect(),
             tests,
@@ -271,6 +290,23 @@ impl Comparison {
         }
         out
     }
+}
+
+/// The commands of a test's mix when every sample of every input that has the test ran the
+/// same ones in the same order; empty otherwise (no mix, or mixes that differ).
+fn common_mix<'a>(per_input: &[Option<&'a [Sample]>]) -> Vec<&'a str> {
+    let mut samples = per_input.iter().flatten().flat_map(|s| s.iter());
+    let Some(first) = samples.next() else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = first.mix.iter().map(|m| m.name.as_str()).collect();
+    let same = samples.all(|s| {
+        s.mix
+            .iter()
+            .map(|m| m.name.as_str())
+            .eq(names.iter().copied())
+    });
+    if same { names } else { Vec::new() }
 }
 
 fn row(metric: Metric, per_input: &[Option<&[Sample]>]) -> Row {
@@ -403,6 +439,81 @@ mod tests {
         );
         assert!(worse.tests[0].rows[0].changes[0].unwrap().direction == Direction::Worse);
         assert!(worse.worse_than(0.1).is_empty());
+    }
+
+    #[test]
+    fn a_mix_gets_a_row_per_command_when_both_ran_the_same_commands() {
+        use crate::compare::fixtures::{mix_record, side};
+        let a = side(
+            "a",
+            mix_record(
+                "SET:GET 1:10",
+                1100.0,
+                &[("SET", 100, 200.0), ("GET", 1000, 100.0)],
+            ),
+        );
+        let b = side(
+            "b",
+            mix_record(
+                "SET:GET 1:10",
+                1100.0,
+                &[("SET", 100, 200.0), ("GET", 1000, 150.0)],
+            ),
+        );
+        let c = Comparison::new(&[a.clone(), b], &[Metric::Rps, Metric::P99]);
+        let names: Vec<&str> = c.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["SET:GET 1:10", "SET:GET 1:10 / SET", "SET:GET 1:10 / GET"]
+        );
+        assert_eq!(c.tests[0].mix_of, None);
+        assert_eq!(
+            c.tests[2].mix_of,
+            Some(("SET:GET 1:10".to_string(), "GET".to_string()))
+        );
+        let get = &c.tests[2].rows;
+        assert_eq!(
+            get[0].cells[0].as_ref().unwrap().median,
+            1000.0,
+            "GET's rps"
+        );
+        assert_eq!(
+            get[1].cells[0].as_ref().unwrap().median,
+            0.1,
+            "GET's p99 in ms"
+        );
+        let change = get[1].changes[0].unwrap();
+        assert_eq!(change.direction, Direction::Worse);
+        assert!((change.pct - 50.0).abs() < 1e-9);
+        assert_eq!(
+            c.tests[1].rows[1].changes[0].unwrap().direction,
+            Direction::Same
+        );
+        // The gate sees a command that got worse, not only the total.
+        let worse: Vec<&str> = c.worse_than(10.0).iter().map(|w| w.0).collect();
+        assert_eq!(worse, ["SET:GET 1:10", "SET:GET 1:10 / GET"]);
+
+        // Different commands (or none on one side): the totals only.
+        let other = side(
+            "o",
+            mix_record(
+                "SET:GET 1:10",
+                1100.0,
+                &[("SET", 100, 200.0), ("INCR", 1000, 100.0)],
+            ),
+        );
+        let c = Comparison::new(&[a.clone(), other], &[Metric::Rps]);
+        assert_eq!(c.tests.len(), 1);
+        let mut plain = a.clone();
+        plain.tests[0].samples[0].mix.clear();
+        assert_eq!(
+            Comparison::new(&[a.clone(), plain], &[Metric::Rps])
+                .tests
+                .len(),
+            1
+        );
+        // One run alone: its commands' rows.
+        assert_eq!(Comparison::new(&[a], &[Metric::Rps]).tests.len(), 3);
     }
 
     #[test]

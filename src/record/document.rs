@@ -152,6 +152,10 @@ pub struct Options {
     pub precision: usize,
     pub loop_forever: bool,
     pub server_stats: bool,
+    /// The workload: key pattern and range, key prefix, value sizes, mix, arrival (its fields
+    /// sit beside the others in the JSON: `options.key_pattern`, `options.mix`, ...).
+    #[serde(flatten)]
+    pub workload: super::workload::WorkloadOptions,
 }
 
 /// One test.

@@ -19,6 +19,7 @@ pub mod hdr;
 pub mod redact;
 pub mod shard;
 pub mod timeline;
+pub mod workload;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -292,6 +293,7 @@ fn options(plan: &RunPlan) -> document::Options {
         precision: plan.precision,
         loop_forever: plan.loop_forever,
         server_stats: plan.server_stats,
+        workload: workload::of(plan),
     }
 }
 

@@ -2,7 +2,7 @@
 //! timed on its own reply (in every report format and the record), and `--arrival poisson`
 //! runs under `--rps`.
 
-use crate::harness::{Server, TempDir};
+use crate::harness::{Server, TempDir, run_respbench};
 use crate::record::check_with_python;
 
 #[test]
@@ -39,7 +39,10 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
     ]);
     let dir = TempDir::new();
     let json = dir.path().join("mix.json");
+    let html = dir.path().join("mix.html");
     let out = server.bench(&[
+        "--html",
+        html.to_str().unwrap(),
         "--user",
         "bench",
         "-a",
@@ -62,6 +65,25 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     check_with_python(&json);
+    // The record says what workload it measured.
+    let options = &record["options"];
+    assert_eq!(
+        options["mix"],
+        serde_json::json!([
+            {"name": "SET", "command": null, "weight": 1, "key_pattern": null},
+            {"name": "GET", "command": null, "weight": 3, "key_pattern": null}
+        ])
+    );
+    assert_eq!(
+        options["key_pattern"],
+        serde_json::json!({"name": "uniform"})
+    );
+    assert_eq!(
+        (&options["key_minimum"], &options["key_maximum"]),
+        (&0.into(), &999.into())
+    );
+    assert_eq!(options["key_prefix"], "key:");
+    assert_eq!(options["arrival"], "uniform");
     let test = &record["tests"][0];
     assert_eq!(test["commands"], serde_json::json!(["set", "get"]));
     let mix = test["mix"].as_array().expect("a mix in the record");
@@ -86,6 +108,39 @@ fn pipelined_mix_times_each_request_on_its_own_reply() {
         rows[2]
     );
     assert!(rows[3].starts_with("\"SET:GET 1:3\","), "{}", rows[3]);
+    // The HTML report: a row per command in the test's section, with its request count.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let set_row = "<td data-command=\"SET\">SET</td>";
+    assert!(page.contains(set_row), "no SET row in the page");
+    let get_row = "<td data-command=\"GET\">GET</td>";
+    let at = page.find(get_row).expect("a GET row");
+    let requests = format!("<td>{}</td>", 20_000 - set_calls);
+    assert!(
+        page[at..]
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .contains(&requests),
+        "GET's requests are its errors: {}",
+        &page[at..at + 200]
+    );
+    // compare: each command's rows when both records ran the same mix.
+    let out = run_respbench(
+        &[
+            "compare".to_string(),
+            json.display().to_string(),
+            json.display().to_string(),
+        ],
+        None,
+    );
+    out.assert_success();
+    for needle in [
+        "SET:GET 1:3\n",
+        "SET:GET 1:3 / SET\n",
+        "SET:GET 1:3 / GET\n",
+    ] {
+        out.assert_stdout_contains(needle);
+    }
 }
 
 #[test]

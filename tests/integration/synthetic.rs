@@ -176,6 +176,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
             precision: 3,
             loop_forever: false,
             server_stats: true,
+            workload: Default::default(),
         },
         tests: records,
     }

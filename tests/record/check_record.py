@@ -8,8 +8,9 @@ HDR histogram with the `hdrhistogram` package from PyPI (another HdrHistogram im
 the one that wrote it) and compares its count, min, max and percentiles with the record's own
 summaries (within the histogram's precision), checks that each test's timeline adds up to its
 totals (and each troubled second's 100 ms slots to the second), that completed + failed +
-unanswered = issued, and that a --find-max search's answer is its best passing step. Prints one
-line per problem and exits 1 if there is any; `scripts/test.sh` installs the
+unanswered = issued, that the workload options agree with each other and the tests' mixes, and
+that a --find-max search's answer is its best passing step. Prints one line per problem and exits
+1 if there is any; `scripts/test.sh` installs the
 two packages, and the Rust integration tests (tests/integration/record.rs) run this script on
 records written against real servers.
 """
@@ -131,6 +132,39 @@ def check_test(i, test, problems):
             problems.append(f"{where}: completed + failed + unanswered = {accounted}, issued {req['issued']}")
 
 
+def check_options(record, problems):
+    """The workload options agree with each other and with the tests: the key range is -r's,
+    a pattern's parameters are its own, a sequential pattern is --sequential, and a mix's
+    commands are the ones each test timed."""
+    o = record["options"]
+    if o["key_maximum"] is not None:
+        if o["keyspace"] is None or o["key_maximum"] != o["keyspace"] - 1:
+            problems.append(f"options: key_maximum {o['key_maximum']} but keyspace {o['keyspace']}")
+        if o["key_minimum"] > o["key_maximum"]:
+            problems.append(f"options: key range {o['key_minimum']}..{o['key_maximum']} is empty")
+    patterns = [o["key_pattern"]] + [m["key_pattern"] for m in o["mix"] if m["key_pattern"]]
+    for kp in patterns:
+        params = {k for k in kp if k != "name"}
+        allowed = {"gaussian": {"median", "stddev"}, "zipf": {"exponent"}}.get(kp["name"], set())
+        if not params <= allowed:
+            problems.append(f"options: key pattern {kp['name']} with {sorted(params - allowed)}")
+        if kp["name"] == "gaussian" and o["key_maximum"] is not None:
+            if not o["key_minimum"] <= kp.get("median", o["key_minimum"]) <= o["key_maximum"]:
+                problems.append(f"options: Gaussian median {kp.get('median')} outside the key range")
+    if o["sequential"] != (o["key_pattern"]["name"] in ("sequential", "parallel")):
+        problems.append(f"options: sequential {o['sequential']} with pattern {o['key_pattern']['name']}")
+    sizes = o["data_size_range"]
+    if sizes is not None and sizes["min"] > sizes["max"]:
+        problems.append(f"options: data_size_range {sizes}")
+    if sizes is not None and o["data_size_list"] is not None:
+        problems.append("options: both data_size_range and data_size_list")
+    names = [m["name"] for m in o["mix"]]
+    for i, test in enumerate(record["tests"]):
+        timed = [m["name"] for m in test.get("mix", [])]
+        if timed != names:
+            problems.append(f"tests[{i}]: mix {timed} but options.mix {names}")
+
+
 def check_find_max(fm, problems):
     """A --find-max search: ordered percentiles per step, and an answer that is the achieved rate
     of the highest offered step that met the SLO without falling behind (none: null)."""
@@ -165,6 +199,7 @@ def check(schema, path):
     if not problems:
         for i, test in enumerate(record["tests"]):
             check_test(i, test, problems)
+        check_options(record, problems)
         if "find_max" in record:
             check_find_max(record["find_max"], problems)
         for i, c in enumerate(record.get("counters", [])):

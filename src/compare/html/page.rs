@@ -13,6 +13,7 @@ use crate::compare::table::{Change, Comparison, Direction, Metric};
 
 use super::charts;
 use super::esc;
+use super::mix;
 use super::svg;
 
 const STYLE: &str = "\
@@ -55,6 +56,9 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     }
     find_max(&mut s, inputs);
     for (i, t) in cmp.tests.iter().enumerate() {
+        if t.mix_of.is_some() {
+            continue; // In its test's section, as the per-command table.
+        }
         let _ = write!(
             s,
             "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><h2>{}</h2>",
@@ -71,6 +75,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
             }
             s.push_str("</div>");
         }
+        mix::table(&mut s, inputs, &t.name);
         for line in charts::totals_note(inputs, &t.name) {
             let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
         }
@@ -149,7 +154,11 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         .iter()
         .flat_map(|t| t.rows[0].cells.iter().flatten())
         .fold(0f64, |m, c| m.max(c.median));
+    // Indexes as the sections' ids (`t{i}` in `cmp`, which has the same tests in the same order).
     for (i, t) in brief.tests.iter().enumerate() {
+        if t.mix_of.is_some() {
+            continue; // The test's section has each command's figures.
+        }
         let _ = write!(s, "<tr><td><a href=\"#t{i}\">{}</a></td>", esc(&t.name));
         for row in &t.rows {
             for (k, label) in cmp.labels.iter().enumerate() {

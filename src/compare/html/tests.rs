@@ -157,3 +157,44 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
     assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
 }
+
+#[test]
+fn a_mix_gets_a_per_command_table_in_its_section() {
+    use crate::compare::fixtures::{mix_record, side};
+    let run = |p99: f64| {
+        mix_record(
+            "SET:GET 1:10",
+            1100.0,
+            &[("SET", 100, 200.0), ("GET", 1000, p99)],
+        )
+    };
+    let one = vec![side("a", run(100.0))];
+    let html = page(&one, &Comparison::new(&one, &Metric::ALL));
+    assert!(html.contains("<h3>Per command</h3>"));
+    // SET: 100 of 1100 requests, 100 rps, p50/p99/p99.9/max 0.1/0.2/0.3/0.6 ms.
+    assert!(
+        html.contains(
+            "<td data-command=\"SET\">SET</td><td>9.1%</td><td>100</td><td>0</td><td>100.00</td>\
+             <td>0.100</td><td>0.200</td><td>0.300</td><td>0.600</td>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("<td data-command=\"GET\">GET</td><td>90.9%</td><td>1000</td>"));
+    assert!(!html.contains("<th>run</th>"), "one run: no run column");
+    // The commands are in the test's section, not sections or overview rows of their own.
+    assert_eq!(html.matches("<section").count(), 1);
+    assert!(!html.contains("SET:GET 1:10 / GET</a>"), "no overview row");
+
+    let two = vec![side("a", run(100.0)), side("b", run(150.0))];
+    let html = page(&two, &Comparison::new(&two, &Metric::ALL));
+    assert!(html.contains("<th>run</th>"));
+    assert!(html.contains("<td>b</td><td data-command=\"GET\">GET</td>"));
+    assert!(
+        html.contains("<td>SET:GET 1:10 / GET</td>"),
+        "the compare table has each command's rows"
+    );
+    assert_eq!(html.matches("<section").count(), 1);
+    // A test without a mix has no table.
+    let plain = inputs(1);
+    assert!(!page(&plain, &Comparison::new(&plain, &Metric::ALL)).contains("Per command"));
+}

@@ -112,6 +112,7 @@ fn rows<'a>(
             p99: us(ms_cols[4])?,
             max: us(ms_cols[5])?,
             detail: None,
+            mix: Vec::new(),
         };
         tests.push((f[0].clone(), sample));
     }

@@ -92,6 +92,7 @@ fn sample(key: &str, stats: &Value, count: f64) -> Result<Sample, String> {
                 .unwrap_or_default(),
             ..Detail::default()
         })),
+        mix: Vec::new(),
     })
 }
 

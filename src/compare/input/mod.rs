@@ -99,6 +99,25 @@ pub struct Sample {
     /// What the HTML report charts; only files that carry it (respbench records, memtier's
     /// per-second series).
     pub detail: Option<Box<Detail>>,
+    /// A command mix (respbench `--ratio`/`--command`): each command's own figures, in the
+    /// mix's order; empty for a test of one command and for files that do not say.
+    pub mix: Vec<MixCommand>,
+}
+
+/// One command of a mix within one repetition of a test: timed on its own replies, so its
+/// latencies are its own while the test's are every command's together.
+#[derive(Clone, Debug, Default)]
+pub struct MixCommand {
+    /// As the report names it (`GET`).
+    pub name: String,
+    pub completed: u64,
+    /// Error replies.
+    pub failed: u64,
+    /// Its rps and latencies (µs), as a test's (without `detail` or `mix`): so the compare
+    /// table can treat a command as a test.
+    pub figures: Sample,
+    /// p99.9 (µs), which the HTML report's per-command table shows.
+    pub p99_9: Option<f64>,
 }
 
 /// The series behind the HTML report's charts.

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::spectrum;
 use super::{
-    Curve, CurvePoint, Detail, FileRun, Format, Sample, SecondRow, ServerPoint, ServerSeries,
+    Curve, CurvePoint, Detail, FileRun, Format, MixCommand, Sample, SecondRow, ServerPoint,
+    ServerSeries,
 };
 
 /// The schema this respbench reads.
@@ -67,6 +68,18 @@ struct TestRec {
     timeline: Vec<Row>,
     #[serde(default)]
     server: Vec<ServerTest>,
+    #[serde(default)]
+    mix: Vec<MixRec>,
+}
+
+/// One command of a mix (`tests[].mix[]`).
+#[derive(Deserialize)]
+struct MixRec {
+    name: String,
+    completed: u64,
+    failed: u64,
+    throughput_rps: f64,
+    latency_us: Summary,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +95,9 @@ struct Summary {
     p50: f64,
     p95: f64,
     p99: f64,
+    /// Older records' mixes may lack it; the HTML table shows `-` then.
+    #[serde(default)]
+    p99_9: Option<f64>,
     max: f64,
 }
 
@@ -168,10 +184,23 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     })
 }
 
-fn sample(t: TestRec) -> Sample {
-    let l = &t.latency_us.corrected;
-    // A test that measured nothing has no latency figures (the record writes 0s).
+/// The headline figures of `l` (none when it counted nothing: the record writes 0s).
+fn figures(rps: f64, l: &Summary) -> Sample {
     let fig = |v: f64| (l.count > 0).then_some(v);
+    Sample {
+        rps,
+        avg: fig(l.avg),
+        min: fig(l.min),
+        p50: fig(l.p50),
+        p95: fig(l.p95),
+        p99: fig(l.p99),
+        max: fig(l.max),
+        detail: None,
+        mix: Vec::new(),
+    }
+}
+
+fn sample(t: TestRec) -> Sample {
     let hist = |text: Option<&String>| {
         text.and_then(|s| spectrum::decode(s))
             .map(|h| spectrum::points(&h, 0.001))
@@ -218,15 +247,21 @@ fn sample(t: TestRec) -> Sample {
             })
             .collect(),
     };
+    let mix = t
+        .mix
+        .iter()
+        .map(|m| MixCommand {
+            name: m.name.clone(),
+            completed: m.completed,
+            failed: m.failed,
+            figures: figures(m.throughput_rps, &m.latency_us),
+            p99_9: m.latency_us.p99_9.filter(|_| m.latency_us.count > 0),
+        })
+        .collect();
     Sample {
-        rps: t.throughput_rps,
-        avg: fig(l.avg),
-        min: fig(l.min),
-        p50: fig(l.p50),
-        p95: fig(l.p95),
-        p99: fig(l.p99),
-        max: fig(l.max),
         detail: Some(Box::new(detail)),
+        mix,
+        ..figures(t.throughput_rps, &t.latency_us.corrected)
     }
 }
 
