@@ -232,12 +232,42 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         eprintln!("respbench: {e}");
         return 2;
     }
-    gate(&cmp, a.fail_if_worse)
+    // A failed or cut-short run's figures are not the run's: say so wherever the output went.
+    for input in &inputs {
+        for p in &input.problems {
+            eprintln!("respbench: warning: {p}");
+        }
+    }
+    gate(&inputs, &cmp, a.fail_if_worse)
 }
 
-/// `--fail-if-worse`: 1 with the offending rows on stderr, else 0.
-fn gate(cmp: &Comparison, pct: Option<f64>) -> u8 {
+/// `--fail-if-worse`: 1 with the offending rows on stderr, else 0. A side that is not a whole
+/// run (failed, interrupted, an aborted test) or lacks a test the others have fails it too: a
+/// change that crashes the server must not pass as "not worse".
+fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
     let Some(pct) = pct else { return 0 };
+    let incomplete: Vec<&str> = inputs
+        .iter()
+        .filter(|i| !i.problems.is_empty())
+        .map(|i| i.label.as_str())
+        .collect();
+    let missing: Vec<String> = cmp
+        .tests
+        .iter()
+        .filter(|t| t.mix_of.is_none() && !t.missing_from.is_empty())
+        .map(|t| t.name.clone())
+        .collect();
+    if !incomplete.is_empty() || !missing.is_empty() {
+        let mut why = Vec::new();
+        if !incomplete.is_empty() {
+            why.push(format!("not a whole run: {}", incomplete.join(", ")));
+        }
+        if !missing.is_empty() {
+            why.push(format!("missing from a side: {}", missing.join(", ")));
+        }
+        eprintln!("respbench: --fail-if-worse: {}", why.join("; "));
+        return 1;
+    }
     let worse = cmp.worse_than(pct);
     if worse.is_empty() {
         return 0;
@@ -310,5 +340,27 @@ mod tests {
             assert!(e.contains(want) && !e.contains('\n'), "{argv:?}: {e}");
         }
         assert_eq!(parse(args(&["--help"])).unwrap(), Parsed::Help);
+    }
+
+    #[test]
+    fn the_gate_fails_on_a_side_that_is_not_a_whole_run_or_lacks_a_test() {
+        use crate::compare::fixtures::{mix_record, side};
+        let run = |name: &str| mix_record(name, 1000.0, &[("GET", 100, 50.0)]);
+        let same = [side("a", run("GET")), side("b", run("GET"))];
+        let cmp = Comparison::new(&same, &Metric::ALL);
+        assert_eq!(gate(&same, &cmp, Some(5.0)), 0, "equal runs pass");
+        assert_eq!(gate(&same, &cmp, None), 0, "no gate, no failure");
+
+        let mut failed = run("GET");
+        failed.problems.push("the run failed: WRONGPASS".into());
+        let cut = [side("a", run("GET")), side("b", failed)];
+        let cmp = Comparison::new(&cut, &Metric::ALL);
+        assert_eq!(cmp.worse_than(5.0).len(), 0, "its figures look fine");
+        assert_eq!(gate(&cut, &cmp, Some(5.0)), 1);
+        assert_eq!(cut[1].problems, ["b.json: the run failed: WRONGPASS"]);
+
+        let missing = [side("a", run("GET")), side("b", run("SET"))];
+        let cmp = Comparison::new(&missing, &Metric::ALL);
+        assert_eq!(gate(&missing, &cmp, Some(5.0)), 1);
     }
 }

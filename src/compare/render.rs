@@ -382,6 +382,7 @@ mod tests {
             format: Format::BenchmarkCsv,
             server: None,
             find_max: None,
+            problems: vec![],
             tests: vec![Test {
                 name: "SET".into(),
                 samples: vec![Sample {

@@ -340,6 +340,7 @@ mod tests {
             format: Format::BenchmarkCsv,
             server: None,
             find_max: None,
+            problems: vec![],
             tests: tests
                 .iter()
                 .map(|(name, rps)| Test {

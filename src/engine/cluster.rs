@@ -21,16 +21,23 @@ use super::control::{ControlConn, error_text};
 use crate::cluster::route::UnitRoutes;
 use crate::cluster::slot::{SLOTS, TagTable};
 use crate::cluster::topology::{NO_OWNER, NodeAddr, Topology};
-use crate::metrics::{ClusterStats, NodeStats, RedirectKind};
+use crate::metrics::{ClusterStats, NodeOutage, NodeStats, RedirectKind};
 
 /// How many times one request may be redirected before it counts as an error.
 pub(crate) const MAX_ATTEMPTS: u32 = 16;
+
+/// While a node is unreachable (`-e`), how often the topology is fetched again to see a replica
+/// promoted in its place: an election takes at least `cluster-node-timeout` (commonly 1 s to
+/// 15 s), so this places the new owner within a fifth of a second at the cost of five small
+/// `CLUSTER SLOTS` calls a second.
+const DOWN_REFRESH_EVERY: Duration = Duration::from_millis(200);
 
 /// The topology every worker follows, and where to ask for a new one.
 pub struct ClusterShared {
     view: Mutex<View>,
     version: AtomicU64,
     refresh: AtomicBool,
+    refresh_down: AtomicBool,
     auth: Option<Vec<Vec<u8>>>,
     entry_host: String,
 }
@@ -59,6 +66,7 @@ impl ClusterShared {
             view: Mutex::new(View { topology, targets }),
             version: AtomicU64::new(0),
             refresh: AtomicBool::new(false),
+            refresh_down: AtomicBool::new(false),
             auth,
             entry_host: entry_host.to_string(),
         })
@@ -104,10 +112,17 @@ impl ClusterShared {
         self.refresh.store(true, Ordering::Relaxed);
     }
 
+    /// Asks for a new `CLUSTER SLOTS` while a node is unreachable, to see its replica promoted:
+    /// at most every [`DOWN_REFRESH_EVERY`] however often workers ask.
+    pub fn request_refresh_down(&self) {
+        self.refresh_down.store(true, Ordering::Relaxed);
+    }
+
     /// Fetches `CLUSTER SLOTS` from the first node that answers and publishes it if it changed.
     /// Returns whether it did.
     pub fn refresh_now(&self) -> Result<bool, EngineError> {
         self.refresh.store(false, Ordering::Relaxed);
+        self.refresh_down.store(false, Ordering::Relaxed);
         let view = self.view();
         let mut order: Vec<usize> = view.topology.primaries();
         order.extend(0..view.targets.len());
@@ -137,8 +152,10 @@ impl ClusterShared {
         Err(last_err.unwrap_or_else(|| EngineError::Other("no cluster node to ask".into())))
     }
 
-    fn wants_refresh(&self) -> bool {
+    /// Whether a refresh is due, `since` the last one.
+    fn wants_refresh(&self, since: Duration) -> bool {
         self.refresh.load(Ordering::Relaxed)
+            || (self.refresh_down.load(Ordering::Relaxed) && since >= DOWN_REFRESH_EVERY)
     }
 }
 
@@ -188,7 +205,8 @@ pub(crate) fn refresher(shared: &ClusterShared, done: &AtomicBool) {
     let mut last = Instant::now();
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
-        if shared.wants_refresh() || last.elapsed() >= Duration::from_secs(1) {
+        let since = last.elapsed();
+        if shared.wants_refresh(since) || since >= Duration::from_secs(1) {
             // A failed refresh is retried on the next occasion; the redirects keep requests
             // flowing meanwhile.
             let _ = shared.refresh_now();
@@ -487,6 +505,41 @@ impl<'a> ClusterWorker<'a> {
             }
         }
         due
+    }
+
+    /// Measured retries waiting out a delay (unanswered if the test ends first).
+    pub fn delayed_measured(&self) -> u64 {
+        self.delayed.iter().filter(|d| !d.2.warmup).count() as u64
+    }
+
+    /// `-e`: `lost` measured requests went unanswered on `node`'s connections at `at` (from the
+    /// start of the measured phase); `outage`: a load connection failed, so the node's outage
+    /// begins (or goes on, if it had ended).
+    pub fn node_lost(&mut self, node: usize, lost: u64, at: Duration, outage: bool) {
+        self.ensure_node(node);
+        let n = &mut self.stats.nodes[node];
+        n.lost += lost;
+        if outage {
+            let o = n.outage.get_or_insert(NodeOutage {
+                start: at,
+                end: None,
+            });
+            o.end = None;
+        }
+    }
+
+    /// `-e`: a connection that failed on `node` completed a batch again at `at`: the node's
+    /// slots are served (by it, or by its new owner).
+    pub fn node_back(&mut self, node: usize, at: Duration) {
+        if let Some(o) = self
+            .stats
+            .nodes
+            .get_mut(node)
+            .and_then(|n| n.outage.as_mut())
+            && o.end.is_none()
+        {
+            o.end = Some(at);
+        }
     }
 
     /// The earliest delayed retry, if any.

@@ -11,6 +11,7 @@ pub mod thread_cpu;
 mod timeline;
 
 pub use histogram::LatencyHistogram;
+pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
@@ -324,6 +325,11 @@ pub struct NodeStats {
     pub completed: u64,
     /// Corrected latency of those requests.
     pub latency: LatencyHistogram,
+    /// `-e`: measured requests lost without a reply when connections to it failed (a node that
+    /// died; also counted in the test's failures by kind).
+    pub lost: u64,
+    /// `-e`: when its connections failed and when its slots were served again.
+    pub outage: Option<NodeOutage>,
 }
 
 /// What cluster mode adds to a test's result.
@@ -345,6 +351,8 @@ impl NodeStats {
             role: None,
             completed: 0,
             latency: LatencyHistogram::new(),
+            lost: 0,
+            outage: None,
         }
     }
 }
@@ -375,6 +383,8 @@ impl ClusterStats {
             } else {
                 self.nodes[i].completed += n.completed;
                 self.nodes[i].latency.merge(&n.latency);
+                self.nodes[i].lost += n.lost;
+                self.nodes[i].outage = NodeOutage::merged(self.nodes[i].outage, n.outage);
             }
         }
     }

@@ -51,6 +51,39 @@ impl Outage {
     }
 }
 
+/// Cluster, `-e`: one node's outage as the connections to it saw it, from the first request lost
+/// on it to the first batch those connections completed again (on it after a restart, or on the
+/// replica promoted in its place). Kept per node because a cluster with one dead primary is not
+/// "down": the other shards keep completing requests, so the timeline's outages (slots in which
+/// nothing completed) do not show it. One span per node: a node that fails twice in a test gets
+/// one span over both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeOutage {
+    /// From the start of the measured phase (0 for a failure during the warmup).
+    pub start: Duration,
+    /// When its slots were served again; `None`: not before the test ended.
+    pub end: Option<Duration>,
+}
+
+impl NodeOutage {
+    /// Two workers' views of one node: the earliest start, and the latest end (none if either
+    /// worker's connections never came back).
+    pub fn merged(a: Option<NodeOutage>, b: Option<NodeOutage>) -> Option<NodeOutage> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(NodeOutage {
+                start: a.start.min(b.start),
+                end: a.end.zip(b.end).map(|(x, y)| x.max(y)),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Its length, up to `elapsed` (the test's) when it lasted until the end.
+    pub fn duration(&self, elapsed: Duration) -> Duration {
+        self.end.unwrap_or(elapsed).saturating_sub(self.start)
+    }
+}
+
 /// A run of at least this many empty slots at the end of a test with requests unanswered is an
 /// outage even with nothing lost (a server that stopped answering, no `--timeout`).
 const STALL_SLOTS: usize = SLOTS;
@@ -158,6 +191,23 @@ mod tests {
         assert_eq!(o[0].duration(), Duration::from_millis(400));
         assert!(!o[0].until_end);
         assert_eq!((o[1].start_slot, o[1].end_slot, o[1].lost), (25, 35, 30));
+    }
+
+    #[test]
+    fn node_outages_merge_to_the_widest_span() {
+        let s = |a: u64, b: Option<u64>| NodeOutage {
+            start: Duration::from_millis(a),
+            end: b.map(Duration::from_millis),
+        };
+        let m = NodeOutage::merged(Some(s(200, Some(900))), Some(s(100, Some(700))));
+        assert_eq!(m, Some(s(100, Some(900))));
+        let open = NodeOutage::merged(m, Some(s(300, None)));
+        assert_eq!(open, Some(s(100, None)));
+        assert_eq!(NodeOutage::merged(None, open), open);
+        assert_eq!(
+            s(100, None).duration(Duration::from_secs(1)),
+            Duration::from_millis(900)
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Range, Requests,
-    ServerTestRecord, TestRecord, VerdictRecord,
+    Histograms, LatencyPair, LatencySummary, MixRecord, NodeOutageRecord, NodeRecord, Pushes,
+    Range, Requests, ServerTestRecord, TestRecord, VerdictRecord,
 };
 use super::timeline::Timeline;
 
@@ -133,8 +133,9 @@ pub fn test_record(
             .cluster
             .iter()
             .flat_map(|c| &c.nodes)
-            // As the report: nodes that answered nothing (replicas without --rfr) are left out.
-            .filter(|n| n.completed > 0)
+            // As the report: nodes that answered nothing (replicas without --rfr) are left out,
+            // unless they lost requests.
+            .filter(|n| n.completed > 0 || n.lost > 0 || n.outage.is_some())
             .map(|n| NodeRecord {
                 address: n.address.clone(),
                 role: n.role.map_or("unknown", crate::metrics::Role::name),
@@ -145,6 +146,12 @@ pub fn test_record(
                 } else {
                     super::hdr::encode(&n.latency)
                 },
+                lost: n.lost,
+                outage: n.outage.map(|o| NodeOutageRecord {
+                    start_s: o.start.as_secs_f64(),
+                    end_s: o.end.map(|e| e.as_secs_f64()),
+                    duration_s: o.duration(r.elapsed).as_secs_f64(),
+                }),
             })
             .collect(),
         mix: r

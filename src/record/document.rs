@@ -296,6 +296,22 @@ pub struct NodeRecord {
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`].
     pub histogram: String,
+    /// `-e`: measured requests lost without a reply when its connections failed.
+    pub lost: u64,
+    /// `-e`: when its connections failed and when its slots were served again (`null`: they
+    /// never failed).
+    pub outage: Option<NodeOutageRecord>,
+}
+
+/// A cluster node's outage (`metrics::NodeOutage`), in seconds from the start of the measured
+/// phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeOutageRecord {
+    pub start_s: f64,
+    /// `null`: its slots were not served again before the test ended.
+    pub end_s: Option<f64>,
+    /// Up to the end of the test when `end_s` is `null`.
+    pub duration_s: f64,
 }
 
 /// One command of a mix: its share of a test, timed on its own replies.

@@ -10,19 +10,52 @@ use crate::clock;
 use crate::metrics::TestResult;
 use crate::metrics::outage::{Outage, outages};
 
-/// Appends the section (nothing when the test had no outage).
+/// Appends the section (nothing when the test had no outage), then the cluster nodes whose
+/// connections failed.
 pub(super) fn section(s: &mut String, r: &TestResult) {
     let found = outages(&r.timeline, r.elapsed, r.unanswered);
-    if found.is_empty() {
+    if !found.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nOutages (requests lost or nothing completed; 0.1 s resolution): {}",
+            found.len()
+        );
+        for (n, o) in found.iter().enumerate() {
+            outage_line(s, n + 1, o, r.started_at);
+        }
+    }
+    node_section(s, r);
+}
+
+/// Cluster: one line per node whose connections failed. A dead primary among several is not an
+/// outage of the whole test (the other shards keep completing), so it is listed here per node.
+fn node_section(s: &mut String, r: &TestResult) {
+    let Some(c) = &r.cluster else { return };
+    let down: Vec<_> = c
+        .nodes
+        .iter()
+        .filter_map(|n| n.outage.map(|o| (n, o)))
+        .collect();
+    if down.is_empty() {
         return;
     }
     let _ = writeln!(
         s,
-        "\nOutages (requests lost or nothing completed; 0.1 s resolution): {}",
-        found.len()
+        "\nCluster node outages (connections lost): {}",
+        down.len()
     );
-    for (n, o) in found.iter().enumerate() {
-        outage_line(s, n + 1, o, r.started_at);
+    for (n, o) in down {
+        let end = o.end.map_or("the end of the test".to_string(), |e| {
+            format!("{:.1} s", e.as_secs_f64())
+        });
+        let _ = writeln!(
+            s,
+            "  {}: from {:.1} s to {end}: {:.1} s, {} requests lost",
+            n.address,
+            o.start.as_secs_f64(),
+            o.duration(r.elapsed).as_secs_f64(),
+            n.lost
+        );
     }
 }
 
@@ -65,7 +98,7 @@ fn outage_line(s: &mut String, n: usize, o: &Outage, started_at: Option<SystemTi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Outcome, SLOTS, Slot};
+    use crate::metrics::{ClusterStats, NodeOutage, NodeStats, Outcome, SLOTS, Slot};
 
     #[test]
     fn each_outage_gets_its_offsets_wall_clock_and_counts() {
@@ -111,6 +144,25 @@ mod tests {
              8 requests failed, 4 reconnect attempts, 2 reconnected\n  \
              2. from 2.0 s to 2.1 s: 0.1 s (1970-01-02T00:00:02.000Z to 1970-01-02T00:00:02.100Z)\n     \
              4 requests failed, 2 reconnect attempts, 0 reconnected\n"
+        );
+        let mut cluster = ClusterStats::default();
+        let mut node = NodeStats::new();
+        node.address = "127.0.0.1:7001".into();
+        node.lost = 12;
+        node.outage = Some(NodeOutage {
+            start: Duration::from_millis(2000),
+            end: Some(Duration::from_millis(4300)),
+        });
+        cluster.nodes = vec![NodeStats::new(), node];
+        r.cluster = Some(cluster);
+        let mut s = String::new();
+        section(&mut s, &r);
+        assert!(
+            s.ends_with(
+                "\nCluster node outages (connections lost): 1\n  \
+                 127.0.0.1:7001: from 2.0 s to 4.3 s: 2.3 s, 12 requests lost\n"
+            ),
+            "{s}"
         );
         let mut quiet = TestResult::empty("SET", None, Outcome::Completed);
         quiet.elapsed = Duration::from_secs(1);

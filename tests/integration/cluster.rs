@@ -9,19 +9,21 @@ use resp::Value;
 use respbench::cluster::slot::key_slot;
 
 use crate::harness::{
-    Client, Output, Running, Server, ServerOptions, ServerTls, TestCerts, free_port, wait_until,
+    Client, Output, Running, Server, ServerOptions, ServerTls, TempDir, TestCerts, free_port,
+    wait_until,
 };
 
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
-/// and its bus and replication use TLS.
-fn cluster_node(bus: u16, certs: Option<&TestCerts>) -> Server {
+/// and its bus and replication use TLS. `node_timeout`: `cluster-node-timeout` in ms (how long
+/// until a dead primary's replica is elected).
+fn cluster_node(bus: u16, certs: Option<&TestCerts>, node_timeout: &str) -> Server {
     let mut extra: Vec<String> = [
         "--cluster-enabled",
         "yes",
         "--cluster-config-file",
         "nodes.conf",
         "--cluster-node-timeout",
-        "3000",
+        node_timeout,
     ]
     .map(String::from)
     .to_vec();
@@ -46,13 +48,20 @@ type Range = (u16, u16, u16, Vec<u16>);
 
 impl Cluster {
     fn start() -> Cluster {
-        Cluster::start_with(None)
+        Cluster::start_with(None, "3000")
+    }
+
+    /// With `cluster-node-timeout 1000`: a dead primary's replica takes over within seconds.
+    fn start_fast() -> Cluster {
+        Cluster::start_with(None, "1000")
     }
 
     /// With `certs`, every node also listens with TLS and the cluster bus and replication use
     /// TLS (`--tls-cluster yes --tls-replication yes`).
-    fn start_with(certs: Option<&TestCerts>) -> Cluster {
-        let nodes: Vec<Server> = (0..6).map(|_| cluster_node(free_port(), certs)).collect();
+    fn start_with(certs: Option<&TestCerts>, node_timeout: &str) -> Cluster {
+        let nodes: Vec<Server> = (0..6)
+            .map(|_| cluster_node(free_port(), certs, node_timeout))
+            .collect();
         let mut args: Vec<String> = Vec::new();
         if let Some(certs) = certs {
             args.extend([
@@ -433,7 +442,7 @@ fn incr_run(c: &Cluster, prefix: &str, n: u32, watch: u16) -> Running {
 /// Starts an empty cluster node and introduces it to the cluster (`CLUSTER MEET`).
 fn join_new_node(c: &Cluster) -> Server {
     let bus = free_port();
-    let node = cluster_node(bus, None);
+    let node = cluster_node(bus, None, "3000");
     let port = node.port().to_string();
     Client::connect(c.entry().port()).ok(&[
         "CLUSTER",
@@ -561,7 +570,7 @@ fn cluster_flag_against_a_standalone_server_is_one_clear_line() {
 #[test]
 fn cluster_over_tls() {
     let certs = TestCerts::new();
-    let c = Cluster::start_with(Some(&certs));
+    let c = Cluster::start_with(Some(&certs), "3000");
     let ca = certs.ca.display().to_string();
     let entry = c.entry().tls_port().to_string();
     let out = crate::harness::run_respbench(
@@ -672,4 +681,113 @@ fn json_record_has_every_benchmark_node() {
         .sum();
     assert_eq!(calls, 3000);
     assert!(t["requests"]["redirects"].is_object());
+}
+
+/// A 3-primary cluster (1 s node timeout) under `-t set` load through a node that stays up;
+/// returns the cluster, the primary to kill and its replica.
+fn kill_setup() -> (Cluster, u16, u16) {
+    let c = Cluster::start_fast();
+    let entry = c.entry().port();
+    let range = c
+        .ranges()
+        .into_iter()
+        .find(|r| r.2 != entry)
+        .expect("a primary other than the entry node");
+    (c, range.2, range.3[0])
+}
+
+/// SIGKILLs the node listening on `port` (our own child).
+fn kill_node(c: &mut Cluster, port: u16) {
+    c.nodes
+        .iter_mut()
+        .find(|n| n.port() == port)
+        .expect("the node is ours")
+        .kill();
+}
+
+#[test]
+fn a_primary_killed_with_e_is_replaced_by_its_replica_and_the_run_goes_on() {
+    let (mut c, dead, replica) = kill_setup();
+    let dir = TempDir::new();
+    let path = dir.path().join("r.json");
+    let path_arg = path.to_str().expect("UTF-8 path").to_string();
+    let run = c.entry().spawn_bench(&[
+        "--cluster",
+        "-e",
+        "-t",
+        "set",
+        "--duration",
+        "8",
+        "-c",
+        "12",
+        "--json",
+        &path_arg,
+    ]);
+    assert!(
+        wait_until(Duration::from_secs(20), || Client::connect(dead)
+            .calls("set")
+            > 1000),
+        "the run did not start"
+    );
+    kill_node(&mut c, dead);
+    let out = run.finish(Duration::from_secs(60));
+    out.assert_success();
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let dead_addr = format!("127.0.0.1:{dead}");
+    out.assert_stdout_contains("Cluster node outages (connections lost): 1");
+    out.assert_stdout_contains(&format!("  {dead_addr}: from "));
+    // The replica was promoted and served the dead node's slots afterwards (it served no
+    // requests before: load goes to primaries).
+    assert!(c.primaries().contains(&replica), "{:?}", c.ranges());
+    assert!(Client::connect(replica).calls("set") > 0);
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the record")).unwrap();
+    let test = &rec["tests"][0];
+    let req = &test["requests"];
+    let n = |k: &str| req[k].as_u64().unwrap_or_else(|| panic!("{k} in {req}"));
+    assert_eq!(
+        n("completed") + n("failed") + n("unanswered"),
+        n("issued"),
+        "{req}"
+    );
+    assert!(n("failed") > 0, "{req}");
+    let kinds = req["errors"].as_object().unwrap();
+    assert!(
+        kinds.keys().any(|k| k.starts_with("connection")),
+        "{kinds:?}"
+    );
+    let nodes = test["nodes"].as_array().unwrap();
+    let node = |addr: &str| {
+        nodes
+            .iter()
+            .find(|n| n["address"] == addr)
+            .unwrap_or_else(|| panic!("{addr} in {nodes:?}"))
+    };
+    let d = node(&dead_addr);
+    assert!(d["lost"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["outage"]["start_s"].as_f64().is_some(), "{d}");
+    let r = node(&format!("127.0.0.1:{replica}"));
+    assert_eq!(r["role"], "primary", "{r}");
+    assert!(r["completed"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["outage"].is_null(), "{r}");
+    crate::record::check_with_python(&path);
+}
+
+#[test]
+fn a_primary_killed_without_e_ends_the_run_with_the_hint() {
+    let (mut c, dead, _) = kill_setup();
+    let run = c
+        .entry()
+        .spawn_bench(&["--cluster", "-t", "set", "--duration", "20", "-c", "6"]);
+    assert!(
+        wait_until(Duration::from_secs(20), || Client::connect(dead)
+            .calls("set")
+            > 1000),
+        "the run did not start"
+    );
+    kill_node(&mut c, dead);
+    let out = run.finish(Duration::from_secs(60));
+    out.assert_code(1);
+    out.assert_stderr_contains("use -e to count failures");
+    out.assert_stdout_contains("====== SET ======");
 }

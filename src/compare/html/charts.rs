@@ -140,7 +140,7 @@ impl Gathered {
             label.to_string(),
             c,
             Stroke::Solid,
-            t(&|r| r.completed as f64),
+            t(&|r| r.completed as f64 / r.span),
         );
         self.push(
             1,
@@ -183,7 +183,7 @@ impl Gathered {
             format!("{label} errors"),
             c,
             Stroke::Solid,
-            t(&|r| r.failed as f64),
+            t(&|r| r.failed as f64 / r.span),
         );
         for s in &d.servers {
             let name = if d.servers.len() > 1 {

@@ -27,7 +27,7 @@ th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:8px 20px}\
 svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
-.note{color:#555;font-size:13px}code{font-size:12px}";
+.note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}";
 
 /// The whole page for `inputs` (the first is the base of the comparison).
 pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
@@ -117,6 +117,10 @@ fn runs(s: &mut String, inputs: &[Input]) {
                 ""
             }
         );
+        // A failed or cut-short run must not read as a normal one.
+        for p in &input.problems {
+            let _ = write!(s, "<li class=\"problem\">⚠ {}</li>", esc(p));
+        }
     }
     s.push_str("</ul>");
 }

@@ -198,3 +198,18 @@ fn a_mix_gets_a_per_command_table_in_its_section() {
     let plain = inputs(1);
     assert!(!page(&plain, &Comparison::new(&plain, &Metric::ALL)).contains("Per command"));
 }
+
+#[test]
+fn a_failed_or_cut_short_run_says_so_beside_its_name() {
+    let mut run = record(1000.0, 0);
+    run.problems
+        .push("test SET was aborted (partial figures)".into());
+    let inputs = vec![
+        input_of("ok".into(), vec!["ok.json".into()], vec![record(1000.0, 0)]).unwrap(),
+        input_of("bad".into(), vec!["bad<1>.json".into()], vec![run]).unwrap(),
+    ];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert_eq!(html.matches("class=\"problem\"").count(), 1);
+    assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
+}

@@ -124,6 +124,7 @@ fn rows<'a>(
         server: None,
         tests,
         find_max: None,
+        problems: Vec::new(),
     })
 }
 

@@ -43,6 +43,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
         server: None,
         tests,
         find_max: None,
+        problems: Vec::new(),
     })
 }
 
@@ -107,6 +108,7 @@ fn timeline(stats: &Value) -> Vec<SecondRow> {
         .filter_map(|(k, v)| {
             let ms = |key: &str| num(v, key).unwrap_or(0.0) * 1000.0;
             Some(SecondRow {
+                span: 1.0,
                 second: k.parse().ok()?,
                 completed: num(v, "Count")? as u64,
                 failed: 0,

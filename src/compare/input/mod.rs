@@ -56,6 +56,10 @@ pub struct Input {
     pub tests: Vec<Test>,
     /// A `--find-max` search (the first file's that has one): the latency-vs-throughput curve.
     pub find_max: Option<Curve>,
+    /// Why some figures are not a whole run's (`b.json: the run failed: …`, `b.json: test SET
+    /// was aborted …`), from respbench records' outcomes: `compare` warns and its gate fails,
+    /// the report shows them beside the run.
+    pub problems: Vec<String>,
 }
 
 /// A `--find-max` search's steps, for the latency-vs-throughput chart (respbench records only).
@@ -140,6 +144,9 @@ pub struct Detail {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SecondRow {
     pub second: f64,
+    /// How much of the second the row covers (1, but less for a test's last, cut-short
+    /// second): rates are counts over it, so a test does not seem to collapse at its end.
+    pub span: f64,
     pub completed: u64,
     pub failed: u64,
     pub p50: f64,
@@ -172,6 +179,8 @@ pub struct FileRun {
     pub tests: Vec<(String, Sample)>,
     /// A `--find-max` search, when the file is a respbench record of one.
     pub find_max: Option<Curve>,
+    /// A respbench record's run or tests that did not complete (see [`Input::problems`]).
+    pub problems: Vec<String>,
 }
 
 /// Reads and recognises one file.
@@ -233,8 +242,13 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         server: first.server.clone(),
         tests: Vec::new(),
         find_max: None,
+        problems: Vec::new(),
     };
-    for run in runs {
+    for (k, run) in runs.into_iter().enumerate() {
+        let file = input.files.get(k).cloned().unwrap_or_default();
+        input
+            .problems
+            .extend(run.problems.iter().map(|p| format!("{file}: {p}")));
         if input.find_max.is_none() {
             input.find_max = run.find_max;
         }
@@ -307,6 +321,7 @@ mod tests {
             server: None,
             tests: vec![],
             find_max: None,
+            problems: vec![],
         };
         let mut v = vec![side("run"), side("run"), side("x"), side("run")];
         dedup_labels(&mut v);

@@ -22,6 +22,12 @@ const SCHEMA: &str = "respbench/1";
 
 #[derive(Deserialize)]
 struct Doc {
+    /// `completed`, `interrupted` or `failed` (with `error`); absent in records built outside
+    /// a run.
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
     #[serde(default)]
     servers: Vec<Server>,
     tests: Vec<TestRec>,
@@ -58,6 +64,12 @@ struct Identity {
 #[derive(Deserialize)]
 struct TestRec {
     name: String,
+    /// The measured time; the timeline's last second covers what is left of it.
+    #[serde(default)]
+    duration_s: Option<f64>,
+    /// `completed`, `interrupted` or `aborted`.
+    #[serde(default)]
+    outcome: Option<String>,
     throughput_rps: f64,
     latency_us: LatencyPair,
     #[serde(default)]
@@ -152,6 +164,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     }
     let doc: Doc =
         serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} record: {e}"))?;
+    let problems = problems(&doc);
     let server = doc
         .servers
         .iter()
@@ -181,7 +194,28 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
         server,
         tests,
         find_max,
+        problems,
     })
+}
+
+/// What makes the record less than a whole run: the run's outcome (failed, interrupted) and
+/// each test that did not complete (its figures are partial).
+fn problems(doc: &Doc) -> Vec<String> {
+    let mut out = Vec::new();
+    match (doc.outcome.as_deref(), &doc.error) {
+        (None | Some("completed"), _) => {}
+        (Some(o), Some(e)) => out.push(format!("the run {o}: {e}")),
+        (Some(o), None) => out.push(format!("the run was {o}")),
+    }
+    for t in &doc.tests {
+        if let Some(o) = t.outcome.as_deref().filter(|o| *o != "completed") {
+            out.push(format!("test {} was {o} (partial figures)", t.name));
+        }
+    }
+    if out.is_empty() && doc.tests.is_empty() && doc.find_max.is_none() {
+        out.push("no test in the record".to_string());
+    }
+    out
 }
 
 /// The headline figures of `l` (none when it counted nothing: the record writes 0s).
@@ -212,6 +246,9 @@ fn sample(t: TestRec) -> Sample {
             .iter()
             .map(|r| SecondRow {
                 second: r.second,
+                span: t
+                    .duration_s
+                    .map_or(1.0, |d| (d - r.second).clamp(0.01, 1.0)),
                 completed: r.completed,
                 failed: r.failed,
                 p50: r.p50_us,
@@ -293,6 +330,40 @@ mod tests {
         let s = &run.tests[0].1;
         assert_eq!((s.rps, s.p95, s.max), (1000.5, Some(2.0), Some(4.0)));
         assert_eq!(run.tests[1].1.p50, None, "nothing measured: no latency");
+    }
+
+    #[test]
+    fn a_failed_run_and_a_cut_short_test_are_problems() {
+        let mut doc = minimal(SCHEMA);
+        assert!(read(doc.clone(), SCHEMA).unwrap().problems.is_empty());
+        doc["outcome"] = "failed".into();
+        doc["error"] = "WRONGPASS invalid username-password pair".into();
+        doc["tests"][1]["outcome"] = "aborted".into();
+        let p = read(doc.clone(), SCHEMA).unwrap().problems;
+        assert_eq!(
+            p,
+            [
+                "the run failed: WRONGPASS invalid username-password pair",
+                "test SET was aborted (partial figures)"
+            ]
+        );
+        doc["outcome"] = "completed".into();
+        doc["tests"] = serde_json::json!([]);
+        let p = read(doc, SCHEMA).unwrap().problems;
+        assert_eq!(p, ["no test in the record"]);
+    }
+
+    #[test]
+    fn the_last_cut_short_second_is_a_rate_over_its_span() {
+        let mut doc = minimal(SCHEMA);
+        doc["tests"][0]["duration_s"] = 1.25.into();
+        doc["tests"][0]["timeline"] = serde_json::json!([
+            {"second": 0, "completed": 40000, "failed": 0, "p50_us": 1.0, "p99_us": 2.0, "max_us": 3.0},
+            {"second": 1, "completed": 10000, "failed": 0, "p50_us": 1.0, "p99_us": 2.0, "max_us": 3.0}
+        ]);
+        let run = read(doc, SCHEMA).unwrap();
+        let rows = &run.tests[0].1.detail.as_ref().unwrap().timeline;
+        assert_eq!((rows[0].span, rows[1].span), (1.0, 0.25));
     }
 
     #[test]

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 use super::Placement;
 use super::Worker;
 use super::conn::{Conn, State};
+use super::outage::FailKind;
 use super::reply::record_error;
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
-use crate::engine::EngineError;
 use crate::engine::cluster::{ClusterWorker, MAX_ATTEMPTS, Retry, SideItem, SideQueue};
+use crate::engine::{EngineError, ErrorPolicy};
 use crate::metrics::RedirectKind;
 use crate::workload::template::fill_unit;
 
@@ -77,6 +78,9 @@ impl Worker<'_> {
             if cl.run.all_primaries {
                 self.connect_new_primaries(now)?;
             }
+        }
+        if self.down > 0 {
+            self.cluster_down_tick(now);
         }
         let Some(cl) = self.cluster.as_mut() else {
             return Ok(());
@@ -203,14 +207,26 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Queues a redirected request on the side connection to `node` (opened on first use).
+    /// Queues a redirected request on the side connection to `node` (opened on first use). With
+    /// `-e`, a node that cannot be reached fails the request at once (`cluster_fail.rs`).
     pub(super) fn enqueue(
         &mut self,
         node: usize,
         retry: Retry,
         asking: bool,
     ) -> Result<(), EngineError> {
-        let i = self.side_conn(node)?;
+        let i = match self.side_conn(node) {
+            Ok(i) => i,
+            Err(e) if self.cfg.load.on_error == ErrorPolicy::Count => {
+                self.retry_unreachable(node, retry, FailKind::of_connect(&e));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        if self.conns[i].state == State::Down {
+            self.retry_unreachable(node, retry, FailKind::Refused);
+            return Ok(());
+        }
         let c = &mut self.conns[i];
         if c.written == c.wlen {
             c.wbuf.clear();

@@ -93,6 +93,9 @@ pub(super) struct Conn {
     /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
     /// primary moves, the connection is reopened (to the new one) before its next batch.
     pub(super) epoch: Option<u64>,
+    /// Cluster, `-e`: the node this connection lost requests on, until its next completed batch
+    /// (which ends that node's outage: its slots are served again, by it or a new owner).
+    pub(super) lost_on: Option<usize>,
 }
 
 impl Conn {
@@ -143,6 +146,7 @@ impl Conn {
             backoff: BACKOFF_START,
             recovering: false,
             epoch: None,
+            lost_on: None,
         }
     }
 }
@@ -296,6 +300,9 @@ impl Worker<'_> {
         }
         if batch_done {
             self.active -= 1;
+            if self.conns[i].lost_on.is_some() {
+                self.node_back(i, now);
+            }
             self.on_free(i, now)?;
         }
         Ok(())

@@ -5,6 +5,7 @@
 //! clock reads (vDSO, no syscall). Write interest is registered only while a write is partial.
 
 mod cluster;
+mod cluster_fail;
 mod conn;
 mod outage;
 mod reply;

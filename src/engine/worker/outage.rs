@@ -80,9 +80,10 @@ fn with_hint(err: EngineError) -> EngineError {
 }
 
 impl Worker<'_> {
-    /// Connection `i` failed (`err` says how). Without `-e` (or in cluster mode, whose node
-    /// failures are not handled yet) that ends the run. With `-e`: its batch's requests count as
-    /// failed under `kind`, and it is closed and scheduled to reopen after its backoff.
+    /// Connection `i` failed (`err` says how). Without `-e` that ends the run. With `-e`: its
+    /// batch's requests count as failed under `kind`, and it is closed and scheduled to reopen
+    /// after its backoff (cluster mode: also charged to its node, whose new owner is looked for;
+    /// `cluster_fail.rs`).
     pub(super) fn conn_failed(
         &mut self,
         i: usize,
@@ -92,10 +93,10 @@ impl Worker<'_> {
         if self.cfg.load.on_error != ErrorPolicy::Count {
             return Err(with_hint(err));
         }
-        if self.cluster.is_some() {
-            return Err(err);
-        }
         let now = Instant::now();
+        if self.cluster.is_some() {
+            self.cluster_conn_failed(i, kind, now);
+        }
         let jitter = self.jitter();
         let prefix = self.cfg.setup.prefix_commands.len();
         let c = &mut self.conns[i];
@@ -251,7 +252,8 @@ impl Worker<'_> {
         self.recovering -= 1;
         self.rec.reconnected(now);
         self.flush(i)?;
-        if self.conns[i].state == State::Open {
+        // A side connection only sends the redirected requests queued on it.
+        if self.conns[i].state == State::Open && self.conns[i].side.is_none() {
             self.on_free(i, now)?;
         }
         Ok(())
@@ -266,7 +268,7 @@ impl Worker<'_> {
             .filter(|c| c.side.is_none() && !c.warmup)
             .map(|c| c.pending)
             .sum();
-        self.rec.unanswered += n;
+        self.rec.unanswered += n + self.retries_unanswered();
     }
 
     /// `--sentinel`: connection `i` was opened to a primary that has since moved (its next
