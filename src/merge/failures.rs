@@ -15,6 +15,8 @@
 //!   shard, and outages that overlap are joined into one (earliest start, latest end, counts
 //!   added, `until_end` if any was). An outage seen by one shard only is an outage of the
 //!   merged run too: some of the load saw it.
+//! - A cluster node's `lost` is added; its `outage` spans the shards' outages of that node on
+//!   the merged clock (earliest start, latest end; no end if a shard saw none).
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -152,4 +154,79 @@ pub fn outages(tests: &[&Value], starts: &[Option<SystemTime>]) -> Value {
             o
         })
         .collect()
+}
+
+/// Adds each merged cluster node's `lost` and `outage` (see the module comment) from the
+/// shards' nodes of the same address.
+pub fn node_outages(nodes: &mut Value, tests: &[&Value], starts: &[Option<SystemTime>]) {
+    let base = starts.iter().flatten().min().copied();
+    for node in nodes.as_array_mut().into_iter().flatten() {
+        let addr = node["address"].clone();
+        let (mut lost, mut start, mut end, mut open) = (0u64, None::<f64>, None::<f64>, false);
+        for (test, st) in tests.iter().zip(starts) {
+            let shift = match (base, st) {
+                (Some(b), Some(s)) => s.duration_since(b).map_or(0.0, |d| d.as_secs_f64()),
+                _ => 0.0,
+            };
+            for n in test["nodes"].as_array().into_iter().flatten() {
+                if n["address"] != addr {
+                    continue;
+                }
+                lost += n["lost"].as_u64().unwrap_or(0);
+                let o = &n["outage"];
+                let Some(s) = o["start_s"].as_f64() else {
+                    continue;
+                };
+                start = Some(start.map_or(s + shift, |x: f64| x.min(s + shift)));
+                match o["end_s"].as_f64() {
+                    Some(e) => end = Some(end.map_or(e + shift, |x: f64| x.max(e + shift))),
+                    None => open = true,
+                }
+            }
+        }
+        let tenth = |x: f64| (x * 10.0).round() / 10.0;
+        node["lost"] = lost.into();
+        node["outage"] = match start {
+            None => Value::Null,
+            Some(s) => {
+                let e = if open { None } else { end };
+                let last = tests
+                    .iter()
+                    .filter_map(|t| t["duration_s"].as_f64())
+                    .fold(0.0, f64::max);
+                json!({"start_s": tenth(s), "end_s": e.map(tenth),
+                       "duration_s": tenth(e.unwrap_or(last.max(s)) - s)})
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::start_at::parse_time;
+
+    #[test]
+    fn a_nodes_lost_requests_add_and_its_outage_spans_the_shards() {
+        let node =
+            |lost: u64, outage: Value| json!({"address": "n1", "lost": lost, "outage": outage});
+        let a = json!({"duration_s": 10.0, "nodes": [node(5, json!({"start_s": 2.0, "end_s": 3.0, "duration_s": 1.0}))]});
+        let b = json!({"duration_s": 10.0, "nodes": [node(4, json!({"start_s": 2.5, "end_s": null, "duration_s": 7.5}))]});
+        let starts = [
+            parse_time("2026-01-01T00:00:00Z"),
+            parse_time("2026-01-01T00:00:01Z"),
+        ];
+        let mut merged = json!([{"address": "n1"}]);
+        node_outages(&mut merged, &[&a, &b], &starts);
+        assert_eq!(merged[0]["lost"], 9);
+        // b's outage starts at 3.5 s on the merged clock and never ends.
+        assert_eq!(
+            merged[0]["outage"],
+            json!({"start_s": 2.0, "end_s": null, "duration_s": 8.0})
+        );
+        let mut quiet = json!([{"address": "n2"}]);
+        node_outages(&mut quiet, &[&a, &b], &starts);
+        assert_eq!(quiet[0]["outage"], Value::Null);
+        assert_eq!(quiet[0]["lost"], 0);
+    }
 }

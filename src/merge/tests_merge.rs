@@ -86,7 +86,9 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<Value, String> {
         json!({"unit": "ns", "encoding": ENCODING,
                "corrected": hdr::encode(&corrected), "uncorrected": hdr::encode(&uncorrected)}),
     );
-    o.insert("nodes".into(), nodes(inputs, &tests, t)?);
+    let mut merged_nodes = nodes(inputs, &tests, t)?;
+    failures::node_outages(&mut merged_nodes, &tests, &starts);
+    o.insert("nodes".into(), merged_nodes);
     if first.get("mix").is_some() {
         o.insert("mix".into(), mix(inputs, &tests, t)?);
     }
