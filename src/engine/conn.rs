@@ -14,6 +14,7 @@ use std::time::Duration;
 use mio::event::Source;
 use mio::{Interest, Registry, Token};
 
+use super::connect::{connect_within, interrupt_requested};
 use super::error::{EngineError, io_reason};
 use super::follow::FollowedPrimary;
 use super::tls::{TlsClient, TlsStream, tls_error};
@@ -84,7 +85,7 @@ impl Target {
             // a connection, as the reference does, so workers and reconnects agree on one.
             many => *many
                 .iter()
-                .find(|a| TcpStream::connect_timeout(a, CONNECT_TIMEOUT).is_ok())
+                .find(|a| tcp_connect_blocking(a, false, CONNECT_TIMEOUT).is_ok())
                 .unwrap_or(&many[0]),
         };
         Ok(Self::Tcp {
@@ -172,11 +173,20 @@ impl Target {
     /// A blocking connect with [`CONNECT_TIMEOUT`] (and the TLS handshake, within the same
     /// time), returned as a blocking stream.
     pub fn connect_blocking(&self) -> Result<BlockingStream, EngineError> {
+        self.connect_blocking_within(CONNECT_TIMEOUT)
+    }
+
+    /// [`Target::connect_blocking`] with another timeout (the server watch, which must not
+    /// stall a test's end for 10 s).
+    pub fn connect_blocking_within(
+        &self,
+        timeout: Duration,
+    ) -> Result<BlockingStream, EngineError> {
         self.connect_with(
-            tcp_connect_blocking,
+            |addr, mptcp| tcp_connect_blocking(addr, mptcp, timeout),
             BlockingStream::Tcp,
             |tls, s, host| {
-                tls.connect_blocking(s, host, CONNECT_TIMEOUT)
+                tls.connect_blocking(s, host, timeout)
                     .map(|s| BlockingStream::Tls(Box::new(s)))
             },
             |path| UnixStream::connect(path).map(BlockingStream::Unix),
@@ -273,15 +283,16 @@ fn tcp_socket(addr: &SocketAddr, mptcp: bool) -> io::Result<socket2::Socket> {
     ))
 }
 
-/// A blocking connect within [`CONNECT_TIMEOUT`], with Nagle off.
-fn tcp_connect_blocking(addr: &SocketAddr, mptcp: bool) -> io::Result<TcpStream> {
-    let s = if mptcp {
-        let sock = tcp_socket(addr, true)?;
-        sock.connect_timeout(&(*addr).into(), CONNECT_TIMEOUT)?;
-        TcpStream::from(sock)
-    } else {
-        TcpStream::connect_timeout(addr, CONNECT_TIMEOUT)?
-    };
+/// A blocking connect within `timeout` that Ctrl-C or SIGTERM cuts short (see
+/// `engine::connect`), with Nagle off.
+fn tcp_connect_blocking(
+    addr: &SocketAddr,
+    mptcp: bool,
+    timeout: Duration,
+) -> io::Result<TcpStream> {
+    let sock = tcp_socket(addr, mptcp)?;
+    connect_within(&sock, addr, timeout, &interrupt_requested)?;
+    let s = TcpStream::from(sock);
     s.set_nodelay(true)?;
     Ok(s)
 }

@@ -31,7 +31,12 @@ pub struct ControlConn {
 impl ControlConn {
     /// Connects; no commands are sent.
     pub fn connect(target: &Target) -> Result<Self, EngineError> {
-        let stream = target.connect_blocking()?;
+        Self::connect_within(target, super::conn::CONNECT_TIMEOUT)
+    }
+
+    /// [`ControlConn::connect`] giving up on the connect after `timeout`.
+    pub fn connect_within(target: &Target, timeout: Duration) -> Result<Self, EngineError> {
+        let stream = target.connect_blocking_within(timeout)?;
         stream
             .set_timeouts(Some(CONTROL_TIMEOUT))
             .map_err(|e| EngineError::Io(format!("{}: {}", target.display(), io_reason(&e))))?;
@@ -48,7 +53,16 @@ impl ControlConn {
     /// Connects and sends `AUTH` when a password was given (`auth`: the arguments after `AUTH`);
     /// a refused password is an error naming the server.
     pub fn connect_auth(target: &Target, auth: Option<&[Vec<u8>]>) -> Result<Self, EngineError> {
-        let mut c = Self::connect(target)?;
+        Self::connect_auth_within(target, auth, super::conn::CONNECT_TIMEOUT)
+    }
+
+    /// [`ControlConn::connect_auth`] giving up on the connect after `timeout`.
+    pub fn connect_auth_within(
+        target: &Target,
+        auth: Option<&[Vec<u8>]>,
+        timeout: Duration,
+    ) -> Result<Self, EngineError> {
+        let mut c = Self::connect_within(target, timeout)?;
         if let Some(auth) = auth {
             let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
             cmd.extend(auth.iter().map(|a| a.as_slice()));

@@ -9,10 +9,12 @@
 //! Rooms: `spec` (what it executes), `runner` (`run_test`), `monitor` (the main thread during a
 //! test), `worker/` (one thread's event loop: `conn` I/O, `reply` accounting, `cluster`), `pacer`
 //! (`--rps`), `cluster` (shared topology, a worker's view), `conn`/`tls`/`control` (sockets),
+//! `connect` (blocking connects a signal cuts short),
 //! `follow` (a primary that moves: Sentinel), `error`. `docs/architecture.md` has the table.
 
 pub mod cluster;
 pub mod conn;
+pub mod connect;
 pub mod control;
 mod error;
 pub mod follow;

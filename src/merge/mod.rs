@@ -15,6 +15,7 @@
 //! written.
 
 mod check;
+mod failures;
 mod hist;
 mod tests_merge;
 
@@ -40,7 +41,9 @@ started by Slurm, Open MPI or a Kubernetes Indexed Job) into one record:
  - request, error and push counts summed; throughput summed; duration the
    longest shard's;
  - per-second timelines aligned by wall-clock second (per-second percentiles
-   are the largest over the shards);
+   are the largest over the shards; lost requests, reconnects and 100 ms slots
+   added);
+ - outages: the union of the shards' outages on one clock (overlaps joined);
  - a \"shards\" array keeps each shard's host, start offset, counts and rate.
 Records of different benchmarks (other tests, other options except the shard's
 own -n/--rps part and seed) are refused.

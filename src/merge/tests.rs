@@ -150,7 +150,8 @@ fn timelines_align_by_wall_clock_second() {
     let mut b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
     let row = |second: u64, completed: u64, p99: f64| {
         json!({"second": second, "completed": completed, "failed": 0, "p50_us": 1.0,
-               "p99_us": p99, "max_us": p99, "server": []})
+               "p99_us": p99, "max_us": p99, "server": [], "lost": {},
+               "reconnect_attempts": 0, "reconnects": 0})
     };
     a["tests"][0]["started_at"] = "2026-01-01T00:00:00.100000Z".into();
     a["tests"][0]["timeline"] = json!([row(0, 10, 5.0), row(1, 20, 6.0)]);
@@ -164,6 +165,115 @@ fn timelines_align_by_wall_clock_second() {
         t["timeline"],
         json!([row(0, 10, 5.0), row(1, 21, 9.0), row(2, 2, 1.0)])
     );
+}
+
+/// A shard's record of a SET test (as a run makes it) whose timeline has 3 seconds: second 1
+/// loses `lost` requests to resets in slots `from..to` (nothing completes there) and reconnects
+/// in slot `to`; every other slot completes 10 requests (seconds 0 and 2 are quiet: no slots in
+/// the record).
+fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
+    let argv = ["--shard", &format!("{index}/2"), "-e", "--json", "-"].map(str::to_string);
+    let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
+        crate::cli::Invocation::Run(a) => a,
+        other => panic!("{other:?}"),
+    };
+    let plan = RunPlan::new(&args, None).unwrap();
+    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let watch = rec.begin_test();
+    let mut r = TestResult::empty("SET", None, Outcome::Completed);
+    let reset = crate::metrics::FAILURE_KINDS
+        .iter()
+        .position(|k| *k == "connection reset")
+        .unwrap();
+    for sec in 0..3 {
+        let s = r.timeline.second_mut(sec);
+        for (i, slot) in s.slots.iter_mut().enumerate() {
+            if sec == 1 && (from..to).contains(&i) {
+                continue;
+            }
+            slot.completed = 10;
+        }
+        if sec == 1 {
+            s.slots[from].failed = lost;
+            s.slots[from].lost = lost;
+            s.slots[to].reconnect_attempts = 2;
+            s.slots[to].reconnects = 1;
+            s.failed = lost;
+            s.lost[reset] = lost;
+        }
+        s.completed = s.slots.iter().map(|x| x.completed).sum();
+        for _ in 0..s.completed {
+            s.latency.record(50_000);
+            r.latency.record(50_000);
+            r.latency_uncorrected.record(50_000);
+        }
+        r.completed += s.completed;
+    }
+    for _ in 0..lost {
+        r.errors.record(b"connection reset");
+    }
+    r.elapsed = Duration::from_secs(3);
+    let timeline = r.timeline.clone();
+    let extras = TestExtras {
+        timeline: Some(&timeline),
+        ..TestExtras::default()
+    };
+    rec.end_test(watch, &template(&["set", "k", "v"]), &r, extras);
+    serde_json::to_value(rec.document()).unwrap()
+}
+
+#[test]
+fn failure_counters_add_up_and_outages_are_the_union() {
+    let mut a = failing_shard(0, 2, 5, 7);
+    let mut b = failing_shard(1, 4, 8, 3);
+    // The record's own outages: 1.2-1.5 s and 1.4-1.8 s.
+    assert_eq!(
+        a["tests"][0]["outages"][0]["start_s"], 1.2,
+        "{}",
+        a["tests"][0]
+    );
+    assert_eq!(b["tests"][0]["outages"][0]["end_s"], 1.8);
+    a["tests"][0]["started_at"] = "2026-01-01T00:00:00.000000Z".into();
+    b["tests"][0]["started_at"] = "2026-01-01T00:00:00.000000Z".into();
+    let m = merge(inputs(vec![a.clone(), b.clone()])).unwrap();
+    let t = &m["tests"][0];
+    let row = &t["timeline"][1];
+    assert_eq!(row["lost"], json!({"connection reset": 10}));
+    assert_eq!(row["failed"], 10);
+    assert_eq!(row["reconnect_attempts"], 4);
+    assert_eq!(row["reconnects"], 2);
+    let slots = row["slots"].as_array().unwrap();
+    assert_eq!(slots.len(), 10);
+    assert_eq!(slots[2]["lost"], 7);
+    assert_eq!(slots[4]["lost"], 3);
+    assert_eq!(slots[4]["completed"], 0, "both shards down in slot 4");
+    assert_eq!(slots[3]["completed"], 10, "shard 1 still up in slot 3");
+    assert_eq!(slots[5]["reconnect_attempts"], 2);
+    let sum: u64 = slots.iter().map(|s| s["completed"].as_u64().unwrap()).sum();
+    assert_eq!(sum, row["completed"].as_u64().unwrap());
+    assert!(t["timeline"][0].get("slots").is_none(), "a quiet second");
+    // Overlapping outages joined: 1.2 to 1.8 s, counts added.
+    assert_eq!(
+        t["outages"],
+        json!([{"start_s": 1.2, "end_s": 1.8, "duration_s": 0.6, "failed": 10, "lost": 10,
+                "reconnect_attempts": 4, "reconnects": 2, "until_end": false}])
+    );
+    // Shard 1 began 0.5 s later: its outage (1.9-2.3 s on the merged clock) no longer
+    // overlaps shard 0's, so both are listed; and its second 1 lands in the merged second 2
+    // (rounded), where shard 0 had a quiet second: no slots that would not add up.
+    b["tests"][0]["started_at"] = "2026-01-01T00:00:00.500000Z".into();
+    let m = merge(inputs(vec![a, b])).unwrap();
+    let t = &m["tests"][0];
+    let outages = t["outages"].as_array().unwrap();
+    assert_eq!(outages.len(), 2, "{outages:?}");
+    assert_eq!(outages[1]["start_s"], 1.9);
+    assert_eq!(outages[1]["lost"], 3);
+    assert!(
+        t["timeline"][2].get("slots").is_none(),
+        "{}",
+        t["timeline"][2]
+    );
+    assert_eq!(t["timeline"][2]["lost"], json!({"connection reset": 3}));
 }
 
 #[test]

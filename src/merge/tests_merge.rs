@@ -3,7 +3,7 @@
 //!
 //! Per-second rows hold summaries, not histograms, so a merged second's `p50_us`/`p99_us`/`max_us`
 //! are the **largest over the shards** for that second (an upper bound; the whole test's figures
-//! are exact). Server figures describe the server, which all shards watched at once: the merge
+//! are exact). The per-second failure counters add up; slots and outages: see `failures`. Server figures describe the server, which all shards watched at once: the merge
 //! keeps the first shard's (lowest index), rather than adding the same CPU N times.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ use crate::record::document::{ENCODING, LatencySummary};
 use crate::record::hdr;
 
 use super::check::Input;
+use super::failures;
 use super::hist::add_encoded;
 
 /// Test `t` of every input (already checked to be the same test) as one test.
@@ -85,11 +86,14 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<Value, String> {
         json!({"unit": "ns", "encoding": ENCODING,
                "corrected": hdr::encode(&corrected), "uncorrected": hdr::encode(&uncorrected)}),
     );
-    o.insert("nodes".into(), nodes(inputs, &tests, t)?);
+    let mut merged_nodes = nodes(inputs, &tests, t)?;
+    failures::node_outages(&mut merged_nodes, &tests, &starts);
+    o.insert("nodes".into(), merged_nodes);
     if first.get("mix").is_some() {
         o.insert("mix".into(), mix(inputs, &tests, t)?);
     }
     o.insert("timeline".into(), timeline(&tests, &starts));
+    o.insert("outages".into(), failures::outages(&tests, &starts));
     let threads: Vec<Value> = tests
         .iter()
         .filter_map(|t| t["client_threads_cpu_pct"].as_array())
@@ -281,10 +285,13 @@ fn timeline(tests: &[&Value], starts: &[Option<SystemTime>]) -> Value {
                 m.insert("server".into(), row["server"].clone());
                 m
             });
-            for k in ["completed", "failed"] {
-                let n = m[k].as_u64().unwrap_or(0) + row[k].as_u64().unwrap_or(0);
+            for k in ["completed", "failed", "reconnect_attempts", "reconnects"] {
+                let n =
+                    m.get(k).and_then(Value::as_u64).unwrap_or(0) + row[k].as_u64().unwrap_or(0);
                 m.insert(k.into(), n.into());
             }
+            failures::add_lost(m, row);
+            failures::add_slots(m, row);
             for k in ["p50_us", "p99_us", "max_us"] {
                 let v = m[k]
                     .as_f64()
@@ -294,7 +301,12 @@ fn timeline(tests: &[&Value], starts: &[Option<SystemTime>]) -> Value {
             }
         }
     }
-    rows.into_values().map(Value::Object).collect()
+    rows.into_values()
+        .map(|mut m| {
+            failures::finish_row(&mut m);
+            Value::Object(m)
+        })
+        .collect()
 }
 
 /// The shards' verdict when they agree; `unknown` when they do not, with the busiest figures.

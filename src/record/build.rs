@@ -245,10 +245,7 @@ fn steady_cpu(seconds: &[ServerInterval]) -> Option<f64> {
 pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
     let s = &w.samples;
     let seconds = ServerInterval::series(s);
-    let whole = match (s.first(), s.last()) {
-        (Some(a), Some(b)) if s.len() > 1 => Some(ServerInterval::between(a, b)),
-        _ => None,
-    };
+    let whole = ServerInterval::whole(s);
     let range = |f: fn(&ServerSample) -> u64| {
         let (first, last) = (s.first()?, s.last()?);
         Some(Range {
@@ -278,7 +275,8 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
         net_input_bytes: whole.map_or(0, |i| i.net_input_bytes),
         net_output_bytes: whole.map_or(0, |i| i.net_output_bytes),
         fork_seen: s.iter().any(|x| x.fork_in_progress),
-        partial: w.lost,
+        partial: w.lost || w.gaps > 0,
+        watch_gaps: w.gaps,
         command_busy_pct: match (s.first(), s.last()) {
             (Some(a), Some(b)) if b.at > a.at && !times.is_empty() => {
                 let usec: u64 = times.iter().map(|t| t.usec).sum();
@@ -341,6 +339,7 @@ mod tests {
             commandstats_before: counters(10, 100),
             commandstats_after: counters(1010, 2100),
             lost: false,
+            gaps: 0,
         };
         let s = server_record(&w, &["set".to_string()]);
         assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);

@@ -355,8 +355,12 @@ pub struct ServerTestRecord {
     pub net_output_bytes: u64,
     /// A fork (RDB save, AOF rewrite) ran during the test.
     pub fork_seen: bool,
-    /// The server stopped answering the watch: figures are partial.
+    /// The server was not answering the watch at the end, or the watch lost it for a while
+    /// (`watch_gaps`): figures are partial.
     pub partial: bool,
+    /// Times the watch lost the server (a restart, a failover) and reconnected during the test:
+    /// the seconds between have no figures in `seconds` or the timeline (never made up).
+    pub watch_gaps: u32,
     /// Per interval between samples (about one second each).
     pub seconds: Vec<ServerInterval>,
     /// The server's own time for the test's commands (from `INFO commandstats`).

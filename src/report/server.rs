@@ -66,7 +66,13 @@ pub fn write_server_block(
         if n.evicted_keys > 0 {
             notes.push(format!("{} keys evicted", n.evicted_keys));
         }
-        if n.partial {
+        if n.watch_gaps > 0 {
+            notes.push(format!(
+                "the watch lost the server {} time(s) and reconnected: the seconds between have \
+                 no figures",
+                n.watch_gaps
+            ));
+        } else if n.partial {
             notes.push("the server stopped answering INFO: figures are partial".to_string());
         }
         if !notes.is_empty() {
@@ -152,6 +158,7 @@ mod tests {
             commandstats_before: counters(5, 10),
             commandstats_after: counters(1005, 960),
             lost: false,
+            gaps: 0,
         }
     }
 

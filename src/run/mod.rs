@@ -65,6 +65,8 @@ impl From<io::Error> for Failure {
 }
 /// Runs the whole plan and writes its record (`--json`) however the run ends.
 pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+    // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
+    engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;

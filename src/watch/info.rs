@@ -102,6 +102,10 @@ pub const SAMPLE_SECTIONS: [&str; 5] = ["clients", "memory", "persistence", "sta
 pub struct ServerSample {
     /// When it was taken, from the start of the sampling (the test's start).
     pub at: Duration,
+    /// Which watch connection took it: 0, then one more after each reconnect. Counters are
+    /// only compared within one (a reconnect may follow a restart, or reach another server
+    /// under `--sentinel`, whose counters start again).
+    pub segment: u32,
     /// Process CPU seconds (`used_cpu_user`, `used_cpu_sys`).
     pub cpu_user: f64,
     pub cpu_sys: f64,
@@ -132,6 +136,7 @@ impl ServerSample {
         };
         Some(Self {
             at,
+            segment: 0,
             cpu_user: info.f64("used_cpu_user")?,
             cpu_sys: info.f64("used_cpu_sys")?,
             cpu_main: main,
@@ -208,12 +213,51 @@ impl ServerInterval {
         }
     }
 
-    /// Consecutive intervals of a sample series.
+    /// Consecutive intervals of a sample series, within each watch connection only: the time
+    /// between the last sample before a reconnect and the first after it has no interval (the
+    /// record shows those seconds as missing rather than a made-up figure).
     pub fn series(samples: &[ServerSample]) -> Vec<Self> {
         samples
             .windows(2)
+            .filter(|w| w[0].segment == w[1].segment)
             .map(|w| Self::between(&w[0], &w[1]))
             .collect()
+    }
+
+    /// The whole series as one interval: each watch connection's span (first to last sample),
+    /// added up. CPU is per second of those spans (the gaps are left out, not counted as idle);
+    /// counters are the sum of each span's; memory and clients are the last sample's. `None`
+    /// with no span of two samples.
+    pub fn whole(samples: &[ServerSample]) -> Option<Self> {
+        let spans: Vec<Self> = samples
+            .chunk_by(|a, b| a.segment == b.segment)
+            .filter(|c| c.len() > 1)
+            .map(|c| Self::between(&c[0], &c[c.len() - 1]))
+            .collect();
+        if let [only] = spans.as_slice() {
+            return Some(*only);
+        }
+        let first = spans.first()?;
+        let secs: f64 = spans.iter().map(|i| i.secs).sum();
+        let per_sec = |f: fn(&Self) -> Option<f64>| -> Option<f64> {
+            let cpu: Option<f64> = spans.iter().map(|i| f(i).map(|p| p * i.secs)).sum();
+            cpu.map(|c| if secs > 0.0 { c / secs } else { 0.0 })
+        };
+        let last = samples.last()?;
+        Some(Self {
+            t: first.t,
+            secs,
+            cpu_pct: per_sec(|i| Some(i.cpu_pct)).unwrap_or(0.0),
+            main_thread_cpu_pct: per_sec(|i| i.main_thread_cpu_pct),
+            used_memory: last.used_memory,
+            used_memory_rss: last.used_memory_rss,
+            connected_clients: last.connected_clients,
+            rejected_connections: spans.iter().map(|i| i.rejected_connections).sum(),
+            evicted_keys: spans.iter().map(|i| i.evicted_keys).sum(),
+            net_input_bytes: spans.iter().map(|i| i.net_input_bytes).sum(),
+            net_output_bytes: spans.iter().map(|i| i.net_output_bytes).sum(),
+            fork_in_progress: spans.iter().any(|i| i.fork_in_progress),
+        })
     }
 
     /// The CPU figure that says how close the server is to its limit: the main thread where
@@ -331,5 +375,43 @@ mod tests {
         assert_eq!(back.rejected_connections, 0);
         assert_eq!(back.cpu_pct, 0.0);
         assert_eq!(ServerInterval::series(&[a, b, b]).len(), 2);
+    }
+
+    #[test]
+    fn a_reconnect_leaves_a_gap_and_the_whole_adds_the_spans() {
+        let at = |secs, segment, cpu: f64, rejected| ServerSample {
+            at: Duration::from_secs(secs),
+            segment,
+            cpu_user: cpu,
+            rejected_connections: rejected,
+            ..ServerSample::default()
+        };
+        // Seconds 0-2 on the first connection; the server restarts (counters from 0) and the
+        // watch is back at second 5.
+        let s = [
+            at(0, 0, 10.0, 3),
+            at(1, 0, 10.5, 4),
+            at(2, 0, 11.0, 6),
+            at(5, 1, 0.1, 0),
+            at(6, 1, 0.6, 1),
+        ];
+        let series = ServerInterval::series(&s);
+        let starts: Vec<f64> = series.iter().map(|i| i.t).collect();
+        assert_eq!(starts, [0.0, 1.0, 5.0], "no interval from 2 to 5");
+        let whole = ServerInterval::whole(&s).unwrap();
+        assert_eq!(whole.t, 0.0);
+        assert_eq!(
+            whole.secs, 3.0,
+            "2 s + 1 s of spans, not the 6 s of the test"
+        );
+        // (1.0 + 0.5) CPU seconds over 3 s.
+        assert!((whole.cpu_pct - 50.0).abs() < 1e-9, "{}", whole.cpu_pct);
+        assert_eq!(whole.rejected_connections, 3 + 1);
+        assert_eq!(whole.main_thread_cpu_pct, None);
+        assert_eq!(
+            ServerInterval::whole(&s[2..4]),
+            None,
+            "no span of two samples"
+        );
     }
 }

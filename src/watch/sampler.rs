@@ -3,10 +3,14 @@
 //! when told to stop; `INFO commandstats` before and after.
 //!
 //! Rules: the measured connections are never used; nothing changes the server's state; a server
-//! that stops answering costs at most [`IO_TIMEOUT`] per call and the sampler then gives up
-//! quietly (the run goes on with the samples taken so far); stopping is prompt (a condition
-//! variable, not a one-second sleep) and bounded by [`STOP_WAIT`] even if the thread is stuck in
-//! a read.
+//! that stops answering costs at most [`IO_TIMEOUT`] per call (and per connect). The watch then
+//! reconnects (AUTH again, as the first connection) on later sample times, after a doubling
+//! wait capped at [`RETRY_MAX`], so figures resume after a restart; under `--sentinel` the
+//! target follows the primary, so the reconnect reaches the new one (a primary switch also
+//! makes the watch reconnect by itself). Samples are numbered by connection (`segment`):
+//! intervals are never taken across a reconnect, so the seconds without an answer are missing,
+//! not invented. Stopping is prompt (a condition variable, not a one-second sleep) and bounded
+//! by [`STOP_WAIT`] even if the thread is stuck in a read.
 
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex};
@@ -27,6 +31,10 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(1);
 pub const STOP_WAIT: Duration = Duration::from_millis(2500);
 /// Time between samples.
 pub const PERIOD: Duration = Duration::from_secs(1);
+/// The longest wait between two reconnect attempts of a watch that lost its server: the first
+/// three attempts come one [`PERIOD`] apart (a restart takes seconds), then the waits double up
+/// to this, so a server back after a restart has figures again within it.
+pub const RETRY_MAX: Duration = Duration::from_secs(4);
 
 /// How to reach one server for watching: the run's own address, TLS and AUTH.
 #[derive(Clone, Debug)]
@@ -39,10 +47,11 @@ pub struct WatchTarget {
 }
 
 impl WatchTarget {
-    /// A connection with the short watch timeout.
+    /// A connection with the short watch timeout (for the connect too).
     pub fn connect(&self) -> Result<ControlConn, InfoError> {
-        let mut c = ControlConn::connect_auth(&self.target, self.auth.as_deref())
-            .map_err(|e| InfoError::Failed(e.to_string()))?;
+        let mut c =
+            ControlConn::connect_auth_within(&self.target, self.auth.as_deref(), IO_TIMEOUT)
+                .map_err(|e| InfoError::Failed(e.to_string()))?;
         c.set_timeout(IO_TIMEOUT)
             .map_err(|e| InfoError::Failed(e.to_string()))?;
         Ok(c)
@@ -52,14 +61,19 @@ impl WatchTarget {
 /// What watching one server during one test gave.
 #[derive(Clone, Debug, Default)]
 pub struct Watched {
+    /// Where the watch is connected at the end (under `--sentinel`, the primary it followed).
     pub address: String,
     /// In time order; the first at the test's start, the last at its end (when the server kept
-    /// answering).
+    /// answering). After a reconnect, `segment` goes up by one.
     pub samples: Vec<ServerSample>,
     pub commandstats_before: Option<Vec<CommandCounters>>,
+    /// `None` when the watch reconnected during the test (the counters may have started again).
     pub commandstats_after: Option<Vec<CommandCounters>>,
-    /// The server stopped answering (or refused) during the test: figures are partial.
+    /// The server was not answering the watch at the end of the test: figures are partial.
     pub lost: bool,
+    /// Times the watch lost the server and got it back during the test (the seconds between
+    /// have no figures).
+    pub gaps: u32,
 }
 
 /// The stop signal: a flag under a mutex, so the thread can sleep until the next sample time
@@ -77,7 +91,7 @@ pub struct Sampler {
 impl Sampler {
     /// Connects, reads commandstats and the first sample on the calling thread (so both are
     /// taken before the test starts), then samples on its own thread. `start` is the instant
-    /// samples are aligned to. A server that cannot be watched gives a sampler with no data.
+    /// samples are aligned to. A server that cannot be reached now is tried again later.
     pub fn start(target: &WatchTarget, start: Instant) -> Sampler {
         let (tx, done) = mpsc::channel();
         let stop: StopFlag = Arc::new((Mutex::new(false), Condvar::new()));
@@ -95,16 +109,25 @@ impl Sampler {
         });
         watched.lost = conn.is_none();
         let shared = Arc::new(Mutex::new(watched));
-        let handle = conn.and_then(|conn| {
+        let watch = Watch {
+            target: target.clone(),
+            epoch: target.target.epoch(),
+            conn,
+            segment: 0,
+            failures: 0,
+            retry_at: start + PERIOD,
+            start,
+        };
+        let handle = {
             let (stop, shared) = (stop.clone(), shared.clone());
             thread::Builder::new()
                 .name("respbench-watch".into())
                 .spawn(move || {
-                    run(conn, start, &stop, &shared);
+                    watch.run(&stop, &shared);
                     let _ = tx.send(());
                 })
                 .ok()
-        });
+        };
         Sampler {
             stop,
             shared,
@@ -132,43 +155,110 @@ impl Sampler {
     }
 }
 
-/// The thread: a sample at every `start + k·PERIOD` until stopped, then a last sample and the
-/// commandstats after.
-fn run(mut conn: ControlConn, start: Instant, stop: &StopFlag, shared: &Mutex<Watched>) {
-    let mut next = start + PERIOD;
-    loop {
-        let stopped = {
-            let (flag, cv) = &**stop;
-            let mut stopped = lock(flag);
-            while !*stopped {
-                let now = Instant::now();
-                if now >= next {
-                    break;
-                }
-                stopped = cv
-                    .wait_timeout(stopped, next - now)
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|e| e.into_inner().0);
+/// The sampling thread's state.
+struct Watch {
+    target: WatchTarget,
+    /// The followed primary's epoch when `conn` was opened (`--sentinel`): a switch since makes
+    /// the watch reconnect, to the new primary.
+    epoch: Option<u64>,
+    /// `None` while the server is lost.
+    conn: Option<ControlConn>,
+    /// The current connection's number (see [`ServerSample::segment`]).
+    segment: u32,
+    /// Reconnect attempts failed in a row.
+    failures: u32,
+    /// When the next reconnect attempt may be made.
+    retry_at: Instant,
+    start: Instant,
+}
+
+impl Watch {
+    /// A sample at every `start + k·PERIOD` until stopped, then a last sample and the
+    /// commandstats after.
+    fn run(mut self, stop: &StopFlag, shared: &Mutex<Watched>) {
+        let mut next = self.start + PERIOD;
+        loop {
+            let stopped = wait_until(stop, next);
+            if self.target.target.epoch() != self.epoch {
+                self.conn = None; // the primary moved: watch the new one
             }
-            *stopped
-        };
-        let Some(s) = sample(&mut conn, start) else {
-            lock(shared).lost = true;
-            return;
-        };
-        lock(shared).samples.push(s);
-        if stopped {
-            let after = fetch_info(&mut conn, &["commandstats"])
-                .ok()
-                .map(|t| commandstats::parse(&t));
-            lock(shared).commandstats_after = after;
-            return;
-        }
-        // A slow sample skips the slots it missed rather than bunching up.
-        while next <= Instant::now() {
-            next += PERIOD;
+            if self.conn.is_none() && !stopped && Instant::now() >= self.retry_at {
+                self.reconnect(shared);
+            }
+            let taken = self.conn.as_mut().and_then(|c| sample(c, self.start));
+            let mut w = lock(shared);
+            match taken {
+                Some(mut s) => {
+                    s.segment = self.segment;
+                    w.samples.push(s);
+                    w.lost = false;
+                }
+                None => {
+                    if self.conn.take().is_some() {
+                        self.failures = 0;
+                        self.retry_at = Instant::now();
+                    }
+                    w.lost = true;
+                }
+            }
+            drop(w);
+            if stopped {
+                // The counters may have started again after a reconnect: no difference then.
+                if self.segment == 0
+                    && let Some(c) = self.conn.as_mut()
+                {
+                    let after = fetch_info(c, &["commandstats"])
+                        .ok()
+                        .map(|t| commandstats::parse(&t));
+                    lock(shared).commandstats_after = after;
+                }
+                return;
+            }
+            // A slow sample skips the slots it missed rather than bunching up.
+            while next <= Instant::now() {
+                next += PERIOD;
+            }
         }
     }
+
+    /// One reconnect attempt; on failure, the next one after 1, 1, 1, 2, 4 … periods (up to
+    /// [`RETRY_MAX`]).
+    fn reconnect(&mut self, shared: &Mutex<Watched>) {
+        let epoch = self.target.target.epoch();
+        match self.target.connect() {
+            Ok(c) => {
+                self.conn = Some(c);
+                self.epoch = epoch;
+                self.segment += 1;
+                self.failures = 0;
+                let mut w = lock(shared);
+                w.gaps += 1;
+                w.address = self.target.target.display();
+            }
+            Err(_) => {
+                let wait = PERIOD.saturating_mul(1 << self.failures.saturating_sub(2).min(8));
+                self.failures += 1;
+                self.retry_at = Instant::now() + wait.min(RETRY_MAX);
+            }
+        }
+    }
+}
+
+/// Sleeps until `next` or until stopped; whether stopped.
+fn wait_until(stop: &StopFlag, next: Instant) -> bool {
+    let (flag, cv) = &**stop;
+    let mut stopped = lock(flag);
+    while !*stopped {
+        let now = Instant::now();
+        if now >= next {
+            break;
+        }
+        stopped = cv
+            .wait_timeout(stopped, next - now)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|e| e.into_inner().0);
+    }
+    *stopped
 }
 
 /// One `INFO` sample, timestamped from `start`; `None` if the server did not answer with one.
@@ -195,39 +285,97 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let handle = thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            let mut answered = 0;
-            loop {
-                while let Ok(Some((v, used))) = resp::Value::parse(&buf) {
-                    buf.drain(..used);
-                    if answered == answers {
-                        continue;
-                    }
-                    answered += 1;
-                    let commandstats = matches!(&v, resp::Value::Array(args)
-                        if args.iter().any(|a| a.as_str() == Some("commandstats")));
-                    let text = if commandstats {
-                        format!("cmdstat_set:calls={answered},usec=7,usec_per_call=7.00\r\n")
-                    } else {
-                        format!("used_cpu_user:{answered}.0\r\nused_cpu_sys:0.5\r\n")
-                    };
-                    let reply = format!("${}\r\n{text}\r\n", text.len());
-                    s.write_all(reply.as_bytes()).unwrap();
-                }
-                match s.read(&mut chunk) {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                }
-            }
+            let (s, _) = listener.accept().unwrap();
+            serve(s, answers, false);
         });
-        let target = WatchTarget {
+        (target(port), handle)
+    }
+
+    fn target(port: u16) -> WatchTarget {
+        WatchTarget {
             address: format!("127.0.0.1:{port}"),
             target: Target::tcp("127.0.0.1", port).unwrap(),
             auth: None,
-        };
-        (target, handle)
+        }
+    }
+
+    /// A "restarting" server: the first connection gets `answers` replies and is then closed;
+    /// the next ones are answered until the client goes away (the CPU figure starts again).
+    fn restarting_server(answers: usize) -> WatchTarget {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        thread::spawn(move || {
+            let (first, _) = listener.accept().unwrap();
+            serve(first, answers, true);
+            // Bounded: a few reconnects at most in a test.
+            for _ in 0..8 {
+                let Ok((s, _)) = listener.accept() else {
+                    return;
+                };
+                thread::spawn(move || serve(s, usize::MAX, false));
+            }
+        });
+        target(port)
+    }
+
+    /// Answers `answers` INFO commands on `s`, then (`close`) closes it, or reads without
+    /// answering until the client closes it.
+    fn serve(mut s: std::net::TcpStream, answers: usize, close: bool) {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut answered = 0;
+        loop {
+            while let Ok(Some((v, used))) = resp::Value::parse(&buf) {
+                buf.drain(..used);
+                if answered == answers {
+                    continue;
+                }
+                answered += 1;
+                let commandstats = matches!(&v, resp::Value::Array(args)
+                    if args.iter().any(|a| a.as_str() == Some("commandstats")));
+                let text = if commandstats {
+                    format!("cmdstat_set:calls={answered},usec=7,usec_per_call=7.00\r\n")
+                } else {
+                    format!("used_cpu_user:{answered}.0\r\nused_cpu_sys:0.5\r\n")
+                };
+                let reply = format!("${}\r\n{text}\r\n", text.len());
+                if s.write_all(reply.as_bytes()).is_err() || (close && answered == answers) {
+                    return;
+                }
+            }
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    #[test]
+    fn a_lost_server_is_reconnected_and_the_gap_stays_a_gap() {
+        // commandstats and the first sample on the first connection, then it is closed.
+        let target = restarting_server(2);
+        let sampler = Sampler::start(&target, Instant::now());
+        let back = |w: &Watched| w.gaps >= 1 && w.samples.iter().any(|s| s.segment == 1);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !back(&lock(&sampler.shared)) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+        let w = sampler.stop();
+        assert!(back(&w), "{w:?}");
+        assert!(!w.lost, "answering at the end: {w:?}");
+        assert_eq!(w.samples[0].segment, 0);
+        assert!(w.samples.windows(2).all(|p| p[0].segment <= p[1].segment));
+        assert!(w.commandstats_before.is_some());
+        assert!(w.commandstats_after.is_none(), "not across a reconnect");
+        // The counters started again on the new connection: no interval spans the two.
+        let series = crate::watch::ServerInterval::series(&w.samples);
+        let first_back = w.samples.iter().position(|s| s.segment == 1).unwrap();
+        assert_eq!(series.len(), w.samples.len() - 2, "one pair fewer: {w:?}");
+        assert!(
+            series
+                .iter()
+                .all(|i| i.t != w.samples[first_back - 1].at.as_secs_f64())
+        );
     }
 
     #[test]

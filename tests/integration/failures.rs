@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{Output, Server, ServerKind, ServerOptions, TempDir, spawn_respbench};
+use super::harness::{
+    Output, Server, ServerKind, ServerOptions, TempDir, spawn_respbench, wait_until,
+};
 use super::record::check_with_python;
 
 /// The hard limit for any run here.
@@ -92,6 +94,41 @@ fn valkey_killed_and_restarted_with_e_goes_on_and_reports_the_outage() {
         .map(|r| r["completed"].as_u64().unwrap())
         .sum();
     assert!(after > 0, "{}", test["timeline"]);
+    check_with_python(&path);
+}
+
+/// The server watch (INFO once a second on its own connection) reconnects after the restart:
+/// server figures resume, and the seconds it could not answer are missing, not made up.
+#[test]
+fn the_server_watch_reconnects_after_a_restart_and_leaves_the_gap_empty() {
+    let mut server = Server::start_valkey();
+    let dir = TempDir::new();
+    let (args, path) = json_args(&dir, "r.json", &["-t", "set", "-e", "--duration", "10"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = server.spawn_bench(&args);
+    thread::sleep(Duration::from_millis(1500));
+    server.kill_and_restart(Duration::from_secs(2));
+    let out = run.finish(LIMIT);
+    out.assert_success();
+    out.assert_stdout_contains("the watch lost the server 1 time(s) and reconnected");
+    let rec = record(&path);
+    let test = &rec["tests"][0];
+    let watch = &test["server"][0];
+    assert_eq!(watch["watch_gaps"].as_u64(), Some(1), "{watch}");
+    assert_eq!(watch["partial"], true);
+    let rows = test["timeline"].as_array().unwrap();
+    let with_figures: Vec<usize> = rows
+        .iter()
+        .filter(|r| !r["server"].as_array().unwrap().is_empty())
+        .map(|r| r["second"].as_u64().unwrap() as usize)
+        .collect();
+    // Figures after the outage (the restarted server's), none while it was down.
+    let end = test["outages"][0]["end_s"].as_f64().unwrap();
+    assert!(
+        with_figures.iter().any(|&s| s as f64 >= end),
+        "no server figures after the restart (outage ended at {end} s): {with_figures:?}"
+    );
+    assert!(with_figures.len() < rows.len(), "{with_figures:?}");
     check_with_python(&path);
 }
 
@@ -419,4 +456,67 @@ fn at_maxclients_with_e_the_refused_connections_are_counted_and_the_run_goes_on(
         "{}",
         test["requests"]
     );
+}
+
+// ---- a connect that hangs at start-up ------------------------------------------------------------
+
+/// Connections to `port` in SYN_SENT (this network namespace's IPv4 sockets): a connect that
+/// waits for the server's answer.
+fn syn_sent_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let remote = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[2].ends_with(&remote) && f[3] == "02"
+        })
+        .count()
+}
+
+/// A loopback listener whose accept queue is full (backlog 0, never accepts, filled by our own
+/// connects), so the kernel drops further SYNs and a connect to it hangs. Returns the listener
+/// and the sockets filling it (both must live while the test runs).
+fn full_listener() -> (socket2::Socket, Vec<socket2::Socket>, u16) {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let new = || Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("socket");
+    let l = new();
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    l.bind(&any.into()).expect("bind");
+    l.listen(0).expect("listen");
+    let addr = l.local_addr().unwrap().as_socket().unwrap();
+    let fill: Vec<Socket> = (0..4)
+        .map(|_| {
+            let s = new();
+            s.set_nonblocking(true).unwrap();
+            let _ = s.connect(&addr.into());
+            s
+        })
+        .collect();
+    (l, fill, addr.port())
+}
+
+/// Ctrl-C or SIGTERM while the control connection's connect hangs: the run stops there, with
+/// the "interrupted while starting" line naming the connect, and exits 130 or 143. Before
+/// connects were sliced, the signal was retried past and the connect ran into its 10 s timeout,
+/// so the line said "timed out" instead.
+#[test]
+fn a_signal_during_a_hanging_connect_ends_it() {
+    let (_listener, _fill, port) = full_listener();
+    let port_s = port.to_string();
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let before = syn_sent_to(port);
+        let run = spawn_respbench(&["-p", &port_s, "-t", "ping_inline", "-n", "5"]);
+        assert!(
+            wait_until(LIMIT, || syn_sent_to(port) > before),
+            "respbench never tried to connect"
+        );
+        run.signal(signal);
+        let out = run.finish(LIMIT);
+        out.assert_code(code);
+        out.assert_stderr_contains("interrupted while starting");
+        out.assert_stderr_contains(&format!("127.0.0.1:{port}: interrupted)"));
+        assert!(!out.stderr.contains("timed out"), "{}", out.stderr);
+    }
 }

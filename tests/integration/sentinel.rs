@@ -391,5 +391,9 @@ fn sigkill_of_the_primary_mid_run_moves_the_load_to_the_new_primary() {
     let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["sentinel"]["switches"].as_array().map(Vec::len), Some(1));
     assert!(r["counters"][0]["lost_min"].as_u64().is_some());
+    // The server watch followed the primary: figures from the new one, after a gap.
+    let watch = &r["tests"][0]["server"][0];
+    assert_eq!(watch["address"], to.as_str(), "{watch}");
+    assert!(watch["watch_gaps"].as_u64().unwrap() >= 1, "{watch}");
     check_with_python(&json);
 }

@@ -96,6 +96,7 @@ fn server_figures(rng: &mut Lcg) -> ServerTestRecord {
         net_output_bytes: 0,
         fork_seen: false,
         partial: false,
+        watch_gaps: 0,
         seconds,
         commands: Vec::new(),
         usec_per_call: None,
