@@ -20,25 +20,25 @@
 //! write interest, and nothing is sent twice.
 
 pub mod ciphers;
+mod trust;
 
 use std::fmt;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, ring as provider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{PrivateKeyDer, ServerName};
 use rustls::{
-    AlertDescription, CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct,
-    Error as RustlsError, PeerIncompatible, RootCertStore, SignatureScheme, SupportedCipherSuite,
+    AlertDescription, CertificateError, ClientConfig, ClientConnection, Error as RustlsError,
+    PeerIncompatible, SupportedCipherSuite,
 };
 
-use super::error::io_reason;
+use trust::{ChainOnly, NoVerification, read_file, read_pem_certificates, trust_roots};
 
 /// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`; `plan` copies
 /// them across, so that neither `cli` nor the engine imports the other).
@@ -272,198 +272,6 @@ impl TlsClient {
             },
         })
     }
-}
-
-/// The CAs the server's certificate must chain to: `--cacert`, `--cacertdir`, or without either
-/// the system's trust store (as OpenSSL finds it). An empty set is an error naming the option.
-fn trust_roots(o: &TlsOptions) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
-    if let Some(file) = &o.cacert {
-        let n = add_pem_certificates(&mut roots, "--cacert", file)?;
-        if n == 0 {
-            return Err(format!(
-                "--cacert {}: no PEM certificate in the file",
-                file.display()
-            ));
-        }
-    }
-    if let Some(dir) = &o.cacertdir
-        && add_certificate_dir(&mut roots, dir)? == 0
-        && o.cacert.is_none()
-    {
-        return Err(format!(
-            "--cacertdir {}: no PEM certificate in the directory",
-            dir.display()
-        ));
-    }
-    if o.cacert.is_none() && o.cacertdir.is_none() {
-        // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
-        // locations, as in OpenSSL).
-        let found = rustls_native_certs::load_native_certs();
-        let (added, _) = roots.add_parsable_certificates(found.certs);
-        if added == 0 {
-            return Err(
-                "no CA certificate found in the system's trust store (install \
-                        ca-certificates, or pass the server's CA with --cacert)"
-                    .to_string(),
-            );
-        }
-    }
-    Ok(roots)
-}
-
-/// The default: the chain is verified as webpki does it (trust anchor, validity period, key
-/// usage), but not the name, as valkey-benchmark does with OpenSSL (it never sets a host to
-/// check). Many deployments use certificates whose only name is a CN (`CN=Server-only`) with no
-/// subjectAltName for the address clients dial; webpki ignores the CN, so those would all fail.
-/// webpki checks the name last, after the chain, so a name error means the chain was accepted.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, RustlsError> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(RustlsError::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `--insecure`: any certificate and name; handshake signatures are still checked (they prove
-/// the server holds the certificate's key, and a broken one means a broken connection).
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, RustlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-fn read_file(flag: &str, p: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(p).map_err(|e| match e.raw_os_error() {
-        Some(libc::EISDIR) => format!("{flag} {}: is a directory, not a file", p.display()),
-        _ => format!("cannot read {flag} file {}: {}", p.display(), io_reason(&e)),
-    })
-}
-
-/// Every certificate of a PEM file (other sections, such as keys or CRLs, are skipped).
-fn read_pem_certificates(flag: &str, p: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let bytes = read_file(flag, p)?;
-    CertificateDer::pem_slice_iter(&bytes)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{flag} {}: not a PEM certificate file ({e})", p.display()))
-}
-
-/// Adds a PEM file's certificates to `roots`; how many.
-fn add_pem_certificates(roots: &mut RootCertStore, flag: &str, p: &Path) -> Result<usize, String> {
-    let mut n = 0;
-    for cert in read_pem_certificates(flag, p)? {
-        roots
-            .add(cert)
-            .map_err(|e| format!("{flag} {}: unusable CA certificate: {e}", p.display()))?;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// `--cacertdir`: every file of the directory that holds PEM certificates (OpenSSL's hashed
-/// names, `1a2b3c4d.0`, are files like any other); other files are skipped.
-fn add_certificate_dir(roots: &mut RootCertStore, dir: &Path) -> Result<usize, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        format!(
-            "cannot read --cacertdir {}: {}",
-            dir.display(),
-            io_reason(&e)
-        )
-    })?;
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    let mut n = 0;
-    for path in paths.iter().filter(|p| p.is_file()) {
-        let Ok(bytes) = std::fs::read(path) else {
-            continue;
-        };
-        for cert in CertificateDer::pem_slice_iter(&bytes).flatten() {
-            if roots.add(cert).is_ok() {
-                n += 1;
-            }
-        }
-    }
-    Ok(n)
 }
 
 /// A TLS problem carried inside an `io::Error`, so it travels through the same paths as socket
