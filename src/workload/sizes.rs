@@ -115,9 +115,7 @@ pub fn append_sized<R: RngCore>(
         scratch.push(n);
         out.extend_from_slice(&t.unit[pos..v.header]);
         let len = v.body.len() - v.data_at.len() * (max - n);
-        out.push(b'$');
-        push_decimal(out, len);
-        out.extend_from_slice(b"\r\n");
+        resp::push_header(out, b'$', len as u64);
         let mut at = v.body.start;
         for &d in &v.data_at {
             let chunk = v.body.start + d;
@@ -165,7 +163,7 @@ fn moved_offset(offset: usize, t: &Template, max: usize, sizes: &[usize]) -> usi
         }
         let full = v.body.len();
         let len = full - v.data_at.len() * (max - n);
-        saved += decimal_len(full) as isize - decimal_len(len) as isize;
+        saved += resp::decimal_len(full as u64) as isize - resp::decimal_len(len as u64) as isize;
         let rel = offset.saturating_sub(v.body.start);
         let chunks_before = if offset >= v.body.end {
             v.data_at.len()
@@ -175,30 +173,6 @@ fn moved_offset(offset: usize, t: &Template, max: usize, sizes: &[usize]) -> usi
         saved += (chunks_before * (max - n)) as isize;
     }
     (offset as isize - saved) as usize
-}
-
-fn push_decimal(out: &mut Vec<u8>, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
-}
-
-fn decimal_len(mut n: usize) -> usize {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
 }
 
 #[cfg(test)]

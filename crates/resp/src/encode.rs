@@ -1,7 +1,8 @@
 //! Command encoding: turning an argument list into a RESP array of bulk strings.
 //!
 //! Owns: [`encode_command`], [`encoded_command_len`] and the allocation-free decimal formatting
-//! used by every encoder in this crate.
+//! used by every encoder in this crate, and by callers that rewrite a bulk string's header in
+//! place ([`push_header`], [`decimal_len`]: respbench's per-request value sizes).
 //! Must not: allocate anything but the growth of the caller's output buffer, validate or interpret
 //! arguments (they are opaque, binary-safe bytes), or write anything but the appended command.
 //! Invariant: `encoded_command_len(args)` is exactly the number of bytes `encode_command` appends.
@@ -11,14 +12,14 @@ const HEADER_BUF: usize = 23;
 
 /// Number of decimal digits in `n`.
 #[inline]
-pub(crate) fn decimal_len(n: u64) -> usize {
+pub fn decimal_len(n: u64) -> usize {
     // `ilog10` is a couple of instructions; 0 has one digit.
     n.checked_ilog10().map_or(1, |l| l as usize + 1)
 }
 
 /// Appends `<type_byte><n>\r\n` with a single copy from a stack buffer.
 #[inline]
-pub(crate) fn push_header(out: &mut Vec<u8>, type_byte: u8, n: u64) {
+pub fn push_header(out: &mut Vec<u8>, type_byte: u8, n: u64) {
     let mut buf = [0u8; HEADER_BUF];
     let mut i = HEADER_BUF - 2;
     buf[i] = b'\r';

@@ -29,7 +29,7 @@ mod scanner;
 mod value;
 mod wire;
 
-pub use encode::{encode_command, encoded_command_len};
+pub use encode::{decimal_len, encode_command, encoded_command_len, push_header};
 pub use error::ProtocolError;
 pub use scanner::{Kind, ReplyInfo, Scan, Scanner};
 pub use value::Value;
