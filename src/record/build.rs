@@ -215,6 +215,7 @@ fn verdict_record(
     let v = verdict::decide(&input);
     VerdictRecord {
         kind: v.name(),
+        verdict: v,
         reason: v.advice(),
         server_cpu_pct: server_cpu,
         server_busy_pct: server_busy,

@@ -381,6 +381,10 @@ pub struct Range {
 pub struct VerdictRecord {
     /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown`.
     pub kind: &'static str,
+    /// The same as a value, for code that acts on it (`--find-max`'s "which side" answer), so a
+    /// renamed kind cannot silently stop matching.
+    #[serde(skip)]
+    pub verdict: crate::verdict::Verdict,
     pub reason: &'static str,
     /// The server figure the verdict used (busiest node, main thread where reported).
     pub server_cpu_pct: Option<f64>,

@@ -15,6 +15,7 @@ use crate::record::{FindMaxRecord, FindMaxStep, TestExtras};
 use crate::slo::search::{MAX_STEPS, start_from_probe};
 use crate::slo::table::{self, Limit, Row, group};
 use crate::slo::{Conclusion, End, Figures, Next, Search, Step};
+use crate::verdict::Verdict;
 use crate::workload::Template;
 
 /// One step's run: the result, a fatal error beside it, and its verdict's name.
@@ -27,7 +28,7 @@ struct Measured {
 /// the document keeps.
 struct Progress {
     rows: Vec<Row>,
-    verdicts: Vec<&'static str>,
+    verdicts: Vec<Verdict>,
     /// Index in the record's `tests` of the kept step, and whether it passed.
     kept: Option<(usize, bool)>,
     record: FindMaxRecord,
@@ -179,7 +180,7 @@ impl<W: Write> Session<'_, W> {
             slo_met: fm.slo.met(&figures),
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
-        progress.verdicts.push(test.verdict.kind);
+        progress.verdicts.push(test.verdict.verdict);
         progress.rows.push(row);
         progress.record.steps.push(FindMaxStep {
             offered_rps: rate,
@@ -189,7 +190,7 @@ impl<W: Write> Session<'_, W> {
             p999_us: row.p999_us,
             errors: row.errors,
             met: row.slo_met,
-            saturated: as_step(&row).saturated(),
+            saturated: row.as_step().saturated(),
         });
         self.keep_best(&row, progress);
         self.rec.set_find_max(progress.record.clone());
@@ -225,7 +226,7 @@ impl<W: Write> Session<'_, W> {
             return;
         }
         let newest = self.rec.document().tests.len().saturating_sub(1);
-        let passed = as_step(row).passed();
+        let passed = row.as_step().passed();
         // Rows of passing steps only climb above the kept one (the search bisects upward from
         // it), so a passing step always replaces; a failing one only replaces another failing.
         let replace = match progress.kept {
@@ -278,15 +279,6 @@ impl<W: Write> Session<'_, W> {
     }
 }
 
-/// The search's view of a row.
-fn as_step(r: &Row) -> Step {
-    Step {
-        offered: r.offered,
-        achieved: r.achieved,
-        slo_met: r.slo_met,
-    }
-}
-
 /// What the SLO is checked against: corrected latencies in µs, errors in percent of replies.
 fn figures(r: &TestResult) -> Figures {
     let us = |p: f64| r.latency.value_at_percentile_ns(p) as f64 / 1000.0;
@@ -307,11 +299,11 @@ fn figures(r: &TestResult) -> Figures {
 }
 
 /// The step's verdict (`record::TestRecord::verdict`) as the answer's "which side" word.
-fn limit_of(verdict: &str) -> Limit {
+fn limit_of(verdict: Verdict) -> Limit {
     match verdict {
-        "server-bound" => Limit::Server,
-        "client-bound" => Limit::Client,
-        "neither" => Limit::Connections,
-        _ => Limit::Unknown,
+        Verdict::ServerBound => Limit::Server,
+        Verdict::ClientBound => Limit::Client,
+        Verdict::Neither => Limit::Connections,
+        Verdict::RateLimited | Verdict::Unknown => Limit::Unknown,
     }
 }

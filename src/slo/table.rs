@@ -19,7 +19,8 @@ pub struct Row {
 }
 
 impl Row {
-    fn as_step(&self) -> Step {
+    /// The search's view of a row.
+    pub fn as_step(&self) -> Step {
         Step {
             offered: self.offered,
             achieved: self.achieved,
