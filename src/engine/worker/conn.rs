@@ -242,7 +242,9 @@ impl Worker<'_> {
     /// Reads until the socket is drained (a short read), accounting every complete reply; a
     /// completed batch frees the connection for the next one.
     pub(super) fn on_readable(&mut self, i: usize) -> Result<(), EngineError> {
-        let mut now = Instant::now();
+        // Read once per read that returned bytes: a readable event that finds nothing (or only
+        // an error) costs no clock read.
+        let mut read_at: Option<Instant> = None;
         let mut batch_done = false;
         loop {
             let c = &mut self.conns[i];
@@ -285,7 +287,8 @@ impl Worker<'_> {
                     return self.read_failed(i, batch_done, FailKind::of(&e), err);
                 }
             };
-            now = Instant::now();
+            let now = Instant::now();
+            read_at = Some(now);
             let end = carry + n;
             let (pos, done) = self.scan_replies(i, end, now)?;
             batch_done |= done;
@@ -296,9 +299,9 @@ impl Worker<'_> {
             }
         }
         if self.cluster.as_ref().is_some_and(|cl| cl.has_redirects()) {
-            self.handle_redirects(now)?;
+            self.handle_redirects(read_at.unwrap_or_else(Instant::now))?;
         }
-        if batch_done {
+        if let Some(now) = read_at.filter(|_| batch_done) {
             self.active -= 1;
             if self.conns[i].lost_on.is_some() {
                 self.node_back(i, now);
