@@ -110,7 +110,9 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
             }),
             None,
         ),
-        Some(SizeDist::List { sizes, cumulative }) => {
+        Some(SizeDist::List {
+            sizes, cumulative, ..
+        }) => {
             let weights = cumulative
                 .iter()
                 .scan(0u64, |prev, &c| Some(c - std::mem::replace(prev, c)));

@@ -25,6 +25,8 @@ pub enum SizeDist {
     List {
         sizes: Vec<usize>,
         cumulative: Vec<u64>,
+        /// The largest of `sizes`, kept: every unit asks for it.
+        max: usize,
     },
 }
 
@@ -39,14 +41,18 @@ impl SizeDist {
             sizes.push(size);
             cumulative.push(total);
         }
-        (!sizes.is_empty()).then_some(SizeDist::List { sizes, cumulative })
+        let max = sizes.iter().copied().max()?;
+        Some(SizeDist::List {
+            sizes,
+            cumulative,
+            max,
+        })
     }
 
     /// The largest size a draw can give (templates are encoded at it).
     pub fn max(&self) -> usize {
         match self {
-            SizeDist::Range { max, .. } => *max,
-            SizeDist::List { sizes, .. } => sizes.iter().copied().max().unwrap_or(1),
+            SizeDist::Range { max, .. } | SizeDist::List { max, .. } => *max,
         }
     }
 
@@ -57,7 +63,9 @@ impl SizeDist {
             SizeDist::Range { min, max } => {
                 min + uniform_below(rng, (max - min) as u64 + 1) as usize
             }
-            SizeDist::List { sizes, cumulative } => {
+            SizeDist::List {
+                sizes, cumulative, ..
+            } => {
                 let total = *cumulative.last().unwrap_or(&1);
                 let x = uniform_below(rng, total);
                 let i = cumulative.iter().position(|&c| x < c).unwrap_or(0);
@@ -111,7 +119,7 @@ pub fn append_sized<R: RngCore>(
     scratch.clear();
     let mut pos = 0;
     for v in &t.values {
-        let n = dist.draw(rng).min(max);
+        let n = dist.draw(rng);
         scratch.push(n);
         out.extend_from_slice(&t.unit[pos..v.header]);
         let len = v.body.len() - v.data_at.len() * (max - n);

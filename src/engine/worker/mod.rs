@@ -314,7 +314,7 @@ impl<'a> Worker<'a> {
                 return Ok(());
             }
             self.watch_outages(now)?;
-            let timeout = self.poll_timeout();
+            let timeout = self.poll_timeout(now);
             let timeout = match (timeout, self.watch_timeout(now)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -362,30 +362,31 @@ impl<'a> Worker<'a> {
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
     }
 
-    fn poll_timeout(&self) -> Option<Duration> {
+    /// How long the poll may wait, from the loop turn's `now` (a little early by whatever the
+    /// turn did since: the wait ends at most that much late, for no extra clock read).
+    fn poll_timeout(&self, now: Instant) -> Option<Duration> {
         if let Some(deadline) = self.cfg.deadline {
-            let now = Instant::now();
             if self.exhausted {
                 return Some((deadline + DRAIN_LIMIT).saturating_duration_since(now));
             }
             // Wake at the deadline even if no reply comes (the loop then stops sending).
             let to_deadline = deadline.saturating_duration_since(now);
-            return Some(match self.poll_timeout_running() {
+            return Some(match self.poll_timeout_running(now) {
                 Some(t) => t.min(to_deadline),
                 None => to_deadline,
             });
         }
-        self.poll_timeout_running()
+        self.poll_timeout_running(now)
     }
 
     /// The poll's limit while the test is sending (cluster retries, pacing without a timerfd).
-    fn poll_timeout_running(&self) -> Option<Duration> {
+    fn poll_timeout_running(&self, now: Instant) -> Option<Duration> {
         if let Some(cl) = &self.cluster {
             // Delayed retries (TRYAGAIN, CLUSTERDOWN), and a look at the topology now and then.
             let cap = Duration::from_millis(100);
-            let wait = cl.next_due().map_or(cap, |due| {
-                due.saturating_duration_since(Instant::now()).min(cap)
-            });
+            let wait = cl
+                .next_due()
+                .map_or(cap, |due| due.saturating_duration_since(now).min(cap));
             return Some(wait.max(Duration::from_millis(1)));
         }
         if self.timer.is_none() && !self.free.is_empty() {
@@ -393,7 +394,7 @@ impl<'a> Worker<'a> {
             return self
                 .pacer
                 .as_ref()
-                .map(|p| p.next_due().saturating_duration_since(Instant::now()));
+                .map(|p| p.next_due().saturating_duration_since(now));
         }
         None
     }
