@@ -212,7 +212,13 @@ Command:
  __field:<name>__   The field <name> of a dataset record (needs --dataset;
                     all commands of a sequence use the same record)
 
-Subcommand:
+Subcommands (only as the first argument):
+ respbench compare BASE.json OTHER.json...
+                    Compare runs (respbench records, valkey-/redis-benchmark
+                    CSV, memtier JSON), with a noise test and a CI gate
+                    (see respbench compare --help)
+ respbench report RUN.json... -o REPORT.html
+                    A self-contained HTML report of one or more runs
  respbench merge -o ALL.json SHARD.json...
                     Merge the --json records of a sharded run into one
                     (see respbench merge --help)

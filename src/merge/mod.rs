@@ -49,7 +49,8 @@ Records of different benchmarks (other tests, other options except the shard's
 own -n/--rps part and seed) are refused.
 
 Options:
- -o <file>   Write the merged record here (- for stdout)
+ -o, --output <file>
+             Write the merged record here (- for stdout)
  --help      Print this help and exit
 
 \"merge\" is a subcommand only as the very first argument; anywhere else it is

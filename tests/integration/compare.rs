@@ -479,3 +479,24 @@ fn repeat_and_html_mistakes_are_caught_before_the_run() {
     );
     assert_eq!(server.client().calls("set"), 0, "nothing was sent");
 }
+
+#[test]
+fn output_goes_to_the_file_given_with_o() {
+    let (a, b) = csv_pair();
+    let dir = TempDir::new();
+    let file = dir.path().join("cmp.md");
+    let out = compare(&[
+        &a,
+        &b,
+        "--format",
+        "md",
+        "--no-color",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    out.assert_success();
+    assert_eq!(out.stdout, "", "the table goes to the file, not stdout");
+    let text = std::fs::read_to_string(&file).expect("compare -o writes its file");
+    assert!(text.contains("| SET"), "{text}");
+    assert!(!text.contains('\u{1b}'), "no colour codes in a file");
+}
