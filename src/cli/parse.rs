@@ -283,6 +283,14 @@ pub fn takes_value(name: &str) -> Option<bool> {
         .map(|(_, opt)| opt.takes_value())
 }
 
+/// Whether the option spelled `name` takes a secret (a password) as its value: records and
+/// logs redact it. From the option table, so a new secret option is covered where it is added.
+pub fn is_secret(name: &str) -> bool {
+    FLAGS.iter().any(|(spelling, opt)| {
+        *spelling == name && matches!(opt, Opt::Password | Opt::SentinelPassword)
+    })
+}
+
 /// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).
 const MAX_KEYSPACE: u64 = 999_999_999_999;
 

@@ -10,13 +10,10 @@
 
 use std::ffi::OsString;
 
-use crate::cli::takes_value;
+use crate::cli::{is_secret, takes_value};
 
 /// What replaces a secret.
 pub const REDACTED: &str = "<redacted>";
-
-/// Options whose value is a secret.
-const SECRET_OPTIONS: [&str; 3] = ["-a", "--pass", "--sentinel-password"];
 
 /// `argv` (program name first) as text with secrets replaced.
 pub fn command_line(argv: &[OsString]) -> Vec<String> {
@@ -34,10 +31,10 @@ pub fn command_line(argv: &[OsString]) -> Vec<String> {
         i += 1;
         let (name, attached) = option_parts(&arg);
         let Some(name) = name else { continue };
-        if takes_value(&name) != Some(true) && !SECRET_OPTIONS.contains(&name.as_str()) {
+        if takes_value(&name) != Some(true) {
             continue;
         }
-        let secret = SECRET_OPTIONS.contains(&name.as_str());
+        let secret = is_secret(&name);
         match attached {
             Some(at) => {
                 if secret {
@@ -129,8 +126,10 @@ mod tests {
             redacted(&["-a", "-q", "-n", "5"]),
             ["-a", REDACTED, "-n", "5"]
         );
-        assert_eq!(redacted(&["--pass", "x"]), ["--pass", REDACTED]);
-        assert_eq!(redacted(&["--pass=x"]), [format!("--pass={REDACTED}")]);
+        assert_eq!(
+            redacted(&["--sentinel-password=x"]),
+            [format!("--sentinel-password={REDACTED}")]
+        );
         assert_eq!(
             redacted(&["--sentinel-password", "x"]),
             ["--sentinel-password", REDACTED]
