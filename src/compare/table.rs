@@ -100,20 +100,26 @@ impl Cell {
             return None;
         }
         let median = median(&samples);
-        let spread_pct = (samples.len() > 1 && median != 0.0).then(|| {
-            samples
-                .iter()
-                .map(|v| (v - median).abs())
-                .fold(0.0, f64::max)
-                / median.abs()
-                * 100.0
-        });
+        let spread_pct = spread_pct(&samples, median);
         Some(Cell {
             samples,
             median,
             spread_pct,
         })
     }
+}
+
+/// The largest distance of a sample from `median`, in percent of it: how far repetitions
+/// strayed. `None` for one sample or a zero median (no spread to speak of).
+pub fn spread_pct(samples: &[f64], median: f64) -> Option<f64> {
+    (samples.len() > 1 && median != 0.0).then(|| {
+        samples
+            .iter()
+            .map(|v| (v - median).abs())
+            .fold(0.0, f64::max)
+            / median.abs()
+            * 100.0
+    })
 }
 
 /// The median (the mean of the middle two for an even count).

@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use crate::compare::table::median;
+use crate::compare::table::{median, spread_pct};
 use crate::metrics::TestResult;
 
 /// The figures of each repetition of one test.
@@ -47,11 +47,7 @@ impl Repetitions {
             return Ok(());
         }
         let rps = median(&self.rps);
-        let spread = if rps > 0.0 {
-            self.rps.iter().map(|v| (v - rps).abs()).fold(0.0, f64::max) / rps * 100.0
-        } else {
-            0.0
-        };
+        let spread = spread_pct(&self.rps, rps).unwrap_or(0.0);
         writeln!(
             out,
             "{title}: median of {} runs: {rps:.2} requests per second (±{spread:.1}%), \
