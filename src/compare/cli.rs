@@ -288,7 +288,7 @@ fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
             "  {test} {} {}: {}",
             metric.name(),
             cmp.labels[k],
-            render::change_text(Some(&change))
+            render::change_text(Some(&change), (&cmp.labels[0], &cmp.labels[k]))
         );
     }
     1

@@ -125,10 +125,13 @@ fn runs(s: &mut String, inputs: &[Input]) {
     s.push_str("</ul>");
 }
 
-/// The class of a change: `better`, `worse`, `noise` or none.
+/// The class of a change: `better` or `worse` for a finding only; `noise` (grey) for anything
+/// else that moved (within the noise, too noisy, within-run evidence, can't tell), so an
+/// inconclusive change is never coloured as one.
 fn class_of(c: Option<&Change>) -> &'static str {
     match c {
-        Some(c) if c.is_noise() => "noise",
+        Some(c) if c.direction == Direction::Same => "",
+        Some(c) if !c.is_finding() => "noise",
         Some(c) if c.direction == Direction::Better => "better",
         Some(c) if c.direction == Direction::Worse => "worse",
         _ => "",
@@ -194,7 +197,10 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                         s,
                         "<td class=\"{}\">{}</td>",
                         class_of(change),
-                        esc(&render::change_text(change))
+                        esc(&render::change_text(
+                            change,
+                            (&cmp.labels[0], &cmp.labels[k])
+                        ))
                     );
                 }
             }
@@ -227,12 +233,13 @@ fn comparison(s: &mut String, cmp: &Comparison) {
             for c in &r.cells {
                 let _ = write!(s, "<td>{}</td>", render::cell_text(r.metric, c.as_ref()));
             }
-            for c in &r.changes {
+            for (k, c) in r.changes.iter().enumerate() {
+                let labels = (cmp.labels[0].as_str(), cmp.labels[k + 1].as_str());
                 let _ = write!(
                     s,
                     "<td class=\"{}\">{}</td>",
                     class_of(c.as_ref()),
-                    esc(&render::change_text(c.as_ref()))
+                    esc(&render::change_text(c.as_ref(), labels))
                 );
             }
             s.push_str("</tr>");

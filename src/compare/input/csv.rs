@@ -113,6 +113,7 @@ fn rows<'a>(
             max: us(ms_cols[5])?,
             detail: None,
             mix: Vec::new(),
+            limited_by: None,
         };
         tests.push((f[0].clone(), sample));
     }
@@ -122,6 +123,7 @@ fn rows<'a>(
     Ok(FileRun {
         format: Format::BenchmarkCsv,
         server: None,
+        facts: Vec::new(),
         tests,
         find_max: None,
         problems: Vec::new(),
