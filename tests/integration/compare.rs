@@ -613,3 +613,71 @@ fn output_goes_to_the_file_given_with_o() {
     assert!(text.contains("| SET"), "{text}");
     assert!(!text.contains('\u{1b}'), "no colour codes in a file");
 }
+
+/// Redis against Valkey and Redis against itself, three repetitions each, on real servers. Only
+/// what is certain is asserted: the answer's shape, an interval on every change, and what
+/// differs besides the numbers (the servers, and a `-c` chosen to differ); whether a change is
+/// a finding is a statistical claim, left to the simulation in `compare::stats`.
+#[test]
+fn a_b_and_a_a_at_three_repetitions_against_real_servers() {
+    let dir = TempDir::new();
+    let run = |server: &Server, name: &str, extra: &[&str]| {
+        let json = dir.path().join(name);
+        let mut args = vec![
+            "--repeat", "3", "-t", "set,get", "-n", "3000", "-q", "--json",
+        ];
+        args.push(path(&json));
+        args.extend_from_slice(extra);
+        server.bench(&args).assert_success();
+        json
+    };
+    let redis = Server::start();
+    let valkey = Server::start_valkey();
+    let r1 = run(&redis, "redis.json", &[]);
+    let r2 = run(&redis, "redis-again.json", &[]);
+    let v = run(&valkey, "valkey.json", &["-c", "20"]);
+
+    let out = compare(&[path(&r1), path(&v), "--metrics", "rps,p99"]);
+    out.assert_success();
+    let first = out.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("valkey 9.1") && first.contains(" vs redis 7.") && first.contains("SET"),
+        "{}",
+        out.stdout
+    );
+    out.assert_stdout_contains("Besides the numbers, the sides differ in")
+        .assert_stdout_contains("  version: redis 7.")
+        .assert_stdout_contains("  -c: 50 (redis), 20 (valkey)");
+    let changes: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  rps ") || l.starts_with("  p99 ms "))
+        .collect();
+    assert_eq!(changes.len(), 4, "{}", out.stdout);
+    assert!(
+        changes.iter().all(|l| l.contains("±") && l.contains("% [")),
+        "every change has an interval: {}",
+        out.stdout
+    );
+
+    // The same server twice: nothing differs besides the numbers, and the answer names the runs.
+    let out = compare(&[path(&r1), path(&r2), "--format", "json"]);
+    out.assert_success();
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        doc["headline"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("redis-again vs redis: "),
+        "{}",
+        doc["headline"]
+    );
+    assert_eq!(doc["differences"], serde_json::json!([]), "{}", out.stdout);
+    for t in doc["tests"].as_array().unwrap() {
+        for m in t["metrics"].as_array().unwrap() {
+            let c = &m["changes"][0];
+            assert_eq!(c["n"], serde_json::json!([3, 3]), "{c}");
+            assert_eq!(c["evidence"], "repetitions", "{c}");
+        }
+    }
+}
