@@ -174,14 +174,24 @@ fn differences(cmp: &Comparison) -> Vec<String> {
             .iter()
             .map(|f| f.iter().find(|x| x.0 == key).map(|x| x.1.as_str()))
             .collect();
-        let known: Vec<&str> = values.iter().flatten().copied().collect();
-        if known.iter().all(|v| *v == known[0]) && !known.iter().any(|v| v.contains(" | ")) {
+        // Sides whose files say nothing at all are named once below, not under every fact; a
+        // side that records other facts but not this one (an older record) is a difference.
+        let speaking: Vec<Option<&str>> = values
+            .iter()
+            .zip(&cmp.facts)
+            .filter(|(_, f)| !f.is_empty())
+            .map(|(v, _)| *v)
+            .collect();
+        let same = speaking.iter().all(|v| *v == speaking[0]);
+        if same && !speaking.iter().flatten().any(|v| v.contains(" | ")) {
             continue;
         }
         let per_side: Vec<String> = values
             .iter()
             .zip(&cmp.labels)
-            .map(|(v, l)| format!("{} ({l})", v.unwrap_or("not recorded")))
+            .zip(&cmp.facts)
+            .filter(|(_, f)| !f.is_empty())
+            .map(|((v, l), _)| format!("{} ({l})", v.unwrap_or("not recorded")))
             .collect();
         out.push(format!("{key}: {}", per_side.join(", ")));
     }
@@ -219,4 +229,139 @@ fn warnings(cmp: &Comparison) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::input::{Format, Input, Sample, Test};
+
+    fn side(
+        label: &str,
+        server: &str,
+        tests: &[(&str, &[f64])],
+        facts: &[(&'static str, &str)],
+    ) -> Input {
+        Input {
+            label: label.into(),
+            files: vec![],
+            format: Format::Respbench,
+            server: Some(server.into()),
+            facts: facts.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+            find_max: None,
+            problems: vec![],
+            tests: tests
+                .iter()
+                .map(|(name, rps)| Test {
+                    name: name.to_string(),
+                    samples: rps
+                        .iter()
+                        .map(|&r| Sample {
+                            rps: r,
+                            p99: Some(1e8 / r),
+                            limited_by: Some(
+                                if r > 150.0 { "client-bound" } else { "neither" }.into(),
+                            ),
+                            ..Sample::default()
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_headline_quotes_findings_and_sums_up_the_rest() {
+        let base = side(
+            "r",
+            "redis 7.0.15",
+            &[
+                ("GET", &[100., 101., 99.]),
+                ("SET", &[100., 101., 99.]),
+                ("INCR", &[100., 101., 99.]),
+                ("LPUSH", &[100., 101., 99.]),
+            ],
+            &[
+                ("version", "redis 7.0.15"),
+                ("allocator", "jemalloc-5.3.0"),
+                ("-c", "50"),
+            ],
+        );
+        let other = side(
+            "v",
+            "valkey 9.1.2",
+            &[
+                ("GET", &[110., 111., 109.]),
+                ("SET", &[100.5, 99.5, 101.]),
+                ("INCR", &[100.5, 99.5, 101.]),
+                ("LPUSH", &[160., 20., 170.]),
+            ],
+            &[
+                ("version", "valkey 9.1.2"),
+                ("allocator", "libc"),
+                ("-c", "50"),
+            ],
+        );
+        let cmp = Comparison::new(&[base, other], &[Metric::Rps, Metric::P99]);
+        let s = summary(&cmp);
+        assert_eq!(s.headline.len(), 1);
+        let h = &s.headline[0];
+        assert!(
+            h.starts_with("valkey 9.1.2 vs redis 7.0.15: GET +10.0% [+"),
+            "{h}"
+        );
+        assert!(h.contains("] throughput, p99 -9.1% ["), "{h}");
+        assert!(h.ends_with("; SET, INCR within the noise; LPUSH too noisy to tell (v's repetitions spread ±700%)"), "{h}");
+        assert_eq!(
+            s.differences,
+            [
+                "version: redis 7.0.15 (r), valkey 9.1.2 (v)",
+                "allocator: jemalloc-5.3.0 (r), libc (v)"
+            ]
+        );
+        assert_eq!(
+            s.warnings,
+            [
+                "v: client-bound in most repetitions of LPUSH (2 of 3): those figures describe respbench, not the server (try more --threads)"
+            ]
+        );
+    }
+
+    #[test]
+    fn same_servers_are_named_by_label_and_silent_files_are_said() {
+        let a = side(
+            "a",
+            "redis 7.0.15",
+            &[("GET", &[100.])],
+            &[("version", "redis 7.0.15"), ("allocator", "libc")],
+        );
+        let c = side(
+            "c",
+            "redis 7.0.15",
+            &[("GET", &[100.])],
+            &[("version", "redis 7.0.15")],
+        );
+        let mut b = side("b", "redis 7.0.15", &[("GET", &[90.])], &[]);
+        b.server = None;
+        let s = summary(&Comparison::new(&[a, b, c], &[Metric::Rps]));
+        assert_eq!(
+            s.headline,
+            [
+                "b vs a: GET -10.0% throughput (can't tell: one run each)",
+                "c vs a: GET +0.0% throughput (can't tell: one run each)"
+            ]
+        );
+        assert_eq!(
+            s.differences,
+            [
+                "allocator: libc (a), not recorded (c)",
+                "server and client settings not recorded for: b (not respbench records)"
+            ]
+        );
+        assert!(
+            s.warnings.is_empty(),
+            "one client-bound run of one is not most: {:?}",
+            s.warnings
+        );
+    }
 }

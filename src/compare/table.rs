@@ -672,6 +672,92 @@ mod tests {
         assert_eq!(Comparison::new(&[a], &[Metric::Rps]).tests.len(), 3);
     }
 
+    /// One run of `seconds` whole seconds at `rps` per second, wobbling by ±1% in turn.
+    fn timed_run(label: &str, rps: f64, seconds: usize) -> Input {
+        use crate::compare::input::{Detail, SecondRow};
+        let mut i = input(label, &[("GET", &[rps])]);
+        let timeline = (0..seconds)
+            .map(|k| SecondRow {
+                second: k as f64,
+                span: 1.0,
+                completed: (rps * if k % 2 == 0 { 1.01 } else { 0.99 }) as u64,
+                p99: 1_000_000.0 / rps,
+                p50: 500_000.0 / rps,
+                ..SecondRow::default()
+            })
+            .collect();
+        i.tests[0].samples[0].avg = Some(500_000.0 / rps);
+        i.tests[0].samples[0].detail = Some(Box::new(Detail {
+            timeline,
+            ..Detail::default()
+        }));
+        i
+    }
+
+    #[test]
+    fn single_runs_with_enough_seconds_are_within_run_evidence_only() {
+        let c = Comparison::new(
+            &[timed_run("a", 1000.0, 20), timed_run("b", 900.0, 20)],
+            &[Metric::Rps, Metric::Avg],
+        );
+        let rps = c.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!(rps.judgement, Judgement::WithinRunOnly, "{rps:?}");
+        let e = rps.estimate.unwrap();
+        assert_eq!(e.evidence, Evidence::WithinRun);
+        assert!(
+            (rps.pct + 10.0).abs() < 1e-9,
+            "centred on the runs' figures: {rps:?}"
+        );
+        assert!(e.lo < -10.0 && e.hi > -10.0 && e.hi < 0.0, "{e:?}");
+        assert!(!rps.is_finding(), "not a finding: no run-to-run evidence");
+        assert!(rps.fails_gate(5.0), "but the gate trips on it, past PCT");
+        assert!(!rps.fails_gate(15.0));
+        // avg has no per-second figure: can't tell.
+        let avg = c.tests[0].rows[1].changes[0];
+        assert_eq!(avg.map(|c| c.judgement), Some(Judgement::CantTell));
+        // Too short for blocks: can't tell.
+        let c = Comparison::new(
+            &[timed_run("a", 1000.0, 19), timed_run("b", 900.0, 19)],
+            &[Metric::Rps],
+        );
+        assert_eq!(
+            c.tests[0].rows[0].changes[0].unwrap().judgement,
+            Judgement::CantTell
+        );
+    }
+
+    #[test]
+    fn the_gate_follows_the_interval() {
+        let rows = |base: &[f64], other: &[f64]| {
+            Comparison::new(
+                &[input("a", &[("SET", base)]), input("b", &[("SET", other)])],
+                &[Metric::Rps],
+            )
+        };
+        // A wild side: its interval spans zero, so no trip whatever the medians say.
+        let noisy = rows(&[100., 101., 99.], &[50., 20., 95.]);
+        let c = noisy.tests[0].rows[0].changes[0].unwrap();
+        assert!(
+            matches!(
+                c.judgement,
+                Judgement::TooNoisy {
+                    noisiest: Some((1, _))
+                }
+            ),
+            "{c:?}"
+        );
+        assert!(noisy.worse_than(0.0).is_empty());
+        // A steady 10% slowdown at 3+3 trips.
+        let slower = rows(&[100., 101., 99.], &[90., 91., 89.]);
+        assert_eq!(slower.worse_than(5.0).len(), 1);
+        assert!(slower.worse_than(12.0).is_empty(), "not past PCT");
+        // One repetition against three: no interval, the figure alone decides (fails safe).
+        let one = rows(&[100.], &[90., 91., 89.]);
+        let c = one.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!((c.judgement, c.n), (Judgement::CantTell, (1, 3)));
+        assert_eq!(one.worse_than(5.0).len(), 1);
+    }
+
     #[test]
     fn medians() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
