@@ -238,17 +238,20 @@ impl Change {
             stats::from_repetitions(&base.samples, &other.samples)
         } else if nb == 1 && no == 1 {
             match (&base.seconds, &other.seconds) {
-                (Some(b), Some(o)) => stats::from_seconds(b, o).map(|e| {
-                    // Centred on the runs' own figures; the blocks give the width.
-                    let at = ((other.median / base.median).ln() - (e.pct / 100.0).ln_1p()).exp();
-                    let shift = |p: f64| ((p / 100.0 + 1.0) * at - 1.0) * 100.0;
-                    Estimate {
-                        pct: shift(e.pct),
-                        lo: shift(e.lo),
-                        hi: shift(e.hi),
-                        ..e
-                    }
-                }),
+                (Some(b), Some(o)) if base.median > 0.0 && other.median > 0.0 => {
+                    stats::from_seconds(b, o).map(|e| {
+                        // Centred on the runs' own figures; the blocks give the width.
+                        let at =
+                            ((other.median / base.median).ln() - (e.pct / 100.0).ln_1p()).exp();
+                        let shift = |p: f64| ((p / 100.0 + 1.0) * at - 1.0) * 100.0;
+                        Estimate {
+                            pct: shift(e.pct),
+                            lo: shift(e.lo),
+                            hi: shift(e.hi),
+                            ..e
+                        }
+                    })
+                }
                 _ => None,
             }
         } else {
