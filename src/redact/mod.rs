@@ -91,6 +91,35 @@ pub fn command<A: AsRef<[u8]>>(args: &[A]) -> String {
     words.join(" ")
 }
 
+/// The secret values `args` (a command or `;` sequence) carries, as sent: what [`scrub`] hides
+/// in a server's reply.
+pub fn secret_values<A: AsRef<[u8]>>(args: &[A]) -> Vec<Vec<u8>> {
+    command::secrets(args)
+        .into_iter()
+        .map(|s| args[s.word].as_ref()[s.from..].to_vec())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// `text` with every occurrence of each of `secrets` replaced, longest first. For text the
+/// process did not write itself, a server's error reply: it may echo an argument (Redis lists an
+/// unknown command's arguments; `ACL SETUSER` quotes a malformed `#hash`).
+pub fn scrub(text: &str, secrets: &[Vec<u8>]) -> String {
+    let mut by_length: Vec<String> = secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect();
+    by_length.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = text.to_string();
+    for s in &by_length {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    out
+}
+
 /// A command given as one line of whitespace-separated words (a `--command` value, a test's name
 /// read from a file) with its secrets replaced; the spacing is kept.
 pub fn command_text(line: &str) -> String {

@@ -247,3 +247,35 @@ fn a_record_read_back_is_redacted_everywhere_it_shows_a_command() {
     };
     assert_eq!(again, doc, "redacting twice changes nothing");
 }
+
+#[test]
+fn secret_values_and_scrubbing_a_reply_that_echoes_them() {
+    let args = [
+        "acl",
+        "setuser",
+        "u",
+        ">pw1",
+        "#abc",
+        ";",
+        "auth",
+        "longer-pw1",
+    ];
+    let values = secret_values(&args);
+    assert_eq!(
+        values,
+        [b"pw1".to_vec(), b"abc".to_vec(), b"longer-pw1".to_vec()]
+    );
+    assert_eq!(
+        scrub(
+            "ERR unknown command 'x', with args beginning with: 'longer-pw1' 'pw1'",
+            &values
+        ),
+        format!("ERR unknown command 'x', with args beginning with: '{REDACTED}' '{REDACTED}'"),
+        "the longest first: no half-hidden secret"
+    );
+    assert_eq!(
+        scrub("OK", &[Vec::new()]),
+        "OK",
+        "an empty secret hides nothing"
+    );
+}

@@ -1,8 +1,9 @@
 //! Secrets never leave the process (README "Passwords"): a marker password in every spelling
 //! of every secret option and inside every command form that carries one, through every output
 //! kind — stdout (full, `-q`, `--csv`), stderr (with the live progress line on a terminal),
-//! `--json`, `--html`, `compare` (text, HTML, JSON), `report`, `merge` (its file and stderr) —
-//! and every file and stream those leave is searched for the marker. Records written before
+//! `--json`, `--html`, `compare` (text, HTML, JSON), `report`, `merge` (its file and stderr),
+//! server errors that echo an argument — and every file and stream those leave is searched for
+//! the marker. Records written before
 //! redaction covered a spelling (the marker put back in a record's text) must not leak through
 //! `compare`, `report` or `merge` either.
 
@@ -336,6 +337,24 @@ fn mixes_failures_and_sentinel_passwords_stay_hidden() {
         let out = run_respbench(&strings(&args), None);
         out.assert_code(1);
         assert_no_marker(&format!("failed run {args:?}"), &out, dir.path());
+    }
+
+    // Server errors that echo an argument (ACL SETUSER quotes a bad `#hash`; Redis lists an
+    // unknown command's arguments, and a plain server does not know SENTINEL): the run fails
+    // with the reply, the password hidden in it.
+    let hash = format!("#{MARK}");
+    let errors = json("errors.json");
+    for cmd in [
+        vec!["acl", "setuser", "bench-user", hash.as_str()],
+        vec!["sentinel", "set", "m", "auth-pass", MARK],
+    ] {
+        let mut args = vec!["-a", MARK, "-n", "10", "--json", &errors, "--"];
+        args.extend(cmd);
+        let out = server.bench(&args);
+        out.assert_code(1)
+            .assert_stderr_contains("Error from server: ")
+            .assert_stderr_contains("<redacted>");
+        assert_no_marker(&format!("server error {args:?}"), &out, dir.path());
     }
 
     // --sentinel-password in both spellings (no Sentinel answers: the run fails, exit 1).
