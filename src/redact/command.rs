@@ -40,10 +40,11 @@ pub(super) fn secrets<W: AsRef<[u8]>>(words: &[W]) -> Vec<Secret> {
         }
         let mut first = start;
         // A repeat count (`3 auth PW`), as the sequence grammar reads one.
-        if words[first..end]
-            .first()
-            .is_some_and(|w| w.as_ref().first().is_some_and(u8::is_ascii_digit))
-        {
+        if words[first..end].first().is_some_and(|w| {
+            w.as_ref()
+                .first()
+                .is_some_and(|c| (b'1'..=b'9').contains(c))
+        }) {
             first += 1;
         }
         one_command(&words[first..end], first, &mut out);

@@ -213,6 +213,11 @@ fn sequences_and_repeat_counts() {
         r("multi ; auth PW ; 3 auth alice PW ; exec")
     );
     assert_eq!(shown("set a b ;"), "set a b ;");
+    assert_eq!(
+        shown("0 auth x"),
+        "0 auth x",
+        "0 is no repeat count: the command is 0"
+    );
 }
 
 #[test]
