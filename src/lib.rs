@@ -12,6 +12,7 @@ pub mod merge;
 pub mod metrics;
 pub mod plan;
 pub mod record;
+pub mod redact;
 pub mod report;
 pub mod run;
 pub mod sentinel;
