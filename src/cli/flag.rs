@@ -6,7 +6,7 @@
 //!
 //! Owns: the entry type and the help layout of a table. Must not: know any particular option.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 
 use super::UsageError;
 
@@ -143,6 +143,48 @@ pub fn find<'t, S>(tables: &[&'t [Flag<S>]], name: &str) -> Option<(&'static str
             .find(|n| **n == name)
             .map(|&spelling| (spelling, f))
     })
+}
+
+/// Parses a subcommand's arguments with `table`: options anywhere, lexed by lexopt (`--opt=v`,
+/// `-ov`), every other argument handed to `positional`. `Ok(true)` when the help was asked for
+/// (parsing stops there). An unknown option is refused with lexopt's words and `see` appended
+/// (`; see respbench compare --help`).
+pub fn parse_subcommand<S>(
+    table: &[Flag<S>],
+    argv: Vec<OsString>,
+    st: &mut S,
+    mut positional: impl FnMut(&mut S, OsString) -> Result<(), String>,
+    see: &str,
+) -> Result<bool, String> {
+    let mut p = lexopt::Parser::from_args(argv);
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        let spelling = match &arg {
+            lexopt::Arg::Short(c) => format!("-{c}"),
+            lexopt::Arg::Long(l) => format!("--{l}"),
+            lexopt::Arg::Value(v) => {
+                positional(st, v.clone())?;
+                continue;
+            }
+        };
+        let Some((name, flag)) = find(&[table], &spelling) else {
+            return Err(format!("{}; {see}", arg.unexpected()));
+        };
+        match flag.action {
+            Action::Set(set) => {
+                let value = if flag.doc.value.taken() {
+                    p.value().map_err(|e| e.to_string())?
+                } else {
+                    OsString::new()
+                };
+                set(st, name, &value).map_err(|e| e.0)?;
+            }
+            Action::Help => return Ok(true),
+            Action::Version | Action::NotYet | Action::NotInThisBuild => {
+                return Err(format!("{name} is not supported here; {see}"));
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The help lines of `docs` (those with a usage), each usage `indent` spaces in and its text at
