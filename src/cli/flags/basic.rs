@@ -13,6 +13,10 @@ use super::super::{ReadFromReplicas, UsageError};
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
 
+/// What the completions and the man page say of the `--fuzz` options (`--help` lists them by
+/// name only).
+const FUZZ: &str = "valkey-benchmark's fuzzer: not supported yet";
+
 /// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).
 const MAX_KEYSPACE: u64 = 999_999_999_999;
 
@@ -460,7 +464,7 @@ pub(in crate::cli) const OUTPUT: &[Flag<State>] = &[
         },
     )
     .example(&["--maxdocs", "10"]),
-    F::new(&["--fuzz"], Value::None, "", "", Action::NotYet),
-    F::new(&["--fuzz-mode"], Value::Text, "", "", Action::NotYet),
-    F::new(&["--fuzz-loglevel"], Value::Text, "", "", Action::NotYet),
+    F::new(&["--fuzz"], Value::None, "", FUZZ, Action::NotYet),
+    F::new(&["--fuzz-mode"], Value::Text, "", FUZZ, Action::NotYet),
+    F::new(&["--fuzz-loglevel"], Value::Text, "", FUZZ, Action::NotYet),
 ];
