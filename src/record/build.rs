@@ -91,7 +91,8 @@ pub fn test_record(
             Outcome::Completed => "completed",
             Outcome::Interrupted => "interrupted",
             Outcome::Aborted => "aborted",
-        },
+        }
+        .into(),
         requests: Requests {
             issued: extras.issued,
             completed: r.completed,
@@ -105,7 +106,7 @@ pub fn test_record(
             redirects: r.cluster.as_ref().map(|c| {
                 RedirectKind::ALL
                     .iter()
-                    .map(|k| (k.name(), c.redirects[*k as usize]))
+                    .map(|k| (k.name().to_string(), c.redirects[*k as usize]))
                     .collect::<BTreeMap<_, _>>()
             }),
             unanswered: r.unanswered,
@@ -138,7 +139,7 @@ pub fn test_record(
             .filter(|n| n.completed > 0 || n.lost > 0 || n.outage.is_some())
             .map(|n| NodeRecord {
                 address: n.address.clone(),
-                role: n.role.map_or("unknown", crate::metrics::Role::name),
+                role: n.role.map_or("unknown", crate::metrics::Role::name).into(),
                 completed: n.completed,
                 latency_us: LatencySummary::of(&n.latency),
                 histogram: if extras.skip_histograms {
@@ -214,9 +215,8 @@ fn verdict_record(
     };
     let v = verdict::decide(&input);
     VerdictRecord {
-        kind: v.name(),
-        verdict: v,
-        reason: v.advice(),
+        kind: v,
+        reason: v.advice().into(),
         server_cpu_pct: server_cpu,
         server_busy_pct: server_busy,
         client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
@@ -404,7 +404,7 @@ mod tests {
             ..Watched::default()
         };
         let rec = test_record(&r, vec![], &[idle, busy], TestExtras::default());
-        assert_eq!(rec.verdict.kind, "server-bound");
+        assert_eq!(rec.verdict.kind, crate::verdict::Verdict::ServerBound);
         assert!((rec.verdict.server_cpu_pct.unwrap() - 99.0).abs() < 1e-9);
         assert_eq!(rec.verdict.client_max_thread_cpu_pct, None);
         assert!(rec.timeline.is_empty());

@@ -75,15 +75,15 @@ impl Recorder {
         };
         let now = clock::rfc3339(SystemTime::now());
         let doc = Document {
-            schema: document::SCHEMA,
+            schema: document::SCHEMA.into(),
             tool: document::Tool {
-                name: "respbench",
-                version: env!("CARGO_PKG_VERSION"),
+                name: "respbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
             },
             command_line: redact::command_line(argv),
             started_at: now.clone(),
             ended_at: now,
-            outcome: "completed",
+            outcome: "completed".into(),
             error: None,
             client: document::ClientHost {
                 hostname: clock::hostname(),
@@ -97,6 +97,7 @@ impl Recorder {
             find_max: None,
             sentinel: None,
             counters: Vec::new(),
+            shards: Vec::new(),
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
@@ -193,7 +194,7 @@ impl Recorder {
     /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
     pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
         self.doc.ended_at = clock::rfc3339(SystemTime::now());
-        self.doc.outcome = outcome;
+        self.doc.outcome = outcome.into();
         self.doc.error = error;
         let mut text = serde_json::to_vec_pretty(&self.doc).map_err(io::Error::other)?;
         text.push(b'\n');
@@ -255,7 +256,7 @@ fn target_record(plan: &RunPlan) -> document::TargetRecord {
         Endpoint::Unix(p) => ("unix", None, None, Some(p.display().to_string())),
     };
     document::TargetRecord {
-        transport,
+        transport: transport.into(),
         host,
         port,
         socket,
@@ -296,6 +297,9 @@ fn options(plan: &RunPlan) -> document::Options {
         workload: workload::of(plan),
     }
 }
+
+#[cfg(test)]
+mod tests_fixtures;
 
 #[cfg(test)]
 mod tests {

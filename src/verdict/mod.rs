@@ -25,8 +25,10 @@ pub const MIN_SECONDS: f64 = 1.0;
 /// last slots and the final replies make the achieved rate read slightly under the target.
 pub const RATE_MET_PCT: f64 = 95.0;
 
-/// What limited a test's throughput.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What limited a test's throughput. Its serde names are the record's `verdict.kind` (the same
+/// as [`Verdict::name`]; a test checks they agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The server was saturated (its main thread near a full core, or executing the test's
     /// commands nearly all the time) while respbench's threads had headroom.
@@ -38,7 +40,9 @@ pub enum Verdict {
     Neither,
     /// `--rps` was reached: the user set the throughput, nothing else limited it.
     RateLimited,
-    /// Not enough figures to tell (no server figures and no client figures).
+    /// Not enough figures to tell (no server figures and no client figures); also what a
+    /// record without a verdict reads as.
+    #[default]
     Unknown,
 }
 
@@ -240,5 +244,16 @@ mod tests {
                 "unknown"
             ]
         );
+        for v in [
+            Verdict::ServerBound,
+            Verdict::ClientBound,
+            Verdict::Neither,
+            Verdict::RateLimited,
+            Verdict::Unknown,
+        ] {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json, v.name(), "the record's kind is the report's name");
+            assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);
+        }
     }
 }

@@ -41,7 +41,8 @@ impl<'a> Info<'a> {
 
 /// Who the server is and how it is configured, from `INFO server`, `memory`, `persistence` and
 /// `stats` at the start of a run (and `CONFIG GET io-threads`/`save` where allowed).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ServerIdentity {
     /// `valkey` (from `server_name`), else `redis` (Redis reports no `server_name`).
     pub name: String,
@@ -154,7 +155,8 @@ impl ServerSample {
 }
 
 /// What the server did between two samples (usually one second apart).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ServerInterval {
     /// Start of the interval, seconds from the test's start.
     pub t: f64,
