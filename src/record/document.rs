@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::LatencyHistogram;
-use crate::watch::{CommandTime, ServerIdentity, ServerInterval};
+use crate::watch::{CommandTime, ServerCounters, ServerIdentity, ServerInterval};
 
 use super::timeline::{OutageRecord, TimelineRow};
 
@@ -396,10 +396,9 @@ pub struct ServerTestRecord {
     pub used_memory: Option<Range>,
     pub used_memory_rss: Option<Range>,
     pub connected_clients_peak: Option<u64>,
-    pub rejected_connections: u64,
-    pub evicted_keys: u64,
-    pub net_input_bytes: u64,
-    pub net_output_bytes: u64,
+    /// Counted over the test (each watch connection's span, added).
+    #[serde(flatten)]
+    pub counters: ServerCounters,
     /// A fork (RDB save, AOF rewrite) ran during the test.
     pub fork_seen: bool,
     /// The server was not answering the watch at the end, or the watch lost it for a while

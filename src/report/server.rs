@@ -61,11 +61,14 @@ pub fn write_server_block(
         if n.fork_seen {
             notes.push("a fork (RDB save or AOF rewrite) ran".to_string());
         }
-        if n.rejected_connections > 0 {
-            notes.push(format!("{} connections rejected", n.rejected_connections));
+        if n.counters.rejected_connections > 0 {
+            notes.push(format!(
+                "{} connections rejected",
+                n.counters.rejected_connections
+            ));
         }
-        if n.evicted_keys > 0 {
-            notes.push(format!("{} keys evicted", n.evicted_keys));
+        if n.counters.evicted_keys > 0 {
+            notes.push(format!("{} keys evicted", n.counters.evicted_keys));
         }
         if n.watch_gaps > 0 {
             notes.push(format!(
