@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
-use crate::verdict::{self, VerdictInput};
+use crate::verdict::{self, ServerCpu};
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
@@ -195,31 +195,23 @@ fn verdict_record(
     server: &[ServerTestRecord],
     client: Option<&[f64]>,
 ) -> VerdictRecord {
-    // Steady state where the test lasted a full second, else the whole test.
-    let server_cpu = server
+    let servers: Vec<ServerCpu> = server
         .iter()
-        .filter_map(|s| s.steady_cpu_pct.or(s.main_thread_cpu_pct).or(s.cpu_pct))
-        .fold(None, |acc: Option<f64>, p| {
-            Some(acc.map_or(p, |a| a.max(p)))
-        });
-    let server_busy = server
-        .iter()
-        .filter_map(|s| s.command_busy_pct)
-        .reduce(f64::max);
-    let input = VerdictInput {
-        server_cpu_pct: server_cpu,
-        server_busy_pct: server_busy,
-        client_threads_pct: client,
-        rate: r.target_rps.map(|t| (t as f64, r.throughput())),
-        seconds: r.elapsed.as_secs_f64(),
-    };
-    let v = verdict::decide(&input);
+        .map(|s| ServerCpu {
+            steady_pct: s.steady_cpu_pct,
+            main_thread_pct: s.main_thread_cpu_pct,
+            process_pct: s.cpu_pct,
+            busy_pct: s.command_busy_pct,
+        })
+        .collect();
+    let rate = r.target_rps.map(|t| (t as f64, r.throughput()));
+    let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64());
     VerdictRecord {
-        kind: v,
-        reason: v.advice().into(),
-        server_cpu_pct: server_cpu,
-        server_busy_pct: server_busy,
-        client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
+        kind: j.verdict,
+        reason: j.verdict.advice().into(),
+        server_cpu_pct: j.server_cpu_pct,
+        server_busy_pct: j.server_busy_pct,
+        client_max_thread_cpu_pct: j.client_max_thread_cpu_pct,
     }
 }
 

@@ -88,7 +88,7 @@ pub fn write_server_block(
             s,
             "  limited by: {} ({})",
             t.verdict.kind.name(),
-            t.verdict.reason
+            t.verdict.kind.advice()
         );
     }
     out.write_all(s.as_bytes())
@@ -101,7 +101,7 @@ pub fn client_bound_warning(t: &TestRecord) -> Option<String> {
         format!(
             "WARNING: {}: {} (busiest respbench thread {:.0}% of a core)",
             t.name,
-            t.verdict.reason,
+            t.verdict.kind.advice(),
             t.verdict.client_max_thread_cpu_pct.unwrap_or(0.0)
         )
     })
