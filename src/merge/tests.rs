@@ -1,4 +1,4 @@
-//! Merging records made by the record's own code (a `Recorder` per shard, as a run makes them).
+//! Merging records made by the record's own code (a `RunRecord` per shard, as a run makes them).
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use super::*;
 use crate::metrics::{LatencyHistogram, Outcome, TestResult};
 use crate::plan::RunPlan;
 use crate::record::document::LatencySummary;
-use crate::record::{Recorder, TestExtras};
+use crate::record::{RunRecord, TestExtras};
 use crate::workload::Template;
 use crate::workload::template::parse_custom_command;
 
@@ -27,7 +27,7 @@ fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
         other => panic!("{other:?}"),
     };
     let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
     let watch = rec.begin_test();
     let mut r = TestResult::empty(title, None, Outcome::Completed);
     for &v in samples {
@@ -187,7 +187,7 @@ fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
         other => panic!("{other:?}"),
     };
     let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
     let watch = rec.begin_test();
     let mut r = TestResult::empty("SET", None, Outcome::Completed);
     let reset = crate::metrics::FAILURE_KINDS

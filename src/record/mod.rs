@@ -1,14 +1,14 @@
 //! Every run becomes data: the `--json` record (schema `respbench/1`, `docs/record.schema.json`),
-//! and the run-wide [`Recorder`] that collects it and the server watch's figures.
+//! and the run-wide [`RunRecord`] that collects it and the server watch's figures.
 //!
 //! Owns: the document's shape (`document`), building it from the run's results (`build`), the
 //! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), redacting
 //! the command line (`redact`), wall-clock text and host facts (`clock`). Must not: measure
 //! requests, decide exit codes, or print the human report.
 //!
-//! The run calls, in order: [`Recorder::open`] (before any connection: a `--json` path that
-//! cannot be written is exit 1 at once), [`Recorder::watch_servers`] once the server is known,
-//! [`Recorder::begin_test`]/[`Recorder::end_test`] around each test, and [`Recorder::finish`]
+//! The run calls, in order: [`RunRecord::open`] (before any connection: a `--json` path that
+//! cannot be written is exit 1 at once), [`RunRecord::watch_servers`] once the server is known,
+//! [`RunRecord::begin_test`]/[`RunRecord::end_test`] around each test, and [`RunRecord::finish`]
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
 pub mod build;
@@ -47,8 +47,9 @@ enum Sink {
     File(File),
 }
 
-/// Collects the run's record.
-pub struct Recorder {
+/// The run's record while the run goes on: the document so far, where it goes (`--json`), and
+/// the server watch whose figures go into it. (Not `metrics::Recorder`, a worker's histograms.)
+pub struct RunRecord {
     sink: Sink,
     doc: Document,
     watch: Option<ServerWatch>,
@@ -61,7 +62,7 @@ pub struct Recorder {
     keeps: bool,
 }
 
-impl Recorder {
+impl RunRecord {
     /// Starts the record of `plan`'s run with the process's `argv`. Creates the `--json` file now,
     /// so a path that cannot be written stops the run before it starts (the message names it).
     pub fn open(plan: &RunPlan, argv: &[OsString]) -> Result<Self, String> {
@@ -314,7 +315,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let plan = RunPlan::new(&args, None).unwrap();
-        let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+        let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
         let line: Vec<Vec<u8>> = vec![b"set".to_vec(), b"k".to_vec(), b"v".to_vec()];
         let items = parse_custom_command(&line, None, 3, &mut Default::default()).unwrap();
         let template = Template::encode(&items, false);
