@@ -161,3 +161,35 @@ fn a_merged_record_reads_its_shards() {
     assert_eq!((s.index, s.count, s.source.as_str()), (1, 2, "flag"));
     assert_eq!(s.requests_total, Some(1000));
 }
+
+#[test]
+fn a_record_without_later_fields_reads_with_their_defaults() {
+    let text = std::fs::read_to_string(dir().join("plain.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Fields that came with later issues (outages, reconnects, workload options, ...), gone.
+    let t = v["tests"][0].as_object_mut().unwrap();
+    for k in ["started_at", "outages", "pushes", "verdict", "timeline"] {
+        t.remove(k);
+    }
+    let r = t["requests"].as_object_mut().unwrap();
+    for k in ["unanswered", "reconnect_attempts", "reconnects", "issued"] {
+        r.remove(k);
+    }
+    let o = v["options"].as_object_mut().unwrap();
+    for k in ["key_pattern", "arrival", "mix", "key_prefix"] {
+        o.remove(k);
+    }
+    v["a_future_field"] = true.into();
+    let doc = Document::read(v).unwrap();
+    let t = &doc.tests[0];
+    assert!(t.outages.is_empty() && t.timeline.is_empty());
+    assert_eq!((t.requests.unanswered, t.requests.issued), (0, None));
+    assert_eq!(t.requests.completed, 2000, "the fields it has are read");
+    assert_eq!(t.verdict.kind, Verdict::Unknown);
+    // The workload's defaults are valkey-benchmark's.
+    assert_eq!(doc.options.workload.key_prefix, "key:");
+    assert_eq!(doc.options.workload.arrival, "uniform");
+    assert_eq!(doc.options.workload.key_pattern.name, "uniform");
+    let e = Document::read(serde_json::json!({"schema": SCHEMA})).unwrap_err();
+    assert!(e.contains("missing field `tests`"), "{e}");
+}

@@ -41,8 +41,9 @@ pub enum Verdict {
     /// `--rps` was reached: the user set the throughput, nothing else limited it.
     RateLimited,
     /// Not enough figures to tell (no server figures and no client figures); also what a
-    /// record without a verdict reads as.
+    /// record without a verdict, or with a kind this build does not know, reads as.
     #[default]
+    #[serde(other)]
     Unknown,
 }
 
@@ -356,5 +357,8 @@ mod tests {
             assert_eq!(json, v.name(), "the record's kind is the report's name");
             assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);
         }
+        // A newer record's kind still reads.
+        let later: Verdict = serde_json::from_str("\"memory-bound\"").unwrap();
+        assert_eq!(later, Verdict::Unknown);
     }
 }
