@@ -358,3 +358,34 @@ fn fixture_shards_merge_into_the_fixture_merged_record() {
         31289.739925313894
     );
 }
+
+/// Every fixture record (`tests/fixtures/records/`) reads through merge's reader, and each
+/// merges with itself as a second shard into twice its requests (the merged record included).
+#[test]
+fn every_fixture_record_reads_through_merges_reader() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let name = path.display().to_string();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let one = Input::read(name.clone(), value.clone()).unwrap();
+        let completed: Vec<u64> = one.doc.tests.iter().map(|t| t.requests.completed).collect();
+        assert!(completed.iter().all(|n| *n > 0), "{name}");
+        // Not shards of one benchmark (no shard block, or the same index twice) unless told:
+        // drop the shard blocks to merge a record with itself.
+        let mut a = one;
+        a.doc.shard = None;
+        let mut b = Input::read(name.clone(), value).unwrap();
+        b.doc.shard = None;
+        let merged = merge(vec![a, b]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let twice: Vec<u64> = merged.tests.iter().map(|t| t.requests.completed).collect();
+        let expected: Vec<u64> = completed.iter().map(|n| 2 * n).collect();
+        assert_eq!(twice, expected, "{name}");
+        seen += 1;
+    }
+    assert!(seen >= 8, "{seen} fixtures");
+}

@@ -25,7 +25,8 @@ use super::timeline::{OutageRecord, TimelineRow};
 /// The schema identifier; changes only with an incompatible change of shape.
 pub const SCHEMA: &str = "respbench/1";
 
-/// One run.
+/// One run. Defaults are per field rather than for the whole type: `tests` alone is required,
+/// so a JSON document without it is named as not a record (`missing field \`tests\``).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Document {
     #[serde(default)]
