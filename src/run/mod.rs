@@ -22,7 +22,7 @@ use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
-use crate::record::{Recorder, TestExtras};
+use crate::record::{RunRecord, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
 use crate::sentinel::SentinelRun;
 use crate::workload::mix::{Mix, MixCommand};
@@ -104,7 +104,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
     let result = match run_tests(plan, interrupted.clone(), &mut rec)
         .map_err(|f| f.redacted(&secrets(plan)))
@@ -123,7 +123,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 fn run_tests(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -143,7 +143,7 @@ fn run_tests(
 fn run_with(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
@@ -276,7 +276,7 @@ struct Session<'a, W: Write> {
     console: Console,
     out: W,
     /// The `--json` record and the server watch, told about each test.
-    rec: &'a mut Recorder,
+    rec: &'a mut RunRecord,
     /// `--sentinel`: the switches seen, placed in the test under way.
     sentinel: Option<&'a mut SentinelRun>,
 }
