@@ -22,7 +22,7 @@ use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
-use crate::record::{Recorder, TestExtras};
+use crate::record::{RunRecord, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
 use crate::sentinel::SentinelRun;
 use crate::workload::mix::{Mix, MixCommand};
@@ -42,6 +42,42 @@ pub enum Failure {
     Interrupted,
     /// stdout went away (e.g. `| head`): not an error.
     BrokenPipe,
+}
+
+impl Failure {
+    /// The message with every secret the run sends hidden: a server's error reply in it may echo
+    /// an argument (see `redact::scrub`).
+    fn redacted(self, secrets: &[Vec<u8>]) -> Self {
+        match self {
+            Failure::Fatal(m) => Failure::Fatal(crate::redact::scrub(&m, secrets)),
+            Failure::Reference(m) => Failure::Reference(crate::redact::scrub(&m, secrets)),
+            other => other,
+        }
+    }
+}
+
+/// The secrets the run sends: the passwords (`-a`, a URI's, `REDISCLI_AUTH`,
+/// `--sentinel-password`) and those the benchmarked commands carry (`-x`'s argument included).
+fn secrets(plan: &RunPlan) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    out.extend(plan.auth.as_ref().and_then(|a| a.last()).cloned());
+    out.extend(plan.sentinel.password.clone());
+    match &plan.workload {
+        Workload::Suite(_) => {}
+        Workload::Custom { items, .. } => {
+            for item in items {
+                out.extend(crate::redact::secret_values(&item.args));
+            }
+        }
+        Workload::Mix { commands, .. } => {
+            for c in commands {
+                if let MixSource::Line(args) = &c.source {
+                    out.extend(crate::redact::secret_values(args));
+                }
+            }
+        }
+    }
+    out
 }
 
 impl From<EngineError> for Failure {
@@ -68,9 +104,11 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = match run_tests(plan, interrupted.clone(), &mut rec) {
+    let result = match run_tests(plan, interrupted.clone(), &mut rec)
+        .map_err(|f| f.redacted(&secrets(plan)))
+    {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
         // with EINTR: the run was interrupted, not failed. What it was doing goes to stderr.
         Err(Failure::Fatal(m) | Failure::Reference(m)) if interrupted.load(Ordering::Relaxed) => {
@@ -85,7 +123,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 fn run_tests(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -105,7 +143,7 @@ fn run_tests(
 fn run_with(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
@@ -238,7 +276,7 @@ struct Session<'a, W: Write> {
     console: Console,
     out: W,
     /// The `--json` record and the server watch, told about each test.
-    rec: &'a mut Recorder,
+    rec: &'a mut RunRecord,
     /// `--sentinel`: the switches seen, placed in the test under way.
     sentinel: Option<&'a mut SentinelRun>,
 }
@@ -414,7 +452,7 @@ impl<W: Write> Session<'_, W> {
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
-        let verdict = test.verdict.verdict;
+        let verdict = test.verdict.kind;
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;

@@ -655,7 +655,9 @@ fn a_b_and_a_a_at_three_repetitions_against_real_servers() {
         .collect();
     assert_eq!(changes.len(), 4, "{}", out.stdout);
     assert!(
-        changes.iter().all(|l| l.contains("±") && l.contains("% [")),
+        changes
+            .iter()
+            .all(|l| l.contains("±") && l.contains(" [") && l.contains("%] ")),
         "every change has an interval: {}",
         out.stdout
     );

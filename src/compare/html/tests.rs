@@ -237,3 +237,8 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
     assert_eq!(html.matches("class=\"problem\"").count(), 1);
     assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
 }
+
+#[test]
+fn help_is_the_golden_text() {
+    assert_eq!(super::help_text(), include_str!("report_help.golden"));
+}
