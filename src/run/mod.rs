@@ -396,7 +396,7 @@ impl<W: Write> Session<'_, W> {
         let mut ended = Ok(());
         for n in 1..=times {
             match self.run_once(title, template, Some(n)) {
-                Ok(r) => reps.add(&r),
+                Ok((r, verdict)) => reps.add(&r, verdict),
                 // A failed or interrupted repetition has printed its report; the run ends after
                 // the median of those that completed.
                 Err(e) => {
@@ -413,13 +413,14 @@ impl<W: Write> Session<'_, W> {
         ended
     }
 
-    /// One run of a test (`repetition`: which, under `--repeat`); its result when it completed.
+    /// One run of a test (`repetition`: which, under `--repeat`); its result and what limited
+    /// it when it completed.
     fn run_once(
         &mut self,
         title: &str,
         template: &Template,
         repetition: Option<u32>,
-    ) -> Result<TestResult, Failure> {
+    ) -> Result<(TestResult, crate::verdict::Verdict), Failure> {
         let run = match self.cluster.as_mut() {
             Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
             None => None,
@@ -451,6 +452,7 @@ impl<W: Write> Session<'_, W> {
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
+        let verdict = test.verdict.kind;
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
@@ -477,7 +479,7 @@ impl<W: Write> Session<'_, W> {
         if result.outcome == crate::metrics::Outcome::Interrupted {
             return Err(Failure::Interrupted);
         }
-        Ok(result)
+        Ok((result, verdict))
     }
 }
 
