@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use resp::{Kind, Scan};
 
-use super::Worker;
 use super::conn::Conn;
 use super::outage::FailKind;
+use super::state::Worker;
 use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_redirect};
 use crate::engine::push::{self, Peek};
@@ -70,7 +70,7 @@ pub(super) fn on_reply(
 ) -> Result<bool, EngineError> {
     if info.kind == Kind::Push {
         let kind = std::mem::take(&mut c.push_kind);
-        if !push::is_reply(kind, c.pending, c.prefix_pending) {
+        if !push::is_reply(kind, c.batch.pending, c.prefix_pending) {
             push::count(&mut rec.pushes, kind);
             return Ok(false);
         }
@@ -86,22 +86,23 @@ pub(super) fn on_reply(
         }
         return Ok(false);
     }
-    if c.side.is_some() {
+    if c.bind.side.is_some() {
         if let Some(cl) = cluster {
             side_reply(c, rec, cl, ctx, info, reply, now)?;
         }
         return Ok(false);
     }
-    if c.pending == 0 {
+    if c.batch.pending == 0 {
         return Err(unasked_reply());
     }
     // A mix: which command this reply answers (one command per unit, replies in order).
     let kind = c
+        .batch
         .kinds
-        .get((c.batch_cmds - c.pending) as usize)
+        .get((c.batch.commands - c.batch.pending) as usize)
         .map(|&k| k as usize);
-    c.pending -= 1;
-    if !c.warmup {
+    c.batch.pending -= 1;
+    if !c.batch.warmup {
         rec.last_reply = Some(now);
     }
     if let Some(range) = &info.error {
@@ -110,21 +111,21 @@ pub(super) fn on_reply(
             && let Some(kind) = RedirectKind::of(text)
         {
             capture_redirect(c, cl, ctx, kind, text);
-            return Ok(c.pending == 0);
+            return Ok(c.batch.pending == 0);
         }
-        record_error(rec, ctx.policy, c.warmup, text, now)?;
+        record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
-            rec.command_error(k, c.warmup);
+            rec.command_error(k, c.batch.warmup);
         }
     } else {
-        let latency = rec.success_of(kind, c.intended, c.sent, c.warmup, now);
+        let latency = rec.success_of(kind, c.batch.intended, c.batch.sent, c.batch.warmup, now);
         if let Some(cl) = cluster
-            && !c.warmup
+            && !c.batch.warmup
         {
-            cl.record(c.node, latency);
+            cl.record(c.bind.node, latency);
         }
     }
-    Ok(c.pending == 0)
+    Ok(c.batch.pending == 0)
 }
 
 /// A reply arrived on a connection with nothing outstanding.
@@ -161,8 +162,8 @@ impl Worker<'_> {
                         policy: self.cfg.load.on_error,
                         setup: self.cfg.setup,
                         template: self.cfg.template,
-                        unit_len: self.unit_len,
-                        cmds_per_unit: self.cmds_per_unit,
+                        unit_len: self.fill.unit_len,
+                        cmds_per_unit: self.fill.cmds_per_unit,
                     };
                     if on_reply(
                         c,
@@ -183,7 +184,7 @@ impl Worker<'_> {
                 }
                 Err(e) => {
                     let from = match &self.cluster {
-                        Some(cl) => cl.targets[c.node].display(),
+                        Some(cl) => cl.targets[c.bind.node].display(),
                         None => self.cfg.setup.target.display(),
                     };
                     return Err(EngineError::Protocol(format!("{e} (from {from})")));
@@ -204,7 +205,7 @@ pub(super) fn side_reply(
     reply: &[u8],
     now: Instant,
 ) -> Result<(), EngineError> {
-    let item = c.side.as_mut().and_then(|q| q.pop_front());
+    let item = c.bind.side.as_mut().and_then(|q| q.pop_front());
     let Some(item) = item else {
         return Err(unasked_reply());
     };
@@ -223,7 +224,7 @@ pub(super) fn side_reply(
                 kind,
                 retry,
                 to: parse_redirect(text),
-                from: c.node,
+                from: c.bind.node,
             });
             return Ok(());
         }
@@ -233,7 +234,7 @@ pub(super) fn side_reply(
     }
     let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {
-        cl.record(c.node, latency);
+        cl.record(c.bind.node, latency);
     }
     cl.retire(retry.cmd);
     Ok(())
@@ -249,28 +250,28 @@ pub(super) fn capture_redirect(
     text: &[u8],
 ) {
     // Which command of the batch this answers (the reply was just counted off `pending`).
-    let index = (c.batch_cmds - c.pending - 1) as usize;
+    let index = (c.batch.commands - c.batch.pending - 1) as usize;
     let per_unit = ctx.cmds_per_unit as usize;
     let base = (index / per_unit) * ctx.unit_len;
     let cmd = index % per_unit;
     let r = &ctx.template.layout[cmd].bytes;
     let mut bytes = cl.retry_buffer();
-    bytes.extend_from_slice(&c.wbuf[base + r.start..base + r.end]);
+    bytes.extend_from_slice(&c.batch.wbuf[base + r.start..base + r.end]);
     let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
         k.as_ref()
-            .map(|k| key_slot(&c.wbuf[base + k.start..base + k.end]))
+            .map(|k| key_slot(&c.batch.wbuf[base + k.start..base + k.end]))
     });
     cl.redirected(Redirect {
         kind,
         retry: Retry {
             cmd: bytes,
-            intended: c.intended,
-            sent: c.sent,
-            warmup: c.warmup,
+            intended: c.batch.intended,
+            sent: c.batch.sent,
+            warmup: c.batch.warmup,
             attempts: 1,
             slot,
         },
         to: parse_redirect(text),
-        from: c.node,
+        from: c.bind.node,
     });
 }
