@@ -201,6 +201,15 @@ impl SecondTally {
         self.current.latency.record(latency_ns);
     }
 
+    /// `n` measured replies that completed requests at `now`, all with corrected latency
+    /// `latency_ns`.
+    #[inline]
+    pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
+        self.at(now);
+        self.current.slots[self.slot].completed += n;
+        self.current.latency.record_times(latency_ns, n);
+    }
+
     /// A measured error reply at `now`.
     #[inline]
     pub fn failure(&mut self, now: Instant) {

@@ -242,12 +242,32 @@ impl KeyGen {
     }
 }
 
-/// Writes `value` as exactly 12 zero-padded decimal digits into `out[..12]`.
+/// "00" to "99": two digits per step halves the divisions of writing a number.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Writes `value` as exactly 12 zero-padded decimal digits into `out[..12]` (the low 12 digits
+/// of a larger value). Every placeholder of every request goes through here, so it writes two
+/// 6-digit halves in 32-bit arithmetic, two digits at a time: 6 steps instead of 12 64-bit
+/// divisions.
 #[inline]
-pub fn write_12_digits(out: &mut [u8], mut value: u64) {
-    for slot in out[..12].iter_mut().rev() {
-        *slot = b'0' + (value % 10) as u8;
-        value /= 10;
+pub fn write_12_digits(out: &mut [u8], value: u64) {
+    let (high, low) = out[..12].split_at_mut(6);
+    write_6_digits(high, ((value / 1_000_000) % 1_000_000) as u32);
+    write_6_digits(low, (value % 1_000_000) as u32);
+}
+
+/// `value` (below 1,000,000) as 6 zero-padded digits into `out[..6]`.
+#[inline]
+fn write_6_digits(out: &mut [u8], mut value: u32) {
+    for pair in out[..6].chunks_exact_mut(2).rev() {
+        let at = (value % 100) as usize * 2;
+        pair.copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
+        value /= 100;
     }
 }
 
@@ -325,6 +345,32 @@ mod tests {
         assert_eq!(&buf, b"999999999999");
         write_12_digits(&mut buf, 42);
         assert_eq!(&buf, b"000000000042");
+    }
+
+    #[test]
+    fn twelve_digits_match_formatting_for_many_values() {
+        let mut g = Xoshiro256PlusPlus::seed_from_u64(12);
+        let edges = [
+            0,
+            9,
+            10,
+            99,
+            100,
+            999_999,
+            1_000_000,
+            1_000_001,
+            123_456_789_012,
+        ];
+        let random = (0..10_000).map(|_| g.next_u64() % (MAX_KEYSPACE + 1));
+        let mut buf = [b'x'; 14];
+        for v in edges.into_iter().chain(random) {
+            write_12_digits(&mut buf[1..], v);
+            assert_eq!(&buf[1..13], format!("{v:012}").as_bytes(), "{v}");
+            assert_eq!((buf[0], buf[13]), (b'x', b'x'), "only 12 bytes written");
+        }
+        // Above 12 digits: the low 12, as the digit-by-digit loop wrote them.
+        write_12_digits(&mut buf[1..], 7_000_000_000_042);
+        assert_eq!(&buf[1..13], b"000000000042");
     }
 
     #[test]
