@@ -2,7 +2,7 @@
 //! reconnect. With `-e` the requests it carried count as failed by kind, the connection waits a
 //! capped, jittered, doubling backoff and is reopened without blocking (the prefix goes out again
 //! with its first batch), and the test goes on; without `-e` the failure ends the run, as in the
-//! reference, with a hint. Its own room so that the hot path in `conn.rs` only gains a call at
+//! reference, with a hint. Its own room so that the hot path in `io.rs` only gains a call at
 //! each place a socket can fail.
 
 use std::io;
