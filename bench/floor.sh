@@ -100,7 +100,7 @@ respbench_cmd() {
 
 echo "# respbench beside the floor ($(date -u +%Y-%m-%dT%H:%MZ), $(git -C "$ROOT" rev-parse --short HEAD))"
 echo
-echo "server: $("$SERVER" --version | head -c 60), CPU 0; clients: CPU 1; -c $CLIENTS, SET, 3-byte values"
+echo "server: $("$SERVER" --version | cut -d" " -f1-3), CPU 0; clients: CPU 1; -c $CLIENTS, SET, 3-byte values"
 echo
 echo "| P | rep | floor µs/req | respbench µs/req | ratio |"
 echo "|---:|---:|---:|---:|---:|"
