@@ -204,3 +204,63 @@ impl Recorder {
         self.tally.reconnected(now);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The figures a recorder's replies leave behind, its timeline's included.
+    fn figures(rec: &mut Recorder, shared: &SharedTimeline) -> Vec<u64> {
+        rec.tally.flush();
+        let t = shared.lock().unwrap();
+        let mut v = vec![
+            rec.completed,
+            rec.latency_sum_ns,
+            rec.all_completed,
+            rec.all_latency_sum_ns,
+        ];
+        for h in [&rec.latency, &rec.uncorrected] {
+            v.extend([
+                h.len(),
+                h.min_ns(),
+                h.max_ns(),
+                h.value_at_percentile_ns(50.0),
+            ]);
+        }
+        for s in &t.seconds {
+            v.extend([s.completed, s.latency.len(), s.latency.max_ns()]);
+            v.extend(s.slots.iter().map(|slot| slot.completed));
+        }
+        v
+    }
+
+    #[test]
+    fn successes_of_one_read_equal_the_same_replies_one_by_one() {
+        let start = Instant::now();
+        let at = |us: u64| start + Duration::from_micros(us);
+        // Reads of 16, 3 and 1 replies (one warmup read), across a slot and a second boundary,
+        // and latencies at 0 (recorded as 1 ns) and above the histograms' range (clamped).
+        let reads = [
+            (at(50), at(60), at(90_000), 16, false),
+            (at(0), at(0), at(0), 2, false),
+            (at(100), at(150), at(150_000), 3, true),
+            (at(900_000), at(900_500), at(1_200_000), 5, false),
+            (at(0), at(1), start + Duration::from_secs(7_200), 1, false),
+        ];
+        let one_by_one = SharedTimeline::default();
+        let together = SharedTimeline::default();
+        let mut a = Recorder::new(start, one_by_one.clone());
+        let mut b = Recorder::new(start, together.clone());
+        for (intended, sent, now, n, warmup) in reads {
+            for _ in 0..n {
+                a.success_of(None, intended, sent, warmup, now);
+            }
+            b.successes(Latency::between(intended, sent, now), n, warmup, now);
+        }
+        let fa = figures(&mut a, &one_by_one);
+        assert_eq!(fa, figures(&mut b, &together));
+        assert_eq!(fa[0], 24, "the warmup read is not measured");
+    }
+}
