@@ -90,6 +90,9 @@ pub(super) struct Conn {
     pub(super) backoff: Duration,
     /// Being reopened after a failure: success counts as a reconnect.
     pub(super) recovering: bool,
+    /// With `-e`: its first reply was the server's `ERR max number of clients reached` (the
+    /// server closes it next), so the read that brought it fails the connection as refused.
+    pub(super) refused: bool,
     /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
     /// primary moves, the connection is reopened (to the new one) before its next batch.
     pub(super) epoch: Option<u64>,
@@ -145,6 +148,7 @@ impl Conn {
             retry_at: now,
             backoff: BACKOFF_START,
             recovering: false,
+            refused: false,
             epoch: None,
             lost_on: None,
         }
@@ -292,6 +296,13 @@ impl Worker<'_> {
             let end = carry + n;
             let (pos, done) = self.scan_replies(i, end, now)?;
             batch_done |= done;
+            if self.conns[i].refused {
+                let err = EngineError::Io(format!(
+                    "the server at {} refused the connection (max number of clients reached)",
+                    self.target(self.conns[i].node).display()
+                ));
+                return self.read_failed(i, batch_done, FailKind::Refused, err);
+            }
             let c = &mut self.conns[i];
             c.carry.extend_from_slice(&self.rbuf[pos..end]);
             if end < self.rbuf.len() {

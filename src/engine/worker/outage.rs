@@ -116,6 +116,7 @@ impl Worker<'_> {
             c.recovering = false;
             self.recovering -= 1;
         }
+        c.refused = false;
         let _ = self.poll.registry().deregister(&mut c.stream);
         c.stream.shutdown();
         // Waits between half and all of the backoff, so connections that failed together do
