@@ -308,6 +308,7 @@ fn merge(
         result.unanswered += rec.unanswered;
         result.reconnect_attempts += rec.reconnect_attempts;
         result.reconnects += rec.reconnects;
+        result.reconnect_refusals += rec.reconnect_refusals;
         if fatal.is_none() {
             fatal = r.fatal;
         }

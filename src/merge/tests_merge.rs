@@ -187,6 +187,7 @@ fn requests(tests: &[&Value]) -> Value {
         "unanswered": sum_field(tests, "unanswered"),
         "reconnect_attempts": sum_field(tests, "reconnect_attempts"),
         "reconnects": sum_field(tests, "reconnects"),
+        "reconnect_refusals": sum_field(tests, "reconnect_refusals"),
     })
 }
 

@@ -169,10 +169,12 @@ pub struct TestResult {
     /// grace after `--duration`, a fatal error): `completed + errors.total() + unanswered ==
     /// issued` (cluster redirects still being retried aside).
     pub unanswered: u64,
-    /// `-e`: attempts to reopen a connection that failed (refused ones included), and those that
-    /// connected.
+    /// `-e`: attempts to reopen a connection that failed, those the server then answered on
+    /// (reconnects), and those it refused (a refused connect, or `ERR max number of clients
+    /// reached`). An attempt that timed out or was reset is neither.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
     /// The wall-clock time the measured phase began (the timeline's second 0), for placing
     /// outages on the clock.
     pub started_at: Option<SystemTime>,
@@ -232,6 +234,7 @@ impl TestResult {
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            reconnect_refusals: 0,
             started_at: None,
             commands: Vec::new(),
             outcome,

@@ -31,9 +31,11 @@ pub struct Recorder {
     pub tally: SecondTally,
     /// Measured commands in flight when the worker stopped.
     pub unanswered: u64,
-    /// Attempts to reopen a failed connection, and those that connected.
+    /// Attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect, or `ERR max number of clients reached`).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
@@ -68,6 +70,7 @@ impl Recorder {
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            reconnect_refusals: 0,
             commands: Vec::new(),
         }
     }
@@ -148,9 +151,14 @@ impl Recorder {
         self.tally.reconnect_attempt(now);
     }
 
-    /// A reopened connection connected at `now`.
+    /// A reopened connection was answered at `now`: it is back.
     pub fn reconnected(&mut self, now: Instant) {
         self.reconnects += 1;
         self.tally.reconnected(now);
+    }
+
+    /// The server refused an attempt to reopen a connection: a refusal, not a reconnect.
+    pub fn reconnect_refused(&mut self) {
+        self.reconnect_refusals += 1;
     }
 }

@@ -111,6 +111,7 @@ pub fn test_record(
             unanswered: r.unanswered,
             reconnect_attempts: r.reconnect_attempts,
             reconnects: r.reconnects,
+            reconnect_refusals: r.reconnect_refusals,
         },
         pushes: Pushes {
             invalidations: r.pushes.invalidations,

@@ -210,9 +210,12 @@ pub struct Requests {
     pub redirects: Option<BTreeMap<&'static str, u64>>,
     /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
     pub unanswered: u64,
-    /// `-e`: attempts to reopen a failed connection, and those that connected.
+    /// `-e`: attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect or `ERR max number of clients reached`; added later, so a
+    /// reader of older records takes its absence as unknown).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

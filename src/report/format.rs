@@ -304,11 +304,15 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
         let _ = writeln!(s, "  unanswered: {} ({})", r.unanswered, unanswered_why(r));
     }
     if r.reconnect_attempts > 0 {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "  reconnects: {} of {} attempts",
             r.reconnects, r.reconnect_attempts
         );
+        if r.reconnect_refusals > 0 {
+            let _ = write!(s, " ({} refused)", r.reconnect_refusals);
+        }
+        s.push('\n');
     }
     let pushes = &r.pushes;
     if ctx.tracking || pushes.invalidations > 0 {
@@ -559,10 +563,14 @@ pub fn side_notes(r: &TestResult) -> String {
         ));
     }
     if r.reconnect_attempts > 0 {
-        parts.push(format!(
+        let mut part = format!(
             "{} reconnects of {} attempts",
             r.reconnects, r.reconnect_attempts
-        ));
+        );
+        if r.reconnect_refusals > 0 {
+            let _ = write!(part, " ({} refused)", r.reconnect_refusals);
+        }
+        parts.push(part);
     }
     if r.completed == 0 && r.issued > 0 {
         parts.push("no request completed".into());
@@ -681,6 +689,9 @@ mod tests {
              3 unanswered (no reply within the 5 s grace after --duration; not in the latency \
              figures); 2 reconnects of 4 attempts; no request completed"
         );
+        r.reconnect_refusals = 1;
+        assert!(side_notes(&r).contains("; 2 reconnects of 4 attempts (1 refused);"));
+        r.reconnect_refusals = 0;
         let mut v = Vec::new();
         let ctx = ReportContext {
             precision: 3,

@@ -495,7 +495,17 @@ fn at_maxclients_a_refusal_with_nothing_in_flight_is_no_protocol_error() {
         let test = &record(&path)["tests"][0];
         let (completed, _, _) = accounted(test);
         assert!(completed > 0, "{kind:?}: {}", test["requests"]);
-        assert!(test["requests"]["reconnect_attempts"].as_u64().unwrap() > 0);
+        let req = &test["requests"];
+        let n = |k: &str| req[k].as_u64().unwrap_or_else(|| panic!("{k} in {req}"));
+        // Every reopened connection beyond the two the server takes is refused: refusals, not
+        // reconnects (before, all 46 or so attempts counted as reconnects).
+        assert!(n("reconnect_refusals") > 0, "{kind:?}: {req}");
+        assert!(
+            n("reconnects") + n("reconnect_refusals") <= n("reconnect_attempts"),
+            "{kind:?}: {req}"
+        );
+        out.assert_stdout_contains("refused)");
+        check_with_python(&path);
     }
 }
 

@@ -88,8 +88,11 @@ pub(super) struct Conn {
     /// The wait before the next reopening attempt; doubles on each failure in a row, back to the
     /// start for a connection that stayed up a while (`outage.rs`).
     pub(super) backoff: Duration,
-    /// Being reopened after a failure: success counts as a reconnect.
+    /// Being reopened after a failure (the connect is under way).
     pub(super) recovering: bool,
+    /// Reopened and connected, not answered yet: the server's first bytes make it a reconnect,
+    /// unless they are a refusal (a server at `maxclients` accepts, then refuses).
+    pub(super) reopened: bool,
     /// With `-e`: its first reply was the server's `ERR max number of clients reached` (the
     /// server closes it next), so the read that brought it fails the connection as refused.
     pub(super) refused: bool,
@@ -148,6 +151,7 @@ impl Conn {
             retry_at: now,
             backoff: BACKOFF_START,
             recovering: false,
+            reopened: false,
             refused: false,
             epoch: None,
             lost_on: None,
@@ -302,6 +306,10 @@ impl Worker<'_> {
                     self.target(self.conns[i].node).display()
                 ));
                 return self.read_failed(i, batch_done, FailKind::Refused, err);
+            }
+            // A reopened connection's first answer that is not a refusal: it is back.
+            if std::mem::take(&mut self.conns[i].reopened) {
+                self.rec.reconnected(now);
             }
             let c = &mut self.conns[i];
             c.carry.extend_from_slice(&self.rbuf[pos..end]);
