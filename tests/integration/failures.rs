@@ -21,13 +21,13 @@ use super::record::check_with_python;
 /// The hard limit for any run here.
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn record(path: &Path) -> Value {
+pub(super) fn record(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("the --json record");
     serde_json::from_str(&text).expect("JSON")
 }
 
 /// The test's request counts; asserts that every request issued is accounted once.
-fn accounted(test: &Value) -> (u64, u64, u64) {
+pub(super) fn accounted(test: &Value) -> (u64, u64, u64) {
     let req = &test["requests"];
     let n = |k: &str| req[k].as_u64().unwrap_or_else(|| panic!("{k} in {req}"));
     let (issued, completed, failed, unanswered) =
@@ -36,7 +36,7 @@ fn accounted(test: &Value) -> (u64, u64, u64) {
     (completed, failed, unanswered)
 }
 
-fn json_args<'a>(
+pub(super) fn json_args<'a>(
     dir: &'a TempDir,
     name: &str,
     args: &[&'a str],
