@@ -27,6 +27,9 @@ pub struct Recorder {
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
     pub last_reply: Option<Instant>,
+    /// When measured requests last failed without a reply (a timeout, a lost connection): a
+    /// test whose last requests timed out lasts until then, not until its last reply.
+    pub last_failure: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
     /// Measured commands in flight when the worker stopped.
@@ -66,6 +69,7 @@ impl Recorder {
             errors: ErrorCounts::default(),
             pushes: PushCounts::default(),
             last_reply: None,
+            last_failure: None,
             tally: SecondTally::new(measure_start, timeline),
             unanswered: 0,
             reconnect_attempts: 0,
@@ -143,6 +147,7 @@ impl Recorder {
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
         self.errors.record_kind(FAILURE_KINDS[kind], n);
         self.tally.lost(now, kind, n);
+        self.last_failure = Some(now);
     }
 
     /// An attempt to reopen a failed connection at `now`.

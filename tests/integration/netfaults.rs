@@ -233,3 +233,39 @@ fn a_stall_through_the_proxy_fails_requests_as_timeouts() {
     );
     assert!(longest_outage(&test) >= 1.8, "{}", test["outages"]);
 }
+
+/// A partition that never heals: with `--timeout` every request after it fails, and the test's
+/// throughput is over the test (`--duration 3`), not up to the last reply (it said "54,606 rps
+/// over 2.01 s" of a longer test).
+#[test]
+fn a_partition_that_never_heals_is_measured_over_the_whole_test() {
+    let Some(server) = NetnsServer::start(ServerKind::Valkey) else {
+        return;
+    };
+    let (out, test) = partitioned_run(
+        &server,
+        &[
+            "-t",
+            "set",
+            "-e",
+            "--timeout",
+            "0.5",
+            "--duration",
+            "3",
+            "-c",
+            "2",
+        ],
+        Duration::from_millis(1200),
+        None,
+    );
+    out.assert_success();
+    let (completed, _, _) = accounted(&test);
+    let duration = test["duration_s"].as_f64().expect("duration_s");
+    assert!(duration >= 3.0, "measured over {duration} s of a 3 s test");
+    let rps = test["throughput_rps"].as_f64().expect("throughput_rps");
+    assert!(
+        rps <= completed as f64 / 3.0 + 1.0,
+        "{rps} rps for {completed} in 3 s"
+    );
+    assert!(errors(&test, "timeout") >= 2, "{}", test["requests"]);
+}
