@@ -269,3 +269,74 @@ fn a_partition_that_never_heals_is_measured_over_the_whole_test() {
     );
     assert!(errors(&test, "timeout") >= 2, "{}", test["requests"]);
 }
+
+/// Without `--timeout`, a 2 s partition loses nothing (TCP retransmits after it heals) but no
+/// reply comes for 2 s: that stretch is an outage (before, the report showed a 2.48 s maximum
+/// latency and no outage at all).
+#[test]
+fn a_partition_without_timeout_shows_as_an_outage() {
+    let Some(server) = NetnsServer::start(ServerKind::Redis) else {
+        return;
+    };
+    let (out, test) = partitioned_run(
+        &server,
+        &["-t", "set", "--duration", "5", "-c", "2"],
+        Duration::from_millis(1500),
+        Some(Duration::from_secs(2)),
+    );
+    out.assert_success();
+    let (completed, failed, unanswered) = accounted(&test);
+    assert!(
+        completed > 0 && failed == 0 && unanswered == 0,
+        "{}",
+        test["requests"]
+    );
+    let max_ms = test["latency_us"]["corrected"]["max"].as_f64().unwrap() / 1000.0;
+    assert!(max_ms >= 2000.0, "max {max_ms} ms across a 2 s partition");
+    let longest = longest_outage(&test);
+    assert!(longest >= 1.8, "outage {longest} s: {}", test["outages"]);
+    out.assert_stdout_contains("no reply in it (requests waited, none lost)");
+}
+
+/// A stall (the proxy holds every byte for 2 s, then lets them through): nothing is lost, and
+/// the 2 s without a reply is an outage (the same rule as the partition's, without root).
+#[test]
+fn a_stall_through_the_proxy_is_an_outage_without_timeout() {
+    let server = Server::start_valkey();
+    let upstream: SocketAddr = format!("127.0.0.1:{}", server.port()).parse().unwrap();
+    let proxy = FaultProxy::start(upstream, Duration::ZERO);
+    let dir = TempDir::new();
+    let port = proxy.port().to_string();
+    let (args, path) = json_args(
+        &dir,
+        "r.json",
+        &[
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "--duration",
+            "4",
+            "-c",
+            "2",
+            "--no-server-stats",
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = spawn_respbench(&args);
+    thread::sleep(Duration::from_millis(1000));
+    proxy.hold();
+    thread::sleep(Duration::from_secs(2));
+    proxy.release();
+    let out = run.finish(LIMIT);
+    out.assert_success();
+    let test = first_test(&path);
+    let (completed, failed, unanswered) = accounted(&test);
+    assert!(
+        completed > 0 && failed == 0 && unanswered == 0,
+        "{}",
+        test["requests"]
+    );
+    let longest = longest_outage(&test);
+    assert!(longest >= 1.8, "outage {longest} s: {}", test["outages"]);
+}
