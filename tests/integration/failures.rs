@@ -405,6 +405,8 @@ fn a_server_that_never_answers_config_get_is_given_up_on() {
     let out = run_scripted(Script::Silent, &["-n", "5"]);
     out.assert_code(1);
     out.assert_stderr_contains("CONFIG GET");
+    // Not the socket's EAGAIN ("Resource temporarily unavailable").
+    out.assert_stderr_contains("no reply within 10 s");
 }
 
 #[test]
