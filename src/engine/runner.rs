@@ -153,7 +153,7 @@ fn finish(
     let now = Instant::now();
     // Requests still unanswered (a server that stopped answering, cut off by the grace after
     // --duration) mean the test lasted until now, not until its last reply.
-    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
+    let end = if interrupted.is_some() || fatal.is_some() || result.unanswered > 0 {
         now
     } else {
         // Ran to its end: until its last request was answered or failed, and with --duration
@@ -172,8 +172,8 @@ fn finish(
     }
     result.outcome = match (&fatal, interrupted) {
         (Some(_), _) => Outcome::Aborted,
-        (None, true) => Outcome::Interrupted,
-        (None, false) => Outcome::Completed,
+        (None, Some(signal)) => Outcome::Interrupted(signal),
+        (None, None) => Outcome::Completed,
     };
     (result, fatal)
 }
@@ -236,7 +236,7 @@ fn connect_all(
     let mut per_worker: Vec<WorkerStreams> = (0..workers).map(|_| Vec::new()).collect();
     for (i, (target, place)) in places.into_iter().enumerate() {
         if observer.interrupted() {
-            return Err((Outcome::Interrupted, None));
+            return Err((Outcome::Interrupted(observer.signal()), None));
         }
         match target.connect_for_worker() {
             Ok(s) => per_worker[i % workers].push((s, place)),

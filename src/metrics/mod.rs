@@ -126,10 +126,30 @@ impl PushCounts {
 pub enum Outcome {
     /// Ran to its `-n` count or `--duration`.
     Completed,
-    /// Stopped by Ctrl-C: the figures cover what was measured until then.
-    Interrupted,
+    /// Stopped by a signal (Ctrl-C, SIGTERM): the figures cover what was measured until then.
+    Interrupted(Signal),
     /// Stopped by a fatal error (error reply without `-e`, lost connection, protocol error).
     Aborted,
+}
+
+/// The signal that stopped a run, so the partial report names it (a CI runner's SIGTERM is not
+/// the user's Ctrl-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT.
+    Interrupt,
+    /// SIGTERM (what `timeout`, CI runners and systemd send).
+    Terminate,
+}
+
+impl Signal {
+    /// As the report says it: "measured until Ctrl-C", "measured until SIGTERM".
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "Ctrl-C",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
 }
 
 /// The merged measurements of one test (one `====== TITLE ======` block).

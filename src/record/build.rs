@@ -89,7 +89,7 @@ pub fn test_record(
         commands,
         outcome: match r.outcome {
             Outcome::Completed => "completed",
-            Outcome::Interrupted => "interrupted",
+            Outcome::Interrupted(_) => "interrupted",
             Outcome::Aborted => "aborted",
         },
         requests: Requests {

@@ -219,6 +219,8 @@ fn sigterm_mid_run_prints_the_partial_report_and_exits_143() {
     out.assert_code(143);
     out.assert_stdout_contains("====== SET ======");
     assert!(out.completed() > 0, "{}", out.stdout);
+    // The signal it was, not "Ctrl-C".
+    out.assert_stdout_contains("interrupted: yes (partial results: measured until SIGTERM)");
 }
 
 #[test]
