@@ -84,7 +84,7 @@ fn a_partition_fails_requests_as_timeouts_and_the_outage_spans_it() {
                 "--timeout",
                 "0.5",
                 "--duration",
-                "5",
+                "6",
                 "-c",
                 "4",
             ],
@@ -141,6 +141,43 @@ fn a_connect_into_a_partition_times_out() {
         server.addr()
     ));
     out.assert_stderr_contains("timed out");
+}
+
+/// Where the kernel has `netem` (the CI kernels do not): 10 ms added to each end of the veth
+/// pair shows in the latency as through the fault proxy.
+#[test]
+fn a_netem_delay_shows_in_the_latency_where_the_kernel_has_it() {
+    let Some(server) = NetnsServer::start(ServerKind::Redis) else {
+        return;
+    };
+    if let Err(e) = server.delay_each_way(Duration::from_millis(10)) {
+        eprintln!("SKIPPED: no netem in this kernel ({e})");
+        return;
+    }
+    let dir = TempDir::new();
+    let port = server.port().to_string();
+    let (args, path) = json_args(
+        &dir,
+        "r.json",
+        &[
+            "-h",
+            server.addr(),
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "40",
+            "-c",
+            "1",
+            "--no-server-stats",
+        ],
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_respbench(&args).finish(LIMIT).assert_success();
+    let test = first_test(&path);
+    let p50_ms = test["latency_us"]["corrected"]["p50"].as_f64().unwrap() / 1000.0;
+    assert!(p50_ms >= 20.0, "p50 {p50_ms} ms with 10 ms each way");
 }
 
 /// 10 ms added each way by the fault proxy: every round trip takes at least 20 ms, so the
@@ -280,7 +317,7 @@ fn a_partition_without_timeout_shows_as_an_outage() {
     };
     let (out, test) = partitioned_run(
         &server,
-        &["-t", "set", "--duration", "5", "-c", "2"],
+        &["-t", "set", "--duration", "6", "-c", "2"],
         Duration::from_millis(1500),
         Some(Duration::from_secs(2)),
     );

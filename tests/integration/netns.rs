@@ -182,6 +182,26 @@ impl NetnsServer {
         self.tc_ns(&["qdisc", "del", "dev", &self.peer_if, "root"]);
     }
 
+    /// `netem` adds `delay` to every packet leaving either end; `Err` where the kernel has no
+    /// `netem` (then nothing changed).
+    pub fn delay_each_way(&self, delay: Duration) -> Result<(), String> {
+        let ms = format!("{}ms", delay.as_millis());
+        let root = [
+            "qdisc",
+            "replace",
+            "dev",
+            &self.host_if,
+            "root",
+            "netem",
+            "delay",
+            &ms,
+        ];
+        run("tc", &root)?;
+        let mut peer = vec!["netns", "exec", &self.ns, "tc", "qdisc", "replace", "dev"];
+        peer.extend([self.peer_if.as_str(), "root", "netem", "delay", &ms]);
+        run("ip", &peer)
+    }
+
     fn tc(&self, args: &[&str]) {
         run("tc", args).unwrap_or_else(|e| panic!("{e}"));
     }
