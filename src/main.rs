@@ -92,6 +92,11 @@ fn main() -> ExitCode {
     // print what was measured. A second one of either: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));
     let terminated = Arc::new(AtomicBool::new(false));
+    // Registered first: actions run in order, so `terminated` is set before `interrupted` and
+    // the partial report names SIGTERM.
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone()) {
+        eprintln!("respbench: cannot handle SIGTERM: {e}");
+    }
     for (signal, code) in [
         (signal_hook::consts::SIGINT, 130),
         (signal_hook::consts::SIGTERM, 143),
@@ -106,11 +111,8 @@ fn main() -> ExitCode {
             }
         }
     }
-    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone()) {
-        eprintln!("respbench: cannot handle SIGTERM: {e}");
-    }
 
-    match run(&plan, interrupted) {
+    match run(&plan, interrupted, terminated.clone()) {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         // 128 + the signal's number, as a shell reports a process killed by it.
         Err(Failure::Interrupted) if terminated.load(Ordering::Relaxed) => ExitCode::from(143),

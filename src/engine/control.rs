@@ -26,6 +26,9 @@ pub struct ControlConn {
     /// The command under way (`CONFIG GET`, `AUTH`, …), so that a failure says what was being
     /// done: a reset during start-up is otherwise a bare "Connection reset by peer".
     doing: String,
+    /// The read/write timeout in force, so that running out of it says "no reply within 10 s"
+    /// rather than the socket's EAGAIN ("Resource temporarily unavailable").
+    timeout: Duration,
 }
 
 impl ControlConn {
@@ -47,6 +50,7 @@ impl ControlConn {
             out: Vec::with_capacity(256),
             answered: false,
             doing: String::new(),
+            timeout: CONTROL_TIMEOUT,
         })
     }
 
@@ -101,7 +105,9 @@ impl ControlConn {
     pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), EngineError> {
         self.stream
             .set_timeouts(Some(timeout))
-            .map_err(|e| self.io_error(&e))
+            .map_err(|e| self.io_error(&e))?;
+        self.timeout = timeout;
+        Ok(())
     }
 
     /// The socket, for handing over to an event loop.
@@ -176,6 +182,18 @@ impl ControlConn {
                 target: self.target.clone(),
                 reason: t.to_string(),
             };
+        }
+        // SO_RCVTIMEO/SO_SNDTIMEO running out is EAGAIN on Linux (TimedOut elsewhere).
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            return EngineError::Io(format!(
+                "{}: no reply within {} s (sending {} or waiting for its reply)",
+                self.target,
+                self.timeout.as_secs_f64(),
+                self.doing
+            ));
         }
         EngineError::Io(format!(
             "{}: {} (sending {} or waiting for its reply)",

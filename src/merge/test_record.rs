@@ -147,6 +147,11 @@ fn requests(tests: &[&TestRecord]) -> Requests {
         unanswered: sum(|r| r.unanswered),
         reconnect_attempts: sum(|r| r.reconnect_attempts),
         reconnects: sum(|r| r.reconnects),
+        // Only when every shard counted them.
+        reconnect_refusals: tests
+            .iter()
+            .map(|t| t.requests.reconnect_refusals)
+            .sum::<Option<u64>>(),
     }
 }
 

@@ -27,13 +27,18 @@ pub struct Recorder {
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
     pub last_reply: Option<Instant>,
+    /// When measured requests last failed without a reply (a timeout, a lost connection): a
+    /// test whose last requests timed out lasts until then, not until its last reply.
+    pub last_failure: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
     /// Measured commands in flight when the worker stopped.
     pub unanswered: u64,
-    /// Attempts to reopen a failed connection, and those that connected.
+    /// Attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect, or `ERR max number of clients reached`).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
@@ -86,10 +91,12 @@ impl Recorder {
             errors: ErrorCounts::default(),
             pushes: PushCounts::default(),
             last_reply: None,
+            last_failure: None,
             tally: SecondTally::new(measure_start, timeline),
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            reconnect_refusals: 0,
             commands: Vec::new(),
         }
     }
@@ -190,6 +197,7 @@ impl Recorder {
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
         self.errors.record_kind(FAILURE_KINDS[kind], n);
         self.tally.lost(now, kind, n);
+        self.last_failure = Some(now);
     }
 
     /// An attempt to reopen a failed connection at `now`.
@@ -198,10 +206,15 @@ impl Recorder {
         self.tally.reconnect_attempt(now);
     }
 
-    /// A reopened connection connected at `now`.
+    /// A reopened connection was answered at `now`: it is back.
     pub fn reconnected(&mut self, now: Instant) {
         self.reconnects += 1;
         self.tally.reconnected(now);
+    }
+
+    /// The server refused an attempt to reopen a connection: a refusal, not a reconnect.
+    pub fn reconnect_refused(&mut self) {
+        self.reconnect_refusals += 1;
     }
 }
 

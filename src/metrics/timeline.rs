@@ -36,6 +36,10 @@ pub struct Slot {
     /// Attempts to reopen a failed connection (`-e`), and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// The longest corrected latency of a request completed in it (ns): that request was
+    /// waiting for so long, so the empty slots before it were a stall, not a quiet spell
+    /// (`outage.rs`). Not in the record: outages are.
+    pub waited_ns: u64,
 }
 
 impl Slot {
@@ -45,6 +49,7 @@ impl Slot {
         self.lost += o.lost;
         self.reconnect_attempts += o.reconnect_attempts;
         self.reconnects += o.reconnects;
+        self.waited_ns = self.waited_ns.max(o.waited_ns);
     }
 }
 
@@ -197,7 +202,9 @@ impl SecondTally {
     #[inline]
     pub fn success(&mut self, now: Instant, latency_ns: u64) {
         self.at(now);
-        self.current.slots[self.slot].completed += 1;
+        let slot = &mut self.current.slots[self.slot];
+        slot.completed += 1;
+        slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record(latency_ns);
     }
 
@@ -206,7 +213,9 @@ impl SecondTally {
     #[inline]
     pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
         self.at(now);
-        self.current.slots[self.slot].completed += n;
+        let slot = &mut self.current.slots[self.slot];
+        slot.completed += n;
+        slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record_times(latency_ns, n);
     }
 

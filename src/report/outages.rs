@@ -91,6 +91,9 @@ fn outage_line(s: &mut String, n: usize, o: &Outage, started_at: Option<SystemTi
     );
     if o.until_end {
         s.push_str(", no reply until the test ended");
+    } else if o.failed == 0 {
+        // A stall that ended (no --timeout): requests waited, none was lost.
+        s.push_str(", no reply in it (requests waited, none lost)");
     }
     s.push('\n');
 }

@@ -100,13 +100,18 @@ impl From<io::Error> for Failure {
     }
 }
 /// Runs the whole plan and writes its record (`--json`) however the run ends.
-pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+/// `interrupted`: set by the first Ctrl-C or SIGTERM; `terminated`: also set when it was SIGTERM.
+pub fn run(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> Result<(), Failure> {
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = match run_tests(plan, interrupted.clone(), &mut rec)
+    let result = match run_tests(plan, interrupted.clone(), terminated, &mut rec)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -123,6 +128,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 fn run_tests(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
@@ -131,7 +137,7 @@ fn run_tests(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = run_with(plan, interrupted, rec, sentinel.as_mut());
+    let result = run_with(plan, interrupted, terminated, rec, sentinel.as_mut());
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -143,6 +149,7 @@ fn run_tests(
 fn run_with(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
 ) -> Result<(), Failure> {
@@ -169,6 +176,7 @@ fn run_with(
     let progress = io::stderr().is_terminal() && plan.format != Format::Csv;
     let mut console = Console {
         interrupted: interrupted.clone(),
+        terminated,
         progress,
         title: String::new(),
         by_requests: matches!(plan.load.stop, Stop::Requests(_)),
@@ -476,7 +484,7 @@ impl<W: Write> Session<'_, W> {
         if let Some(e) = fatal {
             return Err(e.into());
         }
-        if result.outcome == crate::metrics::Outcome::Interrupted {
+        if matches!(result.outcome, crate::metrics::Outcome::Interrupted(_)) {
             return Err(Failure::Interrupted);
         }
         Ok((result, verdict))

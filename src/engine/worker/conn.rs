@@ -72,8 +72,14 @@ pub(super) struct Reopen {
     /// The wait before the next reopening attempt; doubles on each failure in a row, back to the
     /// start for a connection that stayed up a while.
     pub(super) backoff: Duration,
-    /// Being reopened after a failure: success counts as a reconnect.
+    /// Being reopened after a failure (the connect is under way).
     pub(super) recovering: bool,
+    /// Reopened and connected, not answered yet: the server's first bytes make it a reconnect,
+    /// unless they are a refusal (a server at `maxclients` accepts, then refuses).
+    pub(super) reopened: bool,
+    /// With `-e`: its first reply was the server's `ERR max number of clients reached` (the
+    /// server closes it next), so the read that brought it fails the connection as refused.
+    pub(super) refused: bool,
 }
 
 /// Which node a connection serves and, in cluster mode, how it follows the topology.
@@ -167,6 +173,8 @@ impl Conn {
                 retry_at: now,
                 backoff: BACKOFF_START,
                 recovering: false,
+                reopened: false,
+                refused: false,
             },
             bind: Binding {
                 node: place.node,

@@ -159,6 +159,17 @@ impl Worker<'_> {
             let end = carry + n;
             let (pos, done) = self.scan_replies(i, end, now)?;
             batch_done |= done;
+            if self.conns[i].reopen.refused {
+                let err = EngineError::Io(format!(
+                    "the server at {} refused the connection (max number of clients reached)",
+                    self.target(self.conns[i].bind.node).display()
+                ));
+                return self.read_failed(i, batch_done, FailKind::Refused, err);
+            }
+            // A reopened connection's first answer that is not a refusal: it is back.
+            if std::mem::take(&mut self.conns[i].reopen.reopened) {
+                self.rec.reconnected(now);
+            }
             let c = &mut self.conns[i];
             c.carry.extend_from_slice(&self.rbuf[pos..end]);
             if end < self.rbuf.len() {

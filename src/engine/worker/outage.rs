@@ -98,6 +98,9 @@ impl Worker<'_> {
         let jitter = self.jitter();
         let prefix = self.cfg.setup.prefix_commands.len();
         let c = &mut self.conns[i];
+        if kind == FailKind::Refused && (c.reopen.recovering || c.reopen.reopened) {
+            self.rec.reconnect_refused();
+        }
         if c.batch.pending > 0 {
             if !c.batch.warmup {
                 self.rec.failed(kind as usize, c.batch.pending, now);
@@ -120,6 +123,8 @@ impl Worker<'_> {
             c.reopen.recovering = false;
             self.outages.recovering -= 1;
         }
+        c.reopen.refused = false;
+        c.reopen.reopened = false;
         let _ = self.poll.registry().deregister(&mut c.stream);
         c.stream.shutdown();
         // Waits between half and all of the backoff, so connections that failed together do
@@ -248,18 +253,25 @@ impl Worker<'_> {
                     c.reopen.recovering = true;
                     self.outages.recovering += 1;
                 }
-                Err(e) => self.conn_failed(i, FailKind::of_connect(&e), e)?,
+                Err(e) => {
+                    let kind = FailKind::of_connect(&e);
+                    if kind == FailKind::Refused {
+                        self.rec.reconnect_refused();
+                    }
+                    self.conn_failed(i, kind, e)?;
+                }
             }
         }
         Ok(())
     }
 
-    /// A reopened connection connected: counted, and it is free for the next batch (the prefix
-    /// goes out first).
+    /// A reopened connection connected: it is free for the next batch (the prefix goes out
+    /// first). It counts as a reconnect once the server answers on it (`io.rs`), not now: a
+    /// server at `maxclients` accepts a connection and then refuses it.
     pub(super) fn reconnected(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
         self.conns[i].reopen.recovering = false;
+        self.conns[i].reopen.reopened = true;
         self.outages.recovering -= 1;
-        self.rec.reconnected(now);
         self.flush(i)?;
         // A side connection only sends the redirected requests queued on it.
         if self.conns[i].state == State::Open && self.conns[i].bind.side.is_none() {

@@ -7,7 +7,6 @@ use std::time::Instant;
 use resp::{Kind, Scan};
 
 use super::conn::Conn;
-use super::outage::FailKind;
 use super::state::Worker;
 use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_redirect};
@@ -30,8 +29,21 @@ pub(super) struct ReplyCtx<'a> {
 /// The error reply of a server that has `maxclients` connections already.
 const MAXCLIENTS: &[u8] = b"ERR max number of clients reached";
 
-/// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word, or as
-/// `connection refused` for [`MAXCLIENTS`]).
+/// With `-e`, whether a reply is a server at `maxclients` refusing the connection: it sends
+/// [`MAXCLIENTS`] as soon as it accepts, before reading a command, then closes. So it is the
+/// connection's first reply whatever is in flight (a prefix, a batch, or nothing: a reopened
+/// connection with nothing to send yet), answers none of them, and is never a protocol error.
+#[cold]
+#[inline(never)]
+fn refuses(policy: ErrorPolicy, info: &resp::ReplyInfo, reply: &[u8]) -> bool {
+    policy == ErrorPolicy::Count
+        && info
+            .error
+            .as_ref()
+            .is_some_and(|r| reply[r.clone()].starts_with(MAXCLIENTS))
+}
+
+/// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word).
 pub(super) fn record_error(
     rec: &mut Recorder,
     policy: ErrorPolicy,
@@ -44,14 +56,6 @@ pub(super) fn record_error(
             message: String::from_utf8_lossy(text).into_owned(),
             hint: Some("use -e to count errors and go on"),
         }),
-        // A server at maxclients answers a new connection's first command with this, then
-        // closes it: the connection was refused, whatever the words say.
-        ErrorPolicy::Count if text.starts_with(MAXCLIENTS) => {
-            if !warmup {
-                rec.failed(FailKind::Refused as usize, 1, now);
-            }
-            Ok(())
-        }
         ErrorPolicy::Count => {
             rec.error(warmup, text, now);
             Ok(())
@@ -87,6 +91,12 @@ pub(super) fn on_reply(
             push::count(&mut rec.pushes, kind);
             return Ok(nothing);
         }
+    }
+    if info.error.is_some() && refuses(ctx.policy, info, reply) {
+        // The read that brought it fails the connection (`io.rs`): its requests count as
+        // refused, and it is reopened after its backoff.
+        c.reopen.refused = true;
+        return Ok(nothing);
     }
     if c.prefix_pending > 0 {
         let index = ctx.setup.prefix_commands.len() - c.prefix_pending;
