@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         .and_then(|a| a.to_str())
     {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
-        Some("report") => return ExitCode::from(respbench::compare::html::main(rest())),
+        Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
         _ => {}
     }

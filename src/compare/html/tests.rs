@@ -96,23 +96,6 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
 }
 
 #[test]
-fn report_arguments() {
-    let a = |v: &[&str]| super::parse(v.iter().map(OsString::from).collect());
-    let (sides, _, out) = a(&["a.json,b.json", "c.json", "-o", "x.html"])
-        .unwrap()
-        .unwrap();
-    assert_eq!(sides.len(), 2);
-    assert_eq!(out, "x.html");
-    assert!(a(&["a.json"]).unwrap_err().contains("needs -o FILE"));
-    assert!(
-        a(&["-o", "x.html"])
-            .unwrap_err()
-            .contains("at least one RUN")
-    );
-    assert_eq!(a(&["--help"]).unwrap(), None);
-}
-
-#[test]
 fn escaping() {
     assert_eq!(
         esc("<a href=\"x\">&'"),
