@@ -81,11 +81,6 @@ fn main() -> ExitCode {
         }
     }
 
-    if let Some(s) = plan.shard {
-        // --sequential walks only this shard's part of the keyspace.
-        respbench::workload::keys::set_shard_slice(s.shard.index, s.shard.count);
-    }
-
     // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
     // print what was measured. A second one of either: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));

@@ -342,6 +342,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         arrival: crate::engine::Arrival::Uniform,
         value_sizes: None,
         mix: None,
+        shard: crate::workload::split::Share::WHOLE,
     }
 }
 
