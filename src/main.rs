@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use respbench::cli::{self, Invocation};
-use respbench::plan::RunPlan;
-use respbench::plan::dataset::{self, DatasetError};
+use respbench::plan::{PlanError, RunPlan};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
@@ -62,24 +61,17 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let mut plan = match RunPlan::new(&args, stdin) {
+    let plan = match RunPlan::new(&args, stdin) {
         Ok(p) => p,
-        Err(e) => {
+        Err(PlanError::Usage(e)) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(2);
         }
-    };
-    match dataset::attach(&mut plan, &args) {
-        Ok(()) => {}
-        Err(DatasetError::Usage(e)) => {
-            eprintln!("respbench: {e}");
-            return ExitCode::from(2);
-        }
-        Err(DatasetError::Io(e)) => {
+        Err(PlanError::Io(e)) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(1);
         }
-    }
+    };
 
     // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
     // print what was measured. A second one of either: leave at once.
