@@ -26,7 +26,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::plan::start_at::parse_time;
+use crate::timestamp::parse_time;
 
 pub use check::Input;
 

@@ -12,9 +12,9 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 
 use crate::metrics::LatencyHistogram;
-use crate::plan::start_at::parse_time;
 use crate::record::document::{ENCODING, LatencySummary};
 use crate::record::hdr;
+use crate::timestamp::parse_time;
 
 use super::check::Input;
 use super::failures;
