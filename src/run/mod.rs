@@ -70,7 +70,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = match run_tests(plan, interrupted.clone(), &mut rec) {
+    let result = match prepare_and_run(plan, interrupted.clone(), &mut rec) {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
         // with EINTR: the run was interrupted, not failed. What it was doing goes to stderr.
         Err(Failure::Fatal(m) | Failure::Reference(m)) if interrupted.load(Ordering::Relaxed) => {
@@ -82,7 +82,10 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     record_hook::finish(plan, rec, result)
 }
 
-fn run_tests(
+/// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
+/// primary is found, then followed); then [`connect_and_run`], and the Sentinel's part of the
+/// record however the run ended.
+fn prepare_and_run(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
     rec: &mut Recorder,
@@ -93,7 +96,7 @@ fn run_tests(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = run_with(plan, interrupted, rec, sentinel.as_mut());
+    let result = connect_and_run(plan, interrupted, rec, sentinel.as_mut());
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -101,8 +104,9 @@ fn run_tests(
     result
 }
 
-/// The run once the server is known: the control connection, then every test.
-fn run_with(
+/// The run once the server is known: the control connection (and cluster discovery), the report's
+/// heading, then every pass over the workload.
+fn connect_and_run(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
     rec: &mut Recorder,
@@ -264,7 +268,7 @@ impl<W: Write> Session<'_, W> {
                     for cmd in &work.setup {
                         self.setup_command(test.title, cmd)?;
                     }
-                    self.run_one(test.title, &work.template)?;
+                    self.run_test(test.title, &work.template)?;
                 }
             }
             Workload::Mix { title, commands } => self.run_mix(payload, title, commands)?,
@@ -274,7 +278,7 @@ impl<W: Write> Session<'_, W> {
                     Some(dataset) => dataset.mean_unit_len(),
                     None => template.unit.len(),
                 };
-                self.run_one(title, &template)?;
+                self.run_test(title, &template)?;
             }
         }
         if plan.format != Format::Csv {
@@ -324,7 +328,7 @@ impl<W: Write> Session<'_, W> {
             .ok_or_else(|| Failure::Fatal("the mix has no command with a weight".to_string()))?;
         let first = mix.commands[0].template.clone();
         self.load.mix = Some(Arc::new(mix));
-        let ended = self.run_one(title, &first);
+        let ended = self.run_test(title, &first);
         self.load.mix = None;
         ended
     }
@@ -344,20 +348,21 @@ impl<W: Write> Session<'_, W> {
         Ok(())
     }
 
-    /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the
+    /// Runs one test of the workload (once, `--repeat` times with their median, or as a
+    /// `--find-max` search) and prints its report; a fatal error or Ctrl-C is returned after the
     /// report.
-    fn run_one(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
+    fn run_test(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
         if let Some(fm) = &self.plan.find_max {
             return self.find_max(title, template, fm);
         }
         let times = self.plan.repeat;
         if times <= 1 {
-            return self.run_once(title, template, None).map(drop);
+            return self.measure_and_report(title, template, None).map(drop);
         }
         let mut reps = Repetitions::default();
         let mut ended = Ok(());
         for n in 1..=times {
-            match self.run_once(title, template, Some(n)) {
+            match self.measure_and_report(title, template, Some(n)) {
                 Ok(r) => reps.add(&r),
                 // A failed or interrupted repetition has printed its report; the run ends after
                 // the median of those that completed.
@@ -375,8 +380,9 @@ impl<W: Write> Session<'_, W> {
         ended
     }
 
-    /// One run of a test (`repetition`: which, under `--repeat`); its result when it completed.
-    fn run_once(
+    /// One measured run of a test (`repetition`: which, under `--repeat`): the engine's run, its
+    /// record, its report and the failover lines; its result when it completed.
+    fn measure_and_report(
         &mut self,
         title: &str,
         template: &Template,
