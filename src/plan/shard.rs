@@ -170,14 +170,8 @@ impl Shard {
         }
     }
 
-    /// This shard's contiguous part `start..start + len` of `0..keyspace`: the parts of all shards
-    /// are disjoint and cover the keyspace exactly (sizes as [`Shard::part`]).
-    pub fn slice(&self, keyspace: u64) -> (u64, u64) {
-        let part = self.share().of(keyspace);
-        (part.start, part.len)
-    }
-
-    /// What the engine needs of this shard: which share of the keyspace its counters walk.
+    /// What the engine needs of this shard: which share of the keyspace its counters walk (the
+    /// parts of all shards are disjoint and cover the keyspace exactly, sizes as [`Shard::part`]).
     pub fn share(&self) -> Share {
         Share {
             index: self.index,
@@ -373,10 +367,10 @@ mod tests {
                     count,
                     source: ShardSource::Flag,
                 };
-                let (start, len) = s.slice(keyspace);
-                assert_eq!(start, next, "{keyspace}/{count}: contiguous");
-                assert!(len >= keyspace / count);
-                next = start + len;
+                let part = s.share().of(keyspace);
+                assert_eq!(part.start, next, "{keyspace}/{count}: contiguous");
+                assert!(part.len >= keyspace / count);
+                next = part.start + part.len;
             }
             assert_eq!(next, keyspace, "{keyspace}/{count}: covered");
         }
