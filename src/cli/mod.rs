@@ -198,7 +198,7 @@ mod value;
 mod workloads;
 
 pub use help::{help_text, version_text};
-pub use parse::{PASSWORD_ENV, is_secret, parse, parse_with_env, takes_value};
+pub use parse::{PASSWORD_ENV, SecretValue, parse, parse_with_env, secret_value, takes_value};
 pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};

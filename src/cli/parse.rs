@@ -275,7 +275,7 @@ pub(super) const FLAGS: &[(&str, Opt)] = &[
 ];
 
 /// Whether the option spelled `name` (`-a`, `--rps`) takes a value; `None` for an unknown
-/// spelling. The record uses it to find option values in argv (to redact `-a`'s).
+/// spelling. `crate::redact` uses it to find option values in argv.
 pub fn takes_value(name: &str) -> Option<bool> {
     FLAGS
         .iter()
@@ -283,12 +283,28 @@ pub fn takes_value(name: &str) -> Option<bool> {
         .map(|(_, opt)| opt.takes_value())
 }
 
-/// Whether the option spelled `name` takes a secret (a password) as its value: records and
-/// logs redact it. From the option table, so a new secret option is covered where it is added.
-pub fn is_secret(name: &str) -> bool {
-    FLAGS.iter().any(|(spelling, opt)| {
-        *spelling == name && matches!(opt, Opt::Password | Opt::SentinelPassword)
-    })
+/// Where a secret hides in an option's value, for `crate::redact`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretValue {
+    /// The whole value is a password (`-a`, `--sentinel-password`).
+    Password,
+    /// A server URI whose userinfo may hold a password (`-u`).
+    Uri,
+    /// A command line whose arguments may hold one (`--command 'AUTH user PW'`).
+    Command,
+}
+
+/// Where the option spelled `name` may carry a secret in its value (`None`: it never does, or
+/// the spelling is unknown). From the option table, so a new secret option is covered where it
+/// is added.
+pub fn secret_value(name: &str) -> Option<SecretValue> {
+    let (_, opt) = FLAGS.iter().find(|(spelling, _)| *spelling == name)?;
+    match opt {
+        Opt::Password | Opt::SentinelPassword => Some(SecretValue::Password),
+        Opt::Uri => Some(SecretValue::Uri),
+        Opt::Workload(WorkloadOpt::Command) => Some(SecretValue::Command),
+        _ => None,
+    }
 }
 
 /// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).

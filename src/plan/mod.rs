@@ -275,12 +275,9 @@ fn workload(
         if args.tests.is_some() {
             warnings.push("WARNING: Option -t is ignored.".to_string());
         }
-        let title = args
-            .command
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect::<Vec<_>>()
-            .join(" ");
+        // The test's name in every output (report, progress line, record, HTML, compare):
+        // redacted here, once, so none of them shows a password the command carries.
+        let title = crate::redact::command(&args.command);
         let items = parse_custom_command(
             &args.command,
             stdin,

@@ -70,7 +70,7 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
         let prefix = key_prefix(args);
         let args: Vec<Vec<u8>> = c.args.iter().map(|a| memtier_key(a, prefix)).collect();
         let items = parse_custom_command(&args, None, data_size, &mut PayloadGenerator::default())?;
-        let line = String::from_utf8_lossy(&c.args.join(&b' ')).into_owned();
+        let line = crate::redact::command(&c.args);
         if items.len() != 1 || items[0].repeat != 1 {
             return Err(format!(
                 "--command \"{line}\": one command per --command (no ';' or repeat count)"

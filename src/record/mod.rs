@@ -2,8 +2,8 @@
 //! and the run-wide [`Recorder`] that collects it and the server watch's figures.
 //!
 //! Owns: the document's shape (`document`), building it from the run's results (`build`), the
-//! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), redacting
-//! the command line (`redact`), the client host's facts (`host`). Must not: measure
+//! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), the client
+//! host's facts (`host`); the command line comes redacted from `crate::redact`. Must not: measure
 //! requests, decide exit codes, or print the human report.
 //!
 //! The run calls, in order: [`Recorder::open`] (before any connection: a `--json` path that
@@ -17,7 +17,6 @@ pub mod document;
 pub mod failover;
 pub mod hdr;
 pub mod host;
-pub mod redact;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
@@ -81,7 +80,7 @@ impl Recorder {
                 name: "respbench",
                 version: env!("CARGO_PKG_VERSION"),
             },
-            command_line: redact::command_line(argv),
+            command_line: crate::redact::command_line(argv),
             started_at: now.clone(),
             ended_at: now,
             outcome: "completed",

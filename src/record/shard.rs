@@ -31,7 +31,7 @@ pub struct ShardRecord {
     /// When the measured run began: after the `--start-at` wait, before the first test.
     pub started_at: Option<String>,
     /// `started_at - start_at` in seconds (how late this shard began; clock skew between
-    /// machines is not in it, see README "Running on many machines").
+    /// machines is not in it, see docs/many-machines.md, "Starting together").
     pub start_offset_s: Option<f64>,
 }
 

@@ -48,7 +48,8 @@ pub struct MixOptionRecord {
     /// As the report and `tests[].mix` name it (`SET`, `GET#2`).
     pub name: String,
     /// A `--command` line as sent (memtier's `__key__` already the key prefix and
-    /// `__rand_int__`); `null` for `--ratio`'s SET and GET (the default tests' commands).
+    /// `__rand_int__`), passwords redacted; `null` for `--ratio`'s SET and GET (the default
+    /// tests' commands).
     pub command: Option<String>,
     /// Its relative weight.
     pub weight: u32,
@@ -133,9 +134,7 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
                 name: c.name.clone(),
                 command: match &c.source {
                     MixSource::Suite(_) => None,
-                    MixSource::Line(args) => {
-                        Some(String::from_utf8_lossy(&args.join(&b' ')).into_owned())
-                    }
+                    MixSource::Line(args) => Some(crate::redact::command(args)),
                 },
                 weight: c.weight,
                 key_pattern: c.keys.map(|p| pattern(p, range)),

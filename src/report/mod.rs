@@ -3,7 +3,7 @@
 //! Owns: text layout only. Must not: touch sockets, measure, decide exit codes, choose the output
 //! stream or do terminal control (clearing the progress line, `\r`). The full, quiet and CSV
 //! formats follow valkey-benchmark byte for byte (spec §4.3–4.6) except where documented here and
-//! in the README's "Differences from valkey-benchmark": our additions to the full report appear
+//! in docs/differences.md: our additions to the full report appear
 //! only when they have something to say, latency figures use `--precision` decimal places
 //! (the reference always prints 3, our default), and CSV titles are escaped.
 //!

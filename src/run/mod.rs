@@ -44,6 +44,42 @@ pub enum Failure {
     BrokenPipe,
 }
 
+impl Failure {
+    /// The message with every secret the run sends hidden: a server's error reply in it may echo
+    /// an argument (see `redact::scrub`).
+    fn redacted(self, secrets: &[Vec<u8>]) -> Self {
+        match self {
+            Failure::Fatal(m) => Failure::Fatal(crate::redact::scrub(&m, secrets)),
+            Failure::Reference(m) => Failure::Reference(crate::redact::scrub(&m, secrets)),
+            other => other,
+        }
+    }
+}
+
+/// The secrets the run sends: the passwords (`-a`, a URI's, `REDISCLI_AUTH`,
+/// `--sentinel-password`) and those the benchmarked commands carry (`-x`'s argument included).
+fn secrets(plan: &RunPlan) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    out.extend(plan.auth.as_ref().and_then(|a| a.last()).cloned());
+    out.extend(plan.sentinel.password.clone());
+    match &plan.workload {
+        Workload::Suite(_) => {}
+        Workload::Custom { items, .. } => {
+            for item in items {
+                out.extend(crate::redact::secret_values(&item.args));
+            }
+        }
+        Workload::Mix { commands, .. } => {
+            for c in commands {
+                if let MixSource::Line(args) = &c.source {
+                    out.extend(crate::redact::secret_values(args));
+                }
+            }
+        }
+    }
+    out
+}
+
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
         if e.is_reference_text() {
@@ -70,7 +106,9 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = match prepare_and_run(plan, interrupted.clone(), &mut rec) {
+    let result = match prepare_and_run(plan, interrupted.clone(), &mut rec)
+        .map_err(|f| f.redacted(&secrets(plan)))
+    {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
         // with EINTR: the run was interrupted, not failed. What it was doing goes to stderr.
         Err(Failure::Fatal(m) | Failure::Reference(m)) if interrupted.load(Ordering::Relaxed) => {

@@ -233,8 +233,8 @@ fn report_renders_offline_in_a_real_browser() {
         format!("data-test=\"SET\" data-run=\"valkey\" data-metric=\"rps\" data-value=\"{rps}\"");
     assert!(l.dom.contains(&cell), "{cell} not in the page");
 
-    // A screenshot of a two-test report, where the charts are in view (the README's picture is
-    // one of these; set RESPBENCH_SCREENSHOT=PATH to keep it).
+    // A screenshot of a two-test report, where the charts are in view (docs/compare.md's picture,
+    // docs/report.png, is one of these; set RESPBENCH_SCREENSHOT=PATH to keep it).
     let small = dir.path().join("small.html");
     let two = |name: &str, server: &str, speed: f64, seed: u64| {
         synthetic::write(

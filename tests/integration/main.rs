@@ -22,6 +22,7 @@ mod lifecycle;
 mod mixes;
 mod pushes;
 mod record;
+mod secrets;
 mod sentinel;
 mod shards;
 mod synthetic;
