@@ -49,7 +49,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 pub fn rfc3339_micros(t: SystemTime) -> String {
     let ms = rfc3339(t);
     let micros = t
-        .duration_since(std::time::UNIX_EPOCH)
+        .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_micros() % 1000);
     // `…SS.mmmZ` → `…SS.mmmuuuZ`.
     format!("{}{micros:03}Z", &ms[..ms.len() - 1])
@@ -87,7 +87,7 @@ fn fraction(digits: &str) -> Option<Duration> {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
-pub fn parse_rfc3339(t: &str) -> Option<SystemTime> {
+fn parse_rfc3339(t: &str) -> Option<SystemTime> {
     let b = t.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
         return None;
