@@ -15,6 +15,13 @@ ensure_valkey
 python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram pyyaml
 . scripts/ensure-chromium.sh
 ensure_chromium
+# zsh and fish check the syntax of `respbench completions zsh|fish`, man-db renders
+# `respbench man` (src/manual/tests.rs; each test skips with a note where one is missing).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+  && ! { command -v zsh && command -v fish && command -v man; } >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db >/dev/null
+fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -1,6 +1,8 @@
 //! The command line: valkey-benchmark's option table, parsed and validated, with no I/O.
 //!
-//! Owns: spelling, defaults and validation of every flag; the help and version texts. Must not:
+//! Owns: spelling, defaults and validation of every flag (one table entry per option,
+//! `flags/`; the entry type `flag.rs`, which the subcommands' tables use too); the help and
+//! version texts. Must not:
 //! read stdin, open sockets or resolve anything (see `plan`). Every mistake is a [`UsageError`]
 //! with a one-line message; `main` turns it into exit code 2.
 
@@ -188,17 +190,22 @@ impl TlsArgs {
     }
 }
 
+pub mod flag;
+mod flags;
 mod help;
 mod parse;
 mod sentinel;
+mod state;
 #[cfg(test)]
 mod tests;
 mod uri;
 mod value;
 mod workloads;
 
+pub use flag::SecretValue;
+pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
-pub use parse::{PASSWORD_ENV, SecretValue, parse, parse_with_env, secret_value, takes_value};
+pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};

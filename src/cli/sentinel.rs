@@ -1,12 +1,96 @@
 //! The Sentinel options (`--sentinel`, `--primary-name`/`--master-name`, `--sentinel-user`,
 //! `--sentinel-password`) and the lost-writes check (`--check-counters`): their values and the
-//! checks that need the whole line. Kept apart from `parse.rs` so the option table stays a table.
+//! checks that need the whole line. Kept apart from the main table (`flags/`) so that a Sentinel option's entry sits beside its
+//! value's parser.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-use super::value::invalid_value;
+use super::flag::{Flag, Value};
+use super::state::State;
+use super::value::{invalid_value, text};
 use super::{Args, UsageError};
+
+/// The main table's entry type (names the state its setters change).
+type F = Flag<State>;
+
+/// The options' table entries, in the help's order.
+pub(super) const FLAGS: &[Flag<State>] = &[
+    F::value(
+        &["--sentinel"],
+        Value::Text,
+        "--sentinel <host:port[,host:port...]>",
+        "Ask these Sentinels (in turn) where the primary is, run\n\
+         against it, and follow it when a failover moves it (the\n\
+         switch is in the report and the JSON). Replaces -h/-p.",
+        |st, name, v| {
+            st.args.sentinel.nodes = nodes(name, v)?;
+            Ok(())
+        },
+    )
+    .example(&["--sentinel", "h:26379", "--primary-name", "mymaster"]),
+    F::value(
+        &["--primary-name", "--master-name"],
+        Value::Text,
+        "--primary-name <name>",
+        "The name the Sentinels monitor the primary by (needed with\n\
+         --sentinel; --master-name is the same).",
+        |st, name, v| {
+            let n = text(name, v)?;
+            if n.is_empty() {
+                return Err(invalid_value(name, v, "the primary's name"));
+            }
+            st.args.sentinel.primary_name = Some(n);
+            Ok(())
+        },
+    )
+    .example(&["--primary-name", "mymaster", "--sentinel", "h:26379"]),
+    F::value(
+        &["--sentinel-user"],
+        Value::Text,
+        "--sentinel-user <user>, --sentinel-password <password>",
+        "AUTH to the Sentinels (-a/--user stay for the primary).",
+        |st, _, v| {
+            st.args.sentinel.user = Some(v.as_bytes().to_vec());
+            Ok(())
+        },
+    )
+    .example(&[
+        "--sentinel-user",
+        "u",
+        "--sentinel-password",
+        "pw",
+        "--sentinel",
+        "h:26379",
+        "--primary-name",
+        "m",
+    ]),
+    // Described with --sentinel-user in the help.
+    F::value(&["--sentinel-password"], Value::Text, "", "", |st, _, v| {
+        st.args.sentinel.password = Some(v.as_bytes().to_vec());
+        Ok(())
+    })
+    .secret()
+    .example(&[
+        "--sentinel-password",
+        "pw",
+        "--sentinel",
+        "h:26379",
+        "--primary-name",
+        "m",
+    ]),
+    F::switch(
+        &["--check-counters"],
+        "--check-counters",
+        "For an INCR test (-t incr, or a custom INCR key): count\n\
+         the counters before and after it and report acknowledged\n\
+         increments, what the server holds and how many were lost.",
+        |st, _, _| {
+            st.args.check_counters = true;
+            Ok(())
+        },
+    ),
+];
 
 /// The Sentinel options, as given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -5,7 +5,8 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::parse::FLAGS;
+use super::flag::Action;
+use super::flags;
 use super::*;
 
 fn os(args: &[&str]) -> Vec<OsString> {
@@ -556,7 +557,7 @@ fn help_lists_every_option() {
     let words: Vec<&str> = help
         .split(|c: char| c.is_whitespace() || c == ',')
         .collect();
-    for (name, _) in FLAGS {
+    for name in flags::docs().flat_map(|d| d.names) {
         assert!(words.contains(name), "help lacks {name}");
     }
 }
@@ -566,15 +567,14 @@ fn help_lists_unsupported_options_as_such() {
     let help = help_text();
     let (_, not_yet) = help.split_once("Not supported yet:").unwrap();
     let not_yet = not_yet.split("\n\n").next().unwrap();
-    for (name, opt) in FLAGS {
-        let supported = !matches!(
-            opt,
-            parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. }
-        );
-        let listed = not_yet
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .any(|w| w == *name);
-        assert_eq!(listed, !supported, "{name}");
+    for flag in flags::all() {
+        let supported = !matches!(flag.action, Action::NotYet | Action::NotInThisBuild);
+        for name in flag.doc.names {
+            let listed = not_yet
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .any(|w| w == *name);
+            assert_eq!(listed, !supported, "{name}");
+        }
     }
 }
 
@@ -1107,48 +1107,68 @@ fn parse_errors_still_reported_after_unsupported() {
     );
 }
 
+/// Each entry's own test: its example parses and changes what the defaults would give (so the
+/// entry's setter does something), help and version stop parsing, and an unsupported option is
+/// refused by its name. Every spelling of an entry is tried.
 #[test]
 fn every_table_entry_parses() {
-    for (name, opt) in FLAGS {
-        let mut argv = vec![name.to_string()];
-        if *opt == parse::Opt::Uri {
-            argv.push("redis://h".to_owned());
-        } else if *opt == parse::Opt::Rfr {
-            argv.push("yes".to_owned());
-        } else if *opt == parse::Opt::Shard {
-            argv.push("0/1".to_owned());
-        } else if let parse::Opt::Workload(w) = opt {
-            if super::workloads::qualifies_a_command(*w) {
-                argv.insert(0, "--command=GET k".to_owned());
+    let defaults = run(&[]);
+    for flag in flags::all() {
+        for name in flag.doc.names {
+            let example: Vec<&str> = flag
+                .doc
+                .example
+                .iter()
+                .map(|a| if *a == flag.doc.names[0] { *name } else { *a })
+                .collect();
+            let argv = if example.is_empty() {
+                let mut argv = vec![*name];
+                if flag.doc.value.taken() {
+                    argv.push("1");
+                }
+                argv
+            } else {
+                example
+            };
+            let result = parse(argv.iter().map(OsString::from));
+            match flag.action {
+                Action::Help => assert_eq!(result, Ok(Invocation::Help)),
+                Action::Version => assert_eq!(result, Ok(Invocation::Version)),
+                Action::NotYet | Action::NotInThisBuild => {
+                    assert!(result.unwrap_err().0.starts_with(name), "{name}");
+                }
+                Action::Set(_) => match result {
+                    Ok(Invocation::Run(args)) => assert_ne!(*args, defaults, "{argv:?}"),
+                    other => panic!("{argv:?}: {other:?}"),
+                },
             }
-            argv.push(super::workloads::example(*w).to_owned());
-        } else if opt.takes_value() {
-            argv.push("1".to_owned());
-        }
-        let result = parse(argv.iter().map(OsString::from));
-        match opt {
-            parse::Opt::Help => assert_eq!(result, Ok(Invocation::Help)),
-            parse::Opt::Version => assert_eq!(result, Ok(Invocation::Version)),
-            parse::Opt::NotYet { .. } | parse::Opt::NotInThisBuild { .. } => {
-                assert!(result.unwrap_err().0.starts_with(name), "{name}");
-            }
-            // --user needs -a, --cert and --key each other, the Sentinel options each other
-            // (and "1" is no HOST:PORT list), --step-duration --find-max; everything else
-            // accepts "1".
-            parse::Opt::User
-            | parse::Opt::Cert
-            | parse::Opt::Key
-            | parse::Opt::Sentinel
-            | parse::Opt::PrimaryName
-            | parse::Opt::SentinelUser
-            | parse::Opt::SentinelPassword
-            | parse::Opt::StepDuration => assert!(result.is_err(), "{name}"),
-            _ => assert!(
-                matches!(result, Ok(Invocation::Run(_))),
-                "{name}: {result:?}"
-            ),
         }
     }
+}
+
+#[test]
+fn help_is_the_golden_text() {
+    assert_eq!(help_text(), include_str!("help.golden"));
+}
+
+#[test]
+fn the_table_marks_every_option_that_can_carry_a_secret() {
+    let secret: Vec<(&str, SecretValue)> = flags::docs()
+        .filter_map(|d| d.secret.map(|k| d.names.iter().map(move |n| (*n, k))))
+        .flatten()
+        .collect();
+    assert_eq!(
+        secret,
+        [
+            ("-a", SecretValue::Password),
+            ("-u", SecretValue::Uri),
+            ("--sentinel-password", SecretValue::Password),
+            ("--command", SecretValue::Command),
+        ]
+    );
+    assert_eq!(secret_value("-a"), Some(SecretValue::Password));
+    assert_eq!(secret_value("-q"), None);
+    assert_eq!(secret_value("--nope"), None);
 }
 
 // ---- the record (--json, --no-server-stats) ---------------------------------------------------

@@ -1,10 +1,11 @@
 //! One option's value: whole numbers, signed numbers, seconds, paths and text, each checked the
 //! same way and refused with the same one-line message (`invalid value "<v>" for <flag>: expected
-//! …`). Shared by the option table (`parse.rs`) and the `-u` URI reader (`uri.rs`).
+//! …`). Shared by the option tables' entries and the `-u` URI reader (`uri.rs`); this file
+//! imports no other file of `cli` but the error type (paths are checked by the parser, which
+//! knows the table).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use super::UsageError;
@@ -21,25 +22,6 @@ pub(super) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageE
         "invalid value {:?} for {flag}: expected {expected}",
         value.to_string_lossy()
     ))
-}
-
-/// A non-empty file or directory path.
-///
-/// An option's spelling (`--json -q`) is refused: the path was forgotten, and taking `-q` as a
-/// file name would both write a stray file and lose the option. `./-q` names such a file.
-pub(super) fn path(flag: &str, v: &OsStr, expected: &str) -> Result<PathBuf, UsageError> {
-    if v.is_empty() {
-        return Err(invalid_value(flag, v, expected));
-    }
-    if let Some(s) = v.to_str()
-        && s.len() > 1
-        && super::parse::takes_value(s.split('=').next().unwrap_or(s)).is_some()
-    {
-        return Err(UsageError(format!(
-            "{flag} needs {expected}, not the option {s} (for a file of that name, write ./{s})"
-        )));
-    }
-    Ok(PathBuf::from(v))
 }
 
 /// A UTF-8 value (host names, test lists).

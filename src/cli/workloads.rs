@@ -4,39 +4,23 @@
 //! `--ratio=0:1`, which lexopt accepts for every long option), plus `--keys`, a native spelling
 //! that reads well on its own.
 //!
-//! Kept apart from `parse.rs` so that the option table only gains one variant and one line per
-//! spelling; the values are parsed and checked here, and `plan` turns them into the engine's
-//! types (`cli` imports nothing of the crate, so these are its own plain types).
+//! Kept apart from the main table (`flags/`) so that each entry sits beside its value's parser;
+//! `plan` turns the values into the engine's types (`cli` imports nothing of the crate, so these are its own plain types).
 
 use std::ffi::OsStr;
 
 use super::UsageError;
+use super::flag::{Flag, SecretValue, Value};
+use super::state::State;
 use super::value::{invalid_value, text, whole};
+
+/// The main table's entry type (names the state its setters change).
+type F = Flag<State>;
 
 /// Largest key value: the 12-digit placeholder's.
 const MAX_KEY: u64 = 999_999_999_999;
 /// Largest value size, as `-d`.
 const MAX_SIZE: u64 = 1 << 30;
-
-/// Which workload option a spelling is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum WorkloadOpt {
-    KeyPattern,
-    Keys,
-    KeyMinimum,
-    KeyMaximum,
-    KeyStddev,
-    KeyMedian,
-    KeyZipfExp,
-    KeyPrefix,
-    DataSizeRange,
-    DataSizeList,
-    Ratio,
-    Arrival,
-    Command,
-    CommandRatio,
-    CommandKeyPattern,
-}
 
 /// How placeholder values are drawn from the key range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,20 +94,147 @@ pub struct CommandArg {
     pub key_dist: Option<KeyDist>,
 }
 
-/// Applies one workload option's value.
-pub(super) fn apply(
-    w: &mut WorkloadArgs,
-    name: &str,
-    opt: WorkloadOpt,
-    v: &OsStr,
-) -> Result<(), UsageError> {
-    match opt {
-        WorkloadOpt::KeyPattern => {
+/// The workload options' table entries, in the help's order.
+pub(super) const FLAGS: &[Flag<State>] = &[
+    F::value(
+        &["--keys"],
+        Value::Choice(&["uniform", "sequential", "gaussian", "zipf", "parallel"]),
+        "--keys <pattern>",
+        "How __rand_int__ and __rand_Nth__ values are drawn from the\n\
+         key range: uniform (default), sequential, gaussian, zipf,\n\
+         zipf:<exponent> or parallel (each connection walks its\n\
+         own slice of the range, in order)",
+        |st, name, v| {
+            st.args.workload.key_dist = Some(native_pattern(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--keys", "zipf:1.1"]),
+    F::value(
+        &["--key-pattern"],
+        Value::Choice(&["R", "S", "G", "Z", "P"]),
+        "--key-pattern <p>",
+        "The same in memtier_benchmark's letters: R, S, G, Z, P,\n\
+         or a SET:GET pair (R:R; different halves need --ratio)",
+        |st, name, v| {
+            let w = &mut st.args.workload;
             let (set, get) = memtier_pattern(name, v)?;
             w.key_dist = Some(set);
             w.get_key_dist = (get != set).then_some(get);
-        }
-        WorkloadOpt::Command => {
+            Ok(())
+        },
+    )
+    .example(&["--key-pattern", "Z:Z"]),
+    F::value(
+        &["--key-minimum"],
+        Value::Text,
+        "--key-minimum <n>",
+        "Lowest key value (default 0)",
+        |st, name, v| {
+            st.args.workload.key_minimum = Some(whole(name, v, 0, MAX_KEY)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-minimum", "10"]),
+    F::value(
+        &["--key-maximum"],
+        Value::Text,
+        "--key-maximum <n>",
+        "Highest key value (inclusive; replaces -r's keyspacelen-1)",
+        |st, name, v| {
+            st.args.workload.key_maximum = Some(whole(name, v, 0, MAX_KEY)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-maximum", "10"]),
+    F::value(
+        &["--key-median"],
+        Value::Text,
+        "--key-median <n>",
+        "Gaussian pattern: the centre (default: the middle)",
+        |st, name, v| {
+            st.args.workload.key_median = Some(number(name, v, 0.0)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-median", "1.5"]),
+    F::value(
+        &["--key-stddev"],
+        Value::Text,
+        "--key-stddev <n>",
+        "Gaussian pattern: the spread (default: a sixth of the range)",
+        |st, name, v| {
+            st.args.workload.key_stddev = Some(positive(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-stddev", "1.5"]),
+    F::value(
+        &["--key-zipf-exp"],
+        Value::Text,
+        "--key-zipf-exp <s>",
+        "Zipf pattern: the exponent, above 0 and at most 5\n\
+         (default 1). memtier spellings also take --opt=value.",
+        |st, name, v| {
+            st.args.workload.key_zipf_exp = Some(zipf_exponent(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-zipf-exp", "1.5"]),
+    F::value(
+        &["--key-prefix"],
+        Value::Text,
+        "--key-prefix <p>",
+        "The default tests' and --command's __key__ keys start with\n\
+         this instead of \"key:\" (e.g. memtier-)",
+        |st, name, v| {
+            st.args.workload.key_prefix = Some(key_prefix(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--key-prefix", "memtier-"]),
+    F::value(
+        &["--data-size-range"],
+        Value::Text,
+        "--data-size-range <min-max>",
+        "Value sizes uniform over min..max bytes (instead of -d)",
+        |st, name, v| {
+            st.args.workload.data_sizes = Some(size_range(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--data-size-range", "10-20"]),
+    F::value(
+        &["--data-size-list"],
+        Value::Text,
+        "--data-size-list <size:weight,...>",
+        "Value sizes drawn with these relative weights",
+        |st, name, v| {
+            st.args.workload.data_sizes = Some(size_list(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--data-size-list", "10:1,100:3"]),
+    F::value(
+        &["--ratio"],
+        Value::Text,
+        "--ratio <set:get>",
+        "Run one SET:GET mix test with these weights (e.g. 1:10)\n\
+         instead of the default tests; each command is reported\n\
+         on its own line, then the total",
+        |st, name, v| {
+            st.args.workload.ratio = Some(ratio(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--ratio", "1:10"]),
+    F::value(
+        &["--command"],
+        Value::Text,
+        "--command <cmd>",
+        "A command of a weighted mix, as memtier_benchmark's\n\
+         (repeatable; __key__ is key:__rand_int__, __data__ a value)",
+        |st, name, v| {
             let args: Vec<Vec<u8>> = text(name, v)?
                 .split_whitespace()
                 .map(|a| a.as_bytes().to_vec())
@@ -135,40 +246,57 @@ pub(super) fn apply(
                     "a command, e.g. \"SET __key__ __data__\"",
                 ));
             }
-            w.commands.push(CommandArg {
+            st.args.workload.commands.push(CommandArg {
                 args,
                 ratio: 1,
                 key_dist: None,
             });
-        }
-        WorkloadOpt::CommandRatio => {
+            Ok(())
+        },
+    )
+    .secret_as(SecretValue::Command)
+    .example(&["--command", "GET __key__"]),
+    F::value(
+        &["--command-ratio"],
+        Value::Text,
+        "--command-ratio <n>",
+        "The weight of the --command before it (default 1)",
+        |st, name, v| {
             let ratio = whole(name, v, 0, 1_000_000)?;
-            last_command(w, name)?.ratio = ratio;
-        }
-        WorkloadOpt::CommandKeyPattern => {
+            last_command(&mut st.args.workload, name)?.ratio = ratio;
+            Ok(())
+        },
+    )
+    .example(&["--command=GET k", "--command-ratio", "3"]),
+    F::value(
+        &["--command-key-pattern"],
+        Value::Choice(&["R", "S", "G", "Z", "P"]),
+        "--command-key-pattern <p>",
+        "The key pattern (R, S, G, Z, P) of the --command before it",
+        |st, name, v| {
             let (dist, _) = memtier_pattern(name, v)?;
-            last_command(w, name)?.key_dist = Some(dist);
-        }
-        WorkloadOpt::Keys => w.key_dist = Some(native_pattern(name, v)?),
-        WorkloadOpt::KeyMinimum => w.key_minimum = Some(whole(name, v, 0, MAX_KEY)?),
-        WorkloadOpt::KeyMaximum => w.key_maximum = Some(whole(name, v, 0, MAX_KEY)?),
-        WorkloadOpt::KeyStddev => w.key_stddev = Some(positive(name, v)?),
-        WorkloadOpt::KeyMedian => w.key_median = Some(number(name, v, 0.0)?),
-        WorkloadOpt::KeyZipfExp => w.key_zipf_exp = Some(zipf_exponent(name, v)?),
-        WorkloadOpt::KeyPrefix => w.key_prefix = Some(key_prefix(name, v)?),
-        WorkloadOpt::DataSizeRange => w.data_sizes = Some(size_range(name, v)?),
-        WorkloadOpt::DataSizeList => w.data_sizes = Some(size_list(name, v)?),
-        WorkloadOpt::Ratio => w.ratio = Some(ratio(name, v)?),
-        WorkloadOpt::Arrival => {
-            w.arrival = Some(match v.as_encoded_bytes() {
+            last_command(&mut st.args.workload, name)?.key_dist = Some(dist);
+            Ok(())
+        },
+    )
+    .example(&["--command=GET k", "--command-key-pattern", "G"]),
+    F::value(
+        &["--arrival"],
+        Value::Choice(&["uniform", "poisson"]),
+        "--arrival <a>",
+        "With --rps: uniform (evenly spaced sends, the default) or\n\
+         poisson (exponential gaps with the same mean rate)",
+        |st, name, v| {
+            st.args.workload.arrival = Some(match v.as_encoded_bytes() {
                 b"uniform" => ArrivalArg::Uniform,
                 b"poisson" => ArrivalArg::Poisson,
                 _ => return Err(invalid_value(name, v, "uniform or poisson")),
-            })
-        }
-    }
-    Ok(())
-}
+            });
+            Ok(())
+        },
+    )
+    .example(&["--arrival", "poisson"]),
+];
 
 /// The `--command` an option that qualifies one applies to: the last given.
 fn last_command<'a>(w: &'a mut WorkloadArgs, name: &str) -> Result<&'a mut CommandArg, UsageError> {
@@ -351,34 +479,6 @@ fn ratio(name: &str, v: &OsStr) -> Result<(u32, u32), UsageError> {
         return Err(bad());
     }
     Ok((set, get))
-}
-
-/// Whether the option only follows a `--command` (the option table's test gives it one).
-#[cfg(test)]
-pub(super) fn qualifies_a_command(opt: WorkloadOpt) -> bool {
-    matches!(
-        opt,
-        WorkloadOpt::CommandRatio | WorkloadOpt::CommandKeyPattern
-    )
-}
-
-/// A valid value for each option (the option table's test parses every entry).
-#[cfg(test)]
-pub(super) fn example(opt: WorkloadOpt) -> &'static str {
-    match opt {
-        WorkloadOpt::KeyPattern => "Z:Z",
-        WorkloadOpt::Keys => "zipf:1.1",
-        WorkloadOpt::KeyMinimum | WorkloadOpt::KeyMaximum => "10",
-        WorkloadOpt::KeyStddev | WorkloadOpt::KeyMedian | WorkloadOpt::KeyZipfExp => "1.5",
-        WorkloadOpt::KeyPrefix => "memtier-",
-        WorkloadOpt::DataSizeRange => "10-20",
-        WorkloadOpt::DataSizeList => "10:1,100:3",
-        WorkloadOpt::Ratio => "1:10",
-        WorkloadOpt::Arrival => "poisson",
-        WorkloadOpt::Command => "GET __key__",
-        WorkloadOpt::CommandRatio => "3",
-        WorkloadOpt::CommandKeyPattern => "G",
-    }
 }
 
 #[cfg(test)]

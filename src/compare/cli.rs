@@ -1,18 +1,28 @@
-//! `respbench compare`: its options, help text, and the run from files to output and exit code.
+//! `respbench compare`: its option table, help text, and the run from files to output and exit code.
 //!
 //! Exit codes: 0 compared; 1 `--fail-if-worse` tripped (the offending rows go to stderr); 2 a
 //! usage mistake or an input that cannot be read (one line naming the file).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
+
+use crate::cli::UsageError;
+use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
 use super::files::{emit, load_inputs};
 use super::input::Input;
 use super::render;
 use super::table::{Comparison, Metric};
 
-/// The help text of `respbench compare --help`.
-pub const HELP: &str = "\
+/// The help text of `respbench compare --help`: the description, then the option table's.
+pub fn help_text() -> String {
+    format!(
+        "{HELP_HEAD}{}{HELP_TAIL}",
+        help_block(OPTIONS.iter().map(|f| &f.doc), 2, 23)
+    )
+}
+
+const HELP_HEAD: &str = "\
 Usage: respbench compare [OPTIONS] BASE OTHER [OTHER ...]
 
 Compares benchmark results side by side: every test of every input, its rps and
@@ -32,20 +42,118 @@ samples to tell (3 against 3 cannot reach p < 0.05; 4 against 4 can).
 `compare` is recognised only as the first argument.
 
 Options:
-  --format FORMAT      text (default), markdown, csv, html or json
-  --metrics LIST       metrics to show and check, comma-separated
-                       (default rps,avg,min,p50,p95,p99,max)
-  --fail-if-worse PCT  exit 1 when a metric of an OTHER is worse than BASE by
-                       more than PCT percent (differences within the noise
-                       do not count); the offending rows go to stderr
-  --label NAME         name the inputs in order (repeat; default: file names)
-  -o, --output FILE    write to FILE instead of stdout
-  --no-color           no colours (default: colours on a terminal, unless
-                       NO_COLOR is set)
-  --help               this help
+";
 
+const HELP_TAIL: &str = "
 Exit codes: 0 compared, 1 --fail-if-worse tripped, 2 usage or input problem.
 ";
+
+type F = Flag<CompareArgs>;
+
+/// `compare`'s options, one entry each.
+pub const OPTIONS: &[F] = &[
+    F::value(
+        &["--format"],
+        Value::Choice(&["text", "markdown", "csv", "html", "json"]),
+        "--format FORMAT",
+        "text (default), markdown, csv, html or json",
+        |a, name, v| {
+            a.format = match text(v, name)?.as_str() {
+                "text" => OutFormat::Text,
+                "markdown" | "md" => OutFormat::Markdown,
+                "csv" => OutFormat::Csv,
+                "html" => OutFormat::Html,
+                "json" => OutFormat::Json,
+                other => {
+                    return Err(UsageError(format!(
+                        "--format {other}: expected text, markdown, csv, html or json"
+                    )));
+                }
+            };
+            Ok(())
+        },
+    ),
+    F::value(
+        &["--metrics"],
+        Value::Text,
+        "--metrics LIST",
+        "metrics to show and check, comma-separated\n\
+         (default rps,avg,min,p50,p95,p99,max)",
+        |a, name, v| {
+            a.metrics = text(v, name)?
+                .split(',')
+                .map(|m| {
+                    Metric::from_name(m.trim()).ok_or_else(|| {
+                        UsageError(format!(
+                            "--metrics: unknown metric \"{m}\" (rps, avg, min, p50, p95, p99, max)"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        },
+    ),
+    F::value(
+        &["--fail-if-worse"],
+        Value::Text,
+        "--fail-if-worse PCT",
+        "exit 1 when a metric of an OTHER is worse than BASE by\n\
+         more than PCT percent (differences within the noise\n\
+         do not count); the offending rows go to stderr",
+        |a, name, v| {
+            let v = text(v, name)?;
+            let pct: f64 = v
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--fail-if-worse {v}: expected a percentage (0 or more)"
+                    ))
+                })?;
+            a.fail_if_worse = Some(pct);
+            Ok(())
+        },
+    ),
+    F::value(
+        &["--label"],
+        Value::Text,
+        "--label NAME",
+        "name the inputs in order (repeat; default: file names)",
+        |a, name, v| {
+            a.labels.push(text(v, name)?);
+            Ok(())
+        },
+    ),
+    F::value(
+        &["-o", "--output"],
+        Value::File("a file to write"),
+        "-o, --output FILE",
+        "write to FILE instead of stdout",
+        |a, _, v| {
+            a.output = Some(text(v, "--output")?);
+            Ok(())
+        },
+    ),
+    F::switch(
+        &["--no-color"],
+        "--no-color",
+        "no colours (default: colours on a terminal, unless\n\
+         NO_COLOR is set)",
+        |a, _, _| {
+            a.no_color = true;
+            Ok(())
+        },
+    ),
+    F::new(
+        &["--help", "-h"],
+        Value::None,
+        "--help",
+        "this help",
+        Action::Help,
+    ),
+];
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,15 +185,15 @@ pub enum Parsed {
     Compare(CompareArgs),
 }
 
-fn text(v: OsString, what: &str) -> Result<String, String> {
-    v.into_string()
-        .map_err(|_| format!("{what} is not valid UTF-8"))
+/// A UTF-8 value, or the one-line complaint naming `what` it is.
+fn text(v: &OsStr, what: &str) -> Result<String, UsageError> {
+    v.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| UsageError(format!("{what} is not valid UTF-8")))
 }
 
 /// Parses the arguments after `compare`.
 pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
-    use lexopt::prelude::*;
-    let mut p = lexopt::Parser::from_args(argv);
     let mut a = CompareArgs {
         sides: Vec::new(),
         format: OutFormat::Text,
@@ -95,65 +203,18 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
         output: None,
         no_color: false,
     };
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Long("help") | Short('h') => return Ok(Parsed::Help),
-            Long("format") => {
-                a.format = match text(p.value().map_err(|e| e.to_string())?, "--format")?.as_str() {
-                    "text" => OutFormat::Text,
-                    "markdown" | "md" => OutFormat::Markdown,
-                    "csv" => OutFormat::Csv,
-                    "html" => OutFormat::Html,
-                    "json" => OutFormat::Json,
-                    other => {
-                        return Err(format!(
-                            "--format {other}: expected text, markdown, csv, html or json"
-                        ));
-                    }
-                }
-            }
-            Long("metrics") => {
-                let list = text(p.value().map_err(|e| e.to_string())?, "--metrics")?;
-                a.metrics = list
-                    .split(',')
-                    .map(|m| Metric::from_name(m.trim()).ok_or_else(|| format!("--metrics: unknown metric \"{m}\" (rps, avg, min, p50, p95, p99, max)")))
-                    .collect::<Result<_, _>>()?;
-            }
-            Long("fail-if-worse") => {
-                let v = text(p.value().map_err(|e| e.to_string())?, "--fail-if-worse")?;
-                let pct: f64 = v
-                    .trim_end_matches('%')
-                    .parse()
-                    .ok()
-                    .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| {
-                        format!("--fail-if-worse {v}: expected a percentage (0 or more)")
-                    })?;
-                a.fail_if_worse = Some(pct);
-            }
-            Long("label") => a
-                .labels
-                .push(text(p.value().map_err(|e| e.to_string())?, "--label")?),
-            Long("output") | Short('o') => {
-                a.output = Some(text(p.value().map_err(|e| e.to_string())?, "--output")?)
-            }
-            Long("no-color") => a.no_color = true,
-            Value(v) => {
-                let v = text(v, "a file name")?;
-                a.sides.push(
-                    v.split(',')
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                );
-            }
-            other => {
-                return Err(format!(
-                    "{}; see respbench compare --help",
-                    other.unexpected()
-                ));
-            }
-        }
+    let side = |a: &mut CompareArgs, v: OsString| {
+        let v = text(&v, "a file name").map_err(|e| e.0)?;
+        a.sides.push(
+            v.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        );
+        Ok(())
+    };
+    if parse_subcommand(OPTIONS, argv, &mut a, side, "see respbench compare --help")? {
+        return Ok(Parsed::Help);
     }
     if a.sides.len() < 2 || a.sides.iter().any(Vec::is_empty) {
         return Err("compare needs a BASE and at least one OTHER results file; see respbench compare --help".into());
@@ -172,7 +233,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
 pub fn main(argv: Vec<OsString>) -> u8 {
     let a = match parse(argv) {
         Ok(Parsed::Help) => {
-            print!("{HELP}");
+            print!("{}", help_text());
             return 0;
         }
         Ok(Parsed::Compare(a)) => a,
@@ -272,6 +333,11 @@ mod tests {
 
     fn args(s: &[&str]) -> Vec<OsString> {
         s.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn help_is_the_golden_text() {
+        assert_eq!(help_text(), include_str!("compare_help.golden"));
     }
 
     #[test]

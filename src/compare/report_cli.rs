@@ -2,14 +2,24 @@
 //! code. The page itself is `compare::html`'s (the same page as `compare --format html` and a
 //! run's `--html`); `src/report` is the run's text report, not this command.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+
+use crate::cli::UsageError;
+use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
 use super::files::{emit, load_inputs};
 use super::html;
 use super::table::{Comparison, Metric};
 
-/// The help text of `respbench report --help`.
-pub const HELP: &str = "\
+/// The help text of `respbench report --help`: the description, then the option table's.
+pub fn help_text() -> String {
+    format!(
+        "{HELP_HEAD}{}{HELP_TAIL}",
+        help_block(OPTIONS.iter().map(|f| &f.doc), 2, 21)
+    )
+}
+
+const HELP_HEAD: &str = "\
 Usage: respbench report RUN [RUN ...] -o FILE
 
 Writes one self-contained HTML file of one or more runs: opens offline by
@@ -26,18 +36,64 @@ series they have), or several comma-separated files that are repetitions.
 `report` is recognised only as the first argument.
 
 Options:
-  -o, --output FILE  the HTML file to write (required; - for stdout)
-  --label NAME       name the runs in order (repeat; default: file names)
-  --help             this help
+";
 
+const HELP_TAIL: &str = "
 Exit codes: 0 written, 2 usage or input problem.
 ";
+
+/// `report`'s arguments: the runs (each a list of files), their labels, the output path.
+#[derive(Debug, Default)]
+pub struct ReportArgs {
+    pub sides: Vec<Vec<String>>,
+    pub labels: Vec<String>,
+    pub output: Option<String>,
+}
+
+type F = Flag<ReportArgs>;
+
+/// `report`'s options, one entry each.
+pub const OPTIONS: &[F] = &[
+    F::value(
+        &["-o", "--output"],
+        Value::File("the HTML file to write"),
+        "-o, --output FILE",
+        "the HTML file to write (required; - for stdout)",
+        |a, _, v| {
+            a.output = Some(utf8(v)?);
+            Ok(())
+        },
+    ),
+    F::value(
+        &["--label"],
+        Value::Text,
+        "--label NAME",
+        "name the runs in order (repeat; default: file names)",
+        |a, _, v| {
+            a.labels.push(utf8(v)?);
+            Ok(())
+        },
+    ),
+    F::new(
+        &["--help", "-h"],
+        Value::None,
+        "--help",
+        "this help",
+        Action::Help,
+    ),
+];
+
+fn utf8(v: &OsStr) -> Result<String, UsageError> {
+    v.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| UsageError("an argument is not valid UTF-8".to_string()))
+}
 
 /// `respbench report ...`: returns the exit code.
 pub fn main(argv: Vec<OsString>) -> u8 {
     match parse(argv) {
         Ok(None) => {
-            print!("{HELP}");
+            print!("{}", help_text());
             0
         }
         Ok(Some((sides, labels, output))) => {
@@ -66,38 +122,29 @@ pub fn main(argv: Vec<OsString>) -> u8 {
 }
 
 /// Runs (each a list of files), labels and the output path; `None` for `--help`.
-type ReportArgs = (Vec<Vec<String>>, Vec<String>, String);
+type Request = (Vec<Vec<String>>, Vec<String>, String);
 
-fn parse(argv: Vec<OsString>) -> Result<Option<ReportArgs>, String> {
-    use lexopt::prelude::*;
-    let mut p = lexopt::Parser::from_args(argv);
-    let (mut sides, mut labels, mut output) = (Vec::new(), Vec::new(), None);
-    let utf8 = |v: OsString| {
-        v.into_string()
-            .map_err(|_| "an argument is not valid UTF-8".to_string())
+fn parse(argv: Vec<OsString>) -> Result<Option<Request>, String> {
+    let mut a = ReportArgs::default();
+    let run = |a: &mut ReportArgs, v: OsString| {
+        a.sides.push(
+            utf8(&v)
+                .map_err(|e| e.0)?
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        );
+        Ok(())
     };
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Long("help") | Short('h') => return Ok(None),
-            Long("output") | Short('o') => {
-                output = Some(utf8(p.value().map_err(|e| e.to_string())?)?)
-            }
-            Long("label") => labels.push(utf8(p.value().map_err(|e| e.to_string())?)?),
-            Value(v) => sides.push(
-                utf8(v)?
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect::<Vec<_>>(),
-            ),
-            other => {
-                return Err(format!(
-                    "{}; see respbench report --help",
-                    other.unexpected()
-                ));
-            }
-        }
+    if parse_subcommand(OPTIONS, argv, &mut a, run, "see respbench report --help")? {
+        return Ok(None);
     }
+    let ReportArgs {
+        sides,
+        labels,
+        output,
+    } = a;
     if sides.is_empty() || sides.iter().any(Vec::is_empty) {
         return Err("report needs at least one RUN file; see respbench report --help".into());
     }
@@ -128,5 +175,10 @@ mod tests {
                 .contains("at least one RUN")
         );
         assert_eq!(a(&["--help"]).unwrap(), None);
+    }
+
+    #[test]
+    fn help_is_the_golden_text() {
+        assert_eq!(super::help_text(), include_str!("report_help.golden"));
     }
 }

@@ -26,12 +26,20 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
+use crate::cli::flag::{self, Action, Flag, help_block};
 use crate::timestamp::parse_time;
 
 pub use check::Input;
 
-/// `respbench merge --help`.
-pub const HELP: &str = "\
+/// `respbench merge --help`: the description, then the option table's.
+pub fn help_text() -> String {
+    format!(
+        "{HELP_HEAD}{}{HELP_TAIL}",
+        help_block(OPTIONS.iter().map(|f| &f.doc), 1, 13)
+    )
+}
+
+const HELP_HEAD: &str = "\
 Usage: respbench merge -o <output.json> <shard.json>...
 
 Merges the --json records of a sharded run (respbench --shard I/N, or shards
@@ -49,13 +57,42 @@ Records of different benchmarks (other tests, other options except the shard's
 own -n/--rps part and seed) are refused.
 
 Options:
- -o, --output <file>
-             Write the merged record here (- for stdout)
- --help      Print this help and exit
+";
 
+const HELP_TAIL: &str = "
 \"merge\" is a subcommand only as the very first argument; anywhere else it is
 a command to benchmark, as in valkey-benchmark.
 ";
+
+/// `merge`'s options as given.
+#[derive(Debug, Default)]
+pub struct MergeArgs {
+    /// `-o`: where the merged record goes (`-` for stdout).
+    pub out: Option<PathBuf>,
+}
+
+type F = Flag<MergeArgs>;
+
+/// `merge`'s options, one entry each.
+pub const OPTIONS: &[F] = &[
+    F::value(
+        &["-o", "--output"],
+        flag::Value::File("the merged record's file"),
+        "-o, --output <file>",
+        "Write the merged record here (- for stdout)",
+        |a, _, v| {
+            a.out = Some(PathBuf::from(v));
+            Ok(())
+        },
+    ),
+    F::new(
+        &["--help", "-h"],
+        flag::Value::None,
+        "--help",
+        "Print this help and exit",
+        Action::Help,
+    ),
+];
 
 /// What `merge` was asked to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,25 +115,34 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
     }
 }
 
+/// The arguments after `merge`: `-oFILE` and `-o FILE` (not lexopt's bundles: a shard file may
+/// be named `-`, stdin being no record), options looked up in [`OPTIONS`].
 fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
-    let mut out = None;
+    let mut st = MergeArgs::default();
     let mut inputs = Vec::new();
     let mut args = args.peekable();
     while let Some(a) = args.next() {
-        match a.to_str() {
-            Some("--help" | "-h") => return Ok(Request::Help),
-            Some("-o" | "--output") => {
-                let v = args.next().ok_or("-o needs a file name (- for stdout)")?;
-                out = Some(PathBuf::from(v));
+        let flag = a.to_str().and_then(|s| flag::find(&[OPTIONS], s));
+        match (flag, a.to_str()) {
+            (Some((_, f)), _) if matches!(f.action, Action::Help) => return Ok(Request::Help),
+            (Some((name, f)), _) => {
+                if let Action::Set(set) = f.action {
+                    let v = args.next().ok_or("-o needs a file name (- for stdout)")?;
+                    set(&mut st, name, &v).map_err(|e| e.0)?;
+                }
             }
-            Some(s) if s.starts_with("-o") && s.len() > 2 => out = Some(PathBuf::from(&s[2..])),
-            Some(s) if s.starts_with('-') && s != "-" => {
+            (None, Some(s)) if s.starts_with("-o") && s.len() > 2 => {
+                st.out = Some(PathBuf::from(&s[2..]))
+            }
+            (None, Some(s)) if s.starts_with('-') && s != "-" => {
                 return Err(format!("unknown option {s} (see respbench merge --help)"));
             }
             _ => inputs.push(PathBuf::from(a)),
         }
     }
-    let out = out.ok_or("-o FILE is required (- for stdout; see respbench merge --help)")?;
+    let out = st
+        .out
+        .ok_or("-o FILE is required (- for stdout; see respbench merge --help)")?;
     if inputs.is_empty() {
         return Err("no records to merge: give the shards' --json files".to_string());
     }
@@ -106,7 +152,7 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
 fn run(req: Request) -> Result<(), Fail> {
     let (out, paths) = match req {
         Request::Help => {
-            print!("{HELP}");
+            print!("{}", help_text());
             return Ok(());
         }
         Request::Merge { out, inputs } => (out, inputs),

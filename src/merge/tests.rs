@@ -296,3 +296,8 @@ fn arguments() {
             .contains("unknown option --frobnicate")
     );
 }
+
+#[test]
+fn help_is_the_golden_text() {
+    assert_eq!(super::help_text(), include_str!("help.golden"));
+}

@@ -77,3 +77,33 @@ fn version_prints_name_and_version() {
     short.assert_success();
     assert_eq!(short.stdout, out.stdout);
 }
+
+#[test]
+fn completions_and_man_are_subcommands_with_usage_errors_as_exit_2() {
+    for (shell, head) in [
+        ("bash", "# bash completion for respbench"),
+        ("zsh", "#compdef respbench\n"),
+        ("fish", "# fish completion for respbench"),
+    ] {
+        let out = respbench(&["completions", shell]);
+        out.assert_success();
+        assert!(out.stdout.starts_with(head), "{shell}: {}", out.stdout);
+        out.assert_stdout_contains("tls-verify-name");
+    }
+    let out = respbench(&["man"]);
+    out.assert_success();
+    assert!(out.stdout.starts_with(".TH RESPBENCH 1 "), "{}", out.stdout);
+    out.assert_stdout_contains(&format!("respbench {}", env!("CARGO_PKG_VERSION")));
+    for args in [
+        &["completions"][..],
+        &["completions", "tcsh"],
+        &["completions", "bash", "zsh"],
+        &["completions", "--nope"],
+        &["man", "extra"],
+    ] {
+        let line = assert_usage_error(args);
+        assert!(line.contains("--help"), "{args:?}: {line}");
+    }
+    respbench(&["completions", "--help"]).assert_success();
+    respbench(&["man", "--help"]).assert_success();
+}

@@ -1,0 +1,41 @@
+//! What the main command line has said so far, as the option table's entries change it.
+//!
+//! Kept apart from the table (`flags/`) and the loop (`parse.rs`) so that both can name it without
+//! importing each other. The endpoint is resolved at the end because `-s` wins over `-h`, `-p`
+//! and `-u` whatever the order.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::{Args, DEFAULT_HOST, DEFAULT_PORT, UsageError};
+
+/// Everything seen so far.
+pub(super) struct State {
+    pub(super) args: Args,
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) socket: Option<PathBuf>,
+    /// `-n` was given (its default does not conflict with `--duration`).
+    pub(super) requests_given: bool,
+    /// `--user` was given (a user from `-u` never needs checking: it always came with `:`).
+    pub(super) user_given: bool,
+    /// The password from [`super::PASSWORD_ENV`], if set and not empty.
+    pub(super) env_password: Option<OsString>,
+    /// The first recognised-but-unsupported option, refused once the whole line has parsed.
+    pub(super) unsupported: Option<UsageError>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            args: Args::default(),
+            host: DEFAULT_HOST.to_owned(),
+            port: DEFAULT_PORT,
+            socket: None,
+            requests_given: false,
+            user_given: false,
+            env_password: None,
+            unsupported: None,
+        }
+    }
+}
