@@ -14,6 +14,7 @@ use crate::metrics::{
 };
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
+use crate::workload::split::even_part;
 
 /// A worker's connections, opened before it starts, with where each goes.
 type WorkerStreams = Vec<(conn::Stream, Placement)>;
@@ -353,12 +354,13 @@ fn quota_of(w: u64, workers: u64, total_conns: u64, n: u64) -> u64 {
             as u64
     };
     let assigned: u64 = (0..workers).map(share).sum();
-    share(w) + u64::from(w < n - assigned)
+    // Fewer than `workers` left over (each share lost less than one): one more each for the first.
+    share(w) + even_part(n - assigned, w, workers).len
 }
 
 /// Connections of worker `w` under round-robin assignment of `total` connections.
 fn conns_of(w: u64, workers: u64, total: u64) -> u64 {
-    total / workers + u64::from(w < total % workers)
+    even_part(total, w, workers).len
 }
 
 #[cfg(test)]

@@ -28,9 +28,9 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::flag::{self, Action, Flag, help_block};
-use crate::plan::start_at::parse_time;
 use crate::record::document::{ClientHost, Document, ServerRecord};
 use crate::record::shard::{MergedShard, MergedShardTest};
+use crate::timestamp::parse_time;
 
 pub use check::Input;
 

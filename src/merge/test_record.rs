@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::metrics::LatencyHistogram;
-use crate::plan::start_at::parse_time;
 use crate::record::document::{
     ENCODING, Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Requests,
     TestRecord, VerdictRecord,
 };
 use crate::record::hdr;
 use crate::record::timeline::TimelineRow;
+use crate::timestamp::parse_time;
 use crate::verdict::Verdict;
 
 use super::check::Input;

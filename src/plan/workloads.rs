@@ -271,7 +271,7 @@ mod tests {
             Ok(Invocation::Run(a)) => a,
             other => panic!("{other:?}"),
         };
-        RunPlan::new(&args, None)
+        RunPlan::new(&args, None).map_err(|e| e.to_string())
     }
 
     #[test]

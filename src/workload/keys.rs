@@ -2,13 +2,14 @@
 //! from `--seed`) or sequential (`--sequential`, process-wide counters so that a run with several
 //! threads still covers the keyspace exactly once per lap).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::distribution::{KeyPattern, KeyRange, Sampler, parallel_slice, uniform_below};
+use super::split::Share;
 
 /// The largest keyspace: 12 decimal digits, the placeholder's width.
 pub const MAX_KEYSPACE: u64 = 999_999_999_999;
@@ -53,6 +54,9 @@ pub struct KeyGen {
     range: KeyRange,
     /// Which of the ways below a draw takes, chosen when the generator is set up.
     draw: Draw,
+    /// In a sharded run (`--shard`, the load spec's `shard`), this process's share of the key
+    /// range: counters walk only its part ([`KeyGen::in_shard`]).
+    shard: Share,
 }
 
 /// How [`KeyGen::next`] draws, decided once (the keyspace, the pattern and the counters do not
@@ -71,26 +75,6 @@ enum Draw {
     Sampled,
 }
 
-/// In a sharded run (`--shard`), this process's part of the keyspace for sequential counters:
-/// `(index, count)`. Set once before the first test. Why a process-wide value: the engine builds
-/// every worker's `KeyGen` from its `LoadSpec`, which knows nothing of shards; the shard is fixed
-/// for the life of the process, so this is set-once configuration, not shared mutable state.
-static SHARD_SLICE: OnceLock<(u64, u64)> = OnceLock::new();
-
-/// Makes every sequential `KeyGen` built from now on walk shard `index` of `count`'s contiguous
-/// part of the keyspace (the parts of all shards are disjoint and cover it, so N shards together
-/// write each key once per lap). Only the first call counts.
-pub fn set_shard_slice(index: u64, count: u64) {
-    let _ = SHARD_SLICE.set((index, count.max(1)));
-}
-
-/// Shard `index` of `count`'s part `start..start + len` of `0..keyspace` (sizes differ by at most
-/// one, larger parts first, like `plan::shard::Shard::part`).
-pub fn shard_slice(keyspace: u64, index: u64, count: u64) -> (u64, u64) {
-    let (base, rem) = (keyspace / count, keyspace % count);
-    (index * base + index.min(rem), base + u64::from(index < rem))
-}
-
 impl KeyGen {
     /// `seed` is the run's seed; `stream` distinguishes workers so that each has its own sequence
     /// and a run with the same seed and thread count repeats exactly.
@@ -104,7 +88,6 @@ impl KeyGen {
         for _ in 0..stream {
             rng.jump();
         }
-        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
         Self {
             keyspace,
             rng,
@@ -115,8 +98,9 @@ impl KeyGen {
             sampler: Sampler::Uniform,
             range: KeyRange { min: 0, max: 0 },
             draw: Draw::Zero,
+            shard: Share::WHOLE,
         }
-        .in_shard(index, count)
+        .in_shard(Share::WHOLE)
     }
 
     /// Draws with `pattern` over `min..keyspace` instead of uniformly over `0..keyspace`;
@@ -136,8 +120,8 @@ impl KeyGen {
                 current: 0,
             });
         }
-        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
-        self.in_shard(index, count)
+        let shard = self.shard;
+        self.in_shard(shard)
     }
 
     /// The range values are drawn from (`min..=keyspace - 1`).
@@ -158,11 +142,14 @@ impl KeyGen {
         }
     }
 
-    /// Sequential values over shard `index` of `count`'s part of the key range only.
-    pub fn in_shard(mut self, index: u64, count: u64) -> Self {
+    /// Sequential values over `shard`'s part of the key range only (the parts of all shards are
+    /// disjoint and cover the range, so N shards together write each key once per lap). Kept, so
+    /// a later [`KeyGen::with_pattern`] cuts its range the same way.
+    pub fn in_shard(mut self, shard: Share) -> Self {
+        self.shard = shard;
         let len = self.keyspace.saturating_sub(self.min);
-        let (start, len) = shard_slice(len, index, count.max(1));
-        let start = start + self.min;
+        let part = shard.of(len);
+        let (start, len) = (part.start + self.min, part.len);
         // A keyspace smaller than the shard count leaves some shards nothing; the plan refuses
         // that, and a one-key part keeps the arithmetic defined.
         (self.slice_start, self.slice_len) = (start, len.max(1));
@@ -326,8 +313,10 @@ mod tests {
         let mut all = Vec::new();
         for index in 0..3 {
             let shared = Arc::new(SequentialCounters::default());
-            let mut g = KeyGen::new(10, 0, 0, Some(shared)).in_shard(index, 3);
-            let (start, len) = shard_slice(10, index, 3);
+            let share = Share { index, count: 3 };
+            let mut g = KeyGen::new(10, 0, 0, Some(shared)).in_shard(share);
+            let part = share.of(10);
+            let (start, len) = (part.start, part.len);
             let lap: Vec<u64> = (0..len).map(|_| g.next(0)).collect();
             assert_eq!(lap, (start..start + len).collect::<Vec<_>>());
             assert_eq!(g.next(0), start, "wraps within the part");

@@ -561,7 +561,7 @@ fn a_command_larger_than_the_socket_buffers() {
     let certs = TestCerts::new();
     let server = tls_server(&certs);
     // One 8 MB SET per batch: hundreds of records per command, written while the server reads
-    // (the unit tests in src/engine/tls.rs force the socket-full case).
+    // (the unit tests in src/engine/tls/mod.rs force the socket-full case).
     let out = server.bench_tls(&[
         "--tls",
         "--cacert",

@@ -120,23 +120,6 @@ fn only_findings_are_coloured() {
 }
 
 #[test]
-fn report_arguments() {
-    let a = |v: &[&str]| super::parse(v.iter().map(OsString::from).collect());
-    let (sides, _, out) = a(&["a.json,b.json", "c.json", "-o", "x.html"])
-        .unwrap()
-        .unwrap();
-    assert_eq!(sides.len(), 2);
-    assert_eq!(out, "x.html");
-    assert!(a(&["a.json"]).unwrap_err().contains("needs -o FILE"));
-    assert!(
-        a(&["-o", "x.html"])
-            .unwrap_err()
-            .contains("at least one RUN")
-    );
-    assert_eq!(a(&["--help"]).unwrap(), None);
-}
-
-#[test]
 fn escaping() {
     assert_eq!(
         esc("<a href=\"x\">&'"),
@@ -236,9 +219,4 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
     let html = page(&inputs, &cmp);
     assert_eq!(html.matches("class=\"problem\"").count(), 1);
     assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
-}
-
-#[test]
-fn help_is_the_golden_text() {
-    assert_eq!(super::help_text(), include_str!("report_help.golden"));
 }

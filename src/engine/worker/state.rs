@@ -216,7 +216,8 @@ impl<'a> Worker<'a> {
             cfg.load.key_pattern,
             cfg.load.key_min,
             u64::from(cfg.load.clients),
-        );
+        )
+        .in_shard(cfg.load.shard);
         // Poisson gaps: one stream per worker, repeatable with --seed.
         let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         let pacer = cfg
@@ -337,11 +338,9 @@ fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
                 (true, false) => cfg.sequential.clone(),
             };
             let seed = load.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared).with_pattern(
-                pattern,
-                load.key_min,
-                u64::from(load.clients),
-            )
+            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared)
+                .with_pattern(pattern, load.key_min, u64::from(load.clients))
+                .in_shard(load.shard)
         })
         .collect()
 }
