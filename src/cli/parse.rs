@@ -94,6 +94,7 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
             Action::Set(set) => {
                 check_path(name, flag.doc.value, &value)?;
                 set(&mut st, name, &value)?;
+                st.given.push(flag.doc.names[0]);
             }
             Action::Help => return Ok(Invocation::Help),
             Action::Version => return Ok(Invocation::Version),
@@ -117,8 +118,8 @@ fn finish(st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }
+    super::workloads::check(&st)?;
     let mut args = st.args;
-    super::workloads::check(&args.workload, args.sequential)?;
     if st.requests_given && args.duration.is_some() {
         return Err(UsageError(
             "options -n and --duration are mutually exclusive".to_owned(),

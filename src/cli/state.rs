@@ -23,6 +23,17 @@ pub(super) struct State {
     pub(super) env_password: Option<OsString>,
     /// The first recognised-but-unsupported option, refused once the whole line has parsed.
     pub(super) unsupported: Option<UsageError>,
+    /// Every option given, by the spelling its table entry lists first, in order: the
+    /// cross-option checks ask whether an option was given at all (a value equal to the
+    /// default still contradicts another option).
+    pub(super) given: Vec<&'static str>,
+}
+
+impl State {
+    /// Whether the option whose first spelling is `name` was given.
+    pub(super) fn was_given(&self, name: &str) -> bool {
+        self.given.contains(&name)
+    }
 }
 
 impl Default for State {
@@ -36,6 +47,7 @@ impl Default for State {
             user_given: false,
             env_password: None,
             unsupported: None,
+            given: Vec::new(),
         }
     }
 }
