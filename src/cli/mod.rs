@@ -200,6 +200,7 @@ mod state;
 mod tests;
 mod uri;
 mod value;
+mod words;
 mod workloads;
 
 pub use flag::SecretValue;
@@ -208,6 +209,7 @@ pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
+pub use words::{QuoteError, Word, split_words};
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
 
 /// The host `-h` defaults to.

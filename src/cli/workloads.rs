@@ -13,6 +13,7 @@ use super::UsageError;
 use super::flag::{Flag, SecretValue, Value};
 use super::state::State;
 use super::value::{invalid_value, text, whole};
+use super::words::split_words;
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -86,7 +87,8 @@ pub struct WorkloadArgs {
 /// One `--command` of a weighted mix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommandArg {
-    /// The command line, split on whitespace (memtier's `__key__` and `__data__` inside).
+    /// The command line split into arguments as memtier does (`cli::words`: whitespace,
+    /// quotes, escapes), memtier's `__key__` and `__data__` inside.
     pub args: Vec<Vec<u8>>,
     /// `--command-ratio` (default 1).
     pub ratio: u32,
@@ -235,9 +237,11 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "A command of a weighted mix, as memtier_benchmark's\n\
          (repeatable; __key__ is key:__rand_int__, __data__ a value)",
         |st, name, v| {
-            let args: Vec<Vec<u8>> = text(name, v)?
-                .split_whitespace()
-                .map(|a| a.as_bytes().to_vec())
+            // memtier's quoting (`cli::words`); the message never shows the value (secret).
+            let args: Vec<Vec<u8>> = split_words(v.as_encoded_bytes())
+                .map_err(|e| UsageError(format!("{name}: {e}")))?
+                .into_iter()
+                .map(|w| w.bytes)
                 .collect();
             if args.is_empty() {
                 return Err(invalid_value(
