@@ -16,6 +16,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
 
 use super::flag::{Action, Value};
 use super::flags;
@@ -157,6 +158,7 @@ fn finish(st: State) -> Result<Args, UsageError> {
         }
         _ => {}
     }
+    check_run_outputs(&args)?;
     super::sentinel::check(&args, st.socket.is_some())?;
     if st.socket.is_some() {
         // valkey-benchmark would try TLS over the unix socket and fail the handshake (servers
@@ -180,6 +182,33 @@ fn finish(st: State) -> Result<Args, UsageError> {
         },
     };
     Ok(args)
+}
+
+/// `--json` and `--html` by the rule every output follows (`paths.rs`): not one of the files
+/// the run reads, not each other. The HTML page goes to a file only: stdout carries the report
+/// (`respbench report RUN.json -o -` writes a page there).
+fn check_run_outputs(args: &Args) -> Result<(), UsageError> {
+    if args.html.as_deref().is_some_and(super::is_stdout) {
+        return Err(UsageError(
+            "--html needs a file (stdout is the report's; for the page on stdout: --json RUN.json, \
+             then respbench report RUN.json -o -)"
+                .to_owned(),
+        ));
+    }
+    let outputs: Vec<(&str, &Path)> = [("--json", &args.json), ("--html", &args.html)]
+        .into_iter()
+        .filter_map(|(o, p)| Some((o, p.as_deref()?)))
+        .collect();
+    let inputs: Vec<(&str, &Path)> = [
+        ("the --dataset file", &args.dataset),
+        ("the --cacert file", &args.tls.cacert),
+        ("the --cert file", &args.tls.cert),
+        ("the --key file", &args.tls.key),
+    ]
+    .into_iter()
+    .filter_map(|(o, p)| Some((o, p.as_deref()?)))
+    .collect();
+    super::check_outputs(&outputs, &inputs)
 }
 
 /// A file or directory value: not empty, and not an option's spelling (`--json -q`: the path

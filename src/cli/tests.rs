@@ -1296,3 +1296,27 @@ fn a_test_list_without_names_is_refused() {
     }
     assert_eq!(run(&["-t", "set,,get"]).tests.as_deref(), Some("set,,get"));
 }
+
+#[test]
+fn run_outputs_follow_the_output_rule() {
+    let e = err(&["--html", "-"]);
+    assert!(e.starts_with("--html needs a file"), "{e}");
+    let e = err(&["--json", "r.out", "--html", "./r.out"]);
+    assert!(e.starts_with("--json and --html both name"), "{e}");
+    let e = err(&[
+        "--dataset",
+        "docs.csv",
+        "--json",
+        "docs.csv",
+        "get",
+        "__field:a__",
+    ]);
+    assert!(
+        e.starts_with("--json docs.csv is the --dataset file"),
+        "{e}"
+    );
+    let e = err(&["--cacert", "ca.pem", "--tls", "--html", "ca.pem"]);
+    assert!(e.contains("is the --cacert file"), "{e}");
+    let a = run(&["--json", "-", "--html", "r.html"]);
+    assert_eq!(a.html, Some(PathBuf::from("r.html")));
+}

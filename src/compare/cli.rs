@@ -5,6 +5,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
@@ -225,6 +226,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
             a.sides.len()
         ));
     }
+    check_output(a.output.as_deref(), &a.sides)?;
     Ok(Parsed::Compare(a))
 }
 
@@ -241,9 +243,21 @@ pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input
     Ok(inputs)
 }
 
-/// Writes `text` to `-o FILE` or stdout. A closed stdout is not an error (`| head`).
+/// `-o` by the rule every output follows (`cli::check_outputs`): never one of the input files.
+pub fn check_output(output: Option<&str>, sides: &[Vec<String>]) -> Result<(), String> {
+    let Some(output) = output else { return Ok(()) };
+    let inputs: Vec<(&str, &Path)> = sides
+        .iter()
+        .flatten()
+        .map(|f| ("an input", Path::new(f)))
+        .collect();
+    crate::cli::check_outputs(&[("-o", Path::new(output))], &inputs).map_err(|e| e.0)
+}
+
+/// Writes `text` to `-o FILE` or stdout (no `-o`, or `-o -`). A closed stdout is not an error
+/// (`| head`).
 pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
-    match output {
+    match output.filter(|o| !crate::cli::is_stdout(Path::new(o))) {
         Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
         None => {
             let mut out = std::io::stdout().lock();
@@ -279,7 +293,9 @@ pub fn main(argv: Vec<OsString>) -> u8 {
     };
     let cmp = Comparison::new(&inputs, &a.metrics);
     let color = !a.no_color
-        && a.output.is_none()
+        && a.output
+            .as_deref()
+            .is_none_or(|o| crate::cli::is_stdout(Path::new(o)))
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
-use crate::compare::cli::{emit, load_inputs};
+use crate::compare::cli::{check_output, emit, load_inputs};
 use crate::compare::input::{self, Input};
 use crate::compare::table::{Comparison, Metric};
 use crate::record::Document;
@@ -153,12 +153,7 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         Ok(Some((sides, labels, output))) => {
             let result = load_inputs(&sides, &labels).and_then(|inputs| {
                 let cmp = Comparison::new(&inputs, &Metric::ALL);
-                let out = if output == "-" {
-                    None
-                } else {
-                    Some(output.as_str())
-                };
-                emit(out, &page::page(&inputs, &cmp))
+                emit(Some(&output), &page::page(&inputs, &cmp))
             });
             match result {
                 Ok(()) => 0,
@@ -207,6 +202,7 @@ fn parse(argv: Vec<OsString>) -> Result<Option<Request>, String> {
     if labels.len() > sides.len() {
         return Err(format!("{} --label for {} runs", labels.len(), sides.len()));
     }
+    check_output(Some(&output), &sides)?;
     Ok(Some((sides, labels, output)))
 }
 
