@@ -344,6 +344,13 @@ pub(super) fn check(st: &State) -> Result<(), UsageError> {
                 .to_owned(),
         ));
     }
+    if st.was_given("-r") && w.key_maximum.is_some() {
+        return Err(UsageError(
+            "-r and --key-maximum both set the top of the key range (-r N is --key-maximum \
+             N-1); give one of them"
+                .to_owned(),
+        ));
+    }
     check_pattern_parameters(w)?;
     check_sizes(st)
 }
@@ -690,6 +697,10 @@ mod tests {
             (
                 &["-d", "10", "--data-size-range=1-9"],
                 "-d and --data-size-range both",
+            ),
+            (
+                &["--key-maximum", "99", "-r", "100"],
+                "-r and --key-maximum both set the top",
             ),
         ] {
             let e = err(argv);
