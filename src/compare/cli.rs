@@ -34,10 +34,13 @@ BASE and each OTHER are results files, recognised by content:
   respbench --json records, valkey-benchmark / redis-benchmark --csv output,
   memtier_benchmark --json-out-file output (tests SET, GET, ..., TOTALS).
 Several comma-separated files are repetitions of one run (a.json,b.json,c.json),
-as are a respbench record's repeated tests (--repeat). With repetitions on both
-sides, values are medians with their spread, and a Mann-Whitney U test marks a
-difference within the noise with ~ (p >= 0.05), or says there are too few
-samples to tell (3 against 3 cannot reach p < 0.05; 4 against 4 can).
+as are a respbench record's repeated tests (--repeat). Each change gets a 95%
+interval: from the repetitions when both sides have two or more (values are then
+medians with their spread), from blocks of seconds for single runs of 20 s or
+more (within-run evidence only), else none (can't tell). better/worse: the
+interval excludes zero; ~: within the noise; 'too noisy to tell' when it could
+hide 20% either way. The output starts with a one-line answer per OTHER and
+what differs between the sides besides the numbers.
 
 `compare` is recognised only as the first argument.
 
@@ -98,8 +101,9 @@ pub const OPTIONS: &[F] = &[
         Value::Text,
         "--fail-if-worse PCT",
         "exit 1 when a metric of an OTHER is worse than BASE by\n\
-         more than PCT percent (differences within the noise\n\
-         do not count); the offending rows go to stderr",
+         more than PCT percent (a change whose interval spans\n\
+         zero does not count; one without an interval does);\n\
+         the offending rows go to stderr",
         |a, name, v| {
             let v = text(v, name)?;
             let pct: f64 = v
@@ -365,7 +369,7 @@ fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
             "  {test} {} {}: {}",
             metric.name(),
             cmp.labels[k],
-            render::change_text(Some(&change))
+            render::change_text(Some(&change), (&cmp.labels[0], &cmp.labels[k]))
         );
     }
     1

@@ -304,7 +304,7 @@ fn merge(
         }
         last_reply = last_reply.max(rec.last_reply);
         result.client_threads.push(r.cpu);
-        result.issued += r.sent;
+        result.issued += r.issued;
         result.unanswered += rec.unanswered;
         result.reconnect_attempts += rec.reconnect_attempts;
         result.reconnects += rec.reconnects;

@@ -8,16 +8,42 @@
 
 use serde_json::Value;
 
-use crate::record::document::SCHEMA;
+use crate::record::document::{Document, SCHEMA};
 
 /// Options a shard changes: its part of `-n` and `--rps`, and its seed (offset by the index, or
 /// drawn per process when `--seed` is not given).
 const SHARD_OPTIONS: &[&str] = &["requests", "rps", "seed"];
 
-/// One input: its name (the path as given) and its document.
+/// One input: its name (the path as given) and its record.
 pub struct Input {
     pub name: String,
-    pub doc: Value,
+    pub doc: Document,
+}
+
+impl Input {
+    /// Reads the JSON value of the file `name` as a record: another schema is named as such
+    /// (before its shape is read, which may be anything), then the record's own reader.
+    pub fn read(name: String, value: Value) -> Result<Self, String> {
+        if let Some(schema) = value.get("schema").and_then(Value::as_str)
+            && schema != SCHEMA
+        {
+            return Err(wrong_schema(&name, schema));
+        }
+        let doc = Document::read(value).map_err(|e| format!("{name}: {e}"))?;
+        Ok(Self { name, doc })
+    }
+}
+
+/// The error for a record of `schema` (empty: none).
+fn wrong_schema(name: &str, schema: &str) -> String {
+    format!(
+        "{name}: schema {} is not {SCHEMA} (is it a respbench --json record?)",
+        if schema.is_empty() {
+            "missing".to_string()
+        } else {
+            format!("{schema:?}")
+        }
+    )
 }
 
 /// `Ok` when `inputs` are parts of one benchmark; else the first difference, in one line.
@@ -25,15 +51,8 @@ pub fn compatible(inputs: &[Input]) -> Result<(), String> {
     let first = inputs
         .first()
         .ok_or("nothing to merge: give the shard records")?;
-    for i in inputs {
-        let schema = i.doc.get("schema").and_then(Value::as_str);
-        if schema != Some(SCHEMA) {
-            return Err(format!(
-                "{}: schema {} is not {SCHEMA} (is it a respbench --json record?)",
-                i.name,
-                schema.map_or("missing".to_string(), |s| format!("{s:?}"))
-            ));
-        }
+    if let Some(i) = inputs.iter().find(|i| i.doc.schema != SCHEMA) {
+        return Err(wrong_schema(&i.name, &i.doc.schema));
     }
     for other in &inputs[1..] {
         same_tests(first, other)?;
@@ -46,23 +65,20 @@ pub fn compatible(inputs: &[Input]) -> Result<(), String> {
 }
 
 fn same_tests(a: &Input, b: &Input) -> Result<(), String> {
-    let list = |i: &Input| -> Vec<(Value, Value)> {
-        i.doc["tests"]
-            .as_array()
-            .map(|t| {
-                t.iter()
-                    .map(|t| (t["name"].clone(), t["commands"].clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+    let list = |i: &Input| -> Vec<(String, Vec<String>)> {
+        i.doc
+            .tests
+            .iter()
+            .map(|t| (t.name.clone(), t.commands.clone()))
+            .collect()
     };
     let (ta, tb) = (list(a), list(b));
     if ta == tb {
         return Ok(());
     }
-    let names = |t: &[(Value, Value)]| {
+    let names = |t: &[(String, Vec<String>)]| {
         t.iter()
-            .map(|(n, _)| n.as_str().unwrap_or("?").to_string())
+            .map(|(n, _)| n.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -81,10 +97,14 @@ fn same_tests(a: &Input, b: &Input) -> Result<(), String> {
     ))
 }
 
+/// Compared as JSON, so the message names the option as the record does (`options.clients`)
+/// and a field added to the options is compared without a line here.
 fn same_options(a: &Input, b: &Input) -> Result<(), String> {
-    let empty = serde_json::Map::new();
-    let oa = a.doc["options"].as_object().unwrap_or(&empty);
-    let ob = b.doc["options"].as_object().unwrap_or(&empty);
+    let json = |i: &Input| match serde_json::to_value(&i.doc.options) {
+        Ok(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let (oa, ob) = (json(a), json(b));
     let mut keys: Vec<&String> = oa.keys().chain(ob.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -108,8 +128,13 @@ fn same_options(a: &Input, b: &Input) -> Result<(), String> {
 }
 
 fn same_shard_field(a: &Input, b: &Input, field: &str) -> Result<(), String> {
-    let (va, vb) = (&a.doc["shard"][field], &b.doc["shard"][field]);
-    if a.doc["shard"].is_object() && b.doc["shard"].is_object() && va != vb {
+    let (Some(sa), Some(sb)) = (&a.doc.shard, &b.doc.shard) else {
+        return Ok(());
+    };
+    let json = |s| serde_json::to_value(s).unwrap_or_default();
+    let (sa, sb) = (json(sa), json(sb));
+    let (va, vb) = (&sa[field], &sb[field]);
+    if va != vb {
         return Err(format!(
             "{} and {} are not shards of one benchmark: shard.{field} is {va} vs {vb}",
             a.name, b.name
@@ -119,17 +144,13 @@ fn same_shard_field(a: &Input, b: &Input, field: &str) -> Result<(), String> {
 }
 
 fn distinct_indices(inputs: &[Input]) -> Result<(), String> {
+    let index = |i: &Input| i.doc.shard.as_ref().map(|s| s.index);
     for (n, a) in inputs.iter().enumerate() {
-        let Some(ia) = a.doc["shard"]["index"].as_u64() else {
+        let Some(shard) = a.doc.shard.as_ref().filter(|s| s.source != "none") else {
             continue;
         };
-        if a.doc["shard"]["source"] == "none" {
-            continue;
-        }
-        if let Some(b) = inputs[n + 1..]
-            .iter()
-            .find(|b| b.doc["shard"]["index"].as_u64() == Some(ia))
-        {
+        let ia = shard.index;
+        if let Some(b) = inputs[n + 1..].iter().find(|b| index(b) == Some(ia)) {
             return Err(format!(
                 "{} and {} are both shard {ia}: give each shard's record once",
                 a.name, b.name
@@ -144,7 +165,8 @@ fn distinct_indices(inputs: &[Input]) -> Result<(), String> {
 pub fn missing_shards(inputs: &[Input]) -> Vec<u64> {
     let Some(count) = inputs
         .first()
-        .and_then(|i| i.doc["shard"]["count"].as_u64())
+        .and_then(|i| i.doc.shard.as_ref())
+        .map(|s| s.count)
     else {
         return Vec::new();
     };
@@ -152,7 +174,7 @@ pub fn missing_shards(inputs: &[Input]) -> Vec<u64> {
         .filter(|k| {
             !inputs
                 .iter()
-                .any(|i| i.doc["shard"]["index"].as_u64() == Some(*k))
+                .any(|i| i.doc.shard.as_ref().map(|s| s.index) == Some(*k))
         })
         .collect()
 }

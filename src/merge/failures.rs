@@ -18,186 +18,118 @@
 //! - A cluster node's `lost` is added; its `outage` spans the shards' outages of that node on
 //!   the merged clock (earliest start, latest end; no end if a shard saw none).
 
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use serde_json::{Map, Value, json};
-
-/// The slot fields a row's slots hold.
-const SLOT_FIELDS: [&str; 5] = [
-    "completed",
-    "failed",
-    "lost",
-    "reconnect_attempts",
-    "reconnects",
-];
-
-/// Adds a shard row's `lost` (by kind) into the merged row `m`.
-pub fn add_lost(m: &mut Map<String, Value>, row: &Value) {
-    let mut lost: BTreeMap<String, u64> = m
-        .get("lost")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
-        .collect();
-    for (k, v) in row["lost"].as_object().into_iter().flatten() {
-        *lost.entry(k.clone()).or_default() += v.as_u64().unwrap_or(0);
-    }
-    m.insert("lost".into(), json!(lost));
-}
+use crate::record::document::{NodeOutageRecord, NodeRecord, TestRecord};
+use crate::record::timeline::{OutageRecord, SlotRow, TimelineRow};
 
 /// Adds a shard row's slots into the merged row `m` (see the module comment). A shard row with
-/// requests or reconnects but no slots spoils the merged row's slots (marked, then dropped by
-/// [`finish_row`]).
-pub fn add_slots(m: &mut Map<String, Value>, row: &Value) {
-    let busy = ["completed", "failed", "reconnect_attempts"]
-        .iter()
-        .any(|k| row[*k].as_u64().unwrap_or(0) > 0);
-    let Some(slots) = row["slots"].as_array() else {
-        if busy {
-            m.insert("slots_unplaced".into(), true.into());
-        }
+/// requests or reconnects but no slots spoils the merged row's slots: `unplaced` is set, and the
+/// caller drops them once every shard is added.
+pub fn add_slots(m: &mut TimelineRow, unplaced: &mut bool, row: &TimelineRow) {
+    let busy = row.completed > 0 || row.failed > 0 || row.reconnect_attempts > 0;
+    let Some(slots) = &row.slots else {
+        *unplaced |= busy;
         return;
     };
-    let mut sum: Vec<Map<String, Value>> = match m.get("slots").and_then(Value::as_array) {
-        Some(have) => have.iter().filter_map(|s| s.as_object().cloned()).collect(),
-        None => Vec::new(),
-    };
-    sum.resize_with(slots.len().max(sum.len()), || {
-        SLOT_FIELDS
-            .iter()
-            .map(|f| ((*f).into(), 0u64.into()))
-            .collect()
-    });
+    let sum = m.slots.get_or_insert_with(Vec::new);
+    if sum.len() < slots.len() {
+        sum.resize_with(slots.len(), SlotRow::default);
+    }
     for (into, slot) in sum.iter_mut().zip(slots) {
-        for f in SLOT_FIELDS {
-            let n =
-                into.get(f).and_then(Value::as_u64).unwrap_or(0) + slot[f].as_u64().unwrap_or(0);
-            into.insert(f.into(), n.into());
-        }
+        into.completed += slot.completed;
+        into.failed += slot.failed;
+        into.lost += slot.lost;
+        into.reconnect_attempts += slot.reconnect_attempts;
+        into.reconnects += slot.reconnects;
     }
-    m.insert(
-        "slots".into(),
-        Value::Array(sum.into_iter().map(Value::Object).collect()),
-    );
 }
 
-/// Drops the slots of a merged row that a quiet shard spoiled, and the marker.
-pub fn finish_row(m: &mut Map<String, Value>) {
-    if m.remove("slots_unplaced").is_some() {
-        m.remove("slots");
+/// Seconds from the earliest start (`base`) to `start`; 0 when either is unknown.
+fn offset(base: Option<SystemTime>, start: Option<SystemTime>) -> f64 {
+    match (base, start) {
+        (Some(b), Some(s)) => s.duration_since(b).map_or(0.0, |d| d.as_secs_f64()),
+        _ => 0.0,
     }
-    for k in ["reconnect_attempts", "reconnects"] {
-        m.entry(k).or_insert(0u64.into());
-    }
-    m.entry("lost").or_insert(json!({}));
 }
 
-/// One outage on the merged clock.
-struct Span {
-    start: f64,
-    end: f64,
-    counts: [u64; 4],
-    until_end: bool,
+/// Tenths of a second, as the record writes outages.
+fn tenth(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
 }
-
-/// The counts an outage carries, added when outages are joined.
-const COUNTS: [&str; 4] = ["failed", "lost", "reconnect_attempts", "reconnects"];
 
 /// The union of the shards' outages (see the module comment), in time order.
-pub fn outages(tests: &[&Value], starts: &[Option<SystemTime>]) -> Value {
+pub fn outages(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<OutageRecord> {
     let base = starts.iter().flatten().min().copied();
-    let mut spans: Vec<Span> = Vec::new();
+    let mut spans: Vec<OutageRecord> = Vec::new();
     for (test, start) in tests.iter().zip(starts) {
-        let shift = match (base, start) {
-            (Some(b), Some(s)) => s.duration_since(b).map_or(0.0, |d| d.as_secs_f64()),
-            _ => 0.0,
-        };
-        for o in test["outages"].as_array().into_iter().flatten() {
-            let f = |k: &str| o[k].as_f64().unwrap_or(0.0);
-            spans.push(Span {
-                start: f("start_s") + shift,
-                end: f("end_s") + shift,
-                counts: COUNTS.map(|k| o[k].as_u64().unwrap_or(0)),
-                until_end: o["until_end"].as_bool().unwrap_or(false),
+        let shift = offset(base, *start);
+        for o in &test.outages {
+            spans.push(OutageRecord {
+                start_s: o.start_s + shift,
+                end_s: o.end_s + shift,
+                ..o.clone()
             });
         }
     }
-    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
-    let mut joined: Vec<Span> = Vec::new();
+    spans.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    let mut joined: Vec<OutageRecord> = Vec::new();
     for s in spans {
         match joined.last_mut() {
-            Some(last) if s.start <= last.end => {
-                last.end = last.end.max(s.end);
-                for (a, b) in last.counts.iter_mut().zip(s.counts) {
-                    *a += b;
-                }
+            Some(last) if s.start_s <= last.end_s => {
+                last.end_s = last.end_s.max(s.end_s);
+                last.failed += s.failed;
+                last.lost += s.lost;
+                last.reconnect_attempts += s.reconnect_attempts;
+                last.reconnects += s.reconnects;
                 last.until_end |= s.until_end;
             }
             _ => joined.push(s),
         }
     }
-    let tenth = |x: f64| (x * 10.0).round() / 10.0;
+    for o in &mut joined {
+        o.duration_s = tenth(o.end_s - o.start_s);
+        o.start_s = tenth(o.start_s);
+        o.end_s = tenth(o.end_s);
+    }
     joined
-        .iter()
-        .map(|s| {
-            let mut o = json!({
-                "start_s": tenth(s.start),
-                "end_s": tenth(s.end),
-                "duration_s": tenth(s.end - s.start),
-                "until_end": s.until_end,
-            });
-            for (k, n) in COUNTS.iter().zip(s.counts) {
-                o[*k] = n.into();
-            }
-            o
-        })
-        .collect()
 }
 
 /// Adds each merged cluster node's `lost` and `outage` (see the module comment) from the
 /// shards' nodes of the same address.
-pub fn node_outages(nodes: &mut Value, tests: &[&Value], starts: &[Option<SystemTime>]) {
+pub fn node_outages(
+    nodes: &mut [NodeRecord],
+    tests: &[&TestRecord],
+    starts: &[Option<SystemTime>],
+) {
     let base = starts.iter().flatten().min().copied();
-    for node in nodes.as_array_mut().into_iter().flatten() {
-        let addr = node["address"].clone();
+    let last = tests.iter().map(|t| t.duration_s).fold(0.0, f64::max);
+    for node in nodes {
         let (mut lost, mut start, mut end, mut open) = (0u64, None::<f64>, None::<f64>, false);
         for (test, st) in tests.iter().zip(starts) {
-            let shift = match (base, st) {
-                (Some(b), Some(s)) => s.duration_since(b).map_or(0.0, |d| d.as_secs_f64()),
-                _ => 0.0,
-            };
-            for n in test["nodes"].as_array().into_iter().flatten() {
-                if n["address"] != addr {
-                    continue;
-                }
-                lost += n["lost"].as_u64().unwrap_or(0);
-                let o = &n["outage"];
-                let Some(s) = o["start_s"].as_f64() else {
+            let shift = offset(base, *st);
+            for n in test.nodes.iter().filter(|n| n.address == node.address) {
+                lost += n.lost;
+                let Some(o) = &n.outage else {
                     continue;
                 };
-                start = Some(start.map_or(s + shift, |x: f64| x.min(s + shift)));
-                match o["end_s"].as_f64() {
+                let s = o.start_s + shift;
+                start = Some(start.map_or(s, |x: f64| x.min(s)));
+                match o.end_s {
                     Some(e) => end = Some(end.map_or(e + shift, |x: f64| x.max(e + shift))),
                     None => open = true,
                 }
             }
         }
-        let tenth = |x: f64| (x * 10.0).round() / 10.0;
-        node["lost"] = lost.into();
-        node["outage"] = match start {
-            None => Value::Null,
-            Some(s) => {
-                let e = if open { None } else { end };
-                let last = tests
-                    .iter()
-                    .filter_map(|t| t["duration_s"].as_f64())
-                    .fold(0.0, f64::max);
-                json!({"start_s": tenth(s), "end_s": e.map(tenth),
-                       "duration_s": tenth(e.unwrap_or(last.max(s)) - s)})
+        node.lost = lost;
+        node.outage = start.map(|s| {
+            let e = if open { None } else { end };
+            NodeOutageRecord {
+                start_s: tenth(s),
+                end_s: e.map(tenth),
+                duration_s: tenth(e.unwrap_or(last.max(s)) - s),
             }
-        };
+        });
     }
 }
 
@@ -208,25 +140,50 @@ mod tests {
 
     #[test]
     fn a_nodes_lost_requests_add_and_its_outage_spans_the_shards() {
-        let node =
-            |lost: u64, outage: Value| json!({"address": "n1", "lost": lost, "outage": outage});
-        let a = json!({"duration_s": 10.0, "nodes": [node(5, json!({"start_s": 2.0, "end_s": 3.0, "duration_s": 1.0}))]});
-        let b = json!({"duration_s": 10.0, "nodes": [node(4, json!({"start_s": 2.5, "end_s": null, "duration_s": 7.5}))]});
+        let node = |lost: u64, outage: NodeOutageRecord| NodeRecord {
+            address: "n1".into(),
+            lost,
+            outage: Some(outage),
+            ..NodeRecord::default()
+        };
+        let test = |n: NodeRecord| TestRecord {
+            duration_s: 10.0,
+            nodes: vec![n],
+            ..TestRecord::default()
+        };
+        let a = test(node(
+            5,
+            NodeOutageRecord {
+                start_s: 2.0,
+                end_s: Some(3.0),
+                duration_s: 1.0,
+            },
+        ));
+        let b = test(node(
+            4,
+            NodeOutageRecord {
+                start_s: 2.5,
+                end_s: None,
+                duration_s: 7.5,
+            },
+        ));
         let starts = [
             parse_time("2026-01-01T00:00:00Z"),
             parse_time("2026-01-01T00:00:01Z"),
         ];
-        let mut merged = json!([{"address": "n1"}]);
+        let named = |a: &str| NodeRecord {
+            address: a.into(),
+            ..NodeRecord::default()
+        };
+        let mut merged = [named("n1")];
         node_outages(&mut merged, &[&a, &b], &starts);
-        assert_eq!(merged[0]["lost"], 9);
+        assert_eq!(merged[0].lost, 9);
         // b's outage starts at 3.5 s on the merged clock and never ends.
-        assert_eq!(
-            merged[0]["outage"],
-            json!({"start_s": 2.0, "end_s": null, "duration_s": 8.0})
-        );
-        let mut quiet = json!([{"address": "n2"}]);
+        let o = merged[0].outage.as_ref().unwrap();
+        assert_eq!((o.start_s, o.end_s, o.duration_s), (2.0, None, 8.0));
+        let mut quiet = [named("n2")];
         node_outages(&mut quiet, &[&a, &b], &starts);
-        assert_eq!(quiet[0]["outage"], Value::Null);
-        assert_eq!(quiet[0]["lost"], 0);
+        assert!(quiet[0].outage.is_none());
+        assert_eq!(quiet[0].lost, 0);
     }
 }

@@ -5,8 +5,9 @@
 //! Valkey command is named `MERGE`, so `respbench merge …` cannot mean "benchmark MERGE", while
 //! `respbench -p 7000 merge` (after an option) still would, exactly as in the reference.
 //!
-//! Owns: reading shard records, refusing mismatched ones (`check`), adding them (`tests_merge`,
-//! `hist`), writing the merged record, which has the same `respbench/1` shape as any record plus a
+//! Owns: reading shard records (through the record's own types, `record::Document`), refusing
+//! mismatched ones (`check`), adding them (`test_record`, `failures`, `hist`), writing the merged
+//! record, which has the same `respbench/1` shape as any record plus a
 //! `shards` array (one row per input) so `compare` and `report` read it like any other. Must not:
 //! touch the network.
 //!
@@ -17,17 +18,19 @@
 mod check;
 mod failures;
 mod hist;
-mod tests_merge;
+mod test_record;
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::cli::flag::{self, Action, Flag, help_block};
 use crate::plan::start_at::parse_time;
+use crate::record::document::{ClientHost, Document, ServerRecord};
+use crate::record::shard::{MergedShard, MergedShardTest};
 
 pub use check::Input;
 
@@ -168,11 +171,9 @@ fn run(req: Request) -> Result<(), Fail> {
         // A missing or unreadable input is the command line's problem (exit 2), as in compare
         // and report.
         let text = std::fs::read(p).map_err(|e| Fail(2, format!("cannot read {name}: {e}")))?;
-        let mut doc: Value = serde_json::from_slice(&text)
+        let doc: Value = serde_json::from_slice(&text)
             .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
-        // Shards written before a spelling was redacted: nothing merge prints or writes shows it.
-        crate::redact::record(&mut doc);
-        inputs.push(Input { name, doc });
+        inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
     }
     let missing = check::missing_shards(&inputs);
     let merged = merge(inputs).map_err(|e| Fail(2, e))?;
@@ -183,7 +184,9 @@ fn run(req: Request) -> Result<(), Fail> {
             list.join(", ")
         );
     }
-    let mut text = serde_json::to_vec_pretty(&merged).map_err(|e| Fail(1, e.to_string()))?;
+    // Through `Value`, whose keys are sorted: the merged record's layout since merge began.
+    let value = serde_json::to_value(&merged).map_err(|e| Fail(1, e.to_string()))?;
+    let mut text = serde_json::to_vec_pretty(&value).map_err(|e| Fail(1, e.to_string()))?;
     text.push(b'\n');
     let written = if crate::cli::is_stdout(&out) {
         let mut o = std::io::stdout().lock();
@@ -199,141 +202,117 @@ fn run(req: Request) -> Result<(), Fail> {
 }
 
 /// Merges shard records (ordered here by shard index) into one record.
-pub fn merge(mut inputs: Vec<Input>) -> Result<Value, String> {
+pub fn merge(mut inputs: Vec<Input>) -> Result<Document, String> {
     check::compatible(&inputs)?;
-    inputs.sort_by_key(|i| i.doc["shard"]["index"].as_u64().unwrap_or(u64::MAX));
-    let tests = (0..inputs[0].doc["tests"].as_array().map_or(0, Vec::len))
-        .map(|t| tests_merge::merge_test(&inputs, t))
+    inputs.sort_by_key(|i| i.doc.shard.as_ref().map_or(u64::MAX, |s| s.index));
+    let tests = (0..inputs[0].doc.tests.len())
+        .map(|t| test_record::merge_test(&inputs, t))
         .collect::<Result<Vec<_>, _>>()?;
-    let docs: Vec<&Value> = inputs.iter().map(|i| &i.doc).collect();
+    let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
     let mut out = inputs[0].doc.clone();
-    let o = out.as_object_mut().ok_or("a record is not a JSON object")?;
-    o.remove("shard");
-    let time = |k: &'static str| docs.iter().filter_map(move |d| d[k].as_str());
-    if let Some(s) = time("started_at").min_by_key(|s| parse_time(s)) {
-        o.insert("started_at".into(), s.into());
+    out.shard = None;
+    // A record without the time (an empty string) is left out.
+    let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
+    if let Some(s) = time(|d| &d.started_at).min_by_key(|s| parse_time(s)) {
+        out.started_at = s.to_string();
     }
-    if let Some(s) = time("ended_at").max_by_key(|s| parse_time(s)) {
-        o.insert("ended_at".into(), s.into());
+    if let Some(s) = time(|d| &d.ended_at).max_by_key(|s| parse_time(s)) {
+        out.ended_at = s.to_string();
     }
-    o.insert(
-        "outcome".into(),
-        tests_merge::worst(&docs, "outcome", &["completed", "interrupted", "failed"]),
+    out.outcome = test_record::worst(
+        docs.iter().map(|d| d.outcome.as_str()),
+        &["completed", "interrupted", "failed"],
     );
     let errors: Vec<String> = inputs
         .iter()
-        .filter_map(|i| Some(format!("{}: {}", i.name, i.doc["error"].as_str()?)))
+        .filter_map(|i| Some(format!("{}: {}", i.name, i.doc.error.as_deref()?)))
         .collect();
-    o.insert(
-        "error".into(),
-        if errors.is_empty() {
-            Value::Null
-        } else {
-            errors.join("; ").into()
-        },
-    );
-    o.insert("client".into(), client(&docs));
-    o.insert("servers".into(), servers(&docs));
-    o.insert("options".into(), options(&docs));
-    o.insert("tests".into(), tests.into());
-    o.insert("shards".into(), shard_rows(&inputs).into());
+    out.error = (!errors.is_empty()).then(|| errors.join("; "));
+    out.client = client(&docs);
+    out.servers = servers(&docs);
+    out.options.requests = test_record::sum_or_none(docs.iter().map(|d| d.options.requests));
+    out.options.rps = test_record::sum_or_none(docs.iter().map(|d| d.options.rps));
+    out.tests = tests;
+    out.shards = shard_rows(&inputs);
     Ok(out)
 }
 
 /// The shards' hosts (distinct, in shard order, comma-separated) and their cores summed.
-fn client(docs: &[&Value]) -> Value {
+fn client(docs: &[&Document]) -> ClientHost {
     let mut hosts: Vec<&str> = Vec::new();
     for d in docs {
-        let h = d["client"]["hostname"].as_str().unwrap_or_default();
+        let h = d.client.hostname.as_str();
         if !hosts.contains(&h) {
             hosts.push(h);
         }
     }
-    let cores: u64 = docs
-        .iter()
-        .filter_map(|d| d["client"]["cores"].as_u64())
-        .sum();
-    json!({"hostname": hosts.join(","), "cores": cores.max(1)})
+    let cores: usize = docs.iter().map(|d| d.client.cores).sum();
+    ClientHost {
+        hostname: hosts.join(","),
+        cores: cores.max(1),
+    }
 }
 
 /// Every server any shard watched, once (by address; the first shard's description).
-fn servers(docs: &[&Value]) -> Value {
-    let mut out: Vec<Value> = Vec::new();
-    for s in docs
-        .iter()
-        .flat_map(|d| d["servers"].as_array().into_iter().flatten())
-    {
-        if !out.iter().any(|o| o["address"] == s["address"]) {
+fn servers(docs: &[&Document]) -> Vec<ServerRecord> {
+    let mut out: Vec<ServerRecord> = Vec::new();
+    for s in docs.iter().flat_map(|d| &d.servers) {
+        if !out.iter().any(|o| o.address == s.address) {
             out.push(s.clone());
         }
     }
-    out.into()
-}
-
-/// The first shard's options with the whole benchmark's `-n` and `--rps` (the shards' parts
-/// summed; `seed` stays the first shard's).
-fn options(docs: &[&Value]) -> Value {
-    let mut o = docs[0]["options"].clone();
-    for k in ["requests", "rps"] {
-        o[k] = tests_merge::sum_u64_or_null(docs.iter().map(|d| &d["options"][k]));
-    }
-    o
+    out
 }
 
 /// One row per input: where it ran, when it started, what it did per test.
-fn shard_rows(inputs: &[Input]) -> Vec<Value> {
+fn shard_rows(inputs: &[Input]) -> Vec<MergedShard> {
     inputs
         .iter()
         .map(|i| {
             let d = &i.doc;
-            let s = &d["shard"];
-            let tests: Vec<Value> = d["tests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| {
-                    json!({"name": t["name"], "completed": t["requests"]["completed"],
-                           "failed": t["requests"]["failed"], "duration_s": t["duration_s"],
-                           "throughput_rps": t["throughput_rps"], "started_at": t["started_at"]})
-                })
-                .collect();
-            let mut row = Map::new();
-            row.insert("file".into(), i.name.clone().into());
-            for k in [
-                "index",
-                "count",
-                "source",
-                "start_at",
-                "started_at",
-                "start_offset_s",
-            ] {
-                row.insert(k.into(), s[k].clone());
+            let s = d.shard.as_ref();
+            MergedShard {
+                file: i.name.clone(),
+                index: s.map(|s| s.index),
+                count: s.map(|s| s.count),
+                source: s.map(|s| s.source.clone()),
+                start_at: s.and_then(|s| s.start_at.clone()),
+                started_at: s.and_then(|s| s.started_at.clone()),
+                start_offset_s: s.and_then(|s| s.start_offset_s),
+                host: d.client.hostname.clone(),
+                outcome: d.outcome.clone(),
+                tests: d
+                    .tests
+                    .iter()
+                    .map(|t| MergedShardTest {
+                        name: t.name.clone(),
+                        completed: t.requests.completed,
+                        failed: t.requests.failed,
+                        duration_s: t.duration_s,
+                        throughput_rps: t.throughput_rps,
+                        started_at: t.started_at.clone(),
+                    })
+                    .collect(),
             }
-            row.insert("host".into(), d["client"]["hostname"].clone());
-            row.insert("outcome".into(), d["outcome"].clone());
-            row.insert("tests".into(), tests.into());
-            Value::Object(row)
         })
         .collect()
 }
 
 /// One stderr line per merged test: what a user wants to see before opening the file.
-fn summary(doc: &Value) -> Vec<String> {
-    let n = doc["shards"].as_array().map_or(0, Vec::len);
-    doc["tests"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn summary(doc: &Document) -> Vec<String> {
+    let n = doc.shards.len();
+    doc.tests
+        .iter()
         .map(|t| {
-            let l = &t["latency_us"]["corrected"];
+            let l = &t.latency_us.corrected;
             format!(
                 "{}: {} requests from {n} shards, {:.2} requests per second, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-                t["name"].as_str().unwrap_or("?"),
-                t["requests"]["completed"],
-                t["throughput_rps"].as_f64().unwrap_or(0.0),
-                l["p50"].as_f64().unwrap_or(0.0) / 1000.0,
-                l["p99"].as_f64().unwrap_or(0.0) / 1000.0,
-                l["max"].as_f64().unwrap_or(0.0) / 1000.0,
+                t.name,
+                t.requests.completed,
+                t.throughput_rps,
+                l.p50 / 1000.0,
+                l.p99 / 1000.0,
+                l.max / 1000.0,
             )
         })
         .collect()

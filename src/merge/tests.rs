@@ -1,4 +1,4 @@
-//! Merging records made by the record's own code (a `Recorder` per shard, as a run makes them).
+//! Merging records made by the record's own code (a `RunRecord` per shard, as a run makes them).
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use super::*;
 use crate::metrics::{LatencyHistogram, Outcome, TestResult};
 use crate::plan::RunPlan;
 use crate::record::document::LatencySummary;
-use crate::record::{Recorder, TestExtras};
+use crate::record::{RunRecord, TestExtras};
 use crate::workload::Template;
 use crate::workload::template::parse_custom_command;
 
@@ -27,7 +27,7 @@ fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
         other => panic!("{other:?}"),
     };
     let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
     let watch = rec.begin_test();
     let mut r = TestResult::empty(title, None, Outcome::Completed);
     for &v in samples {
@@ -51,9 +51,14 @@ fn inputs(docs: Vec<Value>) -> Vec<Input> {
         .enumerate()
         .map(|(i, doc)| Input {
             name: format!("out-{i}.json"),
-            doc,
+            doc: Document::read(doc).unwrap(),
         })
         .collect()
+}
+
+/// The merged record as it is written (JSON).
+fn merged(inputs: Vec<Input>) -> Result<Value, String> {
+    merge(inputs).map(|d| serde_json::to_value(d).unwrap())
 }
 
 fn samples(shard: u64) -> Vec<u64> {
@@ -75,7 +80,7 @@ fn shards_merge_into_the_whole_run() {
         })
         .collect();
     // Given out of order: the merge orders by shard index.
-    let merged = merge(inputs(vec![
+    let merged = merged(inputs(vec![
         docs[2].clone(),
         docs[0].clone(),
         docs[1].clone(),
@@ -132,16 +137,20 @@ fn different_benchmarks_are_refused_with_one_line() {
         ),
     ];
     for (b, needle) in cases {
-        let e = merge(inputs(vec![a.clone(), b])).unwrap_err();
+        let e = merged(inputs(vec![a.clone(), b])).unwrap_err();
         assert!(e.contains(needle) && !e.contains('\n'), "{needle}: {e}");
     }
     let mut other = a.clone();
     other["schema"] = "respbench/2".into();
-    let e = merge(inputs(vec![a.clone(), other])).unwrap_err();
+    let e = merged(inputs(vec![a.clone(), other.clone()])).unwrap_err();
     assert!(e.starts_with("out-1.json: schema \"respbench/2\""), "{e}");
+    // Read from a file, the schema is named before the shape is read.
+    other["tests"] = "not a list".into();
+    let e = Input::read("b.json".into(), other).err().unwrap();
+    assert!(e.starts_with("b.json: schema \"respbench/2\""), "{e}");
     // The seed and the parts of -n differ between shards and are not differences.
     let b = shard_record(&["--shard", "1/2", "--seed", "5"], "SET", &samples(1));
-    assert!(merge(inputs(vec![a, b])).is_ok());
+    assert!(merged(inputs(vec![a, b])).is_ok());
 }
 
 #[test]
@@ -158,7 +167,7 @@ fn timelines_align_by_wall_clock_second() {
     // Began 1.2 s later: its second 0 is the merged second 1.
     b["tests"][0]["started_at"] = "2026-01-01T00:00:01.300000Z".into();
     b["tests"][0]["timeline"] = json!([row(0, 1, 9.0), row(1, 2, 1.0)]);
-    let m = merge(inputs(vec![a, b])).unwrap();
+    let m = merged(inputs(vec![a, b])).unwrap();
     let t = &m["tests"][0];
     assert_eq!(t["started_at"], "2026-01-01T00:00:00.100000Z");
     assert_eq!(
@@ -178,7 +187,7 @@ fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
         other => panic!("{other:?}"),
     };
     let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
     let watch = rec.begin_test();
     let mut r = TestResult::empty("SET", None, Outcome::Completed);
     let reset = crate::metrics::FAILURE_KINDS
@@ -235,7 +244,7 @@ fn failure_counters_add_up_and_outages_are_the_union() {
     assert_eq!(b["tests"][0]["outages"][0]["end_s"], 1.8);
     a["tests"][0]["started_at"] = "2026-01-01T00:00:00.000000Z".into();
     b["tests"][0]["started_at"] = "2026-01-01T00:00:00.000000Z".into();
-    let m = merge(inputs(vec![a.clone(), b.clone()])).unwrap();
+    let m = merged(inputs(vec![a.clone(), b.clone()])).unwrap();
     let t = &m["tests"][0];
     let row = &t["timeline"][1];
     assert_eq!(row["lost"], json!({"connection reset": 10}));
@@ -262,7 +271,7 @@ fn failure_counters_add_up_and_outages_are_the_union() {
     // overlaps shard 0's, so both are listed; and its second 1 lands in the merged second 2
     // (rounded), where shard 0 had a quiet second: no slots that would not add up.
     b["tests"][0]["started_at"] = "2026-01-01T00:00:00.500000Z".into();
-    let m = merge(inputs(vec![a, b])).unwrap();
+    let m = merged(inputs(vec![a, b])).unwrap();
     let t = &m["tests"][0];
     let outages = t["outages"].as_array().unwrap();
     assert_eq!(outages.len(), 2, "{outages:?}");
@@ -300,4 +309,88 @@ fn arguments() {
 #[test]
 fn help_is_the_golden_text() {
     assert_eq!(super::help_text(), include_str!("help.golden"));
+}
+
+/// `a` and `b` are the same JSON, floats within one unit in the last place.
+fn same_json(a: &Value, b: &Value, at: &str) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(x), keys(y), "{at}");
+            for (k, v) in x {
+                same_json(v, &y[k], &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}");
+            for (n, (v, w)) in x.iter().zip(y).enumerate() {
+                same_json(v, w, &format!("{at}[{n}]"));
+            }
+        }
+        (Value::Number(x), Value::Number(y)) if x.is_f64() && y.is_f64() => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!((x - y).abs() <= x.abs() * f64::EPSILON, "{at}: {x} vs {y}");
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
+/// The fixture shards (`tests/fixtures/records/`, written by an earlier build) merge into the
+/// merged record that build's `respbench merge` wrote from them: the same fields, the same
+/// layout, the same values. Floats may differ in the last place only where the earlier merge
+/// misread a shard's float (serde_json without `float_roundtrip`); this one copies them exactly.
+#[test]
+fn fixture_shards_merge_into_the_fixture_merged_record() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let shards = ["shard-1.json", "shard-0.json"].map(|f| {
+        // The names the shards were given to merge (the merged record keeps them).
+        let name = format!("/work/wt-records/tests/fixtures/records/{f}");
+        Input::read(name, serde_json::from_str(&read(f)).unwrap()).unwrap()
+    });
+    let doc = merge(shards.into()).unwrap();
+    assert_eq!(summary(&doc).len(), 1);
+    assert!(summary(&doc)[0].starts_with("SET: 1000 requests from 2 shards, "));
+    let value = serde_json::to_value(&doc).unwrap();
+    let text = serde_json::to_string_pretty(&value).unwrap() + "\n";
+    let old = read("merged.json");
+    // The layout: every line but a float's last digits.
+    assert_eq!(text.lines().count(), old.lines().count());
+    same_json(&value, &serde_json::from_str(&old).unwrap(), "merged");
+    // A shard's figure copied bit for bit (the earlier merge wrote ...897).
+    assert_eq!(
+        value["shards"][1]["tests"][0]["throughput_rps"],
+        31289.739925313894
+    );
+}
+
+/// Every fixture record (`tests/fixtures/records/`) reads through merge's reader, and each
+/// merges with itself as a second shard into twice its requests (the merged record included).
+#[test]
+fn every_fixture_record_reads_through_merges_reader() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let name = path.display().to_string();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let one = Input::read(name.clone(), value.clone()).unwrap();
+        let completed: Vec<u64> = one.doc.tests.iter().map(|t| t.requests.completed).collect();
+        assert!(completed.iter().all(|n| *n > 0), "{name}");
+        // Not shards of one benchmark (no shard block, or the same index twice) unless told:
+        // drop the shard blocks to merge a record with itself.
+        let mut a = one;
+        a.doc.shard = None;
+        let mut b = Input::read(name.clone(), value).unwrap();
+        b.doc.shard = None;
+        let merged = merge(vec![a, b]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let twice: Vec<u64> = merged.tests.iter().map(|t| t.requests.completed).collect();
+        let expected: Vec<u64> = completed.iter().map(|n| 2 * n).collect();
+        assert_eq!(twice, expected, "{name}");
+        seen += 1;
+    }
+    assert!(seen >= 8, "{seen} fixtures");
 }

@@ -12,7 +12,7 @@ mod timeline;
 
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
-pub use recorder::{CommandTally, Recorder};
+pub use recorder::{CommandTally, Latency, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
 

@@ -10,8 +10,10 @@
 //!
 //! Each second also keeps ten 100 ms slots (completed, failed, requests lost without a reply,
 //! reconnect attempts and successes): a second is too coarse to say when an outage began and
-//! ended, and `outage.rs` finds outages in these slots. The per-reply cost stays one comparison:
-//! the boundary the tally checks is the next slot's.
+//! ended, and `outage.rs` finds outages in these slots. The per-reply cost stays one comparison
+//! (the boundary the tally checks is the next slot's) and one count: a reply is counted in its
+//! slot only, and the second's `completed` and `failed` are the slots' sums, taken when the
+//! tally hands the second over.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -195,9 +197,17 @@ impl SecondTally {
     #[inline]
     pub fn success(&mut self, now: Instant, latency_ns: u64) {
         self.at(now);
-        self.current.completed += 1;
         self.current.slots[self.slot].completed += 1;
         self.current.latency.record(latency_ns);
+    }
+
+    /// `n` measured replies that completed requests at `now`, all with corrected latency
+    /// `latency_ns`.
+    #[inline]
+    pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
+        self.at(now);
+        self.current.slots[self.slot].completed += n;
+        self.current.latency.record_times(latency_ns, n);
     }
 
     /// A measured error reply at `now`.
@@ -210,7 +220,6 @@ impl SecondTally {
     #[inline]
     pub fn failures(&mut self, now: Instant, n: u64) {
         self.at(now);
-        self.current.failed += n;
         self.current.slots[self.slot].failed += n;
     }
 
@@ -257,6 +266,10 @@ impl SecondTally {
 
     /// Hands the second under way to the shared timeline (the worker calls it when it stops).
     pub fn flush(&mut self) {
+        // Replies are counted in their slot only; the second's totals are the slots' sums.
+        let slots = &self.current.slots;
+        self.current.completed = slots.iter().map(|s| s.completed).sum();
+        self.current.failed = slots.iter().map(|s| s.failed).sum();
         if self.current.is_empty() {
             return;
         }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
-use crate::verdict::{self, VerdictInput};
+use crate::verdict::{self, ServerCpu};
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
@@ -91,7 +91,8 @@ pub fn test_record(
             Outcome::Completed => "completed",
             Outcome::Interrupted => "interrupted",
             Outcome::Aborted => "aborted",
-        },
+        }
+        .into(),
         requests: Requests {
             issued: extras.issued,
             completed: r.completed,
@@ -105,7 +106,7 @@ pub fn test_record(
             redirects: r.cluster.as_ref().map(|c| {
                 RedirectKind::ALL
                     .iter()
-                    .map(|k| (k.name(), c.redirects[*k as usize]))
+                    .map(|k| (k.name().to_string(), c.redirects[*k as usize]))
                     .collect::<BTreeMap<_, _>>()
             }),
             unanswered: r.unanswered,
@@ -138,7 +139,7 @@ pub fn test_record(
             .filter(|n| n.completed > 0 || n.lost > 0 || n.outage.is_some())
             .map(|n| NodeRecord {
                 address: n.address.clone(),
-                role: n.role.map_or("unknown", crate::metrics::Role::name),
+                role: n.role.map_or("unknown", crate::metrics::Role::name).into(),
                 completed: n.completed,
                 latency_us: LatencySummary::of(&n.latency),
                 histogram: if extras.skip_histograms {
@@ -194,32 +195,23 @@ fn verdict_record(
     server: &[ServerTestRecord],
     client: Option<&[f64]>,
 ) -> VerdictRecord {
-    // Steady state where the test lasted a full second, else the whole test.
-    let server_cpu = server
+    let servers: Vec<ServerCpu> = server
         .iter()
-        .filter_map(|s| s.steady_cpu_pct.or(s.main_thread_cpu_pct).or(s.cpu_pct))
-        .fold(None, |acc: Option<f64>, p| {
-            Some(acc.map_or(p, |a| a.max(p)))
-        });
-    let server_busy = server
-        .iter()
-        .filter_map(|s| s.command_busy_pct)
-        .reduce(f64::max);
-    let input = VerdictInput {
-        server_cpu_pct: server_cpu,
-        server_busy_pct: server_busy,
-        client_threads_pct: client,
-        rate: r.target_rps.map(|t| (t as f64, r.throughput())),
-        seconds: r.elapsed.as_secs_f64(),
-    };
-    let v = verdict::decide(&input);
+        .map(|s| ServerCpu {
+            steady_pct: s.steady_cpu_pct,
+            main_thread_pct: s.main_thread_cpu_pct,
+            process_pct: s.cpu_pct,
+            busy_pct: s.command_busy_pct,
+        })
+        .collect();
+    let rate = r.target_rps.map(|t| (t as f64, r.throughput()));
+    let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64());
     VerdictRecord {
-        kind: v.name(),
-        verdict: v,
-        reason: v.advice(),
-        server_cpu_pct: server_cpu,
-        server_busy_pct: server_busy,
-        client_max_thread_cpu_pct: client.and_then(|t| t.iter().copied().reduce(f64::max)),
+        kind: j.verdict,
+        reason: j.verdict.advice().into(),
+        server_cpu_pct: j.server_cpu_pct,
+        server_busy_pct: j.server_busy_pct,
+        client_max_thread_cpu_pct: j.client_max_thread_cpu_pct,
     }
 }
 
@@ -271,10 +263,7 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
         used_memory: range(|x| x.used_memory),
         used_memory_rss: range(|x| x.used_memory_rss),
         connected_clients_peak: s.iter().map(|x| x.connected_clients).max(),
-        rejected_connections: whole.map_or(0, |i| i.rejected_connections),
-        evicted_keys: whole.map_or(0, |i| i.evicted_keys),
-        net_input_bytes: whole.map_or(0, |i| i.net_input_bytes),
-        net_output_bytes: whole.map_or(0, |i| i.net_output_bytes),
+        counters: whole.map(|i| i.counters).unwrap_or_default(),
         fork_seen: s.iter().any(|x| x.fork_in_progress),
         partial: w.lost || w.gaps > 0,
         watch_gaps: w.gaps,
@@ -404,7 +393,7 @@ mod tests {
             ..Watched::default()
         };
         let rec = test_record(&r, vec![], &[idle, busy], TestExtras::default());
-        assert_eq!(rec.verdict.kind, "server-bound");
+        assert_eq!(rec.verdict.kind, crate::verdict::Verdict::ServerBound);
         assert!((rec.verdict.server_cpu_pct.unwrap() - 99.0).abs() < 1e-9);
         assert_eq!(rec.verdict.client_max_thread_cpu_pct, None);
         assert!(rec.timeline.is_empty());

@@ -5,55 +5,90 @@
 //! Conventions: latencies in microseconds as floats (sub-µs precision), histograms in
 //! nanoseconds (as recorded), times RFC 3339 UTC, byte counts as integers, CPU in percent of one
 //! core. Absent figures are `null`, never 0.
+//!
+//! These types are also how the record is read back (`compare`, `report`, `merge`): one
+//! definition, so a reader cannot drift from the writer. Reading is lenient by design: every field
+//! but `tests` has a default (`#[serde(default)]`), so a record written before a field existed
+//! still reads (the field takes its default: 0, empty, `null`), and unknown fields are ignored, so
+//! a newer `respbench/1` record reads too. `tests/fixtures/records/` keeps records written by
+//! earlier builds; `tests_fixtures.rs` reads each one and writes it back unchanged.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::LatencyHistogram;
-use crate::watch::{CommandTime, ServerIdentity, ServerInterval};
+use crate::watch::{CommandTime, ServerCounters, ServerIdentity, ServerInterval};
 
 use super::timeline::{OutageRecord, TimelineRow};
 
 /// The schema identifier; changes only with an incompatible change of shape.
 pub const SCHEMA: &str = "respbench/1";
 
-/// One run.
-#[derive(Clone, Debug, Serialize)]
+/// One run. Defaults are per field rather than for the whole type: `tests` alone is required,
+/// so a JSON document without it is named as not a record (`missing field \`tests\``).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Document {
-    pub schema: &'static str,
+    #[serde(default)]
+    pub schema: String,
+    #[serde(default)]
     pub tool: Tool,
     /// argv with passwords redacted.
+    #[serde(default)]
     pub command_line: Vec<String>,
+    #[serde(default)]
     pub started_at: String,
+    #[serde(default)]
     pub ended_at: String,
     /// `completed`, `interrupted` (Ctrl-C) or `failed` (a fatal error).
-    pub outcome: &'static str,
+    #[serde(default)]
+    pub outcome: String,
     /// The fatal error's message, when `outcome` is `failed`.
+    #[serde(default)]
     pub error: Option<String>,
+    #[serde(default)]
     pub client: ClientHost,
+    #[serde(default)]
     pub target: TargetRecord,
     /// One per watched server (the cluster's benchmark nodes).
+    #[serde(default)]
     pub servers: Vec<ServerRecord>,
+    #[serde(default)]
     pub options: Options,
     pub tests: Vec<TestRecord>,
     /// Sharded or `--start-at` runs only (absent otherwise): see `record::shard`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<super::shard::ShardRecord>,
     /// `--sentinel` runs only: see `record::failover`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentinel: Option<super::failover::SentinelRecord>,
     /// `--check-counters` runs only: one entry per INCR test checked.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<super::failover::CounterRecord>,
     /// `--find-max` runs only (absent otherwise): the search's steps and answer. `tests` then
     /// holds one step's full record: the answer's (or, with no answer, the last step's).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub find_max: Option<FindMaxRecord>,
+    /// Merged records only (`respbench merge`): one row per shard record merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<super::shard::MergedShard>,
+}
+
+impl Document {
+    /// Reads a record back (the one reader, used by `compare`, `report` and `merge`): any
+    /// `respbench/1` record, older or newer (see the module comment). The caller checks `schema`
+    /// first, to name another schema in its own words. The record is redacted again on the way in:
+    /// one written before a spelling was redacted must not show its password in a comparison, a
+    /// report or a merged record either.
+    pub fn read(mut value: serde_json::Value) -> Result<Self, String> {
+        crate::redact::record(&mut value);
+        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} record: {e}"))
+    }
 }
 
 /// A `--find-max` search: what it looked for, every step, and what it found.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FindMaxRecord {
     /// The SLO expression as given (`p99<1ms`).
     pub slo: String,
@@ -68,14 +103,15 @@ pub struct FindMaxRecord {
     pub answer_rps: Option<f64>,
     /// `converged`, `never-met`, `rate-cap`, `step-limit`, `stopped` (Ctrl-C, the time budget
     /// or a fatal error), or `running` while the search is going.
-    pub end: &'static str,
+    pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
     /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
-    pub limit: Option<&'static str>,
+    pub limit: Option<String>,
 }
 
 /// One measured step of a `--find-max` search. Latencies are corrected (from intended times).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FindMaxStep {
     pub offered_rps: u64,
     pub achieved_rps: f64,
@@ -91,23 +127,26 @@ pub struct FindMaxStep {
     pub saturated: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Tool {
-    pub name: &'static str,
-    pub version: &'static str,
+    pub name: String,
+    pub version: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ClientHost {
     pub hostname: String,
     pub cores: usize,
 }
 
 /// Where the server is, without credentials.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TargetRecord {
     /// `tcp` or `unix`.
-    pub transport: &'static str,
+    pub transport: String,
     pub host: Option<String>,
     pub port: Option<u16>,
     pub socket: Option<String>,
@@ -118,7 +157,8 @@ pub struct TargetRecord {
 }
 
 /// A watched server: who it is, or why there are no figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServerRecord {
     pub address: String,
     pub identity: Option<ServerIdentity>,
@@ -126,7 +166,8 @@ pub struct ServerRecord {
 }
 
 /// The options that shaped the run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Options {
     pub clients: u32,
     pub threads: usize,
@@ -159,7 +200,8 @@ pub struct Options {
 }
 
 /// One test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TestRecord {
     pub name: String,
     /// When the test began (wall clock, RFC 3339 with microseconds; `merge` aligns timelines by
@@ -172,7 +214,7 @@ pub struct TestRecord {
     /// The commands it sends, lower case, in order (repeats once).
     pub commands: Vec<String>,
     /// `completed`, `interrupted` or `aborted`.
-    pub outcome: &'static str,
+    pub outcome: String,
     pub requests: Requests,
     pub pushes: Pushes,
     pub duration_s: f64,
@@ -197,7 +239,8 @@ pub struct TestRecord {
     pub verdict: VerdictRecord,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Requests {
     /// Requests sent (`null` until the engine counts them separately from replies).
     pub issued: Option<u64>,
@@ -207,7 +250,7 @@ pub struct Requests {
     /// Error replies by first word.
     pub errors: BTreeMap<String, u64>,
     /// Cluster redirects by kind (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`).
-    pub redirects: Option<BTreeMap<&'static str, u64>>,
+    pub redirects: Option<BTreeMap<String, u64>>,
     /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
     pub unanswered: u64,
     /// `-e`: attempts to reopen a failed connection, and those that connected.
@@ -215,14 +258,16 @@ pub struct Requests {
     pub reconnects: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Pushes {
     pub invalidations: u64,
     pub messages: u64,
     pub other: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencyPair {
     /// From each request's intended send time (coordinated omission corrected).
     pub corrected: LatencySummary,
@@ -231,7 +276,8 @@ pub struct LatencyPair {
 }
 
 /// Latency figures in microseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencySummary {
     pub count: u64,
     pub avg: f64,
@@ -265,10 +311,11 @@ impl LatencySummary {
 }
 
 /// The full histograms, HdrHistogram V2 compressed + base64, values in nanoseconds.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Histograms {
-    pub unit: &'static str,
-    pub encoding: &'static str,
+    pub unit: String,
+    pub encoding: String,
     pub corrected: String,
     pub uncorrected: String,
 }
@@ -276,8 +323,8 @@ pub struct Histograms {
 impl Histograms {
     pub fn of(corrected: &LatencyHistogram, uncorrected: &LatencyHistogram) -> Self {
         Self {
-            unit: "ns",
-            encoding: ENCODING,
+            unit: "ns".into(),
+            encoding: ENCODING.into(),
             corrected: super::hdr::encode(corrected),
             uncorrected: super::hdr::encode(uncorrected),
         }
@@ -288,10 +335,11 @@ impl Histograms {
 pub const ENCODING: &str = "hdrhistogram-v2-compressed-base64";
 
 /// One cluster node's share of a test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeRecord {
     pub address: String,
-    pub role: &'static str,
+    pub role: String,
     pub completed: u64,
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`].
@@ -305,7 +353,8 @@ pub struct NodeRecord {
 
 /// A cluster node's outage (`metrics::NodeOutage`), in seconds from the start of the measured
 /// phase.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NodeOutageRecord {
     pub start_s: f64,
     /// `null`: its slots were not served again before the test ended.
@@ -315,7 +364,8 @@ pub struct NodeOutageRecord {
 }
 
 /// One command of a mix: its share of a test, timed on its own replies.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MixRecord {
     /// As the report names it (`SET`).
     pub name: String,
@@ -329,7 +379,8 @@ pub struct MixRecord {
 }
 
 /// One server during one test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServerTestRecord {
     pub address: String,
     /// Process CPU over the test (first to last sample), percent of one core.
@@ -349,10 +400,9 @@ pub struct ServerTestRecord {
     pub used_memory: Option<Range>,
     pub used_memory_rss: Option<Range>,
     pub connected_clients_peak: Option<u64>,
-    pub rejected_connections: u64,
-    pub evicted_keys: u64,
-    pub net_input_bytes: u64,
-    pub net_output_bytes: u64,
+    /// Counted over the test (each watch connection's span, added).
+    #[serde(flatten)]
+    pub counters: ServerCounters,
     /// A fork (RDB save, AOF rewrite) ran during the test.
     pub fork_seen: bool,
     /// The server was not answering the watch at the end, or the watch lost it for a while
@@ -370,22 +420,21 @@ pub struct ServerTestRecord {
 }
 
 /// A gauge over a test.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Range {
     pub start: u64,
     pub peak: u64,
     pub end: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VerdictRecord {
-    /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown`.
-    pub kind: &'static str,
-    /// The same as a value, for code that acts on it (`--find-max`'s "which side" answer), so a
-    /// renamed kind cannot silently stop matching.
-    #[serde(skip)]
-    pub verdict: crate::verdict::Verdict,
-    pub reason: &'static str,
+    /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown` (the value's own
+    /// serde names, so a renamed kind cannot silently stop matching).
+    pub kind: crate::verdict::Verdict,
+    pub reason: String,
     /// The server figure the verdict used (busiest node, main thread where reported).
     pub server_cpu_pct: Option<f64>,
     /// The busiest node's `command_busy_pct`.

@@ -2,10 +2,11 @@
 //! seen while the run went on) and `counters` (the lost-writes check of `--check-counters`).
 //! Both are absent from runs that did not ask for them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `--sentinel`: who was asked, what they said, and each failover seen.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SentinelRecord {
     /// `--primary-name`.
     pub primary_name: String,
@@ -17,7 +18,8 @@ pub struct SentinelRecord {
 }
 
 /// One `+switch-master` seen by the watcher (or a move found when it re-subscribed).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SwitchRecord {
     /// Wall clock, RFC 3339 with microseconds.
     pub at: String,
@@ -31,7 +33,8 @@ pub struct SwitchRecord {
 }
 
 /// `--check-counters`: one INCR test's acknowledged increments against the counters' values.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CounterRecord {
     pub test: String,
     /// The counters' keys (a `SCAN MATCH` pattern).

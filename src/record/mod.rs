@@ -1,14 +1,14 @@
 //! Every run becomes data: the `--json` record (schema `respbench/1`, `docs/record.schema.json`),
-//! and the run-wide [`Recorder`] that collects it and the server watch's figures.
+//! and the run-wide [`RunRecord`] that collects it and the server watch's figures.
 //!
 //! Owns: the document's shape (`document`), building it from the run's results (`build`), the
 //! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), wall-clock
 //! text and host facts (`clock`); the command line comes redacted from `crate::redact`. Must
 //! not: measure requests, decide exit codes, or print the human report.
 //!
-//! The run calls, in order: [`Recorder::open`] (before any connection: a `--json` path that
-//! cannot be written is exit 1 at once), [`Recorder::watch_servers`] once the server is known,
-//! [`Recorder::begin_test`]/[`Recorder::end_test`] around each test, and [`Recorder::finish`]
+//! The run calls, in order: [`RunRecord::open`] (before any connection: a `--json` path that
+//! cannot be written is exit 1 at once), [`RunRecord::watch_servers`] once the server is known,
+//! [`RunRecord::begin_test`]/[`RunRecord::end_test`] around each test, and [`RunRecord::finish`]
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
 pub mod build;
@@ -46,8 +46,9 @@ enum Sink {
     File(File),
 }
 
-/// Collects the run's record.
-pub struct Recorder {
+/// The run's record while the run goes on: the document so far, where it goes (`--json`), and
+/// the server watch whose figures go into it. (Not `metrics::Recorder`, a worker's histograms.)
+pub struct RunRecord {
     sink: Sink,
     doc: Document,
     watch: Option<ServerWatch>,
@@ -60,7 +61,7 @@ pub struct Recorder {
     keeps: bool,
 }
 
-impl Recorder {
+impl RunRecord {
     /// Starts the record of `plan`'s run with the process's `argv`. Creates the `--json` file now,
     /// so a path that cannot be written stops the run before it starts (the message names it).
     pub fn open(plan: &RunPlan, argv: &[OsString]) -> Result<Self, String> {
@@ -74,15 +75,15 @@ impl Recorder {
         };
         let now = clock::rfc3339(SystemTime::now());
         let doc = Document {
-            schema: document::SCHEMA,
+            schema: document::SCHEMA.into(),
             tool: document::Tool {
-                name: "respbench",
-                version: env!("CARGO_PKG_VERSION"),
+                name: "respbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
             },
             command_line: crate::redact::command_line(argv),
             started_at: now.clone(),
             ended_at: now,
-            outcome: "completed",
+            outcome: "completed".into(),
             error: None,
             client: document::ClientHost {
                 hostname: clock::hostname(),
@@ -96,6 +97,7 @@ impl Recorder {
             find_max: None,
             sentinel: None,
             counters: Vec::new(),
+            shards: Vec::new(),
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
@@ -192,7 +194,7 @@ impl Recorder {
     /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
     pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
         self.doc.ended_at = clock::rfc3339(SystemTime::now());
-        self.doc.outcome = outcome;
+        self.doc.outcome = outcome.into();
         self.doc.error = error;
         let mut text = serde_json::to_vec_pretty(&self.doc).map_err(io::Error::other)?;
         text.push(b'\n');
@@ -254,7 +256,7 @@ fn target_record(plan: &RunPlan) -> document::TargetRecord {
         Endpoint::Unix(p) => ("unix", None, None, Some(p.display().to_string())),
     };
     document::TargetRecord {
-        transport,
+        transport: transport.into(),
         host,
         port,
         socket,
@@ -297,6 +299,9 @@ fn options(plan: &RunPlan) -> document::Options {
 }
 
 #[cfg(test)]
+mod tests_fixtures;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::{Outcome, TestResult};
@@ -309,7 +314,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let plan = RunPlan::new(&args, None).unwrap();
-        let mut rec = Recorder::open(&plan, &["respbench".into()]).unwrap();
+        let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
         let line: Vec<Vec<u8>> = vec![b"set".to_vec(), b"k".to_vec(), b"v".to_vec()];
         let items = parse_custom_command(&line, None, 3, &mut Default::default()).unwrap();
         let template = Template::encode(&items, false);

@@ -7,14 +7,15 @@
 
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::RunPlan;
 
 use crate::clock::rfc3339;
 
 /// One shard's place and start.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ShardRecord {
     /// This shard, from 0.
     pub index: u64,
@@ -22,7 +23,7 @@ pub struct ShardRecord {
     pub count: u64,
     /// `flag` (`--shard`), `slurm`, `openmpi`, `kubernetes`, or `none` (not sharded, only
     /// `--start-at`).
-    pub source: &'static str,
+    pub source: String,
     /// `-n` of the whole benchmark (this record's `options.requests` is this shard's part).
     pub requests_total: Option<u64>,
     /// `--rps` of the whole benchmark.
@@ -48,7 +49,7 @@ impl ShardRecord {
         Some(Self {
             index,
             count,
-            source,
+            source: source.into(),
             requests_total: plan.shard.and_then(|s| s.requests_total),
             rps_total: plan.shard.and_then(|s| s.rps_total),
             start_at: plan.start_at.map(rfc3339),
@@ -62,6 +63,37 @@ impl ShardRecord {
         self.started_at = Some(rfc3339_micros(at));
         self.start_offset_s = late;
     }
+}
+
+/// A merged record's row for one of the shard records it merged (`shards[]`): where the shard
+/// ran, when it started, what each of its tests did. The place fields are the shard's `shard`
+/// block's (`null` when the shard record had none).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MergedShard {
+    /// The record's path as given to `respbench merge`.
+    pub file: String,
+    pub index: Option<u64>,
+    pub count: Option<u64>,
+    pub source: Option<String>,
+    pub start_at: Option<String>,
+    pub started_at: Option<String>,
+    pub start_offset_s: Option<f64>,
+    pub host: String,
+    pub outcome: String,
+    pub tests: Vec<MergedShardTest>,
+}
+
+/// One test of a shard in [`MergedShard`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MergedShardTest {
+    pub name: String,
+    pub completed: u64,
+    pub failed: u64,
+    pub duration_s: f64,
+    pub throughput_rps: f64,
+    pub started_at: Option<String>,
 }
 
 /// RFC 3339 with microseconds: start times are compared across shards, where milliseconds are

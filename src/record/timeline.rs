@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::outage::Outage;
 use crate::metrics::{FAILURE_KINDS, Slot};
@@ -32,7 +32,7 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .iter()
                 .zip(&s.lost)
                 .filter(|(_, n)| **n > 0)
-                .map(|(k, n)| (*k, *n))
+                .map(|(k, n)| ((*k).to_string(), *n))
                 .collect(),
             reconnect_attempts: s.reconnect_attempts(),
             reconnects: s.reconnects(),
@@ -53,7 +53,8 @@ fn us(ns: u64) -> f64 {
 }
 
 /// One row of the record's timeline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TimelineRow {
     pub second: usize,
     pub completed: u64,
@@ -63,7 +64,7 @@ pub struct TimelineRow {
     pub max_us: f64,
     /// Of `failed`, the requests lost without a reply, by kind (`timeout`, `connection reset`,
     /// ...); empty when none.
-    pub lost: BTreeMap<&'static str, u64>,
+    pub lost: BTreeMap<String, u64>,
     /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
@@ -75,7 +76,8 @@ pub struct TimelineRow {
 }
 
 /// One 100 ms slot of a troubled second.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SlotRow {
     pub completed: u64,
     pub failed: u64,
@@ -97,7 +99,8 @@ impl SlotRow {
 }
 
 /// One outage of the test (`metrics::outage`), in seconds from the start of the measured phase.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OutageRecord {
     pub start_s: f64,
     pub end_s: f64,

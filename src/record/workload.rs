@@ -6,7 +6,7 @@
 //! the run used — a Gaussian pattern's median and deviation are filled in from the key range
 //! when not given, as the workers' sampler does. Must not: check anything (the plan did).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::Arrival;
 use crate::plan::{MixSource, RunPlan, Workload};
@@ -14,10 +14,11 @@ use crate::workload::distribution::KeyPattern;
 use crate::workload::sizes::SizeDist;
 
 /// A key pattern and the parameters it ran with.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct KeyPatternRecord {
     /// `uniform`, `sequential`, `gaussian`, `zipf` or `parallel`.
-    pub name: &'static str,
+    pub name: String,
     /// Gaussian: the median and standard deviation in key units.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub median: Option<f64>,
@@ -29,21 +30,24 @@ pub struct KeyPatternRecord {
 }
 
 /// `--data-size-range MIN-MAX`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SizeRangeRecord {
     pub min: usize,
     pub max: usize,
 }
 
 /// One size of `--data-size-list` with its relative weight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SizeWeightRecord {
     pub size: usize,
     pub weight: u64,
 }
 
 /// One command of a mix (`--ratio`, `--command`) as planned.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MixOptionRecord {
     /// As the report and `tests[].mix` name it (`SET`, `GET#2`).
     pub name: String,
@@ -59,7 +63,8 @@ pub struct MixOptionRecord {
 }
 
 /// The workload fields of `options`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WorkloadOptions {
     pub key_pattern: KeyPatternRecord,
     /// The lowest placeholder value (`--key-minimum`; 0 by default).
@@ -77,7 +82,7 @@ pub struct WorkloadOptions {
     /// empty without a mix.
     pub mix: Vec<MixOptionRecord>,
     /// `uniform` or `poisson`: how `--rps` spaces its sends.
-    pub arrival: &'static str,
+    pub arrival: String,
 }
 
 impl Default for WorkloadOptions {
@@ -92,7 +97,7 @@ impl Default for WorkloadOptions {
             data_size_range: None,
             data_size_list: None,
             mix: Vec::new(),
-            arrival: "uniform",
+            arrival: "uniform".into(),
         }
     }
 }
@@ -153,15 +158,16 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
         arrival: match load.arrival {
             Arrival::Uniform => "uniform",
             Arrival::Poisson => "poisson",
-        },
+        }
+        .into(),
     }
 }
 
 /// `p` with the parameters it ran with over `range` (`(min, max)`, inclusive): a Gaussian's
 /// defaults are the sampler's (the middle of the range, a sixth of its width, at least 1).
 fn pattern(p: KeyPattern, range: Option<(u64, u64)>) -> KeyPatternRecord {
-    let named = |name| KeyPatternRecord {
-        name,
+    let named = |name: &str| KeyPatternRecord {
+        name: name.into(),
         median: None,
         stddev: None,
         exponent: None,
@@ -217,7 +223,7 @@ mod tests {
         assert_eq!(
             o.key_pattern,
             KeyPatternRecord {
-                name: "gaussian",
+                name: "gaussian".into(),
                 median: Some(700.0),
                 stddev: Some(200.0),
                 exponent: None
@@ -239,7 +245,7 @@ mod tests {
         );
         let o = options(&["--keys", "zipf:1.2", "-r", "10"]);
         assert_eq!(
-            (o.key_pattern.name, o.key_pattern.exponent),
+            (o.key_pattern.name.as_str(), o.key_pattern.exponent),
             ("zipf", Some(1.2))
         );
         let json = serde_json::to_value(&o.key_pattern).unwrap();

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 
 use crate::record::TestRecord;
 use crate::record::document::Range;
+use crate::verdict::Verdict;
 
 /// Writes the block for `t` (nothing when there are no server figures and no verdict).
 /// `precision`: decimal places of latency figures, as the rest of the report.
@@ -19,7 +20,7 @@ pub fn write_server_block(
     t: &TestRecord,
     precision: usize,
 ) -> io::Result<()> {
-    let known = t.verdict.kind != "unknown";
+    let known = t.verdict.kind != Verdict::Unknown;
     if t.server.is_empty() && !known {
         return Ok(());
     }
@@ -60,11 +61,14 @@ pub fn write_server_block(
         if n.fork_seen {
             notes.push("a fork (RDB save or AOF rewrite) ran".to_string());
         }
-        if n.rejected_connections > 0 {
-            notes.push(format!("{} connections rejected", n.rejected_connections));
+        if n.counters.rejected_connections > 0 {
+            notes.push(format!(
+                "{} connections rejected",
+                n.counters.rejected_connections
+            ));
         }
-        if n.evicted_keys > 0 {
-            notes.push(format!("{} keys evicted", n.evicted_keys));
+        if n.counters.evicted_keys > 0 {
+            notes.push(format!("{} keys evicted", n.counters.evicted_keys));
         }
         if n.watch_gaps > 0 {
             notes.push(format!(
@@ -80,7 +84,12 @@ pub fn write_server_block(
         }
     }
     if known {
-        let _ = writeln!(s, "  limited by: {} ({})", t.verdict.kind, t.verdict.reason);
+        let _ = writeln!(
+            s,
+            "  limited by: {} ({})",
+            t.verdict.kind.name(),
+            t.verdict.kind.advice()
+        );
     }
     out.write_all(s.as_bytes())
 }
@@ -88,11 +97,11 @@ pub fn write_server_block(
 /// The stderr line for a client-bound test, printed whatever the format (`-q` and `--csv`
 /// included): the figures then describe respbench, not the server.
 pub fn client_bound_warning(t: &TestRecord) -> Option<String> {
-    (t.verdict.kind == "client-bound").then(|| {
+    (t.verdict.kind == Verdict::ClientBound).then(|| {
         format!(
             "WARNING: {}: {} (busiest respbench thread {:.0}% of a core)",
             t.name,
-            t.verdict.reason,
+            t.verdict.kind.advice(),
             t.verdict.client_max_thread_cpu_pct.unwrap_or(0.0)
         )
     })
@@ -210,7 +219,7 @@ mod tests {
             ..TestExtras::default()
         };
         let t = test_record(&result(), vec![], &[watched()], extras);
-        assert_eq!(t.verdict.kind, "client-bound");
+        assert_eq!(t.verdict.kind, Verdict::ClientBound);
         let line = client_bound_warning(&t).unwrap();
         assert!(
             line.starts_with("WARNING: SET: a respbench thread"),

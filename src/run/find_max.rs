@@ -66,7 +66,7 @@ impl<W: Write> Session<'_, W> {
                 slo: fm.slo.text.clone(),
                 step_duration_s: fm.step.as_secs_f64(),
                 warmup_s: fm.warmup.as_secs_f64(),
-                end: "running",
+                end: "running".into(),
                 ..FindMaxRecord::default()
             },
         };
@@ -180,7 +180,7 @@ impl<W: Write> Session<'_, W> {
             slo_met: fm.slo.met(&figures),
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
-        progress.verdicts.push(test.verdict.verdict);
+        progress.verdicts.push(test.verdict.kind);
         progress.rows.push(row);
         progress.record.steps.push(FindMaxStep {
             offered_rps: rate,
@@ -265,12 +265,16 @@ impl<W: Write> Session<'_, W> {
             End::RateCap => "rate-cap",
             End::StepLimit => "step-limit",
             End::Stopped => "stopped",
-        };
-        rec.limit = limit.map(|l| match l {
-            Limit::Server => "server",
-            Limit::Client => "client",
-            Limit::Connections => "connections",
-            Limit::Unknown => "unknown",
+        }
+        .into();
+        rec.limit = limit.map(|l| {
+            match l {
+                Limit::Server => "server",
+                Limit::Client => "client",
+                Limit::Connections => "connections",
+                Limit::Unknown => "unknown",
+            }
+            .into()
         });
         self.rec.set_find_max(rec.clone());
         writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;

@@ -22,7 +22,7 @@ use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
-use crate::record::{Recorder, TestExtras};
+use crate::record::{RunRecord, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
 use crate::sentinel::SentinelRun;
 use crate::workload::mix::{Mix, MixCommand};
@@ -104,7 +104,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = Recorder::open(plan, &argv).map_err(Failure::Fatal)?;
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
     let result = match run_tests(plan, interrupted.clone(), &mut rec)
         .map_err(|f| f.redacted(&secrets(plan)))
@@ -123,7 +123,7 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
 fn run_tests(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -143,7 +143,7 @@ fn run_tests(
 fn run_with(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
@@ -276,7 +276,7 @@ struct Session<'a, W: Write> {
     console: Console,
     out: W,
     /// The `--json` record and the server watch, told about each test.
-    rec: &'a mut Recorder,
+    rec: &'a mut RunRecord,
     /// `--sentinel`: the switches seen, placed in the test under way.
     sentinel: Option<&'a mut SentinelRun>,
 }
@@ -396,7 +396,7 @@ impl<W: Write> Session<'_, W> {
         let mut ended = Ok(());
         for n in 1..=times {
             match self.run_once(title, template, Some(n)) {
-                Ok(r) => reps.add(&r),
+                Ok((r, verdict)) => reps.add(&r, verdict),
                 // A failed or interrupted repetition has printed its report; the run ends after
                 // the median of those that completed.
                 Err(e) => {
@@ -413,13 +413,14 @@ impl<W: Write> Session<'_, W> {
         ended
     }
 
-    /// One run of a test (`repetition`: which, under `--repeat`); its result when it completed.
+    /// One run of a test (`repetition`: which, under `--repeat`); its result and what limited
+    /// it when it completed.
     fn run_once(
         &mut self,
         title: &str,
         template: &Template,
         repetition: Option<u32>,
-    ) -> Result<TestResult, Failure> {
+    ) -> Result<(TestResult, crate::verdict::Verdict), Failure> {
         let run = match self.cluster.as_mut() {
             Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
             None => None,
@@ -451,6 +452,7 @@ impl<W: Write> Session<'_, W> {
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
+        let verdict = test.verdict.kind;
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
@@ -477,7 +479,7 @@ impl<W: Write> Session<'_, W> {
         if result.outcome == crate::metrics::Outcome::Interrupted {
             return Err(Failure::Interrupted);
         }
-        Ok(result)
+        Ok((result, verdict))
     }
 }
 

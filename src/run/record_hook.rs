@@ -6,7 +6,7 @@ use std::io::Write;
 
 use crate::engine::ConnSetup;
 use crate::plan::{Format, RunPlan};
-use crate::record::{Recorder, TestRecord};
+use crate::record::{RunRecord, TestRecord};
 use crate::report::{self, ReportContext};
 use crate::watch::WatchTarget;
 
@@ -63,7 +63,7 @@ pub(super) fn print_server_notes(
 /// keeps its own exit code.
 pub(super) fn finish(
     plan: &RunPlan,
-    mut rec: Recorder,
+    mut rec: RunRecord,
     result: Result<(), Failure>,
 ) -> Result<(), Failure> {
     let (outcome, error) = match &result {

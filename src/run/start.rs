@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, SystemTime};
 
 use crate::plan::RunPlan;
-use crate::record::Recorder;
+use crate::record::RunRecord;
 
 use super::Failure;
 
@@ -44,7 +44,7 @@ pub fn wait_until(start_at: SystemTime, interrupted: &AtomicBool) -> Result<Dura
 pub(super) fn begin(
     plan: &RunPlan,
     interrupted: &AtomicBool,
-    rec: &mut Recorder,
+    rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     let late = match plan.start_at {
         Some(at) => {

@@ -25,8 +25,10 @@ pub const MIN_SECONDS: f64 = 1.0;
 /// last slots and the final replies make the achieved rate read slightly under the target.
 pub const RATE_MET_PCT: f64 = 95.0;
 
-/// What limited a test's throughput.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What limited a test's throughput. Its serde names are the record's `verdict.kind` (the same
+/// as [`Verdict::name`]; a test checks they agree).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The server was saturated (its main thread near a full core, or executing the test's
     /// commands nearly all the time) while respbench's threads had headroom.
@@ -38,7 +40,10 @@ pub enum Verdict {
     Neither,
     /// `--rps` was reached: the user set the throughput, nothing else limited it.
     RateLimited,
-    /// Not enough figures to tell (no server figures and no client figures).
+    /// Not enough figures to tell (no server figures and no client figures); also what a
+    /// record without a verdict, or with a kind this build does not know, reads as.
+    #[default]
+    #[serde(other)]
     Unknown,
 }
 
@@ -97,6 +102,69 @@ pub struct VerdictInput<'a> {
     pub rate: Option<(f64, f64)>,
     /// How long the measured phase lasted (seconds); under [`MIN_SECONDS`] nothing is decided.
     pub seconds: f64,
+}
+
+/// One watched server's CPU figures over a test (percent of one core), as the record keeps them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerCpu {
+    /// The limiting CPU (main thread where reported) over the full one-second intervals only,
+    /// without the cut-short last one; `None` for a test shorter than a second.
+    pub steady_pct: Option<f64>,
+    /// The main thread over the whole test, where the server reports it.
+    pub main_thread_pct: Option<f64>,
+    /// The whole process over the whole test.
+    pub process_pct: Option<f64>,
+    /// The share of wall time spent executing the test's commands (see
+    /// [`VerdictInput::server_busy_pct`]).
+    pub busy_pct: Option<f64>,
+}
+
+impl ServerCpu {
+    /// The figure a server is judged by: its steady state where the test lasted a full second
+    /// (the winding-down last interval would understate a saturated server), else its main
+    /// thread over the whole test (see [`VerdictInput::server_cpu_pct`]), else the process.
+    pub fn judged_pct(&self) -> Option<f64> {
+        self.steady_pct
+            .or(self.main_thread_pct)
+            .or(self.process_pct)
+    }
+}
+
+/// A verdict and the figures it was drawn from, for the record and the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Judged {
+    pub verdict: Verdict,
+    /// The busiest server's [`ServerCpu::judged_pct`].
+    pub server_cpu_pct: Option<f64>,
+    /// The busiest server's `busy_pct`.
+    pub server_busy_pct: Option<f64>,
+    /// The busiest respbench thread.
+    pub client_max_thread_cpu_pct: Option<f64>,
+}
+
+/// Judges a test from every watched server's figures (cluster mode: the busiest node decides),
+/// each respbench thread's CPU, the `--rps` target and achieved rate, and the measured seconds.
+pub fn judge(
+    servers: &[ServerCpu],
+    client_threads_pct: Option<&[f64]>,
+    rate: Option<(f64, f64)>,
+    seconds: f64,
+) -> Judged {
+    let busiest = |f: fn(&ServerCpu) -> Option<f64>| servers.iter().filter_map(f).reduce(f64::max);
+    let input = VerdictInput {
+        server_cpu_pct: busiest(ServerCpu::judged_pct),
+        server_busy_pct: busiest(|s| s.busy_pct),
+        client_threads_pct,
+        rate,
+        seconds,
+    };
+    Judged {
+        verdict: decide(&input),
+        server_cpu_pct: input.server_cpu_pct,
+        server_busy_pct: input.server_busy_pct,
+        client_max_thread_cpu_pct: client_threads_pct
+            .and_then(|t| t.iter().copied().reduce(f64::max)),
+    }
 }
 
 /// Decides what limited a test, in this order (a test shorter than [`MIN_SECONDS`] is unknown):
@@ -220,6 +288,44 @@ mod tests {
     }
 
     #[test]
+    fn a_server_is_judged_by_its_steady_state_then_main_thread_then_process() {
+        let full = ServerCpu {
+            steady_pct: Some(95.0),
+            main_thread_pct: Some(70.0),
+            process_pct: Some(120.0),
+            busy_pct: Some(10.0),
+        };
+        assert_eq!(full.judged_pct(), Some(95.0));
+        let short = ServerCpu {
+            steady_pct: None,
+            ..full
+        };
+        assert_eq!(
+            short.judged_pct(),
+            Some(70.0),
+            "main thread, not the process"
+        );
+        let old = ServerCpu {
+            main_thread_pct: None,
+            ..short
+        };
+        assert_eq!(old.judged_pct(), Some(120.0));
+        // The busiest node decides; each figure is its own maximum.
+        let idle = ServerCpu {
+            steady_pct: Some(5.0),
+            busy_pct: Some(40.0),
+            ..ServerCpu::default()
+        };
+        let j = judge(&[idle, short], Some(&[10.0, 30.0]), None, 2.0);
+        assert_eq!(j.verdict, Verdict::Neither);
+        assert_eq!(j.server_cpu_pct, Some(70.0));
+        assert_eq!(j.server_busy_pct, Some(40.0));
+        assert_eq!(j.client_max_thread_cpu_pct, Some(30.0));
+        let j = judge(&[], None, None, 2.0);
+        assert_eq!(j, Judged::default(), "nothing known");
+    }
+
+    #[test]
     fn names_are_the_documented_ones() {
         let names: Vec<&str> = [
             Verdict::ServerBound,
@@ -240,5 +346,19 @@ mod tests {
                 "unknown"
             ]
         );
+        for v in [
+            Verdict::ServerBound,
+            Verdict::ClientBound,
+            Verdict::Neither,
+            Verdict::RateLimited,
+            Verdict::Unknown,
+        ] {
+            let json = serde_json::to_value(v).unwrap();
+            assert_eq!(json, v.name(), "the record's kind is the report's name");
+            assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);
+        }
+        // A newer record's kind still reads.
+        let later: Verdict = serde_json::from_str("\"memory-bound\"").unwrap();
+        assert_eq!(later, Verdict::Unknown);
     }
 }

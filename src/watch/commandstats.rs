@@ -36,7 +36,8 @@ pub fn parse(text: &str) -> Vec<CommandCounters> {
 }
 
 /// The server's time for one command over a test.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CommandTime {
     pub command: String,
     /// Calls during the test.

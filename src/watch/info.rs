@@ -41,7 +41,8 @@ impl<'a> Info<'a> {
 
 /// Who the server is and how it is configured, from `INFO server`, `memory`, `persistence` and
 /// `stats` at the start of a run (and `CONFIG GET io-threads`/`save` where allowed).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ServerIdentity {
     /// `valkey` (from `server_name`), else `redis` (Redis reports no `server_name`).
     pub name: String,
@@ -63,6 +64,10 @@ pub struct ServerIdentity {
     pub aof_enabled: Option<bool>,
     /// `CONFIG GET save` (the RDB snapshot rules; empty = none).
     pub rdb_save: Option<String>,
+    /// `mem_allocator` (`jemalloc-5.3.0`, `libc`): the allocator changes throughput and memory
+    /// figures, so `compare` names it when two servers differ in it. Absent from older records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_allocator: Option<String>,
 }
 
 impl ServerIdentity {
@@ -90,12 +95,76 @@ impl ServerIdentity {
             maxmemory_policy: info.get("maxmemory_policy").map(str::to_string),
             aof_enabled: info.flag("aof_enabled"),
             rdb_save: None,
+            mem_allocator: info.get("mem_allocator").map(str::to_string),
         }
     }
 }
 
 /// The `INFO` sections one sample needs (several sections in one call: Redis 7.0+, Valkey).
 pub const SAMPLE_SECTIONS: [&str; 5] = ["clients", "memory", "persistence", "stats", "cpu"];
+
+/// The server's event counters (`INFO stats`): cumulative since the server started in a
+/// [`ServerSample`], counted over a span in a [`ServerInterval`] (their difference, [`since`]) and
+/// over a test in the record (the spans' [`Sum`]). One type, so a counter added is read, differenced,
+/// summed and written in one place. Flattened into the record: its fields sit beside the others.
+///
+/// [`since`]: ServerCounters::since
+/// [`Sum`]: std::iter::Sum
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ServerCounters {
+    pub rejected_connections: u64,
+    pub evicted_keys: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+}
+
+impl ServerCounters {
+    /// The counters in `INFO` text (0 for one the server does not report).
+    pub fn from_info(info: &Info) -> Self {
+        let n = |k| info.u64(k).unwrap_or(0);
+        Self {
+            rejected_connections: n("rejected_connections"),
+            evicted_keys: n("evicted_keys"),
+            net_input_bytes: n("total_net_input_bytes"),
+            net_output_bytes: n("total_net_output_bytes"),
+        }
+    }
+
+    /// What was counted from `earlier` to `self`; a counter that went down (a server restart)
+    /// counts as 0.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            rejected_connections: self
+                .rejected_connections
+                .saturating_sub(earlier.rejected_connections),
+            evicted_keys: self.evicted_keys.saturating_sub(earlier.evicted_keys),
+            net_input_bytes: self.net_input_bytes.saturating_sub(earlier.net_input_bytes),
+            net_output_bytes: self
+                .net_output_bytes
+                .saturating_sub(earlier.net_output_bytes),
+        }
+    }
+}
+
+impl std::ops::Add for ServerCounters {
+    type Output = Self;
+
+    fn add(self, o: Self) -> Self {
+        Self {
+            rejected_connections: self.rejected_connections + o.rejected_connections,
+            evicted_keys: self.evicted_keys + o.evicted_keys,
+            net_input_bytes: self.net_input_bytes + o.net_input_bytes,
+            net_output_bytes: self.net_output_bytes + o.net_output_bytes,
+        }
+    }
+}
+
+impl std::iter::Sum for ServerCounters {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), |a, b| a + b)
+    }
+}
 
 /// The server's counters at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -114,10 +183,8 @@ pub struct ServerSample {
     pub used_memory: u64,
     pub used_memory_rss: u64,
     pub connected_clients: u64,
-    pub rejected_connections: u64,
-    pub evicted_keys: u64,
-    pub net_input_bytes: u64,
-    pub net_output_bytes: u64,
+    /// Since the server started.
+    pub counters: ServerCounters,
     /// `rdb_bgsave_in_progress` or `aof_rewrite_in_progress`: a fork child competes for CPU and
     /// memory and its copy-on-write shows in latency.
     pub fork_in_progress: bool,
@@ -143,10 +210,7 @@ impl ServerSample {
             used_memory: info.u64("used_memory").unwrap_or(0),
             used_memory_rss: info.u64("used_memory_rss").unwrap_or(0),
             connected_clients: info.u64("connected_clients").unwrap_or(0),
-            rejected_connections: info.u64("rejected_connections").unwrap_or(0),
-            evicted_keys: info.u64("evicted_keys").unwrap_or(0),
-            net_input_bytes: info.u64("total_net_input_bytes").unwrap_or(0),
-            net_output_bytes: info.u64("total_net_output_bytes").unwrap_or(0),
+            counters: ServerCounters::from_info(info),
             fork_in_progress: info.flag("rdb_bgsave_in_progress") == Some(true)
                 || info.flag("aof_rewrite_in_progress") == Some(true),
         })
@@ -154,7 +218,8 @@ impl ServerSample {
 }
 
 /// What the server did between two samples (usually one second apart).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ServerInterval {
     /// Start of the interval, seconds from the test's start.
     pub t: f64,
@@ -169,10 +234,8 @@ pub struct ServerInterval {
     pub used_memory_rss: u64,
     pub connected_clients: u64,
     /// Counted during the interval.
-    pub rejected_connections: u64,
-    pub evicted_keys: u64,
-    pub net_input_bytes: u64,
-    pub net_output_bytes: u64,
+    #[serde(flatten)]
+    pub counters: ServerCounters,
     /// A fork (RDB save or AOF rewrite) was running at either end.
     pub fork_in_progress: bool,
 }
@@ -203,12 +266,7 @@ impl ServerInterval {
             used_memory: b.used_memory,
             used_memory_rss: b.used_memory_rss,
             connected_clients: b.connected_clients,
-            rejected_connections: b
-                .rejected_connections
-                .saturating_sub(a.rejected_connections),
-            evicted_keys: b.evicted_keys.saturating_sub(a.evicted_keys),
-            net_input_bytes: b.net_input_bytes.saturating_sub(a.net_input_bytes),
-            net_output_bytes: b.net_output_bytes.saturating_sub(a.net_output_bytes),
+            counters: b.counters.since(&a.counters),
             fork_in_progress: a.fork_in_progress || b.fork_in_progress,
         }
     }
@@ -252,10 +310,7 @@ impl ServerInterval {
             used_memory: last.used_memory,
             used_memory_rss: last.used_memory_rss,
             connected_clients: last.connected_clients,
-            rejected_connections: spans.iter().map(|i| i.rejected_connections).sum(),
-            evicted_keys: spans.iter().map(|i| i.evicted_keys).sum(),
-            net_input_bytes: spans.iter().map(|i| i.net_input_bytes).sum(),
-            net_output_bytes: spans.iter().map(|i| i.net_output_bytes).sum(),
+            counters: spans.iter().map(|i| i.counters).sum(),
             fork_in_progress: spans.iter().any(|i| i.fork_in_progress),
         })
     }
@@ -275,7 +330,7 @@ mod tests {
     const REDIS: &str = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n\
         os:Linux 6.1.0 x86_64\r\narch_bits:64\r\nio_threads_active:0\r\n\r\n# Memory\r\n\
         used_memory:941024\r\nused_memory_rss:12238848\r\nmaxmemory:0\r\n\
-        maxmemory_policy:noeviction\r\n# Persistence\r\nrdb_bgsave_in_progress:0\r\n\
+        maxmemory_policy:noeviction\r\nmem_allocator:jemalloc-5.2.1\r\n# Persistence\r\nrdb_bgsave_in_progress:0\r\n\
         aof_enabled:0\r\naof_rewrite_in_progress:1\r\n# Stats\r\ntotal_net_input_bytes:57\r\n\
         total_net_output_bytes:581\r\nrejected_connections:2\r\nevicted_keys:0\r\n\
         # Clients\r\nconnected_clients:3\r\n# CPU\r\nused_cpu_sys:0.011031\r\n\
@@ -299,6 +354,7 @@ mod tests {
         assert_eq!(r.maxmemory, Some(0));
         assert_eq!(r.maxmemory_policy.as_deref(), Some("noeviction"));
         assert_eq!(r.aof_enabled, Some(false));
+        assert_eq!(r.mem_allocator.as_deref(), Some("jemalloc-5.2.1"));
 
         let v = ServerIdentity::from_info(&Info::new(VALKEY));
         assert_eq!(v.name, "valkey");
@@ -308,6 +364,7 @@ mod tests {
         assert_eq!(v.maxmemory, Some(1_048_576));
         assert_eq!(v.maxmemory_policy.as_deref(), Some("allkeys-lru"));
         assert_eq!(v.aof_enabled, Some(true));
+        assert_eq!(v.mem_allocator, None, "not in that INFO");
     }
 
     #[test]
@@ -329,9 +386,9 @@ mod tests {
         assert_eq!(s.used_memory, 941_024);
         assert_eq!(s.used_memory_rss, 12_238_848);
         assert_eq!(s.connected_clients, 3);
-        assert_eq!(s.rejected_connections, 2);
-        assert_eq!(s.net_input_bytes, 57);
-        assert_eq!(s.net_output_bytes, 581);
+        assert_eq!(s.counters.rejected_connections, 2);
+        assert_eq!(s.counters.net_input_bytes, 57);
+        assert_eq!(s.counters.net_output_bytes, 581);
         assert!(s.fork_in_progress, "aof_rewrite_in_progress:1");
         assert_eq!(
             ServerSample::from_info(&Info::new(VALKEY), Duration::ZERO),
@@ -347,8 +404,11 @@ mod tests {
             cpu_user: 1.0,
             cpu_sys: 0.5,
             cpu_main: Some(1.2),
-            rejected_connections: 4,
-            net_input_bytes: 100,
+            counters: ServerCounters {
+                rejected_connections: 4,
+                net_input_bytes: 100,
+                ..ServerCounters::default()
+            },
             ..ServerSample::default()
         };
         let b = ServerSample {
@@ -357,8 +417,11 @@ mod tests {
             cpu_sys: 0.8,
             cpu_main: Some(2.4),
             used_memory: 77,
-            rejected_connections: 5,
-            net_input_bytes: 350,
+            counters: ServerCounters {
+                rejected_connections: 5,
+                net_input_bytes: 350,
+                ..ServerCounters::default()
+            },
             ..ServerSample::default()
         };
         let i = ServerInterval::between(&a, &b);
@@ -368,11 +431,11 @@ mod tests {
         assert!((i.main_thread_cpu_pct.unwrap() - 60.0).abs() < 1e-9);
         assert!((i.limiting_cpu_pct() - 60.0).abs() < 1e-9);
         assert_eq!(i.used_memory, 77);
-        assert_eq!(i.rejected_connections, 1);
-        assert_eq!(i.net_input_bytes, 250);
+        assert_eq!(i.counters.rejected_connections, 1);
+        assert_eq!(i.counters.net_input_bytes, 250);
         // A restarted server's counters go down: no negative figures.
         let back = ServerInterval::between(&b, &ServerSample { at: b.at * 2, ..a });
-        assert_eq!(back.rejected_connections, 0);
+        assert_eq!(back.counters.rejected_connections, 0);
         assert_eq!(back.cpu_pct, 0.0);
         assert_eq!(ServerInterval::series(&[a, b, b]).len(), 2);
     }
@@ -383,7 +446,10 @@ mod tests {
             at: Duration::from_secs(secs),
             segment,
             cpu_user: cpu,
-            rejected_connections: rejected,
+            counters: ServerCounters {
+                rejected_connections: rejected,
+                ..ServerCounters::default()
+            },
             ..ServerSample::default()
         };
         // Seconds 0-2 on the first connection; the server restarts (counters from 0) and the
@@ -406,12 +472,33 @@ mod tests {
         );
         // (1.0 + 0.5) CPU seconds over 3 s.
         assert!((whole.cpu_pct - 50.0).abs() < 1e-9, "{}", whole.cpu_pct);
-        assert_eq!(whole.rejected_connections, 3 + 1);
+        assert_eq!(whole.counters.rejected_connections, 3 + 1);
         assert_eq!(whole.main_thread_cpu_pct, None);
         assert_eq!(
             ServerInterval::whole(&s[2..4]),
             None,
             "no span of two samples"
+        );
+    }
+
+    #[test]
+    fn counters_difference_and_sum() {
+        let c = |r, e, i, o| ServerCounters {
+            rejected_connections: r,
+            evicted_keys: e,
+            net_input_bytes: i,
+            net_output_bytes: o,
+        };
+        assert_eq!(c(5, 9, 100, 40).since(&c(2, 9, 60, 50)), c(3, 0, 40, 0));
+        let total: ServerCounters = [c(1, 2, 3, 4), c(10, 20, 30, 40)].into_iter().sum();
+        assert_eq!(total, c(11, 22, 33, 44));
+        // Flattened into the record: the fields beside the interval's others, in order.
+        let json = serde_json::to_string(&ServerInterval::default()).unwrap();
+        assert!(
+            json.contains(
+                r#""connected_clients":0,"rejected_connections":0,"evicted_keys":0,"net_input_bytes":0,"net_output_bytes":0,"fork_in_progress":false"#
+            ),
+            "{json}"
         );
     }
 }

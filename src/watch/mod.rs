@@ -16,7 +16,7 @@ use std::time::Instant;
 use crate::engine::control::{ControlConn, error_text};
 
 pub use commandstats::CommandTime;
-pub use info::{Info, ServerIdentity, ServerInterval, ServerSample};
+pub use info::{Info, ServerCounters, ServerIdentity, ServerInterval, ServerSample};
 pub use sampler::{Sampler, WatchTarget, Watched};
 
 /// Why `INFO` gave nothing.

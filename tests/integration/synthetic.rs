@@ -90,10 +90,7 @@ fn server_figures(rng: &mut Lcg) -> ServerTestRecord {
         used_memory: None,
         used_memory_rss: None,
         connected_clients_peak: Some(50),
-        rejected_connections: 0,
-        evicted_keys: 0,
-        net_input_bytes: 0,
-        net_output_bytes: 0,
+        counters: Default::default(),
         fork_seen: false,
         partial: false,
         watch_gaps: 0,
@@ -113,10 +110,10 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         }
     }
     Document {
-        schema: SCHEMA,
+        schema: SCHEMA.into(),
         tool: Tool {
-            name: "respbench",
-            version: "0.1.0",
+            name: "respbench".into(),
+            version: "0.1.0".into(),
         },
         command_line: vec!["respbench".into(), "--json".into(), "run.json".into()],
         started_at: "2026-11-23T10:00:00Z".into(),
@@ -124,15 +121,16 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         find_max: None,
         sentinel: None,
         counters: Vec::new(),
+        shards: Vec::new(),
         ended_at: "2026-11-23T10:01:00Z".into(),
-        outcome: "completed",
+        outcome: "completed".into(),
         error: None,
         client: ClientHost {
             hostname: "test".into(),
             cores: 2,
         },
         target: TargetRecord {
-            transport: "tcp",
+            transport: "tcp".into(),
             host: Some("127.0.0.1".into()),
             port: Some(6379),
             socket: None,

@@ -93,6 +93,30 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
             && html.contains("data-series=\"run&lt;1&gt; p99\"")
     );
     assert!(html.contains(charts::PALETTE[1]));
+    // One run each: every change is inconclusive, so grey, never coloured as a finding.
+    assert!(
+        html.contains("<td class=\"noise\">+0.10% better? (can"),
+        "{html}"
+    );
+    assert!(!html.contains("class=\"better\"") && !html.contains("class=\"worse\""));
+}
+
+#[test]
+fn only_findings_are_coloured() {
+    let side = |label: &str, rps: &[f64]| {
+        let runs = rps.iter().map(|&r| record(r, 0)).collect();
+        input_of(label.into(), vec![format!("{label}.json")], runs).unwrap()
+    };
+    let inputs = [
+        side("a", &[1000.0, 1010.0, 990.0]),
+        side("b", &[1100.0, 1110.0, 1090.0]),
+    ];
+    let cmp = Comparison::new(&inputs, &[Metric::Rps]);
+    let html = page(&inputs, &cmp);
+    assert!(
+        html.contains("<td class=\"better\">+10.00% better ["),
+        "{html}"
+    );
 }
 
 #[test]

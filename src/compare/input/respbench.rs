@@ -1,15 +1,13 @@
-//! respbench's own record (`respbench/1`, see `src/record/document.rs`), read back.
-//!
-//! A reading model rather than the writer's types: it names only the fields compare and the
-//! report use and ignores the rest, so a record from a newer respbench/1 with added fields still
-//! reads. Headline latencies are the corrected ones, the figures respbench's report and `--csv`
-//! print. Repetitions (`--repeat`) are test entries with the same name, optionally carrying a
+//! respbench's own record (`respbench/1`), read back through the record's own types
+//! (`record::document`), so this reader cannot drift from the writer; those types ignore unknown
+//! fields and default missing ones, so older and newer respbench/1 records read. Headline
+//! latencies are the corrected ones, the figures respbench's report and `--csv` print.
+//! Repetitions (`--repeat`) are test entries with the same name, optionally carrying a
 //! `repetition` index; they are kept in file order.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use serde_json::Value;
+
+use crate::record::document::{Document, LatencySummary, SCHEMA, TestRecord};
 
 use super::spectrum;
 use super::{
@@ -17,145 +15,8 @@ use super::{
     ServerSeries,
 };
 
-/// The schema this respbench reads.
-const SCHEMA: &str = "respbench/1";
-
-#[derive(Deserialize)]
-struct Doc {
-    /// `completed`, `interrupted` or `failed` (with `error`); absent in records built outside
-    /// a run.
-    #[serde(default)]
-    outcome: Option<String>,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    servers: Vec<Server>,
-    tests: Vec<TestRec>,
-    #[serde(default)]
-    find_max: Option<FindMax>,
-}
-
-#[derive(Deserialize)]
-struct FindMax {
-    slo: String,
-    answer_rps: Option<f64>,
-    steps: Vec<FindMaxStep>,
-}
-
-#[derive(Deserialize)]
-struct FindMaxStep {
-    achieved_rps: f64,
-    p50_us: f64,
-    p99_us: f64,
-    met: bool,
-}
-
-#[derive(Deserialize)]
-struct Server {
-    identity: Option<Identity>,
-}
-
-#[derive(Deserialize)]
-struct Identity {
-    name: String,
-    version: String,
-}
-
-#[derive(Deserialize)]
-struct TestRec {
-    name: String,
-    /// The measured time; the timeline's last second covers what is left of it.
-    #[serde(default)]
-    duration_s: Option<f64>,
-    /// `completed`, `interrupted` or `aborted`.
-    #[serde(default)]
-    outcome: Option<String>,
-    throughput_rps: f64,
-    latency_us: LatencyPair,
-    #[serde(default)]
-    requests: Option<Requests>,
-    #[serde(default)]
-    histograms: Option<Histograms>,
-    #[serde(default)]
-    timeline: Vec<Row>,
-    #[serde(default)]
-    server: Vec<ServerTest>,
-    #[serde(default)]
-    mix: Vec<MixRec>,
-}
-
-/// One command of a mix (`tests[].mix[]`).
-#[derive(Deserialize)]
-struct MixRec {
-    name: String,
-    completed: u64,
-    failed: u64,
-    throughput_rps: f64,
-    latency_us: Summary,
-}
-
-#[derive(Deserialize)]
-struct LatencyPair {
-    corrected: Summary,
-}
-
-#[derive(Deserialize)]
-struct Summary {
-    count: u64,
-    avg: f64,
-    min: f64,
-    p50: f64,
-    p95: f64,
-    p99: f64,
-    /// Older records' mixes may lack it; the HTML table shows `-` then.
-    #[serde(default)]
-    p99_9: Option<f64>,
-    max: f64,
-}
-
-#[derive(Deserialize)]
-struct Requests {
-    #[serde(default)]
-    failed: u64,
-    #[serde(default)]
-    redirects: Option<BTreeMap<String, u64>>,
-}
-
-#[derive(Deserialize)]
-struct Histograms {
-    corrected: String,
-    uncorrected: String,
-}
-
-#[derive(Deserialize)]
-struct Row {
-    second: f64,
-    completed: u64,
-    failed: u64,
-    p50_us: f64,
-    p99_us: f64,
-    max_us: f64,
-}
-
-#[derive(Deserialize)]
-struct ServerTest {
-    address: String,
-    #[serde(default)]
-    seconds: Vec<Interval>,
-}
-
-#[derive(Deserialize)]
-struct Interval {
-    t: f64,
-    cpu_pct: f64,
-    main_thread_cpu_pct: Option<f64>,
-    used_memory: u64,
-    used_memory_rss: u64,
-}
-
-/// Reads a document whose `schema` is `schema`, redacted again (a record written before a
-/// spelling was redacted must not show its password in a comparison either).
-pub fn read(mut value: Value, schema: &str) -> Result<FileRun, String> {
+/// Reads a document whose `schema` is `schema`.
+pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     if schema != SCHEMA {
         return Err(if schema.starts_with("respbench/") {
             format!("a {schema} record; this respbench reads {SCHEMA}")
@@ -163,9 +24,9 @@ pub fn read(mut value: Value, schema: &str) -> Result<FileRun, String> {
             format!("unknown schema \"{schema}\"; expected \"{SCHEMA}\"")
         });
     }
-    crate::redact::record(&mut value);
-    let doc: Doc =
-        serde_json::from_value(value).map_err(|e| format!("not a valid {SCHEMA} record: {e}"))?;
+    let facts = super::facts::of_record(&value);
+    let verdicts = super::facts::verdicts(&value);
+    let doc = Document::read(value)?;
     let problems = problems(&doc);
     let server = doc
         .servers
@@ -175,7 +36,17 @@ pub fn read(mut value: Value, schema: &str) -> Result<FileRun, String> {
     let tests = doc
         .tests
         .into_iter()
-        .map(|t| (t.name.clone(), sample(t)))
+        .zip(verdicts.into_iter().chain(std::iter::repeat(None)))
+        .map(|(t, limited_by)| {
+            let name = t.name.clone();
+            (
+                name,
+                Sample {
+                    limited_by,
+                    ..sample(t)
+                },
+            )
+        })
         .collect();
     let find_max = doc.find_max.map(|f| Curve {
         slo: f.slo,
@@ -194,6 +65,7 @@ pub fn read(mut value: Value, schema: &str) -> Result<FileRun, String> {
     Ok(FileRun {
         format: Format::Respbench,
         server,
+        facts,
         tests,
         find_max,
         problems,
@@ -202,15 +74,17 @@ pub fn read(mut value: Value, schema: &str) -> Result<FileRun, String> {
 
 /// What makes the record less than a whole run: the run's outcome (failed, interrupted) and
 /// each test that did not complete (its figures are partial).
-fn problems(doc: &Doc) -> Vec<String> {
+fn problems(doc: &Document) -> Vec<String> {
     let mut out = Vec::new();
-    match (doc.outcome.as_deref(), &doc.error) {
-        (None | Some("completed"), _) => {}
-        (Some(o), Some(e)) => out.push(format!("the run {o}: {e}")),
-        (Some(o), None) => out.push(format!("the run was {o}")),
+    // An empty outcome: a record built outside a run, which has none.
+    match (doc.outcome.as_str(), &doc.error) {
+        ("" | "completed", _) => {}
+        (o, Some(e)) => out.push(format!("the run {o}: {e}")),
+        (o, None) => out.push(format!("the run was {o}")),
     }
     for t in &doc.tests {
-        if let Some(o) = t.outcome.as_deref().filter(|o| *o != "completed") {
+        let o = t.outcome.as_str();
+        if !o.is_empty() && o != "completed" {
             out.push(format!("test {} was {o} (partial figures)", t.name));
         }
     }
@@ -221,7 +95,7 @@ fn problems(doc: &Doc) -> Vec<String> {
 }
 
 /// The headline figures of `l` (none when it counted nothing: the record writes 0s).
-fn figures(rps: f64, l: &Summary) -> Sample {
+fn figures(rps: f64, l: &LatencySummary) -> Sample {
     let fig = |v: f64| (l.count > 0).then_some(v);
     Sample {
         rps,
@@ -233,24 +107,25 @@ fn figures(rps: f64, l: &Summary) -> Sample {
         max: fig(l.max),
         detail: None,
         mix: Vec::new(),
+        limited_by: None,
     }
 }
 
-fn sample(t: TestRec) -> Sample {
-    let hist = |text: Option<&String>| {
-        text.and_then(|s| spectrum::decode(s))
+fn sample(t: TestRecord) -> Sample {
+    let hist = |text: &str| {
+        spectrum::decode(text)
             .map(|h| spectrum::points(&h, 0.001))
             .unwrap_or_default()
     };
+    // 0: a record without the test's duration (built outside a run); its seconds are whole.
+    let duration = (t.duration_s > 0.0).then_some(t.duration_s);
     let detail = Detail {
         timeline: t
             .timeline
             .iter()
             .map(|r| SecondRow {
-                second: r.second,
-                span: t
-                    .duration_s
-                    .map_or(1.0, |d| (d - r.second).clamp(0.01, 1.0)),
+                second: r.second as f64,
+                span: duration.map_or(1.0, |d| (d - r.second as f64).clamp(0.01, 1.0)),
                 completed: r.completed,
                 failed: r.failed,
                 p50: r.p50_us,
@@ -258,12 +133,12 @@ fn sample(t: TestRec) -> Sample {
                 max: r.max_us,
             })
             .collect(),
-        spectrum_corrected: hist(t.histograms.as_ref().map(|h| &h.corrected)),
-        spectrum_uncorrected: hist(t.histograms.as_ref().map(|h| &h.uncorrected)),
-        errors: t.requests.as_ref().map_or(0, |r| r.failed),
+        spectrum_corrected: hist(&t.histograms.corrected),
+        spectrum_uncorrected: hist(&t.histograms.uncorrected),
+        errors: t.requests.failed,
         redirects: t
             .requests
-            .and_then(|r| r.redirects)
+            .redirects
             .unwrap_or_default()
             .into_iter()
             .collect(),
@@ -294,7 +169,7 @@ fn sample(t: TestRec) -> Sample {
             completed: m.completed,
             failed: m.failed,
             figures: figures(m.throughput_rps, &m.latency_us),
-            p99_9: m.latency_us.p99_9.filter(|_| m.latency_us.count > 0),
+            p99_9: (m.latency_us.count > 0).then_some(m.latency_us.p99_9),
         })
         .collect();
     Sample {
@@ -376,5 +251,50 @@ mod tests {
         assert!(e.starts_with("unknown schema \"x\""), "{e}");
         let e = read(serde_json::json!({"schema": SCHEMA}), SCHEMA).unwrap_err();
         assert!(e.contains("missing field `tests`"), "{e}");
+    }
+
+    /// Records written by an earlier build (`tests/fixtures/records/`) read as compare sees
+    /// them: every test, its rate and timeline, the outage's failures, the merged totals.
+    #[test]
+    fn fixture_records_read_with_their_figures() {
+        let load = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/records")
+                .join(name);
+            super::super::parse(&std::fs::read_to_string(path).unwrap())
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let plain = load("plain.json");
+        assert_eq!(plain.server.as_deref(), Some("redis 7.0.15"));
+        let names: Vec<&str> = plain.tests.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
+        assert!(plain.problems.is_empty());
+        let rows: u64 = plain.tests[0]
+            .1
+            .detail
+            .as_ref()
+            .unwrap()
+            .timeline
+            .iter()
+            .map(|r| r.completed)
+            .sum();
+        assert_eq!(rows, 2000);
+        assert_eq!(load("repeat.json").tests.len(), 6);
+        let cluster = load("cluster.json");
+        assert_eq!(
+            cluster.tests[0].1.detail.as_ref().unwrap().redirects.len(),
+            4
+        );
+        let fm = load("find-max.json").find_max.unwrap();
+        assert_eq!((fm.slo.as_str(), fm.points.len()), ("p99<50ms", 16));
+        assert_eq!(fm.answer_rps, Some(45312.0));
+        let outage = load("outage.json");
+        assert_eq!(outage.tests[0].1.detail.as_ref().unwrap().errors, 5);
+        let merged = load("merged.json");
+        let rps: f64 = ["shard-0.json", "shard-1.json"]
+            .iter()
+            .map(|f| load(f).tests[0].1.rps)
+            .sum();
+        assert_eq!(merged.tests[0].1.rps, rps, "a merge sums the shards' rates");
     }
 }

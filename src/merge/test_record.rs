@@ -1,0 +1,282 @@
+//! One test across shards: counts summed, histograms added (summaries recomputed from the sum),
+//! cluster nodes matched by address, timelines aligned by wall-clock second. (Production code:
+//! "test" is a benchmark test, `record::TestRecord`.)
+//!
+//! Per-second rows hold summaries, not histograms, so a merged second's `p50_us`/`p99_us`/`max_us`
+//! are the **largest over the shards** for that second (an upper bound; the whole test's figures
+//! are exact). The per-second failure counters add up; slots and outages: see `failures`. Server
+//! figures describe the server, which all shards watched at once: the merge keeps the first
+//! shard's (lowest index), rather than adding the same CPU N times.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use crate::metrics::LatencyHistogram;
+use crate::plan::start_at::parse_time;
+use crate::record::document::{
+    ENCODING, Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Requests,
+    TestRecord, VerdictRecord,
+};
+use crate::record::hdr;
+use crate::record::timeline::TimelineRow;
+use crate::verdict::Verdict;
+
+use super::check::Input;
+use super::failures;
+use super::hist::add_encoded;
+
+/// The cluster redirect kinds a merged test counts (all four, once any shard counted some).
+const REDIRECTS: [&str; 4] = ["MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"];
+
+/// Test `t` of every input (already checked to be the same test) as one test.
+pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
+    let tests: Vec<&TestRecord> = inputs.iter().map(|i| &i.doc.tests[t]).collect();
+    let first = tests[0];
+    let mut corrected = LatencyHistogram::new();
+    let mut uncorrected = LatencyHistogram::new();
+    for (i, test) in inputs.iter().zip(&tests) {
+        let what = |k: &str| format!("{}: tests[{t}].histograms.{k}", i.name);
+        let h = &test.histograms;
+        if h.encoding != ENCODING {
+            return Err(format!(
+                "{}: encoding {:?} is not {ENCODING}",
+                what("encoding"),
+                h.encoding
+            ));
+        }
+        add_encoded(&mut corrected, &h.corrected, &what("corrected"))?;
+        add_encoded(&mut uncorrected, &h.uncorrected, &what("uncorrected"))?;
+    }
+    let starts: Vec<Option<SystemTime>> = tests
+        .iter()
+        .map(|t| t.started_at.as_deref().and_then(parse_time))
+        .collect();
+    let mut nodes = nodes(inputs, &tests, t)?;
+    failures::node_outages(&mut nodes, &tests, &starts);
+    let threads: Vec<f64> = tests
+        .iter()
+        .filter_map(|t| t.client_threads_cpu_pct.as_deref())
+        .flatten()
+        .copied()
+        .collect();
+    Ok(TestRecord {
+        started_at: tests
+            .iter()
+            .filter_map(|t| t.started_at.as_deref())
+            .min_by_key(|s| parse_time(s))
+            .map(str::to_string)
+            .or_else(|| first.started_at.clone()),
+        outcome: worst(
+            tests.iter().map(|t| t.outcome.as_str()),
+            &["completed", "interrupted", "aborted"],
+        ),
+        requests: requests(&tests),
+        pushes: Pushes {
+            invalidations: tests.iter().map(|t| t.pushes.invalidations).sum(),
+            messages: tests.iter().map(|t| t.pushes.messages).sum(),
+            other: tests.iter().map(|t| t.pushes.other).sum(),
+        },
+        duration_s: tests.iter().map(|t| t.duration_s).fold(f64::MIN, f64::max),
+        throughput_rps: tests.iter().map(|t| t.throughput_rps).sum(),
+        target_rps: sum_or_none(tests.iter().map(|t| t.target_rps)),
+        latency_us: LatencyPair {
+            corrected: LatencySummary::of(&corrected),
+            uncorrected: LatencySummary::of(&uncorrected),
+        },
+        histograms: Histograms::of(&corrected, &uncorrected),
+        nodes,
+        mix: if first.mix.is_empty() {
+            Vec::new()
+        } else {
+            mix(inputs, &tests, t)?
+        },
+        timeline: timeline(&tests, &starts),
+        outages: failures::outages(&tests, &starts),
+        client_threads_cpu_pct: (!threads.is_empty()).then_some(threads),
+        verdict: verdict(&tests),
+        ..first.clone()
+    })
+}
+
+/// The worst of the values given, by `order` (later is worse; an empty value, from a record
+/// without the field, is left out; `order[0]` when none is left).
+pub fn worst<'a>(values: impl Iterator<Item = &'a str>, order: &[&str]) -> String {
+    values
+        .filter(|s| !s.is_empty())
+        .max_by_key(|s| order.iter().position(|o| o == s).unwrap_or(0))
+        .unwrap_or(order[0])
+        .to_string()
+}
+
+/// The sum, or `None` when every value is `None`.
+pub fn sum_or_none(vs: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+    vs.flatten().reduce(|a, b| a + b)
+}
+
+/// Counts summed; error kinds summed by name; redirects summed where recorded.
+fn requests(tests: &[&TestRecord]) -> Requests {
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for t in tests {
+        for (k, v) in &t.requests.errors {
+            *errors.entry(k.clone()).or_default() += v;
+        }
+    }
+    let redirects = tests
+        .iter()
+        .any(|t| t.requests.redirects.is_some())
+        .then(|| {
+            REDIRECTS
+                .iter()
+                .map(|k| {
+                    let n = tests
+                        .iter()
+                        .filter_map(|t| t.requests.redirects.as_ref()?.get(*k))
+                        .sum();
+                    ((*k).to_string(), n)
+                })
+                .collect()
+        });
+    let sum = |f: fn(&Requests) -> u64| tests.iter().map(|t| f(&t.requests)).sum();
+    Requests {
+        // Only when every shard counted them.
+        issued: tests.iter().map(|t| t.requests.issued).sum::<Option<u64>>(),
+        completed: sum(|r| r.completed),
+        failed: sum(|r| r.failed),
+        errors,
+        redirects,
+        unanswered: sum(|r| r.unanswered),
+        reconnect_attempts: sum(|r| r.reconnect_attempts),
+        reconnects: sum(|r| r.reconnects),
+    }
+}
+
+/// Cluster nodes by address: completed summed, histograms added, summaries recomputed (`lost`
+/// and `outage`: [`failures::node_outages`]).
+fn nodes(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<NodeRecord>, String> {
+    let mut by_addr: Vec<(NodeRecord, LatencyHistogram)> = Vec::new();
+    for (i, test) in inputs.iter().zip(tests) {
+        for (n, node) in test.nodes.iter().enumerate() {
+            let pos = match by_addr.iter().position(|(a, _)| a.address == node.address) {
+                Some(p) => p,
+                None => {
+                    let first = NodeRecord {
+                        address: node.address.clone(),
+                        role: node.role.clone(),
+                        ..NodeRecord::default()
+                    };
+                    by_addr.push((first, LatencyHistogram::new()));
+                    by_addr.len() - 1
+                }
+            };
+            let (into, h) = &mut by_addr[pos];
+            into.completed += node.completed;
+            let what = format!("{}: tests[{t}].nodes[{n}].histogram", i.name);
+            add_encoded(h, &node.histogram, &what)?;
+        }
+    }
+    Ok(by_addr
+        .into_iter()
+        .map(|(node, h)| NodeRecord {
+            latency_us: LatencySummary::of(&h),
+            histogram: hdr::encode(&h),
+            ..node
+        })
+        .collect())
+}
+
+/// A command mix's commands by name: counts and rates summed, histograms added, summaries
+/// recomputed (the shards ran the same mix, so the names and their order agree).
+fn mix(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<MixRecord>, String> {
+    let mut by_name: Vec<(MixRecord, LatencyHistogram)> = Vec::new();
+    for (i, test) in inputs.iter().zip(tests) {
+        for (n, m) in test.mix.iter().enumerate() {
+            let pos = match by_name.iter().position(|(e, _)| e.name == m.name) {
+                Some(p) => p,
+                None => {
+                    let first = MixRecord {
+                        name: m.name.clone(),
+                        ..MixRecord::default()
+                    };
+                    by_name.push((first, LatencyHistogram::new()));
+                    by_name.len() - 1
+                }
+            };
+            let (e, h) = &mut by_name[pos];
+            e.completed += m.completed;
+            e.failed += m.failed;
+            e.throughput_rps += m.throughput_rps;
+            let what = format!("{}: tests[{t}].mix[{n}].histogram", i.name);
+            add_encoded(h, &m.histogram, &what)?;
+        }
+    }
+    Ok(by_name
+        .into_iter()
+        .map(|(m, h)| MixRecord {
+            latency_us: LatencySummary::of(&h),
+            histogram: hdr::encode(&h),
+            ..m
+        })
+        .collect())
+}
+
+/// Rows aligned by wall-clock second: a shard whose test began `d` seconds after the earliest
+/// shard's has its row `s` added to merged row `s + round(d)`.
+fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<TimelineRow> {
+    let base = starts.iter().flatten().min().copied();
+    // Each merged row, and whether a quiet shard spoiled its slots (`failures::add_slots`).
+    let mut rows: BTreeMap<usize, (TimelineRow, bool)> = BTreeMap::new();
+    for (test, start) in tests.iter().zip(starts) {
+        let shift = match (base, start) {
+            (Some(b), Some(s)) => s
+                .duration_since(b)
+                .map_or(0, |d| d.as_secs_f64().round() as usize),
+            _ => 0,
+        };
+        for row in &test.timeline {
+            let second = row.second + shift;
+            let (m, unplaced) = rows.entry(second).or_insert_with(|| {
+                let m = TimelineRow {
+                    second,
+                    // The first shard's server figures (see the module comment).
+                    server: row.server.clone(),
+                    ..TimelineRow::default()
+                };
+                (m, false)
+            });
+            m.completed += row.completed;
+            m.failed += row.failed;
+            m.reconnect_attempts += row.reconnect_attempts;
+            m.reconnects += row.reconnects;
+            for (k, n) in &row.lost {
+                *m.lost.entry(k.clone()).or_default() += n;
+            }
+            failures::add_slots(m, unplaced, row);
+            m.p50_us = m.p50_us.max(row.p50_us);
+            m.p99_us = m.p99_us.max(row.p99_us);
+            m.max_us = m.max_us.max(row.max_us);
+        }
+    }
+    rows.into_values()
+        .map(|(mut m, unplaced)| {
+            if unplaced {
+                m.slots = None;
+            }
+            m
+        })
+        .collect()
+}
+
+/// The shards' verdict when they agree; `unknown` when they do not, with the busiest figures.
+fn verdict(tests: &[&TestRecord]) -> VerdictRecord {
+    let mut v = tests[0].verdict.clone();
+    if tests.iter().any(|t| t.verdict.kind != v.kind) {
+        v.kind = Verdict::Unknown;
+        v.reason = "the shards' verdicts differ: see each shard's record".into();
+    }
+    let max = |f: fn(&VerdictRecord) -> Option<f64>| {
+        tests.iter().filter_map(|t| f(&t.verdict)).reduce(f64::max)
+    };
+    v.server_cpu_pct = max(|v| v.server_cpu_pct);
+    v.client_max_thread_cpu_pct = max(|v| v.client_max_thread_cpu_pct);
+    v
+}
