@@ -260,6 +260,13 @@ pub(super) fn apply(
     if w.arrival.is_some() && load.rps.is_none() {
         warnings.push("WARNING: --arrival has no effect without --rps".to_string());
     }
+    if w.key_prefix.is_some() && !args.command.is_empty() {
+        warnings.push(
+            "WARNING: --key-prefix has no effect on a command given on the command line (its \
+             keys are as written; the prefix is for the default tests and --command's __key__)"
+                .to_string(),
+        );
+    }
     Ok(())
 }
 
@@ -326,6 +333,14 @@ mod tests {
             p.warnings
                 .iter()
                 .any(|w| w.contains("--key-pattern/--keys has no effect with -r 0")),
+            "{:?}",
+            p.warnings
+        );
+        let p = plan(&["--key-prefix", "app:", "set", "k", "v"]).unwrap();
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("--key-prefix has no effect on a command")),
             "{:?}",
             p.warnings
         );
