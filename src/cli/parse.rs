@@ -120,13 +120,17 @@ fn finish(st: State) -> Result<Args, UsageError> {
         return Err(err);
     }
     super::workloads::check(&st)?;
+    // `-n` at its default does not conflict with `--duration`; given, it does. A user from
+    // `-u` never needs checking (it always comes with a password).
+    let requests_given = st.was_given("-n");
+    let user_given = st.was_given("--user");
     let mut args = st.args;
-    if st.requests_given && args.duration.is_some() {
+    if requests_given && args.duration.is_some() {
         return Err(UsageError(
             "options -n and --duration are mutually exclusive".to_owned(),
         ));
     }
-    if st.requests_given && args.find_max.is_some() {
+    if requests_given && args.find_max.is_some() {
         return Err(UsageError(
             "--find-max measures each step for --step-duration seconds; -n does not apply"
                 .to_owned(),
@@ -140,7 +144,7 @@ fn finish(st: State) -> Result<Args, UsageError> {
     if args.password.is_none() {
         args.password = st.env_password.map(OsStringExt::into_vec);
     }
-    if st.user_given && args.password.is_none() {
+    if user_given && args.password.is_none() {
         return Err(UsageError(format!(
             "--user needs a password (-a, or the {PASSWORD_ENV} environment variable)"
         )));

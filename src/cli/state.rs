@@ -15,10 +15,6 @@ pub(super) struct State {
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) socket: Option<PathBuf>,
-    /// `-n` was given (its default does not conflict with `--duration`).
-    pub(super) requests_given: bool,
-    /// `--user` was given (a user from `-u` never needs checking: it always came with `:`).
-    pub(super) user_given: bool,
     /// The password from [`super::PASSWORD_ENV`], if set and not empty.
     pub(super) env_password: Option<OsString>,
     /// The first recognised-but-unsupported option, refused once the whole line has parsed.
@@ -43,8 +39,6 @@ impl Default for State {
             host: DEFAULT_HOST.to_owned(),
             port: DEFAULT_PORT,
             socket: None,
-            requests_given: false,
-            user_given: false,
             env_password: None,
             unsupported: None,
             given: Vec::new(),

@@ -104,7 +104,6 @@ pub(in crate::cli) const ENDPOINT: &[Flag<State>] = &[
         "Send ACL-style AUTH <username> <password>. Needs -a.",
         |st, _, v| {
             st.args.user = Some(v.as_bytes().to_vec());
-            st.user_given = true;
             Ok(())
         },
     )
@@ -176,7 +175,6 @@ pub(in crate::cli) const LOAD: &[Flag<State>] = &[
          A ';' sequence of k commands counts as k requests.",
         |st, name, v| {
             st.args.requests = whole(name, v, 1, u64::MAX)?;
-            st.requests_given = true;
             Ok(())
         },
     )
