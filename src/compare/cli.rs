@@ -5,11 +5,12 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
+use std::path::Path;
 
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
-use super::files::{emit, load_inputs};
+use super::files::{check_output, emit, load_inputs};
 use super::input::Input;
 use super::render;
 use super::table::{Comparison, Metric};
@@ -230,6 +231,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
             a.sides.len()
         ));
     }
+    check_output(a.output.as_deref(), &a.sides)?;
     Ok(Parsed::Compare(a))
 }
 
@@ -255,7 +257,9 @@ pub fn main(argv: Vec<OsString>) -> u8 {
     };
     let cmp = Comparison::new(&inputs, &a.metrics);
     let color = !a.no_color
-        && a.output.is_none()
+        && a.output
+            .as_deref()
+            .is_none_or(|o| crate::cli::is_stdout(Path::new(o)))
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {

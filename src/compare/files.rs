@@ -2,6 +2,7 @@
 //! line into inputs, and write the output to `-o FILE` or stdout.
 
 use std::io::Write;
+use std::path::Path;
 
 use super::input::{self, Input};
 
@@ -18,9 +19,21 @@ pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input
     Ok(inputs)
 }
 
-/// Writes `text` to `-o FILE` or stdout. A closed stdout is not an error (`| head`).
+/// `-o` by the rule every output follows (`cli::check_outputs`): never one of the input files.
+pub fn check_output(output: Option<&str>, sides: &[Vec<String>]) -> Result<(), String> {
+    let Some(output) = output else { return Ok(()) };
+    let inputs: Vec<(&str, &Path)> = sides
+        .iter()
+        .flatten()
+        .map(|f| ("an input", Path::new(f)))
+        .collect();
+    crate::cli::check_outputs(&[("-o", Path::new(output))], &inputs).map_err(|e| e.0)
+}
+
+/// Writes `text` to `-o FILE` or stdout (no `-o`, or `-o -`). A closed stdout is not an error
+/// (`| head`).
 pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
-    match output {
+    match output.filter(|o| !crate::cli::is_stdout(Path::new(o))) {
         Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
         None => {
             let mut out = std::io::stdout().lock();

@@ -7,7 +7,7 @@ use std::ffi::{OsStr, OsString};
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
-use super::files::{emit, load_inputs};
+use super::files::{check_output, emit, load_inputs};
 use super::html;
 use super::table::{Comparison, Metric};
 
@@ -99,12 +99,7 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         Ok(Some((sides, labels, output))) => {
             let result = load_inputs(&sides, &labels).and_then(|inputs| {
                 let cmp = Comparison::new(&inputs, &Metric::ALL);
-                let out = if output == "-" {
-                    None
-                } else {
-                    Some(output.as_str())
-                };
-                emit(out, &html::page(&inputs, &cmp))
+                emit(Some(&output), &html::page(&inputs, &cmp))
             });
             match result {
                 Ok(()) => 0,
@@ -153,6 +148,7 @@ fn parse(argv: Vec<OsString>) -> Result<Option<Request>, String> {
     if labels.len() > sides.len() {
         return Err(format!("{} --label for {} runs", labels.len(), sides.len()));
     }
+    check_output(Some(&output), &sides)?;
     Ok(Some((sides, labels, output)))
 }
 

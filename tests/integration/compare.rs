@@ -683,3 +683,39 @@ fn a_b_and_a_a_at_three_repetitions_against_real_servers() {
         }
     }
 }
+
+/// One rule for outputs (docs/messages.md, "Output files"): `-o -` is stdout, an output naming an
+/// input is refused and leaves it untouched, a directory as input is exit 2.
+#[test]
+fn outputs_follow_one_rule_in_compare_and_report() {
+    let dir = TempDir::new();
+    let (a, b) = csv_pair();
+    let copy = dir.path().join("base.csv");
+    std::fs::copy(&a, &copy).unwrap();
+    let copy = path(&copy).to_string();
+    let before = std::fs::read(&copy).unwrap();
+    let spelled = format!("{}/./base.csv", path(dir.path()));
+    for out in [
+        compare(&[&copy, &b, "-o", &spelled]),
+        respbench(&["report", &copy, &b, "-o", &copy]),
+    ] {
+        out.assert_code(2);
+        let line = out.single_stderr_line();
+        assert!(line.contains("is an input"), "{line}");
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the input is untouched"
+    );
+
+    // `-o -` is stdout (it used to be a file named `-`).
+    let out = compare(&[&copy, &b, "--format", "csv", "-o", "-"]);
+    out.assert_success();
+    assert!(out.stdout.contains("SET"), "{}", out.stdout);
+
+    let out = compare(&[&copy, path(dir.path())]);
+    out.assert_code(2);
+    out.single_stderr_line();
+}
