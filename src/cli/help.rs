@@ -186,9 +186,10 @@ const HELP: &str = r#"Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
                     p99, p99.9, avg: us, ms or s; errors in %; all must hold).
                     Ramps --rps up (from --rps if given, else from a quarter
                     of a short closed-loop probe) until the SLO breaks, then
-                    bisects to within 5%; prints one row per step and the
-                    answer. One test only (pick it with -t, or a command).
-                    At most 16 steps; Ctrl-C prints the best answer so far.
+                    bisects to within 5%; prints one row per window (two or
+                    more per rate) and the answer with its windows. One test
+                    only (pick it with -t, or a command). At most 40
+                    windows; Ctrl-C prints the best answer so far.
  --step-duration <sec>
                     Each --find-max step's measured window (default 5), after
                     a warmup of --warmup seconds (default 1) that is not counted
