@@ -368,10 +368,15 @@ impl Search {
             .find(|t| matches!(t.decision(), Decision::Broken | Decision::Split))
     }
 
-    /// The windows that disagree with the verdict at their own rate (each rate's minority),
-    /// among all windows.
+    /// The windows that disagree with the verdict at their own rate (each decided rate's
+    /// minority), among the windows of decided rates. A rate still open is not counted: near
+    /// the boundary its windows disagree until they decide it, and that is not noise yet.
     pub fn noise(&self) -> Noise {
-        self.rates.values().fold(Noise::default(), |n, t| Noise {
+        let decided = self
+            .rates
+            .values()
+            .filter(|t| t.decision() != Decision::Open);
+        decided.fold(Noise::default(), |n, t| Noise {
             disagreeing: n.disagreeing + t.met.min(t.broken),
             windows: n.windows + t.windows(),
         })
