@@ -22,11 +22,11 @@
 //! [`CONFIRM_WINDOWS`] windows: a failing bound that now leads to "met" was noise and the search
 //! goes on above it.
 //!
-//! The highest rate that ever led to "met" is the **floor**: the search never goes below it. If
-//! later windows there take that lead away for good (split or broken), or if more than a third
-//! of the windows at rates up to the highest met one broke the SLO (noise breaks windows at
-//! rates that meet it, whatever the rate), no rate can be trusted on this machine for this SLO:
-//! the search ends [`End::TooNoisy`] rather than answering a number the next run would not.
+//! The bisection never goes below the highest rate that leads to "met", and one noisy window
+//! cannot take that lead away: a rate that met the SLO twice is left only when later windows
+//! there outvote it by [`LEAD`]. When windows keep disagreeing with the verdict at their own
+//! rate ([`Noise::too_much`]), no rate can be trusted on this machine for this SLO: the search
+//! ends [`End::TooNoisy`] rather than answering a number the next run would not.
 
 use std::collections::BTreeMap;
 
@@ -327,8 +327,9 @@ impl Search {
                     Ok(half)
                 } else if !u.confirmed() {
                     Ok(u.offered)
-                } else if self.rates.values().any(|t| t.met > 0) {
-                    // Some windows met it, but no rate reliably: that is the machine.
+                } else if self.rates.values().map(|t| t.met).sum::<u32>() >= LEAD {
+                    // Windows met it, at rates that then broke it: whether a rate meets it is
+                    // up to this machine's noise (one such window is a fluke).
                     Err(End::TooNoisy)
                 } else {
                     Err(End::NeverMet)
@@ -369,13 +370,15 @@ impl Search {
     }
 
     /// The windows that disagree with the verdict at their own rate (each decided rate's
-    /// minority), among the windows of decided rates. A rate still open is not counted: near
-    /// the boundary its windows disagree until they decide it, and that is not noise yet.
+    /// minority), among the windows of decided rates. Neither a rate still open nor the failing
+    /// bound is counted: at the boundary windows disagree because the SLO is just about met
+    /// there (a split failing bound says "the boundary is here"), and that is not noise.
     pub fn noise(&self) -> Noise {
+        let boundary = self.upper().map(|u| u.offered);
         let decided = self
             .rates
             .values()
-            .filter(|t| t.decision() != Decision::Open);
+            .filter(|t| t.decision() != Decision::Open && Some(t.offered) != boundary);
         decided.fold(Noise::default(), |n, t| Noise {
             disagreeing: n.disagreeing + t.met.min(t.broken),
             windows: n.windows + t.windows(),

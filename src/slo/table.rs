@@ -173,6 +173,11 @@ pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
             met_evidence(b),
             upper_evidence(u, limit)
         ),
+        (End::TooNoisy, None, _) => format!(
+            "too noisy to answer {slo} on this machine: no rate met it reliably, and {} (run \
+             again with longer --step-duration, on a quieter machine, or with a looser SLO)",
+            noise(&c.noise)
+        ),
         (End::TooNoisy, Some(b), _) => format!(
             "too noisy to answer {slo} on this machine: the highest rate that met it, {} req/s \
              offered, met it in {} of {} windows, and {} (run again with longer \
@@ -345,6 +350,15 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("5 of the 13 windows"), "{text}");
+        let nothing = Conclusion {
+            best: None,
+            ..noisy
+        };
+        let text = answer(&slo, &nothing, None);
+        assert!(
+            text.contains("on this machine: no rate met it reliably, and 5 of"),
+            "{text}"
+        );
     }
 
     #[test]
