@@ -101,15 +101,17 @@ pub struct FindMaxRecord {
     pub steps: Vec<FindMaxStep>,
     /// The achieved throughput of the highest offered rate that met the SLO (`null`: none did).
     pub answer_rps: Option<f64>,
-    /// `converged`, `never-met`, `rate-cap`, `step-limit`, `stopped` (Ctrl-C, the time budget
-    /// or a fatal error), or `running` while the search is going.
+    /// `converged`, `never-met`, `rate-cap`, `window-limit`, `too-noisy` (the windows disagree
+    /// too much to answer: `answer_rps` is then `null`), `stopped` (Ctrl-C, the time budget or a
+    /// fatal error), or `running` while the search is going.
     pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
     /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
     pub limit: Option<String>,
 }
 
-/// One measured step of a `--find-max` search. Latencies are corrected (from intended times).
+/// One measured window of a `--find-max` search (a step is one or more windows at one rate).
+/// Latencies are corrected (from intended times).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FindMaxStep {
@@ -125,6 +127,13 @@ pub struct FindMaxStep {
     /// The achieved rate fell below 90% of the offered one: the step did not run at its rate
     /// (so it does not count as meeting the SLO there, whatever `met` says).
     pub saturated: bool,
+    /// The search's step (1-based): consecutive windows at one rate share it. Absent in
+    /// records from before windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// The window's number at its rate (1-based, counting earlier steps at the same rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
