@@ -16,6 +16,7 @@ pub mod build;
 pub mod document;
 pub mod failover;
 pub mod hdr;
+pub mod input_file;
 pub mod shard;
 pub mod timeline;
 pub mod workload;

@@ -15,6 +15,7 @@ mod memtier;
 mod respbench;
 mod spectrum;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
@@ -186,7 +187,8 @@ pub struct FileRun {
 /// Reads and recognises one file.
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| InputError(format!("cannot read {shown}: {e}")))?;
+    let bytes =
+        crate::record::input_file::read(path).map_err(|e| InputError(e.message().into()))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(InputError(format!(
             "{shown}: an empty file (a run that was killed before writing its record?)"
@@ -249,6 +251,9 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         find_max: None,
         problems: Vec::new(),
     };
+    // Each name's place in `input.tests`: a lookup per row, so a file of many tests reads in
+    // linear time (a search of the list per row was quadratic: 64k rows took minutes).
+    let mut index: HashMap<String, usize> = HashMap::new();
     for (k, run) in runs.into_iter().enumerate() {
         let file = input.files.get(k).cloned().unwrap_or_default();
         input
@@ -258,12 +263,15 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
             input.find_max = run.find_max;
         }
         for (name, sample) in run.tests {
-            match input.tests.iter_mut().find(|t| t.name == name) {
-                Some(t) => t.samples.push(sample),
-                None => input.tests.push(Test {
-                    name,
-                    samples: vec![sample],
-                }),
+            match index.get(&name) {
+                Some(&i) => input.tests[i].samples.push(sample),
+                None => {
+                    index.insert(name.clone(), input.tests.len());
+                    input.tests.push(Test {
+                        name,
+                        samples: vec![sample],
+                    });
+                }
             }
         }
     }
