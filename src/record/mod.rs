@@ -99,6 +99,7 @@ impl RunRecord {
             sentinel: None,
             counters: Vec::new(),
             shards: Vec::new(),
+            merge: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),

@@ -69,6 +69,16 @@ fn problems(doc: &Document) -> Vec<String> {
         (o, Some(e)) => out.push(format!("the run {o}: {e}")),
         (o, None) => out.push(format!("the run was {o}")),
     }
+    // A merge with shards missing (`merge --partial`) covers part of the benchmark only.
+    if let Some(m) = doc.merge.as_ref().filter(|m| !m.missing_shards.is_empty()) {
+        let list: Vec<String> = m.missing_shards.iter().map(u64::to_string).collect();
+        let of = doc.shards.first().and_then(|s| s.count);
+        out.push(format!(
+            "a partial merge: shard(s) {} {}missing",
+            list.join(", "),
+            of.map_or(String::new(), |n| format!("of {n} "))
+        ));
+    }
     for t in &doc.tests {
         let o = t.outcome.as_str();
         if !o.is_empty() && o != "completed" {
