@@ -251,4 +251,10 @@ fn thousands_of_tests_are_summarised() {
         "overview row"
     );
     assert!(!html.contains(&format!("href=\"#t{}\"", n - 1)));
+    // The embedded data is whole (every test), without indentation.
+    let from = html.find("id=\"respbench-data\">").unwrap() + "id=\"respbench-data\">".len();
+    let to = from + html[from..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[from..to]).unwrap();
+    assert_eq!(data["tests"].as_array().unwrap().len(), n);
+    assert!(!html[from..to].contains('\n'));
 }
