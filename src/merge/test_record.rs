@@ -58,6 +58,7 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         .iter()
         .map(|t| t.started_at.as_deref().and_then(parse_time))
         .collect();
+    let what = |field: &str| format!("tests[{t}] ({}) {field}", first.name);
     let requests = requests(&tests, &format!("tests[{t}] ({})", first.name))?;
     let longest = tests.iter().map(|t| t.duration_s).fold(0.0, f64::max);
     let spans = together::spans(&tests, &starts);
@@ -93,9 +94,15 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         ),
         requests,
         pushes: Pushes {
-            invalidations: tests.iter().map(|t| t.pushes.invalidations).sum(),
-            messages: tests.iter().map(|t| t.pushes.messages).sum(),
-            other: tests.iter().map(|t| t.pushes.other).sum(),
+            invalidations: counts::total(
+                tests.iter().map(|t| t.pushes.invalidations),
+                &what("pushes.invalidations"),
+            )?,
+            messages: counts::total(
+                tests.iter().map(|t| t.pushes.messages),
+                &what("pushes.messages"),
+            )?,
+            other: counts::total(tests.iter().map(|t| t.pushes.other), &what("pushes.other"))?,
         },
         duration_s,
         throughput_rps,
@@ -287,8 +294,9 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             });
             m.completed += row.completed;
             m.failed += row.failed;
-            m.reconnect_attempts += row.reconnect_attempts;
-            m.reconnects += row.reconnects;
+            // Not bounded by the test's own counts (`counts` checks completions): saturating.
+            m.reconnect_attempts = m.reconnect_attempts.saturating_add(row.reconnect_attempts);
+            m.reconnects = m.reconnects.saturating_add(row.reconnects);
             for (k, n) in &row.lost {
                 *m.lost.entry(k.clone()).or_default() += n;
             }

@@ -586,3 +586,17 @@ fn a_shard_that_did_not_finish_is_named_as_such() {
         "out-1.json was interrupted after 0 of 1 tests: a shard that did not finish cannot be merged"
     );
 }
+
+/// A part of a test counting more than the test (a second, a mix command, a node) is corrupt:
+/// refused before its counts are added, so no sum of parts can wrap.
+#[test]
+fn a_part_above_its_test_is_refused() {
+    let a = failing_shard(0, 2, 5, 7);
+    let mut b = failing_shard(1, 4, 8, 3);
+    b["tests"][0]["timeline"][1]["completed"] = u64::MAX.into();
+    let e = merged(inputs(vec![a, b])).unwrap_err();
+    assert!(
+        e.starts_with("out-1.json: tests[0] (SET): timeline[1].completed 18446744073709551615 is more than the test's"),
+        "{e}"
+    );
+}
