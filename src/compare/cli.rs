@@ -4,12 +4,14 @@
 //! usage mistake or an input that cannot be read (one line naming the file).
 
 use std::ffi::{OsStr, OsString};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::path::Path;
 
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
-use super::input::{self, Input};
+use super::files::{check_output, emit, load_inputs};
+use super::input::Input;
 use super::render;
 use super::table::{Comparison, Metric};
 
@@ -33,10 +35,13 @@ BASE and each OTHER are results files, recognised by content:
   respbench --json records, valkey-benchmark / redis-benchmark --csv output,
   memtier_benchmark --json-out-file output (tests SET, GET, ..., TOTALS).
 Several comma-separated files are repetitions of one run (a.json,b.json,c.json),
-as are a respbench record's repeated tests (--repeat). With repetitions on both
-sides, values are medians with their spread, and a Mann-Whitney U test marks a
-difference within the noise with ~ (p >= 0.05), or says there are too few
-samples to tell (3 against 3 cannot reach p < 0.05; 4 against 4 can).
+as are a respbench record's repeated tests (--repeat). Each change gets a 95%
+interval: from the repetitions when both sides have two or more (values are then
+medians with their spread), from blocks of seconds for single runs of 20 s or
+more (within-run evidence only), else none (can't tell). better/worse: the
+interval excludes zero; ~: within the noise; 'too noisy to tell' when it could
+hide 20% either way. The output starts with a one-line answer per OTHER and
+what differs between the sides besides the numbers.
 
 `compare` is recognised only as the first argument.
 
@@ -97,8 +102,9 @@ pub const OPTIONS: &[F] = &[
         Value::Text,
         "--fail-if-worse PCT",
         "exit 1 when a metric of an OTHER is worse than BASE by\n\
-         more than PCT percent (differences within the noise\n\
-         do not count); the offending rows go to stderr",
+         more than PCT percent (a change whose interval spans\n\
+         zero does not count; one without an interval does);\n\
+         the offending rows go to stderr",
         |a, name, v| {
             let v = text(v, name)?;
             let pct: f64 = v
@@ -225,36 +231,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
             a.sides.len()
         ));
     }
+    check_output(a.output.as_deref(), &a.sides)?;
     Ok(Parsed::Compare(a))
-}
-
-/// Reads every side, with `--label` names applied and labels made unique.
-pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input>, String> {
-    let mut inputs = sides
-        .iter()
-        .map(|files| input::load_side(files).map_err(|e| e.0))
-        .collect::<Result<Vec<_>, _>>()?;
-    for (i, l) in labels.iter().enumerate() {
-        inputs[i].label = l.clone();
-    }
-    input::dedup_labels(&mut inputs);
-    Ok(inputs)
-}
-
-/// Writes `text` to `-o FILE` or stdout. A closed stdout is not an error (`| head`).
-pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
-    match output {
-        Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(format!("cannot write to stdout: {e}"))
-                }
-                _ => Ok(()),
-            }
-        }
-    }
 }
 
 /// `respbench compare ...`: returns the exit code.
@@ -285,7 +263,9 @@ pub fn main(argv: Vec<OsString>) -> u8 {
     }
     let cmp = Comparison::new(&inputs, &a.metrics);
     let color = !a.no_color
-        && a.output.is_none()
+        && a.output
+            .as_deref()
+            .is_none_or(|o| crate::cli::is_stdout(Path::new(o)))
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {
@@ -376,7 +356,7 @@ fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
             "  {test} {} {}: {}",
             metric.name(),
             cmp.labels[k],
-            render::change_text(Some(&change))
+            render::change_text(Some(&change), (&cmp.labels[0], &cmp.labels[k]))
         );
     }
     1

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::stats::{ALPHA, Noise};
-use super::table::{Cell, Change, Comparison, Direction, Metric};
+use super::headline::{self, Summary};
+use super::stats::{CONFIDENCE, Estimate, NOISY_PCT};
+use super::table::{Cell, Change, Comparison, Direction, Judgement, Metric};
 
 /// A value in its metric's unit: rps with 2 decimals, milliseconds with 3 (valkey-benchmark's
 /// CSV precision).
@@ -32,46 +33,59 @@ pub fn cell_text(metric: Metric, c: Option<&Cell>) -> String {
     }
 }
 
-/// `+3.49% better`, `~ +0.50% (p=0.42 n=5+5)`, `+3.49% better (p=0.008 n=5+5)` or
-/// `+3.49% better? (too few samples n=3+3)`.
-pub fn change_text(c: Option<&Change>) -> String {
+/// A change in percent with its sign and one decimal: `+16.5%`, `-8.0%`.
+pub fn signed_pct(v: f64) -> String {
+    format!("{v:+.1}%")
+}
+
+/// An interval: `[+12.0%, +21.1%]`.
+pub fn interval_text(e: &Estimate) -> String {
+    format!("[{}, {}]", signed_pct(e.lo), signed_pct(e.hi))
+}
+
+/// A change as the table shows it (`labels`: the base's and the other's, to name a noisy side):
+///
+/// - a finding: `+3.49% better [+2.1%, +4.9%] (n=5+5)`;
+/// - within the noise: `~ +0.50% [-1.2%, +2.3%] (n=5+5)`;
+/// - too noisy: `~ +9.00% [-41.0%, +70.1%] too noisy to tell (b's repetitions spread ±560.0%)`;
+/// - a single run's seconds: `+3.49% better? [+2.1%, +4.9%] (within-run evidence only)`;
+/// - no interval: `+3.49% better? (can't tell: one run each)`.
+pub fn change_text(c: Option<&Change>, labels: (&str, &str)) -> String {
     let Some(c) = c else {
         return "-".into();
     };
     let pct = format!("{:+.2}%", c.pct);
     let dir = c.direction.name();
     let (n1, n2) = c.n;
-    match c.noise {
-        None => format!("{pct} {dir}"),
-        Some(Noise::Significant { p }) => format!("{pct} {dir} (p={p:.3} n={n1}+{n2})"),
-        Some(Noise::Noise { p }) => format!("~ {pct} (p={p:.2} n={n1}+{n2})"),
-        Some(Noise::TooFew) => format!("{pct} {dir}? (too few samples n={n1}+{n2})"),
+    let interval = c.estimate.as_ref().map(interval_text).unwrap_or_default();
+    match c.judgement {
+        Judgement::Finding => format!("{pct} {dir} {interval} (n={n1}+{n2})"),
+        Judgement::WithinNoise => format!("~ {pct} {interval} (n={n1}+{n2})"),
+        Judgement::TooNoisy { noisiest } => {
+            let why = match noisiest {
+                Some((side, spread)) => format!(
+                    "{}'s repetitions spread ±{spread:.1}%",
+                    if side == 0 { labels.0 } else { labels.1 }
+                ),
+                None => "the runs' seconds vary too much".into(),
+            };
+            format!("~ {pct} {interval} too noisy to tell ({why})")
+        }
+        Judgement::WithinRunOnly => format!("{pct} {dir}? {interval} (within-run evidence only)"),
+        Judgement::CantTell if c.direction == Direction::Same => format!("{pct} {dir}"),
+        Judgement::CantTell if (n1, n2) == (1, 1) => {
+            format!("{pct} {dir}? (can't tell: one run each)")
+        }
+        Judgement::CantTell => format!("{pct} {dir}? (can't tell: n={n1}+{n2})"),
     }
 }
 
-/// The word the CSV and JSON give a change's verdict: `better`, `worse`, `same`, or `noise`.
+/// The word CSV and JSON give a change's verdict: `better` or `worse` (a finding), `same`,
+/// `noise`, `too-noisy`, `within-run-only` or `cant-tell`.
 fn verdict_word(c: &Change) -> &'static str {
-    if c.is_noise() {
-        "noise"
-    } else {
-        c.direction.name()
-    }
-}
-
-/// The noise test's outcome as a word (empty without repetitions).
-fn noise_word(c: &Change) -> &'static str {
-    match c.noise {
-        None => "",
-        Some(Noise::Significant { .. }) => "significant",
-        Some(Noise::Noise { .. }) => "noise",
-        Some(Noise::TooFew) => "too-few-samples",
-    }
-}
-
-fn p_of(c: &Change) -> Option<f64> {
-    match c.noise {
-        Some(Noise::Significant { p } | Noise::Noise { p }) => Some(p),
-        _ => None,
+    match c.judgement {
+        Judgement::Finding => c.direction.name(),
+        j => j.name(),
     }
 }
 
@@ -84,9 +98,14 @@ fn legend(cmp: &Comparison) -> Vec<String> {
         .flat_map(|t| &t.rows)
         .flat_map(|r| &r.cells)
         .any(|c| c.as_ref().is_some_and(|c| c.samples.len() > 1));
+    let pct = CONFIDENCE * 100.0;
     if any_reps {
         out.push(format!(
-            "Values are medians; ±: the largest distance of a repetition from the median. ~: within the noise (Mann-Whitney U, two-sided, p ≥ {ALPHA}); \"too few samples\": no difference can reach p < {ALPHA} with so few repetitions."
+            "Values are medians; ±: the largest distance of a repetition from the median. A change is the ratio of the repetitions' geometric means with its {pct:.0}% interval (Welch, on logarithms); better/worse: the interval does not include zero; ~: it does (within the noise), \"too noisy to tell\" when it could hide {NOISY_PCT:.0}% either way."
+        ));
+    } else if cmp.labels.len() > 1 {
+        out.push(format!(
+            "One run per side: a change with an interval comes from blocks of the runs' seconds ({pct:.0}%, within-run evidence only: it cannot see how much two runs of one server differ); without per-second figures there is none (can't tell). Repeat each side (--repeat 3) for a verdict."
         ));
     }
     // A mix's command rows are missing where their test is: said once, for the test.
@@ -107,21 +126,36 @@ fn legend(cmp: &Comparison) -> Vec<String> {
     out
 }
 
-/// ANSI colour of a change: green better, red worse, dim within the noise.
+/// ANSI colour of a change: green better, red worse (findings only), dim for everything that
+/// is not a finding.
 fn colour(c: Option<&Change>) -> Option<&'static str> {
     let c = c?;
-    if c.is_noise() {
-        return Some("2");
-    }
-    match c.direction {
-        Direction::Better => Some("32"),
-        Direction::Worse => Some("31"),
-        Direction::Same => None,
+    match (c.is_finding(), c.direction) {
+        (true, Direction::Better) => Some("32"),
+        (true, Direction::Worse) => Some("31"),
+        (_, Direction::Same) => None,
+        (false, _) => Some("2"),
     }
 }
 
-/// Aligned columns for a terminal; `color` adds ANSI colours to the change columns.
+/// The summary's lines for the text and Markdown formats: the headline, then what differs
+/// besides the numbers, then warnings.
+fn summary_lines(s: &Summary) -> Vec<String> {
+    let mut out = s.headline.clone();
+    if !s.differences.is_empty() {
+        out.push(
+            "Besides the numbers, the sides differ in (any of it may explain a difference):".into(),
+        );
+        out.extend(s.differences.iter().map(|d| format!("  {d}")));
+    }
+    out.extend(s.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}
+
+/// Aligned columns for a terminal, after the summary; `color` adds ANSI colours to the change
+/// columns.
 pub fn text(cmp: &Comparison, color: bool) -> String {
+    let summary = summary_lines(&headline::summary(cmp));
     let mut header = vec!["test / metric".to_string()];
     header.extend(cmp.labels.iter().cloned());
     header.extend(
@@ -141,11 +175,12 @@ pub fn text(cmp: &Comparison, color: bool) -> String {
                     .iter()
                     .map(|c| (cell_text(r.metric, c.as_ref()), None)),
             );
-            line.extend(
-                r.changes
-                    .iter()
-                    .map(|c| (change_text(c.as_ref()), colour(c.as_ref()))),
-            );
+            line.extend(r.changes.iter().enumerate().map(|(k, c)| {
+                (
+                    change_text(c.as_ref(), (&cmp.labels[0], &cmp.labels[k + 1])),
+                    colour(c.as_ref()),
+                )
+            }));
             lines.push(line);
         }
     }
@@ -161,6 +196,10 @@ pub fn text(cmp: &Comparison, color: bool) -> String {
         })
         .collect();
     let mut out = String::new();
+    if !summary.is_empty() {
+        out.push_str(&summary.join("\n"));
+        out.push_str("\n\n");
+    }
     for line in &lines {
         let mut s = String::new();
         for (i, (text, col)) in line.iter().enumerate() {
@@ -201,7 +240,23 @@ pub fn text(cmp: &Comparison, color: bool) -> String {
 /// A GitHub-flavoured Markdown table (for a pull request or a write-up).
 pub fn markdown(cmp: &Comparison) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
-    let mut out = String::from("| test | metric |");
+    let mut out = String::new();
+    let summary = summary_lines(&headline::summary(cmp));
+    if !summary.is_empty() {
+        for l in summary {
+            // Indented lines would be code blocks: list items instead.
+            match l.strip_prefix("  ") {
+                Some(item) => {
+                    let _ = writeln!(out, "- {item}");
+                }
+                None => {
+                    let _ = writeln!(out, "{l}\n");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("| test | metric |");
     for l in &cmp.labels {
         let _ = write!(out, " {} |", esc(l));
     }
@@ -218,8 +273,9 @@ pub fn markdown(cmp: &Comparison) -> String {
             for c in &r.cells {
                 let _ = write!(out, " {} |", cell_text(r.metric, c.as_ref()));
             }
-            for c in &r.changes {
-                let _ = write!(out, " {} |", change_text(c.as_ref()));
+            for (k, c) in r.changes.iter().enumerate() {
+                let labels = (cmp.labels[0].as_str(), cmp.labels[k + 1].as_str());
+                let _ = write!(out, " {} |", esc(&change_text(c.as_ref(), labels)));
             }
             out.push('\n');
         }
@@ -240,13 +296,20 @@ fn q(s: &str) -> String {
 }
 
 /// One row per test and metric: medians per input, then per other input its change in percent,
-/// verdict (`better`, `worse`, `same`, `noise`), noise test outcome and p-value. Empty fields
-/// where a figure is missing.
+/// the interval's ends, the verdict ([`verdict_word`]), the direction and where the interval's
+/// evidence came from (`repetitions`, `within-run`). Empty fields where a figure is missing.
 pub fn csv(cmp: &Comparison) -> String {
     let mut head = vec![q("test"), q("metric"), q("unit")];
     head.extend(cmp.labels.iter().map(|l| q(l)));
     for l in &cmp.labels[1..] {
-        for what in ["change_pct", "verdict", "noise_test", "p"] {
+        for what in [
+            "change_pct",
+            "ci_low_pct",
+            "ci_high_pct",
+            "verdict",
+            "direction",
+            "evidence",
+        ] {
             head.push(q(&format!("{l} {what}")));
         }
     }
@@ -262,12 +325,15 @@ pub fn csv(cmp: &Comparison) -> String {
             for c in &r.changes {
                 match c {
                     Some(c) => {
+                        let e = c.estimate.as_ref();
                         f.push(q(&format!("{:.2}", c.pct)));
+                        f.push(q(&e.map(|e| format!("{:.2}", e.lo)).unwrap_or_default()));
+                        f.push(q(&e.map(|e| format!("{:.2}", e.hi)).unwrap_or_default()));
                         f.push(q(verdict_word(c)));
-                        f.push(q(noise_word(c)));
-                        f.push(q(&p_of(c).map(|p| format!("{p:.4}")).unwrap_or_default()));
+                        f.push(q(c.direction.name()));
+                        f.push(q(e.map(|e| e.evidence.name()).unwrap_or_default()));
                     }
-                    None => f.extend(std::iter::repeat_n(q(""), 4)),
+                    None => f.extend(std::iter::repeat_n(q(""), 6)),
                 }
             }
             out.push_str(&f.join(","));
@@ -277,7 +343,8 @@ pub fn csv(cmp: &Comparison) -> String {
     out
 }
 
-/// The comparison as a JSON document (`respbench-compare/1`), for tools and dashboards.
+/// The comparison as a JSON document (`respbench-compare/2`), for tools and dashboards: the
+/// summary (headline, differences, warnings), then every row with each change's interval.
 pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
     let tests: Vec<Value> = cmp
         .tests
@@ -294,10 +361,13 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
                         "values": r.cells.iter().map(|c| c.as_ref().map(|c| json!({
                             "median": c.median, "spread_pct": c.spread_pct, "samples": c.samples,
                         }))).collect::<Vec<_>>(),
-                        "changes": r.changes.iter().map(|c| c.as_ref().map(|c| json!({
-                            "pct": c.pct, "verdict": verdict_word(c), "direction": c.direction.name(),
-                            "noise_test": match noise_word(c) { "" => Value::Null, w => w.into() },
-                            "p": p_of(c), "n": [c.n.0, c.n.1],
+                        "changes": r.changes.iter().enumerate().map(|(k, c)| c.as_ref().map(|c| json!({
+                            "pct": c.pct,
+                            "ci": c.estimate.map(|e| [e.lo, e.hi]),
+                            "evidence": c.estimate.map(|e| e.evidence.name()),
+                            "verdict": verdict_word(c), "direction": c.direction.name(),
+                            "text": change_text(Some(c), (&cmp.labels[0], &cmp.labels[k + 1])),
+                            "n": [c.n.0, c.n.1],
                         }))).collect::<Vec<_>>(),
                     })
                 })
@@ -316,10 +386,14 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
         .zip(files)
         .map(|(l, f)| json!({"label": l, "files": f}))
         .collect();
+    let summary = headline::summary(cmp);
     let doc = json!({
-        "schema": "respbench-compare/1",
-        "alpha": ALPHA,
+        "schema": "respbench-compare/2",
+        "confidence": CONFIDENCE,
         "base": cmp.labels[0],
+        "headline": summary.headline,
+        "differences": summary.differences,
+        "warnings": summary.warnings,
         "inputs": inputs,
         "tests": tests,
     });
@@ -332,68 +406,102 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
 mod tests {
     use super::*;
 
-    fn change(pct: f64, direction: Direction, noise: Option<Noise>) -> Change {
+    use crate::compare::stats::Evidence;
+
+    fn change(pct: f64, direction: Direction, judgement: Judgement) -> Change {
+        let evidence = match judgement {
+            Judgement::CantTell => None,
+            Judgement::WithinRunOnly => Some(Evidence::WithinRun),
+            _ => Some(Evidence::Repetitions),
+        };
         Change {
             pct,
             direction,
-            noise,
+            estimate: evidence.map(|evidence| Estimate {
+                pct,
+                lo: pct - 1.5,
+                hi: pct + 1.25,
+                evidence,
+            }),
+            judgement,
             n: (5, 5),
         }
     }
 
     #[test]
     fn change_texts() {
-        assert_eq!(change_text(None), "-");
+        let l = ("a", "b");
+        assert_eq!(change_text(None, l), "-");
         assert_eq!(
-            change_text(Some(&Change {
-                n: (1, 1),
-                ..change(3.456, Direction::Better, None)
-            })),
-            "+3.46% better"
+            change_text(
+                Some(&Change {
+                    n: (1, 1),
+                    ..change(3.456, Direction::Better, Judgement::CantTell)
+                }),
+                l
+            ),
+            "+3.46% better? (can't tell: one run each)"
         );
         assert_eq!(
-            change_text(Some(&change(
-                -2.0,
-                Direction::Worse,
-                Some(Noise::Significant { p: 0.0079 })
-            ))),
-            "-2.00% worse (p=0.008 n=5+5)"
+            change_text(Some(&change(-2.0, Direction::Worse, Judgement::Finding)), l),
+            "-2.00% worse [-3.5%, -0.8%] (n=5+5)"
         );
         assert_eq!(
-            change_text(Some(&change(
-                0.5,
-                Direction::Better,
-                Some(Noise::Noise { p: 0.42 })
-            ))),
-            "~ +0.50% (p=0.42 n=5+5)"
+            change_text(
+                Some(&change(0.5, Direction::Better, Judgement::WithinNoise)),
+                l
+            ),
+            "~ +0.50% [-1.0%, +1.8%] (n=5+5)"
+        );
+        let noisy = Judgement::TooNoisy {
+            noisiest: Some((1, 560.0)),
+        };
+        assert_eq!(
+            change_text(Some(&change(9.0, Direction::Better, noisy)), l),
+            "~ +9.00% [+7.5%, +10.2%] too noisy to tell (b's repetitions spread ±560.0%)"
         );
         assert_eq!(
-            change_text(Some(&change(9.0, Direction::Better, Some(Noise::TooFew)))),
-            "+9.00% better? (too few samples n=5+5)"
+            change_text(
+                Some(&Change {
+                    n: (1, 1),
+                    ..change(4.0, Direction::Better, Judgement::WithinRunOnly)
+                }),
+                l
+            ),
+            "+4.00% better? [+2.5%, +5.2%] (within-run evidence only)"
         );
     }
 
     #[test]
-    fn colour_only_when_asked_and_only_on_changes() {
+    fn colour_only_when_asked_and_only_on_findings() {
         use crate::compare::input::{Format, Input, Sample, Test};
-        let side = |label: &str, rps: f64| Input {
+        let side = |label: &str, rps: &[f64]| Input {
             label: label.into(),
             files: vec![],
             format: Format::BenchmarkCsv,
             server: None,
+            facts: vec![],
             find_max: None,
             problems: vec![],
             tests: vec![Test {
                 name: "SET".into(),
-                samples: vec![Sample {
-                    rps,
-                    p99: Some(1000.0),
-                    ..Sample::default()
-                }],
+                samples: rps
+                    .iter()
+                    .map(|&rps| Sample {
+                        rps,
+                        p99: Some(1000.0),
+                        ..Sample::default()
+                    })
+                    .collect(),
             }],
         };
         let cmp = Comparison::new(
-            &[side("a", 100.0), side("b", 90.0), side("c", 110.0)],
+            &[
+                side("a", &[100.0, 101.0, 99.0]),
+                side("b", &[90.0, 91.0, 89.0]),
+                side("c", &[110.0, 111.0, 109.0]),
+                side("d", &[104.0, 90.0, 112.0]),
+            ],
             &[Metric::Rps],
         );
         let plain = text(&cmp, false);
@@ -401,9 +509,15 @@ mod tests {
         let coloured = text(&cmp, true);
         assert!(coloured.contains("\x1b[31m-10.00% worse"), "{coloured:?}");
         assert!(coloured.contains("\x1b[32m+10.00% better"), "{coloured:?}");
+        assert!(
+            coloured.contains(
+                "\x1b[2m~ +1.59% [-22.7%, +33.5%] too noisy to tell (d's repetitions spread ±13.5%)"
+            ),
+            "{coloured:?}"
+        );
         assert_eq!(
             coloured.matches("\x1b[0m").count(),
-            2,
+            3,
             "values are not coloured"
         );
         // Colour codes do not disturb the alignment: stripped, it is the plain text.
@@ -411,8 +525,16 @@ mod tests {
             coloured
                 .replace("\x1b[31m", "")
                 .replace("\x1b[32m", "")
+                .replace("\x1b[2m", "")
                 .replace("\x1b[0m", ""),
             plain
+        );
+        // One run each: not a finding, so not green or red.
+        let single = Comparison::new(&[side("a", &[100.0]), side("b", &[90.0])], &[Metric::Rps]);
+        let t = text(&single, true);
+        assert!(
+            t.contains("\x1b[2m-10.00% worse? (can't tell: one run each)"),
+            "{t:?}"
         );
     }
 
@@ -442,7 +564,7 @@ mod tests {
         );
         assert!(markdown(&cmp).contains("| SET:GET 1:10 / SET | p99 ms | 0.200 | 0.200 |"));
         assert!(csv(&cmp).contains(
-            "\"SET:GET 1:10 / GET\",\"p99\",\"ms\",\"0.100\",\"0.150\",\"50.00\",\"worse\""
+            "\"SET:GET 1:10 / GET\",\"p99\",\"ms\",\"0.100\",\"0.150\",\"50.00\",\"\",\"\",\"cant-tell\",\"worse\",\"\""
         ));
         let doc: Value = serde_json::from_str(&json(&cmp, &[vec![], vec![]])).unwrap();
         assert_eq!(doc["tests"][0]["mix_of"], Value::Null);

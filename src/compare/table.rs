@@ -1,14 +1,16 @@
 //! The comparison itself: for every test in any input, each metric's value per input (median
-//! and spread over repetitions) and each input's change against the base, judged by the metric's
-//! direction and, with repetitions on both sides, by the noise test.
+//! and spread over repetitions) and each input's change against the base: an effect with its
+//! interval (`stats`), judged by the metric's direction.
 //!
-//! Owns: which tests and metrics appear, in what order; what "better", "worse" and "within the
-//! noise" mean; which rows trip `--fail-if-worse`. Must not: format or print.
+//! Owns: which tests and metrics appear, in what order; what "better", "worse", "within the
+//! noise", "too noisy to tell" and "can't tell" mean; which rows trip `--fail-if-worse`. Must
+//! not: format or print.
 
 use std::collections::{HashMap, HashSet};
 
+use super::input::facts::Fact;
 use super::input::{Input, Sample};
-use super::stats::{self, Noise};
+use super::stats::{self, Estimate, Evidence};
 
 /// A figure compared between runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +84,25 @@ impl Metric {
             Metric::Max => ms(s.max),
         }
     }
+
+    /// The sample's figure per whole second of its run (from the record's timeline), in
+    /// [`Metric::unit`]; `None` for figures the timeline does not have (avg, min, p95, max) and
+    /// files without one.
+    pub fn per_second(self, s: &Sample) -> Option<Vec<f64>> {
+        let rows = s
+            .detail
+            .as_ref()?
+            .timeline
+            .iter()
+            .filter(|r| r.span >= 0.999);
+        let v: Vec<f64> = match self {
+            Metric::Rps => rows.map(|r| r.completed as f64 / r.span).collect(),
+            Metric::P50 => rows.map(|r| r.p50 / 1000.0).collect(),
+            Metric::P99 => rows.map(|r| r.p99 / 1000.0).collect(),
+            _ => return None,
+        };
+        (!v.is_empty()).then_some(v)
+    }
 }
 
 /// One input's value of one metric in one test.
@@ -94,19 +115,28 @@ pub struct Cell {
     /// With repetitions: the largest distance of a repetition from the median, in percent of
     /// the median ("every repetition is within ±spread%").
     pub spread_pct: Option<f64>,
+    /// A single run's figure per whole second, when its record has a timeline: the within-run
+    /// evidence when there are no repetitions.
+    pub seconds: Option<Vec<f64>>,
 }
 
 impl Cell {
-    fn of(samples: Vec<f64>) -> Option<Cell> {
+    fn of(metric: Metric, from: &[Sample]) -> Option<Cell> {
+        let samples: Vec<f64> = from.iter().filter_map(|x| metric.of(x)).collect();
         if samples.is_empty() {
             return None;
         }
         let median = median(&samples);
         let spread_pct = spread_pct(&samples, median);
+        let seconds = match from {
+            [one] => metric.per_second(one),
+            _ => None,
+        };
         Some(Cell {
             samples,
             median,
             spread_pct,
+            seconds,
         })
     }
 }
@@ -154,14 +184,48 @@ impl Direction {
     }
 }
 
+/// What a change's evidence says, read off its interval ([`stats`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Judgement {
+    /// Repetitions on both sides and the interval excludes zero: better or worse, for real.
+    Finding,
+    /// One run on a side, and the interval over its seconds excludes zero: the runs differ by
+    /// more than each wobbled inside itself, but how much two runs of one server differ is
+    /// unknown. Not a finding.
+    WithinRunOnly,
+    /// The interval spans zero.
+    WithinNoise,
+    /// The interval spans zero and could hide a change of [`stats::NOISY_PCT`] either way.
+    /// `(side, spread)`: the side whose repetitions strayed most (0 the base, 1 the other) and
+    /// its spread in percent, when there are repetitions.
+    TooNoisy { noisiest: Option<(usize, f64)> },
+    /// No interval: a single run without per-second figures, or one repetition against several.
+    CantTell,
+}
+
+impl Judgement {
+    /// The word CSV and JSON give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Judgement::Finding => "finding",
+            Judgement::WithinRunOnly => "within-run-only",
+            Judgement::WithinNoise => "noise",
+            Judgement::TooNoisy { .. } => "too-noisy",
+            Judgement::CantTell => "cant-tell",
+        }
+    }
+}
+
 /// One input's change against the base.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Change {
-    /// (other − base) / base, in percent, of the medians.
+    /// The change in percent: the estimate's (ratio of geometric means) when there is one, else
+    /// (other − base) / base of the medians.
     pub pct: f64,
     pub direction: Direction,
-    /// The noise test, when both sides have more than one sample.
-    pub noise: Option<Noise>,
+    /// The effect with its interval, when the figures allow one.
+    pub estimate: Option<Estimate>,
+    pub judgement: Judgement,
     /// Sample counts (base, other).
     pub n: (usize, usize),
 }
@@ -171,28 +235,86 @@ impl Change {
         if base.median == 0.0 {
             return None; // No percentage of nothing.
         }
-        let pct = (other.median - base.median) / base.median.abs() * 100.0;
-        let up_is_good = metric.higher_is_better();
-        let direction = if other.median == base.median {
+        let (nb, no) = (base.samples.len(), other.samples.len());
+        let estimate = if nb > 1 && no > 1 {
+            stats::from_repetitions(&base.samples, &other.samples)
+        } else if nb == 1 && no == 1 {
+            match (&base.seconds, &other.seconds) {
+                (Some(b), Some(o)) if base.median > 0.0 && other.median > 0.0 => {
+                    stats::from_seconds(b, o).map(|e| {
+                        // Centred on the runs' own figures; the blocks give the width.
+                        let at =
+                            ((other.median / base.median).ln() - (e.pct / 100.0).ln_1p()).exp();
+                        let shift = |p: f64| ((p / 100.0 + 1.0) * at - 1.0) * 100.0;
+                        Estimate {
+                            pct: shift(e.pct),
+                            lo: shift(e.lo),
+                            hi: shift(e.hi),
+                            ..e
+                        }
+                    })
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let pct = match estimate {
+            Some(e) => e.pct,
+            None => (other.median - base.median) / base.median.abs() * 100.0,
+        };
+        let direction = if pct == 0.0 {
             Direction::Same
-        } else if (other.median > base.median) == up_is_good {
+        } else if (pct > 0.0) == metric.higher_is_better() {
             Direction::Better
         } else {
             Direction::Worse
         };
-        let (nb, no) = (base.samples.len(), other.samples.len());
-        let noise = (nb > 1 && no > 1).then(|| stats::mann_whitney(&base.samples, &other.samples));
+        let judgement = match estimate {
+            None => Judgement::CantTell,
+            Some(e) if e.excludes_zero() => match e.evidence {
+                Evidence::Repetitions => Judgement::Finding,
+                Evidence::WithinRun => Judgement::WithinRunOnly,
+            },
+            Some(e) if e.too_wide() => Judgement::TooNoisy {
+                noisiest: [&base.spread_pct, &other.spread_pct]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, s)| s.map(|s| (k, s)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1)),
+            },
+            Some(_) => Judgement::WithinNoise,
+        };
         Some(Change {
             pct,
             direction,
-            noise,
+            estimate,
+            judgement,
             n: (nb, no),
         })
     }
 
-    /// Within the noise: repetitions on both sides and the test found no difference.
+    /// A finding: better or worse, backed by repetitions.
+    pub fn is_finding(&self) -> bool {
+        self.judgement == Judgement::Finding && self.direction != Direction::Same
+    }
+
+    /// The interval spans zero (within the noise or too noisy to tell).
     pub fn is_noise(&self) -> bool {
-        matches!(self.noise, Some(Noise::Noise { .. }))
+        matches!(
+            self.judgement,
+            Judgement::WithinNoise | Judgement::TooNoisy { .. }
+        )
+    }
+
+    /// Whether `--fail-if-worse PCT` trips on this change: worse by more than `pct` percent,
+    /// and not shown to be noise. The same rule as the verdict: an interval that spans zero
+    /// never trips. A worse interval from a single run's seconds trips (the user's PCT is then
+    /// the allowance for run-to-run noise), and so does a change with no interval at all (one
+    /// run without per-second figures: the gate cannot tell, so it fails safe, as it always
+    /// has).
+    pub fn fails_gate(&self, pct: f64) -> bool {
+        self.direction == Direction::Worse && self.pct.abs() > pct && !self.is_noise()
     }
 }
 
@@ -224,6 +346,12 @@ pub struct TestRows {
 #[derive(Clone, Debug)]
 pub struct Comparison {
     pub labels: Vec<String>,
+    /// Per input, the server its file names (`valkey 9.1.2`), if it does.
+    pub servers: Vec<Option<String>>,
+    /// Per input, the circumstances of its figures (`input::facts`).
+    pub facts: Vec<Vec<Fact>>,
+    /// Per input, each test's repetitions that were client-bound: `(test, client-bound, of)`.
+    pub client_bound: Vec<Vec<(String, usize, usize)>>,
     pub tests: Vec<TestRows>,
 }
 
@@ -281,11 +409,14 @@ impl Comparison {
         }
         Comparison {
             labels: inputs.iter().map(|i| i.label.clone()).collect(),
+            servers: inputs.iter().map(|i| i.server.clone()).collect(),
+            facts: inputs.iter().map(|i| i.facts.clone()).collect(),
+            client_bound: inputs.iter().map(client_bound).collect(),
             tests,
         }
     }
 
-    /// Rows that got worse by more than `pct` percent and are not within the noise:
+    /// Rows that trip `--fail-if-worse pct` ([`Change::fails_gate`]):
     /// `(test, metric, input index, change)`.
     pub fn worse_than(&self, pct: f64) -> Vec<(&str, Metric, usize, Change)> {
         let mut out = Vec::new();
@@ -293,9 +424,7 @@ impl Comparison {
             for r in &t.rows {
                 for (k, c) in r.changes.iter().enumerate() {
                     if let Some(c) = c
-                        && c.direction == Direction::Worse
-                        && c.pct.abs() > pct
-                        && !c.is_noise()
+                        && c.fails_gate(pct)
                     {
                         out.push((t.name.as_str(), r.metric, k + 1, *c));
                     }
@@ -304,6 +433,22 @@ impl Comparison {
         }
         out
     }
+}
+
+/// Each test's count of client-bound repetitions, and of repetitions.
+fn client_bound(input: &Input) -> Vec<(String, usize, usize)> {
+    input
+        .tests
+        .iter()
+        .map(|t| {
+            let bound = t
+                .samples
+                .iter()
+                .filter(|s| s.limited_by.as_deref() == Some("client-bound"))
+                .count();
+            (t.name.clone(), bound, t.samples.len())
+        })
+        .collect()
 }
 
 /// The commands of a test's mix when every sample of every input that has the test ran the
@@ -326,7 +471,7 @@ fn common_mix<'a>(per_input: &[Option<&'a [Sample]>]) -> Vec<&'a str> {
 fn row(metric: Metric, per_input: &[Option<&[Sample]>]) -> Row {
     let cells: Vec<Option<Cell>> = per_input
         .iter()
-        .map(|s| s.and_then(|s| Cell::of(s.iter().filter_map(|x| metric.of(x)).collect())))
+        .map(|s| s.and_then(|s| Cell::of(metric, s)))
         .collect();
     let changes = cells[1..]
         .iter()
@@ -353,6 +498,7 @@ mod tests {
             files: vec![],
             format: Format::BenchmarkCsv,
             server: None,
+            facts: vec![],
             find_max: None,
             problems: vec![],
             tests: tests
@@ -385,7 +531,11 @@ mod tests {
         let rps = rows[0].changes[0].unwrap();
         assert!((rps.pct - 10.0).abs() < 1e-9);
         assert_eq!(rps.direction, Direction::Better);
-        assert_eq!(rps.noise, None, "no repetitions: no noise verdict");
+        assert_eq!(
+            rps.judgement,
+            Judgement::CantTell,
+            "no repetitions and no seconds: no interval"
+        );
         let p99 = rows[1].changes[0].unwrap();
         assert!(p99.pct < 0.0);
         assert_eq!(p99.direction, Direction::Better, "lower latency is better");
@@ -438,11 +588,13 @@ mod tests {
         assert_eq!(a.spread_pct, Some(2.0));
         assert!(r.changes[0].unwrap().is_noise());
         let sig = r.changes[1].unwrap();
+        assert_eq!(sig.judgement, Judgement::Finding, "{sig:?}");
+        let e = sig.estimate.unwrap();
         assert!(
-            matches!(sig.noise, Some(Noise::Significant { .. })),
-            "{sig:?}"
+            e.lo > 5.0 && e.hi < 15.0 && e.lo < sig.pct && sig.pct < e.hi,
+            "{e:?}"
         );
-        assert!((sig.pct - 10.0).abs() < 1e-9);
+        assert!((sig.pct - 10.0).abs() < 0.1, "geometric means: {}", sig.pct);
         assert_eq!(sig.n, (5, 5));
         // Noise never trips the gate, even when the medians moved.
         let worse = Comparison::new(
@@ -529,6 +681,92 @@ mod tests {
         );
         // One run alone: its commands' rows.
         assert_eq!(Comparison::new(&[a], &[Metric::Rps]).tests.len(), 3);
+    }
+
+    /// One run of `seconds` whole seconds at `rps` per second, wobbling by ±1% in turn.
+    fn timed_run(label: &str, rps: f64, seconds: usize) -> Input {
+        use crate::compare::input::{Detail, SecondRow};
+        let mut i = input(label, &[("GET", &[rps])]);
+        let timeline = (0..seconds)
+            .map(|k| SecondRow {
+                second: k as f64,
+                span: 1.0,
+                completed: (rps * if k % 2 == 0 { 1.01 } else { 0.99 }) as u64,
+                p99: 1_000_000.0 / rps,
+                p50: 500_000.0 / rps,
+                ..SecondRow::default()
+            })
+            .collect();
+        i.tests[0].samples[0].avg = Some(500_000.0 / rps);
+        i.tests[0].samples[0].detail = Some(Box::new(Detail {
+            timeline,
+            ..Detail::default()
+        }));
+        i
+    }
+
+    #[test]
+    fn single_runs_with_enough_seconds_are_within_run_evidence_only() {
+        let c = Comparison::new(
+            &[timed_run("a", 1000.0, 20), timed_run("b", 900.0, 20)],
+            &[Metric::Rps, Metric::Avg],
+        );
+        let rps = c.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!(rps.judgement, Judgement::WithinRunOnly, "{rps:?}");
+        let e = rps.estimate.unwrap();
+        assert_eq!(e.evidence, Evidence::WithinRun);
+        assert!(
+            (rps.pct + 10.0).abs() < 1e-9,
+            "centred on the runs' figures: {rps:?}"
+        );
+        assert!(e.lo < -10.0 && e.hi > -10.0 && e.hi < 0.0, "{e:?}");
+        assert!(!rps.is_finding(), "not a finding: no run-to-run evidence");
+        assert!(rps.fails_gate(5.0), "but the gate trips on it, past PCT");
+        assert!(!rps.fails_gate(15.0));
+        // avg has no per-second figure: can't tell.
+        let avg = c.tests[0].rows[1].changes[0];
+        assert_eq!(avg.map(|c| c.judgement), Some(Judgement::CantTell));
+        // Too short for blocks: can't tell.
+        let c = Comparison::new(
+            &[timed_run("a", 1000.0, 19), timed_run("b", 900.0, 19)],
+            &[Metric::Rps],
+        );
+        assert_eq!(
+            c.tests[0].rows[0].changes[0].unwrap().judgement,
+            Judgement::CantTell
+        );
+    }
+
+    #[test]
+    fn the_gate_follows_the_interval() {
+        let rows = |base: &[f64], other: &[f64]| {
+            Comparison::new(
+                &[input("a", &[("SET", base)]), input("b", &[("SET", other)])],
+                &[Metric::Rps],
+            )
+        };
+        // A wild side: its interval spans zero, so no trip whatever the medians say.
+        let noisy = rows(&[100., 101., 99.], &[50., 20., 95.]);
+        let c = noisy.tests[0].rows[0].changes[0].unwrap();
+        assert!(
+            matches!(
+                c.judgement,
+                Judgement::TooNoisy {
+                    noisiest: Some((1, _))
+                }
+            ),
+            "{c:?}"
+        );
+        assert!(noisy.worse_than(0.0).is_empty());
+        // A steady 10% slowdown at 3+3 trips.
+        let slower = rows(&[100., 101., 99.], &[90., 91., 89.]);
+        assert_eq!(slower.worse_than(5.0).len(), 1);
+        assert!(slower.worse_than(12.0).is_empty(), "not past PCT");
+        // One repetition against three: no interval, the figure alone decides (fails safe).
+        let one = rows(&[100.], &[90., 91., 89.]);
+        let c = one.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!((c.judgement, c.n), (Judgement::CantTell, (1, 3)));
+        assert_eq!(one.worse_than(5.0).len(), 1);
     }
 
     #[test]

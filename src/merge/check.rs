@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::plan::shard::{Shard, ShardSource};
 use crate::record::document::{Document, SCHEMA};
+use crate::workload::split::Share;
 
 /// Options a shard changes: its part of `-n` and `--rps`, and its seed (offset by the index, or
 /// drawn per process when `--seed` is not given).
@@ -112,10 +112,10 @@ fn own_part(i: &Input) -> Result<(), String> {
             None => Ok(()),
         };
     };
-    let shard = Shard {
+    // The one even split `--shard` divides `-n` and `--rps` with.
+    let shard = Share {
         index: s.index,
         count: s.count,
-        source: ShardSource::Flag,
     };
     let o = &i.doc.options;
     for (what, total, own) in [
@@ -123,14 +123,14 @@ fn own_part(i: &Input) -> Result<(), String> {
         ("rps", s.rps_total, o.rps),
     ] {
         if let (Some(total), Some(own)) = (total, own)
-            && shard.part(total) != own
+            && shard.of(total).len != own
         {
             return Err(format!(
                 "{}: options.{what} is {own}, but shard {} of {} of {total} is {} (a corrupt record)",
                 i.name,
                 s.index,
                 s.count,
-                shard.part(total)
+                shard.of(total).len
             ));
         }
     }

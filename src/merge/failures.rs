@@ -140,7 +140,7 @@ pub fn node_outages(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::start_at::parse_time;
+    use crate::timestamp::parse_time;
 
     #[test]
     fn a_nodes_lost_requests_add_and_its_outage_spans_the_shards() {

@@ -11,9 +11,9 @@
 //! `shards` array (one row per input) so `compare` and `report` read it like any other. Must not:
 //! touch the network.
 //!
-//! Exit codes: 0 merged; 2 a usage mistake or inputs that are not shards of one benchmark
-//! (unreadable JSON, another schema, different tests or options); 1 a file that cannot be read or
-//! written.
+//! Exit codes: 0 merged; 2 a usage mistake or inputs that cannot be read or are not shards of
+//! one benchmark (a missing file or a directory, unreadable JSON, another schema, different tests
+//! or options), as `compare` and `report`; 1 the output that cannot be written.
 
 mod check;
 mod counts;
@@ -30,10 +30,10 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::flag::{self, Action, Flag, help_block};
-use crate::plan::start_at::parse_time;
 use crate::record::document::{ClientHost, Document, ServerRecord};
-use crate::record::input_file::{self, ReadError};
+use crate::record::input_file;
 use crate::record::shard::{MergeNote, MergedShard, MergedShardTest};
+use crate::timestamp::parse_time;
 
 use together::Spans;
 
@@ -195,6 +195,11 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     if inputs.is_empty() {
         return Err("no records to merge: give the shards' --json files".to_string());
     }
+    let named: Vec<(&str, &std::path::Path)> = inputs
+        .iter()
+        .map(|p| ("a shard record", p.as_path()))
+        .collect();
+    crate::cli::check_outputs(&[("-o", &out)], &named).map_err(|e| e.0)?;
     Ok(Request::Merge {
         out,
         inputs,
@@ -213,10 +218,9 @@ fn run(req: Request) -> Result<(), Fail> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in &paths {
         let name = p.display().to_string();
-        let text = input_file::read(p).map_err(|e| match e {
-            ReadError::Io(m) => Fail(1, m),
-            ReadError::Bad(m) => Fail(2, m),
-        })?;
+        // A missing or unreadable input is the command line's problem (exit 2), as in compare
+        // and report; so is one over the size cap.
+        let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
         let doc: Value = serde_json::from_slice(&text)
             .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
         inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
@@ -233,7 +237,7 @@ fn run(req: Request) -> Result<(), Fail> {
     let value = serde_json::to_value(&merged).map_err(|e| Fail(1, e.to_string()))?;
     let mut text = serde_json::to_vec_pretty(&value).map_err(|e| Fail(1, e.to_string()))?;
     text.push(b'\n');
-    let written = if out.as_os_str() == "-" {
+    let written = if crate::cli::is_stdout(&out) {
         let mut o = std::io::stdout().lock();
         o.write_all(&text).and_then(|()| o.flush())
     } else {

@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::metrics::LatencyHistogram;
-use crate::plan::start_at::parse_time;
 use crate::record::document::{
     ENCODING, Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Requests,
     TestRecord, VerdictRecord,
 };
 use crate::record::hdr;
 use crate::record::timeline::TimelineRow;
+use crate::timestamp::parse_time;
 use crate::verdict::Verdict;
 
 use super::check::Input;
@@ -196,6 +196,18 @@ fn requests(tests: &[&TestRecord], what: &str) -> Result<Requests, String> {
         unanswered: sum(|r| r.unanswered, "unanswered")?,
         reconnect_attempts: sum(|r| r.reconnect_attempts, "reconnect_attempts")?,
         reconnects: sum(|r| r.reconnects, "reconnects")?,
+        // Only when every shard counted them.
+        reconnect_refusals: match tests
+            .iter()
+            .map(|t| t.requests.reconnect_refusals)
+            .collect::<Option<Vec<u64>>>()
+        {
+            Some(v) => Some(counts::total(
+                v.into_iter(),
+                &format!("{what} requests.reconnect_refusals"),
+            )?),
+            None => None,
+        },
     })
 }
 

@@ -257,9 +257,14 @@ pub struct Requests {
     pub redirects: Option<BTreeMap<String, u64>>,
     /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
     pub unanswered: u64,
-    /// `-e`: attempts to reopen a failed connection, and those that connected.
+    /// `-e`: attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect or `ERR max number of clients reached`; added later, so a
+    /// reader of older records takes its absence as unknown).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// `None` in records written before it was counted (written back as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_refusals: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

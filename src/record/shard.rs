@@ -10,8 +10,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::RunPlan;
-
-use crate::clock::rfc3339;
+use crate::timestamp::{rfc3339, rfc3339_micros};
 
 /// One shard's place and start.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -117,31 +116,5 @@ impl MergeNote {
     /// Nothing to note: the record is not given the block.
     pub fn is_empty(&self) -> bool {
         self.missing_shards.is_empty() && self.apart.is_empty()
-    }
-}
-
-/// RFC 3339 with microseconds: start times are compared across shards, where milliseconds are
-/// coarse next to a few-ms NTP skew.
-pub fn rfc3339_micros(t: SystemTime) -> String {
-    let ms = rfc3339(t);
-    let micros = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_micros() % 1000);
-    // `…SS.mmmZ` → `…SS.mmmuuuZ`.
-    format!("{}{micros:03}Z", &ms[..ms.len() - 1])
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, UNIX_EPOCH};
-
-    use super::*;
-
-    #[test]
-    fn micros_extend_the_millisecond_text() {
-        let t = UNIX_EPOCH + Duration::from_micros(1_767_225_600_123_456);
-        assert_eq!(rfc3339_micros(t), "2026-01-01T00:00:00.123456Z");
-        let back = crate::plan::start_at::parse_time(&rfc3339_micros(t));
-        assert_eq!(back, Some(t));
     }
 }

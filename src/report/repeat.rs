@@ -4,11 +4,16 @@
 //! machine) moves a mean but not a median; the spread (largest distance of a repetition from the
 //! median, in percent) says how much the runs agreed. Whether a difference between two servers is
 //! more than that noise is `respbench compare`'s question, which the JSON's repetitions answer.
+//!
+//! The line also says what limited the repetitions (`limited by: client-bound (2 of 3)`): a
+//! median of client-bound runs describes respbench, and the reader of one line should not have
+//! to open each run's report to learn it.
 
 use std::io::{self, Write};
 
 use crate::compare::table::{median, spread_pct};
 use crate::metrics::TestResult;
+use crate::verdict::Verdict;
 
 /// The figures of each repetition of one test.
 #[derive(Debug, Default)]
@@ -16,11 +21,13 @@ pub struct Repetitions {
     rps: Vec<f64>,
     p50_ms: Vec<f64>,
     p99_ms: Vec<f64>,
+    verdicts: Vec<Verdict>,
 }
 
 impl Repetitions {
-    /// Adds one repetition's result.
-    pub fn add(&mut self, r: &TestResult) {
+    /// Adds one repetition's result and what limited it.
+    pub fn add(&mut self, r: &TestResult, verdict: Verdict) {
+        self.verdicts.push(verdict);
         self.rps.push(r.throughput());
         self.p50_ms
             .push(r.latency.value_at_percentile_ns(50.0) as f64 / 1e6);
@@ -36,7 +43,30 @@ impl Repetitions {
         self.rps.is_empty()
     }
 
-    /// `TITLE: median of N runs: R requests per second (±S%), p50=A msec, p99=B msec`.
+    /// `; limited by: client-bound (2 of 3), neither (1 of 3)`, most frequent first; empty when
+    /// no repetition's verdict is known.
+    fn limits(&self) -> String {
+        let mut counts: Vec<(Verdict, usize)> = Vec::new();
+        for &v in self.verdicts.iter().filter(|v| **v != Verdict::Unknown) {
+            match counts.iter_mut().find(|c| c.0 == v) {
+                Some(c) => c.1 += 1,
+                None => counts.push((v, 1)),
+            }
+        }
+        if counts.is_empty() {
+            return String::new();
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        let n = self.len();
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(v, k)| format!("{} ({k} of {n})", v.name()))
+            .collect();
+        format!("; limited by: {}", parts.join(", "))
+    }
+
+    /// `TITLE: median of N runs: R requests per second (±S%), p50=A msec, p99=B msec`, then what
+    /// limited the runs when known.
     pub fn write_median(
         &self,
         out: &mut impl Write,
@@ -51,10 +81,11 @@ impl Repetitions {
         writeln!(
             out,
             "{title}: median of {} runs: {rps:.2} requests per second (±{spread:.1}%), \
-             p50={:.p$} msec, p99={:.p$} msec",
+             p50={:.p$} msec, p99={:.p$} msec{}",
             self.len(),
             median(&self.p50_ms),
             median(&self.p99_ms),
+            self.limits(),
             p = precision
         )
     }
@@ -81,7 +112,7 @@ mod tests {
     fn median_line_of_odd_and_even_counts() {
         let mut reps = Repetitions::default();
         for (c, p) in [(1000, 200), (900, 300), (1100, 250)] {
-            reps.add(&run(c, p));
+            reps.add(&run(c, p), Verdict::Unknown);
         }
         let mut v = Vec::new();
         reps.write_median(&mut v, "SET", 3).unwrap();
@@ -90,7 +121,7 @@ mod tests {
             "SET: median of 3 runs: 1000.00 requests per second (±10.0%), p50=0.250 msec, \
              p99=0.250 msec\n"
         );
-        reps.add(&run(1050, 260));
+        reps.add(&run(1050, 260), Verdict::Unknown);
         let mut v = Vec::new();
         reps.write_median(&mut v, "SET", 1).unwrap();
         assert!(
@@ -103,5 +134,25 @@ mod tests {
             .write_median(&mut v, "SET", 3)
             .unwrap();
         assert!(v.is_empty());
+    }
+
+    #[test]
+    fn the_median_line_says_what_limited_the_runs() {
+        let mut reps = Repetitions::default();
+        for v in [
+            Verdict::ClientBound,
+            Verdict::Neither,
+            Verdict::ClientBound,
+            Verdict::Unknown,
+        ] {
+            reps.add(&run(1000, 200), v);
+        }
+        let mut out = Vec::new();
+        reps.write_median(&mut out, "GET", 3).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        assert!(
+            line.ends_with("msec; limited by: client-bound (2 of 4), neither (1 of 4)\n"),
+            "{line}"
+        );
     }
 }

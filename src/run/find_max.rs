@@ -97,7 +97,7 @@ impl<W: Write> Session<'_, W> {
             let m = self.step(title, template, cluster, rate, fm, &mut progress);
             let ended = match (m.fatal, m.result.outcome) {
                 (Some(e), _) => Some(Failure::from(e)),
-                (None, Outcome::Interrupted) => Some(Failure::Interrupted),
+                (None, Outcome::Interrupted(_)) => Some(Failure::Interrupted),
                 _ => None,
             };
             if let Some(failure) = ended {
@@ -132,7 +132,7 @@ impl<W: Write> Session<'_, W> {
         if let Some(e) = m.fatal {
             return Err(e.into());
         }
-        if m.result.outcome == Outcome::Interrupted {
+        if matches!(m.result.outcome, Outcome::Interrupted(_)) {
             return Err(Failure::Interrupted);
         }
         match m.result.throughput() {

@@ -64,6 +64,10 @@ pub struct ServerIdentity {
     pub aof_enabled: Option<bool>,
     /// `CONFIG GET save` (the RDB snapshot rules; empty = none).
     pub rdb_save: Option<String>,
+    /// `mem_allocator` (`jemalloc-5.3.0`, `libc`): the allocator changes throughput and memory
+    /// figures, so `compare` names it when two servers differ in it. Absent from older records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_allocator: Option<String>,
 }
 
 impl ServerIdentity {
@@ -91,6 +95,7 @@ impl ServerIdentity {
             maxmemory_policy: info.get("maxmemory_policy").map(str::to_string),
             aof_enabled: info.flag("aof_enabled"),
             rdb_save: None,
+            mem_allocator: info.get("mem_allocator").map(str::to_string),
         }
     }
 }
@@ -325,7 +330,7 @@ mod tests {
     const REDIS: &str = "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n\
         os:Linux 6.1.0 x86_64\r\narch_bits:64\r\nio_threads_active:0\r\n\r\n# Memory\r\n\
         used_memory:941024\r\nused_memory_rss:12238848\r\nmaxmemory:0\r\n\
-        maxmemory_policy:noeviction\r\n# Persistence\r\nrdb_bgsave_in_progress:0\r\n\
+        maxmemory_policy:noeviction\r\nmem_allocator:jemalloc-5.2.1\r\n# Persistence\r\nrdb_bgsave_in_progress:0\r\n\
         aof_enabled:0\r\naof_rewrite_in_progress:1\r\n# Stats\r\ntotal_net_input_bytes:57\r\n\
         total_net_output_bytes:581\r\nrejected_connections:2\r\nevicted_keys:0\r\n\
         # Clients\r\nconnected_clients:3\r\n# CPU\r\nused_cpu_sys:0.011031\r\n\
@@ -349,6 +354,7 @@ mod tests {
         assert_eq!(r.maxmemory, Some(0));
         assert_eq!(r.maxmemory_policy.as_deref(), Some("noeviction"));
         assert_eq!(r.aof_enabled, Some(false));
+        assert_eq!(r.mem_allocator.as_deref(), Some("jemalloc-5.2.1"));
 
         let v = ServerIdentity::from_info(&Info::new(VALKEY));
         assert_eq!(v.name, "valkey");
@@ -358,6 +364,7 @@ mod tests {
         assert_eq!(v.maxmemory, Some(1_048_576));
         assert_eq!(v.maxmemory_policy.as_deref(), Some("allkeys-lru"));
         assert_eq!(v.aof_enabled, Some(true));
+        assert_eq!(v.mem_allocator, None, "not in that INFO");
     }
 
     #[test]

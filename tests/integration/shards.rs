@@ -263,8 +263,21 @@ fn bad_shards_and_mismatched_merges_get_one_line_and_exit_2() {
     );
     gate.assert_code(1);
     assert!(gate.stderr.contains("not a whole run"), "{gate:?}");
-    let out = merge(&["-o", "-", "/nonexistent/x.json"]);
-    out.assert_code(1);
+    // A missing input or a directory: exit 2, as compare and report (one rule).
+    for input in ["/nonexistent/x.json", dir.path().to_str().unwrap()] {
+        let out = merge(&["-o", "-", input]);
+        out.assert_code(2);
+        assert!(out.single_stderr_line().contains("cannot read"), "{out:?}");
+    }
+    // -o naming a shard would overwrite it.
+    let before = std::fs::read(&a).unwrap();
+    let out = merge(&["-o", &a, &a, &b]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line().contains("is a shard record"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the shard is untouched");
     let out = merge(&[&a]);
     out.assert_code(2);
     assert!(

@@ -130,6 +130,9 @@ def check_test(i, test, problems):
         accounted = req["completed"] + req["failed"] + req["unanswered"]
         if accounted != req["issued"]:
             problems.append(f"{where}: completed + failed + unanswered = {accounted}, issued {req['issued']}")
+    # A reopening attempt is answered, refused, or neither (timed out, reset, under way): never both.
+    if "reconnect_refusals" in req and req["reconnects"] + req["reconnect_refusals"] > req["reconnect_attempts"]:
+        problems.append(f"{where}: reconnects + refusals exceed the {req['reconnect_attempts']} attempts")
 
 
 def check_options(record, problems):

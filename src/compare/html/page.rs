@@ -27,7 +27,7 @@ th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:8px 20px}\
 svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
-.note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}";
+.note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
 
 /// Tests beyond this many get no section of charts, only their rows in the overview and the
 /// comparison: a page of thousands of tests' charts (hundreds of megabytes of SVG) does not open,
@@ -56,7 +56,24 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     overview(&mut s, inputs, cmp);
     if inputs.len() > 1 {
         s.push_str("<h2 id=\"comparison\">Comparison</h2><p class=\"note\">Against the base, ");
-        s.push_str("by each metric's direction; with repetitions, medians, spread and a noise verdict.</p>");
+        s.push_str(
+            "by each metric's direction, with a 95% interval; green and red only for findings.</p>",
+        );
+        // The answer first, as `compare` prints it.
+        let summary = crate::compare::headline::summary(cmp);
+        for line in &summary.headline {
+            let _ = write!(s, "<p class=\"headline\">{}</p>", esc(line));
+        }
+        if !summary.differences.is_empty() {
+            s.push_str("<p class=\"note\">Besides the numbers, the sides differ in:</p><ul>");
+            for d in &summary.differences {
+                let _ = write!(s, "<li>{}</li>", esc(d));
+            }
+            s.push_str("</ul>");
+        }
+        for w in &summary.warnings {
+            let _ = write!(s, "<p class=\"problem\">⚠ {}</p>", esc(w));
+        }
         comparison(&mut s, cmp);
     }
     find_max(&mut s, inputs);
@@ -148,10 +165,13 @@ fn runs(s: &mut String, inputs: &[Input]) {
     s.push_str("</ul>");
 }
 
-/// The class of a change: `better`, `worse`, `noise` or none.
+/// The class of a change: `better` or `worse` for a finding only; `noise` (grey) for anything
+/// else that moved (within the noise, too noisy, within-run evidence, can't tell), so an
+/// inconclusive change is never coloured as one.
 fn class_of(c: Option<&Change>) -> &'static str {
     match c {
-        Some(c) if c.is_noise() => "noise",
+        Some(c) if c.direction == Direction::Same => "",
+        Some(c) if !c.is_finding() => "noise",
         Some(c) if c.direction == Direction::Better => "better",
         Some(c) if c.direction == Direction::Worse => "worse",
         _ => "",
@@ -223,7 +243,10 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                         s,
                         "<td class=\"{}\">{}</td>",
                         class_of(change),
-                        esc(&render::change_text(change))
+                        esc(&render::change_text(
+                            change,
+                            (&cmp.labels[0], &cmp.labels[k])
+                        ))
                     );
                 }
             }
@@ -256,12 +279,13 @@ fn comparison(s: &mut String, cmp: &Comparison) {
             for c in &r.cells {
                 let _ = write!(s, "<td>{}</td>", render::cell_text(r.metric, c.as_ref()));
             }
-            for c in &r.changes {
+            for (k, c) in r.changes.iter().enumerate() {
+                let labels = (cmp.labels[0].as_str(), cmp.labels[k + 1].as_str());
                 let _ = write!(
                     s,
                     "<td class=\"{}\">{}</td>",
                     class_of(c.as_ref()),
-                    esc(&render::change_text(c.as_ref()))
+                    esc(&render::change_text(c.as_ref(), labels))
                 );
             }
             s.push_str("</tr>");

@@ -93,23 +93,30 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
             && html.contains("data-series=\"run&lt;1&gt; p99\"")
     );
     assert!(html.contains(charts::PALETTE[1]));
+    // One run each: every change is inconclusive, so grey, never coloured as a finding.
+    assert!(
+        html.contains("<td class=\"noise\">+0.10% better? (can"),
+        "{html}"
+    );
+    assert!(!html.contains("class=\"better\"") && !html.contains("class=\"worse\""));
 }
 
 #[test]
-fn report_arguments() {
-    let a = |v: &[&str]| super::parse(v.iter().map(OsString::from).collect());
-    let (sides, _, out) = a(&["a.json,b.json", "c.json", "-o", "x.html"])
-        .unwrap()
-        .unwrap();
-    assert_eq!(sides.len(), 2);
-    assert_eq!(out, "x.html");
-    assert!(a(&["a.json"]).unwrap_err().contains("needs -o FILE"));
+fn only_findings_are_coloured() {
+    let side = |label: &str, rps: &[f64]| {
+        let runs = rps.iter().map(|&r| record(r, 0)).collect();
+        input_of(label.into(), vec![format!("{label}.json")], runs).unwrap()
+    };
+    let inputs = [
+        side("a", &[1000.0, 1010.0, 990.0]),
+        side("b", &[1100.0, 1110.0, 1090.0]),
+    ];
+    let cmp = Comparison::new(&inputs, &[Metric::Rps]);
+    let html = page(&inputs, &cmp);
     assert!(
-        a(&["-o", "x.html"])
-            .unwrap_err()
-            .contains("at least one RUN")
+        html.contains("<td class=\"better\">+10.00% better ["),
+        "{html}"
     );
-    assert_eq!(a(&["--help"]).unwrap(), None);
 }
 
 #[test]
@@ -212,11 +219,6 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
     let html = page(&inputs, &cmp);
     assert_eq!(html.matches("class=\"problem\"").count(), 1);
     assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
-}
-
-#[test]
-fn help_is_the_golden_text() {
-    assert_eq!(super::help_text(), include_str!("report_help.golden"));
 }
 
 /// A CSV of thousands of tests reads (every row, each its own test) and makes a page with the

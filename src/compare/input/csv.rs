@@ -113,6 +113,7 @@ fn rows<'a>(
             max: us(ms_cols[5])?,
             detail: None,
             mix: Vec::new(),
+            limited_by: None,
         };
         // A custom command's name is the command: an older file may hold its password.
         tests.push((crate::redact::command_text(&f[0]), sample));
@@ -123,6 +124,7 @@ fn rows<'a>(
     Ok(FileRun {
         format: Format::BenchmarkCsv,
         server: None,
+        facts: Vec::new(),
         tests,
         find_max: None,
         problems: Vec::new(),

@@ -41,6 +41,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
     Ok(FileRun {
         format: Format::Memtier,
         server: None,
+        facts: Vec::new(),
         tests,
         find_max: None,
         problems: Vec::new(),
@@ -94,6 +95,7 @@ fn sample(key: &str, stats: &Value, count: f64) -> Result<Sample, String> {
             ..Detail::default()
         })),
         mix: Vec::new(),
+        limited_by: None,
     })
 }
 

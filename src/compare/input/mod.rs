@@ -11,6 +11,7 @@
 //! microseconds, whatever the file's unit.
 
 mod csv;
+pub mod facts;
 mod memtier;
 mod respbench;
 mod spectrum;
@@ -53,6 +54,9 @@ pub struct Input {
     pub format: Format,
     /// The server that was measured, where the file says (`valkey 9.1.2`).
     pub server: Option<String>,
+    /// The circumstances of the figures (`facts`), where the files say; a fact whose value
+    /// differs between the side's own files shows every value (`50 | 100`).
+    pub facts: Vec<facts::Fact>,
     /// In first-seen order; each with one sample per repetition.
     pub tests: Vec<Test>,
     /// A `--find-max` search (the first file's that has one): the latency-vs-throughput curve.
@@ -94,6 +98,8 @@ pub struct Test {
 /// the file does not have the figure (memtier without histogram has no p95).
 #[derive(Clone, Debug, Default)]
 pub struct Sample {
+    /// What limited the repetition (a respbench record's `verdict.kind`: `client-bound`, …).
+    pub limited_by: Option<String>,
     pub rps: f64,
     pub avg: Option<f64>,
     pub min: Option<f64>,
@@ -177,6 +183,8 @@ pub struct ServerPoint {
 pub struct FileRun {
     pub format: Format,
     pub server: Option<String>,
+    /// See [`Input::facts`] (respbench records only).
+    pub facts: Vec<facts::Fact>,
     pub tests: Vec<(String, Sample)>,
     /// A `--find-max` search, when the file is a respbench record of one.
     pub find_max: Option<Curve>,
@@ -280,6 +288,7 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         files,
         format: first.format,
         server: first.server.clone(),
+        facts: first.facts.clone(),
         tests: Vec::new(),
         find_max: None,
         problems: Vec::new(),
@@ -294,6 +303,15 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
             .extend(run.problems.iter().map(|p| format!("{file}: {p}")));
         if input.find_max.is_none() {
             input.find_max = run.find_max;
+        }
+        for (name, value) in &run.facts {
+            match input.facts.iter_mut().find(|f| f.0 == *name) {
+                Some(f) if !f.1.split(" | ").any(|v| v == value) => {
+                    f.1 = format!("{} | {value}", f.1)
+                }
+                Some(_) => {}
+                None => input.facts.push((name, value.clone())),
+            }
         }
         for (name, sample) in run.tests {
             match index.get(&name) {
@@ -377,6 +395,7 @@ mod tests {
             files: vec![],
             format: Format::Respbench,
             server: None,
+            facts: vec![],
             tests: vec![],
             find_max: None,
             problems: vec![],

@@ -24,6 +24,8 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
             format!("unknown schema \"{schema}\"; expected \"{SCHEMA}\"")
         });
     }
+    let facts = super::facts::of_record(&value);
+    let verdicts = super::facts::verdicts(&value);
     let doc = Document::read(value)?;
     let problems = problems(&doc);
     let server = doc
@@ -34,7 +36,17 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let tests = doc
         .tests
         .into_iter()
-        .map(|t| Ok((t.name.clone(), sample(t)?)))
+        .zip(verdicts.into_iter().chain(std::iter::repeat(None)))
+        .map(|(t, limited_by)| {
+            let name = t.name.clone();
+            Ok((
+                name,
+                Sample {
+                    limited_by,
+                    ..sample(t)?
+                },
+            ))
+        })
         .collect::<Result<_, String>>()?;
     let find_max = doc.find_max.map(|f| Curve {
         slo: f.slo,
@@ -53,6 +65,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     Ok(FileRun {
         format: Format::Respbench,
         server,
+        facts,
         tests,
         find_max,
         problems,
@@ -104,6 +117,7 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
         max: fig(l.max),
         detail: None,
         mix: Vec::new(),
+        limited_by: None,
     }
 }
 
