@@ -72,6 +72,10 @@ pub struct Document {
     /// Merged records only (`respbench merge`): one row per shard record merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<super::shard::MergedShard>,
+    /// Merged records only, when a merge is partial or its shards ran apart: see
+    /// `record::shard::MergeNote`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::shard::MergeNote>,
 }
 
 impl Document {

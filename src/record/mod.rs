@@ -17,6 +17,7 @@ pub mod document;
 pub mod failover;
 pub mod hdr;
 pub mod host;
+pub mod input_file;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
@@ -99,6 +100,7 @@ impl RunRecord {
             sentinel: None,
             counters: Vec::new(),
             shards: Vec::new(),
+            merge: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),

@@ -94,3 +94,27 @@ pub struct MergedShardTest {
     pub throughput_rps: f64,
     pub started_at: Option<String>,
 }
+
+/// A merged record's facts beyond its `shards` rows (`merge`; absent when there is nothing to
+/// say): what the merge does not cover, and where its rate is not the sum of the shards' rates.
+/// Readers treat a record with missing shards as partial (`compare --fail-if-worse` fails on it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MergeNote {
+    /// Shard indices the merge lacked (`merge --partial`): its counts and rates cover the
+    /// shards given only, while `options.requests`/`rps` are the whole benchmark's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<u64>,
+    /// Tests whose shards did not run together (see `merge::together`): their `duration_s` is
+    /// from the first shard's start to the last one's end, and their `throughput_rps` the
+    /// completed requests over it, not the sum of the shards' rates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<String>,
+}
+
+impl MergeNote {
+    /// Nothing to note: the record is not given the block.
+    pub fn is_empty(&self) -> bool {
+        self.missing_shards.is_empty() && self.apart.is_empty()
+    }
+}
