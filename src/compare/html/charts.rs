@@ -5,7 +5,7 @@
 
 use crate::compare::input::{Detail, Input};
 
-use super::svg::{Chart, Series, Stroke, XAxis};
+use super::svg::{Band, Chart, Dot, Marker, Rule, Series, Stroke, XAxis};
 
 /// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 pub const PALETTE: [&str; 8] = [
@@ -56,12 +56,12 @@ fn chart(
         y_label,
         x_axis,
         series,
-        legend: Vec::new(),
+        ..Chart::default()
     })
 }
 
 /// The six charts of a test: id, title, x label, y label, x axis; in page order.
-const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
+const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
     (
         "throughput",
         "Throughput per second",
@@ -91,6 +91,13 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
         XAxis::Linear,
     ),
     (
+        "lost",
+        "Requests lost without a reply per second, by kind (no reply: not error replies)",
+        "second",
+        "lost/s",
+        XAxis::Linear,
+    ),
+    (
         "server-cpu",
         "Server CPU (process solid, main thread dashed)",
         "second",
@@ -106,9 +113,24 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
     ),
 ];
 
+/// The line style of each kind of lost request, in the order of [`lost_kinds`].
+const LOST_STROKES: [Stroke; 3] = [Stroke::Solid, Stroke::Dashed, Stroke::Dotted];
+
+/// Every kind of lost request in the runs' test, sorted: one line style each, named in the
+/// chart's title (so the kind is not told by colour or style alone).
+fn lost_kinds(found: &[(usize, String, &Detail)]) -> Vec<String> {
+    let mut kinds: Vec<String> = found
+        .iter()
+        .flat_map(|(_, _, d)| d.lost.iter().map(|l| l.1.clone()))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
 /// The series of each chart of [`KINDS`], in the same order, gathered run by run.
 #[derive(Default)]
-struct Gathered([Vec<Series>; 6]);
+struct Gathered([Vec<Series>; 7]);
 
 impl Gathered {
     fn push(
@@ -128,11 +150,13 @@ impl Gathered {
     }
 
     /// A run's client-side series: throughput, latency, errors per second, and its spectrum.
-    fn run(&mut self, label: &str, c: &'static str, d: &Detail) {
+    fn run(&mut self, label: &str, c: &'static str, d: &Detail, kinds: &[String]) {
         let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| {
             d.timeline
                 .iter()
-                .map(|r| (r.second, f(r)))
+                // At the middle of the time the row covers: a second's rate belongs to the whole
+                // second, so it lines up with outages placed at 0.1 s.
+                .map(|r| (r.second + r.span / 2.0, f(r)))
                 .collect::<Vec<_>>()
         };
         self.push(
@@ -178,13 +202,37 @@ impl Gathered {
             Stroke::Dashed,
             ms(&d.spectrum_uncorrected),
         );
+        // Error replies only: the lost requests are in `failed` too, and drawn on their own.
+        let lost_in =
+            |second: f64| -> u64 { d.lost.iter().filter(|l| l.0 == second).map(|l| l.2).sum() };
         self.push(
             3,
-            format!("{label} errors"),
+            format!("{label} error replies"),
             c,
             Stroke::Solid,
-            t(&|r| r.failed as f64 / r.span),
+            t(&|r| r.failed.saturating_sub(lost_in(r.second)) as f64 / r.span),
         );
+        for (k, kind) in kinds.iter().enumerate() {
+            if !d.lost.iter().any(|l| &l.1 == kind) {
+                continue;
+            }
+            let per = |r: &crate::compare::input::SecondRow| {
+                let n: u64 = d
+                    .lost
+                    .iter()
+                    .filter(|l| l.0 == r.second && &l.1 == kind)
+                    .map(|l| l.2)
+                    .sum();
+                n as f64 / r.span
+            };
+            self.push(
+                4,
+                format!("{label} lost: {kind}"),
+                c,
+                LOST_STROKES[k % LOST_STROKES.len()],
+                t(&per),
+            );
+        }
         for s in &d.servers {
             let name = if d.servers.len() > 1 {
                 format!("{label} {}", s.address)
@@ -197,33 +245,46 @@ impl Gathered {
 
     /// One server's CPU and memory per second.
     fn server(&mut self, name: &str, c: &'static str, s: &crate::compare::input::ServerSeries) {
+        // A gap of more than an interval between samples (the watch lost the server: a restart,
+        // a failover) stays a gap: a NaN point breaks the line there.
+        // An interval starts at `t` and lasts about a second: drawn at its middle, as the
+        // client's seconds are.
         let pts = |f: &dyn Fn(&crate::compare::input::ServerPoint) -> Option<f64>| {
-            s.points.iter().filter_map(|p| Some((p.t, f(p)?))).collect()
+            let mut out: Vec<(f64, f64)> = Vec::new();
+            for p in &s.points {
+                let Some(v) = f(p) else { continue };
+                let x = p.t + 0.5;
+                if out.last().is_some_and(|l| x - l.0 > 1.5) {
+                    out.push((x - 0.5, f64::NAN));
+                }
+                out.push((x, v));
+            }
+            out
         };
         let mb = |b: u64| b as f64 / 1_048_576.0;
         self.push(
-            4,
+            5,
             format!("{name} process"),
             c,
             Stroke::Solid,
             pts(&|p| Some(p.cpu_pct)),
         );
         self.push(
-            4,
+            5,
             format!("{name} main thread"),
             c,
             Stroke::Dashed,
             pts(&|p| p.main_thread_cpu_pct),
         );
         self.push(
-            5,
+            6,
             format!("{name} rss"),
             c,
             Stroke::Solid,
             pts(&|p| Some(mb(p.used_memory_rss))),
         );
         self.push(
-            5,
+            6,
             format!("{name} used_memory"),
             c,
             Stroke::Dashed,
@@ -242,20 +303,95 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
         .map(|(k, i)| (i.label.clone(), colour(k)))
         .collect();
     let mut g = Gathered::default();
-    for (i, label, d) in details(inputs, test) {
-        g.run(&label, colour(i), d);
+    let found = details(inputs, test);
+    let kinds = lost_kinds(&found);
+    for (i, label, d) in &found {
+        g.run(label, colour(*i), d, &kinds);
     }
+    let (bands, markers) = time_marks(&found);
+    let troubled = !bands.is_empty() || !markers.is_empty();
     KINDS
         .iter()
         .zip(g.0)
+        .filter(|(k, series)| {
+            // An errors chart of zeros says nothing a line of text does not: the page collapses
+            // it to "no errors" (see `no_errors`).
+            k.0 != "errors" || series.iter().flat_map(|s| &s.points).any(|p| p.1 > 0.0)
+        })
         .filter_map(|(&(kind, title, x, y, axis), series)| {
             chart(kind, test, title, x, y, axis, series)
         })
         .map(|mut c| {
             c.legend = legend.clone();
+            if c.kind == "lost" {
+                let named: Vec<String> = kinds
+                    .iter()
+                    .zip(["solid", "dashed", "dotted"].iter().cycle())
+                    .map(|(k, style)| format!("{k} {style}"))
+                    .collect();
+                c.title = format!(
+                    "Requests lost without a reply per second ({})",
+                    named.join(", ")
+                );
+            }
+            if c.x_axis == XAxis::Linear {
+                c.bands = bands.clone();
+                c.markers = markers.clone();
+            }
+            // After an outage or a switch the server may be running hot: the 80% line shows
+            // how close it came (not for a plain closed-loop test, which saturates by design).
+            if c.kind == "server-cpu" && troubled {
+                c.rules.push(Rule {
+                    kind: "cpu-80",
+                    y: 80.0,
+                    label: "80%".into(),
+                });
+            }
             c
         })
         .collect()
+}
+
+/// The outages (as bands) and Sentinel switches (as markers) of every run's test, as the
+/// record has them, labelled with the run when several runs share the chart.
+fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
+    let named = |label: &str, text: String| {
+        if found.len() > 1 {
+            format!("{label}: {text}")
+        } else {
+            text
+        }
+    };
+    let mut bands = Vec::new();
+    let mut markers = Vec::new();
+    for (_, label, d) in found {
+        for o in &d.outages {
+            bands.push(Band {
+                kind: "outage",
+                x0: o.start_s,
+                x1: o.end_s,
+                label: named(label, super::outage_text(o)),
+            });
+        }
+        for (at, what) in &d.switches {
+            markers.push(Marker {
+                kind: "switch",
+                x: *at,
+                label: named(label, format!("Sentinel switch {what}")),
+            });
+        }
+    }
+    (bands, markers)
+}
+
+/// Whether `test` has a timeline in some run and neither error replies nor lost requests in any:
+/// its errors panel is then one line of text.
+pub fn no_errors(inputs: &[Input], test: &str) -> bool {
+    let found = details(inputs, test);
+    !found.is_empty()
+        && found.iter().all(|(_, _, d)| {
+            !d.timeline.is_empty() && d.timeline.iter().all(|r| r.failed == 0) && d.lost.is_empty()
+        })
 }
 
 /// Totals the charts cannot show per second: error replies and cluster redirects, per run.
@@ -263,14 +399,22 @@ pub fn totals_note(inputs: &[Input], test: &str) -> Vec<String> {
     details(inputs, test)
         .into_iter()
         .filter(|(_, _, d)| d.errors > 0 || d.redirects.iter().any(|r| r.1 > 0))
-        .map(|(_, label, d)| {
+        .map(|(i, label, d)| {
+            let lost: u64 = d.lost.iter().map(|l| l.2).sum();
+            (i, label, d, lost)
+        })
+        .map(|(_, label, d, lost)| {
             let redirects: Vec<String> = d
                 .redirects
                 .iter()
                 .filter(|r| r.1 > 0)
                 .map(|(k, n)| format!("{k} {n}"))
                 .collect();
-            let mut s = format!("{label}: {} error replies", d.errors);
+            // The record's failed count includes the lost requests: they were no replies.
+            let mut s = format!("{label}: {} error replies", d.errors.saturating_sub(lost));
+            if lost > 0 {
+                s.push_str(&format!(", {lost} requests lost without a reply"));
+            }
             if !redirects.is_empty() {
                 s.push_str(&format!(", redirects {}", redirects.join(", ")));
             }
@@ -280,11 +424,15 @@ pub fn totals_note(inputs: &[Input], test: &str) -> Vec<String> {
 }
 
 /// The latency-vs-throughput curve of the runs that hold a `--find-max` search: p50 (solid) and
-/// p99 (dashed) of each step against the throughput it achieved, in rate order. `None` when no
-/// run has steps.
+/// p99 (dashed) of each step against the throughput it achieved, in rate order, on a log latency
+/// axis (the steps under a 1 ms SLO and the collapse above it differ by decades). Each step's
+/// p99 is a judged point (met: circle, broken: cross, as the record judged it) and each SLO
+/// latency bound is a line. `None` when no run has steps.
 pub fn find_max(inputs: &[Input]) -> Option<Chart> {
     let mut series = Vec::new();
     let mut legend = Vec::new();
+    let mut dots = Vec::new();
+    let mut rules: Vec<Rule> = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         let Some(curve) = &input.find_max else {
             continue;
@@ -309,36 +457,103 @@ pub fn find_max(inputs: &[Input]) -> Option<Chart> {
                 points: pts,
             });
         }
+        for p in &points {
+            dots.push(step_dot(&input.label, p));
+        }
+        for r in slo_rules(&curve.slo) {
+            if !rules.contains(&r) {
+                rules.push(r);
+            }
+        }
         legend.push((input.label.clone(), c));
     }
     let mut chart = chart(
         "find-max",
         "find-max",
-        "Latency vs throughput (p50 solid, p99 dashed), one point per step",
+        "Latency vs throughput (p50 solid, p99 dashed; ● met, ✕ broken)",
         "achieved requests/s",
-        "ms",
+        "ms (log)",
         XAxis::Linear,
         series,
     )?;
     chart.legend = legend;
+    chart.dots = dots;
+    chart.rules = rules;
+    chart.y_log = true;
     Some(chart)
 }
 
-/// One line per run with a `--find-max` search: its SLO and answer.
+/// A step as a judged point: met only when the record says so and it ran at its rate.
+fn step_dot(label: &str, p: &crate::compare::input::CurvePoint) -> Dot {
+    let ok = p.met && !p.saturated;
+    let verdict = match (p.met, p.saturated) {
+        (_, true) => "broken (fell behind its offered rate)",
+        (true, false) => "met",
+        (false, false) => "broken",
+    };
+    Dot {
+        x: p.achieved_rps,
+        y: p.p99_us / 1000.0,
+        ok,
+        label: format!(
+            "{label}: {} req/s offered, {:.0} achieved, p50 {:.3} ms, p99 {:.3} ms: SLO {verdict}",
+            p.offered_rps,
+            p.achieved_rps,
+            p.p50_us / 1000.0,
+            p.p99_us / 1000.0
+        ),
+    }
+}
+
+/// The SLO's latency bounds as lines (an error bound has no place on a latency axis).
+fn slo_rules(slo: &str) -> Vec<Rule> {
+    let Ok(parsed) = crate::slo::Slo::parse(slo) else {
+        return Vec::new();
+    };
+    parsed
+        .conditions
+        .iter()
+        .filter_map(|c| match c {
+            crate::slo::Condition::Latency { limit_us, .. } => Some(Rule {
+                kind: "slo",
+                y: limit_us / 1000.0,
+                label: format!("SLO {c}"),
+            }),
+            crate::slo::Condition::Errors { .. } => None,
+        })
+        .collect()
+}
+
+/// One line per run with a `--find-max` search: its SLO, answer and the answer's caveat (how the
+/// search ended, as the record says).
 pub fn find_max_notes(inputs: &[Input]) -> Vec<String> {
     inputs
         .iter()
         .filter_map(|input| {
             let c = input.find_max.as_ref()?;
-            let answer = match c.answer_rps {
-                Some(rps) => format!("{rps:.0} req/s"),
-                None => "no step met it".to_string(),
+            let n = c.points.len();
+            let answer = match (c.answer_rps, c.end.as_str()) {
+                (Some(rps), "rate-cap") => format!(
+                    "at least {rps:.0} req/s (every step met it, up to the largest rate the search offers)"
+                ),
+                (Some(rps), "step-limit") => format!(
+                    "{rps:.0} req/s so far (the search stopped at its limit of {n} steps)"
+                ),
+                (Some(rps), "stopped" | "running") => {
+                    format!("{rps:.0} req/s so far (the search was stopped after {n} steps)")
+                }
+                (Some(rps), _) => format!("{rps:.0} req/s"),
+                (None, "never-met" | "converged" | "") => "no step met it".to_string(),
+                (None, _) => format!("no step met it so far (the search ended: {})", c.end),
             };
+            let limit = c
+                .limit
+                .as_deref()
+                .map(|l| format!("; the failing step above it fell behind its rate, limited by: {l}"))
+                .unwrap_or_default();
             Some(format!(
-                "{}: max throughput with {}: {answer} ({} steps)",
-                input.label,
-                c.slo,
-                c.points.len()
+                "{}: max throughput with {}: {answer} ({n} steps){limit}",
+                input.label, c.slo,
             ))
         })
         .collect()

@@ -61,7 +61,6 @@ fn one_run_has_every_chart_and_no_comparison() {
         "throughput",
         "latency",
         "spectrum",
-        "errors",
         "server-cpu",
         "server-memory",
     ] {
@@ -72,6 +71,15 @@ fn one_run_has_every_chart_and_no_comparison() {
             "{kind}"
         );
     }
+    assert!(
+        !html.contains("data-chart=\"errors\"") && html.contains("class=\"note no-errors\""),
+        "no errors: one line, not a chart of zeros"
+    );
+    assert!(html.contains("id=\"summary\""));
+    assert!(
+        html.find("id=\"summary\"") < html.find("data-chart="),
+        "the answer first"
+    );
     assert!(html.contains("default-src 'none'"));
     assert!(!html.contains("id=\"comparison\""));
     assert!(html.contains("run&lt;0&gt;"), "labels are escaped");
@@ -152,15 +160,19 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
 
     let mut run = record(1000.0, 0);
     let step = |rps: f64, p99: f64, met: bool| crate::compare::input::CurvePoint {
+        offered_rps: rps as u64,
         achieved_rps: rps,
         p50_us: p99 / 4.0,
         p99_us: p99,
         met,
+        saturated: false,
     };
     // Steps in the order they ran; the curve draws them by rate.
     run.find_max = Some(crate::compare::input::Curve {
         slo: "p99<1ms".into(),
         answer_rps: Some(3_100.0),
+        end: "converged".into(),
+        limit: None,
         points: vec![
             step(1_000.0, 200.0, true),
             step(4_000.0, 9_000.0, false),
@@ -175,8 +187,15 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
         "the curve is drawn"
     );
     assert!(html.contains("fm: max throughput with p99&lt;1ms: 3100 req/s (3 steps)"));
+    assert!(
+        html.contains(r#"data-rule="slo" data-y="1""#),
+        "the SLO as a line at 1 ms"
+    );
+    assert_eq!(html.matches("class=\"dot\" data-ok=\"true\"").count(), 2);
+    assert_eq!(html.matches("class=\"dot\" data-ok=\"false\"").count(), 1);
     assert!(html.contains("data-series=\"fm p99\"") && html.contains("data-series=\"fm p50\""));
     let chart = charts::find_max(&inputs).unwrap();
+    assert!(chart.y_log, "latencies span decades: a log axis");
     let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
     assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
@@ -241,4 +260,65 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
 #[test]
 fn help_is_the_golden_text() {
     assert_eq!(super::help_text(), include_str!("report_help.golden"));
+}
+
+/// The fixture record of a run through an outage (connections reset and closed at 1.2 s to 2.2 s).
+fn outage_run() -> Vec<Input> {
+    let text = include_str!("../../../tests/fixtures/records/outage.json");
+    let run = crate::compare::input::parse(text).unwrap();
+    vec![input_of("failover".into(), vec!["outage.json".into()], vec![run]).unwrap()]
+}
+
+#[test]
+fn an_outage_is_a_band_a_list_entry_and_lost_requests_by_kind() {
+    let inputs = outage_run();
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(
+        html.contains(r#"data-band="outage" data-start="1.2" data-end="2.2""#),
+        "the band spans the record's outage: {html}"
+    );
+    assert!(
+        html.contains("from 1.2 s to 2.2 s: 1.0 s, 5 requests failed (5 lost without a reply)")
+    );
+    assert!(html.contains(r#"<li data-outage-start="1.2" data-outage-end="2.2">"#));
+    assert!(html.contains("data-outages=\"1\""), "the summary counts it");
+    // The 5 failures were lost connections, not error replies.
+    assert!(html.contains("data-chart=\"lost\""));
+    assert!(html.contains("data-series=\"failover lost: connection reset\""));
+    assert!(
+        !html.contains("data-chart=\"errors\""),
+        "no error replies: no chart"
+    );
+    assert!(!html.contains("no-errors"), "but not \"no errors\" either");
+}
+
+#[test]
+fn the_summary_shows_each_tests_verdict() {
+    let mut run = record(1000.0, 0);
+    run.tests[0].1.limited_by = Some("client-bound".into());
+    let inputs = vec![input_of("v".into(), vec!["v.json".into()], vec![run]).unwrap()];
+    let html = page(&inputs, &Comparison::new(&inputs, &Metric::ALL));
+    assert!(html.contains("data-verdict=\"client-bound\""));
+    assert!(html.contains("class=\"problem verdict-warning\""));
+}
+
+#[test]
+fn seconds_without_server_figures_stay_a_gap() {
+    let mut runs = inputs(1);
+    let d = runs[0].tests[0].samples[0].detail.as_mut().unwrap();
+    // The watch lost the server between 1 s and 4 s.
+    d.servers[0].points.retain(|p| p.t < 1.5);
+    let mut later = d.servers[0].points[0];
+    later.t = 4.0;
+    d.servers[0].points.push(later);
+    let charts = charts::for_test(&runs, "MSET (10 keys)");
+    let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();
+    let svg = super::svg::render(cpu);
+    let path = svg
+        .split("data-series=\"run&lt;0&gt; process\" d=\"")
+        .nth(1)
+        .unwrap();
+    let d_attr = &path[..path.find('"').unwrap()];
+    assert_eq!(d_attr.matches('M').count(), 2, "two pieces: {d_attr}");
 }

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use crate::record::document::{Document, LatencySummary, SCHEMA, TestRecord};
+use crate::record::failover::SwitchRecord;
 
 use super::spectrum;
 use super::{
@@ -28,6 +29,11 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let verdicts = super::facts::verdicts(&value);
     let doc = Document::read(value)?;
     let problems = problems(&doc);
+    let switches = doc
+        .sentinel
+        .as_ref()
+        .map(|s| s.switches.clone())
+        .unwrap_or_default();
     let server = doc
         .servers
         .iter()
@@ -43,7 +49,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
                 name,
                 Sample {
                     limited_by,
-                    ..sample(t)
+                    ..sample(t, &switches)
                 },
             )
         })
@@ -51,14 +57,18 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let find_max = doc.find_max.map(|f| Curve {
         slo: f.slo,
         answer_rps: f.answer_rps,
+        end: f.end.clone(),
+        limit: f.limit.clone(),
         points: f
             .steps
             .iter()
             .map(|s| CurvePoint {
+                offered_rps: s.offered_rps,
                 achieved_rps: s.achieved_rps,
                 p50_us: s.p50_us,
                 p99_us: s.p99_us,
                 met: s.met,
+                saturated: s.saturated,
             })
             .collect(),
     });
@@ -111,7 +121,7 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
     }
 }
 
-fn sample(t: TestRecord) -> Sample {
+fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Sample {
     let hist = |text: &str| {
         spectrum::decode(text)
             .map(|h| spectrum::points(&h, 0.001))
@@ -160,6 +170,23 @@ fn sample(t: TestRecord) -> Sample {
                     .collect(),
             })
             .collect(),
+        lost: t
+            .timeline
+            .iter()
+            .flat_map(|r| {
+                r.lost
+                    .iter()
+                    .map(move |(k, n)| (r.second as f64, k.clone(), *n))
+            })
+            .collect(),
+        outages: t.outages.clone(),
+        switches: switches
+            .iter()
+            .filter(|s| s.test.as_deref() == Some(t.name.as_str()))
+            .map(|s| (s.offset_s, format!("{} → {}", s.from, s.to)))
+            .collect(),
+        verdict_reason: t.verdict.reason.clone(),
+        p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
     };
     let mix = t
         .mix
