@@ -324,17 +324,16 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
         .map(|mut c| {
             c.legend = legend.clone();
             if c.kind == "lost" {
+                // The kinds in the title (short: `connection reset` is `reset`), by line style.
                 let named: Vec<String> = kinds
                     .iter()
                     .zip(["solid", "dashed", "dotted"].iter().cycle())
-                    .map(|(k, style)| format!("{k} {style}"))
+                    .map(|(k, style)| format!("{} {style}", k.trim_start_matches("connection ")))
                     .collect();
-                c.title = format!(
-                    "Requests lost without a reply per second ({})",
-                    named.join(", ")
-                );
+                c.title = format!("Lost without a reply/s: {}", named.join(", "));
             }
             if c.x_axis == XAxis::Linear {
+                c.x_from_zero = true;
                 c.bands = bands.clone();
                 c.markers = markers.clone();
             }

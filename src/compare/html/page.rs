@@ -23,9 +23,10 @@ body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;
 @media (max-width:600px){body{padding:8px}.charts{grid-template-columns:1fr !important}td,th{padding:3px 5px}}\
 @media print{body{max-width:none;padding:0}.scroll{overflow:visible}td,th{white-space:normal}section.test,svg.chart{break-inside:avoid}details{display:block}}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}\
-table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
 .better{color:#08753a}.worse{color:#b3261e}.noise{color:#888}\
+td.better,td.worse,td.noise,td[class=\"\"]{white-space:normal;min-width:6em;max-width:9em;text-align:left}\
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}\
 .bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));gap:8px 20px}\
@@ -207,7 +208,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                         let bar = if row.metric == Metric::Rps && max_rps > 0.0 {
                             format!(
                                 "<span class=\"bar\" style=\"width:{:.0}px\"></span>",
-                                c.median / max_rps * 80.0
+                                c.median / max_rps * 40.0
                             )
                         } else {
                             String::new()

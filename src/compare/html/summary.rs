@@ -134,6 +134,7 @@ pub fn section(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         let _ = write!(s, "<p class=\"problem verdict-warning\">⚠ {}</p>", esc(&w));
     }
     outage_list(s, inputs, cmp);
+    switch_list(s, inputs, cmp);
     what_ran(s, inputs);
 }
 
@@ -233,6 +234,39 @@ fn outage_list(s: &mut String, inputs: &[Input], cmp: &Comparison) {
             esc(&who),
             esc(&super::outage_text(o))
         );
+    }
+    s.push_str("</ol>");
+}
+
+/// Every Sentinel switch seen during a test, one line each (nothing when there was none).
+fn switch_list(s: &mut String, inputs: &[Input], cmp: &Comparison) {
+    let mut lines = Vec::new();
+    for t in &cmp.tests {
+        for input in inputs {
+            let Some(test) = input.tests.iter().find(|x| x.name == t.name) else {
+                continue;
+            };
+            let details = test.samples.iter().filter_map(|x| x.detail.as_ref());
+            for (at, what) in details.flat_map(|d| &d.switches) {
+                let who = if inputs.len() > 1 {
+                    format!("{} ({})", t.name, input.label)
+                } else {
+                    t.name.clone()
+                };
+                lines.push(format!("{who}: at {at:.1} s, {what}"));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<h3 id=\"switches\">Sentinel switches: {}</h3><ol class=\"switches\">",
+        lines.len()
+    );
+    for line in lines {
+        let _ = write!(s, "<li>{}</li>", esc(&line));
     }
     s.push_str("</ol>");
 }

@@ -91,6 +91,8 @@ pub struct Chart {
     pub markers: Vec<Marker>,
     pub rules: Vec<Rule>,
     pub dots: Vec<Dot>,
+    /// Time from the test's start: the x axis begins at 0 whatever the first point.
+    pub x_from_zero: bool,
     /// A log10 y axis (latencies spanning decades, as `--find-max`'s); values ≤ 0 are not drawn.
     pub y_log: bool,
 }
@@ -194,6 +196,9 @@ pub fn render(chart: &Chart) -> String {
     // The rules stay in sight: an SLO above every point is still drawn.
     let x = all[0].0;
     all.extend(chart.rules.iter().map(|r| (x, r.y)));
+    if chart.x_from_zero {
+        all.push((0.0, all[0].1));
+    }
     let Some(frame) = Frame::around(&all, chart.x_axis, chart.y_log) else {
         return String::new();
     };
@@ -420,7 +425,7 @@ fn marker(s: &mut String, m: &Marker, f: &Frame) {
         H - BOTTOM,
         x + 3.0,
         TOP + 10.0,
-        esc(&m.label),
+        m.kind,
         esc(&m.label)
     );
 }
