@@ -424,6 +424,8 @@ fn report_shows_the_answer_at_both_widths() {
     let page = report(dir.path(), "compare.html", &refs);
     let (dom, m) = at_both_widths(&browser, dir.path(), &page, "compare");
     assert!(dom.contains("id=\"comparison\""));
+    // 10% and 20% faster at 3 repetitions each: findings, drawn as such.
+    assert!(dom.contains("data-test=\"SET\" data-metric=\"rps\" data-finding=\"true\""));
     for t in m["tables"].as_array().unwrap() {
         if t["cls"] == "overview" || t["cls"] == "summary" {
             assert!(

@@ -101,6 +101,12 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
             && html.contains("data-series=\"run&lt;1&gt; p99\"")
     );
     assert!(html.contains(charts::PALETTE[1]));
+    assert!(html.contains("data-chart=\"forest\""));
+    assert!(
+        html.contains("data-metric=\"p99\" data-finding=\"false\""),
+        "one run each: no finding in the forest plot"
+    );
+    assert!(!html.contains("data-finding=\"true\""));
     // One run each: every change is inconclusive, so grey, never coloured as a finding.
     assert!(
         html.contains("<td class=\"noise\">+0.10% better? (can"),
