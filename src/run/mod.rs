@@ -234,6 +234,12 @@ fn run_with(
     loop {
         session.pass(&mut payload)?;
         if !plan.loop_forever {
+            // A multi-test run's text report ends with its answer, one line per test.
+            if plan.format == Format::Text {
+                let summary = report::run_summary(session.rec.document(), plan.precision);
+                session.out.write_all(summary.as_bytes())?;
+                session.out.flush()?;
+            }
             return Ok(());
         }
     }
