@@ -328,3 +328,32 @@ fn seconds_without_server_figures_stay_a_gap() {
     let d_attr = &path[..path.find('"').unwrap()];
     assert_eq!(d_attr.matches('M').count(), 2, "two pieces: {d_attr}");
 }
+
+#[test]
+fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
+    // A 1.5 s test: two seconds of slots, the last cut short at 1.5 s.
+    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
+        "reconnect_attempts": 0, "reconnects": 0});
+    let row = |s: u64| {
+        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
+            "p99_us": 120.0, "max_us": 130.0, "server": [], "slots": vec![slot.clone(); 10]})
+    };
+    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
+        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
+    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
+    let charts = charts::for_test(&inputs, "PING");
+    let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
+    assert_eq!(
+        tp.series[0].points.len(),
+        15,
+        "15 slots of 0.1 s, none past the end"
+    );
+    assert!(
+        tp.series[0]
+            .points
+            .iter()
+            .all(|p| (p.1 - 1000.0).abs() < 1e-9)
+    );
+    assert!(tp.title.contains("0.1 s"));
+}

@@ -164,6 +164,9 @@ pub struct Detail {
     pub verdict_reason: String,
     /// p99.9 (µs) over the test, where the file has it.
     pub p99_9: Option<f64>,
+    /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots
+    /// (a short test): its throughput is drawn at 0.1 s. Empty otherwise.
+    pub slots: Vec<(f64, u64)>,
 }
 
 /// One second of a test's timeline.

@@ -121,6 +121,26 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
     }
 }
 
+/// Every slot of the test's measured time, when every second has its slots (slots past the end
+/// of a cut-short last second are left out: they were not measured, not empty).
+fn slots(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, u64)> {
+    if t.timeline.is_empty() || t.timeline.iter().any(|r| r.slots.is_none()) {
+        return Vec::new();
+    }
+    let end = duration.unwrap_or(f64::MAX);
+    t.timeline
+        .iter()
+        .flat_map(|r| {
+            let slots = r.slots.as_deref().unwrap_or_default();
+            slots
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| (r.second as f64 + k as f64 * 0.1, s.completed))
+        })
+        .filter(|(start, _)| *start + 0.1 <= end + 1e-9)
+        .collect()
+}
+
 fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Sample {
     let hist = |text: &str| {
         spectrum::decode(text)
@@ -129,6 +149,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Sample {
     };
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
+    let kept_slots = slots(&t, duration);
     let detail = Detail {
         timeline: t
             .timeline
@@ -187,6 +208,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Sample {
             .collect(),
         verdict_reason: t.verdict.reason.clone(),
         p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
+        slots: kept_slots,
     };
     let mix = t
         .mix
