@@ -38,7 +38,8 @@ fn browser() -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
-/// What one headless load of `page` left: the DOM (or nothing with `screenshot`), the browser's
+/// What one headless load of `page` left: the DOM (or nothing with `screenshot`, a PNG or, named
+/// `.pdf`, the page printed), the browser's
 /// stderr, and the page's network requests from the NetLog.
 struct Load {
     dom: String,
@@ -75,6 +76,9 @@ fn load_at(browser: &Path, dir: &Path, page: &Path, screenshot: Option<&Path>, w
     .arg(format!("--user-data-dir={}", profile.display()))
     .arg(format!("--log-net-log={}", netlog.display()));
     match screenshot {
+        Some(p) if p.extension().is_some_and(|e| e == "pdf") => cmd
+            .arg("--no-pdf-header-footer")
+            .arg(format!("--print-to-pdf={}", p.display())),
         Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
         None => cmd.arg("--dump-dom"),
     };
@@ -405,6 +409,7 @@ fn report_shows_the_answer_at_both_widths() {
     let verdict = doc["tests"][0]["verdict"]["kind"].as_str().unwrap();
     assert!(dom.contains(&format!("data-verdict=\"{verdict}\"")));
     assert!(dom.contains("Outages") && dom.contains("data-chart=\"lost\""));
+    printed(&browser, dir.path(), &page, "failover");
 
     // Three runs of 3 repetitions each.
     let sides: Vec<PathBuf> = [("redis", 1.0, 41), ("valkey", 1.1, 42), ("valkey", 1.2, 43)]
@@ -446,4 +451,66 @@ fn report_shows_the_answer_at_both_widths() {
     assert!(dom.contains("data-rule=\"slo\""));
     assert!(dom.contains("class=\"dot\" data-ok=\"true\""));
     assert!(dom.contains("max throughput with"));
+}
+
+/// Prints `page` to PDF and renders its pages as images with `pdftoppm` (kept under
+/// `RESPBENCH_SCREENSHOTS`): the page prints, onto at least one page, each page an image of the
+/// A4/Letter width (nothing sized for the screen forces a wider page). Skipped with a note
+/// without `pdftoppm`, unless `RESPBENCH_REQUIRE_BROWSER` is set.
+fn printed(browser: &Path, dir: &Path, page: &Path, name: &str) {
+    let pdf = dir.join(format!("{name}.pdf"));
+    let l = load_at(browser, dir, page, Some(&pdf), 1400);
+    assert!(l.requests.is_empty(), "{:?}", l.requests);
+    let bytes = std::fs::read(&pdf).expect("PDF written");
+    assert!(bytes.starts_with(b"%PDF"), "{name}: not a PDF");
+    let prefix = dir.join(format!("{name}-page"));
+    let out = match Command::new("pdftoppm")
+        .args(["-png", "-r", "40"])
+        .arg(&pdf)
+        .arg(&prefix)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(
+                std::env::var_os("RESPBENCH_REQUIRE_BROWSER").is_none(),
+                "no pdftoppm ({e}), and RESPBENCH_REQUIRE_BROWSER is set"
+            );
+            eprintln!("skipped the PDF pages: no pdftoppm (scripts/test.sh installs it)");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "pdftoppm: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{name}-page")) && n.ends_with(".png"))
+        })
+        .collect();
+    pages.sort();
+    assert!(!pages.is_empty(), "{name}: no printed page");
+    for p in &pages {
+        let png = std::fs::read(p).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        // The IHDR width: A4 or Letter at 40 dpi is 331 or 340 px; a page sized to a wide
+        // table would be wider.
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        assert!(
+            width <= 345,
+            "{}: printed page {width} px wide",
+            p.display()
+        );
+        if let Some(k) = std::env::var_os("RESPBENCH_SCREENSHOTS") {
+            let k = PathBuf::from(k);
+            std::fs::create_dir_all(&k).unwrap();
+            std::fs::copy(p, k.join(p.file_name().unwrap())).unwrap();
+        }
+    }
 }
