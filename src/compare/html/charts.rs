@@ -312,7 +312,7 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
         g.run(label, colour(*i), d, &kinds);
     }
     let (bands, markers) = time_marks(&found);
-    let troubled = !bands.is_empty() || !markers.is_empty();
+    let troubled = cpu_line(inputs, test);
     KINDS
         .iter()
         .zip(g.0)
@@ -343,16 +343,49 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
                 c.bands = bands.clone();
                 c.markers = markers.clone();
             }
-            // After an outage or a switch the server may be running hot: the 80% line shows
-            // how close it came (not for a plain closed-loop test, which saturates by design).
+            // A paced run, or one through an outage or a switch, should leave the server room:
+            // the 80% line shows how close it came (not for a plain closed-loop test, which
+            // saturates by design).
             if c.kind == "server-cpu" && troubled {
                 c.rules.push(Rule {
                     kind: "cpu-80",
-                    y: 80.0,
-                    label: "80%".into(),
+                    y: CPU_LINE_PCT,
+                    label: format!("{CPU_LINE_PCT:.0}%"),
                 });
             }
             c
+        })
+        .collect()
+}
+
+/// The server CPU share above which a paced or troubled test is flagged.
+pub const CPU_LINE_PCT: f64 = 80.0;
+
+/// Whether `test`'s server CPU gets the 80% line: a paced run (`--rps`) of it, or one that went
+/// through an outage or a Sentinel switch.
+pub fn cpu_line(inputs: &[Input], test: &str) -> bool {
+    let paced = inputs.iter().any(|i| {
+        i.facts.iter().any(|(k, _)| *k == "--rps") && i.tests.iter().any(|t| t.name == test)
+    });
+    paced
+        || details(inputs, test)
+            .iter()
+            .any(|(_, _, d)| !d.outages.is_empty() || !d.switches.is_empty())
+}
+
+/// Seconds in which a server's limiting CPU (main thread where reported) went above
+/// [`CPU_LINE_PCT`], per run of `test` that had any: `(run label, seconds)`.
+pub fn cpu_above_line(inputs: &[Input], test: &str) -> Vec<(String, usize)> {
+    details(inputs, test)
+        .into_iter()
+        .filter_map(|(_, label, d)| {
+            let n = d
+                .servers
+                .iter()
+                .flat_map(|s| &s.points)
+                .filter(|p| p.main_thread_cpu_pct.unwrap_or(p.cpu_pct) > CPU_LINE_PCT)
+                .count();
+            (n > 0).then_some((label, n))
         })
         .collect()
 }

@@ -128,6 +128,18 @@ pub fn section(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         }
     }
     s.push_str("</table></div>");
+    for t in cmp.tests.iter().filter(|t| t.mix_of.is_none()) {
+        if !super::charts::cpu_line(inputs, &t.name) {
+            continue;
+        }
+        for (run, secs) in super::charts::cpu_above_line(inputs, &t.name) {
+            warnings.push(format!(
+                "{} ({run}): server CPU above {:.0}% for {secs} s of a paced or troubled test: little room left",
+                t.name,
+                super::charts::CPU_LINE_PCT
+            ));
+        }
+    }
     // Room for more verdict outcomes (machine busy, both near saturation): any verdict whose
     // figures should not be read as the server's gets its line here.
     for w in warnings {

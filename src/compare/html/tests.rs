@@ -72,6 +72,10 @@ fn one_run_has_every_chart_and_no_comparison() {
         );
     }
     assert!(
+        !html.contains("cpu-80"),
+        "a closed-loop test without trouble: no 80% line"
+    );
+    assert!(
         !html.contains("data-chart=\"errors\"") && html.contains("class=\"note no-errors\""),
         "no errors: one line, not a chart of zeros"
     );
@@ -297,6 +301,10 @@ fn an_outage_is_a_band_a_list_entry_and_lost_requests_by_kind() {
         "no error replies: no chart"
     );
     assert!(!html.contains("no-errors"), "but not \"no errors\" either");
+    assert!(
+        html.contains("data-rule=\"cpu-80\""),
+        "an outage: the 80% line"
+    );
 }
 
 #[test]
@@ -356,4 +364,16 @@ fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
             .all(|p| (p.1 - 1000.0).abs() < 1e-9)
     );
     assert!(tp.title.contains("0.1 s"));
+}
+
+#[test]
+fn a_paced_test_with_its_server_above_80_percent_is_flagged() {
+    let mut runs = inputs(1);
+    runs[0].facts.push(("--rps", "1000".into()));
+    for p in &mut runs[0].tests[0].samples[0].detail.as_mut().unwrap().servers[0].points {
+        p.main_thread_cpu_pct = Some(85.0);
+    }
+    let html = page(&runs, &Comparison::new(&runs, &Metric::ALL));
+    assert!(html.contains("data-rule=\"cpu-80\""));
+    assert!(html.contains("server CPU above 80% for 3 s"), "{html}");
 }
