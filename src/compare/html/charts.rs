@@ -5,7 +5,7 @@
 
 use crate::compare::input::{Detail, Input};
 
-use super::svg::{Band, Chart, Dot, Marker, Rule, Series, Stroke, XAxis};
+use super::svg::{Area, Band, Chart, Dot, Marker, Rule, Series, Stroke, XAxis};
 
 /// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 pub const PALETTE: [&str; 8] = [
@@ -113,6 +113,44 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
     ),
 ];
 
+/// `f` of each row of `d`'s timeline, at the middle of the time the row covers: a second's rate
+/// belongs to the whole second, so it lines up with outages placed at 0.1 s.
+fn seconds(d: &Detail, f: &dyn Fn(&crate::compare::input::SecondRow) -> f64) -> Vec<(f64, f64)> {
+    d.timeline
+        .iter()
+        .map(|r| (r.second + r.span / 2.0, f(r)))
+        .collect()
+}
+
+/// Per second present in every repetition: `(x, median, lowest, highest)` of `f` (the median as
+/// `compare` takes it: the middle value, or the mean of the middle two).
+fn spread(
+    reps: &[&Detail],
+    f: impl Fn(&crate::compare::input::SecondRow) -> f64,
+) -> Vec<(f64, f64, f64, f64)> {
+    let Some(first) = reps.first() else {
+        return Vec::new();
+    };
+    first
+        .timeline
+        .iter()
+        .filter_map(|row| {
+            let mut v: Vec<f64> = reps
+                .iter()
+                .map(|d| d.timeline.iter().find(|r| r.second == row.second).map(&f))
+                .collect::<Option<_>>()?;
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            Some((row.second + row.span / 2.0, median, v[0], v[n - 1]))
+        })
+        .collect()
+}
+
 /// The line style of each kind of lost request, in the order of [`lost_kinds`].
 const LOST_STROKES: [Stroke; 3] = [Stroke::Solid, Stroke::Dashed, Stroke::Dotted];
 
@@ -150,7 +188,9 @@ impl Gathered {
     }
 
     /// A run's client-side series: throughput, latency, errors per second, and its spectrum.
-    fn run(&mut self, label: &str, c: &'static str, d: &Detail, kinds: &[String]) {
+    /// `own_lines`: false for a repetition, whose throughput and latency are drawn as the run's
+    /// median and spread instead (`spread`).
+    fn run(&mut self, label: &str, c: &'static str, d: &Detail, kinds: &[String], own_lines: bool) {
         let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| {
             d.timeline
                 .iter()
@@ -159,37 +199,9 @@ impl Gathered {
                 .map(|r| (r.second + r.span / 2.0, f(r)))
                 .collect::<Vec<_>>()
         };
-        // A short test has its 100 ms slots: drawn at 0.1 s, not as one or two points.
-        let throughput = if d.slots.is_empty() {
-            t(&|r| r.completed as f64 / r.span)
-        } else {
-            d.slots
-                .iter()
-                .map(|&(start, n)| (start + 0.05, n as f64 / 0.1))
-                .collect()
-        };
-        self.push(0, label.to_string(), c, Stroke::Solid, throughput);
-        self.push(
-            1,
-            format!("{label} p50"),
-            c,
-            Stroke::Solid,
-            t(&|r| r.p50 / 1000.0),
-        );
-        self.push(
-            1,
-            format!("{label} p99"),
-            c,
-            Stroke::Dashed,
-            t(&|r| r.p99 / 1000.0),
-        );
-        self.push(
-            1,
-            format!("{label} max"),
-            c,
-            Stroke::Dotted,
-            t(&|r| r.max / 1000.0),
-        );
+        if own_lines {
+            self.time_lines(label, c, d);
+        }
         let ms = |v: &[(f64, f64)]| v.iter().map(|&(q, us)| (q, us / 1000.0)).collect();
         self.push(
             2,
@@ -244,6 +256,89 @@ impl Gathered {
             };
             self.server(&name, c, s);
         }
+    }
+
+    /// Throughput, and latency (p50, p99, max) per second of one run.
+    fn time_lines(&mut self, label: &str, c: &'static str, d: &Detail) {
+        let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| seconds(d, f);
+        // A short test has its 100 ms slots: drawn at 0.1 s, not as one or two points.
+        let throughput = if d.slots.is_empty() {
+            t(&|r| r.completed as f64 / r.span)
+        } else {
+            d.slots
+                .iter()
+                .map(|&(start, n)| (start + 0.05, n as f64 / 0.1))
+                .collect()
+        };
+        self.push(0, label.to_string(), c, Stroke::Solid, throughput);
+        self.push(
+            1,
+            format!("{label} p50"),
+            c,
+            Stroke::Solid,
+            t(&|r| r.p50 / 1000.0),
+        );
+        self.push(
+            1,
+            format!("{label} p99"),
+            c,
+            Stroke::Dashed,
+            t(&|r| r.p99 / 1000.0),
+        );
+        self.push(
+            1,
+            format!("{label} max"),
+            c,
+            Stroke::Dotted,
+            t(&|r| r.max / 1000.0),
+        );
+    }
+
+    /// A run with repetitions: the median of its repetitions per second, throughput and p50/p99,
+    /// with the lowest-to-highest spread of throughput and p99 shaded, so N repetitions read as
+    /// one run and its noise rather than N lines of one colour.
+    fn repeated(
+        &mut self,
+        label: &str,
+        c: &'static str,
+        reps: &[&Detail],
+        areas: &mut [Vec<Area>; 2],
+    ) {
+        let n = reps.len();
+        let (tp, p50, p99) = (
+            spread(reps, |r| r.completed as f64 / r.span),
+            spread(reps, |r| r.p50 / 1000.0),
+            spread(reps, |r| r.p99 / 1000.0),
+        );
+        let median = |v: &[(f64, f64, f64, f64)]| v.iter().map(|p| (p.0, p.1)).collect();
+        let area = |v: &[(f64, f64, f64, f64)], what: &str| Area {
+            label: format!("{label} {what}: lowest to highest of {n} repetitions"),
+            colour: c,
+            points: v.iter().map(|p| (p.0, p.2, p.3)).collect(),
+        };
+        self.push(
+            0,
+            format!("{label} median of {n}"),
+            c,
+            Stroke::Solid,
+            median(&tp),
+        );
+        areas[0].push(area(&tp, "throughput"));
+        self.push(
+            1,
+            format!("{label} p50 median of {n}"),
+            c,
+            Stroke::Solid,
+            median(&p50),
+        );
+        self.push(
+            1,
+            format!("{label} p99 median of {n}"),
+            c,
+            Stroke::Dashed,
+            median(&p99),
+        );
+        areas[1].push(area(&p99, "p99"));
     }
 
     /// One server's CPU and memory per second.
@@ -308,8 +403,20 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     let mut g = Gathered::default();
     let found = details(inputs, test);
     let kinds = lost_kinds(&found);
+    let mut areas: [Vec<Area>; 2] = Default::default();
+    for (k, input) in inputs.iter().enumerate() {
+        let reps: Vec<&Detail> = found
+            .iter()
+            .filter(|(i, _, _)| *i == k)
+            .map(|x| x.2)
+            .collect();
+        if reps.len() > 1 {
+            g.repeated(&input.label, colour(k), &reps, &mut areas);
+        }
+    }
     for (i, label, d) in &found {
-        g.run(label, colour(*i), d, &kinds);
+        let alone = found.iter().filter(|(j, _, _)| j == i).count() == 1;
+        g.run(label, colour(*i), d, &kinds, alone);
     }
     let (bands, markers) = time_marks(&found);
     let troubled = cpu_line(inputs, test);
@@ -326,6 +433,11 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
         })
         .map(|mut c| {
             c.legend = legend.clone();
+            match c.kind {
+                "throughput" => c.areas = areas[0].clone(),
+                "latency" => c.areas = areas[1].clone(),
+                _ => {}
+            }
             if c.kind == "throughput" && found.iter().any(|(_, _, d)| !d.slots.is_empty()) {
                 c.title = "Throughput per 0.1 s (requests/s)".into();
             }

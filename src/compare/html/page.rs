@@ -30,7 +30,7 @@ td.better,td.worse,td.noise,td[class=\"\"]{white-space:normal;min-width:6em;max-
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}\
 .bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));gap:8px 20px}\
-svg.chart{width:100%;height:auto;font-size:11px}div.forest{max-width:900px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
+svg.chart{width:100%;height:auto;font-size:11px}div.forest{max-width:900px;overflow-x:auto}div.forest svg{min-width:600px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
 .note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
 

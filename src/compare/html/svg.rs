@@ -47,6 +47,16 @@ pub struct Band {
     pub label: String,
 }
 
+/// A shaded spread between two lines over the same x values (repetitions' lowest and highest),
+/// labelled by its tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Area {
+    pub label: String,
+    pub colour: &'static str,
+    /// `(x, low, high)`, ascending x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
 /// A vertical line at one x (a Sentinel switch), labelled on the chart, not by colour alone.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Marker {
@@ -88,6 +98,7 @@ pub struct Chart {
     /// The runs' colours, named at the top right (`(label, colour)`).
     pub legend: Vec<(String, &'static str)>,
     pub bands: Vec<Band>,
+    pub areas: Vec<Area>,
     pub markers: Vec<Marker>,
     pub rules: Vec<Rule>,
     pub dots: Vec<Dot>,
@@ -187,6 +198,13 @@ pub fn render(chart: &Chart) -> String {
         .flatten()
         .copied()
         .chain(chart.dots.iter().map(|d| (d.x, d.y)))
+        .chain(
+            chart
+                .areas
+                .iter()
+                .flat_map(|a| &a.points)
+                .map(|p| (p.0, p.2)),
+        )
         .filter(|p| p.0.is_finite() && p.1.is_finite())
         .filter(|p| !chart.y_log || p.1 > 0.0)
         .collect();
@@ -220,6 +238,9 @@ pub fn render(chart: &Chart) -> String {
     axes(&mut s, chart, &frame);
     for b in &chart.bands {
         band(&mut s, b, &frame);
+    }
+    for a in &chart.areas {
+        area(&mut s, a, &frame);
     }
     for (series, points) in chart.series.iter().zip(&pts) {
         line(&mut s, series, points, &frame);
@@ -411,6 +432,37 @@ fn band(s: &mut String, b: &Band, f: &Frame) {
         (z - a).max(1.5),
         H - TOP - BOTTOM,
         esc(&b.label)
+    );
+}
+
+/// A spread as a filled polygon: along the highs, back along the lows.
+fn area(s: &mut String, a: &Area, f: &Frame) {
+    let pts: Vec<&(f64, f64, f64)> = a
+        .points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite() && p.2.is_finite())
+        .collect();
+    if pts.len() < 2 {
+        return;
+    }
+    let mut d = String::new();
+    for (i, p) in pts.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{:.1},{:.1}",
+            if i == 0 { 'M' } else { 'L' },
+            f.sx(p.0),
+            f.sy(p.2)
+        );
+    }
+    for p in pts.iter().rev() {
+        let _ = write!(d, "L{:.1},{:.1}", f.sx(p.0), f.sy(p.1));
+    }
+    let _ = write!(
+        s,
+        r#"<path class="spread" d="{d}Z" fill="{}" fill-opacity="0.18" stroke="none"><title>{}</title></path>"#,
+        a.colour,
+        esc(&a.label)
     );
 }
 

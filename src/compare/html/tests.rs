@@ -377,3 +377,22 @@ fn a_paced_test_with_its_server_above_80_percent_is_flagged() {
     assert!(html.contains("data-rule=\"cpu-80\""));
     assert!(html.contains("server CPU above 80% for 3 s"), "{html}");
 }
+
+#[test]
+fn repetitions_are_a_median_with_its_spread() {
+    let reps = vec![record(1000.0, 0), record(1100.0, 0), record(900.0, 0)];
+    let inputs = vec![input_of("r".into(), vec!["r.json".into()], reps).unwrap()];
+    let charts = charts::for_test(&inputs, "MSET (10 keys)");
+    let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
+    let labels: Vec<&str> = tp.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["r median of 3"], "one line, not one per repetition");
+    assert_eq!(tp.areas.len(), 1);
+    assert!(tp.areas[0].label.contains("of 3 repetitions"));
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    assert_eq!(lat.series.len(), 2, "p50 and p99 medians");
+    // The spectrum still has each repetition, named.
+    let sp = charts.iter().find(|c| c.kind == "spectrum").unwrap();
+    assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
+    let svg = super::svg::render(tp);
+    assert!(svg.contains("class=\"spread\""));
+}
