@@ -523,6 +523,20 @@ fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
                 label: named(label, super::outage_text(o)),
             });
         }
+        // A dead primary among several is not an outage of the whole test: its own band.
+        for (node, from, to, lost) in &d.node_outages {
+            bands.push(Band {
+                kind: "node-outage",
+                x0: *from,
+                x1: *to,
+                label: named(
+                    label,
+                    format!(
+                        "cluster node {node}: connections lost from {from:.1} s to {to:.1} s, {lost} requests lost"
+                    ),
+                ),
+            });
+        }
         for (at, what) in &d.switches {
             markers.push(Marker {
                 kind: "switch",

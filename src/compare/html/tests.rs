@@ -385,7 +385,11 @@ fn repetitions_are_a_median_with_its_spread() {
     let charts = charts::for_test(&inputs, "MSET (10 keys)");
     let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
     let labels: Vec<&str> = tp.series.iter().map(|s| s.label.as_str()).collect();
-    assert_eq!(labels, ["r median of 3"], "one line, not one per repetition");
+    assert_eq!(
+        labels,
+        ["r median of 3"],
+        "one line, not one per repetition"
+    );
     assert_eq!(tp.areas.len(), 1);
     assert!(tp.areas[0].label.contains("of 3 repetitions"));
     let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
@@ -395,4 +399,16 @@ fn repetitions_are_a_median_with_its_spread() {
     assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
     let svg = super::svg::render(tp);
     assert!(svg.contains("class=\"spread\""));
+}
+
+#[test]
+fn a_cluster_node_outage_is_its_own_band() {
+    let mut runs = inputs(1);
+    let d = runs[0].tests[0].samples[0].detail.as_mut().unwrap();
+    d.node_outages.push(("127.0.0.1:7001".into(), 0.5, 1.7, 12));
+    let html = page(&runs, &Comparison::new(&runs, &Metric::ALL));
+    assert!(html.contains(r#"data-band="node-outage" data-start="0.5" data-end="1.7""#));
+    assert!(html.contains(
+        "cluster node 127.0.0.1:7001: connections lost from 0.5 s to 1.7 s, 12 requests lost"
+    ));
 }

@@ -158,6 +158,9 @@ pub struct Detail {
     pub lost: Vec<(f64, String, u64)>,
     /// The record's outages (respbench records only), as the text report lists them.
     pub outages: Vec<crate::record::timeline::OutageRecord>,
+    /// Cluster nodes whose connections failed (`-e`): `(address, from s, to s, requests lost)`,
+    /// `to` being the end of the test when its slots were not served again.
+    pub node_outages: Vec<(String, f64, f64, u64)>,
     /// Sentinel switches during the test: `(seconds from its start, "from → to")`.
     pub switches: Vec<(f64, String)>,
     /// The record's verdict reason (`limited by` in words), empty when the file has none.

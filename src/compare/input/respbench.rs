@@ -201,6 +201,15 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Sample {
             })
             .collect(),
         outages: t.outages.clone(),
+        node_outages: t
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let o = n.outage.as_ref()?;
+                let end = o.end_s.unwrap_or(o.start_s + o.duration_s);
+                Some((n.address.clone(), o.start_s, end, n.lost))
+            })
+            .collect(),
         switches: switches
             .iter()
             .filter(|s| s.test.as_deref() == Some(t.name.as_str()))
