@@ -301,13 +301,13 @@ fn comparison(s: &mut String, cmp: &Comparison) {
 /// The `--find-max` section: the latency-vs-throughput curve and each run's answer (only when a
 /// run holds a search).
 fn find_max(s: &mut String, inputs: &[Input]) {
-    let Some(chart) = charts::find_max(inputs) else {
+    let Some(chart) = super::find_max::find_max(inputs) else {
         return;
     };
     s.push_str(
         "<section class=\"find-max\" id=\"find-max\"><h2>Latency vs throughput (--find-max)</h2>",
     );
-    for line in charts::find_max_notes(inputs) {
+    for line in super::find_max::find_max_notes(inputs) {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
     }
     s.push_str("<div class=\"charts\">");

@@ -204,7 +204,7 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
     assert_eq!(html.matches("class=\"dot\" data-ok=\"true\"").count(), 2);
     assert_eq!(html.matches("class=\"dot\" data-ok=\"false\"").count(), 1);
     assert!(html.contains("data-series=\"fm p99\"") && html.contains("data-series=\"fm p50\""));
-    let chart = charts::find_max(&inputs).unwrap();
+    let chart = super::find_max::find_max(&inputs).unwrap();
     assert!(chart.y_log, "latencies span decades: a log axis");
     let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
