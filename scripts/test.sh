@@ -16,11 +16,13 @@ python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogr
 . scripts/ensure-chromium.sh
 ensure_chromium
 # zsh and fish check the syntax of `respbench completions zsh|fish`, man-db renders
-# `respbench man` (src/manual/tests.rs; each test skips with a note where one is missing).
+# `respbench man` (src/manual/tests.rs; each test skips with a note where one is missing);
+# poppler-utils' pdftoppm turns the HTML report's printed PDF into page images
+# (tests/integration/html.rs).
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-  && ! { command -v zsh && command -v fish && command -v man; } >/dev/null 2>&1; then
+  && ! { command -v zsh && command -v fish && command -v man && command -v pdftoppm; } >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db poppler-utils >/dev/null
 fi
 
 cargo fmt --all -- --check

@@ -23,11 +23,13 @@ const HELP_HEAD: &str = "\
 Usage: respbench report RUN [RUN ...] -o FILE
 
 Writes one self-contained HTML file of one or more runs: opens offline by
-double-click, no network requests, data embedded. Per test: throughput,
-latency (p50, p99, max) and errors over time, the latency percentile spectrum
-(corrected and uncorrected, log axis), server CPU and memory over time; an
-overview of rps and p99 per test. With several runs: the compare table (the
-first RUN is the base) and the charts overlaid, one colour per run.
+double-click, no network requests, data embedded. First a summary per test
+(rps, p50/p99/p99.9, error replies, lost requests, verdict, outages) and what
+ran. Per test: throughput, latency (p50, p99, max), error replies and lost
+requests over time with outages shaded, the latency percentile spectrum
+(corrected and uncorrected, log axis), server CPU and memory over time. With
+several runs: the comparison's headline and forest plot, the compare table
+(the first RUN is the base) and the charts overlaid, one colour per run.
 
 Each RUN is a results file (respbench --json records; valkey-benchmark /
 redis-benchmark --csv and memtier_benchmark JSON give the tables and what

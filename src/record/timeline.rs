@@ -14,9 +14,15 @@ use crate::metrics::{FAILURE_KINDS, Slot};
 pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
+/// A test of at most this many seconds keeps every second's 100 ms slots, troubled or not: its
+/// report draws throughput at 0.1 s (the default suite's ~1 s tests would otherwise be one or two
+/// points). Twenty slots keep the record small.
+pub const SLOTS_KEPT_UP_TO_S: usize = 2;
+
 /// The record's rows, with each second's server intervals (`server[node]`: that node's
 /// intervals; the one starting in second `i` goes to row `i`).
 pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<TimelineRow> {
+    let short = timeline.seconds.len() <= SLOTS_KEPT_UP_TO_S;
     timeline
         .seconds
         .iter()
@@ -36,9 +42,7 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .collect(),
             reconnect_attempts: s.reconnect_attempts(),
             reconnects: s.reconnects(),
-            slots: s
-                .troubled()
-                .then(|| s.slots.iter().map(SlotRow::of).collect()),
+            slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
             server: server
                 .iter()
                 .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
@@ -68,7 +72,8 @@ pub struct TimelineRow {
     /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
-    /// The second's 100 ms slots when something failed or reconnected in it.
+    /// The second's 100 ms slots when something failed or reconnected in it, and every second's
+    /// in a test of at most [`SLOTS_KEPT_UP_TO_S`] seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slots: Option<Vec<SlotRow>>,
     /// The server figures of that second, one per watched node (empty without server figures).
@@ -166,6 +171,10 @@ mod tests {
         (merged, r)
     }
 
+    fn rows_of(t: &Timeline) -> Vec<TimelineRow> {
+        rows(t, &[])
+    }
+
     #[test]
     fn rows_carry_each_seconds_figures_and_server_interval() {
         let (t, _) = synthetic();
@@ -191,6 +200,18 @@ mod tests {
         assert_eq!(rows[1].server.len(), 1);
         assert_eq!(rows[1].server[0].cpu_pct, 20.0);
         assert!(rows[2].server.is_empty(), "no sample for second 2");
+        assert!(
+            rows[0].slots.is_none() && rows[1].slots.is_some(),
+            "a 3 s test keeps the slots of its troubled second only"
+        );
+        let mut short = t.clone();
+        short.seconds.truncate(SLOTS_KEPT_UP_TO_S);
+        assert!(
+            rows_of(&short)
+                .iter()
+                .all(|r| r.slots.as_ref().is_some_and(|s| s.len() == 10)),
+            "a short test keeps every second's slots"
+        );
         let sum: u64 = rows.iter().map(|r| r.completed).sum();
         assert_eq!(sum, 1203);
     }

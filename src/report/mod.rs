@@ -18,6 +18,7 @@ mod format;
 mod golden_tests;
 mod outages;
 mod repeat;
+mod run_summary;
 mod server;
 
 pub use format::{
@@ -25,6 +26,7 @@ pub use format::{
     write_csv_row, write_full, write_quiet,
 };
 pub use repeat::Repetitions;
+pub use run_summary::run_summary;
 pub use server::{client_bound_warning, write_server_block};
 
 /// What the report says about the run's setup (the header lines of the full report).

@@ -246,6 +246,12 @@ fn connect_and_run(
     loop {
         session.pass(&mut payload)?;
         if !plan.loop_forever {
+            // A multi-test run's text report ends with its answer, one line per test.
+            if plan.format == Format::Text {
+                let summary = report::run_summary(session.rec.document(), plan.precision);
+                session.out.write_all(summary.as_bytes())?;
+                session.out.flush()?;
+            }
             return Ok(());
         }
     }

@@ -38,7 +38,8 @@ fn browser() -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
-/// What one headless load of `page` left: the DOM (or nothing with `screenshot`), the browser's
+/// What one headless load of `page` left: the DOM (or nothing with `screenshot`, a PNG or, named
+/// `.pdf`, the page printed), the browser's
 /// stderr, and the page's network requests from the NetLog.
 struct Load {
     dom: String,
@@ -47,6 +48,11 @@ struct Load {
 }
 
 fn load(browser: &Path, dir: &Path, page: &Path, screenshot: Option<&Path>) -> Load {
+    load_at(browser, dir, page, screenshot, 1200)
+}
+
+/// [`load`] in a window `width` CSS pixels wide.
+fn load_at(browser: &Path, dir: &Path, page: &Path, screenshot: Option<&Path>, width: u32) -> Load {
     static RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let profile = dir.join(format!("profile-{n}"));
@@ -65,15 +71,14 @@ fn load(browser: &Path, dir: &Path, page: &Path, screenshot: Option<&Path>) -> L
         "--no-first-run",
         "--disable-dev-shm-usage",
     ])
-    .args([
-        "--enable-logging=stderr",
-        "--v=0",
-        "--hide-scrollbars",
-        "--window-size=1200,1900",
-    ])
+    .args(["--enable-logging=stderr", "--v=0", "--hide-scrollbars"])
+    .arg(format!("--window-size={width},1900"))
     .arg(format!("--user-data-dir={}", profile.display()))
     .arg(format!("--log-net-log={}", netlog.display()));
     match screenshot {
+        Some(p) if p.extension().is_some_and(|e| e == "pdf") => cmd
+            .arg("--no-pdf-header-footer")
+            .arg(format!("--print-to-pdf={}", p.display())),
         Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
         None => cmd.arg("--dump-dom"),
     };
@@ -216,7 +221,11 @@ fn report_renders_offline_in_a_real_browser() {
         "server-cpu",
         "server-memory",
     ] {
-        let n = l.dom.matches(&format!("data-chart=\"{kind}\"")).count();
+        let mut n = l.dom.matches(&format!("data-chart=\"{kind}\"")).count();
+        if kind == "errors" {
+            // A test without errors has the one line instead of a chart of zeros.
+            n += l.dom.matches("class=\"note no-errors\"").count();
+        }
         assert_eq!(n, SUITE_TITLES.len(), "{kind} charts in the rendered page");
     }
     assert!(l.dom.contains("id=\"comparison\""));
@@ -273,5 +282,235 @@ fn report_renders_offline_in_a_real_browser() {
     );
     if let Some(keep) = std::env::var_os("RESPBENCH_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+/// A copy of `page` that measures itself once rendered: the policy relaxed for one inline script
+/// (the report itself has none), which writes the viewport, the page's width and each table's
+/// and scroll box's widths into a `<pre id="measured">` for `--dump-dom` to carry out.
+fn measured_copy(page: &Path) -> PathBuf {
+    let html = std::fs::read_to_string(page).unwrap();
+    let script = "<script>(function(){var out={viewport:window.innerWidth,\
+        page:document.documentElement.scrollWidth,tables:[]};\
+        document.querySelectorAll('table').forEach(function(t){var box=t.closest('.scroll');\
+        out.tables.push({cls:t.className,width:t.scrollWidth,\
+        box:box?box.getBoundingClientRect().width:t.getBoundingClientRect().width});});\
+        var p=document.createElement('pre');p.id='measured';p.textContent=JSON.stringify(out);\
+        document.body.appendChild(p);})();</script>";
+    let html = html
+        .replace(
+            "default-src 'none'; style-src 'unsafe-inline'",
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
+        )
+        .replace("</body>", &format!("{script}</body>"));
+    assert!(html.contains("id='measured'") || html.contains("p.id='measured'"));
+    let copy = page.with_extension("measured.html");
+    std::fs::write(&copy, html).unwrap();
+    copy
+}
+
+/// The widths `measured_copy`'s script wrote, from a dumped DOM.
+fn measurements(dom: &str) -> Value {
+    let start = dom
+        .find("<pre id=\"measured\">")
+        .expect("the measuring script ran")
+        + 19;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    serde_json::from_str(&dom[start..end].replace("&quot;", "\"")).unwrap()
+}
+
+/// Loads `page` at 1400 and 390 px: a screenshot of each (kept under `RESPBENCH_SCREENSHOTS`
+/// when set), and at each width neither the page nor any table's box wider than the viewport.
+/// Returns the DOM at 1400 px and the table measurements there.
+fn at_both_widths(browser: &Path, dir: &Path, page: &Path, name: &str) -> (String, Value) {
+    let keep = std::env::var_os("RESPBENCH_SCREENSHOTS").map(PathBuf::from);
+    let copy = measured_copy(page);
+    let mut wide = None;
+    for width in [1400u32, 390] {
+        let shot = dir.join(format!("{name}-{width}.png"));
+        let l = load_at(browser, dir, page, Some(&shot), width);
+        assert!(l.requests.is_empty(), "{:?}", l.requests);
+        assert!(console_lines(&l.stderr).is_empty(), "{}", l.stderr);
+        let png = std::fs::read(&shot).expect("screenshot written");
+        assert!(png.starts_with(b"\x89PNG"), "{name} at {width}");
+        if let Some(k) = &keep {
+            std::fs::create_dir_all(k).unwrap();
+            std::fs::copy(&shot, k.join(format!("{name}-{width}.png"))).unwrap();
+        }
+        let l = load_at(browser, dir, &copy, None, width);
+        let m = measurements(&l.dom);
+        let viewport = m["viewport"].as_f64().unwrap();
+        assert!(
+            m["page"].as_f64().unwrap() <= viewport,
+            "{name} at {width}: the page scrolls sideways: {m}"
+        );
+        for t in m["tables"].as_array().unwrap() {
+            assert!(
+                t["box"].as_f64().unwrap() <= viewport,
+                "{name} at {width}: a table wider than the viewport: {t}"
+            );
+        }
+        if width == 1400 {
+            wide = Some((l.dom, m));
+        }
+    }
+    wide.unwrap()
+}
+
+fn report(dir: &Path, out: &str, runs: &[&Path]) -> PathBuf {
+    let page = dir.join(out);
+    let mut args = vec!["report".to_string()];
+    args.extend(runs.iter().map(|p| p.to_str().unwrap().to_string()));
+    args.extend(["-o".to_string(), page.to_str().unwrap().to_string()]);
+    run_respbench(&args, None).assert_success();
+    page
+}
+
+/// The answer is on the page: a failover run's outage band (spanning the record's outage) and
+/// Sentinel switch marker, its verdict; a compare of three runs of 3 repetitions that fits; a
+/// `--find-max` run's SLO line. At 1400 and 390 px, nothing wider than the viewport.
+#[test]
+fn report_shows_the_answer_at_both_widths() {
+    let Some(browser) = browser() else {
+        assert!(
+            std::env::var_os("RESPBENCH_REQUIRE_BROWSER").is_none(),
+            "no chromium, and RESPBENCH_REQUIRE_BROWSER is set"
+        );
+        eprintln!("skipped: no chromium (scripts/test.sh installs it)");
+        return;
+    };
+    let dir = TempDir::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
+
+    // A failover: the fixture's outage, and a Sentinel switch during it.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("outage.json")).unwrap())
+            .unwrap();
+    let test = doc["tests"][0]["name"].as_str().unwrap().to_string();
+    let outage = doc["tests"][0]["outages"][0].clone();
+    doc["sentinel"] = serde_json::json!({"primary_name": "mymaster",
+        "sentinels": ["127.0.0.1:26379"], "initial": "127.0.0.1:6379",
+        "switches": [{"at": "2026-01-01T00:00:01.700000Z", "offset_s": 1.7, "test": test,
+            "from": "127.0.0.1:6379", "to": "127.0.0.1:6380"}]});
+    let failover = dir.path().join("failover.json");
+    std::fs::write(&failover, doc.to_string()).unwrap();
+    let page = report(dir.path(), "failover.html", &[&failover]);
+    let (dom, _) = at_both_widths(&browser, dir.path(), &page, "failover");
+    let band = format!(
+        "data-band=\"outage\" data-start=\"{}\" data-end=\"{}\"",
+        outage["start_s"], outage["end_s"]
+    );
+    assert!(
+        dom.contains(&band),
+        "{band}: the band spans the record's outage"
+    );
+    assert!(dom.contains("data-marker=\"switch\" data-x=\"1.7\""));
+    assert!(dom.contains("127.0.0.1:6379 → 127.0.0.1:6380"));
+    let verdict = doc["tests"][0]["verdict"]["kind"].as_str().unwrap();
+    assert!(dom.contains(&format!("data-verdict=\"{verdict}\"")));
+    assert!(dom.contains("Outages") && dom.contains("data-chart=\"lost\""));
+    printed(&browser, dir.path(), &page, "failover");
+
+    // Three runs of 3 repetitions each.
+    let sides: Vec<PathBuf> = [("redis", 1.0, 41), ("valkey", 1.1, 42), ("valkey", 1.2, 43)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(server, speed, seed))| {
+            let d = synthetic::document(
+                server,
+                &["SET", "GET", "PING_INLINE"],
+                &[speed, speed * 0.98, speed * 1.02],
+                seed,
+            );
+            synthetic::write(dir.path(), &format!("side{i}.json"), &d)
+        })
+        .collect();
+    let refs: Vec<&Path> = sides.iter().map(PathBuf::as_path).collect();
+    let page = report(dir.path(), "compare.html", &refs);
+    let (dom, m) = at_both_widths(&browser, dir.path(), &page, "compare");
+    assert!(dom.contains("id=\"comparison\""));
+    // 10% and 20% faster at 3 repetitions each: findings, drawn as such.
+    assert!(dom.contains("data-test=\"SET\" data-metric=\"rps\" data-finding=\"true\""));
+    for t in m["tables"].as_array().unwrap() {
+        if t["cls"] == "overview" || t["cls"] == "summary" {
+            assert!(
+                t["width"].as_f64() <= t["box"].as_f64(),
+                "at 1400 px the {} table fits without scrolling: {t}",
+                t["cls"]
+            );
+        }
+    }
+
+    // --find-max: the SLO as a line, judged steps.
+    let page = report(
+        dir.path(),
+        "find-max.html",
+        &[&fixtures.join("find-max.json")],
+    );
+    let (dom, _) = at_both_widths(&browser, dir.path(), &page, "find-max");
+    assert!(dom.contains("data-rule=\"slo\""));
+    assert!(dom.contains("class=\"dot\" data-ok=\"true\""));
+    assert!(dom.contains("max throughput with"));
+}
+
+/// Prints `page` to PDF and renders its pages as images with `pdftoppm` (kept under
+/// `RESPBENCH_SCREENSHOTS`): the page prints, onto at least one page, each page an image of the
+/// A4/Letter width (nothing sized for the screen forces a wider page). Skipped with a note
+/// without `pdftoppm`, unless `RESPBENCH_REQUIRE_BROWSER` is set.
+fn printed(browser: &Path, dir: &Path, page: &Path, name: &str) {
+    let pdf = dir.join(format!("{name}.pdf"));
+    let l = load_at(browser, dir, page, Some(&pdf), 1400);
+    assert!(l.requests.is_empty(), "{:?}", l.requests);
+    let bytes = std::fs::read(&pdf).expect("PDF written");
+    assert!(bytes.starts_with(b"%PDF"), "{name}: not a PDF");
+    let prefix = dir.join(format!("{name}-page"));
+    let out = match Command::new("pdftoppm")
+        .args(["-png", "-r", "40"])
+        .arg(&pdf)
+        .arg(&prefix)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            assert!(
+                std::env::var_os("RESPBENCH_REQUIRE_BROWSER").is_none(),
+                "no pdftoppm ({e}), and RESPBENCH_REQUIRE_BROWSER is set"
+            );
+            eprintln!("skipped the PDF pages: no pdftoppm (scripts/test.sh installs it)");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "pdftoppm: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{name}-page")) && n.ends_with(".png"))
+        })
+        .collect();
+    pages.sort();
+    assert!(!pages.is_empty(), "{name}: no printed page");
+    for p in &pages {
+        let png = std::fs::read(p).unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        // The IHDR width: A4 or Letter at 40 dpi is 331 or 340 px; a page sized to a wide
+        // table would be wider.
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        assert!(
+            width <= 345,
+            "{}: printed page {width} px wide",
+            p.display()
+        );
+        if let Some(k) = std::env::var_os("RESPBENCH_SCREENSHOTS") {
+            let k = PathBuf::from(k);
+            std::fs::create_dir_all(&k).unwrap();
+            std::fs::copy(p, k.join(p.file_name().unwrap())).unwrap();
+        }
     }
 }

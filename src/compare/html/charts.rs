@@ -5,7 +5,7 @@
 
 use crate::compare::input::{Detail, Input};
 
-use super::svg::{Chart, Series, Stroke, XAxis};
+use super::svg::{Area, Band, Chart, Marker, Rule, Series, Stroke, XAxis};
 
 /// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 pub const PALETTE: [&str; 8] = [
@@ -39,7 +39,7 @@ fn details<'a>(inputs: &'a [Input], test: &str) -> Vec<(usize, String, &'a Detai
     out
 }
 
-fn chart(
+pub(super) fn chart(
     kind: &'static str,
     test: &str,
     title: &str,
@@ -56,12 +56,12 @@ fn chart(
         y_label,
         x_axis,
         series,
-        legend: Vec::new(),
+        ..Chart::default()
     })
 }
 
 /// The six charts of a test: id, title, x label, y label, x axis; in page order.
-const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
+const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
     (
         "throughput",
         "Throughput per second",
@@ -91,6 +91,13 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
         XAxis::Linear,
     ),
     (
+        "lost",
+        "Requests lost without a reply per second, by kind (no reply: not error replies)",
+        "second",
+        "lost/s",
+        XAxis::Linear,
+    ),
+    (
         "server-cpu",
         "Server CPU (process solid, main thread dashed)",
         "second",
@@ -106,9 +113,62 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 6] = [
     ),
 ];
 
+/// `f` of each row of `d`'s timeline, at the middle of the time the row covers: a second's rate
+/// belongs to the whole second, so it lines up with outages placed at 0.1 s.
+fn seconds(d: &Detail, f: &dyn Fn(&crate::compare::input::SecondRow) -> f64) -> Vec<(f64, f64)> {
+    d.timeline
+        .iter()
+        .map(|r| (r.second + r.span / 2.0, f(r)))
+        .collect()
+}
+
+/// Per second present in every repetition: `(x, median, lowest, highest)` of `f` (the median as
+/// `compare` takes it: the middle value, or the mean of the middle two).
+fn spread(
+    reps: &[&Detail],
+    f: impl Fn(&crate::compare::input::SecondRow) -> f64,
+) -> Vec<(f64, f64, f64, f64)> {
+    let Some(first) = reps.first() else {
+        return Vec::new();
+    };
+    first
+        .timeline
+        .iter()
+        .filter_map(|row| {
+            let mut v: Vec<f64> = reps
+                .iter()
+                .map(|d| d.timeline.iter().find(|r| r.second == row.second).map(&f))
+                .collect::<Option<_>>()?;
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            Some((row.second + row.span / 2.0, median, v[0], v[n - 1]))
+        })
+        .collect()
+}
+
+/// The line style of each kind of lost request, in the order of [`lost_kinds`].
+const LOST_STROKES: [Stroke; 3] = [Stroke::Solid, Stroke::Dashed, Stroke::Dotted];
+
+/// Every kind of lost request in the runs' test, sorted: one line style each, named in the
+/// chart's title (so the kind is not told by colour or style alone).
+fn lost_kinds(found: &[(usize, String, &Detail)]) -> Vec<String> {
+    let mut kinds: Vec<String> = found
+        .iter()
+        .flat_map(|(_, _, d)| d.lost.iter().map(|l| l.1.clone()))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
 /// The series of each chart of [`KINDS`], in the same order, gathered run by run.
 #[derive(Default)]
-struct Gathered([Vec<Series>; 6]);
+struct Gathered([Vec<Series>; 7]);
 
 impl Gathered {
     fn push(
@@ -128,20 +188,89 @@ impl Gathered {
     }
 
     /// A run's client-side series: throughput, latency, errors per second, and its spectrum.
-    fn run(&mut self, label: &str, c: &'static str, d: &Detail) {
+    /// `own_lines`: false for a repetition, whose throughput and latency are drawn as the run's
+    /// median and spread instead (`spread`).
+    fn run(&mut self, label: &str, c: &'static str, d: &Detail, kinds: &[String], own_lines: bool) {
         let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| {
             d.timeline
                 .iter()
-                .map(|r| (r.second, f(r)))
+                // At the middle of the time the row covers: a second's rate belongs to the whole
+                // second, so it lines up with outages placed at 0.1 s.
+                .map(|r| (r.second + r.span / 2.0, f(r)))
                 .collect::<Vec<_>>()
         };
+        if own_lines {
+            self.time_lines(label, c, d);
+        }
+        let ms = |v: &[(f64, f64)]| v.iter().map(|&(q, us)| (q, us / 1000.0)).collect();
         self.push(
-            0,
-            label.to_string(),
+            2,
+            format!("{label} corrected"),
             c,
             Stroke::Solid,
-            t(&|r| r.completed as f64 / r.span),
+            ms(&d.spectrum_corrected),
         );
+        self.push(
+            2,
+            format!("{label} uncorrected"),
+            c,
+            Stroke::Dashed,
+            ms(&d.spectrum_uncorrected),
+        );
+        // Error replies only: the lost requests are in `failed` too, and drawn on their own.
+        let lost_in =
+            |second: f64| -> u64 { d.lost.iter().filter(|l| l.0 == second).map(|l| l.2).sum() };
+        self.push(
+            3,
+            format!("{label} error replies"),
+            c,
+            Stroke::Solid,
+            t(&|r| r.failed.saturating_sub(lost_in(r.second)) as f64 / r.span),
+        );
+        for (k, kind) in kinds.iter().enumerate() {
+            if !d.lost.iter().any(|l| &l.1 == kind) {
+                continue;
+            }
+            let per = |r: &crate::compare::input::SecondRow| {
+                let n: u64 = d
+                    .lost
+                    .iter()
+                    .filter(|l| l.0 == r.second && &l.1 == kind)
+                    .map(|l| l.2)
+                    .sum();
+                n as f64 / r.span
+            };
+            self.push(
+                4,
+                format!("{label} lost: {kind}"),
+                c,
+                LOST_STROKES[k % LOST_STROKES.len()],
+                t(&per),
+            );
+        }
+        for s in &d.servers {
+            let name = if d.servers.len() > 1 {
+                format!("{label} {}", s.address)
+            } else {
+                label.to_string()
+            };
+            self.server(&name, c, s);
+        }
+    }
+
+    /// Throughput, and latency (p50, p99, max) per second of one run.
+    fn time_lines(&mut self, label: &str, c: &'static str, d: &Detail) {
+        let t = |f: &dyn Fn(&crate::compare::input::SecondRow) -> f64| seconds(d, f);
+        // A short test has its 100 ms slots: drawn at 0.1 s, not as one or two points.
+        let throughput = if d.slots.is_empty() {
+            t(&|r| r.completed as f64 / r.span)
+        } else {
+            d.slots
+                .iter()
+                .map(|&(start, n)| (start + 0.05, n as f64 / 0.1))
+                .collect()
+        };
+        self.push(0, label.to_string(), c, Stroke::Solid, throughput);
         self.push(
             1,
             format!("{label} p50"),
@@ -163,67 +292,97 @@ impl Gathered {
             Stroke::Dotted,
             t(&|r| r.max / 1000.0),
         );
-        let ms = |v: &[(f64, f64)]| v.iter().map(|&(q, us)| (q, us / 1000.0)).collect();
+    }
+
+    /// A run with repetitions: the median of its repetitions per second, throughput and p50/p99,
+    /// with the lowest-to-highest spread of throughput and p99 shaded, so N repetitions read as
+    /// one run and its noise rather than N lines of one colour.
+    fn repeated(
+        &mut self,
+        label: &str,
+        c: &'static str,
+        reps: &[&Detail],
+        areas: &mut [Vec<Area>; 2],
+    ) {
+        let n = reps.len();
+        let (tp, p50, p99) = (
+            spread(reps, |r| r.completed as f64 / r.span),
+            spread(reps, |r| r.p50 / 1000.0),
+            spread(reps, |r| r.p99 / 1000.0),
+        );
+        let median = |v: &[(f64, f64, f64, f64)]| v.iter().map(|p| (p.0, p.1)).collect();
+        let area = |v: &[(f64, f64, f64, f64)], what: &str| Area {
+            label: format!("{label} {what}: lowest to highest of {n} repetitions"),
+            colour: c,
+            points: v.iter().map(|p| (p.0, p.2, p.3)).collect(),
+        };
         self.push(
-            2,
-            format!("{label} corrected"),
+            0,
+            format!("{label} median of {n}"),
             c,
             Stroke::Solid,
-            ms(&d.spectrum_corrected),
+            median(&tp),
+        );
+        areas[0].push(area(&tp, "throughput"));
+        self.push(
+            1,
+            format!("{label} p50 median of {n}"),
+            c,
+            Stroke::Solid,
+            median(&p50),
         );
         self.push(
-            2,
-            format!("{label} uncorrected"),
+            1,
+            format!("{label} p99 median of {n}"),
             c,
             Stroke::Dashed,
-            ms(&d.spectrum_uncorrected),
+            median(&p99),
         );
-        self.push(
-            3,
-            format!("{label} errors"),
-            c,
-            Stroke::Solid,
-            t(&|r| r.failed as f64 / r.span),
-        );
-        for s in &d.servers {
-            let name = if d.servers.len() > 1 {
-                format!("{label} {}", s.address)
-            } else {
-                label.to_string()
-            };
-            self.server(&name, c, s);
-        }
+        areas[1].push(area(&p99, "p99"));
     }
 
     /// One server's CPU and memory per second.
     fn server(&mut self, name: &str, c: &'static str, s: &crate::compare::input::ServerSeries) {
+        // A gap of more than an interval between samples (the watch lost the server: a restart,
+        // a failover) stays a gap: a NaN point breaks the line there.
+        // An interval starts at `t` and lasts about a second: drawn at its middle, as the
+        // client's seconds are.
         let pts = |f: &dyn Fn(&crate::compare::input::ServerPoint) -> Option<f64>| {
-            s.points.iter().filter_map(|p| Some((p.t, f(p)?))).collect()
+            let mut out: Vec<(f64, f64)> = Vec::new();
+            for p in &s.points {
+                let Some(v) = f(p) else { continue };
+                let x = p.t + 0.5;
+                if out.last().is_some_and(|l| x - l.0 > 1.5) {
+                    out.push((x - 0.5, f64::NAN));
+                }
+                out.push((x, v));
+            }
+            out
         };
         let mb = |b: u64| b as f64 / 1_048_576.0;
         self.push(
-            4,
+            5,
             format!("{name} process"),
             c,
             Stroke::Solid,
             pts(&|p| Some(p.cpu_pct)),
         );
         self.push(
-            4,
+            5,
             format!("{name} main thread"),
             c,
             Stroke::Dashed,
             pts(&|p| p.main_thread_cpu_pct),
         );
         self.push(
-            5,
+            6,
             format!("{name} rss"),
             c,
             Stroke::Solid,
             pts(&|p| Some(mb(p.used_memory_rss))),
         );
         self.push(
-            5,
+            6,
             format!("{name} used_memory"),
             c,
             Stroke::Dashed,
@@ -242,20 +401,161 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
         .map(|(k, i)| (i.label.clone(), colour(k)))
         .collect();
     let mut g = Gathered::default();
-    for (i, label, d) in details(inputs, test) {
-        g.run(&label, colour(i), d);
+    let found = details(inputs, test);
+    let kinds = lost_kinds(&found);
+    let mut areas: [Vec<Area>; 2] = Default::default();
+    for (k, input) in inputs.iter().enumerate() {
+        let reps: Vec<&Detail> = found
+            .iter()
+            .filter(|(i, _, _)| *i == k)
+            .map(|x| x.2)
+            .collect();
+        if reps.len() > 1 {
+            g.repeated(&input.label, colour(k), &reps, &mut areas);
+        }
     }
+    for (i, label, d) in &found {
+        let alone = found.iter().filter(|(j, _, _)| j == i).count() == 1;
+        g.run(label, colour(*i), d, &kinds, alone);
+    }
+    let (bands, markers) = time_marks(&found);
+    let troubled = cpu_line(inputs, test);
     KINDS
         .iter()
         .zip(g.0)
+        .filter(|(k, series)| {
+            // An errors chart of zeros says nothing a line of text does not: the page collapses
+            // it to "no errors" (see `no_errors`).
+            k.0 != "errors" || series.iter().flat_map(|s| &s.points).any(|p| p.1 > 0.0)
+        })
         .filter_map(|(&(kind, title, x, y, axis), series)| {
             chart(kind, test, title, x, y, axis, series)
         })
         .map(|mut c| {
             c.legend = legend.clone();
+            match c.kind {
+                "throughput" => c.areas = areas[0].clone(),
+                "latency" => c.areas = areas[1].clone(),
+                _ => {}
+            }
+            if c.kind == "throughput" && found.iter().any(|(_, _, d)| !d.slots.is_empty()) {
+                c.title = "Throughput per 0.1 s (requests/s)".into();
+            }
+            if c.kind == "lost" {
+                // The kinds in the title (short: `connection reset` is `reset`), by line style.
+                let named: Vec<String> = kinds
+                    .iter()
+                    .zip(["solid", "dashed", "dotted"].iter().cycle())
+                    .map(|(k, style)| format!("{} {style}", k.trim_start_matches("connection ")))
+                    .collect();
+                c.title = format!("Lost without a reply/s: {}", named.join(", "));
+            }
+            if c.x_axis == XAxis::Linear {
+                c.x_from_zero = true;
+                c.bands = bands.clone();
+                c.markers = markers.clone();
+            }
+            // A paced run, or one through an outage or a switch, should leave the server room:
+            // the 80% line shows how close it came (not for a plain closed-loop test, which
+            // saturates by design).
+            if c.kind == "server-cpu" && troubled {
+                c.rules.push(Rule {
+                    kind: "cpu-80",
+                    y: CPU_LINE_PCT,
+                    label: format!("{CPU_LINE_PCT:.0}%"),
+                });
+            }
             c
         })
         .collect()
+}
+
+/// The server CPU share above which a paced or troubled test is flagged.
+pub const CPU_LINE_PCT: f64 = 80.0;
+
+/// Whether `test`'s server CPU gets the 80% line: a paced run (`--rps`) of it, or one that went
+/// through an outage or a Sentinel switch.
+pub fn cpu_line(inputs: &[Input], test: &str) -> bool {
+    let paced = inputs.iter().any(|i| {
+        i.facts.iter().any(|(k, _)| *k == "--rps") && i.tests.iter().any(|t| t.name == test)
+    });
+    paced
+        || details(inputs, test)
+            .iter()
+            .any(|(_, _, d)| !d.outages.is_empty() || !d.switches.is_empty())
+}
+
+/// Seconds in which a server's limiting CPU (main thread where reported) went above
+/// [`CPU_LINE_PCT`], per run of `test` that had any: `(run label, seconds)`.
+pub fn cpu_above_line(inputs: &[Input], test: &str) -> Vec<(String, usize)> {
+    details(inputs, test)
+        .into_iter()
+        .filter_map(|(_, label, d)| {
+            let n = d
+                .servers
+                .iter()
+                .flat_map(|s| &s.points)
+                .filter(|p| p.main_thread_cpu_pct.unwrap_or(p.cpu_pct) > CPU_LINE_PCT)
+                .count();
+            (n > 0).then_some((label, n))
+        })
+        .collect()
+}
+
+/// The outages (as bands) and Sentinel switches (as markers) of every run's test, as the
+/// record has them, labelled with the run when several runs share the chart.
+fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
+    let named = |label: &str, text: String| {
+        if found.len() > 1 {
+            format!("{label}: {text}")
+        } else {
+            text
+        }
+    };
+    let mut bands = Vec::new();
+    let mut markers = Vec::new();
+    for (_, label, d) in found {
+        for o in &d.outages {
+            bands.push(Band {
+                kind: "outage",
+                x0: o.start_s,
+                x1: o.end_s,
+                label: named(label, super::outage_text(o)),
+            });
+        }
+        // A dead primary among several is not an outage of the whole test: its own band.
+        for (node, from, to, lost) in &d.node_outages {
+            bands.push(Band {
+                kind: "node-outage",
+                x0: *from,
+                x1: *to,
+                label: named(
+                    label,
+                    format!(
+                        "cluster node {node}: connections lost from {from:.1} s to {to:.1} s, {lost} requests lost"
+                    ),
+                ),
+            });
+        }
+        for (at, what) in &d.switches {
+            markers.push(Marker {
+                kind: "switch",
+                x: *at,
+                label: named(label, format!("Sentinel switch {what}")),
+            });
+        }
+    }
+    (bands, markers)
+}
+
+/// Whether `test` has a timeline in some run and neither error replies nor lost requests in any:
+/// its errors panel is then one line of text.
+pub fn no_errors(inputs: &[Input], test: &str) -> bool {
+    let found = details(inputs, test);
+    !found.is_empty()
+        && found.iter().all(|(_, _, d)| {
+            !d.timeline.is_empty() && d.timeline.iter().all(|r| r.failed == 0) && d.lost.is_empty()
+        })
 }
 
 /// Totals the charts cannot show per second: error replies and cluster redirects, per run.
@@ -263,83 +563,26 @@ pub fn totals_note(inputs: &[Input], test: &str) -> Vec<String> {
     details(inputs, test)
         .into_iter()
         .filter(|(_, _, d)| d.errors > 0 || d.redirects.iter().any(|r| r.1 > 0))
-        .map(|(_, label, d)| {
+        .map(|(i, label, d)| {
+            let lost: u64 = d.lost.iter().map(|l| l.2).sum();
+            (i, label, d, lost)
+        })
+        .map(|(_, label, d, lost)| {
             let redirects: Vec<String> = d
                 .redirects
                 .iter()
                 .filter(|r| r.1 > 0)
                 .map(|(k, n)| format!("{k} {n}"))
                 .collect();
-            let mut s = format!("{label}: {} error replies", d.errors);
+            // The record's failed count includes the lost requests: they were no replies.
+            let mut s = format!("{label}: {} error replies", d.errors.saturating_sub(lost));
+            if lost > 0 {
+                s.push_str(&format!(", {lost} requests lost without a reply"));
+            }
             if !redirects.is_empty() {
                 s.push_str(&format!(", redirects {}", redirects.join(", ")));
             }
             s
-        })
-        .collect()
-}
-
-/// The latency-vs-throughput curve of the runs that hold a `--find-max` search: p50 (solid) and
-/// p99 (dashed) of each step against the throughput it achieved, in rate order. `None` when no
-/// run has steps.
-pub fn find_max(inputs: &[Input]) -> Option<Chart> {
-    let mut series = Vec::new();
-    let mut legend = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        let Some(curve) = &input.find_max else {
-            continue;
-        };
-        let mut points = curve.points.clone();
-        points.sort_by(|a, b| a.achieved_rps.total_cmp(&b.achieved_rps));
-        let line = |f: fn(&crate::compare::input::CurvePoint) -> f64| {
-            points
-                .iter()
-                .map(|p| (p.achieved_rps, f(p) / 1000.0))
-                .collect::<Vec<_>>()
-        };
-        let c = colour(i);
-        for (name, stroke, pts) in [
-            ("p50", Stroke::Solid, line(|p| p.p50_us)),
-            ("p99", Stroke::Dashed, line(|p| p.p99_us)),
-        ] {
-            series.push(Series {
-                label: format!("{} {name}", input.label),
-                colour: c,
-                stroke,
-                points: pts,
-            });
-        }
-        legend.push((input.label.clone(), c));
-    }
-    let mut chart = chart(
-        "find-max",
-        "find-max",
-        "Latency vs throughput (p50 solid, p99 dashed), one point per step",
-        "achieved requests/s",
-        "ms",
-        XAxis::Linear,
-        series,
-    )?;
-    chart.legend = legend;
-    Some(chart)
-}
-
-/// One line per run with a `--find-max` search: its SLO and answer.
-pub fn find_max_notes(inputs: &[Input]) -> Vec<String> {
-    inputs
-        .iter()
-        .filter_map(|input| {
-            let c = input.find_max.as_ref()?;
-            let answer = match c.answer_rps {
-                Some(rps) => format!("{rps:.0} req/s"),
-                None => "no step met it".to_string(),
-            };
-            Some(format!(
-                "{}: max throughput with {}: {answer} ({} steps)",
-                input.label,
-                c.slo,
-                c.points.len()
-            ))
         })
         .collect()
 }

@@ -9,8 +9,11 @@
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod charts;
+mod find_max;
+mod forest;
 mod mix;
 mod page;
+mod summary;
 mod svg;
 
 use std::path::Path;
@@ -33,6 +36,27 @@ pub fn esc(s: &str) -> String {
         }
     }
     out
+}
+
+/// An outage in words, as the text report says it: `from 5.0 s to 8.0 s: 3.0 s, 50 requests
+/// failed (50 lost without a reply)`.
+pub fn outage_text(o: &crate::record::timeline::OutageRecord) -> String {
+    let end = if o.until_end {
+        "the end of the test".to_string()
+    } else {
+        format!("{:.1} s", o.end_s)
+    };
+    let mut s = format!(
+        "from {:.1} s to {end}: {:.1} s, {} requests failed ({} lost without a reply)",
+        o.start_s, o.duration_s, o.failed, o.lost
+    );
+    if o.reconnect_attempts > 0 {
+        s.push_str(&format!(
+            ", {} of {} reconnects succeeded",
+            o.reconnects, o.reconnect_attempts
+        ));
+    }
+    s
 }
 
 /// The page for `inputs` (the first is the base of the comparison table) and their comparison.

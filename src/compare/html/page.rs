@@ -3,7 +3,8 @@
 //! json`), and a Content-Security-Policy of `default-src 'none'` forbids any request, so the page
 //! works offline and cannot leak anything even if edited.
 //!
-//! Owns: the page's sections and their order (runs, overview, comparison, one section per test).
+//! Owns: the page's sections and their order (runs, summary, overview, comparison, one section
+//! per test). Wide tables sit in a `.scroll` box: on a phone they scroll inside it, never the page.
 
 use std::fmt::Write as _;
 
@@ -17,15 +18,19 @@ use super::mix;
 use super::svg;
 
 const STYLE: &str = "\
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;padding:16px 24px;color:#222}\
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1360px;padding:16px 20px;color:#222}\
+.scroll{overflow-x:auto;max-width:100%}p,li{overflow-wrap:anywhere}\
+@media (max-width:600px){body{padding:8px}.charts{grid-template-columns:1fr !important}td,th{padding:3px 5px}}\
+@media print{body{max-width:none;padding:0}.scroll{overflow:visible}td,th{white-space:normal}section.test,svg.chart{break-inside:avoid}details{display:block}}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}\
-table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
 .better{color:#08753a}.worse{color:#b3261e}.noise{color:#888}\
+td.better,td.worse,td.noise,td[class=\"\"]{white-space:normal;min-width:6em;max-width:9em;text-align:left}\
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}\
 .bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:8px 20px}\
-svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));gap:8px 20px}\
+svg.chart{width:100%;height:auto;font-size:11px}div.forest{max-width:900px;overflow-x:auto}div.forest svg{min-width:600px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
 .note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
 
@@ -53,6 +58,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         esc(&title)
     );
     runs(&mut s, inputs);
+    super::summary::section(&mut s, inputs, cmp);
     overview(&mut s, inputs, cmp);
     if inputs.len() > 1 {
         s.push_str("<h2 id=\"comparison\">Comparison</h2><p class=\"note\">Against the base, ");
@@ -74,6 +80,9 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         for w in &summary.warnings {
             let _ = write!(s, "<p class=\"problem\">⚠ {}</p>", esc(w));
         }
+        s.push_str("<div class=\"forest\">");
+        s.push_str(&super::forest::render(cmp));
+        s.push_str("</div>");
         comparison(&mut s, cmp);
     }
     find_max(&mut s, inputs);
@@ -108,6 +117,11 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
             }
             s.push_str("</div>");
         }
+        if charts::no_errors(inputs, &t.name) {
+            s.push_str(
+                "<p class=\"note no-errors\">No errors: no error replies, no lost requests.</p>",
+            );
+        }
         mix::table(&mut s, inputs, &t.name);
         for line in charts::totals_note(inputs, &t.name) {
             let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
@@ -141,16 +155,22 @@ fn runs(s: &mut String, inputs: &[Input]) {
     for (i, input) in inputs.iter().enumerate() {
         let _ = write!(
             s,
-            "<li data-run=\"{}\"><span class=\"sw\" style=\"background:{}\"></span><b>{}</b>{} — <code>{}</code>{}</li>",
+            "<li data-run=\"{}\"><span class=\"sw\" style=\"background:{}\"></span><b>{}</b>{}{}{}</li>",
             esc(&input.label),
             charts::colour(i),
             esc(&input.label),
+            // The label is often the server already (`--html`): say it once.
             input
                 .server
                 .as_deref()
+                .filter(|v| *v != input.label)
                 .map(|v| format!(" ({})", esc(v)))
                 .unwrap_or_default(),
-            esc(&input.files.join(", ")),
+            if input.files.is_empty() {
+                String::new()
+            } else {
+                format!(" — <code>{}</code>", esc(&input.files.join(", ")))
+            },
             if i == 0 && inputs.len() > 1 {
                 " (base)"
             } else {
@@ -181,7 +201,7 @@ fn class_of(c: Option<&Change>) -> &'static str {
 /// rps and p99 per test and run (with a bar of each rps against the largest) and, with several
 /// runs, each one's change against the base. Test names link to their charts.
 fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
-    s.push_str("<h2 id=\"overview\">Overview</h2><table class=\"overview\"><tr><th>test</th>");
+    s.push_str("<h2 id=\"overview\">Overview</h2><div class=\"scroll\"><table class=\"overview\"><tr><th>test</th>");
     for (k, input) in inputs.iter().enumerate() {
         let _ = write!(s, "<th>{} rps</th>", esc(&input.label));
         if k > 0 {
@@ -220,7 +240,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                         let bar = if row.metric == Metric::Rps && max_rps > 0.0 {
                             format!(
                                 "<span class=\"bar\" style=\"width:{:.0}px\"></span>",
-                                c.median / max_rps * 80.0
+                                c.median / max_rps * 40.0
                             )
                         } else {
                             String::new()
@@ -253,14 +273,14 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         }
         s.push_str("</tr>");
     }
-    s.push_str("</table>");
+    s.push_str("</table></div>");
 }
 
 /// The compare table of every metric (folded: the overview has the headline figures), then the
 /// tests that are not in every run.
 fn comparison(s: &mut String, cmp: &Comparison) {
     s.push_str("<details><summary>Every metric (rps, avg, min, p50, p95, p99, max)</summary>");
-    s.push_str("<table class=\"compare\"><tr><th>test</th><th>metric</th>");
+    s.push_str("<div class=\"scroll\"><table class=\"compare\"><tr><th>test</th><th>metric</th>");
     for l in &cmp.labels {
         let _ = write!(s, "<th>{}</th>", esc(l));
     }
@@ -291,7 +311,7 @@ fn comparison(s: &mut String, cmp: &Comparison) {
             s.push_str("</tr>");
         }
     }
-    s.push_str("</table></details>");
+    s.push_str("</table></div></details>");
     for t in cmp.tests.iter().filter(|t| !t.missing_from.is_empty()) {
         let names: Vec<&str> = t
             .missing_from
@@ -310,13 +330,13 @@ fn comparison(s: &mut String, cmp: &Comparison) {
 /// The `--find-max` section: the latency-vs-throughput curve and each run's answer (only when a
 /// run holds a search).
 fn find_max(s: &mut String, inputs: &[Input]) {
-    let Some(chart) = charts::find_max(inputs) else {
+    let Some(chart) = super::find_max::find_max(inputs) else {
         return;
     };
     s.push_str(
         "<section class=\"find-max\" id=\"find-max\"><h2>Latency vs throughput (--find-max)</h2>",
     );
-    for line in charts::find_max_notes(inputs) {
+    for line in super::find_max::find_max_notes(inputs) {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
     }
     s.push_str("<div class=\"charts\">");

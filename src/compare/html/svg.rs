@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use super::esc;
 
 /// How the x axis maps values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum XAxis {
     /// Plain numbers (seconds).
+    #[default]
     Linear,
     /// Quantiles q in [0, 1] drawn at log10(1/(1-q)), labelled as percentiles; q = 1 (the
     /// maximum) is drawn one tenth of a decade after the series' last percentile.
@@ -36,8 +37,54 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A shaded span of x (an outage): `data-band`, `data-start`, `data-end` for the DOM checks, the
+/// label as its tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Band {
+    pub kind: &'static str,
+    pub x0: f64,
+    pub x1: f64,
+    pub label: String,
+}
+
+/// A shaded spread between two lines over the same x values (repetitions' lowest and highest),
+/// labelled by its tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Area {
+    pub label: String,
+    pub colour: &'static str,
+    /// `(x, low, high)`, ascending x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+/// A vertical line at one x (a Sentinel switch), labelled on the chart, not by colour alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub kind: &'static str,
+    pub x: f64,
+    pub label: String,
+}
+
+/// A horizontal line at one y (an SLO, the 80% CPU line), labelled at its right end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub kind: &'static str,
+    pub y: f64,
+    pub label: String,
+}
+
+/// One judged point (a `--find-max` step): a filled circle when `ok`, a cross otherwise, so the
+/// judgement is carried by shape and not by colour alone; the label is its tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dot {
+    pub x: f64,
+    pub y: f64,
+    pub ok: bool,
+    pub label: String,
+}
+
 /// One chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Chart {
     /// `data-chart`: what it shows (`throughput`, `latency`, `spectrum`, ...).
     pub kind: &'static str,
@@ -50,6 +97,15 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// The runs' colours, named at the top right (`(label, colour)`).
     pub legend: Vec<(String, &'static str)>,
+    pub bands: Vec<Band>,
+    pub areas: Vec<Area>,
+    pub markers: Vec<Marker>,
+    pub rules: Vec<Rule>,
+    pub dots: Vec<Dot>,
+    /// Time from the test's start: the x axis begins at 0 whatever the first point.
+    pub x_from_zero: bool,
+    /// A log10 y axis (latencies spanning decades, as `--find-max`'s); values ≤ 0 are not drawn.
+    pub y_log: bool,
 }
 
 const W: f64 = 520.0;
@@ -137,13 +193,31 @@ fn placed(chart: &Chart) -> Vec<Vec<(f64, f64)>> {
 /// The chart as an `<svg>` element (empty string when no series has a point).
 pub fn render(chart: &Chart) -> String {
     let pts = placed(chart);
-    let all: Vec<(f64, f64)> = pts
+    let mut all: Vec<(f64, f64)> = pts
         .iter()
         .flatten()
         .copied()
+        .chain(chart.dots.iter().map(|d| (d.x, d.y)))
+        .chain(
+            chart
+                .areas
+                .iter()
+                .flat_map(|a| &a.points)
+                .map(|p| (p.0, p.2)),
+        )
         .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .filter(|p| !chart.y_log || p.1 > 0.0)
         .collect();
-    let Some(frame) = Frame::around(&all, chart.x_axis) else {
+    if all.is_empty() {
+        return String::new();
+    }
+    // The rules stay in sight: an SLO above every point is still drawn.
+    let x = all[0].0;
+    all.extend(chart.rules.iter().map(|r| (x, r.y)));
+    if chart.x_from_zero {
+        all.push((0.0, all[0].1));
+    }
+    let Some(frame) = Frame::around(&all, chart.x_axis, chart.y_log) else {
         return String::new();
     };
     let mut s = String::new();
@@ -162,8 +236,23 @@ pub fn render(chart: &Chart) -> String {
     );
     legend(&mut s, &chart.legend);
     axes(&mut s, chart, &frame);
+    for b in &chart.bands {
+        band(&mut s, b, &frame);
+    }
+    for a in &chart.areas {
+        area(&mut s, a, &frame);
+    }
     for (series, points) in chart.series.iter().zip(&pts) {
         line(&mut s, series, points, &frame);
+    }
+    for r in &chart.rules {
+        rule(&mut s, r, &frame);
+    }
+    for m in &chart.markers {
+        marker(&mut s, m, &frame);
+    }
+    for d in &chart.dots {
+        dot(&mut s, d, &frame);
     }
     s.push_str("</svg>");
     s
@@ -173,13 +262,16 @@ pub fn render(chart: &Chart) -> String {
 struct Frame {
     x0: f64,
     x1: f64,
+    /// Linear: 0; log: the decade below the smallest value (as log10).
+    y0: f64,
     y1: f64,
     y_step: f64,
+    y_log: bool,
 }
 
 impl Frame {
     /// `None` when there is nothing to draw.
-    fn around(all: &[(f64, f64)], x_axis: XAxis) -> Option<Frame> {
+    fn around(all: &[(f64, f64)], x_axis: XAxis, y_log: bool) -> Option<Frame> {
         if all.is_empty() {
             return None;
         }
@@ -193,32 +285,58 @@ impl Frame {
             x0 = 0.0;
         }
         let y_max = all.iter().fold(0f64, |m, p| m.max(p.1));
+        if y_log {
+            let y_min = all.iter().fold(f64::MAX, |m, p| m.min(p.1));
+            let y0 = y_min.log10().floor();
+            let y1 = y_max.log10().ceil().max(y0 + 1.0);
+            return Some(Frame {
+                x0,
+                x1,
+                y0,
+                y1,
+                y_step: 1.0,
+                y_log,
+            });
+        }
         let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 4.0);
         let y1 = (y_max / y_step).ceil().max(1.0) * y_step;
-        Some(Frame { x0, x1, y1, y_step })
+        Some(Frame {
+            x0,
+            x1,
+            y0: 0.0,
+            y1,
+            y_step,
+            y_log,
+        })
     }
 
     fn sx(&self, x: f64) -> f64 {
         LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
     }
 
+    /// The y pixel of a value (of its log10 on a log axis).
     fn sy(&self, y: f64) -> f64 {
-        H - BOTTOM - y / self.y1 * (H - TOP - BOTTOM)
+        let v = if self.y_log { y.log10() } else { y };
+        H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
     }
 }
 
 /// The grid, the ticks and the axis labels.
 fn axes(s: &mut String, chart: &Chart, f: &Frame) {
-    let mut v = 0.0;
+    let mut v = f.y0;
     while v <= f.y1 + f.y_step / 2.0 {
-        let y = f.sy(v);
+        let (y, label) = if f.y_log {
+            (f.sy(10f64.powf(v)), tick(10f64.powf(v)))
+        } else {
+            (f.sy(v), tick(v))
+        };
         let _ = write!(
             s,
             r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tk" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
             W - RIGHT,
             LEFT - 5.0,
             y + 4.0,
-            tick(v)
+            label
         );
         v += f.y_step;
     }
@@ -246,21 +364,35 @@ fn axes(s: &mut String, chart: &Chart, f: &Frame) {
     );
 }
 
-/// One series as a path (a lone point gets a dot, having no length).
+/// One series as a path. A point whose y is not finite (NaN) is a gap: the line stops there
+/// and starts again after it, never joining the figures on either side (a second without
+/// figures is not interpolated). A run of one point between gaps gets a dot, having no length.
 fn line(s: &mut String, series: &Series, points: &[(f64, f64)], f: &Frame) {
-    let d: Vec<String> = points
-        .iter()
-        .filter(|p| p.0.is_finite() && p.1.is_finite())
-        .enumerate()
-        .map(|(i, p)| {
-            format!(
+    let mut d: Vec<String> = Vec::new();
+    let mut lone: Vec<(f64, f64)> = Vec::new();
+    let mut run: Vec<(f64, f64)> = Vec::new();
+    let mut flush = |run: &mut Vec<(f64, f64)>, d: &mut Vec<String>| {
+        if run.len() == 1 {
+            lone.push(run[0]);
+        }
+        for (i, p) in run.iter().enumerate() {
+            d.push(format!(
                 "{}{:.1},{:.1}",
                 if i == 0 { 'M' } else { 'L' },
                 f.sx(p.0),
                 f.sy(p.1)
-            )
-        })
-        .collect();
+            ));
+        }
+        run.clear();
+    };
+    for &p in points {
+        if p.0.is_finite() && p.1.is_finite() && (!f.y_log || p.1 > 0.0) {
+            run.push(p);
+        } else {
+            flush(&mut run, &mut d);
+        }
+    }
+    flush(&mut run, &mut d);
     if d.is_empty() {
         return;
     }
@@ -277,8 +409,7 @@ fn line(s: &mut String, series: &Series, points: &[(f64, f64)], f: &Frame) {
         series.colour,
         esc(&series.label)
     );
-    if d.len() == 1 {
-        let p = points[0];
+    for p in lone {
         let _ = write!(
             s,
             r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
@@ -287,6 +418,112 @@ fn line(s: &mut String, series: &Series, points: &[(f64, f64)], f: &Frame) {
             series.colour
         );
     }
+}
+
+/// An outage band: shaded, with its span in data attributes and its figures as the tooltip.
+fn band(s: &mut String, b: &Band, f: &Frame) {
+    let (a, z) = (f.sx(b.x0.max(f.x0)), f.sx(b.x1.min(f.x1)));
+    let _ = write!(
+        s,
+        r##"<rect class="band" data-band="{}" data-start="{}" data-end="{}" x="{a:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="#b3261e" fill-opacity="0.12" stroke="#b3261e" stroke-opacity="0.5" stroke-dasharray="3 2"><title>{}</title></rect>"##,
+        b.kind,
+        b.x0,
+        b.x1,
+        (z - a).max(1.5),
+        H - TOP - BOTTOM,
+        esc(&b.label)
+    );
+}
+
+/// A spread as a filled polygon: along the highs, back along the lows.
+fn area(s: &mut String, a: &Area, f: &Frame) {
+    let pts: Vec<&(f64, f64, f64)> = a
+        .points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite() && p.2.is_finite())
+        .collect();
+    if pts.len() < 2 {
+        return;
+    }
+    let mut d = String::new();
+    for (i, p) in pts.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{:.1},{:.1}",
+            if i == 0 { 'M' } else { 'L' },
+            f.sx(p.0),
+            f.sy(p.2)
+        );
+    }
+    for p in pts.iter().rev() {
+        let _ = write!(d, "L{:.1},{:.1}", f.sx(p.0), f.sy(p.1));
+    }
+    let _ = write!(
+        s,
+        r#"<path class="spread" d="{d}Z" fill="{}" fill-opacity="0.18" stroke="none"><title>{}</title></path>"#,
+        a.colour,
+        esc(&a.label)
+    );
+}
+
+/// A labelled vertical marker.
+fn marker(s: &mut String, m: &Marker, f: &Frame) {
+    let x = f.sx(m.x.clamp(f.x0, f.x1));
+    let _ = write!(
+        s,
+        r##"<g class="marker" data-marker="{}" data-x="{}"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#6a1b9a" stroke-width="1.5" stroke-dasharray="5 2"/><text x="{:.1}" y="{:.1}" fill="#6a1b9a">▼ {}</text><title>{}</title></g>"##,
+        m.kind,
+        m.x,
+        H - BOTTOM,
+        x + 3.0,
+        TOP + 10.0,
+        m.kind,
+        esc(&m.label)
+    );
+}
+
+/// A labelled horizontal rule (the SLO, the 80% CPU line).
+fn rule(s: &mut String, r: &Rule, f: &Frame) {
+    let y = f.sy(r.y);
+    let _ = write!(
+        s,
+        r##"<g class="rule" data-rule="{}" data-y="{}"><line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#b3261e" stroke-width="1.2" stroke-dasharray="8 3"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#b3261e">{}</text></g>"##,
+        r.kind,
+        r.y,
+        W - RIGHT,
+        W - RIGHT - 2.0,
+        y - 3.0,
+        esc(&r.label)
+    );
+}
+
+/// A judged point: a circle (met) or a cross (broken), with its label as the tooltip.
+fn dot(s: &mut String, d: &Dot, f: &Frame) {
+    if f.y_log && d.y <= 0.0 {
+        return;
+    }
+    let (x, y) = (f.sx(d.x), f.sy(d.y));
+    let mark = if d.ok {
+        format!(r##"<circle cx="{x:.1}" cy="{y:.1}" r="4" fill="#08753a"/>"##)
+    } else {
+        format!(
+            r##"<path d="M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}" stroke="#b3261e" stroke-width="2"/>"##,
+            x - 4.0,
+            y - 4.0,
+            x + 4.0,
+            y + 4.0,
+            x - 4.0,
+            y + 4.0,
+            x + 4.0,
+            y - 4.0
+        )
+    };
+    let _ = write!(
+        s,
+        r#"<g class="dot" data-ok="{}">{mark}<title>{}</title></g>"#,
+        d.ok,
+        esc(&d.label)
+    );
 }
 
 /// The runs' names in their colours, in a line under the title.
@@ -350,6 +587,7 @@ mod tests {
                 points,
             }],
             legend: vec![("a".into(), "#111"), ("b<".into(), "#222")],
+            ..Chart::default()
         }
     }
 

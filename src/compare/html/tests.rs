@@ -61,7 +61,6 @@ fn one_run_has_every_chart_and_no_comparison() {
         "throughput",
         "latency",
         "spectrum",
-        "errors",
         "server-cpu",
         "server-memory",
     ] {
@@ -72,6 +71,19 @@ fn one_run_has_every_chart_and_no_comparison() {
             "{kind}"
         );
     }
+    assert!(
+        !html.contains("cpu-80"),
+        "a closed-loop test without trouble: no 80% line"
+    );
+    assert!(
+        !html.contains("data-chart=\"errors\"") && html.contains("class=\"note no-errors\""),
+        "no errors: one line, not a chart of zeros"
+    );
+    assert!(html.contains("id=\"summary\""));
+    assert!(
+        html.find("id=\"summary\"") < html.find("data-chart="),
+        "the answer first"
+    );
     assert!(html.contains("default-src 'none'"));
     assert!(!html.contains("id=\"comparison\""));
     assert!(html.contains("run&lt;0&gt;"), "labels are escaped");
@@ -93,6 +105,12 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
             && html.contains("data-series=\"run&lt;1&gt; p99\"")
     );
     assert!(html.contains(charts::PALETTE[1]));
+    assert!(html.contains("data-chart=\"forest\""));
+    assert!(
+        html.contains("data-metric=\"p99\" data-finding=\"false\""),
+        "one run each: no finding in the forest plot"
+    );
+    assert!(!html.contains("data-finding=\"true\""));
     // One run each: every change is inconclusive, so grey, never coloured as a finding.
     assert!(
         html.contains("<td class=\"noise\">+0.10% better? (can"),
@@ -135,15 +153,19 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
 
     let mut run = record(1000.0, 0);
     let step = |rps: f64, p99: f64, met: bool| crate::compare::input::CurvePoint {
+        offered_rps: rps as u64,
         achieved_rps: rps,
         p50_us: p99 / 4.0,
         p99_us: p99,
         met,
+        saturated: false,
     };
     // Steps in the order they ran; the curve draws them by rate.
     run.find_max = Some(crate::compare::input::Curve {
         slo: "p99<1ms".into(),
         answer_rps: Some(3_100.0),
+        end: "converged".into(),
+        limit: None,
         points: vec![
             step(1_000.0, 200.0, true),
             step(4_000.0, 9_000.0, false),
@@ -158,8 +180,15 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
         "the curve is drawn"
     );
     assert!(html.contains("fm: max throughput with p99&lt;1ms: 3100 req/s (3 steps)"));
+    assert!(
+        html.contains(r#"data-rule="slo" data-y="1""#),
+        "the SLO as a line at 1 ms"
+    );
+    assert_eq!(html.matches("class=\"dot\" data-ok=\"true\"").count(), 2);
+    assert_eq!(html.matches("class=\"dot\" data-ok=\"false\"").count(), 1);
     assert!(html.contains("data-series=\"fm p99\"") && html.contains("data-series=\"fm p50\""));
-    let chart = charts::find_max(&inputs).unwrap();
+    let chart = super::find_max::find_max(&inputs).unwrap();
+    assert!(chart.y_log, "latencies span decades: a log axis");
     let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
     assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
@@ -259,4 +288,145 @@ fn thousands_of_tests_are_summarised() {
     let data: serde_json::Value = serde_json::from_str(&html[from..to]).unwrap();
     assert_eq!(data["tests"].as_array().unwrap().len(), n);
     assert!(!html[from..to].contains('\n'));
+}
+
+/// The fixture record of a run through an outage (connections reset and closed at 1.2 s to 2.2 s).
+fn outage_run() -> Vec<Input> {
+    let text = include_str!("../../../tests/fixtures/records/outage.json");
+    let run = crate::compare::input::parse(text).unwrap();
+    vec![input_of("failover".into(), vec!["outage.json".into()], vec![run]).unwrap()]
+}
+
+#[test]
+fn an_outage_is_a_band_a_list_entry_and_lost_requests_by_kind() {
+    let inputs = outage_run();
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(
+        html.contains(r#"data-band="outage" data-start="1.2" data-end="2.2""#),
+        "the band spans the record's outage: {html}"
+    );
+    assert!(
+        html.contains("from 1.2 s to 2.2 s: 1.0 s, 5 requests failed (5 lost without a reply)")
+    );
+    assert!(html.contains(r#"<li data-outage-start="1.2" data-outage-end="2.2">"#));
+    assert!(html.contains("data-outages=\"1\""), "the summary counts it");
+    // The 5 failures were lost connections, not error replies.
+    assert!(html.contains("data-chart=\"lost\""));
+    assert!(html.contains("data-series=\"failover lost: connection reset\""));
+    assert!(
+        !html.contains("data-chart=\"errors\""),
+        "no error replies: no chart"
+    );
+    assert!(!html.contains("no-errors"), "but not \"no errors\" either");
+    assert!(
+        html.contains("data-rule=\"cpu-80\""),
+        "an outage: the 80% line"
+    );
+}
+
+#[test]
+fn the_summary_shows_each_tests_verdict() {
+    let mut run = record(1000.0, 0);
+    run.tests[0].1.limited_by = Some("client-bound".into());
+    let inputs = vec![input_of("v".into(), vec!["v.json".into()], vec![run]).unwrap()];
+    let html = page(&inputs, &Comparison::new(&inputs, &Metric::ALL));
+    assert!(html.contains("data-verdict=\"client-bound\""));
+    assert!(html.contains("class=\"problem verdict-warning\""));
+}
+
+#[test]
+fn seconds_without_server_figures_stay_a_gap() {
+    let mut runs = inputs(1);
+    let d = runs[0].tests[0].samples[0].detail.as_mut().unwrap();
+    // The watch lost the server between 1 s and 4 s.
+    d.servers[0].points.retain(|p| p.t < 1.5);
+    let mut later = d.servers[0].points[0];
+    later.t = 4.0;
+    d.servers[0].points.push(later);
+    let charts = charts::for_test(&runs, "MSET (10 keys)");
+    let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();
+    let svg = super::svg::render(cpu);
+    let path = svg
+        .split("data-series=\"run&lt;0&gt; process\" d=\"")
+        .nth(1)
+        .unwrap();
+    let d_attr = &path[..path.find('"').unwrap()];
+    assert_eq!(d_attr.matches('M').count(), 2, "two pieces: {d_attr}");
+}
+
+#[test]
+fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
+    // A 1.5 s test: two seconds of slots, the last cut short at 1.5 s.
+    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
+        "reconnect_attempts": 0, "reconnects": 0});
+    let row = |s: u64| {
+        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
+            "p99_us": 120.0, "max_us": 130.0, "server": [], "slots": vec![slot.clone(); 10]})
+    };
+    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
+        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
+    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
+    let charts = charts::for_test(&inputs, "PING");
+    let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
+    assert_eq!(
+        tp.series[0].points.len(),
+        15,
+        "15 slots of 0.1 s, none past the end"
+    );
+    assert!(
+        tp.series[0]
+            .points
+            .iter()
+            .all(|p| (p.1 - 1000.0).abs() < 1e-9)
+    );
+    assert!(tp.title.contains("0.1 s"));
+}
+
+#[test]
+fn a_paced_test_with_its_server_above_80_percent_is_flagged() {
+    let mut runs = inputs(1);
+    runs[0].facts.push(("--rps", "1000".into()));
+    for p in &mut runs[0].tests[0].samples[0].detail.as_mut().unwrap().servers[0].points {
+        p.main_thread_cpu_pct = Some(85.0);
+    }
+    let html = page(&runs, &Comparison::new(&runs, &Metric::ALL));
+    assert!(html.contains("data-rule=\"cpu-80\""));
+    assert!(html.contains("server CPU above 80% for 3 s"), "{html}");
+}
+
+#[test]
+fn repetitions_are_a_median_with_its_spread() {
+    let reps = vec![record(1000.0, 0), record(1100.0, 0), record(900.0, 0)];
+    let inputs = vec![input_of("r".into(), vec!["r.json".into()], reps).unwrap()];
+    let charts = charts::for_test(&inputs, "MSET (10 keys)");
+    let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
+    let labels: Vec<&str> = tp.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["r median of 3"],
+        "one line, not one per repetition"
+    );
+    assert_eq!(tp.areas.len(), 1);
+    assert!(tp.areas[0].label.contains("of 3 repetitions"));
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    assert_eq!(lat.series.len(), 2, "p50 and p99 medians");
+    // The spectrum still has each repetition, named.
+    let sp = charts.iter().find(|c| c.kind == "spectrum").unwrap();
+    assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
+    let svg = super::svg::render(tp);
+    assert!(svg.contains("class=\"spread\""));
+}
+
+#[test]
+fn a_cluster_node_outage_is_its_own_band() {
+    let mut runs = inputs(1);
+    let d = runs[0].tests[0].samples[0].detail.as_mut().unwrap();
+    d.node_outages.push(("127.0.0.1:7001".into(), 0.5, 1.7, 12));
+    let html = page(&runs, &Comparison::new(&runs, &Metric::ALL));
+    assert!(html.contains(r#"data-band="node-outage" data-start="0.5" data-end="1.7""#));
+    assert!(html.contains(
+        "cluster node 127.0.0.1:7001: connections lost from 0.5 s to 1.7 s, 12 requests lost"
+    ));
 }

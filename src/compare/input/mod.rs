@@ -73,6 +73,11 @@ pub struct Curve {
     /// The SLO expression as given.
     pub slo: String,
     pub answer_rps: Option<f64>,
+    /// How the search ended (`converged`, `step-limit`, `stopped`, ...), as the record says: the
+    /// answer's caveat.
+    pub end: String,
+    /// What held back the failing step above the answer, when it fell behind.
+    pub limit: Option<String>,
     /// In the order the steps ran.
     pub points: Vec<CurvePoint>,
 }
@@ -80,10 +85,13 @@ pub struct Curve {
 /// One step: what it achieved and its corrected latencies (µs).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CurvePoint {
+    pub offered_rps: u64,
     pub achieved_rps: f64,
     pub p50_us: f64,
     pub p99_us: f64,
     pub met: bool,
+    /// Fell below 90% of its offered rate (so it did not count as meeting the SLO).
+    pub saturated: bool,
 }
 
 /// One test of one side.
@@ -145,6 +153,24 @@ pub struct Detail {
     pub redirects: Vec<(String, u64)>,
     /// Per watched server.
     pub servers: Vec<ServerSeries>,
+    /// Requests lost without a reply, by kind (`connection reset`, `timeout`, ...), per second:
+    /// `(second, kind, count)`, only where non-zero. They are in `SecondRow::failed` too, but
+    /// the report draws them apart from error replies (they are not replies).
+    pub lost: Vec<(f64, String, u64)>,
+    /// The record's outages (respbench records only), as the text report lists them.
+    pub outages: Vec<crate::record::timeline::OutageRecord>,
+    /// Cluster nodes whose connections failed (`-e`): `(address, from s, to s, requests lost)`,
+    /// `to` being the end of the test when its slots were not served again.
+    pub node_outages: Vec<(String, f64, f64, u64)>,
+    /// Sentinel switches during the test: `(seconds from its start, "from → to")`.
+    pub switches: Vec<(f64, String)>,
+    /// The record's verdict reason (`limited by` in words), empty when the file has none.
+    pub verdict_reason: String,
+    /// p99.9 (µs) over the test, where the file has it.
+    pub p99_9: Option<f64>,
+    /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots
+    /// (a short test): its throughput is drawn at 0.1 s. Empty otherwise.
+    pub slots: Vec<(f64, u64)>,
 }
 
 /// One second of a test's timeline.

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use crate::record::document::{Document, LatencySummary, SCHEMA, TestRecord};
+use crate::record::failover::SwitchRecord;
 
 use super::spectrum;
 use super::{
@@ -28,6 +29,11 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let verdicts = super::facts::verdicts(&value);
     let doc = Document::read(value)?;
     let problems = problems(&doc);
+    let switches = doc
+        .sentinel
+        .as_ref()
+        .map(|s| s.switches.clone())
+        .unwrap_or_default();
     let server = doc
         .servers
         .iter()
@@ -43,7 +49,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
                 name,
                 Sample {
                     limited_by,
-                    ..sample(t)?
+                    ..sample(t, &switches)?
                 },
             ))
         })
@@ -51,14 +57,18 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let find_max = doc.find_max.map(|f| Curve {
         slo: f.slo,
         answer_rps: f.answer_rps,
+        end: f.end.clone(),
+        limit: f.limit.clone(),
         points: f
             .steps
             .iter()
             .map(|s| CurvePoint {
+                offered_rps: s.offered_rps,
                 achieved_rps: s.achieved_rps,
                 p50_us: s.p50_us,
                 p99_us: s.p99_us,
                 met: s.met,
+                saturated: s.saturated,
             })
             .collect(),
     });
@@ -121,9 +131,29 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
     }
 }
 
+/// Every slot of the test's measured time, when every second has its slots (slots past the end
+/// of a cut-short last second are left out: they were not measured, not empty).
+fn slots(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, u64)> {
+    if t.timeline.is_empty() || t.timeline.iter().any(|r| r.slots.is_none()) {
+        return Vec::new();
+    }
+    let end = duration.unwrap_or(f64::MAX);
+    t.timeline
+        .iter()
+        .flat_map(|r| {
+            let slots = r.slots.as_deref().unwrap_or_default();
+            slots
+                .iter()
+                .enumerate()
+                .map(move |(k, s)| (r.second as f64 + k as f64 * 0.1, s.completed))
+        })
+        .filter(|(start, _)| *start + 0.1 <= end + 1e-9)
+        .collect()
+}
+
 /// A test's figures and series. A histogram that is there but does not decode is a corrupt
 /// record, refused by name (an empty one is a record that keeps none: no spectrum).
-fn sample(t: TestRecord) -> Result<Sample, String> {
+fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let hist = |text: &str, which: &str| -> Result<Vec<(f64, f64)>, String> {
         if text.trim().is_empty() {
             return Ok(Vec::new());
@@ -139,6 +169,7 @@ fn sample(t: TestRecord) -> Result<Sample, String> {
     };
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
+    let kept_slots = slots(&t, duration);
     let detail = Detail {
         timeline: t
             .timeline
@@ -180,6 +211,33 @@ fn sample(t: TestRecord) -> Result<Sample, String> {
                     .collect(),
             })
             .collect(),
+        lost: t
+            .timeline
+            .iter()
+            .flat_map(|r| {
+                r.lost
+                    .iter()
+                    .map(move |(k, n)| (r.second as f64, k.clone(), *n))
+            })
+            .collect(),
+        outages: t.outages.clone(),
+        node_outages: t
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let o = n.outage.as_ref()?;
+                let end = o.end_s.unwrap_or(o.start_s + o.duration_s);
+                Some((n.address.clone(), o.start_s, end, n.lost))
+            })
+            .collect(),
+        switches: switches
+            .iter()
+            .filter(|s| s.test.as_deref() == Some(t.name.as_str()))
+            .map(|s| (s.offset_s, format!("{} → {}", s.from, s.to)))
+            .collect(),
+        verdict_reason: t.verdict.reason.clone(),
+        p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
+        slots: kept_slots,
     };
     let mix = t
         .mix
