@@ -33,5 +33,5 @@ cargo test --workspace
 # RESPBENCH_SKIP_SLURM=1 skips it on a machine where that cannot run.
 if [ -z "${RESPBENCH_SKIP_SLURM:-}" ]; then
     cargo build --quiet --bin respbench
-    bash tests/slurm/sharded_run.sh target/debug/respbench
+    bash tests/slurm/sharded_run.sh "${CARGO_TARGET_DIR:-target}/debug/respbench"
 fi
