@@ -61,7 +61,7 @@ impl Worker<'_> {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.conn_failed(i, FailKind::of(&e), self.io_error(i, &e)),
+                Err(e) => return self.write_failed(i, &e),
             }
         }
         let c = &mut self.conns[i];
@@ -73,6 +73,26 @@ impl Worker<'_> {
                 .map_err(loop_error)?;
         }
         Ok(())
+    }
+
+    /// A write failed. When the server closed the connection (reset, broken pipe) it may have
+    /// said why first: a bulk longer than its `proto-max-bulk-len` (512 MB by default) is
+    /// answered `-ERR Protocol error: invalid bulk length` and the connection closed while we are
+    /// still writing the value. That reply sits in the socket ahead of the reset, so it is read
+    /// (and handled as any reply: fatal without `-e`, counted with it) before the reset is
+    /// blamed; a read that finds the close fails the connection itself.
+    fn write_failed(&mut self, i: usize, e: &io::Error) -> Result<(), EngineError> {
+        let closed = matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+        );
+        if closed && self.conns[i].state == State::Open {
+            self.on_readable(i)?;
+            if self.conns[i].state != State::Open {
+                return Ok(());
+            }
+        }
+        self.conn_failed(i, FailKind::of(e), self.io_error(i, e))
     }
 
     pub(super) fn on_writable(&mut self, i: usize) -> Result<(), EngineError> {
