@@ -32,6 +32,31 @@ pub struct Placeholder {
     pub which: u8,
 }
 
+/// A value body at least this long is sent from the template's one copy rather than copied into
+/// every connection's batch buffer ([`Template::sparse_batch`]). Below it values are copied as
+/// before: a plain write of one buffer is cheaper than gathering pieces, and the copies are small.
+pub const SHARED_VALUE_MIN: usize = 64 * 1024;
+
+/// Where a batch buffer leaves out a large value: before byte `at` of the buffer, the template
+/// unit's bytes `value` are sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gap {
+    pub at: usize,
+    pub value: std::ops::Range<usize>,
+}
+
+/// A batch buffer with its large values left out ([`Template::sparse_batch`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SparseBatch {
+    pub buf: Vec<u8>,
+    /// Placeholder offsets into `buf`.
+    pub placeholders: Vec<Placeholder>,
+    /// Ascending by `at`.
+    pub gaps: Vec<Gap>,
+    /// Bytes of one unit in `buf`.
+    pub unit_len: usize,
+}
+
 /// One encoded unit and where its placeholders are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Template {
@@ -189,6 +214,60 @@ impl Template {
             }));
         }
         (buf, placeholders)
+    }
+
+    /// Like [`Template::batch`], but each value body of at least [`SHARED_VALUE_MIN`] bytes is
+    /// left out of the buffer and noted as a [`Gap`]: the engine writes the template's own bytes
+    /// there (a gathered write), so a large value is held once per test rather than once per
+    /// connection (`-d 100000000 -c 50` held 5 GB). Also returns the buffer's unit length.
+    /// `None` when no value is that large, or a placeholder lies inside one (its bytes change
+    /// per request, so it needs its own copy).
+    pub fn sparse_batch(&self, pipeline: usize) -> Option<SparseBatch> {
+        let big: Vec<std::ops::Range<usize>> = (self.values.iter())
+            .map(|v| v.body.clone())
+            .filter(|b| b.len() >= SHARED_VALUE_MIN)
+            .collect();
+        let inside = |p: &Placeholder| big.iter().any(|b| b.contains(&p.offset));
+        if big.is_empty() || self.placeholders.iter().any(inside) {
+            return None;
+        }
+        let mut unit = Vec::new();
+        let mut unit_gaps = Vec::new();
+        let mut from = 0;
+        for b in &big {
+            unit.extend_from_slice(&self.unit[from..b.start]);
+            unit_gaps.push(Gap {
+                at: unit.len(),
+                value: b.clone(),
+            });
+            from = b.end;
+        }
+        unit.extend_from_slice(&self.unit[from..]);
+        let left_out = |offset: usize| -> usize {
+            big.iter()
+                .filter(|b| b.end <= offset)
+                .map(|b| b.len())
+                .sum()
+        };
+        let mut out = SparseBatch {
+            buf: Vec::with_capacity(unit.len() * pipeline),
+            placeholders: Vec::with_capacity(self.placeholders.len() * pipeline),
+            gaps: Vec::with_capacity(unit_gaps.len() * pipeline),
+            unit_len: unit.len(),
+        };
+        for _ in 0..pipeline {
+            let base = out.buf.len();
+            out.buf.extend_from_slice(&unit);
+            (out.placeholders).extend(self.placeholders.iter().map(|p| Placeholder {
+                offset: base + p.offset - left_out(p.offset),
+                which: p.which,
+            }));
+            (out.gaps).extend(unit_gaps.iter().map(|g| Gap {
+                at: base + g.at,
+                value: g.value.clone(),
+            }));
+        }
+        Some(out)
     }
 
     /// Whether filling is needed at all.
@@ -453,6 +532,51 @@ mod tests {
             t.placeholders.is_empty(),
             "no placeholder inside the stdin argument"
         );
+    }
+
+    #[test]
+    fn sparse_batch_leaves_large_values_out_and_puts_them_back_in_place() {
+        let big = vec![b'v'; SHARED_VALUE_MIN];
+        let items = vec![SequenceItem {
+            repeat: 1,
+            args: vec![
+                b"SET".to_vec(),
+                b"k:__rand_int__".to_vec(),
+                big.clone(),
+                b"x:__rand_1st__".to_vec(),
+            ],
+            verbatim_arg: None,
+            data: vec![(2, 0)],
+        }];
+        let t = Template::encode(&items, true);
+        let (full, full_ph) = t.batch(3);
+        let s = t
+            .sparse_batch(3)
+            .expect("a value of SHARED_VALUE_MIN bytes is shared");
+        assert_eq!(s.buf.len(), full.len() - 3 * big.len());
+        assert_eq!((s.gaps.len(), s.unit_len * 3), (3, s.buf.len()));
+        // Putting each gap's bytes back gives the full batch byte for byte.
+        let mut rebuilt = Vec::new();
+        let mut from = 0;
+        for g in &s.gaps {
+            rebuilt.extend_from_slice(&s.buf[from..g.at]);
+            rebuilt.extend_from_slice(&t.unit[g.value.clone()]);
+            from = g.at;
+        }
+        rebuilt.extend_from_slice(&s.buf[from..]);
+        assert_eq!(rebuilt, full);
+        // Placeholders before and after the value point at the same bytes.
+        assert_eq!(s.placeholders.len(), 6);
+        for (a, b) in s.placeholders.iter().zip(&full_ph) {
+            assert_eq!(
+                &s.buf[a.offset..a.offset + 12],
+                &full[b.offset..b.offset + 12]
+            );
+        }
+        // A smaller value is copied as before.
+        let mut small = items;
+        small[0].args[2].truncate(SHARED_VALUE_MIN - 1);
+        assert_eq!(Template::encode(&small, true).sparse_batch(1), None);
     }
 
     #[test]

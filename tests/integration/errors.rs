@@ -1,7 +1,7 @@
 //! Authentication, error replies and unreachable servers: exit codes, one-line messages, and
 //! what still reaches stdout.
 
-use crate::harness::{Server, ServerOptions, free_port, run_respbench};
+use crate::harness::{Server, ServerKind, ServerOptions, free_port, run_respbench};
 
 const PASSWORD: &str = "s3cret-pw";
 
@@ -211,4 +211,29 @@ fn a_connection_closed_by_the_server_aborts_with_a_partial_report() {
         out.completed() > 0,
         "what was measured before the close is reported"
     );
+}
+
+/// A value over the server's `proto-max-bulk-len` (512 MB by default): the server answers
+/// `-ERR Protocol error: invalid bulk length` and closes while respbench is still writing the
+/// value, so the write fails with a reset. The message must be the server's reason, which was
+/// in the socket ahead of the reset, not "Connection reset by peer" (issue 19 item 7). One
+/// 600 MB value, `-n 1 -c 1`, against each server in turn (not at once: memory).
+#[test]
+fn a_value_over_proto_max_bulk_len_reports_the_servers_reason() {
+    for kind in [ServerKind::Redis, ServerKind::Valkey] {
+        let server = Server::start_with(ServerOptions {
+            kind,
+            ..Default::default()
+        });
+        let out = server.bench(&["-t", "set", "-n", "1", "-c", "1", "-d", "600000000", "-q"]);
+        out.assert_code(1);
+        assert!(
+            out.stderr
+                .contains("ERR Protocol error: invalid bulk length")
+                && !out.stderr.contains("reset by peer"),
+            "{kind:?}: {}",
+            out.stderr
+        );
+        assert_eq!(server.client().dbsize(), 0, "{kind:?}: nothing was written");
+    }
 }

@@ -781,3 +781,54 @@ fn idle_over_tls_at_maxclients_ends_with_the_references_error_line() {
     );
     assert!(line.contains("maxclients"), "{line}");
 }
+
+/// A large value is sent from one shared copy by a gathered write; over TLS (no gather write:
+/// one piece per call, the same bytes again after a full socket) it still arrives whole, with
+/// several connections and pipelining.
+#[test]
+fn a_large_shared_value_arrives_whole_over_tls() {
+    let certs = TestCerts::new();
+    let server = tls_server(&certs);
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        p(&certs.ca),
+        "-n",
+        "24",
+        "-c",
+        "3",
+        "-P",
+        "2",
+        "-d",
+        "3000000",
+        "-q",
+        "--",
+        "set",
+        "big",
+        "__data__",
+    ]);
+    out.assert_success();
+    let mut c = server.client();
+    assert_eq!(c.calls("set"), 24);
+    let value = c.bulk(&["GET", "big"]).unwrap();
+    assert_eq!(value.len(), 3_000_000);
+    server
+        .bench(&[
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "-q",
+            "--data-size-list",
+            "3000000:1",
+            "--",
+            "set",
+            "copied",
+            "__data__",
+        ])
+        .assert_success();
+    assert!(
+        c.bulk(&["GET", "copied"]).unwrap() == value,
+        "the same bytes as the copying path"
+    );
+}

@@ -246,3 +246,83 @@ fn key_prefix_replaces_key_colon_in_default_tests_and_memtier_commands() {
     out.assert_code(2);
     assert!(out.single_stderr_line().contains("--key-prefix"));
 }
+
+/// The peak resident memory (KiB) of one respbench run, from `wait4`'s usage of that child
+/// alone.
+fn peak_rss_kib(args: &[String]) -> i64 {
+    use std::os::unix::process::ExitStatusExt;
+    // Reaped by the wait4 below, which is what gives this child's own usage.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_respbench"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value (plain integers).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes only into the two locals, for the child this test started.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    let status = std::process::ExitStatus::from_raw(status);
+    assert!(status.success(), "respbench {args:?}: {status}");
+    usage.ru_maxrss
+}
+
+/// A large value is held once, not once per connection (issue 19 item 7: `-d 100000000 -c 50`
+/// took 5.2 GB): 20 connections with a 20 MB value peak far below the 19 × 20 MB that a copy per
+/// connection adds, and the server gets the value byte for byte as the copying path (a
+/// `--data-size-list` of the one size, which rewrites each batch) sends it.
+#[test]
+fn a_large_value_is_shared_by_the_connections_and_arrives_intact() {
+    let server = Server::start();
+    let run = |c: u32, key: &str| -> i64 {
+        let args = [
+            "-p",
+            &server.port().to_string(),
+            "-c",
+            &c.to_string(),
+            "-n",
+            "40",
+            "-d",
+            "20000000",
+            "-q",
+            "--",
+            "set",
+            key,
+            "__data__",
+        ];
+        peak_rss_kib(&args.map(String::from))
+    };
+    let (one, twenty) = (run(1, "big:1"), run(20, "big:20"));
+    assert!(
+        twenty - one < 100 * 1024,
+        "peak RSS {one} KiB at -c 1, {twenty} KiB at -c 20: grows with -c"
+    );
+    server
+        .bench(&[
+            "-n",
+            "1",
+            "-c",
+            "1",
+            "-q",
+            "--data-size-list",
+            "20000000:1",
+            "--",
+            "set",
+            "copied",
+            "__data__",
+        ])
+        .assert_success();
+    let mut c = server.client();
+    let copied = c.bulk(&["GET", "copied"]).unwrap();
+    assert_eq!(copied.len(), 20_000_000);
+    for key in ["big:1", "big:20"] {
+        assert!(
+            c.bulk(&["GET", key]).unwrap() == copied,
+            "{key}: not the same bytes"
+        );
+    }
+}

@@ -14,6 +14,59 @@ use crate::engine::EngineError;
 use crate::engine::cluster::SideQueue;
 use crate::engine::conn::Stream;
 use crate::engine::error::io_reason;
+use crate::workload::template::Gap;
+
+/// At most this many pieces per gathered write (well under the kernel's `IOV_MAX` of 1024;
+/// each piece of a large value is at least 64 KiB, so few calls are needed anyway).
+const GATHER_MAX: usize = 64;
+
+/// A batch as sent when its large values are left out of the buffer: the unsent prefix, then
+/// the buffer with each gap's value (the template's bytes) in place.
+struct Sent<'b> {
+    prefix: &'b [u8],
+    buf: &'b [u8],
+    gaps: &'b [Gap],
+    values: &'b [u8],
+}
+
+impl<'b> Sent<'b> {
+    /// Fills `out` with the pieces from byte `written` of the batch (the prefix's rest first);
+    /// returns how many.
+    fn pieces(&self, written: usize, out: &mut [IoSlice<'b>]) -> usize {
+        let mut n = 0;
+        if !self.prefix.is_empty() {
+            out[0] = IoSlice::new(self.prefix);
+            n = 1;
+        }
+        // Batch bytes before `pos` are skipped (sent already).
+        let mut pos = 0;
+        let mut put = |bytes: &'b [u8], n: &mut usize| {
+            let end = pos + bytes.len();
+            if end > written && *n < out.len() {
+                out[*n] = IoSlice::new(&bytes[written.saturating_sub(pos)..]);
+                *n += 1;
+            }
+            pos = end;
+        };
+        let mut from = 0;
+        for g in self.gaps.iter().take_while(|g| g.at < self.buf.len()) {
+            put(&self.buf[from..g.at], &mut n);
+            put(&self.values[g.value.clone()], &mut n);
+            from = g.at;
+        }
+        put(&self.buf[from..], &mut n);
+        n
+    }
+}
+
+/// The bytes a batch of `wlen` buffer bytes sends, its left-out values included.
+fn sent_len(wlen: usize, gaps: &[Gap]) -> usize {
+    let values: usize = (gaps.iter())
+        .take_while(|g| g.at < wlen)
+        .map(|g| g.value.len())
+        .sum();
+    wlen + values
+}
 
 /// A single RESP line longer than this is treated as a protocol error.
 const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -23,10 +76,30 @@ impl Worker<'_> {
     /// socket's buffer is full.
     pub(super) fn flush(&mut self, i: usize) -> Result<(), EngineError> {
         let prefix = &self.cfg.setup.prefix;
+        let (gaps, values) = (&self.fill.gaps[..], &self.cfg.template.unit[..]);
         let c = &mut self.conns[i];
+        // With large values left out, `written` counts the bytes sent, values included.
+        let wlen = if gaps.is_empty() {
+            c.batch.wlen
+        } else {
+            sent_len(c.batch.wlen, gaps)
+        };
         loop {
-            let batch = &c.batch.wbuf[c.batch.written..c.batch.wlen];
-            let res = if c.prefix_written < prefix.len() {
+            let batch = &c.batch.wbuf[c.batch.written.min(c.batch.wlen)..c.batch.wlen];
+            let res = if !gaps.is_empty() {
+                if c.prefix_written == prefix.len() && c.batch.written == wlen {
+                    break;
+                }
+                let mut pieces = [IoSlice::new(&[]); GATHER_MAX];
+                let sent = Sent {
+                    prefix: &prefix[c.prefix_written..],
+                    buf: &c.batch.wbuf[..c.batch.wlen],
+                    gaps,
+                    values,
+                };
+                let n = sent.pieces(c.batch.written, &mut pieces);
+                c.stream.write_vectored(&pieces[..n])
+            } else if c.prefix_written < prefix.len() {
                 c.stream.write_vectored(&[
                     IoSlice::new(&prefix[c.prefix_written..]),
                     IoSlice::new(batch),
@@ -42,7 +115,7 @@ impl Worker<'_> {
                     c.prefix_written += p;
                     n -= p;
                     c.batch.written += n;
-                    if c.prefix_written == prefix.len() && c.batch.written == c.batch.wlen {
+                    if c.prefix_written == prefix.len() && c.batch.written == wlen {
                         break;
                     }
                 }
@@ -61,7 +134,7 @@ impl Worker<'_> {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.conn_failed(i, FailKind::of(&e), self.io_error(i, &e)),
+                Err(e) => return self.write_failed(i, &e),
             }
         }
         let c = &mut self.conns[i];
@@ -73,6 +146,26 @@ impl Worker<'_> {
                 .map_err(loop_error)?;
         }
         Ok(())
+    }
+
+    /// A write failed. When the server closed the connection (reset, broken pipe) it may have
+    /// said why first: a bulk longer than its `proto-max-bulk-len` (512 MB by default) is
+    /// answered `-ERR Protocol error: invalid bulk length` and the connection closed while we are
+    /// still writing the value. That reply sits in the socket ahead of the reset, so it is read
+    /// (and handled as any reply: fatal without `-e`, counted with it) before the reset is
+    /// blamed; a read that finds the close fails the connection itself.
+    fn write_failed(&mut self, i: usize, e: &io::Error) -> Result<(), EngineError> {
+        let closed = matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+        );
+        if closed && self.conns[i].state == State::Open {
+            self.on_readable(i)?;
+            if self.conns[i].state != State::Open {
+                return Ok(());
+            }
+        }
+        self.conn_failed(i, FailKind::of(e), self.io_error(i, e))
     }
 
     pub(super) fn on_writable(&mut self, i: usize) -> Result<(), EngineError> {
@@ -269,5 +362,50 @@ impl Worker<'_> {
             self.target(self.conns[i].bind.node).display(),
             io_reason(e)
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pieces from any byte on are the batch as sent from that byte, however few pieces fit.
+    #[test]
+    fn gathered_pieces_resume_anywhere_and_put_values_in_place() {
+        let values = b"VVVVWW".to_vec();
+        let gaps = [
+            Gap { at: 2, value: 0..4 },
+            Gap { at: 5, value: 4..6 },
+            Gap { at: 9, value: 0..4 },
+        ];
+        let buf = b"ab|cd|ef|gh".to_vec();
+        let whole = b"P!abVVVV|cdWW|ef|VVVVgh".to_vec();
+        for wlen in [buf.len(), 6] {
+            let expect: Vec<u8> = if wlen == 6 {
+                b"P!abVVVV|cdWW|".to_vec()
+            } else {
+                whole.clone()
+            };
+            assert_eq!(sent_len(wlen, &gaps) + 2, expect.len());
+            for written in 0..expect.len() - 2 {
+                for cap in [1, 2, 8] {
+                    let sent = Sent {
+                        prefix: b"P!",
+                        buf: &buf[..wlen],
+                        gaps: &gaps,
+                        values: &values,
+                    };
+                    let mut out = [IoSlice::new(&[]); 8];
+                    let n = sent.pieces(written, &mut out[..cap]);
+                    let got: Vec<u8> = out[..n].iter().flat_map(|s| s.iter().copied()).collect();
+                    let mut want = b"P!".to_vec();
+                    want.extend_from_slice(&expect[2 + written..]);
+                    assert!(want.starts_with(&got) && !got.is_empty(), "{written} {cap}");
+                    if cap == 8 {
+                        assert_eq!(got, want, "{written}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -27,7 +27,7 @@ use crate::workload::distribution::KeyPattern;
 use crate::workload::keys::{KeyGen, SequentialCounters};
 use crate::workload::mix::Mix;
 use crate::workload::sizes::SizeDist;
-use crate::workload::template::{Placeholder, Template};
+use crate::workload::template::{Gap, Placeholder, Template};
 
 /// Read buffer shared by a worker's connections; bytes of an incomplete reply line are carried
 /// per connection, so memory does not grow with `-c`.
@@ -94,6 +94,22 @@ pub(super) enum FillPath<'a> {
     Plain,
 }
 
+/// The batch buffer every connection starts from, its placeholders, its large values left out
+/// (the plain path only: the other paths rewrite or copy whole units) and its unit length.
+fn batch_buffer(
+    cfg: &WorkerConfig<'_>,
+    path: FillPath<'_>,
+) -> (Vec<u8>, Vec<Placeholder>, Vec<Gap>, usize) {
+    let pipeline = cfg.load.pipeline as usize;
+    if matches!(path, FillPath::Plain)
+        && let Some(s) = cfg.template.sparse_batch(pipeline)
+    {
+        return (s.buf, s.placeholders, s.gaps, s.unit_len);
+    }
+    let (wbuf, placeholders) = cfg.template.batch(pipeline);
+    (wbuf, placeholders, Vec::new(), cfg.template.unit.len())
+}
+
 impl<'a> FillPath<'a> {
     fn of(load: &'a LoadSpec, template: &Template, cluster: bool) -> Self {
         if let Some(dataset) = &load.dataset {
@@ -120,6 +136,10 @@ pub(super) struct Fill<'a> {
     /// A mix whose commands draw keys with their own patterns: a generator per command (empty
     /// otherwise: every command draws from `keys`).
     pub(super) mix_keys: Vec<KeyGen>,
+    /// Where the batch buffers leave out large values, sent from the template's one copy by a
+    /// gathered write (`io.rs`); empty unless the plain path has a value of at least
+    /// `SHARED_VALUE_MIN` bytes, so every other batch is written as one buffer, as before.
+    pub(super) gaps: Vec<Gap>,
     /// Placeholder offsets of a batch: the same for every connection's batch buffer.
     pub(super) placeholders: Vec<Placeholder>,
     /// Splits `placeholders` into units without storing unit boundaries.
@@ -190,9 +210,10 @@ impl<'a> Worker<'a> {
         streams: Vec<(Stream, Placement)>,
         poll: Poll,
     ) -> Self {
-        let (wbuf, placeholders) = cfg.template.batch(cfg.load.pipeline as usize);
-        let now = cfg.start;
         let cluster = cfg.cluster.map(ClusterWorker::new);
+        let path = FillPath::of(cfg.load, cfg.template, cluster.is_some());
+        let (wbuf, placeholders, gaps, unit_len) = batch_buffer(&cfg, path);
+        let now = cfg.start;
         let conns = streams
             .into_iter()
             .map(|(stream, place)| {
@@ -234,12 +255,13 @@ impl<'a> Worker<'a> {
             .max()
             .unwrap_or(0);
         let fill = Fill {
-            path: FillPath::of(cfg.load, cfg.template, cluster.is_some()),
+            path,
+            gaps,
             keys,
             mix_keys: mix_keys(&cfg),
             placeholders,
             placeholders_per_unit: cfg.template.placeholders.len(),
-            unit_len: cfg.template.unit.len(),
+            unit_len,
             cmds_per_unit: u64::from(cfg.template.commands_per_unit),
             size_rng: Xoshiro256PlusPlus::seed_from_u64(
                 pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
