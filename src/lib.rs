@@ -8,6 +8,7 @@ pub mod clock;
 pub mod cluster;
 pub mod compare;
 pub mod engine;
+pub mod machine;
 pub mod manual;
 pub mod merge;
 pub mod metrics;

@@ -236,7 +236,42 @@ pub struct TestRecord {
     pub server: Vec<ServerTestRecord>,
     /// Per respbench worker thread, percent of one core (`null` until measured).
     pub client_threads_cpu_pct: Option<Vec<f64>>,
+    /// Per respbench worker thread, the share of wall time it waited for a CPU (run-queue
+    /// wait from `/proc/thread-self/schedstat`), percent; absent where not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_threads_runqueue_pct: Option<Vec<f64>>,
+    /// How busy the machine was over the test; absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineRecord>,
     pub verdict: VerdictRecord,
+}
+
+/// The machine over one test (from its start to its end, connecting included), as the verdict
+/// read it. A figure the machine does not offer is `null`, never zero; `measured` names those
+/// that were read.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MachineRecord {
+    /// `/proc/pressure/cpu` "some": share of wall time a runnable task waited for a CPU, percent.
+    pub cpu_pressure_some_pct: Option<f64>,
+    /// "full": share in which every non-idle task waited, percent.
+    pub cpu_pressure_full_pct: Option<f64>,
+    /// Steal from `/proc/stat`, percent of all CPUs' time.
+    pub steal_pct: Option<f64>,
+    /// Every CPU together, percent of the machine's capacity.
+    pub busy_pct: Option<f64>,
+    /// respbench's whole process, percent of one core.
+    pub respbench_cpu_pct: Option<f64>,
+    /// Other processes (not respbench, not the server), percent of one core; only when every
+    /// watched server is on this machine (loopback or a unix socket).
+    pub others_cpu_pct: Option<f64>,
+    /// The respbench worker that waited longest for a CPU, percent of wall time.
+    pub client_max_runqueue_pct: Option<f64>,
+    /// The machine's cores.
+    pub cores: usize,
+    /// Which figures were read: `cpu_pressure`, `steal`, `busy`, `respbench_cpu`, `others_cpu`,
+    /// `client_runqueue`.
+    pub measured: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -431,9 +466,12 @@ pub struct Range {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VerdictRecord {
-    /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown` (the value's own
-    /// serde names, so a renamed kind cannot silently stop matching).
+    /// `server-bound`, `client-bound`, `both-near-saturation`, `machine-busy`, `neither`,
+    /// `rate-limited`, `cant-tell` or `unknown` (the value's own serde names, so a renamed kind
+    /// cannot silently stop matching; a kind a later build adds reads as `unknown`).
     pub kind: crate::verdict::Verdict,
+    /// The advice, with the deciding figure for `machine-busy` and the missing or noisy figure
+    /// for `cant-tell`.
     pub reason: String,
     /// The server figure the verdict used (busiest node, main thread where reported).
     pub server_cpu_pct: Option<f64>,

@@ -10,10 +10,11 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::record::TestRecord;
-use crate::record::document::Range;
+use crate::record::document::{MachineRecord, Range};
 use crate::verdict::Verdict;
 
-/// Writes the block for `t` (nothing when there are no server figures and no verdict).
+/// Writes the block for `t` (nothing when there are no server figures and no verdict: a record
+/// of an earlier build).
 /// `precision`: decimal places of latency figures, as the rest of the report.
 pub fn write_server_block(
     out: &mut impl Write,
@@ -25,7 +26,13 @@ pub fn write_server_block(
         return Ok(());
     }
     let p = precision;
-    let mut s = String::from("\nServer:\n");
+    // Without server figures (`--no-server-stats`, INFO refused) there is no server block, only
+    // the machine and the verdict, unindented.
+    let (mut s, indent) = if t.server.is_empty() {
+        (String::from("\n"), "")
+    } else {
+        (String::from("\nServer:\n"), "  ")
+    };
     for n in &t.server {
         let _ = write!(s, "  {}:", n.address);
         if let Some(cpu) = n.cpu_pct {
@@ -83,15 +90,67 @@ pub fn write_server_block(
             let _ = writeln!(s, "    {}", notes.join("; "));
         }
     }
+    if let Some(m) = &t.machine {
+        let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
+    }
     if known {
-        let _ = writeln!(
-            s,
-            "  limited by: {} ({})",
-            t.verdict.kind.name(),
-            t.verdict.kind.advice()
-        );
+        let v = &t.verdict;
+        // Records of earlier builds have the advice alone, or nothing.
+        let reason = if v.reason.is_empty() {
+            v.kind.advice()
+        } else {
+            v.reason.as_str()
+        };
+        if v.kind == Verdict::CantTell {
+            let _ = writeln!(s, "{indent}limited by: {reason}");
+        } else {
+            let _ = writeln!(s, "{indent}limited by: {} ({reason})", v.kind.name());
+        }
     }
     out.write_all(s.as_bytes())
+}
+
+/// `CPU pressure 12% (some), steal 0%, CPUs 80% busy, respbench 95% of a core, other
+/// processes 40% of a core, a respbench thread waited for a CPU up to 3% of the time`, then what
+/// the machine did not offer.
+fn machine_line(m: &MachineRecord) -> String {
+    let mut parts = Vec::new();
+    let mut missing = Vec::new();
+    let mut add = |v: Option<f64>, text: &dyn Fn(f64) -> String, name: &'static str| match v {
+        Some(v) => parts.push(text(v)),
+        None => missing.push(name),
+    };
+    add(
+        m.cpu_pressure_some_pct,
+        &|p| format!("CPU pressure {p:.0}% (some)"),
+        "CPU pressure",
+    );
+    add(m.steal_pct, &|p| format!("steal {p:.0}%"), "steal");
+    add(
+        m.busy_pct,
+        &|p| format!("CPUs {p:.0}% busy ({} cores)", m.cores),
+        "CPU use",
+    );
+    add(
+        m.respbench_cpu_pct,
+        &|p| format!("respbench {p:.0}% of a core"),
+        "respbench's CPU",
+    );
+    add(
+        m.others_cpu_pct,
+        &|p| format!("other processes {p:.0}% of a core"),
+        "other processes' CPU (needs a local server's figures)",
+    );
+    add(
+        m.client_max_runqueue_pct,
+        &|p| format!("a respbench thread waited for a CPU up to {p:.0}% of the time"),
+        "run-queue wait",
+    );
+    let mut line = parts.join(", ");
+    if !missing.is_empty() {
+        let _ = write!(line, "; not measured: {}", missing.join(", "));
+    }
+    line
 }
 
 /// The stderr line for a client-bound test, printed whatever the format (`-q` and `--csv`
@@ -211,6 +270,7 @@ mod tests {
             ThreadCpuUsage {
                 cpu: Duration::from_millis(950),
                 wall: Duration::from_secs(1),
+                ..ThreadCpuUsage::default()
             },
             ThreadCpuUsage::default(),
         ];
@@ -218,7 +278,12 @@ mod tests {
             client_threads: Some(&threads),
             ..TestExtras::default()
         };
-        let t = test_record(&result(), vec![], &[watched()], extras);
+        // With the server near a full core too, neither side alone is named.
+        let both = test_record(&result(), vec![], &[watched()], extras);
+        assert_eq!(both.verdict.kind, Verdict::BothNearSaturation);
+        assert!(render(&both).contains("limited by: both-near-saturation (the server and"));
+        assert_eq!(client_bound_warning(&both), None);
+        let t = test_record(&result(), vec![], &[], extras);
         assert_eq!(t.verdict.kind, Verdict::ClientBound);
         let line = client_bound_warning(&t).unwrap();
         assert!(
@@ -236,7 +301,33 @@ mod tests {
 
     #[test]
     fn nothing_without_server_figures_or_verdict() {
-        let t = test_record(&result(), vec![], &[], TestExtras::default());
+        let mut t = test_record(&result(), vec![], &[], TestExtras::default());
+        // Without figures a fresh record still says what it lacks.
+        assert_eq!(
+            render(&t),
+            "\nlimited by: can't tell: no server CPU figures (INFO refused or --no-server-stats)\n"
+        );
+        // A record of an earlier build without a verdict: nothing to say.
+        t.verdict = Default::default();
         assert_eq!(render(&t), "");
+    }
+
+    #[test]
+    fn the_machine_line_names_what_was_not_measured() {
+        let m = MachineRecord {
+            cpu_pressure_some_pct: Some(42.4),
+            steal_pct: Some(0.0),
+            busy_pct: Some(97.0),
+            respbench_cpu_pct: Some(61.0),
+            client_max_runqueue_pct: Some(23.0),
+            cores: 2,
+            ..MachineRecord::default()
+        };
+        assert_eq!(
+            machine_line(&m),
+            "CPU pressure 42% (some), steal 0%, CPUs 97% busy (2 cores), respbench 61% of a \
+             core, a respbench thread waited for a CPU up to 23% of the time; not measured: \
+             other processes' CPU (needs a local server's figures)"
+        );
     }
 }
