@@ -13,8 +13,9 @@ use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySummary, MachineRecord, MixRecord, NodeOutageRecord,
-    NodeRecord, Pushes, Range, Requests, ServerTestRecord, TestRecord, VerdictRecord,
+    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixRecord,
+    NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord, TestRecord,
+    VerdictRecord,
 };
 use super::timeline::Timeline;
 
@@ -196,8 +197,23 @@ pub fn test_record(
         client_threads_cpu_pct: client_pct,
         client_threads_runqueue_pct: runqueue_pct,
         machine,
+        latency_split: latency_split(r, &server),
         server,
     }
+}
+
+/// The test's average latency split into the server's time per call (calls-weighted over every
+/// watched server's commands) and the rest; `None` without commandstats or calls.
+fn latency_split(r: &TestResult, server: &[ServerTestRecord]) -> Option<LatencySplit> {
+    let (calls, usec) = server
+        .iter()
+        .flat_map(|s| &s.commands)
+        .fold((0u64, 0u64), |(c, u), t| (c + t.calls, u + t.usec));
+    if calls == 0 || r.latency_uncorrected.is_empty() {
+        return None;
+    }
+    let avg_us = r.latency_uncorrected.mean_ns() / 1e3;
+    Some(LatencySplit::of(avg_us, usec as f64 / calls as f64, None))
 }
 
 /// Whether a watched server runs on this machine: a unix socket, or a loopback address. Only

@@ -243,7 +243,55 @@ pub struct TestRecord {
     /// How busy the machine was over the test; absent in records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineRecord>,
+    /// Where the average latency went (server, client, the rest); absent without the server's
+    /// commandstats and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
+}
+
+/// A test's average latency split into the server's own time per call, the time replies waited
+/// for respbench, and the rest. Microseconds.
+///
+/// Why: the measured latency alone cannot say whether a slow test is a slow server, a busy
+/// client or the path between them; the server's `usec_per_call` (`INFO commandstats`, the
+/// execution alone) and the client's measured delay take their parts out, and what is left is
+/// network, kernel and queueing (with `-P`, a request also waits for the batch's earlier ones).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencySplit {
+    /// The requests' average from their actual send to their reply (the uncorrected figure:
+    /// the split is of what happened to a request once sent, not of a schedule's lateness).
+    pub avg_us: f64,
+    /// The server's own time per call: commandstats Δusec / Δcalls over the test's commands
+    /// (every node in cluster mode).
+    pub server_us: f64,
+    /// The time replies waited in the kernel for respbench to read them; `null` where not
+    /// measured (then it is inside `rest_us`).
+    pub client_delay_us: Option<f64>,
+    /// `avg_us − server_us − client_delay_us`, never below zero: network, kernel, queueing.
+    pub rest_us: f64,
+}
+
+impl LatencySplit {
+    /// The split of `avg_us` given the server's time per call and the client's delay.
+    pub fn of(avg_us: f64, server_us: f64, client_delay_us: Option<f64>) -> Self {
+        Self {
+            avg_us,
+            server_us,
+            client_delay_us,
+            rest_us: (avg_us - server_us - client_delay_us.unwrap_or(0.0)).max(0.0),
+        }
+    }
+
+    /// A part's share of the average, percent (0 for a zero average).
+    pub fn share_pct(&self, part_us: f64) -> f64 {
+        if self.avg_us > 0.0 {
+            part_us / self.avg_us * 100.0
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The machine over one test (from its start to its end, connecting included), as the verdict

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::record::TestRecord;
-use crate::record::document::{MachineRecord, Range};
+use crate::record::document::{LatencySplit, MachineRecord, Range};
 use crate::verdict::Verdict;
 
 /// Writes the block for `t` (nothing when there are no server figures and no verdict: a record
@@ -90,6 +90,9 @@ pub fn write_server_block(
             let _ = writeln!(s, "    {}", notes.join("; "));
         }
     }
+    if let Some(split) = &t.latency_split {
+        let _ = writeln!(s, "{indent}{}", split_line(split, p));
+    }
     if let Some(m) = &t.machine {
         let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
     }
@@ -151,6 +154,23 @@ fn machine_line(m: &MachineRecord) -> String {
         let _ = write!(line, "; not measured: {}", missing.join(", "));
     }
     line
+}
+
+/// `where the latency went: avg 250.0 usec = server 1.0 (0.4%) + client delay not measured +
+/// rest 249.0 (99.6%: network, kernel, queueing)`.
+fn split_line(split: &LatencySplit, p: usize) -> String {
+    let part = |us: f64| format!("{us:.p$} ({:.1}%)", split.share_pct(us));
+    let client = match split.client_delay_us {
+        Some(us) => format!("client delay {}", part(us)),
+        None => "client delay not measured".into(),
+    };
+    format!(
+        "where the latency went: avg {:.p$} usec = server {} + {client} + rest {} (network, \
+         kernel, queueing)",
+        split.avg_us,
+        part(split.server_us),
+        part(split.rest_us)
+    )
 }
 
 /// The stderr line for a client-bound test, printed whatever the format (`-q` and `--csv`
@@ -261,6 +281,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("limited by: server-bound"), "{text}");
+        assert!(
+            text.contains(
+                "  where the latency went: avg 249.952 usec = server 0.950 (0.4%) + client delay \
+                 not measured + rest 249.002 (99.6%) (network, kernel, queueing)\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -205,6 +205,7 @@ fn busy_server_is_server_bound(server: &Server) {
         }
         if kind == "server-bound" {
             assert!(steady >= 90.0 || busy >= 90.0, "{}", t["verdict"]);
+            latency_is_mostly_server_time(server, script);
             return;
         }
         seen.push(format!(
@@ -213,6 +214,31 @@ fn busy_server_is_server_bound(server: &Server) {
         ));
     }
     panic!("never server-bound on a busy server (is the machine overloaded?): {seen:?}");
+}
+
+/// One connection running the EVAL loop: a request's latency is nearly all the server's
+/// execution (no other request to queue behind), and the split says so in the record and the
+/// report.
+fn latency_is_mostly_server_time(server: &Server, script: &str) {
+    let (out, r, _, _dir) = bench_json(
+        server,
+        &["-c", "1", "--duration", "1.5", "eval", script, "0"],
+    );
+    out.assert_success();
+    let split = &r["tests"][0]["latency_split"];
+    let avg = split["avg_us"].as_f64().unwrap();
+    let server_us = split["server_us"].as_f64().unwrap();
+    assert!(
+        server_us > avg * 0.5,
+        "most of the latency is the server's: {split}"
+    );
+    assert!(split["client_delay_us"].is_null(), "{split}");
+    let rest = split["rest_us"].as_f64().unwrap();
+    assert!(
+        (avg - server_us - rest).abs() < 1.0 || rest == 0.0,
+        "{split}"
+    );
+    out.assert_stdout_contains("where the latency went: avg ");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 mod charts;
 mod mix;
 mod page;
+mod split;
 mod svg;
 
 use std::ffi::{OsStr, OsString};

@@ -144,6 +144,8 @@ pub struct Detail {
     pub redirects: Vec<(String, u64)>,
     /// Per watched server.
     pub servers: Vec<ServerSeries>,
+    /// Where the average latency went (a respbench record's `latency_split`).
+    pub latency_split: Option<crate::record::document::LatencySplit>,
 }
 
 /// One second of a test's timeline.

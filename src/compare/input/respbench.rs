@@ -120,6 +120,7 @@ fn sample(t: TestRecord) -> Sample {
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
     let detail = Detail {
+        latency_split: t.latency_split.clone(),
         timeline: t
             .timeline
             .iter()
