@@ -365,6 +365,11 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
             _ => None,
         },
         usec_per_call: commandstats::usec_per_call(&times),
+        latency_percentiles: w
+            .latencystats
+            .as_deref()
+            .map(|t| commandstats::parse_latency(t, commands))
+            .unwrap_or_default(),
         commands: times,
         seconds,
     }
@@ -418,11 +423,13 @@ mod tests {
             ],
             commandstats_before: counters(10, 100),
             commandstats_after: counters(1010, 2100),
+            latencystats: Some("latency_percentiles_usec_set:p50=1.003,p99=2.007\r\n".into()),
             lost: false,
             gaps: 0,
         };
         let s = server_record(&w, &["set".to_string()]);
         assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);
+        assert_eq!(s.latency_percentiles[0].percentiles_usec["p99"], 2.007);
         assert!((s.main_thread_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
         assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
         // Both intervals are full seconds: (45 + 90) / 2.

@@ -500,6 +500,11 @@ pub struct ServerTestRecord {
     pub commands: Vec<CommandTime>,
     /// Calls-weighted over `commands`.
     pub usec_per_call: Option<f64>,
+    /// The server's own latency percentiles for the test's commands (`INFO latencystats`, Redis
+    /// 7+ and Valkey), cumulative since its stats were last reset: they cover more than this
+    /// test. Absent where the server does not publish them and in records of earlier builds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency_percentiles: Vec<crate::watch::commandstats::CommandLatency>,
 }
 
 /// A gauge over a test.

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::record::TestRecord;
-use crate::record::document::{LatencySplit, MachineRecord, Range};
+use crate::record::document::{LatencySplit, MachineRecord, Range, ServerTestRecord};
 use crate::verdict::Verdict;
 
 /// Writes the block for `t` (nothing when there are no server figures and no verdict: a record
@@ -63,6 +63,9 @@ pub fn write_server_block(
                 names.join(", "),
                 t.latency_us.corrected.avg
             );
+        }
+        if !n.latency_percentiles.is_empty() {
+            let _ = writeln!(s, "    {}", server_percentiles_line(n, t, p));
         }
         let mut notes = Vec::new();
         if n.fork_seen {
@@ -156,6 +159,33 @@ fn machine_line(m: &MachineRecord) -> String {
     line
 }
 
+/// `server latency since its stats were reset: set p50=1.003 p99=2.007 p99.9=4.015 usec;
+/// respbench p50=… p99=… p99.9=… usec`: the server's own percentiles (`INFO latencystats`,
+/// cumulative, so more than this test) beside the client's.
+fn server_percentiles_line(n: &ServerTestRecord, t: &TestRecord, p: usize) -> String {
+    let server: Vec<String> = n
+        .latency_percentiles
+        .iter()
+        .map(|c| {
+            let ps: Vec<String> = c
+                .percentiles_usec
+                .iter()
+                .map(|(k, v)| format!("{k}={v:.p$}"))
+                .collect();
+            format!("{} {}", c.command, ps.join(" "))
+        })
+        .collect();
+    let c = &t.latency_us.corrected;
+    format!(
+        "server latency since its stats were reset: {} usec; respbench p50={:.p$} p99={:.p$} \
+         p99.9={:.p$} usec",
+        server.join(", "),
+        c.p50,
+        c.p99,
+        c.p99_9
+    )
+}
+
 /// `where the latency went: avg 250.0 usec = server 1.0 (0.4%) + client delay not measured +
 /// rest 249.0 (99.6%: network, kernel, queueing)`.
 fn split_line(split: &LatencySplit, p: usize) -> String {
@@ -245,6 +275,9 @@ mod tests {
             ],
             commandstats_before: counters(5, 10),
             commandstats_after: counters(1005, 960),
+            latencystats: Some(
+                "latency_percentiles_usec_set:p50=1.003,p99=2.007,p99.9=4.015\r\n".into(),
+            ),
             lost: false,
             gaps: 0,
         }
@@ -281,6 +314,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("limited by: server-bound"), "{text}");
+        assert!(
+            text.contains(
+                "    server latency since its stats were reset: set p50=1.003 p99=2.007 \
+                 p99.9=4.015 usec; respbench p50="
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "  where the latency went: avg 249.952 usec = server 0.950 (0.4%) + client delay \

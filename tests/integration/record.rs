@@ -88,6 +88,15 @@ fn record_against_redis_has_its_identity_and_server_figures() {
     assert_eq!(node["commands"][0]["command"], "set");
     assert_eq!(node["commands"][0]["calls"], 3000, "the server's own count");
     assert!(node["usec_per_call"].as_f64().unwrap() > 0.0);
+    // Redis 7 publishes its own percentiles (cumulative), shown beside respbench's.
+    let lat = &node["latency_percentiles"][0];
+    assert_eq!(lat["command"], "set", "{node}");
+    assert!(
+        lat["percentiles_usec"]["p99"].as_f64().unwrap() > 0.0,
+        "{lat}"
+    );
+    out.assert_stdout_contains("server latency since its stats were reset: set p50=");
+    assert!(set["latency_split"]["server_us"].as_f64().unwrap() > 0.0);
     // The engine's parts: what it wrote, each worker's CPU, and the seconds adding up.
     assert_eq!(set["requests"]["issued"], 3000);
     assert_eq!(set["client_threads_cpu_pct"].as_array().unwrap().len(), 1);
