@@ -304,6 +304,7 @@ fn merge(
         }
         last_reply = last_reply.max(rec.last_reply);
         result.client_threads.push(r.cpu);
+        result.client_delay.merge(&rec.rx_delay.waits);
         result.issued += r.sent;
         result.unanswered += rec.unanswered;
         result.reconnect_attempts += rec.reconnect_attempts;

@@ -38,6 +38,8 @@ pub struct Recorder {
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
+    /// Sampled waits of replies in the kernel (see `rx_delay`).
+    pub rx_delay: super::rx_delay::RxDelay,
 }
 
 /// One command of a mix as one worker measured it.
@@ -69,6 +71,7 @@ impl Recorder {
             reconnect_attempts: 0,
             reconnects: 0,
             commands: Vec::new(),
+            rx_delay: Default::default(),
         }
     }
 

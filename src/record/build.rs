@@ -198,12 +198,14 @@ pub fn test_record(
         client_threads_runqueue_pct: runqueue_pct,
         machine,
         latency_split: latency_split(r, &server),
+        client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
         server,
     }
 }
 
 /// The test's average latency split into the server's time per call (calls-weighted over every
-/// watched server's commands) and the rest; `None` without commandstats or calls.
+/// watched server's commands), the client's sampled delay where measured, and the rest; `None`
+/// without commandstats or calls.
 fn latency_split(r: &TestResult, server: &[ServerTestRecord]) -> Option<LatencySplit> {
     let (calls, usec) = server
         .iter()
@@ -213,7 +215,8 @@ fn latency_split(r: &TestResult, server: &[ServerTestRecord]) -> Option<LatencyS
         return None;
     }
     let avg_us = r.latency_uncorrected.mean_ns() / 1e3;
-    Some(LatencySplit::of(avg_us, usec as f64 / calls as f64, None))
+    let client = (!r.client_delay.is_empty()).then(|| r.client_delay.mean_ns() / 1e3);
+    Some(LatencySplit::of(avg_us, usec as f64 / calls as f64, client))
 }
 
 /// Whether a watched server runs on this machine: a unix socket, or a loopback address. Only

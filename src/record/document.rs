@@ -243,6 +243,11 @@ pub struct TestRecord {
     /// How busy the machine was over the test; absent in records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineRecord>,
+    /// How long replies waited in the kernel before respbench read them (sampled kernel receive
+    /// timestamps on TCP, `metrics::rx_delay`), µs; absent where not measured (unix sockets,
+    /// TLS, no timestamps) and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_delay_us: Option<LatencySummary>,
     /// Where the average latency went (server, client, the rest); absent without the server's
     /// commandstats and in records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]

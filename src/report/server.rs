@@ -96,6 +96,14 @@ pub fn write_server_block(
     if let Some(split) = &t.latency_split {
         let _ = writeln!(s, "{indent}{}", split_line(split, p));
     }
+    if let Some(d) = &t.client_delay_us {
+        let _ = writeln!(
+            s,
+            "{indent}replies waited for respbench: avg {:.p$} p50 {:.p$} p99 {:.p$} usec ({} \
+             sampled reads, kernel receive timestamps)",
+            d.avg, d.p50, d.p99, d.count
+        );
+    }
     if let Some(m) = &t.machine {
         let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
     }
