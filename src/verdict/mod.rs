@@ -352,7 +352,7 @@ pub fn decide(input: &VerdictInput) -> Verdict {
 pub fn reason(input: &VerdictInput, verdict: Verdict) -> String {
     match verdict {
         Verdict::MachineBusy => format!(
-            "{} ({})",
+            "{}: {}",
             verdict.advice(),
             input.machine.busy_figure().unwrap_or_default()
         ),
@@ -478,7 +478,7 @@ mod tests {
         });
         assert_eq!(v, Verdict::MachineBusy);
         assert!(
-            r.ends_with("(a respbench thread waited for a CPU 35% of the test)"),
+            r.ends_with("would not help: a respbench thread waited for a CPU 35% of the test"),
             "{r}"
         );
         let (v, r) = on(MachineLoad {
