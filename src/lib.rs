@@ -4,7 +4,6 @@
 //! place for both; `tests/architecture.rs` checks its dependency line against the imports).
 
 pub mod cli;
-pub mod clock;
 pub mod cluster;
 pub mod compare;
 pub mod engine;
@@ -19,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod sentinel;
 pub mod slo;
+pub mod timestamp;
 pub mod verdict;
 pub mod watch;
 pub mod workload;

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use respbench::cli::{self, Invocation};
-use respbench::plan::RunPlan;
-use respbench::plan::dataset::{self, DatasetError};
+use respbench::plan::{PlanError, RunPlan};
 use respbench::run::{Failure, run};
 
 fn main() -> ExitCode {
@@ -27,7 +26,7 @@ fn main() -> ExitCode {
         .and_then(|a| a.to_str())
     {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
-        Some("report") => return ExitCode::from(respbench::compare::html::main(rest())),
+        Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
         Some("completions") => return ExitCode::from(respbench::manual::completions_main(rest())),
         Some("man") => return ExitCode::from(respbench::manual::man_main(rest())),
@@ -64,34 +63,27 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let mut plan = match RunPlan::new(&args, stdin) {
+    let plan = match RunPlan::new(&args, stdin) {
         Ok(p) => p,
-        Err(e) => {
+        Err(PlanError::Usage(e)) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(2);
         }
-    };
-    match dataset::attach(&mut plan, &args) {
-        Ok(()) => {}
-        Err(DatasetError::Usage(e)) => {
-            eprintln!("respbench: {e}");
-            return ExitCode::from(2);
-        }
-        Err(DatasetError::Io(e)) => {
+        Err(PlanError::Io(e)) => {
             eprintln!("respbench: {e}");
             return ExitCode::from(1);
         }
-    }
-
-    if let Some(s) = plan.shard {
-        // --sequential walks only this shard's part of the keyspace.
-        respbench::workload::keys::set_shard_slice(s.shard.index, s.shard.count);
-    }
+    };
 
     // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
     // print what was measured. A second one of either: leave at once.
     let interrupted = Arc::new(AtomicBool::new(false));
     let terminated = Arc::new(AtomicBool::new(false));
+    // Registered first: actions run in order, so `terminated` is set before `interrupted` and
+    // the partial report names SIGTERM.
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone()) {
+        eprintln!("respbench: cannot handle SIGTERM: {e}");
+    }
     for (signal, code) in [
         (signal_hook::consts::SIGINT, 130),
         (signal_hook::consts::SIGTERM, 143),
@@ -106,11 +98,8 @@ fn main() -> ExitCode {
             }
         }
     }
-    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone()) {
-        eprintln!("respbench: cannot handle SIGTERM: {e}");
-    }
 
-    match run(&plan, interrupted) {
+    match run(&plan, interrupted, terminated.clone()) {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         // 128 + the signal's number, as a shell reports a process killed by it.
         Err(Failure::Interrupted) if terminated.load(Ordering::Relaxed) => ExitCode::from(143),

@@ -144,6 +144,7 @@ fn base() -> LoadSpec {
         arrival: respbench::engine::Arrival::Uniform,
         value_sizes: None,
         mix: None,
+        shard: respbench::workload::split::Share::WHOLE,
     }
 }
 

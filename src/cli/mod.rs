@@ -194,20 +194,24 @@ pub mod flag;
 mod flags;
 mod help;
 mod parse;
+mod paths;
 mod sentinel;
 mod state;
 #[cfg(test)]
 mod tests;
 mod uri;
 mod value;
+mod words;
 mod workloads;
 
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
+pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
 pub use value::shard as parse_shard;
+pub use words::{QuoteError, Word, split_words};
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
 
 /// The host `-h` defaults to.

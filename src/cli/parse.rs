@@ -16,6 +16,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
 
 use super::flag::{Action, Value};
 use super::flags;
@@ -94,6 +95,7 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
             Action::Set(set) => {
                 check_path(name, flag.doc.value, &value)?;
                 set(&mut st, name, &value)?;
+                st.given.push(flag.doc.names[0]);
             }
             Action::Help => return Ok(Invocation::Help),
             Action::Version => return Ok(Invocation::Version),
@@ -117,14 +119,18 @@ fn finish(st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }
+    super::workloads::check(&st)?;
+    // `-n` at its default does not conflict with `--duration`; given, it does. A user from
+    // `-u` never needs checking (it always comes with a password).
+    let requests_given = st.was_given("-n");
+    let user_given = st.was_given("--user");
     let mut args = st.args;
-    super::workloads::check(&args.workload, args.sequential)?;
-    if st.requests_given && args.duration.is_some() {
+    if requests_given && args.duration.is_some() {
         return Err(UsageError(
             "options -n and --duration are mutually exclusive".to_owned(),
         ));
     }
-    if st.requests_given && args.find_max.is_some() {
+    if requests_given && args.find_max.is_some() {
         return Err(UsageError(
             "--find-max measures each step for --step-duration seconds; -n does not apply"
                 .to_owned(),
@@ -138,7 +144,7 @@ fn finish(st: State) -> Result<Args, UsageError> {
     if args.password.is_none() {
         args.password = st.env_password.map(OsStringExt::into_vec);
     }
-    if st.user_given && args.password.is_none() {
+    if user_given && args.password.is_none() {
         return Err(UsageError(format!(
             "--user needs a password (-a, or the {PASSWORD_ENV} environment variable)"
         )));
@@ -156,6 +162,7 @@ fn finish(st: State) -> Result<Args, UsageError> {
         }
         _ => {}
     }
+    check_run_outputs(&args)?;
     super::sentinel::check(&args, st.socket.is_some())?;
     if st.socket.is_some() {
         // valkey-benchmark would try TLS over the unix socket and fail the handshake (servers
@@ -179,6 +186,33 @@ fn finish(st: State) -> Result<Args, UsageError> {
         },
     };
     Ok(args)
+}
+
+/// `--json` and `--html` by the rule every output follows (`paths.rs`): not one of the files
+/// the run reads, not each other. The HTML page goes to a file only: stdout carries the report
+/// (`respbench report RUN.json -o -` writes a page there).
+fn check_run_outputs(args: &Args) -> Result<(), UsageError> {
+    if args.html.as_deref().is_some_and(super::is_stdout) {
+        return Err(UsageError(
+            "--html needs a file (stdout is the report's; for the page on stdout: --json RUN.json, \
+             then respbench report RUN.json -o -)"
+                .to_owned(),
+        ));
+    }
+    let outputs: Vec<(&str, &Path)> = [("--json", &args.json), ("--html", &args.html)]
+        .into_iter()
+        .filter_map(|(o, p)| Some((o, p.as_deref()?)))
+        .collect();
+    let inputs: Vec<(&str, &Path)> = [
+        ("the --dataset file", &args.dataset),
+        ("the --cacert file", &args.tls.cacert),
+        ("the --cert file", &args.tls.cert),
+        ("the --key file", &args.tls.key),
+    ]
+    .into_iter()
+    .filter_map(|(o, p)| Some((o, p.as_deref()?)))
+    .collect();
+    super::check_outputs(&outputs, &inputs)
 }
 
 /// A file or directory value: not empty, and not an option's spelling (`--json -q`: the path

@@ -15,14 +15,21 @@ pub(super) struct State {
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) socket: Option<PathBuf>,
-    /// `-n` was given (its default does not conflict with `--duration`).
-    pub(super) requests_given: bool,
-    /// `--user` was given (a user from `-u` never needs checking: it always came with `:`).
-    pub(super) user_given: bool,
     /// The password from [`super::PASSWORD_ENV`], if set and not empty.
     pub(super) env_password: Option<OsString>,
     /// The first recognised-but-unsupported option, refused once the whole line has parsed.
     pub(super) unsupported: Option<UsageError>,
+    /// Every option given, by the spelling its table entry lists first, in order: the
+    /// cross-option checks ask whether an option was given at all (a value equal to the
+    /// default still contradicts another option).
+    pub(super) given: Vec<&'static str>,
+}
+
+impl State {
+    /// Whether the option whose first spelling is `name` was given.
+    pub(super) fn was_given(&self, name: &str) -> bool {
+        self.given.contains(&name)
+    }
 }
 
 impl Default for State {
@@ -32,10 +39,9 @@ impl Default for State {
             host: DEFAULT_HOST.to_owned(),
             port: DEFAULT_PORT,
             socket: None,
-            requests_given: false,
-            user_given: false,
             env_password: None,
             unsupported: None,
+            given: Vec::new(),
         }
     }
 }

@@ -1266,3 +1266,57 @@ fn a_path_option_followed_by_another_option_is_refused() {
     assert_eq!(run(&["--json", "-"]).json, Some("-".into()));
     assert_eq!(run(&["--json", "-out.json"]).json, Some("-out.json".into()));
 }
+
+#[test]
+fn bracketed_ipv6_host_loses_its_brackets() {
+    assert_eq!(run(&["-h", "[::1]"]).endpoint, tcp("::1", 6379));
+    assert_eq!(
+        run(&["-h", "[fe80::1]", "-p", "7000"]).endpoint,
+        tcp("fe80::1", 7000)
+    );
+    assert_eq!(run(&["-h", "::1"]).endpoint, tcp("::1", 6379));
+    for bad in ["[::1]:6379", "[::1", "[]", "[db.example]", "[[::1]]"] {
+        let e = err(&["-h", bad]);
+        assert!(
+            e.starts_with(&format!("invalid value {bad:?} for -h")),
+            "{e}"
+        );
+        assert!(e.contains("the port is -p"), "{e}");
+    }
+}
+
+#[test]
+fn a_test_list_without_names_is_refused() {
+    for list in ["", ",", ",,"] {
+        let e = err(&["-t", list]);
+        assert!(
+            e.starts_with(&format!("invalid value {list:?} for -t")),
+            "{e}"
+        );
+    }
+    assert_eq!(run(&["-t", "set,,get"]).tests.as_deref(), Some("set,,get"));
+}
+
+#[test]
+fn run_outputs_follow_the_output_rule() {
+    let e = err(&["--html", "-"]);
+    assert!(e.starts_with("--html needs a file"), "{e}");
+    let e = err(&["--json", "r.out", "--html", "./r.out"]);
+    assert!(e.starts_with("--json and --html both name"), "{e}");
+    let e = err(&[
+        "--dataset",
+        "docs.csv",
+        "--json",
+        "docs.csv",
+        "get",
+        "__field:a__",
+    ]);
+    assert!(
+        e.starts_with("--json docs.csv is the --dataset file"),
+        "{e}"
+    );
+    let e = err(&["--cacert", "ca.pem", "--tls", "--html", "ca.pem"]);
+    assert!(e.contains("is the --cacert file"), "{e}");
+    let a = run(&["--json", "-", "--html", "r.html"]);
+    assert_eq!(a.html, Some(PathBuf::from("r.html")));
+}

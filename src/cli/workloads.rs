@@ -13,6 +13,7 @@ use super::UsageError;
 use super::flag::{Flag, SecretValue, Value};
 use super::state::State;
 use super::value::{invalid_value, text, whole};
+use super::words::split_words;
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -86,7 +87,8 @@ pub struct WorkloadArgs {
 /// One `--command` of a weighted mix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommandArg {
-    /// The command line, split on whitespace (memtier's `__key__` and `__data__` inside).
+    /// The command line split into arguments as memtier does (`cli::words`: whitespace,
+    /// quotes, escapes), memtier's `__key__` and `__data__` inside.
     pub args: Vec<Vec<u8>>,
     /// `--command-ratio` (default 1).
     pub ratio: u32,
@@ -157,7 +159,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             Ok(())
         },
     )
-    .example(&["--key-median", "1.5"]),
+    .example(&["--keys", "gaussian", "--key-median", "1.5"]),
     F::value(
         &["--key-stddev"],
         Value::Text,
@@ -168,7 +170,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             Ok(())
         },
     )
-    .example(&["--key-stddev", "1.5"]),
+    .example(&["--keys", "gaussian", "--key-stddev", "1.5"]),
     F::value(
         &["--key-zipf-exp"],
         Value::Text,
@@ -180,7 +182,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             Ok(())
         },
     )
-    .example(&["--key-zipf-exp", "1.5"]),
+    .example(&["--keys", "zipf", "--key-zipf-exp", "1.5"]),
     F::value(
         &["--key-prefix"],
         Value::Text,
@@ -235,9 +237,11 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "A command of a weighted mix, as memtier_benchmark's\n\
          (repeatable; __key__ is key:__rand_int__, __data__ a value)",
         |st, name, v| {
-            let args: Vec<Vec<u8>> = text(name, v)?
-                .split_whitespace()
-                .map(|a| a.as_bytes().to_vec())
+            // memtier's quoting (`cli::words`); the message never shows the value (secret).
+            let args: Vec<Vec<u8>> = split_words(v.as_encoded_bytes())
+                .map_err(|e| UsageError(format!("{name}: {e}")))?
+                .into_iter()
+                .map(|w| w.bytes)
                 .collect();
             if args.is_empty() {
                 return Err(invalid_value(
@@ -305,8 +309,10 @@ fn last_command<'a>(w: &'a mut WorkloadArgs, name: &str) -> Result<&'a mut Comma
         .ok_or_else(|| UsageError(format!("{name} applies to a --command given before it")))
 }
 
-/// The checks that need several options.
-pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError> {
+/// The checks that need several options: contradictions are refused, never resolved by
+/// picking one (a benchmark that silently ran something else than asked is worse than none).
+pub(super) fn check(st: &State) -> Result<(), UsageError> {
+    let w = &st.args.workload;
     if let (Some(min), Some(max)) = (w.key_minimum, w.key_maximum)
         && min > max
     {
@@ -331,12 +337,75 @@ pub(super) fn check(w: &WorkloadArgs, sequential: bool) -> Result<(), UsageError
             "--command-ratio: every --command has weight 0".to_owned(),
         ));
     }
-    if sequential && !matches!(w.key_dist, None | Some(KeyDist::Sequential)) {
+    if st.args.sequential && !matches!(w.key_dist, None | Some(KeyDist::Sequential)) {
         return Err(UsageError(
             "--sequential is the sequential key pattern; it cannot be combined with another \
              --key-pattern/--keys"
                 .to_owned(),
         ));
+    }
+    if st.was_given("-r") && w.key_maximum.is_some() {
+        return Err(UsageError(
+            "-r and --key-maximum both set the top of the key range (-r N is --key-maximum \
+             N-1); give one of them"
+                .to_owned(),
+        ));
+    }
+    check_pattern_parameters(w)?;
+    check_sizes(st)
+}
+
+/// A pattern's parameters need that pattern somewhere (the run's, GET's under `--ratio`, or a
+/// `--command`'s): otherwise they would be ignored.
+fn check_pattern_parameters(w: &WorkloadArgs) -> Result<(), UsageError> {
+    let patterns = || {
+        [w.key_dist, w.get_key_dist]
+            .into_iter()
+            .chain(w.commands.iter().map(|c| c.key_dist))
+            .flatten()
+    };
+    let gaussian = patterns().any(|d| d == KeyDist::Gaussian);
+    let zipf = patterns().any(|d| matches!(d, KeyDist::Zipf(_)));
+    for (given, name) in [
+        (w.key_median.is_some(), "--key-median"),
+        (w.key_stddev.is_some(), "--key-stddev"),
+    ] {
+        if given && !gaussian {
+            return Err(UsageError(format!(
+                "{name} applies to the Gaussian key pattern; add --keys gaussian (or \
+                 --key-pattern G)"
+            )));
+        }
+    }
+    if w.key_zipf_exp.is_some() {
+        if !zipf {
+            return Err(UsageError(
+                "--key-zipf-exp applies to the Zipf key pattern; add --keys zipf (or \
+                 --key-pattern Z)"
+                    .to_owned(),
+            ));
+        }
+        if patterns().any(|d| matches!(d, KeyDist::Zipf(Some(_)))) {
+            return Err(UsageError(
+                "--keys zipf:EXP and --key-zipf-exp both give the Zipf exponent; give it once"
+                    .to_owned(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One way to size values: `-d`, `--data-size-range` or `--data-size-list`.
+fn check_sizes(st: &State) -> Result<(), UsageError> {
+    let given: Vec<&str> = ["-d", "--data-size-range", "--data-size-list"]
+        .into_iter()
+        .filter(|n| st.was_given(n))
+        .collect();
+    if given.len() > 1 {
+        return Err(UsageError(format!(
+            "{} and {} both set the value size; give one of them",
+            given[0], given[1]
+        )));
     }
     Ok(())
 }
@@ -508,15 +577,13 @@ mod tests {
             "--key-maximum=999",
             "--key-minimum",
             "1",
-            "--key-zipf-exp",
-            "0.9",
-            "--key-median=5",
-            "--key-stddev=2",
         ]);
         assert_eq!(w.ratio, Some((0, 1)));
         assert_eq!(w.key_dist, Some(KeyDist::Parallel));
         assert_eq!((w.key_minimum, w.key_maximum), (Some(1), Some(999)));
+        let w = run(&["--key-pattern=Z:Z", "--key-zipf-exp", "0.9"]);
         assert_eq!(w.key_zipf_exp, Some(0.9));
+        let w = run(&["--key-pattern=G", "--key-median=5", "--key-stddev=2"]);
         assert_eq!((w.key_median, w.key_stddev), (Some(5.0), Some(2.0)));
         assert_eq!(
             run(&["--key-pattern", "G"]).key_dist,
@@ -594,5 +661,68 @@ mod tests {
         );
         let e = err(&["--command=GET a", "--ratio", "1:1"]);
         assert!(e.contains("give one of them"), "{e}");
+    }
+
+    #[test]
+    fn contradictions_are_refused_not_resolved() {
+        for (argv, start) in [
+            (
+                &["-r", "9", "--key-zipf-exp", "1.2"][..],
+                "--key-zipf-exp applies to the Zipf key pattern",
+            ),
+            (
+                &["--keys", "gaussian", "--key-zipf-exp", "1.2"],
+                "--key-zipf-exp applies to the Zipf",
+            ),
+            (
+                &["--keys", "zipf:1.1", "--key-zipf-exp", "1.2"],
+                "--keys zipf:EXP and --key-zipf-exp both",
+            ),
+            (
+                &["--keys", "zipf", "--key-stddev", "3"],
+                "--key-stddev applies to the Gaussian key pattern",
+            ),
+            (
+                &["--key-median", "3"],
+                "--key-median applies to the Gaussian",
+            ),
+            (
+                &["--data-size-range", "1-9", "--data-size-list", "5:1"],
+                "--data-size-range and --data-size-list both set the value size",
+            ),
+            (
+                &["--data-size-list", "5:1", "-d", "3"],
+                "-d and --data-size-list both set the value size",
+            ),
+            (
+                &["-d", "10", "--data-size-range=1-9"],
+                "-d and --data-size-range both",
+            ),
+            (
+                &["--key-maximum", "99", "-r", "100"],
+                "-r and --key-maximum both set the top",
+            ),
+        ] {
+            let e = err(argv);
+            assert!(e.starts_with(start), "{argv:?}: {e}");
+        }
+        // The parameters are accepted wherever their pattern is used: GET's half of --ratio,
+        // or one --command's own pattern.
+        let w = run(&[
+            "--ratio",
+            "1:1",
+            "--key-pattern",
+            "R:G",
+            "--key-stddev",
+            "2",
+        ]);
+        assert_eq!(w.key_stddev, Some(2.0));
+        let w = run(&[
+            "--command=GET __key__",
+            "--command-key-pattern",
+            "Z",
+            "--key-zipf-exp=0.8",
+        ]);
+        assert_eq!(w.key_zipf_exp, Some(0.8));
     }
 }

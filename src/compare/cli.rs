@@ -4,12 +4,14 @@
 //! usage mistake or an input that cannot be read (one line naming the file).
 
 use std::ffi::{OsStr, OsString};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::path::Path;
 
 use crate::cli::UsageError;
 use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
 
-use super::input::{self, Input};
+use super::files::{check_output, emit, load_inputs};
+use super::input::Input;
 use super::render;
 use super::table::{Comparison, Metric};
 
@@ -229,36 +231,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
             a.sides.len()
         ));
     }
+    check_output(a.output.as_deref(), &a.sides)?;
     Ok(Parsed::Compare(a))
-}
-
-/// Reads every side, with `--label` names applied and labels made unique.
-pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input>, String> {
-    let mut inputs = sides
-        .iter()
-        .map(|files| input::load_side(files).map_err(|e| e.0))
-        .collect::<Result<Vec<_>, _>>()?;
-    for (i, l) in labels.iter().enumerate() {
-        inputs[i].label = l.clone();
-    }
-    input::dedup_labels(&mut inputs);
-    Ok(inputs)
-}
-
-/// Writes `text` to `-o FILE` or stdout. A closed stdout is not an error (`| head`).
-pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
-    match output {
-        Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(format!("cannot write to stdout: {e}"))
-                }
-                _ => Ok(()),
-            }
-        }
-    }
 }
 
 /// `respbench compare ...`: returns the exit code.
@@ -281,9 +255,17 @@ pub fn main(argv: Vec<OsString>) -> u8 {
             return 2;
         }
     };
+    if a.fail_if_worse.is_some()
+        && let Err(e) = checked_metrics_present(&inputs, &a.metrics)
+    {
+        eprintln!("respbench: {e}");
+        return 2;
+    }
     let cmp = Comparison::new(&inputs, &a.metrics);
     let color = !a.no_color
-        && a.output.is_none()
+        && a.output
+            .as_deref()
+            .is_none_or(|o| crate::cli::is_stdout(Path::new(o)))
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {
@@ -304,6 +286,27 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         }
     }
     gate(&inputs, &cmp, a.fail_if_worse)
+}
+
+/// `--fail-if-worse` needs every metric it checks in every input: a metric an input lacks (a CSV
+/// without p99, memtier without a histogram's p95) cannot be worse, so the gate would pass
+/// unchecked. That is an input problem (exit 2), named with the file and a test.
+fn checked_metrics_present(inputs: &[Input], metrics: &[Metric]) -> Result<(), String> {
+    for input in inputs {
+        for t in &input.tests {
+            for &m in metrics {
+                if t.samples.iter().any(|s| m.of(s).is_none()) {
+                    return Err(format!(
+                        "--fail-if-worse checks {}, which {} does not have (test {}): choose --metrics among those every input has",
+                        m.name(),
+                        input.files.join(","),
+                        t.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--fail-if-worse`: 1 with the offending rows on stderr, else 0. A side that is not a whole
@@ -416,6 +419,22 @@ mod tests {
             assert!(e.contains(want) && !e.contains('\n'), "{argv:?}: {e}");
         }
         assert_eq!(parse(args(&["--help"])).unwrap(), Parsed::Help);
+    }
+
+    #[test]
+    fn a_checked_metric_missing_from_an_input_is_an_input_problem() {
+        use crate::compare::fixtures::{mix_record, side};
+        use crate::compare::input::{input_of, parse};
+        let record = side("a", mix_record("GET", 1000.0, &[("GET", 100, 50.0)]));
+        let csv = parse("\"test\",\"rps\"\n\"GET\",\"900\"\n").unwrap();
+        let csv = input_of("b".into(), vec!["b.csv".into()], vec![csv]).unwrap();
+        let inputs = [record, csv];
+        assert_eq!(checked_metrics_present(&inputs, &[Metric::Rps]), Ok(()));
+        let e = checked_metrics_present(&inputs, &Metric::ALL).unwrap_err();
+        assert_eq!(
+            e,
+            "--fail-if-worse checks avg, which b.csv does not have (test GET): choose --metrics among those every input has"
+        );
     }
 
     #[test]

@@ -4,16 +4,20 @@
 //!
 //! Layout: `input` reads and recognises files into one model (also used by the HTML report),
 //! `table` builds the comparison, `stats` the effects and their intervals, `headline` the answer
-//! above the table, `render` the text formats, `cli` the subcommand's options and exit codes.
-//! Dependency direction: `cli → table, render, input`; `render → headline, table, stats`;
+//! above the table, `render` the text formats, `html` the HTML page, `cli` the `compare`
+//! subcommand's options and exit codes, `report_cli` the `report` subcommand's, `files` what both
+//! read and write. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
+//! files, table, html`; `html → table, render, input`; `render → headline, table, stats`;
 //! `headline → table`; `table → stats, input`; nothing here depends on the engine or the run.
 
 pub mod cli;
+mod files;
 #[cfg(test)]
 mod fixtures;
 pub mod headline;
 pub mod html;
 pub mod input;
 pub mod render;
+pub mod report_cli;
 pub mod stats;
 pub mod table;

@@ -6,6 +6,8 @@
 //! noise", "too noisy to tell" and "can't tell" mean; which rows trip `--fail-if-worse`. Must
 //! not: format or print.
 
+use std::collections::{HashMap, HashSet};
+
 use super::input::facts::Fact;
 use super::input::{Input, Sample};
 use super::stats::{self, Estimate, Evidence};
@@ -359,23 +361,29 @@ impl Comparison {
     /// Compares `inputs` (the base first) on `metrics`. Tests appear in the base's order, then
     /// each other input's new ones in theirs.
     pub fn new(inputs: &[Input], metrics: &[Metric]) -> Comparison {
+        // Each input's tests by name, looked up once per test: linear in the number of tests
+        // (thousands of tests must not take minutes).
+        let by_name: Vec<HashMap<&str, &[Sample]>> = inputs
+            .iter()
+            .map(|i| {
+                let mut m = HashMap::new();
+                for t in &i.tests {
+                    m.entry(t.name.as_str()).or_insert(&t.samples[..]);
+                }
+                m
+            })
+            .collect();
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut names: Vec<&str> = Vec::new();
         for t in inputs.iter().flat_map(|i| &i.tests) {
-            if !names.contains(&t.name.as_str()) {
+            if seen.insert(t.name.as_str()) {
                 names.push(&t.name);
             }
         }
         let mut tests = Vec::new();
         for &name in &names {
-            let per_input: Vec<Option<&[Sample]>> = inputs
-                .iter()
-                .map(|i| {
-                    i.tests
-                        .iter()
-                        .find(|t| t.name == name)
-                        .map(|t| &t.samples[..])
-                })
-                .collect();
+            let per_input: Vec<Option<&[Sample]>> =
+                by_name.iter().map(|m| m.get(name).copied()).collect();
             let missing_from: Vec<usize> = (0..inputs.len())
                 .filter(|&i| per_input[i].is_none())
                 .collect();

@@ -1,5 +1,7 @@
-//! A blocking side connection for setup work that is not measured: AUTH checks, `CONFIG GET`,
-//! loading the FCALL test's function.
+//! A blocking side connection for work that is not measured: AUTH checks, `CONFIG GET`, loading
+//! the FCALL test's function, the server watch's `INFO`, and (in its wait-for-next mode,
+//! [`ControlConn::wait_next`]) the Sentinel watcher's subscription, which reads in short waits
+//! so it can look at its stop flag between them.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -26,6 +28,9 @@ pub struct ControlConn {
     /// The command under way (`CONFIG GET`, `AUTH`, …), so that a failure says what was being
     /// done: a reset during start-up is otherwise a bare "Connection reset by peer".
     doing: String,
+    /// The read/write timeout in force, so that running out of it says "no reply within 10 s"
+    /// rather than the socket's EAGAIN ("Resource temporarily unavailable").
+    timeout: Duration,
 }
 
 impl ControlConn {
@@ -47,6 +52,7 @@ impl ControlConn {
             out: Vec::with_capacity(256),
             answered: false,
             doing: String::new(),
+            timeout: CONTROL_TIMEOUT,
         })
     }
 
@@ -64,27 +70,49 @@ impl ControlConn {
     ) -> Result<Self, EngineError> {
         let mut c = Self::connect_within(target, timeout)?;
         if let Some(auth) = auth {
-            let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
-            cmd.extend(auth.iter().map(|a| a.as_slice()));
-            if let Some(message) = error_text(&c.call(&cmd)?) {
-                return Err(EngineError::Auth {
-                    target: target.display(),
-                    message,
-                });
-            }
+            c.auth(auth)?;
         }
         Ok(c)
     }
 
+    /// Sends `AUTH` with `auth` (the arguments after `AUTH`); a refused password is
+    /// [`EngineError::Auth`] naming the server.
+    pub fn auth(&mut self, auth: &[Vec<u8>]) -> Result<(), EngineError> {
+        let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
+        cmd.extend(auth.iter().map(|a| a.as_slice()));
+        match error_text(&self.call(&cmd)?) {
+            Some(message) => Err(EngineError::Auth {
+                target: self.target.clone(),
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Sends one command and returns its reply (error replies are returned as values).
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Value, EngineError> {
+        self.send(args)?;
+        self.read_reply()
+    }
+
+    /// Sends one command without waiting for its reply (`SUBSCRIBE`: what follows are messages,
+    /// read with [`ControlConn::wait_next`]).
+    pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), EngineError> {
         self.doing = command_name(args);
         self.out.clear();
         resp::encode_command(&mut self.out, args);
         self.stream
             .write_all(&self.out)
-            .map_err(|e| self.io_error(&e))?;
-        self.read_reply()
+            .map_err(|e| self.io_error(&e))
+    }
+
+    /// The wait-for-next mode: the next value the server sends (pushes included), or `None`
+    /// when the read timeout ([`ControlConn::set_timeout`]) passes first, which means "nothing
+    /// yet", not a failure. A closed connection or a protocol error is an error.
+    pub fn wait_next(&mut self) -> Result<Option<Value>, EngineError> {
+        let value = self.read_value(Wait::UntilTimeout)?;
+        self.answered |= value.is_some();
+        Ok(value)
     }
 
     /// Sends pre-encoded commands and returns their `n` replies.
@@ -101,7 +129,9 @@ impl ControlConn {
     pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), EngineError> {
         self.stream
             .set_timeouts(Some(timeout))
-            .map_err(|e| self.io_error(&e))
+            .map_err(|e| self.io_error(&e))?;
+        self.timeout = timeout;
+        Ok(())
     }
 
     /// The socket, for handing over to an event loop.
@@ -111,16 +141,28 @@ impl ControlConn {
 
     /// Reads one reply, skipping RESP3 push messages.
     fn read_reply(&mut self) -> Result<Value, EngineError> {
+        loop {
+            match self.read_value(Wait::ForReply)? {
+                Some(Value::Push(_)) => continue,
+                Some(value) => {
+                    self.answered = true;
+                    return Ok(value);
+                }
+                // `Wait::ForReply` turns a timeout into an error; kept defined all the same.
+                None => return Err(self.io_error(&std::io::ErrorKind::TimedOut.into())),
+            }
+        }
+    }
+
+    /// Reads until one whole value is buffered and returns it; `None` only under
+    /// `Wait::UntilTimeout`, when the read timeout passed first.
+    fn read_value(&mut self, wait: Wait) -> Result<Option<Value>, EngineError> {
         let mut chunk = [0u8; 16 * 1024];
         loop {
             match Value::parse(&self.buf) {
                 Ok(Some((value, used))) => {
                     self.buf.drain(..used);
-                    if matches!(value, Value::Push(_)) {
-                        continue;
-                    }
-                    self.answered = true;
-                    return Ok(value);
+                    return Ok(Some(value));
                 }
                 Ok(None) => {}
                 Err(e) => {
@@ -130,10 +172,21 @@ impl ControlConn {
                     )));
                 }
             }
-            let n = self
-                .stream
-                .read(&mut chunk)
-                .map_err(|e| self.io_error(&e))?;
+            let n = match (self.stream.read(&mut chunk), wait) {
+                (Ok(n), _) => n,
+                (Err(e), Wait::UntilTimeout) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    continue;
+                }
+                (Err(e), Wait::UntilTimeout)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Ok(None);
+                }
+                (Err(e), _) => return Err(self.io_error(&e)),
+            };
             if n == 0 {
                 if matches!(self.stream, BlockingStream::Tls(_)) && !self.answered {
                     return Err(self.io_error(&std::io::ErrorKind::UnexpectedEof.into()));
@@ -177,6 +230,18 @@ impl ControlConn {
                 reason: t.to_string(),
             };
         }
+        // SO_RCVTIMEO/SO_SNDTIMEO running out is EAGAIN on Linux (TimedOut elsewhere).
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            return EngineError::Io(format!(
+                "{}: no reply within {} s (sending {} or waiting for its reply)",
+                self.target,
+                self.timeout.as_secs_f64(),
+                self.doing
+            ));
+        }
         EngineError::Io(format!(
             "{}: {} (sending {} or waiting for its reply)",
             self.target,
@@ -184,6 +249,15 @@ impl ControlConn {
             self.doing
         ))
     }
+}
+
+/// What a read does when the read timeout passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// A reply is owed: the timeout is an error (a server that stopped answering).
+    ForReply,
+    /// Messages may or may not come: the timeout means "nothing yet".
+    UntilTimeout,
 }
 
 /// How a command is named in messages: its first word, and the second for commands whose first
@@ -208,5 +282,76 @@ pub fn error_text(v: &Value) -> Option<String> {
     match v {
         Value::Error(t) | Value::BlobError(t) => Some(String::from_utf8_lossy(t).into_owned()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpListener;
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// A loopback server that, when told to, reads `expect` bytes, writes `bytes`, then closes.
+    fn server(
+        expect: usize,
+        bytes: &'static [u8],
+    ) -> (Target, mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (go, wait) = mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let _ = wait.recv();
+            let mut got = vec![0u8; expect];
+            s.read_exact(&mut got).unwrap();
+            s.write_all(bytes).unwrap();
+        });
+        (Target::tcp("127.0.0.1", port).unwrap(), go, handle)
+    }
+
+    #[test]
+    fn wait_for_next_says_nothing_yet_then_gives_every_value_then_the_close() {
+        let (target, go, handle) =
+            server(0, b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nx\r\n+OK\r\n");
+        let mut c = ControlConn::connect(&target).unwrap();
+        c.set_timeout(Duration::from_millis(20)).unwrap();
+        // The server writes nothing before `go`: the read timeout passes with nothing.
+        assert_eq!(c.wait_next().unwrap(), None);
+        go.send(()).unwrap();
+        let mut values = Vec::new();
+        let mut closed = None;
+        // Bounded: the server's bytes and its close arrive within a few waits on loopback.
+        for _ in 0..500 {
+            match c.wait_next() {
+                Ok(Some(v)) => values.push(v),
+                Ok(None) => {}
+                Err(e) => {
+                    closed = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        assert!(
+            matches!(values[0], Value::Push(_)),
+            "a push is a value here"
+        );
+        assert_eq!(values[1], Value::SimpleString(b"OK".to_vec()));
+        assert_eq!(values.len(), 2);
+        let closed = closed.expect("the close is an error");
+        assert!(closed.contains("closed the connection"), "{closed}");
+        handle.join().unwrap();
+    }
+
+    #[test]
+    fn a_call_skips_pushes() {
+        let ping = b"*1\r\n$4\r\nPING\r\n".len();
+        let (target, go, handle) = server(ping, b">2\r\n$4\r\nping\r\n$1\r\nx\r\n:5\r\n");
+        let mut c = ControlConn::connect(&target).unwrap();
+        go.send(()).unwrap();
+        assert_eq!(c.call(&["PING"]).unwrap(), Value::Integer(5));
+        handle.join().unwrap();
+        assert!(c.call(&["PING"]).is_err(), "no reply from a closed server");
     }
 }

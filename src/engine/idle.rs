@@ -11,7 +11,33 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::control::{ControlConn, error_text};
 use super::error::io_reason;
+use super::tls::CLOSED_IN_HANDSHAKE;
 use super::{ConnSetup, EngineError};
+
+/// An idle connection the server reset or closed while it was being opened: a TLS server at
+/// its `maxclients` accepts, then resets the handshake (or closes it, when the close comes before
+/// our hello). The reference's idle clients see that as a read error, `Error: Connection reset by
+/// peer` or `Error: Server closed the connection`, and scripts match on `Error`: so it is an
+/// [`EngineError::Io`] in those words, with where it happened after them. A close is only taken
+/// for that after a handshake with the server succeeded (the first one: it may not speak TLS).
+fn closed_while_opening(e: EngineError, i: usize, clients: u32) -> EngineError {
+    let reset = io_reason(&io::Error::from_raw_os_error(libc::ECONNRESET));
+    let words = match &e {
+        EngineError::Connect { target, reason } if *reason == reset => Some((reset, target)),
+        EngineError::Tls { target, reason } if i > 0 && reason.starts_with(CLOSED_IN_HANDSHAKE) => {
+            Some(("Server closed the connection".to_string(), target))
+        }
+        _ => None,
+    };
+    match words {
+        Some((words, target)) => EngineError::Io(format!(
+            "{words} (opening idle connection {} of {clients} to {target}; a server at its \
+             maxclients does this)",
+            i + 1
+        )),
+        None => e,
+    }
+}
 
 /// Opens `clients` idle connections, calls `on_count` every 250 ms with how many are open, and
 /// returns when `interrupted()` says so, or with the first error.
@@ -28,7 +54,8 @@ pub fn run_idle(
         if interrupted() {
             return Ok(());
         }
-        let mut conn = ControlConn::connect(&setup.target)?;
+        let mut conn =
+            ControlConn::connect(&setup.target).map_err(|e| closed_while_opening(e, i, clients))?;
         if !setup.prefix.is_empty() {
             let replies = conn.call_raw(&setup.prefix, setup.prefix_commands.len())?;
             for (reply, command) in replies.iter().zip(&setup.prefix_commands) {

@@ -6,6 +6,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::metrics::Signal;
+
 /// Live figures for the progress line, read by the main thread every 250 ms.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Snapshot {
@@ -27,6 +29,10 @@ pub struct Snapshot {
 pub trait Observer {
     /// True once the user asked to stop.
     fn interrupted(&self) -> bool;
+    /// Which signal asked to stop, once [`Observer::interrupted`] says so (for the report).
+    fn signal(&self) -> Signal {
+        Signal::Interrupt
+    }
     /// Called every 250 ms with live figures.
     fn tick(&mut self, snapshot: &Snapshot);
 }
@@ -67,8 +73,8 @@ pub(super) struct Monitor<'a> {
 
 /// What the monitor saw by the time every worker finished.
 pub(super) struct Watched {
-    /// The user stopped the test (not a worker's failure).
-    pub interrupted: bool,
+    /// The signal that stopped the test (not a worker's failure).
+    pub interrupted: Option<Signal>,
     /// `--rps`: the achieved rate of each measured interval.
     pub rps_samples: Vec<f64>,
 }
@@ -80,7 +86,7 @@ impl Monitor<'_> {
         finished: impl Fn() -> bool,
         observer: &mut dyn Observer,
     ) -> Watched {
-        let mut interrupted = false;
+        let mut interrupted = None;
         let mut rate = RateSamples::default();
         let mut last_tick = self.start;
         let mut last_all = (0u64, 0u64);
@@ -92,7 +98,7 @@ impl Monitor<'_> {
             std::thread::sleep(Duration::from_millis(10));
             let failed = self.lives.iter().any(|l| l.failed.load(Ordering::Relaxed));
             if !stop_sent && (failed || observer.interrupted()) {
-                interrupted = !failed;
+                interrupted = (!failed).then(|| observer.signal());
                 stop_workers(self.stop, self.wakers);
                 stop_sent = true;
             }

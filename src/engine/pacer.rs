@@ -35,6 +35,9 @@ pub(super) struct Pacer {
     /// Poisson arrivals: the RNG the gaps come from and the next send time's offset from
     /// `start` in nanoseconds (a float: the sum of the gaps so far).
     poisson: Option<(Xoshiro256PlusPlus, f64)>,
+    /// The next command's send time, computed once per [`Pacer::advance`]: a paced request
+    /// asks for it several times (deciding, dispatching, arming the timer).
+    due: Instant,
 }
 
 impl Pacer {
@@ -52,26 +55,29 @@ impl Pacer {
             interval_ns: 1e9 / rate.max(1e-9),
             scheduled: 0,
             poisson,
+            due: start,
         }
     }
 
     /// When the next command is due.
+    #[inline]
     pub(super) fn next_due(&self) -> Instant {
-        let offset_ns = match &self.poisson {
-            Some((_, at)) => *at,
-            None => self.scheduled as f64 * self.interval_ns,
-        };
-        self.start + Duration::from_nanos(offset_ns as u64)
+        self.due
     }
 
     /// Gives the next `commands` commands their send times (a batch goes at the first one's).
     pub(super) fn advance(&mut self, commands: u64) {
         self.scheduled += commands;
-        if let Some((rng, at)) = self.poisson.as_mut() {
-            for _ in 0..commands {
-                *at += exponential(rng) * self.interval_ns;
+        let offset_ns = match self.poisson.as_mut() {
+            Some((rng, at)) => {
+                for _ in 0..commands {
+                    *at += exponential(rng) * self.interval_ns;
+                }
+                *at
             }
-        }
+            None => self.scheduled as f64 * self.interval_ns,
+        };
+        self.due = self.start + Duration::from_nanos(offset_ns as u64);
     }
 }
 

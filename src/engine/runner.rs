@@ -14,6 +14,7 @@ use crate::metrics::{
 };
 use crate::workload::Template;
 use crate::workload::keys::SequentialCounters;
+use crate::workload::split::even_part;
 
 /// A worker's connections, opened before it starts, with where each goes.
 type WorkerStreams = Vec<(conn::Stream, Placement)>;
@@ -127,7 +128,8 @@ pub fn run_test(
 }
 
 /// The test's result from what the monitor saw and what the workers hand back: merged figures,
-/// the elapsed time (to the last measured reply when the test ran to its end) and the outcome.
+/// the elapsed time (when the test ran to its end: until its last request was answered or failed,
+/// and at least until the `--duration` deadline) and the outcome.
 fn finish(
     title: &str,
     load: &LoadSpec,
@@ -147,14 +149,22 @@ fn finish(
             .collect();
     }
     let interrupted = watched.interrupted;
-    let (last_reply, worker_fatal) = merge(&mut result, results);
+    let (last_settled, worker_fatal) = merge(&mut result, results);
     let fatal = spawn_error.or(worker_fatal);
+    let now = Instant::now();
     // Requests still unanswered (a server that stopped answering, cut off by the grace after
     // --duration) mean the test lasted until now, not until its last reply.
-    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
-        Instant::now()
+    let end = if interrupted.is_some() || fatal.is_some() || result.unanswered > 0 {
+        now
     } else {
-        last_reply.unwrap_or_else(Instant::now)
+        // Ran to its end: until its last request was answered or failed, and with --duration
+        // at least until the deadline (a partition that never heals leaves no reply after it
+        // began, yet the test went on: its throughput is over the test, not up to the partition).
+        let deadline = match load.stop {
+            Stop::After(d) => Some(measure_start + d),
+            Stop::Requests(_) => None,
+        };
+        last_settled.max(deadline).unwrap_or(now).min(now)
     };
     result.elapsed = end.saturating_duration_since(measure_start);
     result.started_at = std::time::SystemTime::now().checked_sub(measure_start.elapsed());
@@ -163,8 +173,8 @@ fn finish(
     }
     result.outcome = match (&fatal, interrupted) {
         (Some(_), _) => Outcome::Aborted,
-        (None, true) => Outcome::Interrupted,
-        (None, false) => Outcome::Completed,
+        (None, Some(signal)) => Outcome::Interrupted(signal),
+        (None, None) => Outcome::Completed,
     };
     (result, fatal)
 }
@@ -227,7 +237,7 @@ fn connect_all(
     let mut per_worker: Vec<WorkerStreams> = (0..workers).map(|_| Vec::new()).collect();
     for (i, (target, place)) in places.into_iter().enumerate() {
         if observer.interrupted() {
-            return Err((Outcome::Interrupted, None));
+            return Err((Outcome::Interrupted(observer.signal()), None));
         }
         match target.connect_for_worker() {
             Ok(s) => per_worker[i % workers].push((s, place)),
@@ -276,14 +286,14 @@ fn quota(
     }
 }
 
-/// Adds every worker's figures to `result`; returns the last measured reply's time and the first
-/// worker's fatal error.
+/// Adds every worker's figures to `result`; returns when the last measured request was answered
+/// or failed, and the first worker's fatal error.
 fn merge(
     result: &mut TestResult,
     results: Vec<WorkerResult>,
 ) -> (Option<Instant>, Option<EngineError>) {
     let mut fatal = None;
-    let mut last_reply: Option<Instant> = None;
+    let mut last_settled: Option<Instant> = None;
     for r in results {
         let rec = &r.recorder;
         result.latency.merge(&rec.latency);
@@ -302,18 +312,19 @@ fn merge(
                 .get_or_insert_with(ClusterStats::default)
                 .merge(c);
         }
-        last_reply = last_reply.max(rec.last_reply);
+        last_settled = last_settled.max(rec.last_reply).max(rec.last_failure);
         result.client_threads.push(r.cpu);
         result.client_delay.merge(&rec.rx_delay.waits);
-        result.issued += r.sent;
+        result.issued += r.issued;
         result.unanswered += rec.unanswered;
         result.reconnect_attempts += rec.reconnect_attempts;
         result.reconnects += rec.reconnects;
+        result.reconnect_refusals += rec.reconnect_refusals;
         if fatal.is_none() {
             fatal = r.fatal;
         }
     }
-    (last_reply, fatal)
+    (last_settled, fatal)
 }
 
 /// Cluster: gives every node of the topology a row in the per-node figures, with its address
@@ -344,12 +355,13 @@ fn quota_of(w: u64, workers: u64, total_conns: u64, n: u64) -> u64 {
             as u64
     };
     let assigned: u64 = (0..workers).map(share).sum();
-    share(w) + u64::from(w < n - assigned)
+    // Fewer than `workers` left over (each share lost less than one): one more each for the first.
+    share(w) + even_part(n - assigned, w, workers).len
 }
 
 /// Connections of worker `w` under round-robin assignment of `total` connections.
 fn conns_of(w: u64, workers: u64, total: u64) -> u64 {
-    total / workers + u64::from(w < total % workers)
+    even_part(total, w, workers).len
 }
 
 #[cfg(test)]

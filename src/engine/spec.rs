@@ -10,6 +10,7 @@ use crate::workload::dataset::Dataset;
 use crate::workload::distribution::KeyPattern;
 use crate::workload::mix::Mix;
 use crate::workload::sizes::SizeDist;
+use crate::workload::split::Share;
 
 /// How connections reach and prepare the server.
 #[derive(Clone, Debug)]
@@ -77,4 +78,8 @@ pub struct LoadSpec {
     /// `--ratio`: each unit is one command drawn from this mix instead of the template's unit
     /// (the template is the mix's first command), each timed into its own histogram.
     pub mix: Option<Arc<Mix>>,
+    /// In a sharded run (`--shard I/N`), this process's share of the keyspace: counter-based
+    /// patterns (sequential, parallel) walk only its part, so N shards together write each key
+    /// once per lap. `Share::WHOLE` when not sharded.
+    pub shard: Share,
 }

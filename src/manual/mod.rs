@@ -69,8 +69,8 @@ pub fn commands() -> Vec<Command> {
         Command {
             name: "report",
             summary: "a self-contained HTML report of one or more runs",
-            help: crate::compare::html::help_text(),
-            options: docs(crate::compare::html::OPTIONS),
+            help: crate::compare::report_cli::help_text(),
+            options: docs(crate::compare::report_cli::OPTIONS),
             operands: Operands::Files,
         },
         Command {

@@ -37,11 +37,14 @@ pub fn add_slots(m: &mut TimelineRow, unplaced: &mut bool, row: &TimelineRow) {
         sum.resize_with(slots.len(), SlotRow::default);
     }
     for (into, slot) in sum.iter_mut().zip(slots) {
-        into.completed += slot.completed;
-        into.failed += slot.failed;
-        into.lost += slot.lost;
-        into.reconnect_attempts += slot.reconnect_attempts;
-        into.reconnects += slot.reconnects;
+        // Saturating: a corrupt slot (bounded by nothing but its row) must not wrap.
+        into.completed = into.completed.saturating_add(slot.completed);
+        into.failed = into.failed.saturating_add(slot.failed);
+        into.lost = into.lost.saturating_add(slot.lost);
+        into.reconnect_attempts = into
+            .reconnect_attempts
+            .saturating_add(slot.reconnect_attempts);
+        into.reconnects = into.reconnects.saturating_add(slot.reconnects);
     }
 }
 
@@ -78,10 +81,11 @@ pub fn outages(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Outa
         match joined.last_mut() {
             Some(last) if s.start_s <= last.end_s => {
                 last.end_s = last.end_s.max(s.end_s);
-                last.failed += s.failed;
-                last.lost += s.lost;
-                last.reconnect_attempts += s.reconnect_attempts;
-                last.reconnects += s.reconnects;
+                last.failed = last.failed.saturating_add(s.failed);
+                last.lost = last.lost.saturating_add(s.lost);
+                last.reconnect_attempts =
+                    last.reconnect_attempts.saturating_add(s.reconnect_attempts);
+                last.reconnects = last.reconnects.saturating_add(s.reconnects);
                 last.until_end |= s.until_end;
             }
             _ => joined.push(s),
@@ -109,7 +113,7 @@ pub fn node_outages(
         for (test, st) in tests.iter().zip(starts) {
             let shift = offset(base, *st);
             for n in test.nodes.iter().filter(|n| n.address == node.address) {
-                lost += n.lost;
+                lost = lost.saturating_add(n.lost);
                 let Some(o) = &n.outage else {
                     continue;
                 };
@@ -136,7 +140,7 @@ pub fn node_outages(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::start_at::parse_time;
+    use crate::timestamp::parse_time;
 
     #[test]
     fn a_nodes_lost_requests_add_and_its_outage_spans_the_shards() {

@@ -11,14 +11,16 @@
 //! `shards` array (one row per input) so `compare` and `report` read it like any other. Must not:
 //! touch the network.
 //!
-//! Exit codes: 0 merged; 2 a usage mistake or inputs that are not shards of one benchmark
-//! (unreadable JSON, another schema, different tests or options); 1 a file that cannot be read or
-//! written.
+//! Exit codes: 0 merged; 2 a usage mistake or inputs that cannot be read or are not shards of
+//! one benchmark (a missing file or a directory, unreadable JSON, another schema, different tests
+//! or options), as `compare` and `report`; 1 the output that cannot be written.
 
 mod check;
+mod counts;
 mod failures;
 mod hist;
 mod test_record;
+mod together;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -28,9 +30,12 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::flag::{self, Action, Flag, help_block};
-use crate::plan::start_at::parse_time;
 use crate::record::document::{ClientHost, Document, ServerRecord};
-use crate::record::shard::{MergedShard, MergedShardTest};
+use crate::record::input_file;
+use crate::record::shard::{MergeNote, MergedShard, MergedShardTest};
+use crate::timestamp::parse_time;
+
+use together::Spans;
 
 pub use check::Input;
 
@@ -49,15 +54,18 @@ Merges the --json records of a sharded run (respbench --shard I/N, or shards
 started by Slurm, Open MPI or a Kubernetes Indexed Job) into one record:
  - histograms added, so every percentile is the one a single process recording
    every request would report;
- - request, error and push counts summed; throughput summed; duration the
-   longest shard's;
+ - request, error and push counts summed; throughput summed and duration the
+   longest shard's when the shards ran together (else both over the time from
+   the first start to the last end, and the output says so);
  - per-second timelines aligned by wall-clock second (per-second percentiles
    are the largest over the shards; lost requests, reconnects and 100 ms slots
    added);
  - outages: the union of the shards' outages on one clock (overlaps joined);
  - a \"shards\" array keeps each shard's host, start offset, counts and rate.
-Records of different benchmarks (other tests, other options except the shard's
-own -n/--rps part and seed) are refused.
+Refused in one line (exit 2): records of different benchmarks (other tests,
+target or options except the shard's own -n/--rps part and seed), the same
+shard twice, a whole run or an earlier merge among the inputs, counts that do
+not add up, and a missing shard (unless --partial).
 
 Options:
 ";
@@ -72,6 +80,16 @@ a command to benchmark, as in valkey-benchmark.
 pub struct MergeArgs {
     /// `-o`: where the merged record goes (`-` for stdout).
     pub out: Option<PathBuf>,
+    pub how: How,
+}
+
+/// What a merge may accept beyond a complete set of shards that ran together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct How {
+    /// `--partial`: merge with shards missing (the record says which; else refused).
+    pub partial: bool,
+    /// `--strict`: refuse shards that did not run together (else merged over their union).
+    pub strict: bool,
 }
 
 type F = Flag<MergeArgs>;
@@ -88,6 +106,26 @@ pub const OPTIONS: &[F] = &[
             Ok(())
         },
     ),
+    F::switch(
+        &["--partial"],
+        "--partial",
+        "Merge even with shards missing; the record names them\n\
+         (without it, a missing shard is refused)",
+        |a, _, _| {
+            a.how.partial = true;
+            Ok(())
+        },
+    ),
+    F::switch(
+        &["--strict"],
+        "--strict",
+        "Refuse shards that did not run together (without it,\n\
+         their rate is over the union of their spans)",
+        |a, _, _| {
+            a.how.strict = true;
+            Ok(())
+        },
+    ),
     F::new(
         &["--help", "-h"],
         flag::Value::None,
@@ -101,7 +139,11 @@ pub const OPTIONS: &[F] = &[
 #[derive(Debug, PartialEq, Eq)]
 enum Request {
     Help,
-    Merge { out: PathBuf, inputs: Vec<PathBuf> },
+    Merge {
+        out: PathBuf,
+        inputs: Vec<PathBuf>,
+        how: How,
+    },
 }
 
 /// A failure with its exit code.
@@ -130,7 +172,11 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
             (Some((_, f)), _) if matches!(f.action, Action::Help) => return Ok(Request::Help),
             (Some((name, f)), _) => {
                 if let Action::Set(set) = f.action {
-                    let v = args.next().ok_or("-o needs a file name (- for stdout)")?;
+                    let v = if matches!(f.doc.value, flag::Value::None) {
+                        OsString::new()
+                    } else {
+                        args.next().ok_or("-o needs a file name (- for stdout)")?
+                    };
                     set(&mut st, name, &v).map_err(|e| e.0)?;
                 }
             }
@@ -149,39 +195,49 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<Request, String> {
     if inputs.is_empty() {
         return Err("no records to merge: give the shards' --json files".to_string());
     }
-    Ok(Request::Merge { out, inputs })
+    let named: Vec<(&str, &std::path::Path)> = inputs
+        .iter()
+        .map(|p| ("a shard record", p.as_path()))
+        .collect();
+    crate::cli::check_outputs(&[("-o", &out)], &named).map_err(|e| e.0)?;
+    Ok(Request::Merge {
+        out,
+        inputs,
+        how: st.how,
+    })
 }
 
 fn run(req: Request) -> Result<(), Fail> {
-    let (out, paths) = match req {
+    let (out, paths, how) = match req {
         Request::Help => {
             print!("{}", help_text());
             return Ok(());
         }
-        Request::Merge { out, inputs } => (out, inputs),
+        Request::Merge { out, inputs, how } => (out, inputs, how),
     };
     let mut inputs = Vec::with_capacity(paths.len());
     for p in &paths {
         let name = p.display().to_string();
-        let text = std::fs::read(p).map_err(|e| Fail(1, format!("cannot read {name}: {e}")))?;
+        // A missing or unreadable input is the command line's problem (exit 2), as in compare
+        // and report; so is one over the size cap.
+        let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
         let doc: Value = serde_json::from_slice(&text)
             .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
         inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
     }
-    let missing = check::missing_shards(&inputs);
-    let merged = merge(inputs).map_err(|e| Fail(2, e))?;
-    if !missing.is_empty() {
-        let list: Vec<String> = missing.iter().map(u64::to_string).collect();
+    let merged = merge(inputs, how).map_err(|e| Fail(2, e))?;
+    let note = merged.merge.clone().unwrap_or_default();
+    if !note.missing_shards.is_empty() {
         eprintln!(
-            "respbench merge: warning: shard(s) {} missing; the totals cover the shards given",
-            list.join(", ")
+            "respbench merge: warning: a partial merge: shard(s) {} missing; the totals cover the shards given",
+            list(&note.missing_shards)
         );
     }
     // Through `Value`, whose keys are sorted: the merged record's layout since merge began.
     let value = serde_json::to_value(&merged).map_err(|e| Fail(1, e.to_string()))?;
     let mut text = serde_json::to_vec_pretty(&value).map_err(|e| Fail(1, e.to_string()))?;
     text.push(b'\n');
-    let written = if out.as_os_str() == "-" {
+    let written = if crate::cli::is_stdout(&out) {
         let mut o = std::io::stdout().lock();
         o.write_all(&text).and_then(|()| o.flush())
     } else {
@@ -194,13 +250,39 @@ fn run(req: Request) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Merges shard records (ordered here by shard index) into one record.
-pub fn merge(mut inputs: Vec<Input>) -> Result<Document, String> {
+/// `0, 2, 3`.
+fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// Merges shard records (ordered here by shard index) into one record. Shards missing from a
+/// complete set are refused unless `how.partial`; shards that ran apart are merged over the
+/// union of their spans unless `how.strict` (see `together`).
+pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
     check::compatible(&inputs)?;
+    let missing = check::missing_shards(&inputs);
+    if !missing.is_empty() && !how.partial {
+        let count = inputs[0].doc.shard.as_ref().map_or(0, |s| s.count);
+        return Err(format!(
+            "shard(s) {} of {count} missing: give every shard's record, or --partial to merge \
+             the {} given (the record then says it is partial)",
+            list(&missing),
+            inputs.len()
+        ));
+    }
     inputs.sort_by_key(|i| i.doc.shard.as_ref().map_or(u64::MAX, |s| s.index));
-    let tests = (0..inputs[0].doc.tests.len())
-        .map(|t| test_record::merge_test(&inputs, t))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut note = MergeNote {
+        missing_shards: missing,
+        apart: Vec::new(),
+    };
+    let mut tests = Vec::with_capacity(inputs[0].doc.tests.len());
+    for t in 0..inputs[0].doc.tests.len() {
+        let (test, spans) = test_record::merge_test(&inputs, t, how.strict)?;
+        if spans != Spans::Together {
+            note.apart.push(test.name.clone());
+        }
+        tests.push(test);
+    }
     let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
     let mut out = inputs[0].doc.clone();
     out.shard = None;
@@ -223,10 +305,17 @@ pub fn merge(mut inputs: Vec<Input>) -> Result<Document, String> {
     out.error = (!errors.is_empty()).then(|| errors.join("; "));
     out.client = client(&docs);
     out.servers = servers(&docs);
-    out.options.requests = test_record::sum_or_none(docs.iter().map(|d| d.options.requests));
-    out.options.rps = test_record::sum_or_none(docs.iter().map(|d| d.options.rps));
+    // The whole benchmark's, as the shard blocks say (with shards missing, not the sum).
+    let shard = docs[0].shard.as_ref();
+    out.options.requests = shard
+        .and_then(|s| s.requests_total)
+        .or_else(|| test_record::sum_or_none(docs.iter().map(|d| d.options.requests)));
+    out.options.rps = shard
+        .and_then(|s| s.rps_total)
+        .or_else(|| test_record::sum_or_none(docs.iter().map(|d| d.options.rps)));
     out.tests = tests;
     out.shards = shard_rows(&inputs);
+    out.merge = (!note.is_empty()).then_some(note);
     Ok(out)
 }
 
@@ -291,15 +380,25 @@ fn shard_rows(inputs: &[Input]) -> Vec<MergedShard> {
         .collect()
 }
 
-/// One stderr line per merged test: what a user wants to see before opening the file.
+/// One stderr line per merged test: what a user wants to see before opening the file (and
+/// whether its rate is over the union of shards that ran apart).
 fn summary(doc: &Document) -> Vec<String> {
     let n = doc.shards.len();
+    let apart = doc.merge.as_ref().map_or(&[][..], |m| &m.apart[..]);
     doc.tests
         .iter()
         .map(|t| {
             let l = &t.latency_us.corrected;
+            let over = if apart.contains(&t.name) {
+                format!(
+                    " (the shards did not run together: over the {:.2} s from the first start to the last end)",
+                    t.duration_s
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "{}: {} requests from {n} shards, {:.2} requests per second, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                "{}: {} requests from {n} shards, {:.2} requests per second{over}, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
                 t.name,
                 t.requests.completed,
                 t.throughput_rps,

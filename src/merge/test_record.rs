@@ -12,24 +12,28 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::metrics::LatencyHistogram;
-use crate::plan::start_at::parse_time;
 use crate::record::document::{
     ENCODING, Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Requests,
     TestRecord, VerdictRecord,
 };
 use crate::record::hdr;
 use crate::record::timeline::TimelineRow;
+use crate::timestamp::parse_time;
 use crate::verdict::Verdict;
 
 use super::check::Input;
+use super::counts;
 use super::failures;
 use super::hist::add_encoded;
+use super::together::{self, Spans};
 
 /// The cluster redirect kinds a merged test counts (all four, once any shard counted some).
 const REDIRECTS: [&str; 4] = ["MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"];
 
-/// Test `t` of every input (already checked to be the same test) as one test.
-pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
+/// Test `t` of every input (already checked to be the same test) as one test, and how the
+/// shards' runs of it lay in time (`Apart`: its rate is over the union of their spans; refused
+/// with `strict`).
+pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecord, Spans), String> {
     let tests: Vec<&TestRecord> = inputs.iter().map(|i| &i.doc.tests[t]).collect();
     let first = tests[0];
     let mut corrected = LatencyHistogram::new();
@@ -44,13 +48,31 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
                 h.encoding
             ));
         }
+        let before = corrected.len();
         add_encoded(&mut corrected, &h.corrected, &what("corrected"))?;
+        let at = format!("{}: tests[{t}] ({})", i.name, test.name);
+        counts::histogram_holds(test.requests.completed, corrected.len() - before, &at)?;
         add_encoded(&mut uncorrected, &h.uncorrected, &what("uncorrected"))?;
     }
     let starts: Vec<Option<SystemTime>> = tests
         .iter()
         .map(|t| t.started_at.as_deref().and_then(parse_time))
         .collect();
+    let what = |field: &str| format!("tests[{t}] ({}) {field}", first.name);
+    let requests = requests(&tests, &format!("tests[{t}] ({})", first.name))?;
+    let longest = tests.iter().map(|t| t.duration_s).fold(0.0, f64::max);
+    let spans = together::spans(&tests, &starts);
+    let (duration_s, throughput_rps) = match spans {
+        Spans::Together => (longest, tests.iter().map(|t| t.throughput_rps).sum()),
+        Spans::Apart { union_s } if strict => {
+            return Err(format!(
+                "tests[{t}] ({}): the shards did not run together (their longest run is {longest:.2} s, \
+                 from the first start to the last end is {union_s:.2} s); --strict refuses to add their rates",
+                first.name
+            ));
+        }
+        Spans::Apart { union_s } => (union_s, requests.completed as f64 / union_s),
+    };
     let mut nodes = nodes(inputs, &tests, t)?;
     failures::node_outages(&mut nodes, &tests, &starts);
     let threads: Vec<f64> = tests
@@ -59,7 +81,7 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
         .flatten()
         .copied()
         .collect();
-    Ok(TestRecord {
+    let merged = TestRecord {
         started_at: tests
             .iter()
             .filter_map(|t| t.started_at.as_deref())
@@ -70,14 +92,20 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
             tests.iter().map(|t| t.outcome.as_str()),
             &["completed", "interrupted", "aborted"],
         ),
-        requests: requests(&tests),
+        requests,
         pushes: Pushes {
-            invalidations: tests.iter().map(|t| t.pushes.invalidations).sum(),
-            messages: tests.iter().map(|t| t.pushes.messages).sum(),
-            other: tests.iter().map(|t| t.pushes.other).sum(),
+            invalidations: counts::total(
+                tests.iter().map(|t| t.pushes.invalidations),
+                &what("pushes.invalidations"),
+            )?,
+            messages: counts::total(
+                tests.iter().map(|t| t.pushes.messages),
+                &what("pushes.messages"),
+            )?,
+            other: counts::total(tests.iter().map(|t| t.pushes.other), &what("pushes.other"))?,
         },
-        duration_s: tests.iter().map(|t| t.duration_s).fold(f64::MIN, f64::max),
-        throughput_rps: tests.iter().map(|t| t.throughput_rps).sum(),
+        duration_s,
+        throughput_rps,
         target_rps: sum_or_none(tests.iter().map(|t| t.target_rps)),
         latency_us: LatencyPair {
             corrected: LatencySummary::of(&corrected),
@@ -101,7 +129,8 @@ pub fn merge_test(inputs: &[Input], t: usize) -> Result<TestRecord, String> {
         client_delay_us: None,
         latency_split: None,
         ..first.clone()
-    })
+    };
+    Ok((merged, spans))
 }
 
 /// The worst of the values given, by `order` (later is worse; an empty value, from a record
@@ -119,12 +148,16 @@ pub fn sum_or_none(vs: impl Iterator<Item = Option<u64>>) -> Option<u64> {
     vs.flatten().reduce(|a, b| a + b)
 }
 
-/// Counts summed; error kinds summed by name; redirects summed where recorded.
-fn requests(tests: &[&TestRecord]) -> Requests {
+/// Counts summed (refused if a sum overflows: `what` names the test); error kinds summed by
+/// name; redirects summed where recorded.
+fn requests(tests: &[&TestRecord], what: &str) -> Result<Requests, String> {
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     for t in tests {
         for (k, v) in &t.requests.errors {
-            *errors.entry(k.clone()).or_default() += v;
+            let n = errors.entry(k.clone()).or_default();
+            *n = n.checked_add(*v).ok_or_else(|| {
+                format!("{what} requests.errors.{k}: the shards' sum does not fit in 64 bits (a corrupt record)")
+            })?;
         }
     }
     let redirects = tests
@@ -142,18 +175,46 @@ fn requests(tests: &[&TestRecord]) -> Requests {
                 })
                 .collect()
         });
-    let sum = |f: fn(&Requests) -> u64| tests.iter().map(|t| f(&t.requests)).sum();
-    Requests {
-        // Only when every shard counted them.
-        issued: tests.iter().map(|t| t.requests.issued).sum::<Option<u64>>(),
-        completed: sum(|r| r.completed),
-        failed: sum(|r| r.failed),
+    let sum = |f: fn(&Requests) -> u64, field: &str| {
+        counts::total(
+            tests.iter().map(|t| f(&t.requests)),
+            &format!("{what} requests.{field}"),
+        )
+    };
+    // Only when every shard counted them.
+    let issued = match tests
+        .iter()
+        .map(|t| t.requests.issued)
+        .collect::<Option<Vec<u64>>>()
+    {
+        Some(v) => Some(counts::total(
+            v.into_iter(),
+            &format!("{what} requests.issued"),
+        )?),
+        None => None,
+    };
+    Ok(Requests {
+        issued,
+        completed: sum(|r| r.completed, "completed")?,
+        failed: sum(|r| r.failed, "failed")?,
         errors,
         redirects,
-        unanswered: sum(|r| r.unanswered),
-        reconnect_attempts: sum(|r| r.reconnect_attempts),
-        reconnects: sum(|r| r.reconnects),
-    }
+        unanswered: sum(|r| r.unanswered, "unanswered")?,
+        reconnect_attempts: sum(|r| r.reconnect_attempts, "reconnect_attempts")?,
+        reconnects: sum(|r| r.reconnects, "reconnects")?,
+        // Only when every shard counted them.
+        reconnect_refusals: match tests
+            .iter()
+            .map(|t| t.requests.reconnect_refusals)
+            .collect::<Option<Vec<u64>>>()
+        {
+            Some(v) => Some(counts::total(
+                v.into_iter(),
+                &format!("{what} requests.reconnect_refusals"),
+            )?),
+            None => None,
+        },
+    })
 }
 
 /// Cluster nodes by address: completed summed, histograms added, summaries recomputed (`lost`
@@ -251,8 +312,9 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             });
             m.completed += row.completed;
             m.failed += row.failed;
-            m.reconnect_attempts += row.reconnect_attempts;
-            m.reconnects += row.reconnects;
+            // Not bounded by the test's own counts (`counts` checks completions): saturating.
+            m.reconnect_attempts = m.reconnect_attempts.saturating_add(row.reconnect_attempts);
+            m.reconnects = m.reconnects.saturating_add(row.reconnects);
             for (k, n) in &row.lost {
                 *m.lost.entry(k.clone()).or_default() += n;
             }

@@ -58,7 +58,7 @@ fn inputs(docs: Vec<Value>) -> Vec<Input> {
 
 /// The merged record as it is written (JSON).
 fn merged(inputs: Vec<Input>) -> Result<Value, String> {
-    merge(inputs).map(|d| serde_json::to_value(d).unwrap())
+    merge(inputs, How::default()).map(|d| serde_json::to_value(d).unwrap())
 }
 
 fn samples(shard: u64) -> Vec<u64> {
@@ -293,7 +293,19 @@ fn arguments() {
         p(&["-o", "all.json", "a.json", "b.json"]),
         Ok(Request::Merge {
             out: "all.json".into(),
-            inputs: vec!["a.json".into(), "b.json".into()]
+            inputs: vec!["a.json".into(), "b.json".into()],
+            how: How::default(),
+        })
+    );
+    assert_eq!(
+        p(&["--partial", "-o", "all.json", "a.json", "--strict"]),
+        Ok(Request::Merge {
+            out: "all.json".into(),
+            inputs: vec!["a.json".into()],
+            how: How {
+                partial: true,
+                strict: true
+            },
         })
     );
     assert!(p(&["a.json"]).unwrap_err().contains("-o FILE is required"));
@@ -348,7 +360,7 @@ fn fixture_shards_merge_into_the_fixture_merged_record() {
         let name = format!("/work/wt-records/tests/fixtures/records/{f}");
         Input::read(name, serde_json::from_str(&read(f)).unwrap()).unwrap()
     });
-    let doc = merge(shards.into()).unwrap();
+    let doc = merge(shards.into(), How::default()).unwrap();
     assert_eq!(summary(&doc).len(), 1);
     assert!(summary(&doc)[0].starts_with("SET: 1000 requests from 2 shards, "));
     let value = serde_json::to_value(&doc).unwrap();
@@ -364,8 +376,9 @@ fn fixture_shards_merge_into_the_fixture_merged_record() {
     );
 }
 
-/// Every fixture record (`tests/fixtures/records/`) reads through merge's reader, and each
-/// merges with itself as a second shard into twice its requests (the merged record included).
+/// Every fixture record (`tests/fixtures/records/`) reads through merge's reader, and none merges
+/// with itself: a whole run (no shard block) or an earlier merge given twice would count its
+/// requests twice, and a shard given twice is the same shard twice. Each is refused in one line.
 #[test]
 fn every_fixture_record_reads_through_merges_reader() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
@@ -380,17 +393,210 @@ fn every_fixture_record_reads_through_merges_reader() {
         let one = Input::read(name.clone(), value.clone()).unwrap();
         let completed: Vec<u64> = one.doc.tests.iter().map(|t| t.requests.completed).collect();
         assert!(completed.iter().all(|n| *n > 0), "{name}");
-        // Not shards of one benchmark (no shard block, or the same index twice) unless told:
-        // drop the shard blocks to merge a record with itself.
-        let mut a = one;
-        a.doc.shard = None;
-        let mut b = Input::read(name.clone(), value).unwrap();
-        b.doc.shard = None;
-        let merged = merge(vec![a, b]).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let twice: Vec<u64> = merged.tests.iter().map(|t| t.requests.completed).collect();
-        let expected: Vec<u64> = completed.iter().map(|n| 2 * n).collect();
-        assert_eq!(twice, expected, "{name}");
+        let (merged_before, sharded) = (!one.doc.shards.is_empty(), one.doc.shard.is_some());
+        let two = Input::read(name.clone(), value).unwrap();
+        let e = merge(vec![one, two], How::default()).unwrap_err();
+        let why = if merged_before {
+            "is already a merged record (of 2 shards)"
+        } else if sharded {
+            "are both shard"
+        } else {
+            "is a whole run (no shard block), not a shard"
+        };
+        assert!(e.contains(why) && !e.contains('\n'), "{name}: {e}");
         seen += 1;
     }
     assert!(seen >= 8, "{seen} fixtures");
+}
+
+/// Issue 19 item 2: what is not one sharded benchmark is refused in one line naming the input.
+#[test]
+fn what_is_not_one_sharded_benchmark_is_refused() {
+    let a = shard_record(&["--shard", "0/2", "-n", "2000"], "SET", &samples(0));
+    let b = shard_record(&["--shard", "1/2", "-n", "2000"], "SET", &samples(1));
+    let refused = |docs: Vec<Value>, needle: &str| {
+        let e = merged(inputs(docs)).unwrap_err();
+        assert!(e.contains(needle) && !e.contains('\n'), "{needle}: {e}");
+    };
+    // An earlier merge picked up again (`merge -o all.json *.json` run twice).
+    let all = merged(inputs(vec![a.clone(), b.clone()])).unwrap();
+    refused(
+        vec![a.clone(), b.clone(), all.clone()],
+        "out-2.json is already a merged record (of 2 shards)",
+    );
+    refused(vec![all], "out-0.json is already a merged record");
+    // A whole run given twice.
+    let whole = shard_record(&["-n", "2000"], "SET", &samples(0));
+    refused(
+        vec![whole.clone(), whole.clone()],
+        "out-0.json is a whole run (no shard block), not a shard",
+    );
+    assert!(
+        merged(inputs(vec![whole])).is_ok(),
+        "one whole run merges as itself"
+    );
+    // Another server.
+    let other = shard_record(
+        &["--shard", "1/2", "-n", "2000", "-p", "7000"],
+        "SET",
+        &samples(1),
+    );
+    refused(
+        vec![a.clone(), other],
+        "different benchmarks: target 127.0.0.1:6379 vs 127.0.0.1:7000",
+    );
+    // A part of -n that is not the shard's.
+    let mut edited = b.clone();
+    edited["options"]["requests"] = 999.into();
+    refused(
+        vec![a.clone(), edited],
+        "out-1.json: options.requests is 999, but shard 1 of 2 of 2000 is 1000",
+    );
+    // Both --start-at-only records (shard 0 of 1) of two runs.
+    let soon = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600;
+    let timed = shard_record(&["--start-at", &soon.to_string()], "SET", &samples(0));
+    let timed_shard = timed["shard"].clone();
+    assert_eq!(timed_shard["source"], "none", "{timed_shard}");
+    refused(vec![timed.clone(), timed], "are both shard 0");
+}
+
+#[test]
+fn counts_that_do_not_add_up_are_refused() {
+    let a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
+    let refused = |b: Value, needle: &str| {
+        let e = merged(inputs(vec![a.clone(), b])).unwrap_err();
+        assert!(e.contains(needle) && !e.contains('\n'), "{needle}: {e}");
+    };
+    let n = samples(1).len() as u64;
+    let mut x = b.clone();
+    x["tests"][0]["requests"]["completed"] = (n * 100).into();
+    x["tests"][0]["requests"]["issued"] = (n * 100 + 1).into();
+    refused(
+        x,
+        &format!(
+            "requests.completed is {} but its histogram holds {n}",
+            n * 100
+        ),
+    );
+    let mut x = b.clone();
+    x["tests"][0]["requests"]["issued"] = 3.into();
+    refused(x, "is more than the 3 issued");
+    let mut x = b.clone();
+    x["tests"][0]["throughput_rps"] = (-200.0).into();
+    refused(x, "throughput_rps is -200 (a corrupt record)");
+    // A count of 2^64 - 1 must not wrap when added.
+    let (mut x, mut y) = (a.clone(), b.clone());
+    for d in [&mut x, &mut y] {
+        d["tests"][0]["requests"]["unanswered"] = u64::MAX.into();
+        d["tests"][0]["requests"]["issued"] = Value::Null;
+    }
+    let e = merged(inputs(vec![x, y])).unwrap_err();
+    assert!(
+        e.contains("requests.unanswered: the shards' sum does not fit"),
+        "{e}"
+    );
+    // A negative count is not a count.
+    let mut x = b.clone();
+    x["tests"][0]["requests"]["failed"] = (-5).into();
+    assert!(Document::read(x).is_err());
+}
+
+#[test]
+fn a_missing_shard_is_refused_unless_partial() {
+    let docs: Vec<Value> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            shard_record(&["--shard", &shard, "-n", "3000"], "SET", &samples(i))
+        })
+        .collect();
+    let two = || inputs(vec![docs[0].clone(), docs[2].clone()]);
+    let e = merge(two(), How::default()).unwrap_err();
+    assert!(
+        e.starts_with("shard(s) 1 of 3 missing: give every shard's record, or --partial"),
+        "{e}"
+    );
+    let doc = merge(
+        two(),
+        How {
+            partial: true,
+            strict: false,
+        },
+    )
+    .unwrap();
+    let note = doc.merge.as_ref().unwrap();
+    assert_eq!(note.missing_shards, [1]);
+    assert_eq!(doc.options.requests, Some(3000), "the whole benchmark's -n");
+    // compare reads it as partial, which fails --fail-if-worse.
+    let text = serde_json::to_string(&doc).unwrap();
+    let run = crate::compare::input::parse(&text).unwrap();
+    assert_eq!(run.problems, ["a partial merge: shard(s) 1 of 3 missing"]);
+}
+
+#[test]
+fn shards_that_ran_apart_are_merged_over_their_union_or_refused_with_strict() {
+    let mut a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let mut b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
+    // Each ran 2 s (shard_record's elapsed); b began 5 s after a.
+    a["tests"][0]["started_at"] = "2026-01-01T00:00:00.000000Z".into();
+    b["tests"][0]["started_at"] = "2026-01-01T00:00:05.000000Z".into();
+    let m = merged(inputs(vec![a.clone(), b.clone()])).unwrap();
+    let t = &m["tests"][0];
+    let completed = (samples(0).len() + samples(1).len()) as f64;
+    assert_eq!(t["duration_s"], 7.0);
+    assert_eq!(t["throughput_rps"], completed / 7.0);
+    assert_eq!(m["merge"]["apart"], json!(["SET"]));
+    let doc = merge(inputs(vec![a.clone(), b.clone()]), How::default()).unwrap();
+    assert!(
+        summary(&doc)[0].contains("the shards did not run together"),
+        "{:?}",
+        summary(&doc)
+    );
+    let strict = How {
+        partial: false,
+        strict: true,
+    };
+    let e = merge(inputs(vec![a.clone(), b.clone()]), strict).unwrap_err();
+    assert!(
+        e.contains("did not run together") && e.contains("--strict"),
+        "{e}"
+    );
+    // Started together: rates summed, no note.
+    b["tests"][0]["started_at"] = "2026-01-01T00:00:00.004000Z".into();
+    let m = merged(inputs(vec![a.clone(), b.clone()])).unwrap();
+    let sum = a["tests"][0]["throughput_rps"].as_f64().unwrap()
+        + b["tests"][0]["throughput_rps"].as_f64().unwrap();
+    assert_eq!(m["tests"][0]["throughput_rps"], sum);
+    assert!(m.get("merge").is_none());
+}
+
+#[test]
+fn a_shard_that_did_not_finish_is_named_as_such() {
+    let a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let mut b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
+    b["tests"] = json!([]);
+    b["outcome"] = "interrupted".into();
+    let e = merged(inputs(vec![a, b])).unwrap_err();
+    assert_eq!(
+        e,
+        "out-1.json was interrupted after 0 of 1 tests: a shard that did not finish cannot be merged"
+    );
+}
+
+/// A part of a test counting more than the test (a second, a mix command, a node) is corrupt:
+/// refused before its counts are added, so no sum of parts can wrap.
+#[test]
+fn a_part_above_its_test_is_refused() {
+    let a = failing_shard(0, 2, 5, 7);
+    let mut b = failing_shard(1, 4, 8, 3);
+    b["tests"][0]["timeline"][1]["completed"] = u64::MAX.into();
+    let e = merged(inputs(vec![a, b])).unwrap_err();
+    assert!(
+        e.starts_with("out-1.json: tests[0] (SET): timeline[1].completed 18446744073709551615 is more than the test's"),
+        "{e}"
+    );
 }

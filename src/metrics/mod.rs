@@ -13,7 +13,7 @@ mod timeline;
 
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
-pub use recorder::{CommandTally, Recorder};
+pub use recorder::{CommandTally, Latency, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
 
@@ -127,10 +127,30 @@ impl PushCounts {
 pub enum Outcome {
     /// Ran to its `-n` count or `--duration`.
     Completed,
-    /// Stopped by Ctrl-C: the figures cover what was measured until then.
-    Interrupted,
+    /// Stopped by a signal (Ctrl-C, SIGTERM): the figures cover what was measured until then.
+    Interrupted(Signal),
     /// Stopped by a fatal error (error reply without `-e`, lost connection, protocol error).
     Aborted,
+}
+
+/// The signal that stopped a run, so the partial report names it (a CI runner's SIGTERM is not
+/// the user's Ctrl-C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT.
+    Interrupt,
+    /// SIGTERM (what `timeout`, CI runners and systemd send).
+    Terminate,
+}
+
+impl Signal {
+    /// As the report says it: "measured until Ctrl-C", "measured until SIGTERM".
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "Ctrl-C",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
 }
 
 /// The merged measurements of one test (one `====== TITLE ======` block).
@@ -173,10 +193,12 @@ pub struct TestResult {
     /// grace after `--duration`, a fatal error): `completed + errors.total() + unanswered ==
     /// issued` (cluster redirects still being retried aside).
     pub unanswered: u64,
-    /// `-e`: attempts to reopen a connection that failed (refused ones included), and those that
-    /// connected.
+    /// `-e`: attempts to reopen a connection that failed, those the server then answered on
+    /// (reconnects), and those it refused (a refused connect, or `ERR max number of clients
+    /// reached`). An attempt that timed out or was reset is neither.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
     /// The wall-clock time the measured phase began (the timeline's second 0), for placing
     /// outages on the clock.
     pub started_at: Option<SystemTime>,
@@ -237,6 +259,7 @@ impl TestResult {
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            reconnect_refusals: 0,
             started_at: None,
             commands: Vec::new(),
             outcome,

@@ -8,8 +8,12 @@
 //! before: the failure came in the middle of it), that contains a lost request or a reconnect
 //! attempt (a slow `--rps` leaves empty slots that are not outages), or, at the end of the test,
 //! a run of at least a second with requests still unanswered (a server that stopped answering
-//! without `--timeout`). Slots where some requests completed are not outages even if others were
-//! lost (a server at `maxclients` refusing a few connections is up for the rest).
+//! without `--timeout`). Without `--timeout` nothing is lost in a stall that ends (a partition
+//! that heals, a server paused and resumed: TCP delivers the requests late), so an empty run is
+//! also an outage when the replies that end it waited through at least a second of it: from the
+//! user's side requests were in flight and none was answered. Slots where some requests
+//! completed are not outages even if others were lost (a server at `maxclients` refusing a few
+//! connections is up for the rest).
 
 use std::time::Duration;
 
@@ -126,6 +130,9 @@ pub fn outages(t: &Timeline, elapsed: Duration, unanswered: u64) -> Vec<Outage> 
         let stalled = o.until_end && unanswered > 0 && o.end_slot - o.start_slot >= STALL_SLOTS;
         if o.lost > 0 || o.reconnect_attempts > 0 || stalled {
             found.push(o);
+        } else if let Some(from) = waited_through(&s, i, o.start_slot) {
+            o.start_slot = from;
+            found.push(o);
         }
     }
     // Reconnects counted until the next outage begins.
@@ -137,6 +144,15 @@ pub fn outages(t: &Timeline, elapsed: Duration, unanswered: u64) -> Vec<Outage> 
         o.reconnects = range.map(|i| slot(i).reconnects).sum();
     }
     found
+}
+
+/// Where a stall ended by slot `i` (whose replies are `s`) began, when its longest-waiting reply
+/// covers at least [`STALL_SLOTS`] of the empty slots from `start` on. Counted conservatively (as
+/// if the reply came at the end of its slot), so a stall is never made longer than it was.
+fn waited_through(s: &Slot, i: usize, start: usize) -> Option<usize> {
+    let back = (s.waited_ns / SLOT.as_nanos() as u64) as usize;
+    let from = (i + 1).saturating_sub(back).max(start);
+    (from + STALL_SLOTS <= i).then_some(from)
 }
 
 #[cfg(test)]
@@ -156,6 +172,7 @@ mod tests {
                 lost,
                 reconnect_attempts: attempts,
                 reconnects,
+                ..Slot::default()
             };
         }
         t
@@ -227,6 +244,34 @@ mod tests {
         assert!(o[0].until_end);
         assert_eq!((o[0].start_slot, o[0].end_slot), (10, 30));
         assert!(outages(&t, Duration::from_secs(3), 0).is_empty());
+    }
+
+    #[test]
+    fn a_stall_its_late_replies_waited_through_is_an_outage() {
+        // A 2 s partition without --timeout: nothing lost, the requests answered late.
+        let mut slots = vec![(100, 0, 0, 0); 10];
+        slots.extend(vec![(0, 0, 0, 0); 20]);
+        slots.extend(vec![(100, 0, 0, 0); 10]);
+        let mut t = timeline(&slots);
+        let waited = |t: &mut Timeline, ms: u64| {
+            t.second_mut(3).slots[0].waited_ns = ms * 1_000_000;
+        };
+        waited(&mut t, 2_480);
+        let o = outages(&t, Duration::from_secs(4), 0);
+        assert_eq!(o.len(), 1, "{o:?}");
+        // Counted from the end of slot 30 back 2.4 s: slot 7 is before the stall, so 10.
+        assert_eq!((o[0].start_slot, o[0].end_slot, o[0].lost), (10, 30, 0));
+        assert!(!o[0].until_end);
+        // Replies that waited through only part of it: from where they were sent.
+        waited(&mut t, 1_550);
+        let o = outages(&t, Duration::from_secs(4), 0);
+        assert_eq!((o[0].start_slot, o[0].end_slot), (16, 30));
+        // A quiet spell (a slow --rps: the replies after it were quick) is no outage, nor is a
+        // wait shorter than a second.
+        for ms in [1, 900] {
+            waited(&mut t, ms);
+            assert!(outages(&t, Duration::from_secs(4), 0).is_empty(), "{ms} ms");
+        }
     }
 
     #[test]

@@ -27,19 +27,46 @@ pub struct Recorder {
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
     pub last_reply: Option<Instant>,
+    /// When measured requests last failed without a reply (a timeout, a lost connection): a
+    /// test whose last requests timed out lasts until then, not until its last reply.
+    pub last_failure: Option<Instant>,
     /// The second under way of the test's per-second timeline.
     pub tally: SecondTally,
     /// Measured commands in flight when the worker stopped.
     pub unanswered: u64,
-    /// Attempts to reopen a failed connection, and those that connected.
+    /// Attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect, or `ERR max number of clients reached`).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    pub reconnect_refusals: u64,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
     /// Sampled waits of replies in the kernel (see `rx_delay`).
     pub rx_delay: super::rx_delay::RxDelay,
+}
+
+/// A reply's two latencies in nanoseconds. Replies that arrive in one read to one batch share
+/// them (the batch's intended and write times, the read's time), so a pipelined batch works
+/// them out once per read rather than once per reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latency {
+    /// From the intended send time (coordinated omission corrected).
+    pub corrected_ns: u64,
+    /// From just before the write.
+    pub uncorrected_ns: u64,
+}
+
+impl Latency {
+    /// The latencies of a reply at `now` to a request intended at `intended`, written at `sent`.
+    #[inline]
+    pub fn between(intended: Instant, sent: Instant, now: Instant) -> Self {
+        Self {
+            corrected_ns: now.saturating_duration_since(intended).as_nanos() as u64,
+            uncorrected_ns: now.saturating_duration_since(sent).as_nanos() as u64,
+        }
+    }
 }
 
 /// One command of a mix as one worker measured it.
@@ -66,10 +93,12 @@ impl Recorder {
             errors: ErrorCounts::default(),
             pushes: PushCounts::default(),
             last_reply: None,
+            last_failure: None,
             tally: SecondTally::new(measure_start, timeline),
             unanswered: 0,
             reconnect_attempts: 0,
             reconnects: 0,
+            reconnect_refusals: 0,
             commands: Vec::new(),
             rx_delay: Default::default(),
         }
@@ -109,7 +138,19 @@ impl Recorder {
         warmup: bool,
         now: Instant,
     ) -> u64 {
-        let latency_ns = now.saturating_duration_since(intended).as_nanos() as u64;
+        self.success_with(k, Latency::between(intended, sent, now), warmup, now)
+    }
+
+    /// [`Recorder::success_of`] with the latencies already worked out (see [`Latency`]).
+    #[inline]
+    pub fn success_with(
+        &mut self,
+        k: Option<usize>,
+        latency: Latency,
+        warmup: bool,
+        now: Instant,
+    ) -> u64 {
+        let latency_ns = latency.corrected_ns;
         self.all_completed += 1;
         self.all_latency_sum_ns += latency_ns;
         if !warmup {
@@ -120,13 +161,29 @@ impl Recorder {
                 }
                 None => self.latency.record(latency_ns),
             }
-            self.uncorrected
-                .record(now.saturating_duration_since(sent).as_nanos() as u64);
+            self.uncorrected.record(latency.uncorrected_ns);
             self.completed += 1;
             self.latency_sum_ns += latency_ns;
             self.tally.success(now, latency_ns);
         }
         latency_ns
+    }
+
+    /// `n` successful replies that share `latency` (one read's replies to one batch): the same
+    /// as `n` calls of [`Recorder::success_with`] without a mix command, each histogram and
+    /// count touched once.
+    #[inline]
+    pub fn successes(&mut self, latency: Latency, n: u64, warmup: bool, now: Instant) {
+        let latency_ns = latency.corrected_ns;
+        self.all_completed += n;
+        self.all_latency_sum_ns += latency_ns * n;
+        if !warmup {
+            self.latency.record_times(latency_ns, n);
+            self.uncorrected.record_times(latency.uncorrected_ns, n);
+            self.completed += n;
+            self.latency_sum_ns += latency_ns * n;
+            self.tally.successes(now, latency_ns, n);
+        }
     }
 
     /// Counts an error reply (`-e`) that arrived at `now`; warmup errors are checked but not
@@ -143,6 +200,7 @@ impl Recorder {
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
         self.errors.record_kind(FAILURE_KINDS[kind], n);
         self.tally.lost(now, kind, n);
+        self.last_failure = Some(now);
     }
 
     /// An attempt to reopen a failed connection at `now`.
@@ -151,9 +209,74 @@ impl Recorder {
         self.tally.reconnect_attempt(now);
     }
 
-    /// A reopened connection connected at `now`.
+    /// A reopened connection was answered at `now`: it is back.
     pub fn reconnected(&mut self, now: Instant) {
         self.reconnects += 1;
         self.tally.reconnected(now);
+    }
+
+    /// The server refused an attempt to reopen a connection: a refusal, not a reconnect.
+    pub fn reconnect_refused(&mut self) {
+        self.reconnect_refusals += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The figures a recorder's replies leave behind, its timeline's included.
+    fn figures(rec: &mut Recorder, shared: &SharedTimeline) -> Vec<u64> {
+        rec.tally.flush();
+        let t = shared.lock().unwrap();
+        let mut v = vec![
+            rec.completed,
+            rec.latency_sum_ns,
+            rec.all_completed,
+            rec.all_latency_sum_ns,
+        ];
+        for h in [&rec.latency, &rec.uncorrected] {
+            v.extend([
+                h.len(),
+                h.min_ns(),
+                h.max_ns(),
+                h.value_at_percentile_ns(50.0),
+            ]);
+        }
+        for s in &t.seconds {
+            v.extend([s.completed, s.latency.len(), s.latency.max_ns()]);
+            v.extend(s.slots.iter().map(|slot| slot.completed));
+        }
+        v
+    }
+
+    #[test]
+    fn successes_of_one_read_equal_the_same_replies_one_by_one() {
+        let start = Instant::now();
+        let at = |us: u64| start + Duration::from_micros(us);
+        // Reads of 16, 3 and 1 replies (one warmup read), across a slot and a second boundary,
+        // and latencies at 0 (recorded as 1 ns) and above the histograms' range (clamped).
+        let reads = [
+            (at(50), at(60), at(90_000), 16, false),
+            (at(0), at(0), at(0), 2, false),
+            (at(100), at(150), at(150_000), 3, true),
+            (at(900_000), at(900_500), at(1_200_000), 5, false),
+            (at(0), at(1), start + Duration::from_secs(7_200), 1, false),
+        ];
+        let one_by_one = SharedTimeline::default();
+        let together = SharedTimeline::default();
+        let mut a = Recorder::new(start, one_by_one.clone());
+        let mut b = Recorder::new(start, together.clone());
+        for (intended, sent, now, n, warmup) in reads {
+            for _ in 0..n {
+                a.success_of(None, intended, sent, warmup, now);
+            }
+            b.successes(Latency::between(intended, sent, now), n, warmup, now);
+        }
+        let fa = figures(&mut a, &one_by_one);
+        assert_eq!(fa, figures(&mut b, &together));
+        assert_eq!(fa[0], 24, "the warmup read is not measured");
     }
 }

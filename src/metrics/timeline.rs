@@ -10,8 +10,10 @@
 //!
 //! Each second also keeps ten 100 ms slots (completed, failed, requests lost without a reply,
 //! reconnect attempts and successes): a second is too coarse to say when an outage began and
-//! ended, and `outage.rs` finds outages in these slots. The per-reply cost stays one comparison:
-//! the boundary the tally checks is the next slot's.
+//! ended, and `outage.rs` finds outages in these slots. The per-reply cost stays one comparison
+//! (the boundary the tally checks is the next slot's) and one count: a reply is counted in its
+//! slot only, and the second's `completed` and `failed` are the slots' sums, taken when the
+//! tally hands the second over.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,6 +36,10 @@ pub struct Slot {
     /// Attempts to reopen a failed connection (`-e`), and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// The longest corrected latency of a request completed in it (ns): that request was
+    /// waiting for so long, so the empty slots before it were a stall, not a quiet spell
+    /// (`outage.rs`). Not in the record: outages are.
+    pub waited_ns: u64,
 }
 
 impl Slot {
@@ -43,6 +49,7 @@ impl Slot {
         self.lost += o.lost;
         self.reconnect_attempts += o.reconnect_attempts;
         self.reconnects += o.reconnects;
+        self.waited_ns = self.waited_ns.max(o.waited_ns);
     }
 }
 
@@ -195,9 +202,21 @@ impl SecondTally {
     #[inline]
     pub fn success(&mut self, now: Instant, latency_ns: u64) {
         self.at(now);
-        self.current.completed += 1;
-        self.current.slots[self.slot].completed += 1;
+        let slot = &mut self.current.slots[self.slot];
+        slot.completed += 1;
+        slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record(latency_ns);
+    }
+
+    /// `n` measured replies that completed requests at `now`, all with corrected latency
+    /// `latency_ns`.
+    #[inline]
+    pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
+        self.at(now);
+        let slot = &mut self.current.slots[self.slot];
+        slot.completed += n;
+        slot.waited_ns = slot.waited_ns.max(latency_ns);
+        self.current.latency.record_times(latency_ns, n);
     }
 
     /// A measured error reply at `now`.
@@ -210,7 +229,6 @@ impl SecondTally {
     #[inline]
     pub fn failures(&mut self, now: Instant, n: u64) {
         self.at(now);
-        self.current.failed += n;
         self.current.slots[self.slot].failed += n;
     }
 
@@ -257,6 +275,10 @@ impl SecondTally {
 
     /// Hands the second under way to the shared timeline (the worker calls it when it stops).
     pub fn flush(&mut self) {
+        // Replies are counted in their slot only; the second's totals are the slots' sums.
+        let slots = &self.current.slots;
+        self.current.completed = slots.iter().map(|s| s.completed).sum();
+        self.current.failed = slots.iter().map(|s| s.failed).sum();
         if self.current.is_empty() {
             return;
         }

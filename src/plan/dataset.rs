@@ -1,5 +1,5 @@
 //! `--dataset` and `--maxdocs`: checks how they combine with the command, reads the file and
-//! attaches the pre-encoded records to the plan.
+//! gives `RunPlan::new` the pre-encoded records for its load spec.
 //!
 //! Owns: those checks and opening the file. The file format and the encoding are
 //! `workload::table` and `workload::dataset`'s.
@@ -9,31 +9,27 @@ use std::io::BufReader;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{RunPlan, Workload};
+use super::{PlanError, Workload};
 use crate::cli::Args;
 use crate::workload::dataset::{Dataset, FieldTemplate, LoadError};
 
-/// Why the dataset could not be attached; `main` maps these to exit codes.
-#[derive(Debug, PartialEq, Eq)]
-pub enum DatasetError {
-    /// The command line or the file's content is wrong (exit 2).
-    Usage(String),
-    /// The file could not be read (exit 1, like a failed `-x` stdin read).
-    Io(String),
-}
-
-/// Loads `--dataset` into `plan.load.dataset` if given (a no-op otherwise, apart from a warning
-/// for a lone `--maxdocs`).
-pub fn attach(plan: &mut RunPlan, args: &Args) -> Result<(), DatasetError> {
+/// The `--dataset` records for `workload` if `--dataset` is given (`None` otherwise, with a
+/// warning for a lone `--maxdocs`). `keyspace_given`: whether `-r` (or a key range) fills the
+/// records' `__rand_*__` placeholders.
+pub(super) fn load(
+    args: &Args,
+    workload: &Workload,
+    keyspace_given: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Arc<Dataset>>, PlanError> {
     let Some(path) = &args.dataset else {
         if args.maxdocs.is_some() {
-            plan.warnings
-                .push("WARNING: --maxdocs has no effect without --dataset".to_string());
+            warnings.push("WARNING: --maxdocs has no effect without --dataset".to_string());
         }
-        return Ok(());
+        return Ok(None);
     };
-    let Workload::Custom { items, .. } = &plan.workload else {
-        return Err(DatasetError::Usage(
+    let Workload::Custom { items, .. } = workload else {
+        return Err(PlanError::Usage(
             "--dataset needs a custom command with __field:<name>__ placeholders, e.g. \
              respbench --dataset docs.csv -- HSET doc:__field:id__ body __field:body__"
                 .to_string(),
@@ -44,18 +40,17 @@ pub fn attach(plan: &mut RunPlan, args: &Args) -> Result<(), DatasetError> {
         .iter()
         .any(|a| a.windows(8).any(|w| w == b"__data__"))
     {
-        return Err(DatasetError::Usage(
+        return Err(PlanError::Usage(
             "__data__ cannot be used with --dataset: take values from the dataset with \
              __field:<name>__"
                 .to_string(),
         ));
     }
-    let template =
-        FieldTemplate::compile(items, plan.load.keyspace.is_some()).map_err(DatasetError::Usage)?;
+    let template = FieldTemplate::compile(items, keyspace_given).map_err(PlanError::Usage)?;
 
     let shown = path.display().to_string();
     let io_error = |e: std::io::Error| {
-        DatasetError::Io(format!("cannot read dataset file {shown}: {}", reason(&e)))
+        PlanError::Io(format!("cannot read dataset file {shown}: {}", reason(&e)))
     };
     let file = File::open(path).map_err(io_error)?;
     let dataset = Dataset::load(
@@ -67,10 +62,9 @@ pub fn attach(plan: &mut RunPlan, args: &Args) -> Result<(), DatasetError> {
     )
     .map_err(|e| match e {
         LoadError::Io(e) => io_error(e),
-        LoadError::Invalid(message) => DatasetError::Usage(message),
+        LoadError::Invalid(message) => PlanError::Usage(message),
     })?;
-    plan.load.dataset = Some(Arc::new(dataset));
-    Ok(())
+    Ok(Some(Arc::new(dataset)))
 }
 
 /// Tab for a `.tsv` file name (any case), comma otherwise, as the reference.
@@ -94,23 +88,19 @@ fn reason(e: &std::io::Error) -> String {
 mod tests {
     use super::*;
     use crate::cli::{self, Invocation};
+    use crate::plan::RunPlan;
 
-    fn plan_with(argv: &[&str]) -> (RunPlan, Args) {
+    fn attach_argv(argv: &[&str]) -> Result<RunPlan, PlanError> {
         let args = match cli::parse(argv.iter().map(|s| s.into())).unwrap() {
             Invocation::Run(a) => *a,
             other => panic!("{other:?}"),
         };
-        (RunPlan::new(&args, None).unwrap(), args)
-    }
-
-    fn attach_argv(argv: &[&str]) -> Result<RunPlan, DatasetError> {
-        let (mut plan, args) = plan_with(argv);
-        attach(&mut plan, &args).map(|()| plan)
+        RunPlan::new(&args, None)
     }
 
     fn usage(argv: &[&str]) -> String {
         match attach_argv(argv) {
-            Err(DatasetError::Usage(m)) => m,
+            Err(PlanError::Usage(m)) => m,
             other => panic!("{other:?}"),
         }
     }
@@ -138,7 +128,7 @@ mod tests {
             "get",
             "__field:a__",
         ]) {
-            Err(DatasetError::Io(m)) => assert_eq!(
+            Err(PlanError::Io(m)) => assert_eq!(
                 m,
                 "cannot read dataset file /nonexistent/respbench/d.csv: No such file or directory"
             ),

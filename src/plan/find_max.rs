@@ -21,10 +21,10 @@ pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 /// The closed-loop probe's measured window when no `--rps` gives the start.
 pub const PROBE: Duration = Duration::from_secs(1);
 
-/// The search stops before starting a step after this long (with [`slo::search::MAX_STEPS`]
-/// it bounds the run even with long steps).
+/// The search stops before starting a window after this long (with
+/// [`slo::search::MAX_WINDOWS`] it bounds the run even with long windows).
 ///
-/// [`slo::search::MAX_STEPS`]: crate::slo::search::MAX_STEPS
+/// [`slo::search::MAX_WINDOWS`]: crate::slo::search::MAX_WINDOWS
 pub const TIME_BUDGET: Duration = Duration::from_secs(15 * 60);
 
 /// What `--find-max` asks for.

@@ -72,7 +72,7 @@ mod tests {
             Invocation::Run(a) => a,
             other => panic!("{other:?}"),
         };
-        RunPlan::new(&args, None)
+        RunPlan::new(&args, None).map_err(|e| e.to_string())
     }
 
     #[test]

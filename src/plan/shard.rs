@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::engine::{LoadSpec, Stop};
+use crate::workload::split::Share;
 
 /// This process's place in a sharded run: `index` in `0..count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +133,7 @@ impl Shard {
     /// This shard's part of `total` (requests, or requests per second): `total / count`, plus
     /// one for the first `total % count` shards, so the parts add up to `total` exactly.
     pub fn part(&self, total: u64) -> u64 {
-        total / self.count + u64::from(self.index < total % self.count)
+        self.share().of(total).len
     }
 
     /// The shard of this process: `--shard I/N` (the flag wins over the environment), else the
@@ -169,10 +170,13 @@ impl Shard {
         }
     }
 
-    /// This shard's contiguous part `start..start + len` of `0..keyspace`: the parts of all shards
-    /// are disjoint and cover the keyspace exactly (sizes as [`Shard::part`]).
-    pub fn slice(&self, keyspace: u64) -> (u64, u64) {
-        crate::workload::keys::shard_slice(keyspace, self.index, self.count)
+    /// What the engine needs of this shard: which share of the keyspace its counters walk (the
+    /// parts of all shards are disjoint and cover the keyspace exactly, sizes as [`Shard::part`]).
+    pub fn share(&self) -> Share {
+        Share {
+            index: self.index,
+            count: self.count,
+        }
     }
 
     /// `path` with every `{shard}` replaced by this shard's index (`out-{shard}.json`).
@@ -247,6 +251,8 @@ pub fn apply(
         ));
     }
     load.seed = load.seed.wrapping_add(shard.index);
+    // --sequential and the parallel pattern walk only this shard's part of the keyspace.
+    load.shard = shard.share();
     if let Some(path) = json.as_mut()
         && let Some(text) = path.to_str()
     {
@@ -361,10 +367,10 @@ mod tests {
                     count,
                     source: ShardSource::Flag,
                 };
-                let (start, len) = s.slice(keyspace);
-                assert_eq!(start, next, "{keyspace}/{count}: contiguous");
-                assert!(len >= keyspace / count);
-                next = start + len;
+                let part = s.share().of(keyspace);
+                assert_eq!(part.start, next, "{keyspace}/{count}: contiguous");
+                assert!(part.len >= keyspace / count);
+                next = part.start + part.len;
             }
             assert_eq!(next, keyspace, "{keyspace}/{count}: covered");
         }
@@ -409,6 +415,7 @@ mod tests {
             requests += n;
             rps += l.rps.unwrap();
             assert_eq!(l.seed, 9 + index);
+            assert_eq!(l.shard, Share { index, count: 3 }, "the keyspace's share");
             assert_eq!(json, Some(PathBuf::from(format!("out-{index}.json"))));
             assert!(
                 p.note()

@@ -230,8 +230,8 @@ pub(super) fn apply(
             };
             Sampler::new(pattern, range).map_err(|e| e.0)?;
         }
-        Some(_) => {}
-        None => {
+        // No key range: `-r 0` (the reference's: every placeholder is 000000000000) or none.
+        Some(_) | None => {
             let given = [
                 (w.key_dist.is_some(), "--key-pattern/--keys"),
                 (w.key_minimum.is_some(), "--key-minimum"),
@@ -239,9 +239,13 @@ pub(super) fn apply(
             let given: Vec<&str> = given.iter().filter(|g| g.0).map(|g| g.1).collect();
             if !given.is_empty() {
                 warnings.push(format!(
-                    "WARNING: {} {} no effect without -r or --key-maximum",
+                    "WARNING: {} {} no effect {}",
                     given.join(", "),
-                    if given.len() == 1 { "has" } else { "have" }
+                    if given.len() == 1 { "has" } else { "have" },
+                    match load.keyspace {
+                        Some(_) => "with -r 0 (every placeholder is 000000000000)",
+                        None => "without -r or --key-maximum",
+                    }
                 ));
             }
         }
@@ -255,6 +259,13 @@ pub(super) fn apply(
     };
     if w.arrival.is_some() && load.rps.is_none() {
         warnings.push("WARNING: --arrival has no effect without --rps".to_string());
+    }
+    if w.key_prefix.is_some() && !args.command.is_empty() {
+        warnings.push(
+            "WARNING: --key-prefix has no effect on a command given on the command line (its \
+             keys are as written; the prefix is for the default tests and --command's __key__)"
+                .to_string(),
+        );
     }
     Ok(())
 }
@@ -271,7 +282,7 @@ mod tests {
             Ok(Invocation::Run(a)) => a,
             other => panic!("{other:?}"),
         };
-        RunPlan::new(&args, None)
+        RunPlan::new(&args, None).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -316,6 +327,22 @@ mod tests {
             p.warnings
                 .iter()
                 .any(|w| w.contains("--arrival has no effect"))
+        );
+        let p = plan(&["-r", "0", "--keys", "zipf"]).unwrap();
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("--key-pattern/--keys has no effect with -r 0")),
+            "{:?}",
+            p.warnings
+        );
+        let p = plan(&["--key-prefix", "app:", "set", "k", "v"]).unwrap();
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("--key-prefix has no effect on a command")),
+            "{:?}",
+            p.warnings
         );
         let p = plan(&["--rps", "100", "--arrival", "poisson"]).unwrap();
         assert_eq!(p.load.arrival, Arrival::Poisson);

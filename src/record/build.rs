@@ -98,7 +98,7 @@ pub fn test_record(
         commands,
         outcome: match r.outcome {
             Outcome::Completed => "completed",
-            Outcome::Interrupted => "interrupted",
+            Outcome::Interrupted(_) => "interrupted",
             Outcome::Aborted => "aborted",
         }
         .into(),
@@ -121,6 +121,7 @@ pub fn test_record(
             unanswered: r.unanswered,
             reconnect_attempts: r.reconnect_attempts,
             reconnects: r.reconnects,
+            reconnect_refusals: Some(r.reconnect_refusals),
         },
         pushes: Pushes {
             invalidations: r.pushes.invalidations,

@@ -72,6 +72,10 @@ pub struct Document {
     /// Merged records only (`respbench merge`): one row per shard record merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<super::shard::MergedShard>,
+    /// Merged records only, when a merge is partial or its shards ran apart: see
+    /// `record::shard::MergeNote`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<super::shard::MergeNote>,
 }
 
 impl Document {
@@ -101,15 +105,17 @@ pub struct FindMaxRecord {
     pub steps: Vec<FindMaxStep>,
     /// The achieved throughput of the highest offered rate that met the SLO (`null`: none did).
     pub answer_rps: Option<f64>,
-    /// `converged`, `never-met`, `rate-cap`, `step-limit`, `stopped` (Ctrl-C, the time budget
-    /// or a fatal error), or `running` while the search is going.
+    /// `converged`, `never-met`, `rate-cap`, `window-limit`, `too-noisy` (the windows disagree
+    /// too much to answer: `answer_rps` is then `null`), `stopped` (Ctrl-C, the time budget or a
+    /// fatal error), or `running` while the search is going.
     pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
     /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
     pub limit: Option<String>,
 }
 
-/// One measured step of a `--find-max` search. Latencies are corrected (from intended times).
+/// One measured window of a `--find-max` search (a step is one or more windows at one rate).
+/// Latencies are corrected (from intended times).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FindMaxStep {
@@ -125,6 +131,13 @@ pub struct FindMaxStep {
     /// The achieved rate fell below 90% of the offered one: the step did not run at its rate
     /// (so it does not count as meeting the SLO there, whatever `met` says).
     pub saturated: bool,
+    /// The search's step (1-based): consecutive windows at one rate share it. Absent in
+    /// records from before windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// The window's number at its rate (1-based, counting earlier steps at the same rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -341,9 +354,14 @@ pub struct Requests {
     pub redirects: Option<BTreeMap<String, u64>>,
     /// Still unanswered when the test ended: `completed + failed + unanswered = issued`.
     pub unanswered: u64,
-    /// `-e`: attempts to reopen a failed connection, and those that connected.
+    /// `-e`: attempts to reopen a failed connection, those the server answered on, and those it
+    /// refused (a refused connect or `ERR max number of clients reached`; added later, so a
+    /// reader of older records takes its absence as unknown).
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// `None` in records written before it was counted (written back as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_refusals: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -2,9 +2,9 @@
 //! and the run-wide [`RunRecord`] that collects it and the server watch's figures.
 //!
 //! Owns: the document's shape (`document`), building it from the run's results (`build`), the
-//! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), wall-clock
-//! text and host facts (`clock`); the command line comes redacted from `crate::redact`. Must
-//! not: measure requests, decide exit codes, or print the human report.
+//! per-second timeline type the engine fills (`timeline`), HDR text encoding (`hdr`), the client
+//! host's facts (`host`); the command line comes redacted from `crate::redact`. Must not: measure
+//! requests, decide exit codes, or print the human report.
 //!
 //! The run calls, in order: [`RunRecord::open`] (before any connection: a `--json` path that
 //! cannot be written is exit 1 at once), [`RunRecord::watch_servers`] once the server is known,
@@ -16,6 +16,8 @@ pub mod build;
 pub mod document;
 pub mod failover;
 pub mod hdr;
+pub mod host;
+pub mod input_file;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
@@ -27,10 +29,10 @@ use std::path::Path;
 use std::time::{Instant, SystemTime};
 
 use crate::cli::Endpoint;
-use crate::clock;
 use crate::engine::Stop;
 use crate::metrics::TestResult;
 use crate::plan::RunPlan;
+use crate::timestamp::{rfc3339, rfc3339_micros};
 use crate::watch::{ServerWatch, TestWatch, WatchTarget};
 use crate::workload::Template;
 
@@ -75,7 +77,7 @@ impl RunRecord {
                     .map_err(|e| format!("cannot write the --json file {}: {e}", p.display()))?,
             ),
         };
-        let now = clock::rfc3339(SystemTime::now());
+        let now = rfc3339(SystemTime::now());
         let doc = Document {
             schema: document::SCHEMA.into(),
             tool: document::Tool {
@@ -88,8 +90,8 @@ impl RunRecord {
             outcome: "completed".into(),
             error: None,
             client: document::ClientHost {
-                hostname: clock::hostname(),
-                cores: clock::cores(),
+                hostname: host::hostname(),
+                cores: host::cores(),
             },
             target: target_record(plan),
             servers: Vec::new(),
@@ -100,6 +102,7 @@ impl RunRecord {
             sentinel: None,
             counters: Vec::new(),
             shards: Vec::new(),
+            merge: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
@@ -192,7 +195,7 @@ impl RunRecord {
             self.doc.tests.clear();
         }
         // The wall-clock start lets `merge` align shards' timelines by second.
-        rec.started_at = self.test_started.take().map(shard::rfc3339_micros);
+        rec.started_at = self.test_started.take().map(rfc3339_micros);
         self.doc.tests.push(rec);
         self.doc.tests.last().unwrap_or_else(|| unreachable!())
     }
@@ -200,7 +203,7 @@ impl RunRecord {
     /// Ends the record (`outcome`: `completed`, `interrupted` or `failed`, with the fatal
     /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
     pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
-        self.doc.ended_at = clock::rfc3339(SystemTime::now());
+        self.doc.ended_at = rfc3339(SystemTime::now());
         self.doc.outcome = outcome.into();
         self.doc.error = error;
         let mut text = serde_json::to_vec_pretty(&self.doc).map_err(io::Error::other)?;

@@ -10,8 +10,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::RunPlan;
-
-use crate::clock::rfc3339;
+use crate::timestamp::{rfc3339, rfc3339_micros};
 
 /// One shard's place and start.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -96,28 +95,26 @@ pub struct MergedShardTest {
     pub started_at: Option<String>,
 }
 
-/// RFC 3339 with microseconds: start times are compared across shards, where milliseconds are
-/// coarse next to a few-ms NTP skew.
-pub fn rfc3339_micros(t: SystemTime) -> String {
-    let ms = rfc3339(t);
-    let micros = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_micros() % 1000);
-    // `…SS.mmmZ` → `…SS.mmmuuuZ`.
-    format!("{}{micros:03}Z", &ms[..ms.len() - 1])
+/// A merged record's facts beyond its `shards` rows (`merge`; absent when there is nothing to
+/// say): what the merge does not cover, and where its rate is not the sum of the shards' rates.
+/// Readers treat a record with missing shards as partial (`compare --fail-if-worse` fails on it).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MergeNote {
+    /// Shard indices the merge lacked (`merge --partial`): its counts and rates cover the
+    /// shards given only, while `options.requests`/`rps` are the whole benchmark's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<u64>,
+    /// Tests whose shards did not run together (see `merge::together`): their `duration_s` is
+    /// from the first shard's start to the last one's end, and their `throughput_rps` the
+    /// completed requests over it, not the sum of the shards' rates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub apart: Vec<String>,
 }
 
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, UNIX_EPOCH};
-
-    use super::*;
-
-    #[test]
-    fn micros_extend_the_millisecond_text() {
-        let t = UNIX_EPOCH + Duration::from_micros(1_767_225_600_123_456);
-        assert_eq!(rfc3339_micros(t), "2026-01-01T00:00:00.123456Z");
-        let back = crate::plan::start_at::parse_time(&rfc3339_micros(t));
-        assert_eq!(back, Some(t));
+impl MergeNote {
+    /// Nothing to note: the record is not given the block.
+    pub fn is_empty(&self) -> bool {
+        self.missing_shards.is_empty() && self.apart.is_empty()
     }
 }

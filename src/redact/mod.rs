@@ -123,7 +123,48 @@ pub fn scrub(text: &str, secrets: &[Vec<u8>]) -> String {
 /// A command given as one line of whitespace-separated words (a `--command` value, a test's name
 /// read from a file) with its secrets replaced; the spacing is kept.
 pub fn command_text(line: &str) -> String {
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    // Quoted as `--command` reads it (`cli::split_words`), so a quoted password is found whole;
+    // a line that does not split that way (a test's name read from a file) by whitespace.
+    let (spans, words): (Vec<(usize, usize)>, Vec<String>) =
+        match crate::cli::split_words(line.as_bytes()) {
+            Ok(words) => words
+                .into_iter()
+                .map(|w| {
+                    let text = String::from_utf8_lossy(&w.bytes).into_owned();
+                    ((w.span.start, w.span.end), text)
+                })
+                .unzip(),
+            Err(_) => whitespace_words(line)
+                .into_iter()
+                .map(|(s, e)| ((s, e), line[s..e].to_string()))
+                .unzip(),
+        };
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let secrets = command::secrets(&refs);
+    if secrets.is_empty() {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut done = 0;
+    for s in secrets {
+        let (ws, we) = spans[s.word];
+        if line[ws..we] == words[s.word] {
+            out.push_str(&line[done..ws + s.from]);
+        } else {
+            // Quoted: the typed word's quotes and escapes go with the secret.
+            out.push_str(&line[done..ws]);
+            out.push_str(&words[s.word][..s.from]);
+        }
+        out.push_str(REDACTED);
+        done = we;
+    }
+    out.push_str(&line[done..]);
+    out
+}
+
+/// The byte ranges of `line`'s whitespace-separated words.
+fn whitespace_words(line: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
     let mut start = None;
     for (pos, c) in line.char_indices().chain([(line.len(), ' ')]) {
         match (start, c.is_whitespace()) {
@@ -135,21 +176,7 @@ pub fn command_text(line: &str) -> String {
             _ => {}
         }
     }
-    let words: Vec<&str> = spans.iter().map(|&(s, e)| &line[s..e]).collect();
-    let secrets = command::secrets(&words);
-    if secrets.is_empty() {
-        return line.to_string();
-    }
-    let mut out = String::with_capacity(line.len());
-    let mut done = 0;
-    for s in secrets {
-        let (ws, we) = spans[s.word];
-        out.push_str(&line[done..ws + s.from]);
-        out.push_str(REDACTED);
-        done = we;
-    }
-    out.push_str(&line[done..]);
-    out
+    spans
 }
 
 /// A server URI with its password replaced (the userinfo ends at the last `@`, as `-u` reads it;

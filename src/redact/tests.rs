@@ -231,6 +231,24 @@ fn command_text_keeps_spacing_and_is_idempotent() {
 }
 
 #[test]
+fn command_text_hides_a_quoted_secret_whole() {
+    // `--command` reads quotes as memtier does: the password is one argument, quotes and all.
+    assert_eq!(
+        command_text(r#"AUTH alice "my s3cret""#),
+        format!("AUTH alice {REDACTED}")
+    );
+    assert_eq!(
+        command_text(r#"ACL SETUSER bob on '>p w' ~*"#),
+        format!("ACL SETUSER bob on >{REDACTED} ~*")
+    );
+    let once = command_text(r#"auth "a b" ; get k"#);
+    assert_eq!(once, format!("auth {REDACTED} ; get k"));
+    assert_eq!(command_text(&once), once);
+    // Not quoting as --command reads it (a test's name from a file): by whitespace.
+    assert_eq!(command_text(r#"AUTH "pw"x"#), format!("AUTH {REDACTED}"));
+}
+
+#[test]
 fn a_record_read_back_is_redacted_everywhere_it_shows_a_command() {
     let mut doc = serde_json::json!({
         "command_line": ["respbench", "-u=redis://u:s3cret@h", "--", "auth", "s3cret"],

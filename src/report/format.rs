@@ -278,8 +278,12 @@ fn header_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
 fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
     match r.outcome {
         Outcome::Completed => {}
-        Outcome::Interrupted => {
-            s.push_str("  interrupted: yes (partial results: measured until Ctrl-C)\n");
+        Outcome::Interrupted(signal) => {
+            let _ = writeln!(
+                s,
+                "  interrupted: yes (partial results: measured until {})",
+                signal.name()
+            );
         }
         Outcome::Aborted => {
             s.push_str("  aborted: yes (partial results: measured until the error)\n");
@@ -304,11 +308,15 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
         let _ = writeln!(s, "  unanswered: {} ({})", r.unanswered, unanswered_why(r));
     }
     if r.reconnect_attempts > 0 {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "  reconnects: {} of {} attempts",
             r.reconnects, r.reconnect_attempts
         );
+        if r.reconnect_refusals > 0 {
+            let _ = write!(s, " ({} refused)", r.reconnect_refusals);
+        }
+        s.push('\n');
     }
     let pushes = &r.pushes;
     if ctx.tracking || pushes.invalidations > 0 {
@@ -326,7 +334,7 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
 /// have no place in the latency figures (their wait had no end).
 fn unanswered_why(r: &TestResult) -> &'static str {
     match r.outcome {
-        Outcome::Interrupted => {
+        Outcome::Interrupted(_) => {
             "still waiting for a reply when interrupted; not in the latency figures"
         }
         Outcome::Aborted => {
@@ -526,8 +534,11 @@ pub fn side_notes(r: &TestResult) -> String {
     let mut parts: Vec<String> = Vec::new();
     match r.outcome {
         Outcome::Completed => {}
-        Outcome::Interrupted => {
-            parts.push("interrupted (partial results: measured until Ctrl-C)".into());
+        Outcome::Interrupted(signal) => {
+            parts.push(format!(
+                "interrupted (partial results: measured until {})",
+                signal.name()
+            ));
         }
         Outcome::Aborted => {
             parts.push("aborted (partial results: measured until the error)".into());
@@ -559,10 +570,14 @@ pub fn side_notes(r: &TestResult) -> String {
         ));
     }
     if r.reconnect_attempts > 0 {
-        parts.push(format!(
+        let mut part = format!(
             "{} reconnects of {} attempts",
             r.reconnects, r.reconnect_attempts
-        ));
+        );
+        if r.reconnect_refusals > 0 {
+            let _ = write!(part, " ({} refused)", r.reconnect_refusals);
+        }
+        parts.push(part);
     }
     if r.completed == 0 && r.issued > 0 {
         parts.push("no request completed".into());
@@ -583,6 +598,7 @@ pub fn side_notes(r: &TestResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Signal;
     use std::time::Duration;
 
     fn result(title: &str) -> TestResult {
@@ -681,6 +697,9 @@ mod tests {
              3 unanswered (no reply within the 5 s grace after --duration; not in the latency \
              figures); 2 reconnects of 4 attempts; no request completed"
         );
+        r.reconnect_refusals = 1;
+        assert!(side_notes(&r).contains("; 2 reconnects of 4 attempts (1 refused);"));
+        r.reconnect_refusals = 0;
         let mut v = Vec::new();
         let ctx = ReportContext {
             precision: 3,
@@ -713,7 +732,7 @@ mod tests {
             side_notes(&r),
             "SET: 500 error replies (WRONGTYPE 480, ERR 20), not counted as completed"
         );
-        r.outcome = Outcome::Interrupted;
+        r.outcome = Outcome::Interrupted(Signal::Interrupt);
         r.pushes.invalidations = 1;
         r.target_rps = Some(1000);
         r.completed = 900;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, PushCounts, TestResult};
+use crate::metrics::{ErrorCounts, LatencyHistogram, Outcome, PushCounts, Signal, TestResult};
 
 use super::{ReportContext, write_csv_header, write_csv_row, write_full, write_quiet};
 
@@ -87,7 +87,7 @@ fn scenarios() -> Vec<(&'static str, ReportContext, TestResult)> {
         messages: 3,
         other: 1,
     };
-    errors.outcome = Outcome::Interrupted;
+    errors.outcome = Outcome::Interrupted(Signal::Interrupt);
     // Measured from the actual send the latencies look 40% lower: the corrected figures include
     // the time requests waited behind a stalled server.
     errors.latency_uncorrected = typical_latencies(12_345, 2, 90);
@@ -114,7 +114,7 @@ fn scenarios() -> Vec<(&'static str, ReportContext, TestResult)> {
     quote.latency_uncorrected = LatencyHistogram::new();
 
     let mut empty = base_result("LPUSH", LatencyHistogram::new(), 0, 0);
-    empty.outcome = Outcome::Interrupted;
+    empty.outcome = Outcome::Interrupted(Signal::Interrupt);
 
     let mut aborted = base_result("INCR", typical_latencies(3, 5, 100), 3, 1);
     aborted.outcome = Outcome::Aborted;

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
-use crate::clock;
 use crate::metrics::TestResult;
 use crate::metrics::outage::{Outage, outages};
+use crate::timestamp;
 
 /// Appends the section (nothing when the test had no outage), then the cluster nodes whose
 /// connections failed.
@@ -60,7 +60,7 @@ fn node_section(s: &mut String, r: &TestResult) {
 }
 
 fn outage_line(s: &mut String, n: usize, o: &Outage, started_at: Option<SystemTime>) {
-    let wall = |d: Duration| started_at.map(|t| clock::rfc3339(t + d));
+    let wall = |d: Duration| started_at.map(|t| timestamp::rfc3339(t + d));
     let end = if o.until_end {
         "the end of the test".to_string()
     } else {
@@ -91,6 +91,9 @@ fn outage_line(s: &mut String, n: usize, o: &Outage, started_at: Option<SystemTi
     );
     if o.until_end {
         s.push_str(", no reply until the test ended");
+    } else if o.failed == 0 {
+        // A stall that ended (no --timeout): requests waited, none was lost.
+        s.push_str(", no reply in it (requests waited, none lost)");
     }
     s.push('\n');
 }

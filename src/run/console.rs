@@ -5,11 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{Observer, Snapshot};
+use crate::metrics::Signal;
 use crate::report::{self, Progress, ProgressPhase};
 
 /// Shows the live progress line on stderr when it is a terminal.
 pub(super) struct Console {
     pub(super) interrupted: Arc<AtomicBool>,
+    /// Set with `interrupted` when the signal was SIGTERM (the report names it).
+    pub(super) terminated: Arc<AtomicBool>,
     pub(super) progress: bool,
     pub(super) title: String,
     pub(super) by_requests: bool,
@@ -31,6 +34,14 @@ impl Console {
 impl Observer for Console {
     fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
+    }
+
+    fn signal(&self) -> Signal {
+        if self.terminated.load(Ordering::Relaxed) {
+            Signal::Terminate
+        } else {
+            Signal::Interrupt
+        }
     }
 
     fn tick(&mut self, s: &Snapshot) {

@@ -1,8 +1,9 @@
-//! `--find-max`: drives `slo::Search` over the engine. Each step is one `engine::run_test` of
+//! `--find-max`: drives `slo::Search` over the engine. Each window is one `engine::run_test` of
 //! the chosen test at an offered `--rps` (fresh connections, the warmup not counted, a measured
 //! window of `--step-duration`); its figures go to the search, a row to the table as soon as it
-//! ends, and the `find_max` block of the record. The decisions (next rate, when to stop, the
-//! answer's wording) are `slo`'s; this file only measures and prints.
+//! ends, and the `find_max` block of the record. The decisions (next rate, how many windows a
+//! rate needs, when to stop, the answer's wording) are `slo`'s; this file only measures and
+//! prints.
 
 use std::io::Write;
 use std::time::Instant;
@@ -12,25 +13,27 @@ use crate::engine::{self, ClusterRun, EngineError, LoadSpec, Stop};
 use crate::metrics::{Outcome, TestResult};
 use crate::plan::find_max::{FindMaxPlan, PROBE, TIME_BUDGET};
 use crate::record::{FindMaxRecord, FindMaxStep, TestExtras};
-use crate::slo::search::{MAX_STEPS, start_from_probe};
+use crate::slo::search::{MAX_WINDOWS, start_from_probe};
 use crate::slo::table::{self, Limit, Row, group};
-use crate::slo::{Conclusion, End, Figures, Next, Search, Step};
+use crate::slo::{Conclusion, Decision, End, Figures, Next, Search};
 use crate::verdict::Verdict;
 use crate::workload::Template;
 
-/// One step's run: the result, a fatal error beside it, and its verdict's name.
+/// One window's run: the result and a fatal error beside it.
 struct Measured {
     result: TestResult,
     fatal: Option<EngineError>,
 }
 
-/// The search's progress: the rows printed, each step's verdict, and which step's full record
-/// the document keeps.
+/// The search's progress: the rows printed, each window's verdict (what limited it), and which
+/// windows' full records the document holds until the answer picks one.
 struct Progress {
     rows: Vec<Row>,
     verdicts: Vec<Verdict>,
-    /// Index in the record's `tests` of the kept step, and whether it passed.
-    kept: Option<(usize, bool)>,
+    /// The record's `tests`, in order: each kept window's offered rate and whether it met the
+    /// SLO. At most the latest window that met it at each rate, and the latest window while
+    /// none has (see [`Session::keep`]).
+    kept: Vec<(u64, bool)>,
     record: FindMaxRecord,
 }
 
@@ -61,7 +64,7 @@ impl<W: Write> Session<'_, W> {
         let mut progress = Progress {
             rows: Vec::new(),
             verdicts: Vec::new(),
-            kept: None,
+            kept: Vec::new(),
             record: FindMaxRecord {
                 slo: fm.slo.text.clone(),
                 step_duration_s: fm.step.as_secs_f64(),
@@ -88,29 +91,36 @@ impl<W: Write> Session<'_, W> {
         };
         writeln!(self.out, "{}", table::header())?;
         self.out.flush()?;
-        let mut search = Search::new(start, MAX_STEPS);
+        let mut search = Search::new(start, MAX_WINDOWS);
         let mut rate = search.first();
+        let mut step = 0;
         let conclusion = loop {
             if began.elapsed() + fm.step + fm.warmup > TIME_BUDGET {
                 break search.stop();
             }
-            let m = self.step(title, template, cluster, rate, fm, &mut progress);
+            if progress.rows.last().is_none_or(|r| r.offered != rate) {
+                step += 1;
+            }
+            let m = self.window(title, template, cluster, rate, fm, &mut progress);
             let ended = match (m.fatal, m.result.outcome) {
                 (Some(e), _) => Some(Failure::from(e)),
-                (None, Outcome::Interrupted) => Some(Failure::Interrupted),
+                (None, Outcome::Interrupted(_)) => Some(Failure::Interrupted),
                 _ => None,
             };
             if let Some(failure) = ended {
-                // The unfinished step is not filed; what was measured before it is answered.
+                // The unfinished window is not filed; what was measured before it is answered.
                 self.conclude(fm, &search.stop(), &mut progress)?;
                 return Err(failure);
             }
-            let step = *progress.rows.last().unwrap_or_else(|| unreachable!());
-            match search.record(Step {
-                offered: step.offered,
-                achieved: step.achieved,
-                slo_met: step.slo_met,
-            }) {
+            let row = progress.rows.last_mut().unwrap_or_else(|| unreachable!());
+            let next = search.record(row.as_window());
+            let tally = *search.tally(rate).unwrap_or_else(|| unreachable!());
+            row.step = step;
+            row.window = tally.windows();
+            row.decided = (tally.decision() != Decision::Open).then_some(tally);
+            let row = *row;
+            self.file(&row, &mut progress);
+            match next {
                 Next::Run(next) => rate = next,
                 Next::Done(c) => break c,
             }
@@ -132,7 +142,7 @@ impl<W: Write> Session<'_, W> {
         if let Some(e) = m.fatal {
             return Err(e.into());
         }
-        if m.result.outcome == Outcome::Interrupted {
+        if matches!(m.result.outcome, Outcome::Interrupted(_)) {
             return Err(Failure::Interrupted);
         }
         match m.result.throughput() {
@@ -143,8 +153,9 @@ impl<W: Write> Session<'_, W> {
         }
     }
 
-    /// Runs one step at `rate`; when it completed, prints its row and files it.
-    fn step(
+    /// Runs one window at `rate`; when it completed, adds its row (its step and window numbers
+    /// are the search's, filled in by the caller) and keeps its test record for now.
+    fn window(
         &mut self,
         title: &str,
         template: &Template,
@@ -170,7 +181,8 @@ impl<W: Write> Session<'_, W> {
         let r = &m.result;
         let figures = figures(r);
         let row = Row {
-            step: progress.rows.len() + 1,
+            step: 0,
+            window: 0,
             offered: rate,
             achieved: r.throughput(),
             p50_us: figures.p50_us,
@@ -178,26 +190,33 @@ impl<W: Write> Session<'_, W> {
             p999_us: figures.p999_us,
             errors: r.errors.total(),
             slo_met: fm.slo.met(&figures),
+            decided: None,
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
         progress.verdicts.push(test.verdict.kind);
         progress.rows.push(row);
+        self.keep(&row, progress);
+        m
+    }
+
+    /// Files a window's row in the record's `find_max` block and prints it.
+    fn file(&mut self, row: &Row, progress: &mut Progress) {
         progress.record.steps.push(FindMaxStep {
-            offered_rps: rate,
+            offered_rps: row.offered,
             achieved_rps: row.achieved,
             p50_us: row.p50_us,
             p99_us: row.p99_us,
             p999_us: row.p999_us,
             errors: row.errors,
             met: row.slo_met,
-            saturated: row.as_step().saturated(),
+            saturated: row.as_window().saturated(),
+            step: Some(row.step),
+            window: Some(row.window),
         });
-        self.keep_best(&row, progress);
         self.rec.set_find_max(progress.record.clone());
         // A write error ends the search at its next check; the row is in the record already.
-        let _ = writeln!(self.out, "{}", table::row(&row, self.ctx.precision))
+        let _ = writeln!(self.out, "{}", table::row(row, self.ctx.precision))
             .and_then(|()| self.out.flush());
-        m
     }
 
     /// Runs the test once with `load`, the progress line titled `what`.
@@ -220,29 +239,46 @@ impl<W: Write> Session<'_, W> {
         Measured { result, fatal }
     }
 
-    /// Keeps one step's full test record: the highest passing step, else the latest.
-    fn keep_best(&mut self, row: &Row, progress: &mut Progress) {
+    /// Keeps the newest test record if it can still be the answer's: the latest window that
+    /// met the SLO at its rate (replacing an older one there), or the latest window while none
+    /// has met it. [`Session::conclude`] keeps only the answer's.
+    fn keep(&mut self, row: &Row, progress: &mut Progress) {
         if !self.rec.keeps_tests() {
             return;
         }
-        let newest = self.rec.document().tests.len().saturating_sub(1);
-        let passed = row.as_step().passed();
-        // Rows of passing steps only climb above the kept one (the search bisects upward from
-        // it), so a passing step always replaces; a failing one only replaces another failing.
-        let replace = match progress.kept {
-            None => true,
-            Some((_, kept_passed)) => passed || !kept_passed,
-        };
-        if replace {
-            if let Some((old, _)) = progress.kept {
-                self.rec.discard_test(old);
+        let passed = row.as_window().passed();
+        let drop_old = |&(rate, kept_passed): &(u64, bool)| {
+            if passed {
+                !kept_passed || rate == row.offered
+            } else {
+                !kept_passed
             }
-            progress.kept = Some((
-                newest.saturating_sub(usize::from(progress.kept.is_some())),
-                passed,
-            ));
-        } else {
-            self.rec.discard_test(newest);
+        };
+        if !passed && progress.kept.iter().any(|&(_, p)| p) {
+            self.rec.discard_test(progress.kept.len());
+            return;
+        }
+        for i in (0..progress.kept.len()).rev() {
+            if drop_old(&progress.kept[i]) {
+                self.rec.discard_test(i);
+                progress.kept.remove(i);
+            }
+        }
+        progress.kept.push((row.offered, passed));
+    }
+
+    /// Drops every kept test record but the answer's (`best`: its rate), or with no answer the
+    /// latest.
+    fn keep_answer(&mut self, best: Option<u64>, progress: &mut Progress) {
+        let keep = match best {
+            Some(rate) => progress.kept.iter().rposition(|&(r, p)| p && r == rate),
+            None => progress.kept.len().checked_sub(1),
+        };
+        for i in (0..progress.kept.len()).rev() {
+            if Some(i) != keep {
+                self.rec.discard_test(i);
+                progress.kept.remove(i);
+            }
         }
     }
 
@@ -253,17 +289,28 @@ impl<W: Write> Session<'_, W> {
         c: &Conclusion,
         progress: &mut Progress,
     ) -> Result<(), Failure> {
-        let limit = c.upper.filter(Step::saturated).and_then(|u| {
-            let i = progress.rows.iter().position(|r| r.offered == u.offered)?;
+        // What held back the failing bound's window, when it fell behind.
+        let limit = c.upper.filter(|u| u.failing().saturated()).and_then(|u| {
+            let i = progress
+                .rows
+                .iter()
+                .rposition(|r| r.offered == u.offered && !r.as_window().passed())?;
             Some(limit_of(progress.verdicts[i]))
         });
+        if self.rec.keeps_tests() {
+            self.keep_answer(c.best.map(|b| b.offered), progress);
+        }
         let rec = &mut progress.record;
-        rec.answer_rps = c.best.map(|b| b.achieved.round());
+        rec.answer_rps = match c.end {
+            End::TooNoisy => None,
+            _ => c.best.map(|b| b.achieved().round()),
+        };
         rec.end = match c.end {
             End::Converged => "converged",
             End::NeverMet => "never-met",
             End::RateCap => "rate-cap",
-            End::StepLimit => "step-limit",
+            End::WindowLimit => "window-limit",
+            End::TooNoisy => "too-noisy",
             End::Stopped => "stopped",
         }
         .into();
@@ -302,7 +349,7 @@ fn figures(r: &TestResult) -> Figures {
     }
 }
 
-/// The step's verdict (`record::TestRecord::verdict`) as the answer's "which side" word.
+/// The window's verdict (`record::TestRecord::verdict`) as the answer's "which side" word.
 fn limit_of(verdict: Verdict) -> Limit {
     match verdict {
         Verdict::ServerBound => Limit::Server,

@@ -100,13 +100,18 @@ impl From<io::Error> for Failure {
     }
 }
 /// Runs the whole plan and writes its record (`--json`) however the run ends.
-pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> {
+/// `interrupted`: set by the first Ctrl-C or SIGTERM; `terminated`: also set when it was SIGTERM.
+pub fn run(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> Result<(), Failure> {
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     record_hook::check_html_path(plan)?;
-    let result = match run_tests(plan, interrupted.clone(), &mut rec)
+    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -120,9 +125,13 @@ pub fn run(plan: &RunPlan, interrupted: Arc<AtomicBool>) -> Result<(), Failure> 
     record_hook::finish(plan, rec, result)
 }
 
-fn run_tests(
+/// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
+/// primary is found, then followed); then [`connect_and_run`], and the Sentinel's part of the
+/// record however the run ended.
+fn prepare_and_run(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
@@ -131,7 +140,7 @@ fn run_tests(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = run_with(plan, interrupted, rec, sentinel.as_mut());
+    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut());
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -139,10 +148,12 @@ fn run_tests(
     result
 }
 
-/// The run once the server is known: the control connection, then every test.
-fn run_with(
+/// The run once the server is known: the control connection (and cluster discovery), the report's
+/// heading, then every pass over the workload.
+fn connect_and_run(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
 ) -> Result<(), Failure> {
@@ -169,6 +180,7 @@ fn run_with(
     let progress = io::stderr().is_terminal() && plan.format != Format::Csv;
     let mut console = Console {
         interrupted: interrupted.clone(),
+        terminated,
         progress,
         title: String::new(),
         by_requests: matches!(plan.load.stop, Stop::Requests(_)),
@@ -302,7 +314,7 @@ impl<W: Write> Session<'_, W> {
                     for cmd in &work.setup {
                         self.setup_command(test.title, cmd)?;
                     }
-                    self.run_one(test.title, &work.template)?;
+                    self.run_test(test.title, &work.template)?;
                 }
             }
             Workload::Mix { title, commands } => self.run_mix(payload, title, commands)?,
@@ -312,7 +324,7 @@ impl<W: Write> Session<'_, W> {
                     Some(dataset) => dataset.mean_unit_len(),
                     None => template.unit.len(),
                 };
-                self.run_one(title, &template)?;
+                self.run_test(title, &template)?;
             }
         }
         if plan.format != Format::Csv {
@@ -362,7 +374,7 @@ impl<W: Write> Session<'_, W> {
             .ok_or_else(|| Failure::Fatal("the mix has no command with a weight".to_string()))?;
         let first = mix.commands[0].template.clone();
         self.load.mix = Some(Arc::new(mix));
-        let ended = self.run_one(title, &first);
+        let ended = self.run_test(title, &first);
         self.load.mix = None;
         ended
     }
@@ -382,20 +394,21 @@ impl<W: Write> Session<'_, W> {
         Ok(())
     }
 
-    /// Runs one test and prints its report; a fatal error or Ctrl-C is returned after the
+    /// Runs one test of the workload (once, `--repeat` times with their median, or as a
+    /// `--find-max` search) and prints its report; a fatal error or Ctrl-C is returned after the
     /// report.
-    fn run_one(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
+    fn run_test(&mut self, title: &str, template: &Template) -> Result<(), Failure> {
         if let Some(fm) = &self.plan.find_max {
             return self.find_max(title, template, fm);
         }
         let times = self.plan.repeat;
         if times <= 1 {
-            return self.run_once(title, template, None).map(drop);
+            return self.measure_and_report(title, template, None).map(drop);
         }
         let mut reps = Repetitions::default();
         let mut ended = Ok(());
         for n in 1..=times {
-            match self.run_once(title, template, Some(n)) {
+            match self.measure_and_report(title, template, Some(n)) {
                 Ok((r, verdict)) => reps.add(&r, verdict),
                 // A failed or interrupted repetition has printed its report; the run ends after
                 // the median of those that completed.
@@ -413,9 +426,10 @@ impl<W: Write> Session<'_, W> {
         ended
     }
 
-    /// One run of a test (`repetition`: which, under `--repeat`); its result and what limited
-    /// it when it completed.
-    fn run_once(
+    /// One measured run of a test (`repetition`: which, under `--repeat`): the engine's run, its
+    /// record, its report and the failover lines; its result and what limited it when it
+    /// completed.
+    fn measure_and_report(
         &mut self,
         title: &str,
         template: &Template,
@@ -476,7 +490,7 @@ impl<W: Write> Session<'_, W> {
         if let Some(e) = fatal {
             return Err(e.into());
         }
-        if result.outcome == crate::metrics::Outcome::Interrupted {
+        if matches!(result.outcome, crate::metrics::Outcome::Interrupted(_)) {
             return Err(Failure::Interrupted);
         }
         Ok((result, verdict))

@@ -53,7 +53,7 @@ pub(super) fn begin(
                 eprintln!(
                     "started {:.6} s after --start-at {}",
                     late.as_secs_f64(),
-                    crate::clock::rfc3339(at)
+                    crate::timestamp::rfc3339(at)
                 );
             }
             Some(late.as_secs_f64())

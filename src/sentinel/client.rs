@@ -1,16 +1,16 @@
-//! A blocking connection to one Sentinel: commands with a reply timeout, and pub/sub messages
-//! read with a short timeout so the watcher can check whether the run has ended.
+//! A connection to one Sentinel: the engine's [`ControlConn`] with the Sentinel's short reply
+//! timeout, its messages read in the control connection's wait-for-next mode (so the watcher can
+//! check whether the run has ended between reads), and its failures as one phrase without the
+//! address (the caller names the Sentinel).
 //!
 //! Sentinels are reached over plain TCP (the Sentinel port); TLS and AUTH options for the data
 //! nodes do not apply to them (`--sentinel-user`/`--sentinel-password` do).
 
-use std::io::{self, Read, Write};
 use std::time::Duration;
 
 use resp::Value;
 
-use crate::engine::conn::BlockingStream;
-use crate::engine::control::error_text;
+use crate::engine::control::ControlConn;
 use crate::engine::{EngineError, Target};
 
 /// How long a Sentinel may take to answer a command.
@@ -18,31 +18,20 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One Sentinel connection.
 pub struct SentinelConn {
-    stream: BlockingStream,
-    buf: Vec<u8>,
+    conn: ControlConn,
 }
 
 impl SentinelConn {
     /// Connects (within the engine's connect timeout) and authenticates when `auth` is given
-    /// (the arguments after `AUTH`). Errors are one phrase, without the address.
+    /// (the arguments after `AUTH`), both bounded by [`REPLY_TIMEOUT`].
     pub fn open(host: &str, port: u16, auth: Option<&[Vec<u8>]>) -> Result<Self, String> {
         let target = Target::tcp(host, port).map_err(|e| reason(&e))?;
-        let stream = target.connect_blocking().map_err(|e| reason(&e))?;
-        stream
-            .set_timeouts(Some(REPLY_TIMEOUT))
-            .map_err(|e| e.to_string())?;
-        let mut c = Self {
-            stream,
-            buf: Vec::with_capacity(1024),
-        };
+        let mut conn = ControlConn::connect(&target).map_err(|e| reason(&e))?;
+        conn.set_timeout(REPLY_TIMEOUT).map_err(|e| reason(&e))?;
         if let Some(auth) = auth {
-            let mut cmd: Vec<&[u8]> = vec![b"AUTH"];
-            cmd.extend(auth.iter().map(Vec::as_slice));
-            if let Some(e) = error_text(&c.call(&cmd)?) {
-                return Err(format!("AUTH refused: {e}"));
-            }
+            conn.auth(auth).map_err(|e| reason(&e))?;
         }
-        Ok(c)
+        Ok(Self { conn })
     }
 
     /// Sends one command and waits (at most [`REPLY_TIMEOUT`]) for its reply.
@@ -54,44 +43,18 @@ impl SentinelConn {
 
     /// Sends a command without waiting (SUBSCRIBE: its replies are messages).
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), String> {
-        let mut out = Vec::with_capacity(64);
-        resp::encode_command(&mut out, args);
-        self.stream.write_all(&out).map_err(|e| e.to_string())
+        self.conn.send(args).map_err(|e| reason(&e))
     }
 
     /// Changes the read timeout (the watcher reads messages in short waits).
     pub fn set_timeout(&mut self, t: Duration) -> Result<(), String> {
-        self.stream.set_timeouts(Some(t)).map_err(|e| e.to_string())
+        self.conn.set_timeout(t).map_err(|e| reason(&e))
     }
 
     /// The next value; `None` when the read timeout passed first. A closed connection or a
     /// protocol error is an error.
     pub fn next(&mut self) -> Result<Option<Value>, String> {
-        let mut chunk = [0u8; 4096];
-        loop {
-            match Value::parse(&self.buf) {
-                Ok(Some((v, used))) => {
-                    self.buf.drain(..used);
-                    return Ok(Some(v));
-                }
-                Ok(None) => {}
-                Err(e) => return Err(format!("protocol error: {e}")),
-            }
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Err("the Sentinel closed the connection".to_string()),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Ok(None);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.to_string()),
-            }
-        }
+        self.conn.wait_next().map_err(|e| reason(&e))
     }
 }
 
@@ -99,6 +62,12 @@ impl SentinelConn {
 fn reason(e: &EngineError) -> String {
     match e {
         EngineError::Connect { reason, .. } => reason.clone(),
+        EngineError::Auth { message, .. } => format!("AUTH refused: {message}"),
+        EngineError::Io(m) => m
+            .split_once(": ")
+            .map_or(m.as_str(), |(_, r)| r)
+            .to_string(),
+        EngineError::Protocol(m) => format!("protocol error: {m}"),
         other => other.to_string(),
     }
 }

@@ -171,7 +171,7 @@ impl SentinelRun {
                 ));
             }
             self.switches.push(SwitchRecord {
-                at: crate::record::shard::rfc3339_micros(s.at),
+                at: crate::timestamp::rfc3339_micros(s.at),
                 offset_s: offset,
                 test: during.then(|| title.to_string()),
                 from: s.from,

@@ -1,14 +1,16 @@
-//! The `--find-max` table and answer as text: one row per step, printed as each step ends, and
-//! the sentence that answers the question. Pure formatting, so the wording is unit-tested.
+//! The `--find-max` table and answer as text: one row per window, printed as each window ends,
+//! and the sentence that answers the question. Pure formatting, so the wording is unit-tested.
 
 use super::expr::Slo;
-use super::search::{Conclusion, End, Step, TOLERANCE};
+use super::search::{Conclusion, Decision, End, Noise, TOLERANCE, Tally, Window};
 
-/// One step as the table shows it.
+/// One window as the table shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Row {
-    /// 1-based.
+    /// The search's step (1-based): consecutive windows at one rate share it.
     pub step: usize,
+    /// The window's number at its rate (1-based, counting earlier steps at the same rate).
+    pub window: u32,
     pub offered: u64,
     pub achieved: f64,
     pub p50_us: f64,
@@ -16,12 +18,15 @@ pub struct Row {
     pub p999_us: f64,
     pub errors: u64,
     pub slo_met: bool,
+    /// Every window at the rate so far, this one included, when they decide it: the row then
+    /// says what the rate's windows add up to.
+    pub decided: Option<Tally>,
 }
 
 impl Row {
     /// The search's view of a row.
-    pub fn as_step(&self) -> Step {
-        Step {
+    pub fn as_window(&self) -> Window {
+        Window {
             offered: self.offered,
             achieved: self.achieved,
             slo_met: self.slo_met,
@@ -29,7 +34,7 @@ impl Row {
     }
 }
 
-/// What held the achieved rate below the offered one, from the step's verdict.
+/// What held the achieved rate below the offered one, from the window's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     /// The server's main thread (or command time) near a full core.
@@ -64,16 +69,16 @@ impl Limit {
 /// The table's header line.
 pub fn header() -> String {
     format!(
-        "{:>4}  {:>13}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7}  SLO",
-        "step", "offered rps", "achieved rps", "p50 ms", "p99 ms", "p99.9 ms", "errors"
+        "{:>4}  {:>3}  {:>13}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7}  SLO",
+        "step", "win", "offered rps", "achieved rps", "p50 ms", "p99 ms", "p99.9 ms", "errors"
     )
 }
 
 /// One row; `precision`: decimals of the latency columns.
 pub fn row(r: &Row, precision: usize) -> String {
     let ms = |us: f64| format!("{:.precision$}", us / 1000.0);
-    let step = r.as_step();
-    let status = match (r.slo_met, step.saturated()) {
+    let w = r.as_window();
+    let mut status = match (r.slo_met, w.saturated()) {
         (true, false) => "met".to_string(),
         (false, false) => "broken".to_string(),
         (met, true) => format!(
@@ -82,9 +87,14 @@ pub fn row(r: &Row, precision: usize) -> String {
             r.achieved / r.offered.max(1) as f64 * 100.0
         ),
     };
+    if let Some(t) = &r.decided {
+        status.push_str(" => ");
+        status.push_str(&tally(t));
+    }
     format!(
-        "{:>4}  {:>13}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7}  {status}",
+        "{:>4}  {:>3}  {:>13}  {:>13}  {:>9}  {:>9}  {:>9}  {:>7}  {status}",
         r.step,
+        r.window,
         group(r.offered),
         group(r.achieved.round() as u64),
         ms(r.p50_us),
@@ -94,71 +104,134 @@ pub fn row(r: &Row, precision: usize) -> String {
     )
 }
 
-/// The answer: the number, and why the search trusts it (or what stopped it). `limit`: what
-/// held back the failing step above the answer, when that step fell behind.
+/// A rate's windows in a few words: `met in 3 of 3`, `broken in 2 of 3`, `split: met in 3 of 6`.
+pub fn tally(t: &Tally) -> String {
+    let n = t.windows();
+    match t.decision() {
+        Decision::Met => format!("met in {} of {n}", t.met),
+        Decision::Broken => format!("broken in {} of {n}", t.broken),
+        Decision::Split => format!("split: met in {} of {n}", t.met),
+        Decision::Open => format!("open: met in {} of {n}", t.met),
+    }
+}
+
+/// The evidence for the met bound: `68,000 req/s offered met it in 3 of 3 windows`.
+fn met_evidence(b: &Tally) -> String {
+    format!(
+        "{} req/s offered met it in {} of {} windows",
+        group(b.offered),
+        b.met,
+        b.windows()
+    )
+}
+
+/// Why the failing bound fails, with its windows.
+fn upper_evidence(u: &Tally, limit: Option<Limit>) -> String {
+    let w = u.failing();
+    let explain = limit.unwrap_or(Limit::Unknown).explain();
+    let achieved = group(w.achieved.round() as u64);
+    let (offered, broken, n) = (group(u.offered), u.broken, u.windows());
+    if u.decision() == Decision::Split {
+        format!(
+            "{offered} req/s offered met it in {} of {n} windows and broke it in {broken}: the \
+             boundary is about there",
+            u.met
+        )
+    } else if w.saturated() && w.slo_met {
+        format!(
+            "the SLO never broke: at {offered} req/s offered only {achieved} were achieved \
+             ({broken} of {n} windows fell behind): {explain}"
+        )
+    } else if w.saturated() {
+        format!(
+            "{offered} req/s offered broke it in {broken} of {n} windows, achieving only \
+             {achieved}: {explain}"
+        )
+    } else {
+        format!("{offered} req/s offered broke it in {broken} of {n} windows")
+    }
+}
+
+/// What the noise did: `7 of the 18 windows disagreed with the rest`.
+fn noise(n: &Noise) -> String {
+    format!(
+        "{} of the {} windows disagreed with the rest (broke it at a rate that met it, or met \
+         it above one that broke it)",
+        n.disagreeing, n.windows
+    )
+}
+
+/// The answer: the number and the windows that back it (or what stopped the search). `limit`:
+/// what held back the failing bound's window, when it fell behind.
 pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
-    let rps = |s: &Step| group(s.achieved.round() as u64);
-    let why_upper = |u: &Step| -> String {
-        if u.saturated() && u.slo_met {
-            format!(
-                "the SLO never broke: at {} req/s offered only {} were achieved: {}",
-                group(u.offered),
-                rps(u),
-                limit.unwrap_or(Limit::Unknown).explain()
-            )
-        } else if u.saturated() {
-            format!(
-                "{} req/s offered broke it, achieving only {}: {}",
-                group(u.offered),
-                rps(u),
-                limit.unwrap_or(Limit::Unknown).explain()
-            )
-        } else {
-            format!("{} req/s offered broke it", group(u.offered))
-        }
-    };
+    let rps = |t: &Tally| group(t.achieved().round() as u64);
     match (c.end, &c.best, &c.upper) {
         (End::Converged, Some(b), Some(u)) => format!(
-            "max throughput with {slo}: {} req/s (within {:.0}%; {})",
+            "max throughput with {slo}: {} req/s (within {:.0}%: {}; {})",
             rps(b),
             TOLERANCE * 100.0,
-            why_upper(u)
+            met_evidence(b),
+            upper_evidence(u, limit)
         ),
-        (End::NeverMet, _, Some(u)) => format!(
-            "no throughput meets {slo}: even the lowest step ({} req/s offered) broke it{}",
-            group(u.offered),
-            if u.saturated() {
-                format!(
-                    " (it achieved only {}: {})",
-                    rps(u),
-                    limit.unwrap_or(Limit::Unknown).explain()
-                )
-            } else {
-                String::new()
-            }
+        (End::TooNoisy, None, _) => format!(
+            "too noisy to answer {slo} on this machine: no rate met it reliably, and {} (run \
+             again with longer --step-duration, on a quieter machine, or with a looser SLO)",
+            noise(&c.noise)
         ),
+        (End::TooNoisy, Some(b), _) => format!(
+            "too noisy to answer {slo} on this machine: the highest rate that met it, {} req/s \
+             offered, met it in {} of {} windows, and {} (run again with longer \
+             --step-duration, on a quieter machine, or with a looser SLO)",
+            group(b.offered),
+            b.met,
+            b.windows(),
+            noise(&c.noise)
+        ),
+        (End::NeverMet, _, Some(u)) => {
+            let w = u.failing();
+            format!(
+                "no throughput meets {slo}: even the lowest rate ({} req/s offered) broke it in \
+                 {} of {} windows{}",
+                group(u.offered),
+                u.broken,
+                u.windows(),
+                if w.saturated() {
+                    format!(
+                        " (it achieved only {}: {})",
+                        group(w.achieved.round() as u64),
+                        limit.unwrap_or(Limit::Unknown).explain()
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        }
         (End::RateCap, Some(b), _) => format!(
-            "max throughput with {slo}: at least {} req/s (every step met it, up to the largest \
+            "max throughput with {slo}: at least {} req/s (every rate met it, up to the largest \
              rate the search offers)",
             rps(b)
         ),
         (end, best, upper) => {
             let stopped = match end {
-                End::StepLimit => format!("the search stopped at its limit of {} steps", c.steps),
-                _ => format!("the search was stopped after {} steps", c.steps),
+                End::WindowLimit => {
+                    format!("the search stopped at its limit of {} windows", c.windows)
+                }
+                _ => format!("the search was stopped after {} windows", c.windows),
             };
             match (best, upper) {
                 (Some(b), Some(u)) => format!(
-                    "max throughput with {slo} so far: {} req/s ({stopped}; {})",
+                    "max throughput with {slo} so far: {} req/s ({stopped}; {}; {})",
                     rps(b),
-                    why_upper(u)
+                    met_evidence(b),
+                    upper_evidence(u, limit)
                 ),
                 (Some(b), None) => format!(
                     "max throughput with {slo} so far: at least {} req/s ({stopped} before the \
-                     SLO broke)",
-                    rps(b)
+                     SLO broke; {})",
+                    rps(b),
+                    met_evidence(b)
                 ),
-                (None, _) => format!("no step met {slo} ({stopped})"),
+                (None, _) => format!("no rate met {slo} ({stopped})"),
             }
         }
     }
@@ -181,20 +254,28 @@ pub fn group(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn step(offered: u64, achieved: f64, slo_met: bool) -> Step {
-        Step {
-            offered,
-            achieved,
-            slo_met,
-        }
+    fn windows(offered: u64, achieved: f64, met: &[bool]) -> Tally {
+        let ws: Vec<Window> = met
+            .iter()
+            .map(|&slo_met| Window {
+                offered,
+                achieved,
+                slo_met,
+            })
+            .collect();
+        Tally::of(&ws).unwrap()
     }
 
-    fn concluded(end: End, best: Option<Step>, upper: Option<Step>) -> Conclusion {
+    fn concluded(end: End, best: Option<Tally>, upper: Option<Tally>) -> Conclusion {
         Conclusion {
             best,
             upper,
             end,
-            steps: 9,
+            windows: 17,
+            noise: Noise {
+                disagreeing: 1,
+                windows: 12,
+            },
         }
     }
 
@@ -207,16 +288,17 @@ mod tests {
     }
 
     #[test]
-    fn the_answer_names_the_number_and_the_step_that_broke_it() {
+    fn the_answer_names_the_number_and_the_windows_on_both_sides() {
         let slo = Slo::parse("p99<1ms").unwrap();
         let c = concluded(
             End::Converged,
-            Some(step(83_500, 83_200.4, true)),
-            Some(step(86_000, 85_900.0, false)),
+            Some(windows(68_000, 68_031.4, &[true, true, true])),
+            Some(windows(71_400, 71_300.0, &[false, true, false, false])),
         );
         assert_eq!(
             answer(&slo, &c, None),
-            "max throughput with p99 < 1 ms: 83,200 req/s (within 5%; 86,000 req/s offered broke it)"
+            "max throughput with p99 < 1 ms: 68,031 req/s (within 5%: 68,000 req/s offered met \
+             it in 3 of 3 windows; 71,400 req/s offered broke it in 3 of 4 windows)"
         );
     }
 
@@ -225,34 +307,84 @@ mod tests {
         let slo = Slo::parse("p99<1s").unwrap();
         let c = concluded(
             End::Converged,
-            Some(step(6_600, 6_590.0, true)),
-            Some(step(6_900, 6_000.0, true)),
+            Some(windows(6_600, 6_590.0, &[true, true, true])),
+            Some(windows(6_900, 6_000.0, &[true, true, true])),
         );
         let text = answer(&slo, &c, Some(Limit::Server));
         assert!(text.contains("the SLO never broke"), "{text}");
+        assert!(text.contains("3 of 3 windows fell behind"), "{text}");
         assert!(text.contains("the server saturated"), "{text}");
         let text = answer(&slo, &c, Some(Limit::Client));
         assert!(text.contains("respbench saturated"), "{text}");
     }
 
     #[test]
-    fn no_answer_and_stopped_searches_say_so() {
-        let slo = Slo::parse("p50<1us").unwrap();
-        let never = concluded(End::NeverMet, None, Some(step(100, 100.0, false)));
-        assert_eq!(
-            answer(&slo, &never, None),
-            "no throughput meets p50 < 1 us: even the lowest step (100 req/s offered) broke it"
+    fn a_split_bound_and_a_noisy_machine_are_said_as_such() {
+        let slo = Slo::parse("p99<1ms").unwrap();
+        let split = windows(9_000, 9_000.0, &[true, false, true, false, false, true]);
+        let c = concluded(
+            End::Converged,
+            Some(windows(8_600, 8_600.0, &[true, true, true])),
+            Some(split),
         );
-        let stopped = concluded(End::Stopped, Some(step(2_000, 2_000.0, true)), None);
-        assert!(answer(&slo, &stopped, None).contains("so far: at least 2,000 req/s"));
-        let nothing = concluded(End::StepLimit, None, None);
-        assert!(answer(&slo, &nothing, None).starts_with("no step met p50 < 1 us"));
+        let text = answer(&slo, &c, None);
+        assert!(
+            text.contains("met it in 3 of 6 windows and broke it in 3"),
+            "{text}"
+        );
+        let floor = windows(8_600, 8_600.0, &[true, true, false, false, false, true]);
+        let noisy = Conclusion {
+            noise: Noise {
+                disagreeing: 5,
+                windows: 13,
+            },
+            ..concluded(End::TooNoisy, Some(floor), None)
+        };
+        let text = answer(&slo, &noisy, None);
+        assert!(
+            text.starts_with("too noisy to answer p99 < 1 ms on this machine"),
+            "{text}"
+        );
+        assert!(
+            text.contains("8,600 req/s offered, met it in 3 of 6 windows"),
+            "{text}"
+        );
+        assert!(text.contains("5 of the 13 windows"), "{text}");
+        let nothing = Conclusion {
+            best: None,
+            ..noisy
+        };
+        let text = answer(&slo, &nothing, None);
+        assert!(
+            text.contains("on this machine: no rate met it reliably, and 5 of"),
+            "{text}"
+        );
     }
 
     #[test]
-    fn rows_line_up_under_the_header_and_mark_steps_that_fell_behind() {
-        let r = Row {
+    fn no_answer_and_stopped_searches_say_so() {
+        let slo = Slo::parse("p50<1us").unwrap();
+        let never = concluded(End::NeverMet, None, Some(windows(100, 100.0, &[false; 3])));
+        assert_eq!(
+            answer(&slo, &never, None),
+            "no throughput meets p50 < 1 us: even the lowest rate (100 req/s offered) broke it \
+             in 3 of 3 windows"
+        );
+        let stopped = concluded(
+            End::Stopped,
+            Some(windows(2_000, 2_000.0, &[true; 2])),
+            None,
+        );
+        assert!(answer(&slo, &stopped, None).contains("so far: at least 2,000 req/s"));
+        let nothing = concluded(End::WindowLimit, None, None);
+        assert!(answer(&slo, &nothing, None).starts_with("no rate met p50 < 1 us"));
+    }
+
+    #[test]
+    fn rows_line_up_under_the_header_and_say_what_decided_a_rate() {
+        let mut r = Row {
             step: 3,
+            window: 2,
             offered: 40_000,
             achieved: 30_000.0,
             p50_us: 120.0,
@@ -260,12 +392,23 @@ mod tests {
             p999_us: 12_000.0,
             errors: 0,
             slo_met: false,
+            decided: None,
         };
         let line = row(&r, 3);
         assert!(line.ends_with("broken (achieved 75% of offered)"), "{line}");
         assert_eq!(
             line.find("40,000").map(|i| i + 6),
             header().find("offered rps").map(|i| i + 11)
+        );
+        assert_eq!(
+            line.find(" 2 ").map(|i| i + 2),
+            header().find("win").map(|i| i + 3)
+        );
+        r.decided = Some(windows(40_000, 30_000.0, &[false, false]));
+        assert!(
+            row(&r, 3).ends_with("=> broken in 2 of 2"),
+            "{}",
+            row(&r, 3)
         );
     }
 }

@@ -13,6 +13,8 @@
 use rand_core::RngCore;
 use rand_distr::{Distribution, Normal, Zipf};
 
+use super::split::even_part;
+
 /// The inclusive range of values a placeholder takes (`-r N` is `0..=N-1`; memtier's
 /// `--key-minimum`/`--key-maximum` set both ends).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,17 +160,14 @@ pub fn uniform_below<R: RngCore>(rng: &mut R, bound: u64) -> u64 {
 }
 
 /// The slice of `range` that connection `conn` of `conns` walks under the parallel pattern: the
-/// range cut into `conns` contiguous parts as equal as possible (the first `len % conns` parts
-/// one longer), so that together they cover it exactly once.
+/// range cut into `conns` contiguous parts as equal as possible ([`even_part`]), so that together
+/// they cover it exactly once. More connections than keys share the one-key slices round-robin.
 pub fn parallel_slice(range: KeyRange, conn: u64, conns: u64) -> KeyRange {
     let conns = conns.max(1).min(range.len());
-    let conn = conn % conns;
-    let (base, extra) = (range.len() / conns, range.len() % conns);
-    let start = range.min + conn * base + conn.min(extra);
-    let len = base + u64::from(conn < extra);
+    let part = even_part(range.len(), conn % conns, conns);
     KeyRange {
-        min: start,
-        max: start + len - 1,
+        min: range.min + part.start,
+        max: range.min + part.start + part.len - 1,
     }
 }
 

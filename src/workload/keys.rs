@@ -2,13 +2,14 @@
 //! from `--seed`) or sequential (`--sequential`, process-wide counters so that a run with several
 //! threads still covers the keyspace exactly once per lap).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::distribution::{KeyPattern, KeyRange, Sampler, parallel_slice};
+use super::distribution::{KeyPattern, KeyRange, Sampler, parallel_slice, uniform_below};
+use super::split::Share;
 
 /// The largest keyspace: 12 decimal digits, the placeholder's width.
 pub const MAX_KEYSPACE: u64 = 999_999_999_999;
@@ -49,28 +50,29 @@ pub struct KeyGen {
     min: u64,
     /// How random values are drawn (uniform unless `--key-pattern`/`--keys` said otherwise).
     sampler: Sampler,
-    /// The parallel pattern (`None` for every other one).
-    parallel: Option<Parallel>,
+    /// `min..keyspace` as a range, kept rather than rebuilt per draw.
+    range: KeyRange,
+    /// Which of the ways below a draw takes, chosen when the generator is set up.
+    draw: Draw,
+    /// In a sharded run (`--shard`, the load spec's `shard`), this process's share of the key
+    /// range: counters walk only its part ([`KeyGen::in_shard`]).
+    shard: Share,
 }
 
-/// In a sharded run (`--shard`), this process's part of the keyspace for sequential counters:
-/// `(index, count)`. Set once before the first test. Why a process-wide value: the engine builds
-/// every worker's `KeyGen` from its `LoadSpec`, which knows nothing of shards; the shard is fixed
-/// for the life of the process, so this is set-once configuration, not shared mutable state.
-static SHARD_SLICE: OnceLock<(u64, u64)> = OnceLock::new();
-
-/// Makes every sequential `KeyGen` built from now on walk shard `index` of `count`'s contiguous
-/// part of the keyspace (the parts of all shards are disjoint and cover it, so N shards together
-/// write each key once per lap). Only the first call counts.
-pub fn set_shard_slice(index: u64, count: u64) {
-    let _ = SHARD_SLICE.set((index, count.max(1)));
-}
-
-/// Shard `index` of `count`'s part `start..start + len` of `0..keyspace` (sizes differ by at most
-/// one, larger parts first, like `plan::shard::Shard::part`).
-pub fn shard_slice(keyspace: u64, index: u64, count: u64) -> (u64, u64) {
-    let (base, rem) = (keyspace / count, keyspace % count);
-    (index * base + index.min(rem), base + u64::from(index < rem))
+/// How [`KeyGen::next`] draws, decided once (the keyspace, the pattern and the counters do not
+/// change during a test), so a draw is one branch on this rather than a check of each.
+#[derive(Clone, Debug)]
+enum Draw {
+    /// An empty keyspace: always 0, as the reference.
+    Zero,
+    /// The parallel pattern: each connection's slice, in order.
+    Parallel(Parallel),
+    /// `--sequential`: the shared counters over this shard's part.
+    Sequential,
+    /// Uniform over `range` (valkey-benchmark's only pattern).
+    Uniform,
+    /// Gaussian or Zipf over `range`.
+    Sampled,
 }
 
 impl KeyGen {
@@ -86,7 +88,6 @@ impl KeyGen {
         for _ in 0..stream {
             rng.jump();
         }
-        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
         Self {
             keyspace,
             rng,
@@ -95,9 +96,11 @@ impl KeyGen {
             slice_len: keyspace,
             min: 0,
             sampler: Sampler::Uniform,
-            parallel: None,
+            range: KeyRange { min: 0, max: 0 },
+            draw: Draw::Zero,
+            shard: Share::WHOLE,
         }
-        .in_shard(index, count)
+        .in_shard(Share::WHOLE)
     }
 
     /// Draws with `pattern` over `min..keyspace` instead of uniformly over `0..keyspace`;
@@ -110,13 +113,15 @@ impl KeyGen {
         }
         self.min = min;
         self.sampler = Sampler::new(pattern, self.range()).unwrap_or(Sampler::Uniform);
-        self.parallel = (pattern == KeyPattern::Parallel).then(|| Parallel {
-            slices: conns.max(1),
-            conns: Vec::new(),
-            current: 0,
-        });
-        let (index, count) = SHARD_SLICE.get().copied().unwrap_or((0, 1));
-        self.in_shard(index, count)
+        if pattern == KeyPattern::Parallel {
+            self.draw = Draw::Parallel(Parallel {
+                slices: conns.max(1),
+                conns: Vec::new(),
+                current: 0,
+            });
+        }
+        let shard = self.shard;
+        self.in_shard(shard)
     }
 
     /// The range values are drawn from (`min..=keyspace - 1`).
@@ -132,19 +137,35 @@ impl KeyGen {
     /// ignores it.
     #[inline]
     pub fn select_conn(&mut self, conn: usize) {
-        if let Some(p) = self.parallel.as_mut() {
+        if let Draw::Parallel(p) = &mut self.draw {
             p.current = conn;
         }
     }
 
-    /// Sequential values over shard `index` of `count`'s part of the key range only.
-    pub fn in_shard(mut self, index: u64, count: u64) -> Self {
+    /// Sequential values over `shard`'s part of the key range only (the parts of all shards are
+    /// disjoint and cover the range, so N shards together write each key once per lap). Kept, so
+    /// a later [`KeyGen::with_pattern`] cuts its range the same way.
+    pub fn in_shard(mut self, shard: Share) -> Self {
+        self.shard = shard;
         let len = self.keyspace.saturating_sub(self.min);
-        let (start, len) = shard_slice(len, index, count.max(1));
-        let start = start + self.min;
+        let part = shard.of(len);
+        let (start, len) = (part.start + self.min, part.len);
         // A keyspace smaller than the shard count leaves some shards nothing; the plan refuses
         // that, and a one-key part keeps the arithmetic defined.
         (self.slice_start, self.slice_len) = (start, len.max(1));
+        self.settle()
+    }
+
+    /// Chooses how draws are made, now that the range, pattern and counters are known.
+    fn settle(mut self) -> Self {
+        self.range = self.range();
+        self.draw = match self.draw {
+            Draw::Parallel(p) if self.keyspace > 0 => Draw::Parallel(p),
+            _ if self.keyspace == 0 => Draw::Zero,
+            _ if self.sequential.is_some() => Draw::Sequential,
+            _ if matches!(self.sampler, Sampler::Uniform | Sampler::Counter) => Draw::Uniform,
+            _ => Draw::Sampled,
+        };
         self
     }
 
@@ -152,48 +173,52 @@ impl KeyGen {
     /// (always 0 for an empty keyspace, as the reference).
     #[inline]
     pub fn next(&mut self, which: usize) -> u64 {
-        if self.keyspace == 0 {
-            return 0;
-        }
-        if self.parallel.is_some() {
-            return self.next_parallel(which);
-        }
-        match &self.sequential {
-            Some(c) => {
-                self.slice_start
-                    + c.counters[which].fetch_add(1, Ordering::Relaxed) % self.slice_len
+        match &mut self.draw {
+            Draw::Uniform => {
+                self.range.min + uniform_below(&mut self.rng, self.range.max - self.range.min + 1)
             }
-            None => {
-                let range = self.range();
-                self.sampler.draw(&mut self.rng, range)
+            Draw::Sampled => self.sampler.draw(&mut self.rng, self.range),
+            Draw::Sequential => match &self.sequential {
+                Some(c) => {
+                    self.slice_start
+                        + c.counters[which].fetch_add(1, Ordering::Relaxed) % self.slice_len
+                }
+                None => self.slice_start,
+            },
+            Draw::Parallel(p) => {
+                let part = (self.slice_start, self.slice_len);
+                next_parallel(p, part, self.sequential.as_deref(), which)
             }
+            Draw::Zero => 0,
         }
     }
+}
 
-    /// The parallel pattern: the current connection's slice of this shard's part, in order.
-    fn next_parallel(&mut self, which: usize) -> u64 {
-        let part = KeyRange {
-            min: self.slice_start,
-            max: self.slice_start + self.slice_len - 1,
-        };
-        let shared = self.sequential.as_ref();
-        let Some(p) = self.parallel.as_mut() else {
-            return part.min;
-        };
-        if p.conns.len() <= p.current {
-            // Once per connection (the vector grows to the worker's connection count).
-            p.conns.resize(p.current + 1, None);
-        }
-        let (slice, counters) = p.conns[p.current].get_or_insert_with(|| {
-            let index = shared.map_or(p.current as u64, |c| {
-                c.next_slice.fetch_add(1, Ordering::Relaxed)
-            });
-            (parallel_slice(part, index, p.slices), [0; 10])
-        });
-        let n = counters[which];
-        counters[which] += 1;
-        Sampler::from_counter(n, *slice)
+/// The parallel pattern: the current connection's slice of this shard's part `(start, len)`, in
+/// order.
+fn next_parallel(
+    p: &mut Parallel,
+    (start, len): (u64, u64),
+    shared: Option<&SequentialCounters>,
+    which: usize,
+) -> u64 {
+    if p.conns.len() <= p.current {
+        // Once per connection (the vector grows to the worker's connection count).
+        p.conns.resize(p.current + 1, None);
     }
+    let (slice, counters) = p.conns[p.current].get_or_insert_with(|| {
+        let index = shared.map_or(p.current as u64, |c| {
+            c.next_slice.fetch_add(1, Ordering::Relaxed)
+        });
+        let part = KeyRange {
+            min: start,
+            max: start + len - 1,
+        };
+        (parallel_slice(part, index, p.slices), [0; 10])
+    });
+    let n = counters[which];
+    counters[which] += 1;
+    Sampler::from_counter(n, *slice)
 }
 
 impl KeyGen {
@@ -204,12 +229,32 @@ impl KeyGen {
     }
 }
 
-/// Writes `value` as exactly 12 zero-padded decimal digits into `out[..12]`.
+/// "00" to "99": two digits per step halves the divisions of writing a number.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Writes `value` as exactly 12 zero-padded decimal digits into `out[..12]` (the low 12 digits
+/// of a larger value). Every placeholder of every request goes through here, so it writes two
+/// 6-digit halves in 32-bit arithmetic, two digits at a time: 6 steps instead of 12 64-bit
+/// divisions.
 #[inline]
-pub fn write_12_digits(out: &mut [u8], mut value: u64) {
-    for slot in out[..12].iter_mut().rev() {
-        *slot = b'0' + (value % 10) as u8;
-        value /= 10;
+pub fn write_12_digits(out: &mut [u8], value: u64) {
+    let (high, low) = out[..12].split_at_mut(6);
+    write_6_digits(high, ((value / 1_000_000) % 1_000_000) as u32);
+    write_6_digits(low, (value % 1_000_000) as u32);
+}
+
+/// `value` (below 1,000,000) as 6 zero-padded digits into `out[..6]`.
+#[inline]
+fn write_6_digits(out: &mut [u8], mut value: u32) {
+    for pair in out[..6].chunks_exact_mut(2).rev() {
+        let at = (value % 100) as usize * 2;
+        pair.copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
+        value /= 100;
     }
 }
 
@@ -268,8 +313,10 @@ mod tests {
         let mut all = Vec::new();
         for index in 0..3 {
             let shared = Arc::new(SequentialCounters::default());
-            let mut g = KeyGen::new(10, 0, 0, Some(shared)).in_shard(index, 3);
-            let (start, len) = shard_slice(10, index, 3);
+            let share = Share { index, count: 3 };
+            let mut g = KeyGen::new(10, 0, 0, Some(shared)).in_shard(share);
+            let part = share.of(10);
+            let (start, len) = (part.start, part.len);
             let lap: Vec<u64> = (0..len).map(|_| g.next(0)).collect();
             assert_eq!(lap, (start..start + len).collect::<Vec<_>>());
             assert_eq!(g.next(0), start, "wraps within the part");
@@ -287,6 +334,32 @@ mod tests {
         assert_eq!(&buf, b"999999999999");
         write_12_digits(&mut buf, 42);
         assert_eq!(&buf, b"000000000042");
+    }
+
+    #[test]
+    fn twelve_digits_match_formatting_for_many_values() {
+        let mut g = Xoshiro256PlusPlus::seed_from_u64(12);
+        let edges = [
+            0,
+            9,
+            10,
+            99,
+            100,
+            999_999,
+            1_000_000,
+            1_000_001,
+            123_456_789_012,
+        ];
+        let random = (0..10_000).map(|_| g.next_u64() % (MAX_KEYSPACE + 1));
+        let mut buf = [b'x'; 14];
+        for v in edges.into_iter().chain(random) {
+            write_12_digits(&mut buf[1..], v);
+            assert_eq!(&buf[1..13], format!("{v:012}").as_bytes(), "{v}");
+            assert_eq!((buf[0], buf[13]), (b'x', b'x'), "only 12 bytes written");
+        }
+        // Above 12 digits: the low 12, as the digit-by-digit loop wrote them.
+        write_12_digits(&mut buf[1..], 7_000_000_000_042);
+        assert_eq!(&buf[1..13], b"000000000042");
     }
 
     #[test]

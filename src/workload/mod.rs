@@ -11,6 +11,7 @@ pub mod distribution;
 pub mod keys;
 pub mod mix;
 pub mod sizes;
+pub mod split;
 pub mod suite;
 pub mod table;
 pub mod template;

@@ -2,12 +2,13 @@
 //! memtier_benchmark's spellings and meaning) for `__data__` and the default tests' values.
 //!
 //! A template with values is encoded once with every value at the *largest* size; each
-//! [`ValueArg`] records where such an argument's `$<len>\r\n` header and body lie and where its
-//! data bytes start. Filling a batch copies the unit piece by piece into the connection's write
-//! buffer: fixed bytes as they are, each value argument with a new header (its length prefix can
-//! change width, so bytes move: this is why the batch is rewritten rather than patched) and the
-//! first `n` bytes of each data chunk. The buffer was built at the largest size, so it never
-//! grows: no allocation per request. Placeholder offsets move by the bytes saved before them.
+//! [`ValueArg`](super::template::ValueArg) (the template's record of such an argument) says where
+//! its `$<len>\r\n` header and body lie and where its data bytes start. Filling a batch copies
+//! the unit piece by piece into the connection's write buffer: fixed bytes as they are, each value
+//! argument with a new header (its length prefix can change width, so bytes move: this is why the
+//! batch is rewritten rather than patched) and the first `n` bytes of each data chunk. The buffer
+//! was built at the largest size, so it never grows: no allocation per request. Placeholder
+//! offsets move by the bytes saved before them.
 
 use rand_core::RngCore;
 
@@ -73,17 +74,6 @@ impl SizeDist {
             }
         }
     }
-}
-
-/// One argument of a unit that holds value data, as encoded at the largest size.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ValueArg {
-    /// Where its `$<len>\r\n` header starts in the unit.
-    pub header: usize,
-    /// Its body (without the header and the trailing `\r\n`).
-    pub body: std::ops::Range<usize>,
-    /// Where each data chunk starts, relative to the body, ascending; each is `max` bytes long.
-    pub data_at: Vec<usize>,
 }
 
 /// Writes `units` units of `t` into `out` with value sizes drawn from `dist` (one size per value

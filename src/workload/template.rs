@@ -7,7 +7,6 @@
 
 use super::data::PayloadGenerator;
 use super::keys::{KeyGen, write_12_digits};
-use super::sizes::ValueArg;
 
 /// Width of every `__rand_*__` token and of the digits that replace it.
 pub const PLACEHOLDER_LEN: usize = 12;
@@ -48,6 +47,18 @@ pub struct Template {
     /// Arguments holding value data (`__data__`, the suite's values), ascending: what
     /// `--data-size-range`/`--data-size-list` resize per request (`sizes::fill_sized`).
     pub values: Vec<ValueArg>,
+}
+
+/// One argument of a unit that holds value data, as encoded at the largest size (what
+/// `sizes::fill_sized` rewrites at a drawn size; the template records it, sizes reads it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueArg {
+    /// Where its `$<len>\r\n` header starts in the unit.
+    pub header: usize,
+    /// Its body (without the header and the trailing `\r\n`).
+    pub body: std::ops::Range<usize>,
+    /// Where each data chunk starts, relative to the body, ascending; each is `max` bytes long.
+    pub data_at: Vec<usize>,
 }
 
 /// Byte ranges of one command within a unit.

@@ -38,6 +38,27 @@ fn n_and_duration_are_mutually_exclusive() {
 }
 
 #[test]
+fn contradicting_options_and_outputs_are_usage_errors() {
+    for (args, needle) in [
+        (
+            &["--json", "r.out", "--html", "r.out"][..],
+            "both name r.out",
+        ),
+        (&["--html", "-"], "--html needs a file"),
+        (&["-r", "10", "--key-zipf-exp", "1.1"], "Zipf key pattern"),
+        (
+            &["-d", "8", "--data-size-list", "8:1"],
+            "both set the value size",
+        ),
+        (&["-t", ""], "for -t"),
+        (&["--command", "SET 'a"], "a quote is not closed"),
+    ] {
+        let line = assert_usage_error(args);
+        assert!(line.contains(needle), "{args:?}: {line}");
+    }
+}
+
+#[test]
 fn user_without_password_is_a_usage_error() {
     assert_usage_error(&["--user", "bob"]);
 }

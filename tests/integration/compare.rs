@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::harness::{Output, Server, TempDir, run_respbench};
+use crate::harness::{Output, Server, StdinSetup, TempDir, run_respbench, run_respbench_with};
 use crate::synthetic;
 
 fn fixture(name: &str) -> String {
@@ -449,6 +449,73 @@ fn bad_inputs_are_one_line_and_exit_2() {
         .assert_stderr_contains("needs -o FILE");
 }
 
+/// Issue 19 item 3: an endless input (`/dev/zero`) stops at the size cap in compare, report and
+/// merge alike: one line naming the cap and how to raise it, exit 2, never unbounded memory.
+/// The default cap (256 MiB) is read once; the others set a small one through the environment.
+#[test]
+fn an_endless_input_stops_at_the_size_cap_in_every_subcommand() {
+    let good = fixture("redis-benchmark-7.0.csv");
+    let out = compare(&[&good, "/dev/zero"]);
+    out.assert_code(2);
+    assert_eq!(
+        out.single_stderr_line(),
+        "respbench: /dev/zero: larger than 256 MiB (not a results file? set RESPBENCH_MAX_INPUT_SIZE to read larger inputs)"
+    );
+    let small = [("RESPBENCH_MAX_INPUT_SIZE", "1M")];
+    let run = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        run_respbench_with(&args, StdinSetup::Null, &small)
+    };
+    for args in [
+        vec!["report", "/dev/zero", "-o", "-"],
+        vec!["merge", "-o", "-", "/dev/zero"],
+        vec!["compare", "/dev/zero", &good],
+    ] {
+        let out = run(&args);
+        out.assert_code(2);
+        let line = out.single_stderr_line();
+        assert!(
+            line.contains("/dev/zero: larger than 1 MiB"),
+            "{args:?}: {line}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let out = run_respbench_with(
+        &["compare".to_string(), good.clone(), good.clone()],
+        StdinSetup::Null,
+        &[("RESPBENCH_MAX_INPUT_SIZE", "lots")],
+    );
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .contains("RESPBENCH_MAX_INPUT_SIZE=\"lots\": expected a size in bytes"),
+        "{out:?}"
+    );
+}
+
+/// `--fail-if-worse` on a metric an input does not have is an input problem, not a pass.
+#[test]
+fn fail_if_worse_on_a_missing_metric_is_exit_2() {
+    let dir = TempDir::new();
+    let p = dir.path().join("rps-only.csv");
+    std::fs::write(&p, "\"test\",\"rps\"\n\"SET\",\"1000\"\n").unwrap();
+    let good = fixture("redis-benchmark-7.0.csv");
+    let out = compare(&[
+        &good,
+        path(&p),
+        "--metrics",
+        "rps,p99",
+        "--fail-if-worse",
+        "5",
+    ]);
+    out.assert_code(2);
+    let line = out.single_stderr_line();
+    assert!(
+        line.contains("--fail-if-worse checks p99, which") && line.contains("rps-only.csv"),
+        "{line}"
+    );
+}
+
 #[test]
 fn subcommands_have_their_own_help_and_only_come_first() {
     compare(&["--help"])
@@ -682,4 +749,40 @@ fn a_b_and_a_a_at_three_repetitions_against_real_servers() {
             assert_eq!(c["evidence"], "repetitions", "{c}");
         }
     }
+}
+
+/// One rule for outputs (docs/messages.md, "Output files"): `-o -` is stdout, an output naming an
+/// input is refused and leaves it untouched, a directory as input is exit 2.
+#[test]
+fn outputs_follow_one_rule_in_compare_and_report() {
+    let dir = TempDir::new();
+    let (a, b) = csv_pair();
+    let copy = dir.path().join("base.csv");
+    std::fs::copy(&a, &copy).unwrap();
+    let copy = path(&copy).to_string();
+    let before = std::fs::read(&copy).unwrap();
+    let spelled = format!("{}/./base.csv", path(dir.path()));
+    for out in [
+        compare(&[&copy, &b, "-o", &spelled]),
+        respbench(&["report", &copy, &b, "-o", &copy]),
+    ] {
+        out.assert_code(2);
+        let line = out.single_stderr_line();
+        assert!(line.contains("is an input"), "{line}");
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the input is untouched"
+    );
+
+    // `-o -` is stdout (it used to be a file named `-`).
+    let out = compare(&[&copy, &b, "--format", "csv", "-o", "-"]);
+    out.assert_success();
+    assert!(out.stdout.contains("SET"), "{}", out.stdout);
+
+    let out = compare(&[&copy, path(dir.path())]);
+    out.assert_code(2);
+    out.single_stderr_line();
 }

@@ -50,6 +50,16 @@ fn calibrate(c: &mut Client) -> (u64, f64) {
     (n, usec)
 }
 
+/// The table's rows: the lines between the header and the answer.
+fn table_rows(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("step "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("max throughput") && !l.starts_with("too noisy"))
+        .collect()
+}
+
 fn bench_json(server: &Server, args: &[&str]) -> (crate::harness::Output, Value, TempDir) {
     let dir = TempDir::new();
     let path = dir.path().join("fm.json");
@@ -100,22 +110,20 @@ fn find_max_finds_the_capacity_of_a_server_with_a_known_service_time() {
         out.stderr, "",
         "a successful search writes nothing to stderr"
     );
+    let fm = &r["find_max"];
+    if too_noisy(&out.stdout, fm) {
+        return;
+    }
     assert!(
         out.stdout.contains("max throughput with p99 < 200 ms"),
         "{}",
         out.stdout
     );
-    let fm = &r["find_max"];
     assert_eq!(fm["slo"], "p99<200ms");
     let steps = fm["steps"].as_array().unwrap();
-    assert!(!steps.is_empty() && steps.len() <= 16, "{fm}");
-    // One row printed per step.
-    let rows = out
-        .stdout
-        .lines()
-        .filter(|l| l.ends_with("met") || l.contains("broken") || l.contains("behind"))
-        .count();
-    assert_eq!(rows, steps.len(), "{}", out.stdout);
+    assert!(!steps.is_empty() && steps.len() <= 40, "{fm}");
+    // One row printed per window, between the header and the answer.
+    assert_eq!(table_rows(&out.stdout).len(), steps.len(), "{}", out.stdout);
     let answer = fm["answer_rps"]
         .as_f64()
         .unwrap_or_else(|| panic!("no answer: {fm}"));
@@ -198,7 +206,7 @@ fn ctrl_c_mid_search_prints_and_records_the_steps_so_far() {
     let out = run.finish(Duration::from_secs(20));
     out.assert_code(130);
     assert!(
-        out.stdout.contains("so far") || out.stdout.contains("no step met"),
+        out.stdout.contains("so far") || out.stdout.contains("no rate met"),
         "{}",
         out.stdout
     );
@@ -234,15 +242,17 @@ fn find_max_searches_a_ratio_mix() {
     );
     out.assert_success();
     assert_eq!(out.stderr, "");
-    assert!(
-        out.stdout.contains("max throughput with p99 < 200 ms"),
-        "{}",
-        out.stdout
-    );
     let fm = &r["find_max"];
     let steps = fm["steps"].as_array().unwrap();
-    assert!(!steps.is_empty() && steps.len() <= 16, "{fm}");
-    assert!(fm["answer_rps"].as_f64().is_some_and(|a| a > 0.0), "{fm}");
+    assert!(!steps.is_empty() && steps.len() <= 40, "{fm}");
+    if !too_noisy(&out.stdout, fm) {
+        assert!(
+            out.stdout.contains("max throughput with p99 < 200 ms"),
+            "{}",
+            out.stdout
+        );
+        assert!(fm["answer_rps"].as_f64().is_some_and(|a| a > 0.0), "{fm}");
+    }
     assert!(steps.iter().all(|s| s["offered_rps"].as_u64().unwrap() > 0));
     assert_eq!(r["options"]["mix"][1]["weight"], 4);
     // The kept step's record: the mix's test with each command's figures.
@@ -254,4 +264,219 @@ fn find_max_searches_a_ratio_mix() {
     assert!(mix.iter().all(|m| m["completed"].as_u64().unwrap() > 0));
     let mut c = server.client();
     assert!(c.calls("set") > 0 && c.calls("get") > c.calls("set"));
+}
+
+/// A scripted server of known capacity: every reply takes the next slot of one shared schedule
+/// of `capacity` slots per second (a single-threaded server with a fixed service time), so it
+/// never serves more than `capacity` requests per second, whatever the client or the machine,
+/// and below that a request waits at most about one slot. After `stall_after` replies it stalls
+/// once for `stall` (a noise burst: the schedule moves on without it). It answers the control
+/// connection's `CONFIG GET` and anything else with what a server would, and stops serving
+/// after `limit`.
+struct Capped {
+    port: u16,
+}
+
+impl Capped {
+    fn start(capacity: f64, stall_after: u64, stall: Duration, limit: Duration) -> Self {
+        use std::net::TcpListener;
+        use std::sync::{Arc, Mutex};
+        use std::thread;
+        use std::time::Instant;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let deadline = Instant::now() + limit;
+        // (the next free slot, replies so far)
+        let schedule = Arc::new(Mutex::new((Instant::now(), 0u64)));
+        let slot = Duration::from_secs_f64(1.0 / capacity);
+        thread::spawn(move || {
+            while Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        let schedule = Arc::clone(&schedule);
+                        thread::spawn(move || {
+                            serve_capped(s, &schedule, slot, (stall_after, stall), deadline)
+                        });
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Self { port }
+    }
+}
+
+/// One connection of [`Capped`]: reads whole commands (RESP arrays), waits for each PING's slot,
+/// answers.
+fn serve_capped(
+    mut s: std::net::TcpStream,
+    schedule: &std::sync::Mutex<(std::time::Instant, u64)>,
+    slot: Duration,
+    (stall_after, stall): (u64, Duration),
+    deadline: std::time::Instant,
+) {
+    use std::io::{Read, Write};
+    use std::time::Instant;
+    let _ = s.set_nodelay(true);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+            Err(_) => continue,
+        }
+        while let Some((name, used)) = next_command(&pending) {
+            pending.drain(..used);
+            let reply: &[u8] = match name.as_str() {
+                "PING" => {
+                    let at = {
+                        let mut sch = schedule.lock().unwrap();
+                        let now = Instant::now();
+                        let mut at = sch.0.max(now);
+                        sch.1 += 1;
+                        if sch.1 == stall_after {
+                            at += stall;
+                        }
+                        sch.0 = at + slot;
+                        at
+                    };
+                    let now = Instant::now();
+                    if at > now {
+                        std::thread::sleep(at - now);
+                    }
+                    b"+PONG\r\n"
+                }
+                "CONFIG" => b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n",
+                "INFO" => b"$0\r\n\r\n",
+                _ => b"+OK\r\n",
+            };
+            if s.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The first complete RESP command in `b`: its name (upper case) and its length in bytes.
+fn next_command(b: &[u8]) -> Option<(String, usize)> {
+    fn line(b: &[u8], at: usize) -> Option<(&[u8], usize)> {
+        let end = b[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        Some((&b[at..end], end + 2))
+    }
+    let num = |s: &[u8]| std::str::from_utf8(s).ok()?.parse::<usize>().ok();
+    let (head, mut at) = line(b, 0)?;
+    let count = num(head.strip_prefix(b"*")?)?;
+    let mut name = String::new();
+    for i in 0..count {
+        let (len, start) = line(b, at)?;
+        let len = num(len.strip_prefix(b"$")?)?;
+        if b.len() < start + len + 2 {
+            return None;
+        }
+        if i == 0 {
+            name = String::from_utf8_lossy(&b[start..start + len]).to_uppercase();
+        }
+        at = start + len + 2;
+    }
+    Some((name, at))
+}
+
+/// Each window's row and record agree on its step and window number, and every rate the search
+/// left has at least two windows.
+fn check_windows(stdout: &str, fm: &Value) {
+    let steps = fm["steps"].as_array().unwrap();
+    let rows = table_rows(stdout);
+    assert_eq!(rows.len(), steps.len(), "{stdout}");
+    let mut per_rate = std::collections::BTreeMap::<u64, u64>::new();
+    for (s, row) in steps.iter().zip(&rows) {
+        let rate = s["offered_rps"].as_u64().unwrap();
+        let n = per_rate.entry(rate).or_default();
+        *n += 1;
+        assert_eq!(s["window"].as_u64(), Some(*n), "{s}");
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[0], s["step"].as_u64().unwrap().to_string(), "{row}");
+        assert_eq!(cols[1], n.to_string(), "{row}");
+    }
+    let last = steps.last().and_then(|s| s["offered_rps"].as_u64());
+    assert!(
+        per_rate.iter().all(|(&r, &n)| n >= 2 || Some(r) == last),
+        "{per_rate:?}"
+    );
+}
+
+/// A search on a machine too noisy to answer says so, and answers nothing (this machine is
+/// shared: that is a legitimate outcome, not a failure, and nothing more can be checked then).
+fn too_noisy(stdout: &str, fm: &Value) -> bool {
+    if fm["end"] != "too-noisy" {
+        return false;
+    }
+    assert!(fm["answer_rps"].is_null(), "{fm}");
+    let line = stdout.lines().rfind(|l| !l.is_empty()).unwrap();
+    assert!(line.starts_with("too noisy to answer"), "{line}");
+    eprintln!("the machine was too noisy for this search:\n{stdout}");
+    true
+}
+
+/// The search against a server whose capacity is known exactly (1,000 req/s, see [`Capped`]),
+/// with one noise burst (a 300 ms stall) somewhere in the search: the answer is that capacity,
+/// within what the scripted server guarantees (never more than 1,000 req/s; below that, waits of
+/// about a slot, so p99 < 100 ms holds until the queue grows), and the table and record show the
+/// windows behind it.
+#[test]
+fn find_max_answers_the_capacity_of_a_scripted_server_with_its_windows() {
+    let server = Capped::start(
+        1_000.0,
+        4_000,
+        Duration::from_millis(300),
+        Duration::from_secs(170),
+    );
+    let dir = TempDir::new();
+    let path = dir.path().join("fm.json");
+    let port = server.port.to_string();
+    let out = respbench(&[
+        "-p",
+        &port,
+        "--json",
+        path.to_str().unwrap(),
+        "-c",
+        "8",
+        "--rps",
+        "250",
+        "--find-max",
+        "p99<100ms",
+        "--step-duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "ping",
+    ]);
+    out.assert_success();
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let fm = &r["find_max"];
+    // Every rate has at least two windows; the record numbers them as the table does.
+    check_windows(&out.stdout, fm);
+    if too_noisy(&out.stdout, fm) {
+        return;
+    }
+    assert_eq!(fm["end"], "converged", "{}", out.stdout);
+    let answer = fm["answer_rps"].as_f64().unwrap();
+    // Never above the capacity (the schedule's guarantee, 10% for the window's edges); at
+    // least half of it unless the machine is so busy that the server got half its slots.
+    assert!(
+        (500.0..=1_100.0).contains(&answer),
+        "answered {answer} req/s for a capacity of 1,000\n{}",
+        out.stdout
+    );
+    // The answer line carries the evidence: the met bound's windows and the broken one's.
+    let line = out.stdout.lines().rfind(|l| !l.is_empty()).unwrap();
+    assert!(
+        line.starts_with("max throughput with p99 < 100 ms:"),
+        "{line}"
+    );
+    assert!(line.contains("req/s offered met it in "), "{line}");
+    assert!(line.contains(" windows; "), "{line}");
 }

@@ -114,7 +114,7 @@ pub enum ServerKind {
 impl ServerKind {
     /// The binary to start. A Valkey test without the variable fails loudly rather than passing
     /// without having run against Valkey.
-    fn binary(self) -> String {
+    pub fn binary(self) -> String {
         match self {
             ServerKind::Redis => REDIS_SERVER.to_string(),
             ServerKind::Valkey => std::env::var(VALKEY_ENV).unwrap_or_else(|_| {

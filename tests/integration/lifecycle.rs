@@ -73,7 +73,7 @@ fn ctrl_c_prints_a_partial_report_and_exits_130() {
     let out = running.finish(Duration::from_secs(20));
     out.assert_code(130).assert_no_progress_line();
     out.assert_stdout_contains("====== SET ======");
-    out.assert_stdout_contains("interrupted");
+    out.assert_stdout_contains("interrupted: yes (partial results: measured until Ctrl-C)");
     out.assert_stdout_contains("Summary:");
     assert!(
         out.completed() > 0,

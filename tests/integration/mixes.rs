@@ -339,3 +339,25 @@ fn key_pattern_pair_gives_set_and_get_their_own_patterns() {
         "GET hit share {share} ({hits} hits, {misses} misses)"
     );
 }
+
+#[test]
+fn command_quotes_as_memtier_does() {
+    // memtier's rule: 'set "a b" x' is three arguments, the key has a space; escapes in "..."
+    let server = Server::start();
+    let out = server.bench(&[
+        "--command",
+        r#"SET "a b" 'x y'"#,
+        "--command",
+        r#"SET "tab\tkey" "\x41\"""#,
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "-q",
+    ]);
+    out.assert_success();
+    let mut c = server.client();
+    assert_eq!(c.bulk(&["GET", "a b"]), Some(b"x y".to_vec()));
+    assert_eq!(c.bulk(&["GET", "tab\tkey"]), Some(b"A\"".to_vec()));
+    assert_eq!(c.dbsize(), 2);
+}

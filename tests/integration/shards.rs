@@ -220,8 +220,64 @@ fn bad_shards_and_mismatched_merges_get_one_line_and_exit_2() {
     let out = merge(&["-o", "-", &a, &a]);
     out.assert_code(2);
     assert!(out.single_stderr_line().contains("both shard 0"), "{out:?}");
-    let out = merge(&["-o", "-", "/nonexistent/x.json"]);
-    out.assert_code(1);
+    // Issue 19 item 2: a second `merge -o all.json *.json` picks up the first one's output.
+    let c = record("c.json", "set", "1/2");
+    let all = dir.path().join("all.json");
+    let all = all.to_str().unwrap();
+    merge(&["-o", all, &a, &c]).assert_success();
+    let out = merge(&["-o", "-", &a, &c, all]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line()
+            .contains("all.json is already a merged record (of 2 shards)"),
+        "{out:?}"
+    );
+    // A missing shard: refused unless --partial, and then a partial record that fails the gate.
+    let out = merge(&["-o", "-", &a]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line().contains("shard(s) 1 of 2 missing"),
+        "{out:?}"
+    );
+    let part = dir.path().join("part.json");
+    let part = part.to_str().unwrap();
+    let out = merge(&["--partial", "-o", part, &a]);
+    out.assert_success();
+    assert!(
+        out.stderr.contains("a partial merge: shard(s) 1 missing"),
+        "{out:?}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(part).unwrap()).unwrap();
+    assert_eq!(doc["merge"]["missing_shards"], serde_json::json!([1]));
+    let gate = run_respbench(
+        &strings(&[
+            "compare",
+            all,
+            part,
+            "--metrics",
+            "rps",
+            "--fail-if-worse",
+            "1000",
+        ]),
+        None,
+    );
+    gate.assert_code(1);
+    assert!(gate.stderr.contains("not a whole run"), "{gate:?}");
+    // A missing input or a directory: exit 2, as compare and report (one rule).
+    for input in ["/nonexistent/x.json", dir.path().to_str().unwrap()] {
+        let out = merge(&["-o", "-", input]);
+        out.assert_code(2);
+        assert!(out.single_stderr_line().contains("cannot read"), "{out:?}");
+    }
+    // -o naming a shard would overwrite it.
+    let before = std::fs::read(&a).unwrap();
+    let out = merge(&["-o", &a, &a, &b]);
+    out.assert_code(2);
+    assert!(
+        out.single_stderr_line().contains("is a shard record"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the shard is untouched");
     let out = merge(&[&a]);
     out.assert_code(2);
     assert!(

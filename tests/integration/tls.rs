@@ -561,7 +561,7 @@ fn a_command_larger_than_the_socket_buffers() {
     let certs = TestCerts::new();
     let server = tls_server(&certs);
     // One 8 MB SET per batch: hundreds of records per command, written while the server reads
-    // (the unit tests in src/engine/tls.rs force the socket-full case).
+    // (the unit tests in src/engine/tls/mod.rs force the socket-full case).
     let out = server.bench_tls(&[
         "--tls",
         "--cacert",
@@ -758,4 +758,26 @@ fn rdma_is_not_in_this_build() {
         out.single_stderr_line(),
         "respbench: --rdma is not supported by this build"
     );
+}
+
+/// `-I` over TLS against a server at its `maxclients`: the server resets (or closes) the
+/// handshake of the connection it has no room for. The reference's idle clients report that as
+/// `Error: Connection reset by peer` (or `Error: Server closed the connection`), and scripts match
+/// on `Error`; respbench said `Could not connect to server at …` (or, for the close, "is this a
+/// TLS port?", of a port that had just completed two handshakes).
+#[test]
+fn idle_over_tls_at_maxclients_ends_with_the_references_error_line() {
+    let certs = TestCerts::new();
+    let server = tls_server_with(ServerTls::new(&certs), &["--maxclients", "2"]);
+    let out = server
+        .spawn_bench_tls(&["--tls", "--cacert", p(&certs.ca), "-I", "-c", "5"])
+        .finish(Duration::from_secs(30));
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    assert!(
+        line.starts_with("Error: Connection reset by peer (opening idle connection ")
+            || line.starts_with("Error: Server closed the connection (opening idle connection "),
+        "{line}"
+    );
+    assert!(line.contains("maxclients"), "{line}");
 }

@@ -120,6 +120,10 @@ fn bad_workload_options_are_one_line_and_exit_2() {
         &["--data-size-range", "5-9", "--cluster"],
         &["--key-pattern", "X"],
         &["--keys", "gaussian", "-r", "10", "--key-median", "99"],
+        &["-r", "10", "--key-stddev", "2"],
+        &["-d", "5", "--data-size-range", "1-9"],
+        &["--command", "SET \"a b"],
+        &["-t", ","],
     ] {
         let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let out = run_respbench(&argv, None);

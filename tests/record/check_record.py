@@ -130,6 +130,9 @@ def check_test(i, test, problems):
         accounted = req["completed"] + req["failed"] + req["unanswered"]
         if accounted != req["issued"]:
             problems.append(f"{where}: completed + failed + unanswered = {accounted}, issued {req['issued']}")
+    # A reopening attempt is answered, refused, or neither (timed out, reset, under way): never both.
+    if "reconnect_refusals" in req and req["reconnects"] + req["reconnect_refusals"] > req["reconnect_attempts"]:
+        problems.append(f"{where}: reconnects + refusals exceed the {req['reconnect_attempts']} attempts")
 
 
 def check_options(record, problems):
@@ -166,27 +169,40 @@ def check_options(record, problems):
 
 
 def check_find_max(fm, problems):
-    """A --find-max search: ordered percentiles per step, and an answer that is the achieved rate
-    of the highest offered step that met the SLO without falling behind (none: null)."""
+    """A --find-max search: ordered percentiles per window, and an answer that is the mean achieved
+    rate of the windows that met the SLO at the highest rate whose windows lead to "met" by two
+    (none, or a search that ended too noisy: null); a converged search has a failing rate (broken
+    by two, or six windows without a lead) within 5% above it, and three windows at each bound."""
+    rates = {}
     for i, st in enumerate(fm["steps"]):
         if not st["p50_us"] <= st["p99_us"] <= st["p999_us"]:
             problems.append(f"find_max.steps[{i}]: percentiles out of order {st}")
         if st["saturated"] != (st["achieved_rps"] < 0.9 * st["offered_rps"]):
             problems.append(f"find_max.steps[{i}]: saturated is {st['saturated']} at {st['achieved_rps']} of {st['offered_rps']}")
-    passed = [st for st in fm["steps"] if st["met"] and not st["saturated"]]
+        t = rates.setdefault(st["offered_rps"], [0, 0, 0.0])
+        if st["met"] and not st["saturated"]:
+            t[0] += 1
+            t[2] += st["achieved_rps"]
+        else:
+            t[1] += 1
     if fm["end"] in ("running",):
         return
-    if not passed:
+    met = [r for r, (m, b, _) in rates.items() if m >= b + 2]
+    if fm["end"] == "too-noisy" or not met:
         if fm["answer_rps"] is not None:
-            problems.append(f"find_max: answer {fm['answer_rps']} but no step passed")
+            problems.append(f"find_max: answer {fm['answer_rps']} with no rate met by two windows (or too noisy)")
         return
-    best = max(passed, key=lambda st: st["offered_rps"])
-    if fm["answer_rps"] is None or abs(fm["answer_rps"] - round(best["achieved_rps"])) > 0.5:
-        problems.append(f"find_max: answer {fm['answer_rps']}, the best passing step achieved {best['achieved_rps']}")
+    best = max(met)
+    m, b, total = rates[best]
+    want = total / m
+    if fm["answer_rps"] is None or abs(fm["answer_rps"] - want) > 0.51:
+        problems.append(f"find_max: answer {fm['answer_rps']}, the windows that met it at {best} achieved {want} on average")
     if fm["end"] == "converged":
-        above = [st for st in fm["steps"] if st["offered_rps"] > best["offered_rps"] and st not in passed]
-        if not above or min(st["offered_rps"] for st in above) > best["offered_rps"] * 1.05:
-            problems.append("find_max: converged without a failing step within 5% above the answer")
+        above = [r for r, (m, b, _) in rates.items() if r > best and (b >= m + 2 or m + b >= 6)]
+        if not above or min(above) > best * 1.05:
+            problems.append("find_max: converged without a failing rate within 5% above the answer")
+        elif m + b < 3 or sum(rates[min(above)][:2]) < 3:
+            problems.append("find_max: converged with fewer than three windows at a bound")
 
 
 def check(schema, path):

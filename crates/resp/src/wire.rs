@@ -60,7 +60,7 @@ const SHORT_LINE: usize = 16;
 
 /// Index of the first `\n` in `hay`.
 #[inline(always)]
-fn find_lf(hay: &[u8]) -> Option<usize> {
+pub(crate) fn find_lf(hay: &[u8]) -> Option<usize> {
     let short = hay.len().min(SHORT_LINE);
     if let Some(i) = hay[..short].iter().position(|&b| b == b'\n') {
         return Some(i);

@@ -132,9 +132,10 @@ pub(in crate::cli) const SEARCH: &[Flag<State>] = &[
          p99, p99.9, avg: us, ms or s; errors in %; all must hold).\n\
          Ramps --rps up (from --rps if given, else from a quarter\n\
          of a short closed-loop probe) until the SLO breaks, then\n\
-         bisects to within 5%; prints one row per step and the\n\
-         answer. One test only (pick it with -t, or a command).\n\
-         At most 16 steps; Ctrl-C prints the best answer so far.",
+         bisects to within 5%; prints one row per window (two or\n\
+         more per rate) and the answer with its windows. One test\n\
+         only (pick it with -t, or a command). At most 40\n\
+         windows; Ctrl-C prints the best answer so far.",
         |st, name, v| {
             st.args.find_max = Some(text(name, v)?);
             Ok(())

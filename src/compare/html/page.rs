@@ -30,6 +30,11 @@ svg.chart{width:100%;height:auto;font-size:11px}svg .grid{stroke:#e6e6e6}svg .tk
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
 .note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
 
+/// Tests beyond this many get no section of charts, only their rows in the overview and the
+/// comparison: a page of thousands of tests' charts (hundreds of megabytes of SVG) does not open,
+/// and nobody reads a thousand charts; the tables stay whole.
+pub const MAX_CHARTED_TESTS: usize = 100;
+
 /// The whole page for `inputs` (the first is the base of the comparison).
 pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     let mut s = String::with_capacity(64 * 1024);
@@ -73,10 +78,21 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         comparison(&mut s, cmp);
     }
     find_max(&mut s, inputs);
-    for (i, t) in cmp.tests.iter().enumerate() {
-        if t.mix_of.is_some() {
-            continue; // In its test's section, as the per-command table.
-        }
+    let sections = cmp.tests.iter().filter(|t| t.mix_of.is_none()).count();
+    if sections > MAX_CHARTED_TESTS {
+        let _ = write!(
+            s,
+            "<p class=\"note\" id=\"summarised\">{sections} tests: charts for the first \
+             {MAX_CHARTED_TESTS} only; every test's figures are in the tables above.</p>"
+        );
+    }
+    let charted = cmp
+        .tests
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.mix_of.is_none())
+        .take(MAX_CHARTED_TESTS);
+    for (i, t) in charted {
         let _ = write!(
             s,
             "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><h2>{}</h2>",
@@ -101,7 +117,14 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         s.push_str("</section>");
     }
     let files: Vec<Vec<String>> = inputs.iter().map(|i| i.files.clone()).collect();
-    let data = render::json(cmp, &files).replace("</", "<\\/");
+    let mut data = render::json(cmp, &files);
+    if sections > MAX_CHARTED_TESTS {
+        // Thousands of tests: the same document without its indentation (a third of the size).
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&data) {
+            data = v.to_string();
+        }
+    }
+    let data = data.replace("</", "<\\/");
     let _ = write!(
         s,
         "<script type=\"application/json\" id=\"respbench-data\">{data}</script>"
@@ -181,11 +204,17 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         .flat_map(|t| t.rows[0].cells.iter().flatten())
         .fold(0f64, |m, c| m.max(c.median));
     // Indexes as the sections' ids (`t{i}` in `cmp`, which has the same tests in the same order).
+    let mut shown = 0;
     for (i, t) in brief.tests.iter().enumerate() {
         if t.mix_of.is_some() {
             continue; // The test's section has each command's figures.
         }
-        let _ = write!(s, "<tr><td><a href=\"#t{i}\">{}</a></td>", esc(&t.name));
+        shown += 1;
+        if shown <= MAX_CHARTED_TESTS {
+            let _ = write!(s, "<tr><td><a href=\"#t{i}\">{}</a></td>", esc(&t.name));
+        } else {
+            let _ = write!(s, "<tr><td>{}</td>", esc(&t.name));
+        }
         for row in &t.rows {
             for (k, label) in cmp.labels.iter().enumerate() {
                 match &row.cells[k] {

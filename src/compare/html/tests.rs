@@ -120,23 +120,6 @@ fn only_findings_are_coloured() {
 }
 
 #[test]
-fn report_arguments() {
-    let a = |v: &[&str]| super::parse(v.iter().map(OsString::from).collect());
-    let (sides, _, out) = a(&["a.json,b.json", "c.json", "-o", "x.html"])
-        .unwrap()
-        .unwrap();
-    assert_eq!(sides.len(), 2);
-    assert_eq!(out, "x.html");
-    assert!(a(&["a.json"]).unwrap_err().contains("needs -o FILE"));
-    assert!(
-        a(&["-o", "x.html"])
-            .unwrap_err()
-            .contains("at least one RUN")
-    );
-    assert_eq!(a(&["--help"]).unwrap(), None);
-}
-
-#[test]
 fn escaping() {
     assert_eq!(
         esc("<a href=\"x\">&'"),
@@ -238,7 +221,42 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
     assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
 }
 
+/// A CSV of thousands of tests reads (every row, each its own test) and makes a page with the
+/// tables whole and charts for the first `MAX_CHARTED_TESTS` only, saying so.
 #[test]
-fn help_is_the_golden_text() {
-    assert_eq!(super::help_text(), include_str!("report_help.golden"));
+fn thousands_of_tests_are_summarised() {
+    let n = 20_000;
+    let mut csv = String::from("\"test\",\"rps\",\"avg_latency_ms\",\"p99_latency_ms\"\n");
+    for k in 0..n {
+        csv.push_str(&format!("\"T{k}\",\"{}\",\"0.5\",\"1.25\"\n", 1000 + k));
+    }
+    let run = crate::compare::input::parse(&csv).unwrap();
+    let input = input_of("big".into(), vec!["big.csv".into()], vec![run]).unwrap();
+    assert_eq!(input.tests.len(), n);
+    assert_eq!(input.tests[n - 1].name, format!("T{}", n - 1));
+    assert_eq!(input.tests[n - 1].samples[0].rps, (1000 + n - 1) as f64);
+    let inputs = [input];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    assert_eq!(cmp.tests.len(), n);
+    let html = page(&inputs, &cmp);
+    assert_eq!(
+        html.matches("<section class=\"test\"").count(),
+        page::MAX_CHARTED_TESTS
+    );
+    assert!(html.contains(&format!(
+        "{n} tests: charts for the first {} only",
+        page::MAX_CHARTED_TESTS
+    )));
+    // The last test's row is in the overview, without a link to a section that is not there.
+    assert!(
+        html.contains(&format!("<tr><td>T{}</td>", n - 1)),
+        "overview row"
+    );
+    assert!(!html.contains(&format!("href=\"#t{}\"", n - 1)));
+    // The embedded data is whole (every test), without indentation.
+    let from = html.find("id=\"respbench-data\">").unwrap() + "id=\"respbench-data\">".len();
+    let to = from + html[from..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[from..to]).unwrap();
+    assert_eq!(data["tests"].as_array().unwrap().len(), n);
+    assert!(!html[from..to].contains('\n'));
 }

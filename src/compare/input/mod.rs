@@ -16,6 +16,7 @@ mod memtier;
 mod respbench;
 mod spectrum;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
@@ -196,7 +197,8 @@ pub struct FileRun {
 /// Reads and recognises one file.
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| InputError(format!("cannot read {shown}: {e}")))?;
+    let bytes =
+        crate::record::input_file::read(path).map_err(|e| InputError(e.message().into()))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(InputError(format!(
             "{shown}: an empty file (a run that was killed before writing its record?)"
@@ -207,8 +209,41 @@ pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     parse(text).map_err(|e| InputError(format!("{shown}: {e}")))
 }
 
-/// Recognises `text` by its content and reads it.
+/// Recognises `text` by its content and reads it; figures that cannot be (a negative rate or
+/// latency) are refused, as NaN and infinity are by the readers.
 pub fn parse(text: &str) -> Result<FileRun, String> {
+    let run = recognise(text)?;
+    for (name, sample) in &run.tests {
+        not_negative(sample).map_err(|e| format!("test {name}: {e}"))?;
+        for m in &sample.mix {
+            not_negative(&m.figures).map_err(|e| format!("test {name} / {}: {e}", m.name))?;
+        }
+    }
+    Ok(run)
+}
+
+/// `Ok` when no figure of `s` is negative (a rate or a latency below zero describes nothing,
+/// and would read as "-200% better").
+fn not_negative(s: &Sample) -> Result<(), String> {
+    let figures = [
+        ("rps", Some(s.rps)),
+        ("avg", s.avg),
+        ("min", s.min),
+        ("p50", s.p50),
+        ("p95", s.p95),
+        ("p99", s.p99),
+        ("max", s.max),
+    ];
+    for (what, v) in figures {
+        if let Some(v) = v.filter(|v| *v < 0.0 || !v.is_finite()) {
+            return Err(format!("{what} is {v}, not a figure a run can have"));
+        }
+    }
+    Ok(())
+}
+
+/// Recognises `text` by its content and reads it.
+fn recognise(text: &str) -> Result<FileRun, String> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
         let value: serde_json::Value = serde_json::from_str(trimmed)
@@ -260,6 +295,9 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         find_max: None,
         problems: Vec::new(),
     };
+    // Each name's place in `input.tests`: a lookup per row, so a file of many tests reads in
+    // linear time (a search of the list per row was quadratic: 64k rows took minutes).
+    let mut index: HashMap<String, usize> = HashMap::new();
     for (k, run) in runs.into_iter().enumerate() {
         let file = input.files.get(k).cloned().unwrap_or_default();
         input
@@ -278,12 +316,15 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
             }
         }
         for (name, sample) in run.tests {
-            match input.tests.iter_mut().find(|t| t.name == name) {
-                Some(t) => t.samples.push(sample),
-                None => input.tests.push(Test {
-                    name,
-                    samples: vec![sample],
-                }),
+            match index.get(&name) {
+                Some(&i) => input.tests[i].samples.push(sample),
+                None => {
+                    index.insert(name.clone(), input.tests.len());
+                    input.tests.push(Test {
+                        name,
+                        samples: vec![sample],
+                    });
+                }
             }
         }
     }
@@ -326,6 +367,18 @@ mod tests {
         assert!(e.contains("neither a respbench record"), "{e}");
         let e = parse("{\"schema\": ").unwrap_err();
         assert!(e.starts_with("not valid JSON"), "{e}");
+    }
+
+    #[test]
+    fn negative_figures_are_refused() {
+        let e = parse("\"test\",\"rps\",\"p99_latency_ms\"\n\"SET\",\"-200\",\"1\"\n").unwrap_err();
+        assert_eq!(e, "test SET: rps is -200, not a figure a run can have");
+        let e = parse("\"test\",\"rps\",\"p99_latency_ms\"\n\"SET\",\"200\",\"-1\"\n").unwrap_err();
+        assert_eq!(e, "test SET: p99 is -1000, not a figure a run can have");
+        let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "GET",
+            "throughput_rps": 10.0, "latency_us": {"corrected": {"count": 1, "max": -3.0}}}]});
+        let e = parse(&doc.to_string()).unwrap_err();
+        assert_eq!(e, "test GET: max is -3, not a figure a run can have");
     }
 
     #[test]

@@ -39,15 +39,15 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
         .zip(verdicts.into_iter().chain(std::iter::repeat(None)))
         .map(|(t, limited_by)| {
             let name = t.name.clone();
-            (
+            Ok((
                 name,
                 Sample {
                     limited_by,
-                    ..sample(t)
+                    ..sample(t)?
                 },
-            )
+            ))
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let find_max = doc.find_max.map(|f| Curve {
         slo: f.slo,
         answer_rps: f.answer_rps,
@@ -82,6 +82,16 @@ fn problems(doc: &Document) -> Vec<String> {
         (o, Some(e)) => out.push(format!("the run {o}: {e}")),
         (o, None) => out.push(format!("the run was {o}")),
     }
+    // A merge with shards missing (`merge --partial`) covers part of the benchmark only.
+    if let Some(m) = doc.merge.as_ref().filter(|m| !m.missing_shards.is_empty()) {
+        let list: Vec<String> = m.missing_shards.iter().map(u64::to_string).collect();
+        let of = doc.shards.first().and_then(|s| s.count);
+        out.push(format!(
+            "a partial merge: shard(s) {} {}missing",
+            list.join(", "),
+            of.map_or(String::new(), |n| format!("of {n} "))
+        ));
+    }
     for t in &doc.tests {
         let o = t.outcome.as_str();
         if !o.is_empty() && o != "completed" {
@@ -111,11 +121,21 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
     }
 }
 
-fn sample(t: TestRecord) -> Sample {
-    let hist = |text: &str| {
+/// A test's figures and series. A histogram that is there but does not decode is a corrupt
+/// record, refused by name (an empty one is a record that keeps none: no spectrum).
+fn sample(t: TestRecord) -> Result<Sample, String> {
+    let hist = |text: &str, which: &str| -> Result<Vec<(f64, f64)>, String> {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
         spectrum::decode(text)
             .map(|h| spectrum::points(&h, 0.001))
-            .unwrap_or_default()
+            .ok_or_else(|| {
+                format!(
+                    "test {}: histograms.{which} is not an HdrHistogram (corrupt base64 or data)",
+                    t.name
+                )
+            })
     };
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
@@ -134,8 +154,8 @@ fn sample(t: TestRecord) -> Sample {
                 max: r.max_us,
             })
             .collect(),
-        spectrum_corrected: hist(&t.histograms.corrected),
-        spectrum_uncorrected: hist(&t.histograms.uncorrected),
+        spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,
+        spectrum_uncorrected: hist(&t.histograms.uncorrected, "uncorrected")?,
         errors: t.requests.failed,
         redirects: t
             .requests
@@ -173,11 +193,11 @@ fn sample(t: TestRecord) -> Sample {
             p99_9: (m.latency_us.count > 0).then_some(m.latency_us.p99_9),
         })
         .collect();
-    Sample {
+    Ok(Sample {
         detail: Some(Box::new(detail)),
         mix,
         ..figures(t.throughput_rps, &t.latency_us.corrected)
-    }
+    })
 }
 
 #[cfg(test)]
@@ -242,6 +262,18 @@ mod tests {
         let run = read(doc, SCHEMA).unwrap();
         let rows = &run.tests[0].1.detail.as_ref().unwrap().timeline;
         assert_eq!((rows[0].span, rows[1].span), (1.0, 0.25));
+    }
+
+    #[test]
+    fn a_corrupt_histogram_is_named() {
+        let mut doc = minimal(SCHEMA);
+        doc["tests"][0]["histograms"] =
+            serde_json::json!({"corrected": "!!not base64", "uncorrected": ""});
+        let e = read(doc, SCHEMA).unwrap_err();
+        assert_eq!(
+            e,
+            "test SET: histograms.corrected is not an HdrHistogram (corrupt base64 or data)"
+        );
     }
 
     #[test]

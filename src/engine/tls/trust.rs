@@ -1,7 +1,7 @@
 //! Whom the client trusts: the CA set a server's certificate must chain to (`--cacert`,
 //! `--cacertdir`, the system's store), the verifiers (chain only by default, as valkey-benchmark;
 //! strict name checking with `--tls-verify-name`; none with `--insecure`), and reading the PEM
-//! files those options name. Apart from the stream code in `tls.rs`, which never changes when
+//! files those options name. Apart from the stream code in `tls/mod.rs`, which never changes when
 //! the trust rules do.
 
 use std::path::{Path, PathBuf};

@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::Placement;
-use super::Worker;
+use super::conn::Placement;
 use super::conn::{Conn, State};
 use super::outage::FailKind;
 use super::reply::record_error;
+use super::state::Worker;
 use crate::cluster::slot::{TAG_PLACEHOLDER, key_slot};
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::cluster::{ClusterWorker, MAX_ATTEMPTS, Retry, SideItem, SideQueue};
@@ -24,27 +24,28 @@ impl Worker<'_> {
             return;
         };
         let routes = &cl.run.routes;
-        let spu = self.placeholders_per_unit;
+        let spu = self.fill.placeholders_per_unit;
         let c = &mut self.conns[i];
-        let route = c.route;
+        let route = c.bind.route;
         let serves_any = cl.counts.get(usize::from(route)).is_some_and(|&n| n > 0);
         for u in 0..units {
-            let base = u * self.unit_len;
+            let base = u * self.fill.unit_len;
             if !routes.tags.is_empty() {
-                let keys = &mut self.keys;
+                let keys = &mut self.fill.keys;
                 let slot = cl.pick_slot(route, || keys.random());
                 let tag = cl.run.tags.get(slot);
                 for &off in &routes.tags {
-                    c.wbuf[base + off..base + off + TAG_PLACEHOLDER.len()].copy_from_slice(tag);
+                    c.batch.wbuf[base + off..base + off + TAG_PLACEHOLDER.len()]
+                        .copy_from_slice(tag);
                 }
             }
-            let unit_placeholders = &self.batch_placeholders[u * spu..(u + 1) * spu];
+            let unit_placeholders = &self.fill.placeholders[u * spu..(u + 1) * spu];
             let mut draws = 0;
             loop {
-                fill_unit(&mut c.wbuf, unit_placeholders, &mut self.keys);
+                fill_unit(&mut c.batch.wbuf, unit_placeholders, &mut self.fill.keys);
                 draws += 1;
                 let stray = routes.random_keys.iter().find_map(|k| {
-                    let slot = key_slot(&c.wbuf[base + k.start..base + k.end]);
+                    let slot = key_slot(&c.batch.wbuf[base + k.start..base + k.end]);
                     (!cl.serves(route, slot)).then_some(slot)
                 });
                 let Some(slot) = stray else {
@@ -55,9 +56,12 @@ impl Worker<'_> {
                     // migrated away): the unit goes anyway and is redirected, and a connection
                     // bound to a primary moves to where the keys are for its next batch.
                     let owner = cl.owners[usize::from(slot)];
-                    if c.follow_primary && owner != NO_OWNER && usize::from(owner) != c.node {
-                        c.rebind = Some(usize::from(owner));
-                        c.home = slot;
+                    if c.bind.follow_primary
+                        && owner != NO_OWNER
+                        && usize::from(owner) != c.bind.node
+                    {
+                        c.bind.rebind = Some(usize::from(owner));
+                        c.bind.home = slot;
                     }
                     break;
                 }
@@ -72,14 +76,14 @@ impl Worker<'_> {
             return Ok(());
         };
         if cl.adopt_if_changed() {
-            for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+            for c in self.conns.iter_mut().filter(|c| c.bind.side.is_none()) {
                 rebind_if_needed(c, cl);
             }
             if cl.run.all_primaries {
                 self.connect_new_primaries(now)?;
             }
         }
-        if self.down > 0 {
+        if self.outages.down > 0 {
             self.cluster_down_tick(now);
         }
         let Some(cl) = self.cluster.as_mut() else {
@@ -102,10 +106,9 @@ impl Worker<'_> {
         let missing: Vec<usize> = (0..cl.counts.len())
             .filter(|&n| cl.counts[n] > 0)
             .filter(|&n| {
-                !self
-                    .conns
-                    .iter()
-                    .any(|c| c.side.is_none() && (c.node == n || c.rebind == Some(n)))
+                !self.conns.iter().any(|c| {
+                    c.bind.side.is_none() && (c.bind.node == n || c.bind.rebind == Some(n))
+                })
             })
             .collect();
         for node in missing {
@@ -152,7 +155,7 @@ impl Worker<'_> {
                     let node = cl.resolve(&host, *port)?;
                     if r.kind == RedirectKind::Moved {
                         cl.moved(*slot, node);
-                        for c in self.conns.iter_mut().filter(|c| c.side.is_none()) {
+                        for c in self.conns.iter_mut().filter(|c| c.bind.side.is_none()) {
                             rebind_if_needed(c, cl);
                         }
                     }
@@ -228,18 +231,18 @@ impl Worker<'_> {
             return Ok(());
         }
         let c = &mut self.conns[i];
-        if c.written == c.wlen {
-            c.wbuf.clear();
-            c.written = 0;
+        if c.batch.written == c.batch.wlen {
+            c.batch.wbuf.clear();
+            c.batch.written = 0;
         }
-        let q = c.side.get_or_insert_with(SideQueue::new);
+        let q = c.bind.side.get_or_insert_with(SideQueue::new);
         if asking {
-            c.wbuf.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
+            c.batch.wbuf.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
             q.push_back(SideItem::Asking);
         }
-        c.wbuf.extend_from_slice(&retry.cmd);
+        c.batch.wbuf.extend_from_slice(&retry.cmd);
         q.push_back(SideItem::Retry(retry));
-        c.wlen = c.wbuf.len();
+        c.batch.wlen = c.batch.wbuf.len();
         if c.state == State::Open {
             self.flush(i)?;
         }
@@ -275,14 +278,14 @@ const MAX_DRAWS: u32 = 256;
 /// Cluster: a connection bound to a primary moves to its home slot's owner when that changed;
 /// a replica's connection targets its (possibly new) primary's slots.
 pub(super) fn rebind_if_needed(c: &mut Conn, cl: &ClusterWorker) {
-    if c.follow_primary {
-        let owner = cl.owners[usize::from(c.home)];
-        if owner != NO_OWNER && usize::from(owner) != c.node {
-            c.rebind = Some(usize::from(owner));
+    if c.bind.follow_primary {
+        let owner = cl.owners[usize::from(c.bind.home)];
+        if owner != NO_OWNER && usize::from(owner) != c.bind.node {
+            c.bind.rebind = Some(usize::from(owner));
         }
-    } else if let Some(&p) = cl.shard_of.get(c.node)
+    } else if let Some(&p) = cl.shard_of.get(c.bind.node)
         && p != NO_OWNER
     {
-        c.route = p;
+        c.bind.route = p;
     }
 }

@@ -6,9 +6,10 @@
 
 use std::time::Instant;
 
-use super::Worker;
+use super::conn::BACKOFF_START;
 use super::conn::State;
-use super::outage::{BACKOFF_START, FailKind};
+use super::outage::FailKind;
+use super::state::Worker;
 use crate::engine::cluster::{Retry, SideItem};
 
 impl Worker<'_> {
@@ -22,8 +23,8 @@ impl Worker<'_> {
         };
         cl.run.shared.request_refresh_down();
         let c = &mut self.conns[i];
-        let node = c.node;
-        if let Some(queue) = c.side.as_mut() {
+        let node = c.bind.node;
+        if let Some(queue) = c.bind.side.as_mut() {
             // Redirected requests waiting for this node's replies will get none.
             let mut lost = 0;
             while let Some(item) = queue.pop_front() {
@@ -38,16 +39,16 @@ impl Worker<'_> {
             cl.node_lost(node, lost, at, false);
             return;
         }
-        let lost = if c.warmup { 0 } else { c.pending };
+        let lost = if c.batch.warmup { 0 } else { c.batch.pending };
         cl.node_lost(node, lost, at, true);
-        c.lost_on.get_or_insert(node);
+        c.bind.lost_on.get_or_insert(node);
     }
 
     /// Cluster: connection `i`, which lost requests on a node, completed a batch: that node's
     /// outage is over.
     pub(super) fn node_back(&mut self, i: usize, now: Instant) {
         let at = now.saturating_duration_since(self.cfg.measure_start);
-        if let (Some(node), Some(cl)) = (self.conns[i].lost_on.take(), self.cluster.as_mut()) {
+        if let (Some(node), Some(cl)) = (self.conns[i].bind.lost_on.take(), self.cluster.as_mut()) {
             cl.node_back(node, at);
         }
     }
@@ -62,12 +63,12 @@ impl Worker<'_> {
         cl.run.shared.request_refresh_down();
         for c in &mut self.conns {
             if c.state == State::Down
-                && let Some(node) = c.rebind.take()
+                && let Some(node) = c.bind.rebind.take()
             {
-                c.node = node;
-                c.route = node as u16;
-                c.retry_at = now;
-                c.backoff = BACKOFF_START;
+                c.bind.node = node;
+                c.bind.route = node as u16;
+                c.reopen.retry_at = now;
+                c.reopen.backoff = BACKOFF_START;
             }
         }
     }
@@ -95,7 +96,7 @@ impl Worker<'_> {
         let queued = self
             .conns
             .iter()
-            .filter_map(|c| c.side.as_ref())
+            .filter_map(|c| c.bind.side.as_ref())
             .flatten()
             .filter(|item| matches!(item, SideItem::Retry(r) if !r.warmup))
             .count() as u64;

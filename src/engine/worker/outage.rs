@@ -2,19 +2,17 @@
 //! reconnect. With `-e` the requests it carried count as failed by kind, the connection waits a
 //! capped, jittered, doubling backoff and is reopened without blocking (the prefix goes out again
 //! with its first batch), and the test goes on; without `-e` the failure ends the run, as in the
-//! reference, with a hint. Its own room so that the hot path in `conn.rs` only gains a call at
+//! reference, with a hint. Its own room so that the hot path in `io.rs` only gains a call at
 //! each place a socket can fail.
 
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::Worker;
-use super::conn::State;
+use super::conn::{BACKOFF_START, State};
+use super::state::Worker;
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::{EngineError, ErrorPolicy};
 
-/// The first wait before reopening a failed connection; it doubles on every failure in a row.
-pub(super) const BACKOFF_START: Duration = Duration::from_millis(10);
 /// The longest wait between two attempts, so a server that comes back is used within half a
 /// second (the measured outage is at most that much longer than the server's).
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
@@ -100,51 +98,64 @@ impl Worker<'_> {
         let jitter = self.jitter();
         let prefix = self.cfg.setup.prefix_commands.len();
         let c = &mut self.conns[i];
-        if c.pending > 0 {
-            if !c.warmup {
-                self.rec.failed(kind as usize, c.pending, now);
+        if kind == FailKind::Refused && (c.reopen.recovering || c.reopen.reopened) {
+            self.rec.reconnect_refused();
+        }
+        if c.batch.pending > 0 {
+            if !c.batch.warmup {
+                self.rec.failed(kind as usize, c.batch.pending, now);
                 // A mix: each lost request is also its command's failure (replies come in
                 // order, so the unanswered ones are the batch's last `pending`).
-                let done = (c.batch_cmds - c.pending) as usize;
-                for k in c.kinds.iter().skip(done).take(c.pending as usize) {
+                let done = (c.batch.commands - c.batch.pending) as usize;
+                for k in c
+                    .batch
+                    .kinds
+                    .iter()
+                    .skip(done)
+                    .take(c.batch.pending as usize)
+                {
                     self.rec.command_error(*k as usize, false);
                 }
             }
-            self.active -= 1;
+            self.flow.active -= 1;
         }
-        if c.recovering {
-            c.recovering = false;
-            self.recovering -= 1;
+        if c.reopen.recovering {
+            c.reopen.recovering = false;
+            self.outages.recovering -= 1;
         }
+        c.reopen.refused = false;
+        c.reopen.reopened = false;
         let _ = self.poll.registry().deregister(&mut c.stream);
         c.stream.shutdown();
         // Waits between half and all of the backoff, so connections that failed together do
         // not all knock at the same moment.
-        if now.saturating_duration_since(c.connect_started) >= BACKOFF_RESET_AFTER {
-            c.backoff = BACKOFF_START;
+        if now.saturating_duration_since(c.reopen.connect_started) >= BACKOFF_RESET_AFTER {
+            c.reopen.backoff = BACKOFF_START;
         }
-        let wait = c.backoff.mul_f64(0.5 + 0.5 * jitter);
-        c.retry_at = now + wait;
-        c.backoff = (c.backoff * 2).min(BACKOFF_MAX);
+        let wait = c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter);
+        c.reopen.retry_at = now + wait;
+        c.reopen.backoff = (c.reopen.backoff * 2).min(BACKOFF_MAX);
         c.state = State::Down;
-        c.pending = 0;
-        c.wlen = 0;
-        c.written = 0;
+        c.batch.pending = 0;
+        c.batch.wlen = 0;
+        c.batch.written = 0;
         c.prefix_written = 0;
         c.prefix_pending = prefix;
         c.want_write = false;
         c.used = false;
         c.carry.clear();
         c.scanner.reset();
-        self.free.retain(|&j| j != i);
-        self.down += 1;
+        self.flow.free.retain(|&j| j != i);
+        self.outages.down += 1;
         Ok(())
     }
 
     /// Whether the outage watch has anything to do: reply timeouts, or connections that are
     /// down or reconnecting.
     pub(super) fn watching(&self) -> bool {
-        self.cfg.load.reply_timeout.is_some() || self.down > 0 || self.recovering > 0
+        self.cfg.load.reply_timeout.is_some()
+            || self.outages.down > 0
+            || self.outages.recovering > 0
     }
 
     /// How long the poll may wait before the outage watch needs a look (`None`: no limit).
@@ -153,13 +164,14 @@ impl Worker<'_> {
             return None;
         }
         let mut wait = self
+            .outages
             .next_watch
             .saturating_duration_since(now)
             .min(self.watch_every());
-        if self.down > 0 {
+        if self.outages.down > 0 {
             for c in &self.conns {
                 if c.state == State::Down {
-                    wait = wait.min(c.retry_at.saturating_duration_since(now));
+                    wait = wait.min(c.reopen.retry_at.saturating_duration_since(now));
                 }
             }
         }
@@ -172,11 +184,11 @@ impl Worker<'_> {
         if !self.watching() {
             return Ok(());
         }
-        if now >= self.next_watch {
-            self.next_watch = now + self.watch_every();
+        if now >= self.outages.next_watch {
+            self.outages.next_watch = now + self.watch_every();
             self.check_timeouts(now)?;
         }
-        if self.down > 0 {
+        if self.outages.down > 0 {
             self.reopen_due(now)?;
         }
         Ok(())
@@ -196,11 +208,13 @@ impl Worker<'_> {
             let c = &self.conns[i];
             let (late, limit) = match c.state {
                 State::Open => match reply {
-                    Some(t) if c.pending > 0 => (now.saturating_duration_since(c.sent) >= t, t),
+                    Some(t) if c.batch.pending > 0 => {
+                        (now.saturating_duration_since(c.batch.sent) >= t, t)
+                    }
                     _ => (false, Duration::ZERO),
                 },
-                State::Connecting if c.pending > 0 || c.recovering => (
-                    now.saturating_duration_since(c.connect_started) >= connect,
+                State::Connecting if c.batch.pending > 0 || c.reopen.recovering => (
+                    now.saturating_duration_since(c.reopen.connect_started) >= connect,
                     connect,
                 ),
                 State::Connecting | State::Down => (false, Duration::ZERO),
@@ -208,7 +222,7 @@ impl Worker<'_> {
             if late {
                 let err = EngineError::Io(format!(
                     "no reply from {} within {} s",
-                    self.target(c.node).display(),
+                    self.target(c.bind.node).display(),
                     limit.as_secs_f64()
                 ));
                 self.conn_failed(i, FailKind::Timeout, err)?;
@@ -222,38 +236,45 @@ impl Worker<'_> {
     fn reopen_due(&mut self, now: Instant) -> Result<(), EngineError> {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.state != State::Down || c.retry_at > now {
+            if c.state != State::Down || c.reopen.retry_at > now {
                 continue;
             }
-            self.down -= 1;
+            self.outages.down -= 1;
             self.rec.reconnect_attempt(now);
-            let epoch = self.target(c.node).epoch();
-            match self.connect_nonblocking(c.node, i) {
+            let epoch = self.target(c.bind.node).epoch();
+            match self.connect_nonblocking(c.bind.node, i) {
                 Ok(stream) => {
                     let c = &mut self.conns[i];
                     c.stream = stream;
                     c.epoch = epoch;
                     c.state = State::Connecting;
                     c.want_write = true;
-                    c.connect_started = now;
-                    c.recovering = true;
-                    self.recovering += 1;
+                    c.reopen.connect_started = now;
+                    c.reopen.recovering = true;
+                    self.outages.recovering += 1;
                 }
-                Err(e) => self.conn_failed(i, FailKind::of_connect(&e), e)?,
+                Err(e) => {
+                    let kind = FailKind::of_connect(&e);
+                    if kind == FailKind::Refused {
+                        self.rec.reconnect_refused();
+                    }
+                    self.conn_failed(i, kind, e)?;
+                }
             }
         }
         Ok(())
     }
 
-    /// A reopened connection connected: counted, and it is free for the next batch (the prefix
-    /// goes out first).
+    /// A reopened connection connected: it is free for the next batch (the prefix goes out
+    /// first). It counts as a reconnect once the server answers on it (`io.rs`), not now: a
+    /// server at `maxclients` accepts a connection and then refuses it.
     pub(super) fn reconnected(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
-        self.conns[i].recovering = false;
-        self.recovering -= 1;
-        self.rec.reconnected(now);
+        self.conns[i].reopen.recovering = false;
+        self.conns[i].reopen.reopened = true;
+        self.outages.recovering -= 1;
         self.flush(i)?;
         // A side connection only sends the redirected requests queued on it.
-        if self.conns[i].state == State::Open && self.conns[i].side.is_none() {
+        if self.conns[i].state == State::Open && self.conns[i].bind.side.is_none() {
             self.on_free(i, now)?;
         }
         Ok(())
@@ -265,8 +286,8 @@ impl Worker<'_> {
         let n: u64 = self
             .conns
             .iter()
-            .filter(|c| c.side.is_none() && !c.warmup)
-            .map(|c| c.pending)
+            .filter(|c| c.bind.side.is_none() && !c.batch.warmup)
+            .map(|c| c.batch.pending)
             .sum();
         self.rec.unanswered += n + self.retries_unanswered();
     }
@@ -277,16 +298,16 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn stale(&self, i: usize) -> bool {
         let c = &self.conns[i];
-        c.epoch.is_some() && c.epoch != self.target(c.node).epoch()
+        c.epoch.is_some() && c.epoch != self.target(c.bind.node).epoch()
     }
 
     /// A number in [0, 1) for backoff jitter (xorshift; no allocation, no shared state).
     fn jitter(&mut self) -> f64 {
-        let mut x = self.jitter_state;
+        let mut x = self.outages.jitter_state;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        self.jitter_state = x;
+        self.outages.jitter_state = x;
         (x >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -55,6 +55,29 @@ pub struct Prefix {
     pub commands: Vec<&'static str>,
 }
 
+/// Why a plan could not be built; `main` maps these to exit codes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// The command line, or a `--dataset` file's content, is wrong (exit 2).
+    Usage(String),
+    /// A file the plan needs could not be read (exit 1, like a failed `-x` stdin read).
+    Io(String),
+}
+
+impl From<String> for PlanError {
+    fn from(message: String) -> Self {
+        PlanError::Usage(message)
+    }
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Usage(m) | PlanError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
 /// The resolved run.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
@@ -109,8 +132,9 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// Resolves `args`; `stdin` is the `-x` argument if it was read.
-    pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, String> {
+    /// Resolves `args`; `stdin` is the `-x` argument if it was read. The plan is complete when
+    /// built: a `--dataset` file is read and its records attached here (after every other check).
+    pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, PlanError> {
         let mut warnings = Vec::new();
         // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
         let data_size = workloads::data_size(args);
@@ -130,10 +154,14 @@ impl RunPlan {
 
         let (prefix, auth) = prefix(args)?;
         if args.cluster && args.dataset.is_some() {
-            return Err("--dataset with --cluster is not supported yet".to_string());
+            return Err("--dataset with --cluster is not supported yet"
+                .to_string()
+                .into());
         }
         if args.cluster && matches!(args.endpoint, Endpoint::Unix(_)) {
-            return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
+            return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s"
+                .to_string()
+                .into());
         }
 
         let counters = counters::check(args, &workload)?;
@@ -148,7 +176,11 @@ impl RunPlan {
             .transpose()?;
         warnings.extend(shard.as_ref().map(shard::ShardPlan::note));
         if find_max.is_some() && shard.is_some() {
-            return Err("--find-max cannot run as a shard (its steps depend on each other)".into());
+            return Err(
+                "--find-max cannot run as a shard (its steps depend on each other)"
+                    .to_string()
+                    .into(),
+            );
         }
         // The HTML report names its shard like the record does (`report-{shard}.html`).
         let html = args.html.as_ref().map(|p| match &shard {
@@ -160,6 +192,7 @@ impl RunPlan {
             .as_deref()
             .map(|t| start_at::parse_start_at(t, SystemTime::now()))
             .transpose()?;
+        load.dataset = dataset::load(args, &workload, load.keyspace.is_some(), &mut warnings)?;
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -339,6 +372,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         arrival: crate::engine::Arrival::Uniform,
         value_sizes: None,
         mix: None,
+        shard: crate::workload::split::Share::WHOLE,
     }
 }
 
@@ -450,9 +484,13 @@ mod tests {
             Ok(crate::cli::Invocation::Run(a)) => a,
             other => panic!("{other:?}"),
         };
-        let e = RunPlan::new(&args(&["--tls", "--tls-ciphers", "NOPE"]), None).unwrap_err();
+        let e = RunPlan::new(&args(&["--tls", "--tls-ciphers", "NOPE"]), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--tls-ciphers \"NOPE\""), "{e}");
-        let e = RunPlan::new(&args(&["--tls", "--tls-ciphersuites", "NOPE"]), None).unwrap_err();
+        let e = RunPlan::new(&args(&["--tls", "--tls-ciphersuites", "NOPE"]), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--tls-ciphersuites \"NOPE\""), "{e}");
     }
 

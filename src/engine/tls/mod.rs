@@ -290,6 +290,11 @@ impl fmt::Display for TlsError {
 
 impl std::error::Error for TlsError {}
 
+/// How a handshake the server ended with a close begins (`idle.rs` tells it apart: a server
+/// that has completed handshakes before and closes the next one is at its `maxclients`).
+pub(crate) const CLOSED_IN_HANDSHAKE: &str =
+    "the server closed the connection during the TLS handshake";
+
 fn tls_io_error(handshake: bool, message: String) -> io::Error {
     io::Error::other(TlsError { handshake, message })
 }
@@ -397,9 +402,10 @@ impl TlsStream {
                 Ok(0) => {
                     return Err(tls_io_error(
                         true,
-                        "the server closed the connection during the TLS handshake (is this a \
-                         TLS port? the server does not answer like a TLS server)"
-                            .to_string(),
+                        format!(
+                            "{CLOSED_IN_HANDSHAKE} (is this a TLS port? the server does not \
+                             answer like a TLS server)"
+                        ),
                     ));
                 }
                 Ok(_) => {

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# respbench beside the floor (bench/floor.c: pre-encoded SETs, one send and one receive per batch,
+# nothing else) against one pinned server: client CPU per request and the ratio respbench / floor
+# at -P 1 and -P 16, interleaved reps; optionally user-space instructions per request (callgrind).
+# See bench/README.md ("The floor").
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: bash bench/floor.sh [OPTIONS]
+
+Starts a throwaway server (redis-server, or valkey-server with --server valkey-server) pinned to
+CPU 0 on a free loopback port, then for each rep and each pipeline (-P 1, -P 16) runs the floor
+client and respbench back to back (the order alternates), both pinned to CPU 1, with the same
+connections and requests: SET of a 16-byte key and a 3-byte value. Prints each run's client CPU
+(user + system from wait4's rusage) per request and, per pipeline, the median ratio
+respbench / floor over the reps. The server is stopped by its PID on exit.
+
+Options (environment variable in brackets):
+  -n N            requests per run at -P 1 (at -P 16: 8 * N)   [N, default 500000]
+  -r R            interleaved reps                              [REPS, default 5]
+  -c C            connections                                   [CLIENTS, default 50]
+  --server PATH   redis-server or valkey-server binary          [SERVER, default redis-server]
+  --respbench P   respbench binary (default: cargo build --release, then the target dir's)
+  --callgrind     also count user-space instructions per request with callgrind (marginal:
+                  (runs of 2M minus M requests) / M, so start-up cancels out; M = CG_N,
+                  default 20000 at -P 1 and 80000 at -P 16)
+  -h, --help      this help
+EOF
+}
+
+die() { echo "floor.sh: error: $*" >&2; exit 1; }
+info() { echo "floor.sh: $*" >&2; }
+
+N="${N:-500000}"
+REPS="${REPS:-5}"
+CLIENTS="${CLIENTS:-50}"
+SERVER="${SERVER:-redis-server}"
+RESPBENCH=""
+CALLGRIND=0
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    -n) N="$2"; shift 2 ;;
+    -r) REPS="$2"; shift 2 ;;
+    -c) CLIENTS="$2"; shift 2 ;;
+    --server) SERVER="$2"; shift 2 ;;
+    --respbench) RESPBENCH="$2"; shift 2 ;;
+    --callgrind) CALLGRIND=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TMP="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+command -v "$SERVER" >/dev/null || die "$SERVER not found"
+command -v cc >/dev/null || die "cc not found (the floor client is C)"
+cc -O2 -o "$TMP/floor" "$ROOT/bench/floor.c" || die "building bench/floor.c failed"
+if [ -z "$RESPBENCH" ]; then
+  (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
+  target="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+  RESPBENCH="$target/release/respbench"
+fi
+[ -x "$RESPBENCH" ] || die "no respbench binary at $RESPBENCH"
+
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+taskset -c 0 "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+  --daemonize no --logfile "$TMP/server.log" &
+SERVER_PID=$!
+for _ in $(seq 50); do
+  python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null && break
+  sleep 0.1
+done
+kill -0 "$SERVER_PID" 2>/dev/null || die "the server did not start (see its log)"
+
+# Runs "$@" pinned to CPU 1; prints its user+system CPU seconds (wait4's rusage, microseconds).
+cpu_of() {
+  python3 - "$@" <<'EOF'
+import os, subprocess, sys
+p = subprocess.Popen(["taskset", "-c", "1", *sys.argv[1:]], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+if status != 0:
+    sys.exit(f"floor.sh: {' '.join(sys.argv[1:])} failed ({status})")
+print(f"{ru.ru_utime + ru.ru_stime:.6f}")
+EOF
+}
+
+floor_cmd() { echo "$TMP/floor 127.0.0.1 $PORT $CLIENTS $1 $2"; }
+respbench_cmd() {
+  echo "$RESPBENCH -h 127.0.0.1 -p $PORT -c $CLIENTS -P $1 -n $2 -r 100000 -t set -q"
+}
+
+echo "# respbench beside the floor ($(date -u +%Y-%m-%dT%H:%MZ), $(git -C "$ROOT" rev-parse --short HEAD))"
+echo
+echo "server: $("$SERVER" --version | cut -d" " -f1-3), CPU 0; clients: CPU 1; -c $CLIENTS, SET, 3-byte values"
+echo
+echo "| P | rep | floor µs/req | respbench µs/req | ratio |"
+echo "|---:|---:|---:|---:|---:|"
+declare -A RATIOS
+for rep in $(seq "$REPS"); do
+  for p in 1 16; do
+    n="$N"; [ "$p" = 16 ] && n=$((N * 8))
+    # shellcheck disable=SC2046
+    if [ $(((rep + p) % 2)) = 0 ]; then
+      f="$(cpu_of $(floor_cmd "$p" "$n"))"; r="$(cpu_of $(respbench_cmd "$p" "$n"))"
+    else
+      r="$(cpu_of $(respbench_cmd "$p" "$n"))"; f="$(cpu_of $(floor_cmd "$p" "$n"))"
+    fi
+    line="$(python3 -c "f,r,n=$f,$r,$n; print(f'{f/n*1e6:.3f} {r/n*1e6:.3f} {r/f:.3f}')")"
+    read -r fu ru ratio <<<"$line"
+    echo "| $p | $rep | $fu | $ru | $ratio |"
+    RATIOS[$p]="${RATIOS[$p]:-} $ratio"
+  done
+done
+echo
+for p in 1 16; do
+  echo "-P $p: median ratio respbench / floor $(python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f'{statistics.median(v):.3f} (min {min(v):.3f}, max {max(v):.3f})')" ${RATIOS[$p]})"
+done
+
+if [ "$CALLGRIND" = 1 ]; then
+  command -v valgrind >/dev/null || die "valgrind not found"
+  # Total user-space instructions of one run under callgrind (every thread).
+  instr_of() {
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$@" >/dev/null 2>"$TMP/cg.err" \
+      || die "callgrind run failed: $* (see $TMP/cg.err)"
+    awk '/^(summary|totals):/ {print $2; exit}' "$TMP/cg.out"
+  }
+  echo
+  echo "| P | floor instr/req | respbench instr/req | respbench − floor |"
+  echo "|---:|---:|---:|---:|"
+  for p in 1 16; do
+    m="${CG_N:-}"; [ -z "$m" ] && { m=20000; [ "$p" = 16 ] && m=80000; }
+    # shellcheck disable=SC2046
+    f1="$(instr_of $(floor_cmd "$p" "$m"))"; f2="$(instr_of $(floor_cmd "$p" $((2 * m))))"
+    # shellcheck disable=SC2046
+    r1="$(instr_of $(respbench_cmd "$p" "$m"))"; r2="$(instr_of $(respbench_cmd "$p" $((2 * m))))"
+    python3 -c "f=($f2-$f1)/$m; r=($r2-$r1)/$m; print(f'| $p | {f:,.0f} | {r:,.0f} | {r-f:,.0f} |')"
+  done
+fi

@@ -1,0 +1,280 @@
+//! A worker's I/O on its connections: writing batches (the prefix gathered with the first),
+//! reading until the socket is drained, `-k 0` reconnects and connections opened during a test.
+//! What was read is framed and accounted in `reply.rs`.
+
+use std::io::{self, IoSlice};
+use std::time::Instant;
+
+use mio::{Interest, Token};
+
+use super::conn::{Conn, Placement, State};
+use super::outage::FailKind;
+use super::state::{Worker, loop_error};
+use crate::engine::EngineError;
+use crate::engine::cluster::SideQueue;
+use crate::engine::conn::Stream;
+use crate::engine::error::io_reason;
+
+/// A single RESP line longer than this is treated as a protocol error.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+
+impl Worker<'_> {
+    /// Writes what is left of the prefix and the batch; registers write interest only while the
+    /// socket's buffer is full.
+    pub(super) fn flush(&mut self, i: usize) -> Result<(), EngineError> {
+        let prefix = &self.cfg.setup.prefix;
+        let c = &mut self.conns[i];
+        loop {
+            let batch = &c.batch.wbuf[c.batch.written..c.batch.wlen];
+            let res = if c.prefix_written < prefix.len() {
+                c.stream.write_vectored(&[
+                    IoSlice::new(&prefix[c.prefix_written..]),
+                    IoSlice::new(batch),
+                ])
+            } else if batch.is_empty() {
+                break;
+            } else {
+                c.stream.write(batch)
+            };
+            match res {
+                Ok(mut n) => {
+                    let p = (prefix.len() - c.prefix_written).min(n);
+                    c.prefix_written += p;
+                    n -= p;
+                    c.batch.written += n;
+                    if c.prefix_written == prefix.len() && c.batch.written == c.batch.wlen {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !c.want_write {
+                        c.want_write = true;
+                        self.poll
+                            .registry()
+                            .reregister(
+                                &mut c.stream,
+                                Token(i),
+                                Interest::READABLE | Interest::WRITABLE,
+                            )
+                            .map_err(loop_error)?;
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.conn_failed(i, FailKind::of(&e), self.io_error(i, &e)),
+            }
+        }
+        let c = &mut self.conns[i];
+        if c.want_write {
+            c.want_write = false;
+            self.poll
+                .registry()
+                .reregister(&mut c.stream, Token(i), Interest::READABLE)
+                .map_err(loop_error)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_writable(&mut self, i: usize) -> Result<(), EngineError> {
+        let c = &mut self.conns[i];
+        match c.state {
+            State::Open => {
+                if c.want_write {
+                    self.flush(i)?;
+                }
+            }
+            State::Connecting => {
+                if let Err(e) = c.stream.finish_connect() {
+                    if e.kind() == io::ErrorKind::NotConnected {
+                        return Ok(()); // not yet
+                    }
+                    let err = self.target(self.conns[i].bind.node).connect_error(&e);
+                    return self.conn_failed(i, FailKind::of(&e), err);
+                }
+                c.state = State::Open;
+                // Registered for both while connecting; flush() settles the interest.
+                c.want_write = true;
+                c.batch.sent = Instant::now();
+                if c.reopen.recovering {
+                    let now = c.batch.sent;
+                    return self.reconnected(i, now);
+                }
+                self.flush(i)?;
+            }
+            State::Down => {}
+        }
+        Ok(())
+    }
+
+    /// Reads until the socket is drained (a short read), accounting every complete reply; a
+    /// completed batch frees the connection for the next one.
+    pub(super) fn on_readable(&mut self, i: usize) -> Result<(), EngineError> {
+        // Read once per read that returned bytes: a readable event that finds nothing (or only
+        // an error) costs no clock read.
+        let mut read_at: Option<Instant> = None;
+        let mut batch_done = false;
+        loop {
+            let c = &mut self.conns[i];
+            if c.state != State::Open {
+                // A TLS handshake under way waits for the server's reply: readable moves it on.
+                return self.on_writable(i);
+            }
+            let carry = c.carry.len();
+            if carry == self.rbuf.len() {
+                if self.rbuf.len() >= MAX_LINE {
+                    return Err(EngineError::Protocol(format!(
+                        "protocol error: a reply line from {} is longer than {MAX_LINE} bytes",
+                        self.target(self.conns[i].bind.node).display()
+                    )));
+                }
+                let len = self.rbuf.len() * 2;
+                self.rbuf.resize(len, 0);
+            }
+            self.rbuf[..carry].copy_from_slice(&c.carry);
+            c.carry.clear();
+            // 1 read event in rx_delay::SAMPLE_EVERY: how long the queue head waited for us.
+            if read_at.is_none()
+                && let Stream::Tcp(s) = &c.stream
+                && self.rec.rx_delay.due()
+            {
+                self.rec.rx_delay.sample(std::os::fd::AsRawFd::as_raw_fd(s));
+            }
+            let n = match c.stream.read(&mut self.rbuf[carry..]) {
+                Ok(0) => {
+                    let err = EngineError::Io(format!(
+                        "the server at {} closed the connection",
+                        self.target(self.conns[i].bind.node).display()
+                    ));
+                    return self.read_failed(i, batch_done, FailKind::Closed, err);
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.carry.extend_from_slice(&self.rbuf[..carry]);
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    c.carry.extend_from_slice(&self.rbuf[..carry]);
+                    continue;
+                }
+                Err(e) => {
+                    let err = self.io_error(i, &e);
+                    return self.read_failed(i, batch_done, FailKind::of(&e), err);
+                }
+            };
+            let now = Instant::now();
+            read_at = Some(now);
+            let end = carry + n;
+            let (pos, done) = self.scan_replies(i, end, now)?;
+            batch_done |= done;
+            if self.conns[i].reopen.refused {
+                let err = EngineError::Io(format!(
+                    "the server at {} refused the connection (max number of clients reached)",
+                    self.target(self.conns[i].bind.node).display()
+                ));
+                return self.read_failed(i, batch_done, FailKind::Refused, err);
+            }
+            // A reopened connection's first answer that is not a refusal: it is back.
+            if std::mem::take(&mut self.conns[i].reopen.reopened) {
+                self.rec.reconnected(now);
+            }
+            let c = &mut self.conns[i];
+            c.carry.extend_from_slice(&self.rbuf[pos..end]);
+            if end < self.rbuf.len() {
+                break; // a short read: the socket is drained
+            }
+        }
+        if self.cluster.as_ref().is_some_and(|cl| cl.has_redirects()) {
+            self.handle_redirects(read_at.unwrap_or_else(Instant::now))?;
+        }
+        if let Some(now) = read_at.filter(|_| batch_done) {
+            self.flow.active -= 1;
+            if self.conns[i].bind.lost_on.is_some() {
+                self.node_back(i, now);
+            }
+            self.on_free(i, now)?;
+        }
+        Ok(())
+    }
+
+    /// A read failed after `batch_done` may have completed the batch (a server that answers,
+    /// then closes): that batch is settled before the failure is handled.
+    fn read_failed(
+        &mut self,
+        i: usize,
+        batch_done: bool,
+        kind: FailKind,
+        err: EngineError,
+    ) -> Result<(), EngineError> {
+        if batch_done {
+            self.flow.active -= 1;
+        }
+        self.conn_failed(i, kind, err)
+    }
+
+    /// `-k 0`: replaces a used connection before its next batch. The batch's intended time is
+    /// when the old connection became free, so the reconnect is charged to it (the uncorrected
+    /// figure, from the actual write, leaves it out).
+    pub(super) fn replace_stream(&mut self, i: usize) -> Result<(), EngineError> {
+        // The old socket leaves the poll first: the new one takes its token.
+        let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
+        // Read before connecting: a move during the connect leaves it stale, never wrongly fresh.
+        let epoch = self.target(self.conns[i].bind.node).epoch();
+        let stream = match self.connect_nonblocking(self.conns[i].bind.node, i) {
+            Ok(s) => s,
+            Err(e) => return self.conn_failed(i, FailKind::of_connect(&e), e),
+        };
+        let c = &mut self.conns[i];
+        drop(std::mem::replace(&mut c.stream, stream));
+        c.epoch = epoch;
+        c.reopen.connect_started = Instant::now();
+        c.state = State::Connecting;
+        c.prefix_written = 0;
+        c.prefix_pending = self.cfg.setup.prefix_commands.len();
+        c.want_write = true;
+        c.carry.clear();
+        c.scanner.reset();
+        Ok(())
+    }
+
+    /// Starts a non-blocking connect to `place.node` and adds the connection (its index is its
+    /// token); it sends once writable says it is connected.
+    pub(super) fn open_conn(
+        &mut self,
+        place: Placement,
+        wbuf: Vec<u8>,
+        side: Option<SideQueue>,
+        now: Instant,
+    ) -> Result<usize, EngineError> {
+        let i = self.conns.len();
+        let stream = self.connect_nonblocking(place.node, i)?;
+        let prefix = self.cfg.setup.prefix_commands.len();
+        let route = place.node as u16;
+        self.conns.push(Conn::new(
+            stream, true, wbuf, prefix, place, route, side, now,
+        ));
+        Ok(i)
+    }
+
+    /// Starts a non-blocking connect to `node` for connection `i`, registered for both
+    /// readiness kinds: writable says the connect finished, readable moves a TLS handshake on.
+    pub(super) fn connect_nonblocking(&self, node: usize, i: usize) -> Result<Stream, EngineError> {
+        let mut stream = self.target(node).connect_nonblocking()?;
+        self.poll
+            .registry()
+            .register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(loop_error)?;
+        Ok(stream)
+    }
+
+    pub(super) fn io_error(&self, i: usize, e: &io::Error) -> EngineError {
+        EngineError::Io(format!(
+            "connection to {} failed: {}",
+            self.target(self.conns[i].bind.node).display(),
+            io_reason(e)
+        ))
+    }
+}

@@ -1,0 +1,218 @@
+//! Sending: what a free connection does next (quota, deadline, the `--rps` schedule), and
+//! writing its batch by the fill path chosen for the test.
+
+use std::time::Instant;
+
+use super::conn::State;
+use super::state::{FillPath, Worker};
+use crate::engine::EngineError;
+use crate::workload::sizes::fill_sized;
+use crate::workload::template::fill;
+
+/// What a free connection does next.
+enum Decision {
+    /// A batch of `units` units (fewer than `-P` for the last batch of a `-n` share), timed from
+    /// `intended`.
+    Send {
+        units: usize,
+        intended: Instant,
+        warmup: bool,
+    },
+    /// `--rps`: the next send time is in the future.
+    Wait,
+    /// Nothing more to send in this test.
+    Done,
+}
+
+impl Worker<'_> {
+    /// Decides what connection `i`, free since `now`, does next, and does it.
+    pub(super) fn on_free(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
+        match self.decide(now) {
+            Decision::Send {
+                units,
+                intended,
+                warmup,
+            } => self.send_batch(i, units, intended, warmup),
+            Decision::Wait => {
+                self.flow.free.push(i);
+                self.arm_timer(now);
+                Ok(())
+            }
+            Decision::Done => Ok(()),
+        }
+    }
+
+    /// Closed loop: the request is intended for `now`, when its connection became free.
+    /// `--rps`: for its scheduled send time, which may have passed.
+    fn decide(&mut self, now: Instant) -> Decision {
+        if self.flow.exhausted {
+            return Decision::Done;
+        }
+        let intended = match &self.flow.pacer {
+            None => now,
+            Some(p) => {
+                let due = p.next_due();
+                if due > now {
+                    return Decision::Wait;
+                }
+                // A send time that passed while no connection was free keeps its time: the wait is
+                // charged to the request (coordinated omission corrected).
+                due
+            }
+        };
+        let warmup = intended < self.cfg.measure_start;
+        let mut units = self.cfg.load.pipeline as usize;
+        if !warmup {
+            if self.cfg.deadline.is_some_and(|d| intended >= d) {
+                self.flow.exhausted = true;
+                return Decision::Done;
+            }
+            if let Some(quota) = self.cfg.quota {
+                let remaining = quota - self.flow.quota_used;
+                if remaining == 0 {
+                    self.flow.exhausted = true;
+                    return Decision::Done;
+                }
+                units = units.min(remaining.div_ceil(self.fill.cmds_per_unit) as usize);
+                self.flow.quota_used =
+                    quota.min(self.flow.quota_used + units as u64 * self.fill.cmds_per_unit);
+            }
+        }
+        if !warmup {
+            self.flow.issued += units as u64 * self.fill.cmds_per_unit;
+        }
+        if let Some(p) = self.flow.pacer.as_mut() {
+            p.advance(units as u64 * self.fill.cmds_per_unit);
+        }
+        Decision::Send {
+            units,
+            intended,
+            warmup,
+        }
+    }
+
+    /// `--rps`: hands due send times to waiting connections.
+    pub(super) fn dispatch_due(&mut self, now: Instant) -> Result<(), EngineError> {
+        while !self.flow.exhausted
+            && !self.flow.free.is_empty()
+            && self
+                .flow
+                .pacer
+                .as_ref()
+                .is_some_and(|p| p.next_due() <= now)
+        {
+            if let Some(i) = self.flow.free.pop()
+                && self.conns[i].state != State::Down
+            {
+                self.on_free(i, now)?;
+            }
+        }
+        if self.flow.exhausted {
+            self.flow.free.clear();
+        }
+        self.arm_timer(now);
+        Ok(())
+    }
+
+    fn arm_timer(&mut self, now: Instant) {
+        if self.flow.free.is_empty() || self.flow.exhausted {
+            return;
+        }
+        if let (Some(t), Some(p)) = (self.flow.timer.as_mut(), self.flow.pacer.as_ref()) {
+            t.arm(p.next_due(), now);
+        }
+    }
+
+    fn send_batch(
+        &mut self,
+        i: usize,
+        units: usize,
+        intended: Instant,
+        warmup: bool,
+    ) -> Result<(), EngineError> {
+        // The batch is set up before a reconnect, so that a failed one counts its requests.
+        let reconnect = if let Some(node) = self.conns[i].bind.rebind.take() {
+            let c = &mut self.conns[i];
+            c.bind.node = node;
+            c.bind.route = node as u16;
+            true
+        } else {
+            (!self.cfg.load.keepalive && self.conns[i].used) || self.stale(i)
+        };
+        // The parallel key pattern walks a slice per connection.
+        self.fill.keys.select_conn(i);
+        for k in &mut self.fill.mix_keys {
+            k.select_conn(i);
+        }
+        let wlen = self.fill_batch(i, units);
+        let c = &mut self.conns[i];
+        c.used = true;
+        c.batch.wlen = wlen;
+        c.batch.written = 0;
+        c.batch.pending = units as u64 * self.fill.cmds_per_unit;
+        c.batch.commands = c.batch.pending;
+        c.batch.intended = intended;
+        c.batch.warmup = warmup;
+        self.flow.active += 1;
+        if reconnect {
+            self.replace_stream(i)?;
+        }
+        let c = &mut self.conns[i];
+        if c.state == State::Open {
+            c.batch.sent = Instant::now();
+            self.flush(i)?;
+        }
+        Ok(())
+    }
+
+    /// Writes connection `i`'s next batch of `units` units by the test's fill path
+    /// (placeholders filled, values sized, a mix's commands drawn, or a dataset's records) and
+    /// returns its length in bytes.
+    fn fill_batch(&mut self, i: usize, units: usize) -> usize {
+        let f = &mut self.fill;
+        let wbuf = &mut self.conns[i].batch.wbuf;
+        match f.path {
+            FillPath::Plain => {
+                let per_unit = f.placeholders_per_unit;
+                fill(
+                    wbuf,
+                    &f.placeholders[..units * per_unit],
+                    per_unit,
+                    &mut f.keys,
+                );
+                units * f.unit_len
+            }
+            FillPath::Sized(dist) => fill_sized(
+                wbuf,
+                self.cfg.template,
+                units,
+                dist,
+                &mut f.size_rng,
+                &mut f.keys,
+                &mut f.size_scratch,
+            ),
+            FillPath::Mix(mix, sizes) => {
+                let keys = if f.mix_keys.is_empty() {
+                    std::slice::from_mut(&mut f.keys)
+                } else {
+                    &mut f.mix_keys[..]
+                };
+                let c = &mut self.conns[i];
+                mix.fill_batch(
+                    &mut c.batch.wbuf,
+                    &mut c.batch.kinds,
+                    units,
+                    &mut f.size_rng,
+                    sizes,
+                    keys,
+                    &mut f.size_scratch,
+                )
+            }
+            FillPath::Dataset(dataset) => dataset.fill_batch(wbuf, units, &mut f.keys),
+            FillPath::Cluster => {
+                self.fill_cluster(i, units);
+                units * self.fill.unit_len
+            }
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! A worker's state: what the runner gives it, what it hands back, and the `Worker` itself with
+//! its fields grouped by what uses them (the batch being written, the flow of requests, the
+//! outage watch). Building it and running it to the end are here; the loop, sending, I/O,
+//! replies, outages and cluster mode are each an `impl Worker` block in their own file, which
+//! import this one and never the other way round.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use mio::Poll;
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::conn::{Conn, Placement};
+use crate::engine::cluster::{ClusterRun, ClusterWorker};
+use crate::engine::conn::{Stream, Target};
+use crate::engine::monitor::Live;
+use crate::engine::pacer::Pacer;
+use crate::engine::timer::Timer;
+use crate::engine::{ConnSetup, EngineError, LoadSpec};
+use crate::metrics::thread_cpu::ThreadCpuMark;
+use crate::metrics::{ClusterStats, Recorder, SharedTimeline, ThreadCpuUsage};
+use crate::workload::dataset::Dataset;
+use crate::workload::distribution::KeyPattern;
+use crate::workload::keys::{KeyGen, SequentialCounters};
+use crate::workload::mix::Mix;
+use crate::workload::sizes::SizeDist;
+use crate::workload::template::{Placeholder, Template};
+
+/// Read buffer shared by a worker's connections; bytes of an incomplete reply line are carried
+/// per connection, so memory does not grow with `-c`.
+const READ_BUF: usize = 64 * 1024;
+
+/// What a worker hands back.
+#[derive(Debug)]
+pub(crate) struct WorkerResult {
+    /// Everything it measured, merged into the test's result by the runner.
+    pub(crate) recorder: Recorder,
+    /// Cluster mode's per-node figures and redirect counts.
+    pub(crate) cluster: Option<ClusterStats>,
+    /// What stopped this worker, if anything did.
+    pub(crate) fatal: Option<EngineError>,
+    /// Its thread's CPU time over its life (the verdict's client side).
+    pub(crate) cpu: ThreadCpuUsage,
+    /// Measured commands it wrote, answered or not (the record's "issued").
+    pub(crate) issued: u64,
+}
+
+/// What the runner gives a worker: its share of the test, the test's clock, and where it reports.
+pub(crate) struct WorkerConfig<'a> {
+    /// Seeds this worker's key generator apart from the others'.
+    pub id: usize,
+    pub setup: &'a ConnSetup,
+    pub load: &'a LoadSpec,
+    pub template: &'a Template,
+    /// Commands this worker issues in the measured phase (`-n` share).
+    pub quota: Option<u64>,
+    /// When the test (warmup included) started: the first intended send time.
+    pub start: Instant,
+    /// Requests intended before this are warmup: sent and checked, not recorded.
+    pub measure_start: Instant,
+    /// `--duration`: no request is intended at or after this.
+    pub deadline: Option<Instant>,
+    /// This worker's share of `--rps`.
+    pub rate_per_sec: Option<f64>,
+    /// Where the progress figures are published for the monitor.
+    pub live: &'a Live,
+    /// The test's per-second timeline, which this worker adds its seconds to.
+    pub timeline: SharedTimeline,
+    /// Set by the monitor (Ctrl-C, another worker's failure): return at the next loop turn.
+    pub stop: &'a AtomicBool,
+    /// `--sequential`: the counters all workers draw keys from.
+    pub sequential: Option<Arc<SequentialCounters>>,
+    pub cluster: Option<&'a ClusterRun>,
+    /// Cluster: load connections this worker opens to a primary that appears during the test.
+    pub new_node_conns: usize,
+}
+
+/// How a batch is written, chosen once per test from the test's load (`send.rs` follows it), so
+/// a batch takes one branch rather than a check of each option.
+#[derive(Clone, Copy)]
+pub(super) enum FillPath<'a> {
+    /// `--dataset`: copy the next pre-encoded records.
+    Dataset(&'a Dataset),
+    /// `--ratio`: draw each unit's command from the mix (values sized with a size option).
+    Mix(&'a Mix, Option<&'a SizeDist>),
+    /// `--cluster`: fill for the connection's node.
+    Cluster,
+    /// `--data-size-range`/`--data-size-list` with value arguments: values sized per unit.
+    Sized(&'a SizeDist),
+    /// Placeholders overwritten in place.
+    Plain,
+}
+
+impl<'a> FillPath<'a> {
+    fn of(load: &'a LoadSpec, template: &Template, cluster: bool) -> Self {
+        if let Some(dataset) = &load.dataset {
+            return FillPath::Dataset(dataset);
+        }
+        if let Some(mix) = &load.mix {
+            return FillPath::Mix(mix, load.value_sizes.as_ref());
+        }
+        if cluster {
+            return FillPath::Cluster;
+        }
+        match &load.value_sizes {
+            Some(dist) if !template.values.is_empty() => FillPath::Sized(dist),
+            _ => FillPath::Plain,
+        }
+    }
+}
+
+/// What writing a batch needs: the path, the key generators, where placeholders are, and the
+/// unit's shape.
+pub(super) struct Fill<'a> {
+    pub(super) path: FillPath<'a>,
+    pub(super) keys: KeyGen,
+    /// A mix whose commands draw keys with their own patterns: a generator per command (empty
+    /// otherwise: every command draws from `keys`).
+    pub(super) mix_keys: Vec<KeyGen>,
+    /// Placeholder offsets of a batch: the same for every connection's batch buffer.
+    pub(super) placeholders: Vec<Placeholder>,
+    /// Splits `placeholders` into units without storing unit boundaries.
+    pub(super) placeholders_per_unit: usize,
+    pub(super) unit_len: usize,
+    pub(super) cmds_per_unit: u64,
+    /// Variable value sizes: the RNG sizes are drawn from (seeded per worker) and one drawn
+    /// size per value argument of a unit (reused).
+    pub(super) size_rng: Xoshiro256PlusPlus,
+    pub(super) size_scratch: Vec<usize>,
+}
+
+/// The flow of requests: what the quota allows, what was written, who is busy or waiting.
+pub(super) struct Flow {
+    /// Commands counted against the `-n` quota (measured phase only).
+    pub(super) quota_used: u64,
+    /// Measured commands written, with or without a quota (the record's "issued").
+    pub(super) issued: u64,
+    /// Nothing more will be sent (quota issued or deadline passed); the loop ends once nothing
+    /// is in flight.
+    pub(super) exhausted: bool,
+    /// Connections with a batch in flight (or waiting for a reconnect).
+    pub(super) active: usize,
+    /// `--rps`: connections waiting for the next send time.
+    pub(super) free: Vec<usize>,
+    pub(super) pacer: Option<Pacer>,
+    /// `--rps` on Linux: wakes the poll at the next send time with nanosecond precision
+    /// (`epoll_wait`'s timeout is whole milliseconds).
+    pub(super) timer: Option<Timer>,
+}
+
+/// Connections that failed and are coming back (`outage.rs`).
+pub(super) struct Outages {
+    /// Connections down after a failure, waiting for their backoff.
+    pub(super) down: usize,
+    /// Connections being reopened after a failure.
+    pub(super) recovering: usize,
+    /// When the outage watch next checks for timeouts.
+    pub(super) next_watch: Instant,
+    /// Backoff jitter's generator state (never 0).
+    pub(super) jitter_state: u64,
+}
+
+/// One worker thread's state. It owns its connections and its poller outright, so deciding to
+/// send and sending happen in one call with no queue or lock in between; everything it measures
+/// stays in its own recorder until the test ends.
+pub(crate) struct Worker<'a> {
+    pub(super) cfg: WorkerConfig<'a>,
+    /// Cluster mode: this worker's copy of the slot map, its side connections and redirects.
+    pub(super) cluster: Option<ClusterWorker<'a>>,
+    pub(super) poll: Poll,
+    /// Indexed by poll token: the load connections the runner opened, then those opened during
+    /// the test (side connections, load connections to a new primary); a `-k 0` reconnect keeps
+    /// its index.
+    pub(super) conns: Vec<Conn>,
+    /// The read buffer all connections share (bytes of a partial reply are carried per
+    /// connection), so memory does not grow with `-c`.
+    pub(super) rbuf: Vec<u8>,
+    pub(super) rec: Recorder,
+    pub(super) fill: Fill<'a>,
+    pub(super) flow: Flow,
+    pub(super) outages: Outages,
+}
+
+impl<'a> Worker<'a> {
+    pub(crate) fn new(
+        cfg: WorkerConfig<'a>,
+        streams: Vec<(Stream, Placement)>,
+        poll: Poll,
+    ) -> Self {
+        let (wbuf, placeholders) = cfg.template.batch(cfg.load.pipeline as usize);
+        let now = cfg.start;
+        let cluster = cfg.cluster.map(ClusterWorker::new);
+        let conns = streams
+            .into_iter()
+            .map(|(stream, place)| {
+                let route = cluster
+                    .as_ref()
+                    .and_then(|c| c.shard_of.get(place.node).copied())
+                    .unwrap_or(0);
+                let prefix = cfg.setup.prefix_commands.len();
+                let mut c = Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now);
+                c.epoch = cfg.setup.target.epoch();
+                c
+            })
+            .collect();
+        let keys = KeyGen::new(
+            cfg.load.keyspace.unwrap_or(0),
+            cfg.load.seed,
+            cfg.id as u64,
+            cfg.sequential.clone(),
+        )
+        .with_pattern(
+            cfg.load.key_pattern,
+            cfg.load.key_min,
+            u64::from(cfg.load.clients),
+        )
+        .in_shard(cfg.load.shard);
+        // Poisson gaps: one stream per worker, repeatable with --seed.
+        let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let pacer = cfg
+            .rate_per_sec
+            .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
+        let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
+        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        let most_values = cfg
+            .load
+            .mix
+            .iter()
+            .flat_map(|m| m.commands.iter().map(|c| c.template.values.len()))
+            .chain([cfg.template.values.len()])
+            .max()
+            .unwrap_or(0);
+        let fill = Fill {
+            path: FillPath::of(cfg.load, cfg.template, cluster.is_some()),
+            keys,
+            mix_keys: mix_keys(&cfg),
+            placeholders,
+            placeholders_per_unit: cfg.template.placeholders.len(),
+            unit_len: cfg.template.unit.len(),
+            cmds_per_unit: u64::from(cfg.template.commands_per_unit),
+            size_rng: Xoshiro256PlusPlus::seed_from_u64(
+                pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
+            ),
+            size_scratch: Vec::with_capacity(most_values),
+        };
+        let id = cfg.id as u64;
+        Self {
+            cfg,
+            cluster,
+            poll,
+            conns,
+            rbuf: vec![0; READ_BUF],
+            rec,
+            fill,
+            flow: Flow {
+                quota_used: 0,
+                issued: 0,
+                exhausted: false,
+                active: 0,
+                free: Vec::new(),
+                pacer,
+                timer: None,
+            },
+            outages: Outages {
+                down: 0,
+                recovering: 0,
+                next_watch: now,
+                jitter_state: (jitter_seed(now) ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
+            },
+        }
+    }
+
+    pub(crate) fn run(mut self) -> WorkerResult {
+        let cpu = ThreadCpuMark::now();
+        let fatal = self.event_loop().err();
+        self.count_unanswered();
+        if fatal.is_some() {
+            self.cfg.live.failed.store(true, Ordering::Relaxed);
+        }
+        self.publish();
+        self.rec.tally.flush();
+        WorkerResult {
+            cluster: self.cluster.map(|c| c.stats),
+            recorder: self.rec,
+            fatal,
+            cpu: cpu.usage_since(),
+            issued: self.flow.issued,
+        }
+    }
+
+    /// Makes the live counters visible to the main thread (plain stores: one writer).
+    pub(super) fn publish(&self) {
+        let l = self.cfg.live;
+        l.all_completed
+            .store(self.rec.all_completed, Ordering::Relaxed);
+        l.all_latency_sum_ns
+            .store(self.rec.all_latency_sum_ns, Ordering::Relaxed);
+        l.measured_completed
+            .store(self.rec.completed, Ordering::Relaxed);
+        l.measured_latency_sum_ns
+            .store(self.rec.latency_sum_ns, Ordering::Relaxed);
+    }
+
+    /// Where node `node` is (the one server outside cluster mode).
+    pub(super) fn target(&self, node: usize) -> &Target {
+        match &self.cluster {
+            Some(cl) => &cl.targets[node],
+            None => &self.cfg.setup.target,
+        }
+    }
+
+    /// Redirected requests not answered yet.
+    pub(super) fn outstanding(&self) -> usize {
+        self.cluster.as_ref().map_or(0, |c| c.outstanding())
+    }
+}
+
+/// A mix with per-command key patterns: one generator per command, each its own stream (its
+/// pattern's shared counters for sequential and parallel ones); empty for any other test.
+fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
+    let load = cfg.load;
+    let Some(mix) = load.mix.as_ref().filter(|m| m.has_own_keys()) else {
+        return Vec::new();
+    };
+    mix.commands
+        .iter()
+        .zip(&mix.counters)
+        .enumerate()
+        .map(|(k, (c, counters))| {
+            let pattern = c.keys.unwrap_or(load.key_pattern);
+            let counted = matches!(pattern, KeyPattern::Sequential | KeyPattern::Parallel);
+            let shared = match (counted, c.keys.is_some()) {
+                (false, _) => None,
+                (true, true) => Some(counters.clone()),
+                (true, false) => cfg.sequential.clone(),
+            };
+            let seed = load.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared)
+                .with_pattern(pattern, load.key_min, u64::from(load.clients))
+                .in_shard(load.shard)
+        })
+        .collect()
+}
+
+/// A failure of the poller itself (not of a connection).
+pub(super) fn loop_error(e: io::Error) -> EngineError {
+    EngineError::Other(format!("event loop: {e}"))
+}
+
+/// A seed for backoff jitter that differs between workers and runs (the clock's low bits).
+fn jitter_seed(now: Instant) -> u64 {
+    let since = now.elapsed().as_nanos() as u64;
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    since ^ wall.rotate_left(17)
+}

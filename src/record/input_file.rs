@@ -1,0 +1,143 @@
+//! Reading a results file that `compare`, `report` or `merge` was given, with a size cap.
+//!
+//! Why a cap: these commands read whatever path they are handed, and a path such as `/dev/zero`,
+//! a FIFO that never closes or a runaway log would otherwise grow the process without bound (the
+//! whole file is held, then parsed). The cap is far above any real input — a 24-hour run's record
+//! is tens of megabytes (a timeline row and a server interval per second) — so only something
+//! that is not a results file reaches it. It is read through `Read::take(cap + 1)`: one byte over
+//! the cap is enough to know, and the rest is never read. One home for the cap, so the three
+//! commands refuse the same input in the same words, exit 2.
+
+use std::io::Read;
+use std::path::Path;
+
+/// The environment variable that sets the cap, in bytes (`K`, `M`, `G` suffixes: powers of 1024).
+pub const MAX_INPUT_ENV: &str = "RESPBENCH_MAX_INPUT_SIZE";
+
+/// The default cap: 256 MiB, about ten times a 24-hour run's record.
+pub const DEFAULT_MAX_INPUT: u64 = 256 << 20;
+
+/// Why a file could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// The file could not be opened or read (the OS's reason, the path named).
+    Io(String),
+    /// The input is not usable as given: larger than the cap, or a cap that does not parse.
+    /// Exit 2 wherever it happens.
+    Bad(String),
+}
+
+impl ReadError {
+    /// The one-line message.
+    pub fn message(&self) -> &str {
+        match self {
+            ReadError::Io(m) | ReadError::Bad(m) => m,
+        }
+    }
+}
+
+/// The cap in force: [`MAX_INPUT_ENV`] when set, else [`DEFAULT_MAX_INPUT`].
+pub fn max_input() -> Result<u64, ReadError> {
+    match std::env::var(MAX_INPUT_ENV) {
+        Err(_) => Ok(DEFAULT_MAX_INPUT),
+        Ok(v) => parse_size(&v).ok_or_else(|| {
+            ReadError::Bad(format!(
+                "{MAX_INPUT_ENV}={v:?}: expected a size in bytes (a number, optionally with K, M or G)"
+            ))
+        }),
+    }
+}
+
+/// `1048576`, `64K`, `512M`, `2G` (powers of 1024); `None` for anything else or zero.
+fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (digits, shift) = match v.char_indices().last()? {
+        (i, 'k' | 'K') => (&v[..i], 10),
+        (i, 'm' | 'M') => (&v[..i], 20),
+        (i, 'g' | 'G') => (&v[..i], 30),
+        _ => (v, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(1 << shift).filter(|n| *n > 0)
+}
+
+/// The whole of `path`, if it is at most the cap in force.
+pub fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
+    read_capped(path, max_input()?)
+}
+
+/// The whole of `path`, if it is at most `cap` bytes; reads at most `cap + 1` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let shown = path.display();
+    let io = |e: std::io::Error| ReadError::Io(format!("cannot read {shown}: {e}"));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::Bad(format!(
+            "{shown}: larger than {} (not a results file? set {MAX_INPUT_ENV} to read larger inputs)",
+            size_text(cap)
+        )));
+    }
+    Ok(bytes)
+}
+
+/// `256 MiB`, `1.5 GiB`, `100 bytes`.
+fn size_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{} GiB", trim(n as f64 / (1u64 << 30) as f64)),
+        n if n >= 1 << 20 => format!("{} MiB", trim(n as f64 / (1u64 << 20) as f64)),
+        n if n >= 1 << 10 => format!("{} KiB", trim(n as f64 / 1024.0)),
+        n => format!("{n} bytes"),
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.1}");
+    s.strip_suffix(".0").unwrap_or(&s).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_input_stops_at_the_cap() {
+        // /dev/zero never ends: only cap + 1 bytes are read.
+        let e = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert_eq!(
+            e,
+            ReadError::Bad(format!(
+                "/dev/zero: larger than 1 MiB (not a results file? set {MAX_INPUT_ENV} to read larger inputs)"
+            ))
+        );
+    }
+
+    #[test]
+    fn a_file_at_the_cap_reads() {
+        let dir = std::env::temp_dir().join(format!("respbench-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.csv");
+        std::fs::write(&p, b"0123456789").unwrap();
+        assert_eq!(read_capped(&p, 10).unwrap(), b"0123456789");
+        assert!(matches!(read_capped(&p, 9), Err(ReadError::Bad(_))));
+        let e = read_capped(&dir.join("missing"), 10).unwrap_err();
+        assert!(matches!(e, ReadError::Io(m) if m.starts_with("cannot read ")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1048576"), Some(1 << 20));
+        assert_eq!(parse_size("64K"), Some(64 << 10));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size(" 512M "), Some(512 << 20));
+        for bad in ["", "0", "G", "-1", "1T", "1.5G", "99999999999999G"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+        assert_eq!(size_text(DEFAULT_MAX_INPUT), "256 MiB");
+        assert_eq!(size_text(3 << 29), "1.5 GiB");
+    }
+}
