@@ -241,8 +241,9 @@ fn latency_is_mostly_server_time(server: &Server, script: &str) {
         server_us > avg * 0.5,
         "most of the latency is the server's: {split}"
     );
-    // TCP: the client's delay is measured (kernel receive timestamps), and the parts add up.
-    let client = split["client_delay_us"].as_f64().expect("measured on TCP");
+    // The parts add up. (Here a reply every ~10 ms gives only a couple of sampled reads: the
+    // client's delay may be absent, and is then inside the rest.)
+    let client = split["client_delay_us"].as_f64().unwrap_or(0.0);
     let rest = split["rest_us"].as_f64().unwrap();
     assert!(
         (avg - server_us - client - rest).abs() < 1.0 || rest == 0.0,
