@@ -4,7 +4,8 @@
 //!
 //! Owns: which changes make the headline (findings of throughput and p99, the metrics people
 //! quote; every shown metric when neither is), how tests without one are summed up, which facts
-//! count as differences, when a side's repetitions were "mostly" client-bound. Must not: judge a
+//! count as differences, when a side's repetitions were "mostly" client-bound or on a busy
+//! machine. Must not: judge a
 //! change (that is `table`).
 
 use super::render::{interval_text, signed_pct};
@@ -211,21 +212,36 @@ fn differences(cmp: &Comparison) -> Vec<String> {
     out
 }
 
-/// A side whose test was client-bound in most of its repetitions: its figures are respbench's.
+/// A side whose test was client-bound in most of its repetitions: its figures are respbench's;
+/// or whose machine was busy in most of them: its figures are the machine's.
 fn warnings(cmp: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
-    for (label, tests) in cmp.labels.iter().zip(&cmp.client_bound) {
-        let most: Vec<String> = tests
-            .iter()
-            .filter(|(_, bound, of)| *bound * 2 > *of)
-            .map(|(t, bound, of)| format!("{t} ({bound} of {of})"))
-            .collect();
-        if !most.is_empty() {
-            out.push(format!(
-                "{label}: client-bound in most repetitions of {}: those figures describe \
-                 respbench, not the server (try more --threads)",
-                most.join(", ")
-            ));
+    let kinds = [
+        (
+            &cmp.client_bound,
+            "client-bound",
+            "those figures describe respbench, not the server (try more --threads)",
+        ),
+        (
+            &cmp.machine_busy,
+            "on a busy machine",
+            "the server or respbench waited for a CPU: those figures describe the machine's \
+             load (see each record's verdict reason)",
+        ),
+    ];
+    for (counts, what, meaning) in kinds {
+        for (label, tests) in cmp.labels.iter().zip(counts) {
+            let most: Vec<String> = tests
+                .iter()
+                .filter(|(_, bound, of)| *bound * 2 > *of)
+                .map(|(t, bound, of)| format!("{t} ({bound} of {of})"))
+                .collect();
+            if !most.is_empty() {
+                out.push(format!(
+                    "{label}: {what} in most repetitions of {}: {meaning}",
+                    most.join(", ")
+                ));
+            }
         }
     }
     out
@@ -260,7 +276,14 @@ mod tests {
                             rps: r,
                             p99: Some(1e8 / r),
                             limited_by: Some(
-                                if r > 150.0 { "client-bound" } else { "neither" }.into(),
+                                if r > 150.0 {
+                                    "client-bound"
+                                } else if r < 50.0 {
+                                    "machine-busy"
+                                } else {
+                                    "neither"
+                                }
+                                .into(),
                             ),
                             ..Sample::default()
                         })
@@ -295,6 +318,7 @@ mod tests {
                 ("SET", &[100.5, 99.5, 101.]),
                 ("INCR", &[100.5, 99.5, 101.]),
                 ("LPUSH", &[160., 20., 170.]),
+                ("RPUSH", &[40., 45., 100.]),
             ],
             &[
                 ("version", "valkey 9.1.2"),
@@ -322,7 +346,8 @@ mod tests {
         assert_eq!(
             s.warnings,
             [
-                "v: client-bound in most repetitions of LPUSH (2 of 3): those figures describe respbench, not the server (try more --threads)"
+                "v: client-bound in most repetitions of LPUSH (2 of 3): those figures describe respbench, not the server (try more --threads)",
+                "v: on a busy machine in most repetitions of RPUSH (2 of 3): the server or respbench waited for a CPU: those figures describe the machine's load (see each record's verdict reason)"
             ]
         );
     }

@@ -352,6 +352,8 @@ pub struct Comparison {
     pub facts: Vec<Vec<Fact>>,
     /// Per input, each test's repetitions that were client-bound: `(test, client-bound, of)`.
     pub client_bound: Vec<Vec<(String, usize, usize)>>,
+    /// Per input, each test's repetitions on a busy machine: `(test, machine-busy, of)`.
+    pub machine_busy: Vec<Vec<(String, usize, usize)>>,
     pub tests: Vec<TestRows>,
 }
 
@@ -411,7 +413,14 @@ impl Comparison {
             labels: inputs.iter().map(|i| i.label.clone()).collect(),
             servers: inputs.iter().map(|i| i.server.clone()).collect(),
             facts: inputs.iter().map(|i| i.facts.clone()).collect(),
-            client_bound: inputs.iter().map(client_bound).collect(),
+            client_bound: inputs
+                .iter()
+                .map(|i| limited_by(i, "client-bound"))
+                .collect(),
+            machine_busy: inputs
+                .iter()
+                .map(|i| limited_by(i, "machine-busy"))
+                .collect(),
             tests,
         }
     }
@@ -435,8 +444,9 @@ impl Comparison {
     }
 }
 
-/// Each test's count of client-bound repetitions, and of repetitions.
-fn client_bound(input: &Input) -> Vec<(String, usize, usize)> {
+/// Each test's count of repetitions limited by `kind` (a record's `verdict.kind`), and of
+/// repetitions.
+fn limited_by(input: &Input, kind: &str) -> Vec<(String, usize, usize)> {
     input
         .tests
         .iter()
@@ -444,7 +454,7 @@ fn client_bound(input: &Input) -> Vec<(String, usize, usize)> {
             let bound = t
                 .samples
                 .iter()
-                .filter(|s| s.limited_by.as_deref() == Some("client-bound"))
+                .filter(|s| s.limited_by.as_deref() == Some(kind))
                 .count();
             (t.name.clone(), bound, t.samples.len())
         })

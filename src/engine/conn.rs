@@ -294,6 +294,8 @@ fn tcp_connect_blocking(
     connect_within(&sock, addr, timeout, &interrupt_requested)?;
     let s = TcpStream::from(sock);
     s.set_nodelay(true)?;
+    // Receive timestamps for the client's delay (metrics::rx_delay); without them, no figure.
+    crate::metrics::rx_delay::enable(std::os::fd::AsRawFd::as_raw_fd(&s));
     Ok(s)
 }
 
@@ -312,6 +314,7 @@ fn tcp_connect_nonblocking(addr: &SocketAddr, mptcp: bool) -> io::Result<mio::ne
         mio::net::TcpStream::connect(*addr)?
     };
     s.set_nodelay(true)?;
+    crate::metrics::rx_delay::enable(std::os::fd::AsRawFd::as_raw_fd(&s));
     Ok(s)
 }
 

@@ -314,6 +314,7 @@ fn merge(
         }
         last_settled = last_settled.max(rec.last_reply).max(rec.last_failure);
         result.client_threads.push(r.cpu);
+        result.client_delay.merge(&rec.rx_delay.waits);
         result.issued += r.issued;
         result.unanswered += rec.unanswered;
         result.reconnect_attempts += rec.reconnect_attempts;

@@ -122,6 +122,12 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         outages: failures::outages(&tests, &starts),
         client_threads_cpu_pct: (!threads.is_empty()).then_some(threads),
         verdict: verdict(&tests),
+        // Each shard's machine, client delay and latency split are its own (shards may run on
+        // different machines, and summaries do not add up): they stay in the shards' records.
+        machine: None,
+        client_threads_runqueue_pct: None,
+        client_delay_us: None,
+        latency_split: None,
         ..first.clone()
     };
     Ok((merged, spans))

@@ -7,6 +7,7 @@
 mod histogram;
 pub mod outage;
 mod recorder;
+pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
@@ -183,6 +184,9 @@ pub struct TestResult {
     pub timeline: Timeline,
     /// Each worker thread's CPU over the test: whether respbench itself was the limit.
     pub client_threads: Vec<ThreadCpuUsage>,
+    /// Sampled waits of replies in the kernel before respbench read them (`rx_delay`), ns;
+    /// empty where not measured (unix sockets, TLS, kernels without receive timestamps).
+    pub client_delay: LatencyHistogram,
     /// Measured commands written (answered, failed or still in flight at the end).
     pub issued: u64,
     /// Measured commands still unanswered when the test ended (Ctrl-C, SIGTERM, the end of the
@@ -250,6 +254,7 @@ impl TestResult {
             rps_samples: Vec::new(),
             timeline: Timeline::default(),
             client_threads: Vec::new(),
+            client_delay: LatencyHistogram::new(),
             issued: 0,
             unanswered: 0,
             reconnect_attempts: 0,

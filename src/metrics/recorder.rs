@@ -43,6 +43,8 @@ pub struct Recorder {
     /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
     /// `latency` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
+    /// Sampled waits of replies in the kernel (see `rx_delay`).
+    pub rx_delay: super::rx_delay::RxDelay,
 }
 
 /// A reply's two latencies in nanoseconds. Replies that arrive in one read to one batch share
@@ -98,6 +100,7 @@ impl Recorder {
             reconnects: 0,
             reconnect_refusals: 0,
             commands: Vec::new(),
+            rx_delay: Default::default(),
         }
     }
 

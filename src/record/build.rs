@@ -4,16 +4,18 @@
 
 use std::collections::BTreeMap;
 
+use crate::machine::Load;
 use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
-use crate::verdict::{self, ServerCpu};
+use crate::verdict::{self, MachineLoad, ServerCpu};
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySummary, MixRecord, NodeOutageRecord, NodeRecord, Pushes,
-    Range, Requests, ServerTestRecord, TestRecord, VerdictRecord,
+    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixRecord,
+    NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord, TestRecord,
+    VerdictRecord,
 };
 use super::timeline::Timeline;
 
@@ -30,6 +32,8 @@ pub struct TestExtras<'a> {
     pub repetition: Option<u32>,
     /// Leave the HDR histogram strings empty: the record is not written anywhere.
     pub skip_histograms: bool,
+    /// The machine over the test (`RunRecord` measures it between `begin_test` and `end_test`).
+    pub machine: Option<Load>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -42,6 +46,7 @@ impl<'a> TestExtras<'a> {
             issued: Some(r.issued),
             repetition: None,
             skip_histograms: false,
+            machine: None,
         }
     }
 }
@@ -82,6 +87,10 @@ pub fn test_record(
     let client_pct: Option<Vec<f64>> = extras
         .client_threads
         .map(|t| t.iter().map(ThreadCpuUsage::percent).collect());
+    let runqueue_pct: Option<Vec<f64>> = extras
+        .client_threads
+        .and_then(|t| t.iter().map(ThreadCpuUsage::runqueue_percent).collect());
+    let machine = machine_record(extras.machine.as_ref(), runqueue_pct.as_deref(), &server);
     TestRecord {
         name: r.title.clone(),
         started_at: None,
@@ -185,16 +194,93 @@ pub fn test_record(
             r.elapsed,
             r.unanswered,
         )),
-        verdict: verdict_record(r, &server, client_pct.as_deref()),
+        verdict: verdict_record(r, &server, client_pct.as_deref(), machine.as_ref()),
         client_threads_cpu_pct: client_pct,
+        client_threads_runqueue_pct: runqueue_pct,
+        machine,
+        latency_split: latency_split(r, &server),
+        client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
         server,
     }
+}
+
+/// The test's average latency split into the server's time per call (calls-weighted over every
+/// watched server's commands), the client's sampled delay where measured, and the rest; `None`
+/// without commandstats or calls.
+fn latency_split(r: &TestResult, server: &[ServerTestRecord]) -> Option<LatencySplit> {
+    let (calls, usec) = server
+        .iter()
+        .flat_map(|s| &s.commands)
+        .fold((0u64, 0u64), |(c, u), t| (c + t.calls, u + t.usec));
+    if calls == 0 || r.latency_uncorrected.is_empty() {
+        return None;
+    }
+    let avg_us = r.latency_uncorrected.mean_ns() / 1e3;
+    let client = (!r.client_delay.is_empty()).then(|| r.client_delay.mean_ns() / 1e3);
+    Some(LatencySplit::of(avg_us, usec as f64 / calls as f64, client))
+}
+
+/// Whether a watched server runs on this machine: a unix socket, or a loopback address. Only
+/// then do "other processes" mean the machine's CPU minus respbench's and the server's.
+fn is_local(address: &str) -> bool {
+    let host = match address.rsplit_once(':') {
+        _ if address.starts_with('/') => return true,
+        Some((h, _)) => h.trim_start_matches('[').trim_end_matches(']'),
+        None => address,
+    };
+    host == "localhost"
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The record's machine block: the machine's figures, respbench's worst run-queue wait and,
+/// when every watched server is local, the CPU other processes took.
+fn machine_record(
+    load: Option<&Load>,
+    runqueue: Option<&[f64]>,
+    server: &[ServerTestRecord],
+) -> Option<MachineRecord> {
+    let client_max_runqueue_pct = runqueue.and_then(|w| w.iter().copied().reduce(f64::max));
+    if load.is_none() && client_max_runqueue_pct.is_none() {
+        return None;
+    }
+    let l = load.copied().unwrap_or_default();
+    let local = !server.is_empty() && server.iter().all(|s| is_local(&s.address));
+    let servers_pct: Option<f64> = server.iter().map(|s| s.cpu_pct).sum();
+    let others_cpu_pct = servers_pct.filter(|_| local).and_then(|s| l.others_pct(s));
+    let mut m = MachineRecord {
+        cpu_pressure_some_pct: l.cpu_pressure_some_pct,
+        cpu_pressure_full_pct: l.cpu_pressure_full_pct,
+        steal_pct: l.steal_pct,
+        busy_pct: l.busy_pct.map(|b| b / l.cores.max(1) as f64),
+        respbench_cpu_pct: l.respbench_pct,
+        others_cpu_pct,
+        client_max_runqueue_pct,
+        cores: l.cores,
+        measured: Vec::new(),
+    };
+    for (name, known) in [
+        ("cpu_pressure", m.cpu_pressure_some_pct.is_some()),
+        ("steal", m.steal_pct.is_some()),
+        ("busy", m.busy_pct.is_some()),
+        ("respbench_cpu", m.respbench_cpu_pct.is_some()),
+        ("others_cpu", m.others_cpu_pct.is_some()),
+        ("client_runqueue", m.client_max_runqueue_pct.is_some()),
+    ] {
+        if known {
+            m.measured.push(name.into());
+        }
+    }
+    Some(m)
 }
 
 fn verdict_record(
     r: &TestResult,
     server: &[ServerTestRecord],
     client: Option<&[f64]>,
+    machine: Option<&MachineRecord>,
 ) -> VerdictRecord {
     let servers: Vec<ServerCpu> = server
         .iter()
@@ -206,10 +292,17 @@ fn verdict_record(
         })
         .collect();
     let rate = r.target_rps.map(|t| (t as f64, r.throughput()));
-    let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64());
+    let machine = machine.map_or_else(MachineLoad::default, |m| MachineLoad {
+        client_runqueue_pct: m.client_max_runqueue_pct,
+        cpu_pressure_some_pct: m.cpu_pressure_some_pct,
+        steal_pct: m.steal_pct,
+        others_pct: m.others_cpu_pct,
+        machine_busy_pct: m.busy_pct,
+    });
+    let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64(), machine);
     VerdictRecord {
         kind: j.verdict,
-        reason: j.verdict.advice().into(),
+        reason: j.reason,
         server_cpu_pct: j.server_cpu_pct,
         server_busy_pct: j.server_busy_pct,
         client_max_thread_cpu_pct: j.client_max_thread_cpu_pct,
@@ -276,6 +369,11 @@ pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
             _ => None,
         },
         usec_per_call: commandstats::usec_per_call(&times),
+        latency_percentiles: w
+            .latencystats
+            .as_deref()
+            .map(|t| commandstats::parse_latency(t, commands))
+            .unwrap_or_default(),
         commands: times,
         seconds,
     }
@@ -329,11 +427,13 @@ mod tests {
             ],
             commandstats_before: counters(10, 100),
             commandstats_after: counters(1010, 2100),
+            latencystats: Some("latency_percentiles_usec_set:p50=1.003,p99=2.007\r\n".into()),
             lost: false,
             gaps: 0,
         };
         let s = server_record(&w, &["set".to_string()]);
         assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);
+        assert_eq!(s.latency_percentiles[0].percentiles_usec["p99"], 2.007);
         assert!((s.main_thread_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
         assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
         // Both intervals are full seconds: (45 + 90) / 2.

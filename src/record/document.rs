@@ -249,7 +249,95 @@ pub struct TestRecord {
     pub server: Vec<ServerTestRecord>,
     /// Per respbench worker thread, percent of one core (`null` until measured).
     pub client_threads_cpu_pct: Option<Vec<f64>>,
+    /// Per respbench worker thread, the share of wall time it waited for a CPU (run-queue
+    /// wait from `/proc/thread-self/schedstat`), percent; absent where not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_threads_runqueue_pct: Option<Vec<f64>>,
+    /// How busy the machine was over the test; absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineRecord>,
+    /// How long replies waited in the kernel before respbench read them (sampled kernel receive
+    /// timestamps on TCP, `metrics::rx_delay`), µs; absent where not measured (unix sockets,
+    /// TLS, no timestamps) and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_delay_us: Option<LatencySummary>,
+    /// Where the average latency went (server, client, the rest); absent without the server's
+    /// commandstats and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
+}
+
+/// A test's average latency split into the server's own time per call, the time replies waited
+/// for respbench, and the rest. Microseconds.
+///
+/// Why: the measured latency alone cannot say whether a slow test is a slow server, a busy
+/// client or the path between them; the server's `usec_per_call` (`INFO commandstats`, the
+/// execution alone) and the client's measured delay take their parts out, and what is left is
+/// network, kernel and queueing (with `-P`, a request also waits for the batch's earlier ones).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencySplit {
+    /// The requests' average from their actual send to their reply (the uncorrected figure:
+    /// the split is of what happened to a request once sent, not of a schedule's lateness).
+    pub avg_us: f64,
+    /// The server's own time per call: commandstats Δusec / Δcalls over the test's commands
+    /// (every node in cluster mode).
+    pub server_us: f64,
+    /// The time replies waited in the kernel for respbench to read them; `null` where not
+    /// measured (then it is inside `rest_us`).
+    pub client_delay_us: Option<f64>,
+    /// `avg_us − server_us − client_delay_us`, never below zero: network, kernel, queueing.
+    pub rest_us: f64,
+}
+
+impl LatencySplit {
+    /// The split of `avg_us` given the server's time per call and the client's delay.
+    pub fn of(avg_us: f64, server_us: f64, client_delay_us: Option<f64>) -> Self {
+        Self {
+            avg_us,
+            server_us,
+            client_delay_us,
+            rest_us: (avg_us - server_us - client_delay_us.unwrap_or(0.0)).max(0.0),
+        }
+    }
+
+    /// A part's share of the average, percent (0 for a zero average).
+    pub fn share_pct(&self, part_us: f64) -> f64 {
+        if self.avg_us > 0.0 {
+            part_us / self.avg_us * 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The machine over one test (from its start to its end, connecting included), as the verdict
+/// read it. A figure the machine does not offer is `null`, never zero; `measured` names those
+/// that were read.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MachineRecord {
+    /// `/proc/pressure/cpu` "some": share of wall time a runnable task waited for a CPU, percent.
+    pub cpu_pressure_some_pct: Option<f64>,
+    /// "full": share in which every non-idle task waited, percent.
+    pub cpu_pressure_full_pct: Option<f64>,
+    /// Steal from `/proc/stat`, percent of all CPUs' time.
+    pub steal_pct: Option<f64>,
+    /// Every CPU together, percent of the machine's capacity.
+    pub busy_pct: Option<f64>,
+    /// respbench's whole process, percent of one core.
+    pub respbench_cpu_pct: Option<f64>,
+    /// Other processes (not respbench, not the server), percent of one core; only when every
+    /// watched server is on this machine (loopback or a unix socket).
+    pub others_cpu_pct: Option<f64>,
+    /// The respbench worker that waited longest for a CPU, percent of wall time.
+    pub client_max_runqueue_pct: Option<f64>,
+    /// The machine's cores.
+    pub cores: usize,
+    /// Which figures were read: `cpu_pressure`, `steal`, `busy`, `respbench_cpu`, `others_cpu`,
+    /// `client_runqueue`.
+    pub measured: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -435,6 +523,11 @@ pub struct ServerTestRecord {
     pub commands: Vec<CommandTime>,
     /// Calls-weighted over `commands`.
     pub usec_per_call: Option<f64>,
+    /// The server's own latency percentiles for the test's commands (`INFO latencystats`, Redis
+    /// 7+ and Valkey), cumulative since its stats were last reset: they cover more than this
+    /// test. Absent where the server does not publish them and in records of earlier builds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency_percentiles: Vec<crate::watch::commandstats::CommandLatency>,
 }
 
 /// A gauge over a test.
@@ -449,9 +542,12 @@ pub struct Range {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VerdictRecord {
-    /// `server-bound`, `client-bound`, `neither`, `rate-limited` or `unknown` (the value's own
-    /// serde names, so a renamed kind cannot silently stop matching).
+    /// `server-bound`, `client-bound`, `both-near-saturation`, `machine-busy`, `neither`,
+    /// `rate-limited`, `cant-tell` or `unknown` (the value's own serde names, so a renamed kind
+    /// cannot silently stop matching; a kind a later build adds reads as `unknown`).
     pub kind: crate::verdict::Verdict,
+    /// The advice, with the deciding figure for `machine-busy` and the missing or noisy figure
+    /// for `cant-tell`.
     pub reason: String,
     /// The server figure the verdict used (busiest node, main thread where reported).
     pub server_cpu_pct: Option<f64>,

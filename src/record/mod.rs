@@ -57,6 +57,8 @@ pub struct RunRecord {
     server_stats: bool,
     /// When the current test began (wall clock), for its `started_at`.
     test_started: Option<SystemTime>,
+    /// The machine's counters at the test's start (its load goes into the verdict).
+    machine_started: Option<crate::machine::Snapshot>,
     /// Whether the document goes anywhere (`--json` or `--html`). Without either, only the
     /// latest test's record is kept (for the report's server block and verdict) and its
     /// histograms are not encoded: a plain run, or `-l` forever, pays for neither.
@@ -109,6 +111,7 @@ impl RunRecord {
             watch: None,
             server_stats: plan.server_stats,
             test_started: None,
+            machine_started: None,
         })
     }
 
@@ -149,6 +152,7 @@ impl RunRecord {
     /// start for the record.
     pub fn begin_test_at(&mut self, start: Instant) -> Option<TestWatch> {
         self.test_started = Some(SystemTime::now());
+        self.machine_started = Some(crate::machine::Snapshot::take());
         self.watch.as_ref().map(|w| w.begin_test(start))
     }
 
@@ -181,6 +185,9 @@ impl RunRecord {
         };
         let extras = TestExtras {
             skip_histograms: !self.keeps,
+            machine: extras
+                .machine
+                .or_else(|| self.machine_started.take().map(|m| m.load_since())),
             ..extras
         };
         let mut rec = build::test_record(result, commands, &watched, extras);

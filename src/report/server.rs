@@ -10,10 +10,11 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::record::TestRecord;
-use crate::record::document::Range;
+use crate::record::document::{LatencySplit, MachineRecord, Range, ServerTestRecord};
 use crate::verdict::Verdict;
 
-/// Writes the block for `t` (nothing when there are no server figures and no verdict).
+/// Writes the block for `t` (nothing when there are no server figures and no verdict: a record
+/// of an earlier build).
 /// `precision`: decimal places of latency figures, as the rest of the report.
 pub fn write_server_block(
     out: &mut impl Write,
@@ -25,7 +26,13 @@ pub fn write_server_block(
         return Ok(());
     }
     let p = precision;
-    let mut s = String::from("\nServer:\n");
+    // Without server figures (`--no-server-stats`, INFO refused) there is no server block, only
+    // the machine and the verdict, unindented.
+    let (mut s, indent) = if t.server.is_empty() {
+        (String::from("\n"), "")
+    } else {
+        (String::from("\nServer:\n"), "  ")
+    };
     for n in &t.server {
         let _ = write!(s, "  {}:", n.address);
         if let Some(cpu) = n.cpu_pct {
@@ -57,6 +64,9 @@ pub fn write_server_block(
                 t.latency_us.corrected.avg
             );
         }
+        if !n.latency_percentiles.is_empty() {
+            let _ = writeln!(s, "    {}", server_percentiles_line(n, t, p));
+        }
         let mut notes = Vec::new();
         if n.fork_seen {
             notes.push("a fork (RDB save or AOF rewrite) ran".to_string());
@@ -83,15 +93,122 @@ pub fn write_server_block(
             let _ = writeln!(s, "    {}", notes.join("; "));
         }
     }
-    if known {
+    if let Some(split) = &t.latency_split {
+        let _ = writeln!(s, "{indent}{}", split_line(split, p));
+    }
+    if let Some(d) = &t.client_delay_us {
         let _ = writeln!(
             s,
-            "  limited by: {} ({})",
-            t.verdict.kind.name(),
-            t.verdict.kind.advice()
+            "{indent}replies waited for respbench: avg {:.p$} p50 {:.p$} p99 {:.p$} usec ({} \
+             sampled reads, kernel receive timestamps)",
+            d.avg, d.p50, d.p99, d.count
         );
     }
+    if let Some(m) = &t.machine {
+        let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
+    }
+    if known {
+        let v = &t.verdict;
+        // Records of earlier builds have the advice alone, or nothing.
+        let reason = if v.reason.is_empty() {
+            v.kind.advice()
+        } else {
+            v.reason.as_str()
+        };
+        if v.kind == Verdict::CantTell {
+            let _ = writeln!(s, "{indent}limited by: {reason}");
+        } else {
+            let _ = writeln!(s, "{indent}limited by: {} ({reason})", v.kind.name());
+        }
+    }
     out.write_all(s.as_bytes())
+}
+
+/// `CPU pressure 12% (some), steal 0%, CPUs 80% busy, respbench 95% of a core, other
+/// processes 40% of a core, a respbench thread waited for a CPU up to 3% of the time`, then what
+/// the machine did not offer.
+fn machine_line(m: &MachineRecord) -> String {
+    let mut parts = Vec::new();
+    let mut missing = Vec::new();
+    let mut add = |v: Option<f64>, text: &dyn Fn(f64) -> String, name: &'static str| match v {
+        Some(v) => parts.push(text(v)),
+        None => missing.push(name),
+    };
+    add(
+        m.cpu_pressure_some_pct,
+        &|p| format!("CPU pressure {p:.0}% (some)"),
+        "CPU pressure",
+    );
+    add(m.steal_pct, &|p| format!("steal {p:.0}%"), "steal");
+    add(
+        m.busy_pct,
+        &|p| format!("CPUs {p:.0}% busy ({} cores)", m.cores),
+        "CPU use",
+    );
+    add(
+        m.respbench_cpu_pct,
+        &|p| format!("respbench {p:.0}% of a core"),
+        "respbench's CPU",
+    );
+    add(
+        m.others_cpu_pct,
+        &|p| format!("other processes {p:.0}% of a core"),
+        "other processes' CPU (needs a local server's figures)",
+    );
+    add(
+        m.client_max_runqueue_pct,
+        &|p| format!("a respbench thread waited for a CPU up to {p:.0}% of the time"),
+        "run-queue wait",
+    );
+    let mut line = parts.join(", ");
+    if !missing.is_empty() {
+        let _ = write!(line, "; not measured: {}", missing.join(", "));
+    }
+    line
+}
+
+/// `server latency since its stats were reset: set p50=1.003 p99=2.007 p99.9=4.015 usec;
+/// respbench p50=… p99=… p99.9=… usec`: the server's own percentiles (`INFO latencystats`,
+/// cumulative, so more than this test) beside the client's.
+fn server_percentiles_line(n: &ServerTestRecord, t: &TestRecord, p: usize) -> String {
+    let server: Vec<String> = n
+        .latency_percentiles
+        .iter()
+        .map(|c| {
+            let ps: Vec<String> = c
+                .percentiles_usec
+                .iter()
+                .map(|(k, v)| format!("{k}={v:.p$}"))
+                .collect();
+            format!("{} {}", c.command, ps.join(" "))
+        })
+        .collect();
+    let c = &t.latency_us.corrected;
+    format!(
+        "server latency since its stats were reset: {} usec; respbench p50={:.p$} p99={:.p$} \
+         p99.9={:.p$} usec",
+        server.join(", "),
+        c.p50,
+        c.p99,
+        c.p99_9
+    )
+}
+
+/// `where the latency went: avg 250.0 usec = server 1.0 (0.4%) + client delay not measured +
+/// rest 249.0 (99.6%: network, kernel, queueing)`.
+fn split_line(split: &LatencySplit, p: usize) -> String {
+    let part = |us: f64| format!("{us:.p$} ({:.1}%)", split.share_pct(us));
+    let client = match split.client_delay_us {
+        Some(us) => format!("client delay {}", part(us)),
+        None => "client delay not measured".into(),
+    };
+    format!(
+        "where the latency went: avg {:.p$} usec = server {} + {client} + rest {} (network, \
+         kernel, queueing)",
+        split.avg_us,
+        part(split.server_us),
+        part(split.rest_us)
+    )
 }
 
 /// The stderr line for a client-bound test, printed whatever the format (`-q` and `--csv`
@@ -166,6 +283,9 @@ mod tests {
             ],
             commandstats_before: counters(5, 10),
             commandstats_after: counters(1005, 960),
+            latencystats: Some(
+                "latency_percentiles_usec_set:p50=1.003,p99=2.007,p99.9=4.015\r\n".into(),
+            ),
             lost: false,
             gaps: 0,
         }
@@ -202,6 +322,20 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("limited by: server-bound"), "{text}");
+        assert!(
+            text.contains(
+                "    server latency since its stats were reset: set p50=1.003 p99=2.007 \
+                 p99.9=4.015 usec; respbench p50="
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  where the latency went: avg 249.952 usec = server 0.950 (0.4%) + client delay \
+                 not measured + rest 249.002 (99.6%) (network, kernel, queueing)\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
@@ -211,6 +345,7 @@ mod tests {
             ThreadCpuUsage {
                 cpu: Duration::from_millis(950),
                 wall: Duration::from_secs(1),
+                ..ThreadCpuUsage::default()
             },
             ThreadCpuUsage::default(),
         ];
@@ -218,7 +353,12 @@ mod tests {
             client_threads: Some(&threads),
             ..TestExtras::default()
         };
-        let t = test_record(&result(), vec![], &[watched()], extras);
+        // With the server near a full core too, neither side alone is named.
+        let both = test_record(&result(), vec![], &[watched()], extras);
+        assert_eq!(both.verdict.kind, Verdict::BothNearSaturation);
+        assert!(render(&both).contains("limited by: both-near-saturation (the server and"));
+        assert_eq!(client_bound_warning(&both), None);
+        let t = test_record(&result(), vec![], &[], extras);
         assert_eq!(t.verdict.kind, Verdict::ClientBound);
         let line = client_bound_warning(&t).unwrap();
         assert!(
@@ -236,7 +376,33 @@ mod tests {
 
     #[test]
     fn nothing_without_server_figures_or_verdict() {
-        let t = test_record(&result(), vec![], &[], TestExtras::default());
+        let mut t = test_record(&result(), vec![], &[], TestExtras::default());
+        // Without figures a fresh record still says what it lacks.
+        assert_eq!(
+            render(&t),
+            "\nlimited by: can't tell: no server CPU figures (INFO refused or --no-server-stats)\n"
+        );
+        // A record of an earlier build without a verdict: nothing to say.
+        t.verdict = Default::default();
         assert_eq!(render(&t), "");
+    }
+
+    #[test]
+    fn the_machine_line_names_what_was_not_measured() {
+        let m = MachineRecord {
+            cpu_pressure_some_pct: Some(42.4),
+            steal_pct: Some(0.0),
+            busy_pct: Some(97.0),
+            respbench_cpu_pct: Some(61.0),
+            client_max_runqueue_pct: Some(23.0),
+            cores: 2,
+            ..MachineRecord::default()
+        };
+        assert_eq!(
+            machine_line(&m),
+            "CPU pressure 42% (some), steal 0%, CPUs 97% busy (2 cores), respbench 61% of a \
+             core, a respbench thread waited for a CPU up to 23% of the time; not measured: \
+             other processes' CPU (needs a local server's figures)"
+        );
     }
 }

@@ -355,6 +355,12 @@ fn limit_of(verdict: Verdict) -> Limit {
         Verdict::ServerBound => Limit::Server,
         Verdict::ClientBound => Limit::Client,
         Verdict::Neither => Limit::Connections,
-        Verdict::RateLimited | Verdict::Unknown => Limit::Unknown,
+        // Both near a full core is "the load generator or the server saturated"; a busy
+        // machine or a missing figure names no side.
+        Verdict::BothNearSaturation
+        | Verdict::MachineBusy
+        | Verdict::CantTell
+        | Verdict::RateLimited
+        | Verdict::Unknown => Limit::Unknown,
     }
 }

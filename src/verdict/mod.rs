@@ -1,14 +1,17 @@
-//! What limited a test: the server, respbench itself, or neither.
+//! What limited a test: the server, respbench itself, both, the machine, or neither.
 //!
-//! Owns: the decision from CPU figures to a [`Verdict`] and its thresholds (the workers' own CPU
-//! time is read by `metrics::thread_cpu`, where the engine's measuring lives).
-//! Must not: measure the server or format output.
+//! Owns: the decision from CPU and machine figures to a [`Verdict`], its thresholds and the
+//! sentence that names the deciding figure (the workers' own CPU and run-queue wait are read by
+//! `metrics::thread_cpu`, the machine's load by `machine`).
+//! Must not: measure the server or the machine, or format output beyond the reason's sentence.
 //!
 //! Why CPU: a Redis-protocol server executes commands on one main thread, so a server that keeps
 //! that thread near a full core cannot go faster whatever the client does; likewise a respbench
 //! worker thread near a full core cannot send faster, and then the figures describe respbench, not
-//! the server. When neither is near a full core, throughput is set by latency: more connections
-//! (`-c`) or deeper pipelines (`-P`) would raise it.
+//! the server. Why the machine: on a shared machine a thread can be far from a full core because
+//! it waited for a CPU, not because it had nothing to do; without looking at the machine such a
+//! test reads "latency bound, raise -c" when raising -c would change nothing. So `neither` is
+//! said only when both sides have measured headroom and the machine was measured not busy.
 
 /// A thread counts as "near a full core" from this share of one core (percent). CPU readings
 /// over a second wobble by a few percent (scheduler ticks, the sampling instant), and a saturated
@@ -16,14 +19,41 @@
 /// thread reads 92–100%; 90% leaves room for that without calling a thread at 80% saturated.
 pub const NEAR_FULL_CORE_PCT: f64 = 90.0;
 
-/// A test shorter than this (its measured phase, seconds) gets no verdict: over a fraction of a
-/// second, CPU figures are dominated by starting threads and opening connections, and a harness's
-/// ten-request test would otherwise be told it was client-bound.
-pub const MIN_SECONDS: f64 = 1.0;
+/// When one side is near a full core and the other at least this close (percent of a core), the
+/// test is "both near saturation": with both sides within the readings' wobble of their limit,
+/// naming one flips from run to run (server 98%/client 88% then 98%/91%), and either side
+/// freed would hit the other's limit soon after.
+pub const BOTH_NEAR_PCT: f64 = 80.0;
+
+/// A test shorter than this (its measured phase, seconds) is "can't tell": under one 100 ms
+/// timeline slot, CPU figures are a handful of scheduler ticks and thread start-up. Longer tests,
+/// sub-second ones included, are judged from the whole test's figures.
+pub const MIN_SECONDS: f64 = 0.1;
 
 /// With `--rps`, the rate counts as met from this share of the target (percent): the schedule's
 /// last slots and the final replies make the achieved rate read slightly under the target.
 pub const RATE_MET_PCT: f64 = 95.0;
+
+/// A respbench thread that waited for a CPU this share of the test's wall time (percent) was
+/// starved by the machine: an idle machine keeps run-queue waits well under 1%, so 10% is far
+/// from noise and already costs the thread a tenth of its time.
+pub const STARVED_PCT: f64 = 10.0;
+
+/// CPU pressure (`/proc/pressure/cpu` "some": a runnable task waited) over this share of the
+/// test (percent): the machine had more work than CPUs, for the server, respbench or both.
+pub const PRESSURE_PCT: f64 = 20.0;
+
+/// Steal time over this share of all CPUs' time (percent): a hypervisor took the CPUs often
+/// enough to matter.
+pub const STEAL_PCT: f64 = 5.0;
+
+/// Other processes' CPU (percent of one core) that counts as competing, when the machine's CPUs
+/// were also at least [`MACHINE_FULL_PCT`] busy: with idle CPUs to spare, others' work takes
+/// nothing from the server or respbench.
+pub const OTHERS_PCT: f64 = 25.0;
+
+/// All CPUs together this busy (percent of the machine's capacity) counts as full.
+pub const MACHINE_FULL_PCT: f64 = 90.0;
 
 /// What limited a test's throughput. Its serde names are the record's `verdict.kind` (the same
 /// as [`Verdict::name`]; a test checks they agree).
@@ -36,30 +66,53 @@ pub enum Verdict {
     /// A respbench worker thread was near a full core: more `--threads` would help, and the
     /// figures describe respbench rather than the server.
     ClientBound,
-    /// Neither side near a full core: latency bound; more `-c` or `-P` would raise throughput.
+    /// One side near a full core and the other within [`BOTH_NEAR_PCT`] of one.
+    BothNearSaturation,
+    /// Neither side near a full core, but the machine was busy: a respbench thread waited for a
+    /// CPU, CPU pressure, steal, or other processes on a full machine (the reason has the figure).
+    MachineBusy,
+    /// Both sides measured with headroom on a machine measured not busy: latency bound; more
+    /// `-c` or `-P` would raise throughput.
     Neither,
     /// `--rps` was reached: the user set the throughput, nothing else limited it.
     RateLimited,
-    /// Not enough figures to tell (no server figures and no client figures); also what a
-    /// record without a verdict, or with a kind this build does not know, reads as.
+    /// A figure the decision needs is missing or too noisy (the reason names it).
+    CantTell,
+    /// What a record without a verdict, or with a kind this build does not know, reads as.
     #[default]
     #[serde(other)]
     Unknown,
 }
 
 impl Verdict {
+    /// Every kind, in the order the docs list them.
+    pub const ALL: [Verdict; 8] = [
+        Verdict::ServerBound,
+        Verdict::ClientBound,
+        Verdict::BothNearSaturation,
+        Verdict::MachineBusy,
+        Verdict::Neither,
+        Verdict::RateLimited,
+        Verdict::CantTell,
+        Verdict::Unknown,
+    ];
+
     /// The name used in the JSON record and the report.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::ServerBound => "server-bound",
             Verdict::ClientBound => "client-bound",
+            Verdict::BothNearSaturation => "both-near-saturation",
+            Verdict::MachineBusy => "machine-busy",
             Verdict::Neither => "neither",
             Verdict::RateLimited => "rate-limited",
+            Verdict::CantTell => "cant-tell",
             Verdict::Unknown => "unknown",
         }
     }
 
-    /// One sentence for the report: what it means for the user.
+    /// One sentence for the report: what it means for the user (the record's `reason` adds the
+    /// deciding figure to it).
     pub fn advice(self) -> &'static str {
         match self {
             Verdict::ServerBound => {
@@ -70,15 +123,73 @@ impl Verdict {
                 "a respbench thread was near a full core: the figures describe respbench, not \
                  the server; try more --threads"
             }
+            Verdict::BothNearSaturation => {
+                "the server and respbench were both near a full core: freeing either would soon \
+                 hit the other's limit"
+            }
+            Verdict::MachineBusy => {
+                "the machine was busy: the server or respbench waited for a CPU, so neither \
+                 side's limit was measured; more -c or -P would not help"
+            }
             Verdict::Neither => {
-                "neither side was near a full core: latency bound; more -c or -P would raise \
-                 throughput"
+                "neither side was near a full core and the machine was not busy: latency bound; \
+                 more -c or -P would raise throughput"
             }
             Verdict::RateLimited => "the --rps target was reached",
-            Verdict::Unknown => {
-                "not enough figures to tell (no server or client figures, or a test under 1 s)"
-            }
+            Verdict::CantTell => "can't tell",
+            Verdict::Unknown => "no verdict recorded",
         }
+    }
+}
+
+/// How busy the machine was over a test, as the verdict reads it. Every figure is optional: a
+/// missing one is not zero (see `machine`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MachineLoad {
+    /// The respbench worker that waited longest for a CPU, percent of the test's wall time.
+    pub client_runqueue_pct: Option<f64>,
+    /// `/proc/pressure/cpu` "some" over the test, percent of wall time.
+    pub cpu_pressure_some_pct: Option<f64>,
+    /// Steal, percent of all CPUs' time.
+    pub steal_pct: Option<f64>,
+    /// Other processes' CPU (not respbench, not the server), percent of one core; only when the
+    /// server is on this machine.
+    pub others_pct: Option<f64>,
+    /// All CPUs together, percent of the machine's capacity.
+    pub machine_busy_pct: Option<f64>,
+}
+
+impl MachineLoad {
+    /// The first figure that shows a busy machine, as a phrase for the reason; `None` when none
+    /// does.
+    pub fn busy_figure(&self) -> Option<String> {
+        let over = |p: Option<f64>, limit: f64| p.filter(|&p| p >= limit);
+        if let Some(w) = over(self.client_runqueue_pct, STARVED_PCT) {
+            return Some(format!(
+                "a respbench thread waited for a CPU {w:.0}% of the test"
+            ));
+        }
+        if let Some(s) = over(self.steal_pct, STEAL_PCT) {
+            return Some(format!("steal {s:.0}% of the CPUs' time"));
+        }
+        if let (Some(o), Some(m)) = (
+            over(self.others_pct, OTHERS_PCT),
+            over(self.machine_busy_pct, MACHINE_FULL_PCT),
+        ) {
+            return Some(format!(
+                "other processes took {o:.0}% of a core with the CPUs {m:.0}% busy"
+            ));
+        }
+        over(self.cpu_pressure_some_pct, PRESSURE_PCT)
+            .map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU)"))
+    }
+
+    /// Whether any figure that can show a busy machine was measured (a machine with none of
+    /// them cannot be called not busy).
+    fn measured(&self) -> bool {
+        self.client_runqueue_pct.is_some()
+            || self.cpu_pressure_some_pct.is_some()
+            || self.steal_pct.is_some()
     }
 }
 
@@ -100,8 +211,26 @@ pub struct VerdictInput<'a> {
     pub client_threads_pct: Option<&'a [f64]>,
     /// `--rps` target and achieved throughput, if a target was set.
     pub rate: Option<(f64, f64)>,
-    /// How long the measured phase lasted (seconds); under [`MIN_SECONDS`] nothing is decided.
+    /// How long the measured phase lasted (seconds); under [`MIN_SECONDS`]: can't tell.
     pub seconds: f64,
+    /// The machine over the test.
+    pub machine: MachineLoad,
+}
+
+impl VerdictInput<'_> {
+    /// The server's load: the larger of its CPU and its command-busy share.
+    fn server_load(&self) -> Option<f64> {
+        match (self.server_cpu_pct, self.server_busy_pct) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The busiest respbench thread.
+    fn client_load(&self) -> Option<f64> {
+        self.client_threads_pct
+            .and_then(|t| t.iter().copied().reduce(f64::max))
+    }
 }
 
 /// One watched server's CPU figures over a test (percent of one core), as the record keeps them.
@@ -131,9 +260,11 @@ impl ServerCpu {
 }
 
 /// A verdict and the figures it was drawn from, for the record and the report.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Judged {
     pub verdict: Verdict,
+    /// The advice with the deciding figure (a busy machine's, or the one a "can't tell" lacks).
+    pub reason: String,
     /// The busiest server's [`ServerCpu::judged_pct`].
     pub server_cpu_pct: Option<f64>,
     /// The busiest server's `busy_pct`.
@@ -143,12 +274,14 @@ pub struct Judged {
 }
 
 /// Judges a test from every watched server's figures (cluster mode: the busiest node decides),
-/// each respbench thread's CPU, the `--rps` target and achieved rate, and the measured seconds.
+/// each respbench thread's CPU, the `--rps` target and achieved rate, the measured seconds and
+/// the machine's load.
 pub fn judge(
     servers: &[ServerCpu],
     client_threads_pct: Option<&[f64]>,
     rate: Option<(f64, f64)>,
     seconds: f64,
+    machine: MachineLoad,
 ) -> Judged {
     let busiest = |f: fn(&ServerCpu) -> Option<f64>| servers.iter().filter_map(f).reduce(f64::max);
     let input = VerdictInput {
@@ -157,36 +290,45 @@ pub fn judge(
         client_threads_pct,
         rate,
         seconds,
+        machine,
     };
+    let verdict = decide(&input);
     Judged {
-        verdict: decide(&input),
+        verdict,
+        reason: reason(&input, verdict),
         server_cpu_pct: input.server_cpu_pct,
         server_busy_pct: input.server_busy_pct,
-        client_max_thread_cpu_pct: client_threads_pct
-            .and_then(|t| t.iter().copied().reduce(f64::max)),
+        client_max_thread_cpu_pct: input.client_load(),
     }
 }
 
-/// Decides what limited a test, in this order (a test shorter than [`MIN_SECONDS`] is unknown):
-/// 1. a client thread at or above [`NEAR_FULL_CORE_PCT`] → client-bound (whatever the server
-///    did, the figures are then respbench's);
-/// 2. the server's CPU, or the share of wall time it spent in the test's commands, at or above
-///    [`NEAR_FULL_CORE_PCT`] → server-bound;
-/// 3. an `--rps` target reached to [`RATE_MET_PCT`] → rate-limited;
-/// 4. both sides known and below the threshold → neither;
-/// 5. otherwise unknown.
+/// Decides what limited a test, in this order:
+/// 1. a test under [`MIN_SECONDS`] → can't tell;
+/// 2. one side at or above [`NEAR_FULL_CORE_PCT`] and the other at or above [`BOTH_NEAR_PCT`]
+///    → both near saturation;
+/// 3. a client thread near a full core → client-bound (the figures are then respbench's);
+/// 4. the server's CPU, or its command-busy share, near a full core → server-bound;
+/// 5. an `--rps` target reached to [`RATE_MET_PCT`] → rate-limited;
+/// 6. a busy machine ([`MachineLoad::busy_figure`]) → machine busy;
+/// 7. both sides' CPU known and the machine measured → neither;
+/// 8. otherwise can't tell.
 pub fn decide(input: &VerdictInput) -> Verdict {
     if input.seconds < MIN_SECONDS {
-        return Verdict::Unknown;
+        return Verdict::CantTell;
     }
-    let client_full = input
-        .client_threads_pct
-        .is_some_and(|t| t.iter().any(|&p| p >= NEAR_FULL_CORE_PCT));
+    let (server, client) = (input.server_load(), input.client_load());
+    let at = |p: Option<f64>, limit: f64| p.is_some_and(|p| p >= limit);
+    let (server_full, client_full) = (
+        at(server, NEAR_FULL_CORE_PCT),
+        at(client, NEAR_FULL_CORE_PCT),
+    );
+    if (server_full && at(client, BOTH_NEAR_PCT)) || (client_full && at(server, BOTH_NEAR_PCT)) {
+        return Verdict::BothNearSaturation;
+    }
     if client_full {
         return Verdict::ClientBound;
     }
-    let near_full = |p: Option<f64>| p.is_some_and(|p| p >= NEAR_FULL_CORE_PCT);
-    if near_full(input.server_cpu_pct) || near_full(input.server_busy_pct) {
+    if server_full {
         return Verdict::ServerBound;
     }
     if let Some((target, achieved)) = input.rate
@@ -195,9 +337,45 @@ pub fn decide(input: &VerdictInput) -> Verdict {
     {
         return Verdict::RateLimited;
     }
-    match (input.server_cpu_pct, input.client_threads_pct) {
-        (Some(_), Some(t)) if !t.is_empty() => Verdict::Neither,
-        _ => Verdict::Unknown,
+    if input.machine.busy_figure().is_some() {
+        return Verdict::MachineBusy;
+    }
+    if server.is_some() && client.is_some() && input.machine.measured() {
+        Verdict::Neither
+    } else {
+        Verdict::CantTell
+    }
+}
+
+/// The record's and the report's sentence: the advice, and the figure that decided (a busy
+/// machine's) or that is missing (can't tell).
+pub fn reason(input: &VerdictInput, verdict: Verdict) -> String {
+    match verdict {
+        Verdict::MachineBusy => format!(
+            "{}: {}",
+            verdict.advice(),
+            input.machine.busy_figure().unwrap_or_default()
+        ),
+        Verdict::CantTell => format!("can't tell: {}", missing(input)),
+        v => v.advice().to_string(),
+    }
+}
+
+/// What a "can't tell" lacks, first missing figure first.
+fn missing(input: &VerdictInput) -> String {
+    if input.seconds < MIN_SECONDS {
+        format!(
+            "the test lasted {:.0} ms, under one 100 ms slot: CPU figures that short are noise",
+            input.seconds * 1e3
+        )
+    } else if input.server_load().is_none() {
+        "no server CPU figures (INFO refused or --no-server-stats)".into()
+    } else if input.client_load().is_none() {
+        "respbench's thread CPU was not measured".into()
+    } else {
+        "the machine's load was not measured (no run-queue wait, /proc/pressure/cpu or \
+         /proc/stat)"
+            .into()
     }
 }
 
@@ -205,25 +383,48 @@ pub fn decide(input: &VerdictInput) -> Verdict {
 mod tests {
     use super::*;
 
-    fn v(server: Option<f64>, client: Option<&[f64]>) -> Verdict {
-        decide(&VerdictInput {
+    /// A machine measured idle.
+    const IDLE: MachineLoad = MachineLoad {
+        client_runqueue_pct: Some(0.5),
+        cpu_pressure_some_pct: Some(1.0),
+        steal_pct: Some(0.0),
+        others_pct: Some(3.0),
+        machine_busy_pct: Some(40.0),
+    };
+
+    fn input(server: Option<f64>, client: Option<&[f64]>) -> VerdictInput<'_> {
+        VerdictInput {
             server_cpu_pct: server,
             client_threads_pct: client,
             seconds: 2.0,
+            machine: IDLE,
             ..VerdictInput::default()
-        })
+        }
+    }
+
+    fn v(server: Option<f64>, client: Option<&[f64]>) -> Verdict {
+        decide(&input(server, client))
     }
 
     #[test]
-    fn a_test_under_a_second_gets_no_verdict() {
-        let input = |seconds| VerdictInput {
-            server_cpu_pct: Some(99.0),
-            client_threads_pct: Some(&[99.0]),
+    fn sub_second_tests_are_judged_and_only_a_sub_slot_one_is_cant_tell() {
+        let at = |seconds| VerdictInput {
             seconds,
-            ..VerdictInput::default()
+            ..input(Some(99.0), Some(&[20.0]))
         };
-        assert_eq!(decide(&input(0.99)), Verdict::Unknown);
-        assert_eq!(decide(&input(1.0)), Verdict::ClientBound);
+        assert_eq!(
+            decide(&at(0.82)),
+            Verdict::ServerBound,
+            "PING_INLINE's 0.82 s"
+        );
+        assert_eq!(decide(&at(0.1)), Verdict::ServerBound);
+        let short = at(0.01);
+        assert_eq!(decide(&short), Verdict::CantTell);
+        assert_eq!(
+            reason(&short, Verdict::CantTell),
+            "can't tell: the test lasted 10 ms, under one 100 ms slot: CPU figures that short \
+             are noise"
+        );
     }
 
     #[test]
@@ -235,20 +436,26 @@ mod tests {
     }
 
     #[test]
-    fn a_saturated_client_wins_over_a_saturated_server() {
-        // Both near full: the figures describe respbench, so the user must hear about it.
-        assert_eq!(v(Some(99.0), Some(&[95.0])), Verdict::ClientBound);
+    fn both_sides_close_to_full_is_one_outcome_not_a_flip() {
+        // The issue's Redis SET repetitions: 98.2/87.7 then 98.4/91.2.
+        assert_eq!(v(Some(98.2), Some(&[87.7])), Verdict::BothNearSaturation);
+        assert_eq!(v(Some(98.4), Some(&[91.2])), Verdict::BothNearSaturation);
+        assert_eq!(v(Some(85.0), Some(&[95.0])), Verdict::BothNearSaturation);
+        assert_eq!(v(Some(79.9), Some(&[95.0])), Verdict::ClientBound);
+        assert_eq!(v(Some(95.0), Some(&[79.9])), Verdict::ServerBound);
+        assert_eq!(
+            v(Some(85.0), Some(&[85.0])),
+            Verdict::Neither,
+            "neither full"
+        );
     }
 
     #[test]
     fn a_server_starved_of_cpu_but_always_executing_is_server_bound() {
         let busy = |cpu: f64, busy: f64| {
             decide(&VerdictInput {
-                server_cpu_pct: Some(cpu),
                 server_busy_pct: Some(busy),
-                client_threads_pct: Some(&[10.0]),
-                rate: None,
-                seconds: 2.0,
+                ..input(Some(cpu), Some(&[10.0]))
             })
         };
         assert_eq!(busy(25.0, 90.0), Verdict::ServerBound);
@@ -257,29 +464,105 @@ mod tests {
     }
 
     #[test]
-    fn missing_figures() {
-        assert_eq!(v(None, None), Verdict::Unknown);
-        assert_eq!(v(Some(40.0), None), Verdict::Unknown, "client unknown");
-        assert_eq!(v(None, Some(&[40.0])), Verdict::Unknown, "server unknown");
-        assert_eq!(
-            v(Some(40.0), Some(&[])),
-            Verdict::Unknown,
-            "no threads measured"
+    fn a_busy_machine_is_said_with_its_figure_never_latency_bound() {
+        let on = |machine: MachineLoad| {
+            let i = VerdictInput {
+                machine,
+                ..input(Some(50.0), Some(&[40.0]))
+            };
+            (decide(&i), reason(&i, decide(&i)))
+        };
+        let (v, r) = on(MachineLoad {
+            client_runqueue_pct: Some(35.0),
+            ..IDLE
+        });
+        assert_eq!(v, Verdict::MachineBusy);
+        assert!(
+            r.ends_with("would not help: a respbench thread waited for a CPU 35% of the test"),
+            "{r}"
         );
+        let (v, r) = on(MachineLoad {
+            cpu_pressure_some_pct: Some(60.0),
+            ..IDLE
+        });
+        assert_eq!(v, Verdict::MachineBusy);
+        assert!(r.contains("CPU pressure 60%"), "{r}");
+        let (v, r) = on(MachineLoad {
+            steal_pct: Some(12.0),
+            ..IDLE
+        });
+        assert_eq!(v, Verdict::MachineBusy);
+        assert!(r.contains("steal 12%"), "{r}");
+        // Others' CPU counts only on a full machine.
+        let others = |busy| MachineLoad {
+            others_pct: Some(120.0),
+            machine_busy_pct: Some(busy),
+            ..IDLE
+        };
+        assert_eq!(on(others(95.0)).0, Verdict::MachineBusy);
+        assert!(
+            on(others(95.0))
+                .1
+                .contains("other processes took 120% of a core")
+        );
+        assert_eq!(on(others(60.0)).0, Verdict::Neither, "idle CPUs to spare");
+        // Just under every threshold: not busy.
+        let under = MachineLoad {
+            client_runqueue_pct: Some(9.9),
+            cpu_pressure_some_pct: Some(19.9),
+            steal_pct: Some(4.9),
+            others_pct: Some(300.0),
+            machine_busy_pct: Some(89.9),
+        };
+        assert_eq!(on(under).0, Verdict::Neither);
+    }
+
+    #[test]
+    fn a_saturated_side_outranks_a_busy_machine() {
+        let starved = MachineLoad {
+            cpu_pressure_some_pct: Some(90.0),
+            ..IDLE
+        };
+        let i = |server, client: &'static [f64]| VerdictInput {
+            machine: starved,
+            ..input(Some(server), Some(client))
+        };
+        assert_eq!(decide(&i(97.0, &[10.0])), Verdict::ServerBound);
+        assert_eq!(decide(&i(10.0, &[97.0])), Verdict::ClientBound);
+    }
+
+    #[test]
+    fn missing_figures_say_which() {
+        let told = |i: &VerdictInput| {
+            let v = decide(i);
+            (v, reason(i, v))
+        };
+        let (k, r) = told(&input(None, Some(&[40.0])));
+        assert_eq!(k, Verdict::CantTell);
+        assert!(r.starts_with("can't tell: no server CPU figures"), "{r}");
+        let (k, r) = told(&input(Some(40.0), None));
+        assert_eq!(k, Verdict::CantTell);
+        assert!(r.contains("thread CPU was not measured"), "{r}");
+        assert_eq!(v(Some(40.0), Some(&[])), Verdict::CantTell, "no threads");
+        let blind = VerdictInput {
+            machine: MachineLoad::default(),
+            ..input(Some(40.0), Some(&[40.0]))
+        };
+        let (k, r) = told(&blind);
+        assert_eq!(k, Verdict::CantTell, "headroom without a measured machine");
+        assert!(r.contains("machine's load was not measured"), "{r}");
         // A saturated side is enough on its own.
         assert_eq!(v(Some(97.0), None), Verdict::ServerBound);
         assert_eq!(v(None, Some(&[97.0])), Verdict::ClientBound);
+        assert_eq!(v(None, None), Verdict::CantTell);
     }
 
     #[test]
     fn a_reached_rate_target_is_rate_limited_unless_a_side_is_saturated() {
         let rate = |target: f64, achieved: f64, server: f64| {
             decide(&VerdictInput {
-                server_cpu_pct: Some(server),
-                client_threads_pct: Some(&[10.0]),
                 rate: Some((target, achieved)),
-                seconds: 2.0,
-                ..VerdictInput::default()
+                ..input(Some(server), Some(&[10.0]))
             })
         };
         assert_eq!(rate(1000.0, 950.0, 10.0), Verdict::RateLimited);
@@ -316,43 +599,34 @@ mod tests {
             busy_pct: Some(40.0),
             ..ServerCpu::default()
         };
-        let j = judge(&[idle, short], Some(&[10.0, 30.0]), None, 2.0);
+        let j = judge(&[idle, short], Some(&[10.0, 30.0]), None, 2.0, IDLE);
         assert_eq!(j.verdict, Verdict::Neither);
+        assert_eq!(j.reason, Verdict::Neither.advice());
         assert_eq!(j.server_cpu_pct, Some(70.0));
         assert_eq!(j.server_busy_pct, Some(40.0));
         assert_eq!(j.client_max_thread_cpu_pct, Some(30.0));
-        let j = judge(&[], None, None, 2.0);
-        assert_eq!(j, Judged::default(), "nothing known");
+        let j = judge(&[], None, None, 2.0, MachineLoad::default());
+        assert_eq!(j.verdict, Verdict::CantTell, "nothing known");
+        assert_eq!(j.server_cpu_pct, None);
     }
 
     #[test]
     fn names_are_the_documented_ones() {
-        let names: Vec<&str> = [
-            Verdict::ServerBound,
-            Verdict::ClientBound,
-            Verdict::Neither,
-            Verdict::RateLimited,
-            Verdict::Unknown,
-        ]
-        .map(Verdict::name)
-        .to_vec();
+        let names: Vec<&str> = Verdict::ALL.map(Verdict::name).to_vec();
         assert_eq!(
             names,
             [
                 "server-bound",
                 "client-bound",
+                "both-near-saturation",
+                "machine-busy",
                 "neither",
                 "rate-limited",
+                "cant-tell",
                 "unknown"
             ]
         );
-        for v in [
-            Verdict::ServerBound,
-            Verdict::ClientBound,
-            Verdict::Neither,
-            Verdict::RateLimited,
-            Verdict::Unknown,
-        ] {
+        for v in Verdict::ALL {
             let json = serde_json::to_value(v).unwrap();
             assert_eq!(json, v.name(), "the record's kind is the report's name");
             assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);

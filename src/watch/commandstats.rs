@@ -79,6 +79,46 @@ pub fn diff(
         .collect()
 }
 
+/// One command's latency percentiles as the server publishes them (`INFO latencystats`, Redis
+/// 7+ and Valkey): microseconds, cumulative since the server's stats were last reset, so they
+/// cover more than one test. Shown beside the client's, never reset (`CONFIG RESETSTAT` would
+/// change the server's state for everyone else).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CommandLatency {
+    pub command: String,
+    /// `p50`, `p99`, `p99.9` (whatever `latency-tracking-info-percentiles` says) → µs.
+    pub percentiles_usec: std::collections::BTreeMap<String, f64>,
+}
+
+/// Parses `latency_percentiles_usec_<name>:p50=1.003,p99=2.007,p99.9=4.015` lines, keeping the
+/// commands the test sent (`commands`, lower case; `name` also matches `name|sub`).
+pub fn parse_latency(text: &str, commands: &[String]) -> Vec<CommandLatency> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, rest) = line
+                .strip_prefix("latency_percentiles_usec_")?
+                .split_once(':')?;
+            let base = name.split('|').next().unwrap_or(name);
+            if !commands.iter().any(|c| c == name || c == base) {
+                return None;
+            }
+            let percentiles_usec = rest
+                .trim()
+                .split(',')
+                .filter_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    Some((k.to_string(), v.parse().ok()?))
+                })
+                .collect();
+            Some(CommandLatency {
+                command: name.to_string(),
+                percentiles_usec,
+            })
+        })
+        .collect()
+}
+
 /// Calls-weighted server time per call over several commands (a sequence), `None` without calls.
 pub fn usec_per_call(times: &[CommandTime]) -> Option<f64> {
     let calls: u64 = times.iter().map(|t| t.calls).sum();
@@ -98,6 +138,28 @@ mod tests {
         cmdstat_get:calls=40,usec=80,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n\
         cmdstat_function|load:calls=1,usec=900,usec_per_call=900.00\r\n\
         cmdstat_info:calls=9,usec=999,usec_per_call=111.00,rejected_calls=0,failed_calls=0\r\n";
+
+    #[test]
+    fn latency_percentiles_of_the_test_commands() {
+        let text = "# Latencystats\r\n\
+            latency_percentiles_usec_set:p50=1.003,p99=2.007,p99.9=4.015\r\n\
+            latency_percentiles_usec_info:p50=50.1,p99=80.1,p99.9=80.1\r\n\
+            latency_percentiles_usec_function|load:p50=900.1\r\n";
+        let l = parse_latency(text, &["set".to_string(), "function".to_string()]);
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!(l[0].command, "set");
+        let p: Vec<(&str, f64)> = l[0]
+            .percentiles_usec
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(p, [("p50", 1.003), ("p99", 2.007), ("p99.9", 4.015)]);
+        assert_eq!(l[1].command, "function|load");
+        assert!(
+            parse_latency("", &["set".to_string()]).is_empty(),
+            "Redis 6: no section"
+        );
+    }
 
     #[test]
     fn parses_valkey_and_redis_lines() {

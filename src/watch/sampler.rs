@@ -69,6 +69,9 @@ pub struct Watched {
     pub commandstats_before: Option<Vec<CommandCounters>>,
     /// `None` when the watch reconnected during the test (the counters may have started again).
     pub commandstats_after: Option<Vec<CommandCounters>>,
+    /// `INFO latencystats` at the end (cumulative: not a difference), unparsed; `None` when not
+    /// read.
+    pub latencystats: Option<String>,
     /// The server was not answering the watch at the end of the test: figures are partial.
     pub lost: bool,
     /// Times the watch lost the server and got it back during the test (the seconds between
@@ -211,6 +214,12 @@ impl Watch {
                         .ok()
                         .map(|t| commandstats::parse(&t));
                     lock(shared).commandstats_after = after;
+                }
+                // Cumulative percentiles: true after a reconnect too. Servers before Redis 7
+                // answer an empty section.
+                if let Some(c) = self.conn.as_mut() {
+                    let latency = fetch_info(c, &["latencystats"]).ok();
+                    lock(shared).latencystats = latency;
                 }
                 return;
             }

@@ -88,6 +88,15 @@ fn record_against_redis_has_its_identity_and_server_figures() {
     assert_eq!(node["commands"][0]["command"], "set");
     assert_eq!(node["commands"][0]["calls"], 3000, "the server's own count");
     assert!(node["usec_per_call"].as_f64().unwrap() > 0.0);
+    // Redis 7 publishes its own percentiles (cumulative), shown beside respbench's.
+    let lat = &node["latency_percentiles"][0];
+    assert_eq!(lat["command"], "set", "{node}");
+    assert!(
+        lat["percentiles_usec"]["p99"].as_f64().unwrap() > 0.0,
+        "{lat}"
+    );
+    out.assert_stdout_contains("server latency since its stats were reset: set p50=");
+    assert!(set["latency_split"]["server_us"].as_f64().unwrap() > 0.0);
     // The engine's parts: what it wrote, each worker's CPU, and the seconds adding up.
     assert_eq!(set["requests"]["issued"], 3000);
     assert_eq!(set["client_threads_cpu_pct"].as_array().unwrap().len(), 1);
@@ -177,20 +186,18 @@ fn info_denied_by_acl_costs_one_warning_and_the_run_goes_on() {
     }
 }
 
-#[test]
-fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
-    let server = Server::start();
+/// A server kept busy by an EVAL loop is judged server-bound (in one of three tries: CPU time is
+/// what the server got, not what it wanted, and on a crowded machine a try may read "machine
+/// busy" instead, which then carries its figure).
+fn busy_server_is_server_bound(server: &Server) {
     // Every request keeps the server's main thread busy for a few milliseconds, and 4
     // connections keep a request always waiting: the server never idles.
     // (About 13 ms each on an idle machine: gaps between commands are a small share.)
     let script = "local i = 0 while i < 1000000 do i = i + 1 end return i";
-    // CPU time is what the server got, not what it wanted: where other processes take the
-    // cores, a saturated server reads less than a full core. So: near a full core (and the
-    // verdict server-bound) in one of three tries, and every try's figures listed if none is.
     let mut seen = Vec::new();
     for _ in 0..3 {
         let (out, r, _, _dir) = bench_json(
-            &server,
+            server,
             &["-c", "4", "--duration", "2.5", "-q", "eval", script, "0"],
         );
         out.assert_success();
@@ -199,16 +206,160 @@ fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
         assert_eq!(node["commands"][0]["command"], "eval");
         let steady = node["steady_cpu_pct"].as_f64().unwrap();
         let busy = node["command_busy_pct"].as_f64().unwrap();
-        if t["verdict"]["kind"] == "server-bound" {
+        let kind = t["verdict"]["kind"].as_str().unwrap();
+        assert_ne!(kind, "neither", "a busy server never has headroom: {t}");
+        if kind == "machine-busy" {
+            let reason = t["verdict"]["reason"].as_str().unwrap();
+            assert!(reason.contains('%'), "the figure is named: {reason}");
+        }
+        if kind == "server-bound" {
             assert!(steady >= 90.0 || busy >= 90.0, "{}", t["verdict"]);
+            latency_is_mostly_server_time(server, script);
             return;
         }
         seen.push(format!(
             "CPU {steady:.1}%, in commands {busy:.1}% -> {}",
-            t["verdict"]["kind"]
+            t["verdict"]
         ));
     }
     panic!("never server-bound on a busy server (is the machine overloaded?): {seen:?}");
+}
+
+/// One connection running the EVAL loop: a request's latency is nearly all the server's
+/// execution (no other request to queue behind), and the split says so in the record and the
+/// report.
+fn latency_is_mostly_server_time(server: &Server, script: &str) {
+    let (out, r, _, _dir) = bench_json(
+        server,
+        &["-c", "1", "--duration", "1.5", "eval", script, "0"],
+    );
+    out.assert_success();
+    let split = &r["tests"][0]["latency_split"];
+    let avg = split["avg_us"].as_f64().unwrap();
+    let server_us = split["server_us"].as_f64().unwrap();
+    assert!(
+        server_us > avg * 0.5,
+        "most of the latency is the server's: {split}"
+    );
+    // The parts add up. (Here a reply every ~10 ms gives only a couple of sampled reads: the
+    // client's delay may be absent, and is then inside the rest.)
+    let client = split["client_delay_us"].as_f64().unwrap_or(0.0);
+    let rest = split["rest_us"].as_f64().unwrap();
+    assert!(
+        (avg - server_us - client - rest).abs() < 1.0 || rest == 0.0,
+        "{split}"
+    );
+    out.assert_stdout_contains("where the latency went: avg ");
+}
+
+#[test]
+fn server_cpu_is_high_on_a_busy_server_and_the_test_is_server_bound() {
+    busy_server_is_server_bound(&Server::start());
+}
+
+#[test]
+fn verdict_a_busy_valkey_is_server_bound() {
+    busy_server_is_server_bound(&Server::start_valkey());
+}
+
+/// Pins the calling thread (and so every process it starts afterwards) to `cpu`; returns the
+/// mask it had, to restore.
+fn pin_this_thread(cpu: usize) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is plain bits; all-zero is the empty set. sched_{get,set}affinity read
+    // and write one valid, exclusively borrowed set of the size passed; pid 0 is this thread.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut old),
+            0
+        );
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut one);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one),
+            0
+        );
+        old
+    }
+}
+
+/// The first CPU this thread may run on.
+fn first_allowed_cpu() -> usize {
+    // SAFETY: as in `pin_this_thread`.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .find(|&c| libc::CPU_ISSET(c, &set))
+            .expect("some CPU is allowed")
+    }
+}
+
+#[test]
+fn verdict_respbench_sharing_its_core_with_a_hog_is_starved_not_latency_bound() {
+    let server = Server::start();
+    let cpu = first_allowed_cpu();
+    // A CPU hog pinned to the CPU respbench will run on, bounded in time by itself (30 s) and
+    // killed by its PID below; `taskset` execs it, so the PID is the hog's.
+    let mut hog = std::process::Command::new("taskset")
+        .args(["-c", &cpu.to_string(), "python3", "-c"])
+        .arg("import time\nend = time.time() + 30\nwhile time.time() < end: pass")
+        .spawn()
+        .expect("taskset and python3 run");
+    let old = pin_this_thread(cpu);
+    // respbench inherits this thread's single-CPU mask: it shares that CPU with the hog.
+    let (out, r, _, _dir) = bench_json(&server, &["-c", "8", "-n", "60000", "-t", "set"]);
+    // SAFETY: restores the mask read above on this same thread.
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old);
+    }
+    let _ = hog.kill();
+    let _ = hog.wait();
+    out.assert_success();
+    let t = &r["tests"][0];
+    let kind = t["verdict"]["kind"].as_str().unwrap();
+    assert!(
+        ["machine-busy", "client-bound", "both-near-saturation"].contains(&kind),
+        "{t}"
+    );
+    let delay = t["client_delay_us"]["avg"].as_f64().unwrap();
+    assert!(delay > 0.0, "replies waited for the starved respbench: {t}");
+    let wait = t["machine"]["client_max_runqueue_pct"].as_f64().unwrap();
+    assert!(wait >= 10.0, "respbench waited for its CPU: {wait}% ({t})");
+    assert!(
+        t["machine"]["measured"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("client_runqueue")),
+        "{t}"
+    );
+    if kind == "machine-busy" {
+        out.assert_stdout_contains("limited by: machine-busy (the machine was busy");
+    }
+}
+
+#[test]
+fn verdict_every_test_of_the_default_suite_is_judged() {
+    let server = Server::start_valkey();
+    let (out, r, _, _dir) = bench_json(&server, &["-n", "2000"]);
+    out.assert_success();
+    let tests = r["tests"].as_array().unwrap();
+    assert!(tests.len() > 10, "the default suite");
+    for t in tests {
+        let v = &t["verdict"];
+        assert_ne!(v["kind"], "unknown", "{}: {v}", t["name"]);
+        let reason = v["reason"].as_str().unwrap();
+        assert!(!reason.is_empty(), "{}: {v}", t["name"]);
+        if v["kind"] == "cant-tell" {
+            assert!(reason.starts_with("can't tell: "), "names the figure: {v}");
+        }
+        assert!(t["machine"].is_object(), "{}: {t}", t["name"]);
+    }
+    let judged = out.stdout.matches("limited by: ").count();
+    assert_eq!(judged, tests.len(), "{}", out.stdout);
 }
 
 #[test]

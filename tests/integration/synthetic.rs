@@ -97,6 +97,7 @@ fn server_figures(rng: &mut Lcg) -> ServerTestRecord {
         seconds,
         commands: Vec::new(),
         usec_per_call: None,
+        latency_percentiles: Vec::new(),
     }
 }
 

@@ -13,6 +13,7 @@ mod find_max;
 mod forest;
 mod mix;
 mod page;
+mod split;
 mod summary;
 mod svg;
 

@@ -15,6 +15,7 @@ use crate::compare::table::{Change, Comparison, Direction, Metric};
 use super::charts;
 use super::esc;
 use super::mix;
+use super::split;
 use super::svg;
 
 const STYLE: &str = "\
@@ -123,6 +124,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
             );
         }
         mix::table(&mut s, inputs, &t.name);
+        split::table(&mut s, inputs, &t.name);
         for line in charts::totals_note(inputs, &t.name) {
             let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
         }

@@ -171,6 +171,8 @@ pub struct Detail {
     /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots
     /// (a short test): its throughput is drawn at 0.1 s. Empty otherwise.
     pub slots: Vec<(f64, u64)>,
+    /// Where the average latency went (a respbench record's `latency_split`).
+    pub latency_split: Option<crate::record::document::LatencySplit>,
 }
 
 /// One second of a test's timeline.

@@ -171,6 +171,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
     let kept_slots = slots(&t, duration);
     let detail = Detail {
+        latency_split: t.latency_split.clone(),
         timeline: t
             .timeline
             .iter()

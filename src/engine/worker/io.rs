@@ -225,6 +225,13 @@ impl Worker<'_> {
             }
             self.rbuf[..carry].copy_from_slice(&c.carry);
             c.carry.clear();
+            // 1 read event in rx_delay::SAMPLE_EVERY: how long the queue head waited for us.
+            if read_at.is_none()
+                && let Stream::Tcp(s) = &c.stream
+                && self.rec.rx_delay.due()
+            {
+                self.rec.rx_delay.sample(std::os::fd::AsRawFd::as_raw_fd(s));
+            }
             let n = match c.stream.read(&mut self.rbuf[carry..]) {
                 Ok(0) => {
                     let err = EngineError::Io(format!(
