@@ -129,6 +129,55 @@ fn share_of(keys: &[u32], len: u64, total: Option<u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::template::Placeholder;
+
+    fn load(args: &[&str]) -> LoadSpec {
+        match crate::cli::parse(args.iter().map(Into::into)) {
+            Ok(crate::cli::Invocation::Run(a)) => crate::plan::RunPlan::new(&a, None).unwrap().load,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A unit with `n` `__rand_int__`s, the first inside a key at `key`.
+    fn unit(n: usize, key: std::ops::Range<usize>, tags: Vec<usize>) -> (Template, UnitRoutes) {
+        let t = Template {
+            unit: vec![b'x'; 64],
+            placeholders: (0..n)
+                .map(|i| Placeholder {
+                    offset: 10 + 20 * i,
+                    which: 0,
+                })
+                .collect(),
+            commands_per_unit: 1,
+            layout: Vec::new(),
+            values: Vec::new(),
+        };
+        let routes = UnitRoutes {
+            tags,
+            random_keys: vec![key],
+            ..UnitRoutes::default()
+        };
+        (t, routes)
+    }
+
+    /// Key by key only for `--sequential`, one placeholder in one key, no `{tag}`, a bounded
+    /// range: anything else keeps the shared counter.
+    #[test]
+    fn applies_to_one_sequential_key_per_unit() {
+        let seq = load(&["--sequential", "-r", "1000"]);
+        let (t, r) = unit(1, 6..22, Vec::new());
+        assert!(applies(&seq, &t, &r));
+        assert!(!applies(&load(&["-r", "1000"]), &t, &r), "random keys");
+        assert!(!applies(&load(&["--sequential"]), &t, &r), "no -r: literal");
+        let huge = load(&["--sequential", "-r", "100000000"]);
+        assert!(!applies(&huge, &t, &r), "range over MAX_KEYS");
+        let (t2, r2) = unit(2, 6..22, Vec::new());
+        assert!(!applies(&seq, &t2, &r2), "two placeholders");
+        let (t3, r3) = unit(1, 30..40, Vec::new());
+        assert!(!applies(&seq, &t3, &r3), "placeholder outside the key");
+        let (t4, r4) = unit(1, 6..22, vec![2]);
+        assert!(!applies(&seq, &t4, &r4), "{{tag}}");
+    }
 
     /// Each key of the range is claimed exactly `laps` times (plus once below the partial lap's
     /// end), whatever the claim sizes, and the shares add up to the total.
