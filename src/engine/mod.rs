@@ -12,6 +12,7 @@
 //! `connect` (blocking connects a signal cuts short),
 //! `follow` (a primary that moves: Sentinel), `error`. `docs/architecture.md` has the table.
 
+mod allkeys;
 pub mod cluster;
 pub mod conn;
 pub mod connect;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::allkeys::{self, AllKeys};
 use super::cluster::{self, ClusterRun};
 use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
 use super::worker::{self, Placement, WorkerResult};
@@ -50,6 +51,9 @@ pub fn run_test(
     let sequential = load
         .sequential
         .then(|| Arc::new(SequentialCounters::default()));
+    let allkeys = cluster
+        .filter(|run| allkeys::applies(load, template, &run.routes))
+        .map(|_| Arc::new(AllKeys::new(total_units(load, template))));
     let (start, measure_start, deadline) = clock(load);
     let total_clients = total_conns as u64;
     let timeline = SharedTimeline::default();
@@ -79,7 +83,9 @@ pub fn run_test(
                 setup,
                 load,
                 template,
-                quota: quota(load, template, id, workers, total_clients),
+                // Walking every key once: each node's share is claimed from `allkeys` instead.
+                quota: quota(load, template, id, workers, total_clients)
+                    .filter(|_| allkeys.is_none()),
                 start,
                 measure_start,
                 deadline,
@@ -88,6 +94,7 @@ pub fn run_test(
                 timeline: timeline.clone(),
                 stop: &stop,
                 sequential: sequential.clone(),
+                allkeys: allkeys.clone(),
                 cluster,
                 new_node_conns: (load.clients as usize).div_ceil(workers),
             };
@@ -262,6 +269,14 @@ fn event_loops(workers: usize) -> Result<(Vec<mio::Poll>, Vec<mio::Waker>), Engi
         wakers.push(w);
     }
     Ok((polls, wakers))
+}
+
+/// `-n` in whole units (`None` with `--duration`).
+fn total_units(load: &LoadSpec, template: &Template) -> Option<u64> {
+    match load.stop {
+        Stop::Requests(n) => Some(n.div_ceil(u64::from(template.commands_per_unit.max(1)))),
+        Stop::After(_) => None,
+    }
 }
 
 /// Worker `id`'s share of `-n` in commands (`None` with `--duration`).

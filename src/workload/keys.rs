@@ -222,6 +222,12 @@ fn next_parallel(
 }
 
 impl KeyGen {
+    /// The part `--sequential` walks: its first value and length (this shard's part of
+    /// `min..keyspace`), for walking it another way (cluster mode's per-node key lists).
+    pub fn sequential_part(&self) -> (u64, u64) {
+        (self.slice_start, self.slice_len)
+    }
+
     /// A raw random number from this worker's generator (cluster slot picks).
     #[inline]
     pub fn random(&mut self) -> u64 {

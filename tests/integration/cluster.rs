@@ -13,6 +13,8 @@ use crate::harness::{
     wait_until,
 };
 
+mod allkeys;
+
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
 /// and its bus and replication use TLS. `node_timeout`: `cluster-node-timeout` in ms (how long
 /// until a dead primary's replica is elected).

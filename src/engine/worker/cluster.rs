@@ -14,6 +14,7 @@ use crate::cluster::topology::NO_OWNER;
 use crate::engine::cluster::{ClusterWorker, MAX_ATTEMPTS, Retry, SideItem, SideQueue};
 use crate::engine::{EngineError, ErrorPolicy};
 use crate::metrics::RedirectKind;
+use crate::workload::keys::write_12_digits;
 use crate::workload::template::fill_unit;
 
 impl Worker<'_> {
@@ -23,6 +24,18 @@ impl Worker<'_> {
         let Some(cl) = self.cluster.as_ref() else {
             return;
         };
+        if let Some(ak) = self.cfg.allkeys.as_deref() {
+            // Every key once: the claimed requests' keys, all owned by the node.
+            let (node, first) = self.fill.allkeys_claim;
+            let (start, _) = self.fill.keys.sequential_part();
+            let spu = self.fill.placeholders_per_unit;
+            let wbuf = &mut self.conns[i].batch.wbuf;
+            for u in 0..units {
+                let at = self.fill.placeholders[u * spu].offset;
+                write_12_digits(&mut wbuf[at..], start + ak.key(node, first + u as u64));
+            }
+            return;
+        }
         let routes = &cl.run.routes;
         let spu = self.fill.placeholders_per_unit;
         let c = &mut self.conns[i];
@@ -67,6 +80,37 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+
+    /// Every key once (`engine/allkeys.rs`): claims up to `units` of connection `i`'s node's
+    /// requests for its next batch, building the per-node key lists on first use. `None` when
+    /// the node has nothing left; once no node of this worker's connections has, the worker is
+    /// done.
+    pub(super) fn claim_keys(&mut self, i: usize, units: usize) -> Option<usize> {
+        let (ak, cl) = (self.cfg.allkeys.as_deref()?, self.cluster.as_ref()?);
+        if !ak.ready() {
+            let (start, len) = self.fill.keys.sequential_part();
+            let (p, key) = (
+                self.cfg.template.placeholders[0],
+                &cl.run.routes.random_keys[0],
+            );
+            let mut bytes = self.cfg.template.unit[key.clone()].to_vec();
+            let at = p.offset - key.start;
+            ak.prepare(cl.counts.len(), len, |k| {
+                write_12_digits(&mut bytes[at..], start + k);
+                let owner = cl.owners[usize::from(key_slot(&bytes))];
+                (owner != NO_OWNER).then_some(usize::from(owner))
+            });
+        }
+        let node_of = |c: &Conn| c.bind.rebind.unwrap_or(usize::from(c.bind.route));
+        let node = node_of(&self.conns[i]);
+        if let Some((first, n)) = ak.claim(node, units as u64) {
+            self.fill.allkeys_claim = (node, first);
+            return Some(n as usize);
+        }
+        let loads = self.conns.iter().filter(|c| c.bind.side.is_none());
+        self.flow.exhausted = !loads.map(node_of).any(|n| ak.left(n));
+        None
     }
 
     /// Cluster: adopts a new topology (connections bound to a primary follow their shard to its

@@ -27,7 +27,7 @@ enum Decision {
 impl Worker<'_> {
     /// Decides what connection `i`, free since `now`, does next, and does it.
     pub(super) fn on_free(&mut self, i: usize, now: Instant) -> Result<(), EngineError> {
-        match self.decide(now) {
+        match self.decide(i, now) {
             Decision::Send {
                 units,
                 intended,
@@ -44,7 +44,7 @@ impl Worker<'_> {
 
     /// Closed loop: the request is intended for `now`, when its connection became free.
     /// `--rps`: for its scheduled send time, which may have passed.
-    fn decide(&mut self, now: Instant) -> Decision {
+    fn decide(&mut self, i: usize, now: Instant) -> Decision {
         if self.flow.exhausted {
             return Decision::Done;
         }
@@ -76,6 +76,13 @@ impl Worker<'_> {
                 units = units.min(remaining.div_ceil(self.fill.cmds_per_unit) as usize);
                 self.flow.quota_used =
                     quota.min(self.flow.quota_used + units as u64 * self.fill.cmds_per_unit);
+            }
+        }
+        if self.cfg.allkeys.is_some() {
+            // Every key once: the batch is what is left of the connection's node's share.
+            match self.claim_keys(i, units) {
+                Some(claimed) => units = claimed,
+                None => return Decision::Done,
             }
         }
         if !warmup {

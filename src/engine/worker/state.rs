@@ -14,6 +14,7 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::conn::{Conn, Placement};
+use crate::engine::allkeys::AllKeys;
 use crate::engine::cluster::{ClusterRun, ClusterWorker};
 use crate::engine::conn::{Stream, Target};
 use crate::engine::monitor::Live;
@@ -73,6 +74,9 @@ pub(crate) struct WorkerConfig<'a> {
     pub stop: &'a AtomicBool,
     /// `--sequential`: the counters all workers draw keys from.
     pub sequential: Option<Arc<SequentialCounters>>,
+    /// `--cluster --sequential` with one key per unit: every key of the range once, per node
+    /// (`engine/allkeys.rs`); `quota` is then `None`.
+    pub allkeys: Option<Arc<AllKeys>>,
     pub cluster: Option<&'a ClusterRun>,
     /// Cluster: load connections this worker opens to a primary that appears during the test.
     pub new_node_conns: usize,
@@ -146,6 +150,9 @@ pub(super) struct Fill<'a> {
     pub(super) placeholders_per_unit: usize,
     pub(super) unit_len: usize,
     pub(super) cmds_per_unit: u64,
+    /// `allkeys`: the node and its request number of the batch's first unit, claimed by
+    /// `decide` just before the batch is filled.
+    pub(super) allkeys_claim: (usize, u64),
     /// Variable value sizes: the RNG sizes are drawn from (seeded per worker) and one drawn
     /// size per value argument of a unit (reused).
     pub(super) size_rng: Xoshiro256PlusPlus,
@@ -263,6 +270,7 @@ impl<'a> Worker<'a> {
             placeholders_per_unit: cfg.template.placeholders.len(),
             unit_len,
             cmds_per_unit: u64::from(cfg.template.commands_per_unit),
+            allkeys_claim: (0, 0),
             size_rng: Xoshiro256PlusPlus::seed_from_u64(
                 pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
             ),
