@@ -454,19 +454,22 @@ impl<W: Write> Session<'_, W> {
             )?),
             None => None,
         };
-        let console = &mut self.console;
-        console.title.clear();
-        console.title.push_str(title);
+        self.console.title.clear();
+        self.console.title.push_str(title);
         let started = Instant::now();
         let watch = self.rec.begin_test();
+        let mut observer =
+            record_hook::Journaled::new(&mut self.console, self.rec, title, template, &self.load);
+        observer.repetition = repetition;
         let (result, fatal) = engine::run_test(
             &self.setup,
             &self.load,
             title,
             template,
             run.as_ref(),
-            console,
+            &mut observer,
         );
+        let console = &mut self.console;
         let extras = TestExtras {
             repetition,
             ..TestExtras::of(&result)
