@@ -93,6 +93,8 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         "the earlier record survives a run killed before its rename"
     );
     let rec = recover(&journal, &dir.path().join("recovered.json"));
+    // The schema, the HDR histograms and the timeline's sums, checked independently.
+    crate::record::check_with_python(&dir.path().join("recovered.json"));
     assert_eq!(rec["outcome"], "killed");
     let test = &rec["tests"][0];
     assert_eq!(test["name"], "SET");
@@ -206,6 +208,7 @@ fn a_suite_with_repetitions_keeps_its_finished_tests_on_redis() {
     );
     sigkill(run);
     let rec = recover(&journal, &dir.path().join("rec.json"));
+    crate::record::check_with_python(&dir.path().join("rec.json"));
     let tests = rec["tests"].as_array().unwrap();
     assert!(tests.len() >= 3, "{tests:?}");
     for (i, rep) in [(0, 1), (1, 2)] {
