@@ -232,3 +232,6 @@ pub struct TestStart<'a> {
     pub commands: Vec<String>,
     pub target_rps: Option<u64>,
 }
+
+#[cfg(test)]
+mod tests;
