@@ -114,9 +114,6 @@ impl Monitor<'_> {
                 stop_sent = true;
             }
             let now = Instant::now();
-            // Every turn (a comparison when no second is due): a killed run's journal then lacks
-            // as little as possible.
-            seconds.hand(now, observer);
             if now.duration_since(last_tick) >= TICK {
                 let (all, measured) = self.totals();
                 let warming_up = now < self.measure_start;
@@ -135,6 +132,7 @@ impl Monitor<'_> {
                     rate.sample(now, self.measure_start, measured.0);
                 }
                 observer.tick(&snap);
+                seconds.hand(now, observer);
                 last_all = all;
                 last_tick = now;
             }

@@ -237,7 +237,7 @@ impl<W: Write> Session<'_, W> {
             super::record_hook::Journaled::new(console, self.rec, title, template, load);
         let (result, fatal) =
             engine::run_test(&self.setup, load, title, template, cluster, &mut observer);
-        self.console.clear();
+        console.clear();
         Measured { result, fatal }
     }
 

@@ -157,6 +157,7 @@ impl Observer for Journaled<'_> {
     }
 
     fn second(&mut self, index: usize, second: &Second) {
+        self.console.second(index, second);
         let test = TestStart {
             name: self.name,
             repetition: self.repetition,

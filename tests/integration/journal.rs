@@ -63,7 +63,9 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
     let dir = TempDir::new();
     let json = dir.path().join("run.json");
     let journal = dir.path().join("run.json.partial");
+    let html = dir.path().join("run.html");
     std::fs::write(&json, EARLIER).unwrap();
+    std::fs::write(&html, "the earlier report").unwrap();
     let run = server.spawn_bench(&[
         "-t",
         "set",
@@ -74,6 +76,8 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         "-q",
         "--json",
         path(&json),
+        "--html",
+        path(&html),
     ]);
     thread::sleep(Duration::from_millis(2_500));
     // While the run holds the journal's lock, it is running, not killed: recover refuses it.
@@ -91,6 +95,11 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         std::fs::read_to_string(&json).unwrap(),
         EARLIER,
         "the earlier record survives a run killed before its rename"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&html).unwrap(),
+        "the earlier report",
+        "so does the earlier HTML report"
     );
     let rec = recover(&journal, &dir.path().join("recovered.json"));
     // The schema, the HDR histograms and the timeline's sums, checked independently.
