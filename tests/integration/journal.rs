@@ -266,6 +266,7 @@ fn an_interrupted_find_max_search_keeps_its_steps_on_valkey() {
     assert!(!json.exists(), "no record before the search ends");
     let rec = recover(&journal, &dir.path().join("rec.json"));
     assert_eq!(rec["outcome"], "killed");
+    assert_eq!(rec["find_max"]["end"], "stopped", "as after Ctrl-C");
     let steps = rec["find_max"]["steps"].as_array().unwrap();
     assert!(!steps.is_empty());
     assert!(!rec["tests"].as_array().unwrap().is_empty());

@@ -102,11 +102,27 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
         ended = end;
         tests.push(rec);
     }
+    // Killed between tests: the run's end is the last test's.
+    let ended = ended.or_else(|| {
+        let last = tests.last()?;
+        let start = parse_time(last.started_at.as_deref()?)?;
+        Some(rfc3339(
+            start + Duration::try_from_secs_f64(last.duration_s).ok()?,
+        ))
+    });
     doc.tests = tests;
     doc.outcome = if running { "running" } else { "killed" }.into();
     doc.error = None;
     if let Some(end) = ended {
         doc.ended_at = end;
+    }
+    // A search that was killed stopped there, as one stopped by Ctrl-C says.
+    if let Some(fm) = doc
+        .find_max
+        .as_mut()
+        .filter(|f| f.end == "running" && !running)
+    {
+        fm.end = "stopped".into();
     }
     Ok(doc)
 }
