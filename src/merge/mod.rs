@@ -248,7 +248,8 @@ fn run(req: Request) -> Result<(), Fail> {
         let mut o = std::io::stdout().lock();
         o.write_all(&text).and_then(|()| o.flush())
     } else {
-        std::fs::write(&out, &text)
+        // Replaced whole, as a run's record: an earlier merged record stays until then.
+        crate::record::atomic::write(&out, &text)
     };
     written.map_err(|e| Fail(1, format!("cannot write {}: {e}", out.display())))?;
     for line in summary(&merged) {
