@@ -112,6 +112,8 @@ pub struct Args {
     pub check_counters: bool,
     /// `--html`: also write the run as a self-contained HTML report to this file.
     pub html: Option<PathBuf>,
+    /// `--journal`: where the run's journal goes (`record::journal`); default beside `--json`.
+    pub journal: Option<PathBuf>,
     /// `--repeat N`: run every test N times (1: once, the default).
     pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
@@ -266,6 +268,7 @@ impl Default for Args {
             sentinel: SentinelArgs::default(),
             check_counters: false,
             html: None,
+            journal: None,
             repeat: 1,
             shard: None,
             shards: None,

@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::metrics::Signal;
+use super::seconds::SecondsOut;
+use crate::metrics::{Second, SharedTimeline, Signal};
 
 /// Live figures for the progress line, read by the main thread every 250 ms.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,6 +36,9 @@ pub trait Observer {
     }
     /// Called every 250 ms with live figures.
     fn tick(&mut self, snapshot: &Snapshot);
+    /// Second `index` of the measured phase is over (`engine::seconds`): every second once, in
+    /// order, empty ones too. The journal writes it; the default ignores it.
+    fn second(&mut self, _index: usize, _second: &Second) {}
 }
 
 /// Progress interval, as the reference.
@@ -69,6 +73,8 @@ pub(super) struct Monitor<'a> {
     pub measure_start: Instant,
     /// `--rps`: achieved-rate samples are taken.
     pub sample_rate: bool,
+    /// The test's timeline, whose completed seconds go to [`Observer::second`].
+    pub timeline: &'a SharedTimeline,
 }
 
 /// What the monitor saw by the time every worker finished.
@@ -91,6 +97,11 @@ impl Monitor<'_> {
         let mut last_tick = self.start;
         let mut last_all = (0u64, 0u64);
         let mut stop_sent = false;
+        let mut seconds = SecondsOut {
+            timeline: self.timeline,
+            measure_start: self.measure_start,
+            next: 0,
+        };
         loop {
             if finished() {
                 break;
@@ -121,6 +132,7 @@ impl Monitor<'_> {
                     rate.sample(now, self.measure_start, measured.0);
                 }
                 observer.tick(&snap);
+                seconds.hand(now, observer);
                 last_all = all;
                 last_tick = now;
             }

@@ -64,6 +64,7 @@ pub fn run_test(
         start,
         measure_start,
         sample_rate: load.rps.is_some(),
+        timeline: &timeline,
     };
 
     let mut spawn_error = None;

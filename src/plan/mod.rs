@@ -117,6 +117,9 @@ pub struct RunPlan {
     pub server_stats: bool,
     /// `--html`: the self-contained report written when the run ends.
     pub html: Option<std::path::PathBuf>,
+    /// The run's journal (`record::journal`): `--journal`, else `FILE.partial` beside a `--json`
+    /// file; `None` with `--json -` or without `--json`.
+    pub journal: Option<std::path::PathBuf>,
     /// `--repeat`: how many times each test runs (at least 1).
     pub repeat: u32,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
@@ -187,6 +190,18 @@ impl RunPlan {
             Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
             None => p.clone(),
         });
+        let journal = match (&args.journal, &json) {
+            (Some(p), _) => Some(match &shard {
+                Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
+                None => p.clone(),
+            }),
+            (None, Some(j)) if !crate::cli::is_stdout(j) => {
+                let mut p = j.clone().into_os_string();
+                p.push(".partial");
+                Some(p.into())
+            }
+            (None, _) => None,
+        };
         let start_at = args
             .start_at
             .as_deref()
@@ -223,6 +238,7 @@ impl RunPlan {
             warnings,
             json,
             html,
+            journal,
             repeat: args.repeat,
             server_stats: !args.no_server_stats,
             shard,

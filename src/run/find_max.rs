@@ -233,8 +233,10 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         console.title.push_str(" @ ");
         console.title.push_str(what);
+        let mut observer =
+            super::record_hook::Journaled::new(console, self.rec, title, template, load);
         let (result, fatal) =
-            engine::run_test(&self.setup, load, title, template, cluster, console);
+            engine::run_test(&self.setup, load, title, template, cluster, &mut observer);
         console.clear();
         Measured { result, fatal }
     }

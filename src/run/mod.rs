@@ -109,8 +109,9 @@ pub fn run(
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    // The --html path first: a refusal then leaves no journal behind.
     record_hook::check_html_path(plan)?;
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
@@ -459,13 +460,17 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         let started = Instant::now();
         let watch = self.rec.begin_test();
+        // The console, and each completed second to the journal.
+        let mut observer =
+            record_hook::Journaled::new(console, self.rec, title, template, &self.load);
+        observer.repetition = repetition;
         let (result, fatal) = engine::run_test(
             &self.setup,
             &self.load,
             title,
             template,
             run.as_ref(),
-            console,
+            &mut observer,
         );
         let extras = TestExtras {
             repetition,

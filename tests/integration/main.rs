@@ -19,6 +19,7 @@ mod faultproxy;
 mod find_max;
 mod formats;
 mod html;
+mod journal;
 mod lifecycle;
 mod mixes;
 mod netfaults;
