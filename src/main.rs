@@ -108,6 +108,10 @@ fn main() -> ExitCode {
             eprintln!("respbench: {message}");
             ExitCode::from(1)
         }
+        Err(Failure::Usage(message)) => {
+            eprintln!("respbench: {message}");
+            ExitCode::from(2)
+        }
         Err(Failure::Reference(message)) => {
             eprintln!("{message}");
             ExitCode::from(1)

@@ -112,6 +112,10 @@ pub struct Args {
     pub check_counters: bool,
     /// `--html`: also write the run as a self-contained HTML report to this file.
     pub html: Option<PathBuf>,
+    /// `--metrics-listen`: serve live metrics on this address (`crate::live`).
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--metrics-linger`: keep serving them this long after the run.
+    pub metrics_linger: Option<Duration>,
     /// `--repeat N`: run every test N times (1: once, the default).
     pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
@@ -266,6 +270,8 @@ impl Default for Args {
             sentinel: SentinelArgs::default(),
             check_counters: false,
             html: None,
+            metrics_listen: None,
+            metrics_linger: None,
             repeat: 1,
             shard: None,
             shards: None,
