@@ -149,9 +149,11 @@ impl Feed {
         self.lock().test_started(&name, servers);
     }
 
-    /// A progress tick (every 250 ms): whether `--warmup` still runs, and the connections.
-    pub fn progress(&self, warming_up: bool, connections: u64, down: u64) {
-        self.lock().progress(warming_up, connections, down);
+    /// A progress tick (every 250 ms): whether `--warmup` still runs, the test's completed
+    /// requests so far, and the connections.
+    pub fn progress(&self, warming_up: bool, completed: u64, connections: u64, down: u64) {
+        self.lock()
+            .progress(warming_up, completed, connections, down);
     }
 
     /// A complete second of the measured phase (`Observer::second`).

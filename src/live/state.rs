@@ -2,12 +2,14 @@
 //! over (`Observer::second`), the progress ticks (phase, connections), and each test's final
 //! result.
 //!
-//! Why counters from seconds and not from the workers' live atomics: a second carries the
-//! failures by kind, reconnects and a latency histogram, all counted once by the workers'
-//! existing tallies, so nothing is added to the hot path; and at a test's end the same counters
-//! are recomputed from the result's whole timeline, whose sums equal the record's totals
-//! (`Timeline::check_totals`). A second only grows after it was handed over (a late worker adds
-//! to it), so the recomputed figures are never below the live ones: counters stay monotonic.
+//! Why counters from seconds: a second carries the failures by kind, reconnects and a latency
+//! histogram, all counted once by the workers' existing tallies, so nothing is added to the hot
+//! path; and at a test's end the same counters are recomputed from the result's whole timeline,
+//! whose sums equal the record's totals (`Timeline::check_totals`). A second only grows after it
+//! was handed over (a late worker adds to it), so the recomputed figures are never below the
+//! live ones: counters stay monotonic. The completed counter alone also follows the progress
+//! ticks (the workers' live counters, every 250 ms), whichever is ahead: seconds arrive about
+//! 1.2 s late and in whole-second steps, which makes `rate()` over a short window jumpy.
 
 use crate::metrics::outage::outages;
 use crate::metrics::{FAILURE_KINDS, LatencyHistogram, Second, TestResult};
@@ -153,11 +155,16 @@ pub struct TestSeries {
     pub done: Counters,
     /// The test under way, from its seconds so far.
     pub running: Counters,
+    /// The test under way's completed requests from the last progress tick (the workers' live
+    /// counters, every 250 ms): ahead of its seconds, so `rate()` over a short window is smooth.
+    pub ticked: u64,
 }
 
 impl TestSeries {
     pub fn total(&self) -> Counters {
-        self.done.plus(&self.running)
+        let mut c = self.done.plus(&self.running);
+        c.completed = self.done.completed + self.running.completed.max(self.ticked);
+        c
     }
 }
 
@@ -214,6 +221,7 @@ impl State {
             }
         };
         self.tests[i].running = Counters::default();
+        self.tests[i].ticked = 0;
         self.current = Some(i);
         self.tests_started += 1;
         self.phase = Phase::Warmup;
@@ -221,9 +229,13 @@ impl State {
         self.feeds = feeds;
     }
 
-    /// A progress tick: whether the measured phase has begun, and the connections.
-    pub fn progress(&mut self, warming_up: bool, connections: u64, down: u64) {
-        if self.current.is_some() && matches!(self.phase, Phase::Warmup | Phase::Measuring) {
+    /// A progress tick: whether the measured phase has begun, the test's completed requests so
+    /// far, and the connections.
+    pub fn progress(&mut self, warming_up: bool, completed: u64, connections: u64, down: u64) {
+        if let Some(i) = self.current
+            && matches!(self.phase, Phase::Warmup | Phase::Measuring)
+        {
+            self.tests[i].ticked = completed;
             self.phase = if warming_up {
                 Phase::Warmup
             } else {
@@ -254,6 +266,7 @@ impl State {
         self.refresh_servers();
         self.feeds.clear();
         self.phase = Phase::Idle;
+        self.connections = 0;
         self.connections_up = 0;
         let Some(i) = self.current else { return };
         let mut whole = Counters::default();
@@ -264,6 +277,7 @@ impl State {
         let t = &mut self.tests[i];
         t.done = t.done.plus(&whole);
         t.running = Counters::default();
+        t.ticked = 0;
     }
 
     /// The servers' latest figures from the samplers of the test under way (kept when a sampler
@@ -321,11 +335,13 @@ mod tests {
     fn a_test_end_sets_the_exact_totals_and_never_lowers_a_counter() {
         let mut st = State::new(String::new());
         st.test_started("SET", Vec::new());
-        st.progress(false, 4, 1);
+        st.progress(false, 3, 4, 1);
         assert_eq!((st.phase, st.connections_up), (Phase::Measuring, 3));
         let early = second(&[100, 200], 0);
         st.second(&early);
         let live = st.tests[0].total();
+        // The tick is ahead of the seconds handed over.
+        assert_eq!(live.completed, 3);
         // The result's timeline: the same second grew (a late worker), and one more.
         let mut r = TestResult::empty("SET", None, Outcome::Completed);
         let mut grown = early.clone();

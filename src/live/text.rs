@@ -289,7 +289,7 @@ mod tests {
     fn state() -> State {
         let mut st = State::new("shard=\"1\",shards=\"4\"".to_string());
         st.test_started("SET \"x\"\\", Vec::new());
-        st.progress(false, 2, 0);
+        st.progress(false, 0, 2, 0);
         let mut s = Second::default();
         s.latency.record(150_000);
         s.completed = 1;

@@ -55,7 +55,12 @@ impl Observer for Console {
 
     fn tick(&mut self, s: &Snapshot) {
         if let Some(live) = &self.live {
-            live.progress(s.warming_up, s.connections, s.connections_down);
+            live.progress(
+                s.warming_up,
+                s.measured_completed,
+                s.connections,
+                s.connections_down,
+            );
         }
         if !self.progress {
             return;

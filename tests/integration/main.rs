@@ -20,6 +20,7 @@ mod find_max;
 mod formats;
 mod html;
 mod lifecycle;
+mod live_metrics;
 mod mixes;
 mod netfaults;
 mod netns;
