@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::state::{BUCKETS, KINDS, Phase, QUANTILES, State};
+use super::state::{BUCKETS, Counters, KINDS, Phase, QUANTILES, State};
 
 /// Which exposition format a scrape gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +149,8 @@ fn test_families(o: &mut Out, st: &State) {
         .iter()
         .map(|t| (format!("test=\"{}\"", escape(&t.name)), t.total()))
         .collect();
-    let counters: [(&str, &str, fn(&super::state::Counters) -> u64); 4] = [
+    type Get = fn(&Counters) -> u64;
+    let counters: [(&str, &str, Get); 4] = [
         (
             "respbench_requests_completed",
             "Requests answered with a reply that is not an error (measured phase).",
