@@ -22,13 +22,14 @@ pub const BUCKETS: [f64; 17] = [
     2.5, 5.0, 10.0,
 ];
 
-/// The quantiles shown for the last complete second (1 is its maximum).
-pub const QUANTILES: [(f64, &str); 5] = [
-    (50.0, "0.5"),
-    (90.0, "0.9"),
-    (99.0, "0.99"),
-    (99.9, "0.999"),
-    (100.0, "1"),
+/// The percentiles shown for the last complete second (100 is its maximum), with their label
+/// values. Not a summary's `quantile`: they are one second's, not over a sliding window.
+pub const PERCENTILES: [(f64, &str); 5] = [
+    (50.0, "50"),
+    (90.0, "90"),
+    (99.0, "99"),
+    (99.9, "99.9"),
+    (100.0, "100"),
 ];
 
 /// Failure kinds as label values: error replies first, then [`FAILURE_KINDS`] in order.
@@ -142,8 +143,8 @@ impl Counters {
 pub struct LastSecond {
     pub completed: u64,
     pub failed: u64,
-    /// [`QUANTILES`]' values, seconds.
-    pub quantiles: [f64; QUANTILES.len()],
+    /// [`PERCENTILES`]' values, seconds.
+    pub percentiles: [f64; PERCENTILES.len()],
 }
 
 /// One test label's series: what earlier tests of that name left, and the test under way.
@@ -250,14 +251,14 @@ impl State {
     pub fn second(&mut self, s: &Second) {
         let Some(i) = self.current else { return };
         self.tests[i].running.add_second(s);
-        let mut quantiles = [0.0; QUANTILES.len()];
-        for (q, (p, _)) in quantiles.iter_mut().zip(QUANTILES) {
+        let mut percentiles = [0.0; PERCENTILES.len()];
+        for (q, (p, _)) in percentiles.iter_mut().zip(PERCENTILES) {
             *q = s.latency.value_at_percentile_ns(p) as f64 / 1e9;
         }
         self.last_second = Some(LastSecond {
             completed: s.completed,
             failed: s.failed,
-            quantiles,
+            percentiles,
         });
     }
 

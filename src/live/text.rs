@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::state::{BUCKETS, Counters, KINDS, Phase, QUANTILES, State};
+use super::state::{BUCKETS, Counters, KINDS, PERCENTILES, Phase, State};
 
 /// Which exposition format a scrape gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,10 +231,10 @@ fn second_families(o: &mut Out, st: &State) {
     o.family(
         "respbench_second_latency_seconds",
         "gauge",
-        "HDR percentiles of that second's corrected latency (quantile 1: its maximum).",
+        "HDR percentiles of that second's corrected latency (percentile 100: its maximum).",
     );
-    for ((_, q), v) in QUANTILES.iter().zip(last.quantiles) {
-        let labels = format!("{t},quantile=\"{q}\"");
+    for ((_, p), v) in PERCENTILES.iter().zip(last.percentiles) {
+        let labels = format!("{t},percentile=\"{p}\"");
         o.sample("respbench_second_latency_seconds", &labels, v);
     }
 }
@@ -329,7 +329,7 @@ mod tests {
         assert_eq!(bucket("0.0001"), "0");
         assert_eq!(bucket("0.00025"), "1");
         assert_eq!(bucket("+Inf"), "1");
-        assert!(body.contains("quantile=\"0.99\"} 0.00015"), "{body}");
+        assert!(body.contains("percentile=\"99\"} 0.00015"), "{body}");
     }
 
     #[test]

@@ -22,6 +22,41 @@ use serde_json::Value;
 use crate::harness::{Server, ServerOptions, TempDir, die_with_parent, free_port};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
+/// Prometheus's own checker, from the same package.
+const PROMTOOL: &str = "/usr/bin/promtool";
+
+/// `promtool ARGS` with `stdin`: whether it passed, and what it said. `None` (skipped, with a
+/// note) without Prometheus, unless it is required.
+fn promtool(args: &[&str], stdin: &str) -> Option<(bool, String)> {
+    if !Path::new(PROMTOOL).exists() {
+        assert!(
+            std::env::var_os("RESPBENCH_REQUIRE_PROMETHEUS").is_none(),
+            "no {PROMTOOL}, and RESPBENCH_REQUIRE_PROMETHEUS is set"
+        );
+        eprintln!("skipped the promtool check: no {PROMTOOL} (scripts/test.sh installs it)");
+        return None;
+    }
+    let mut child = Command::new(PROMTOOL)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start promtool");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some((out.status.success(), text))
+}
 
 /// `GET path` on a loopback port: (status, body). Bounded by a 5 s timeout.
 fn http_get(port: u16, path: &str, accept: Option<&str>) -> Option<(u16, String)> {
@@ -381,6 +416,33 @@ fn the_endpoint_follows_a_redis_run_redacts_its_name_and_ends_at_the_totals() {
     for body in [&measuring, &om, &last] {
         assert!(!body.contains(MARK), "the password in /metrics:\n{body}");
     }
+    // Prometheus's linter has nothing to say about names, types, units or labels.
+    if let Some((ok, said)) = promtool(&["check", "metrics"], &measuring) {
+        assert!(
+            ok && said.trim().is_empty(),
+            "promtool check metrics:\n{said}"
+        );
+    }
+}
+
+#[test]
+fn the_shipped_scrape_configuration_is_valid() {
+    let config = repo("deploy/prometheus/prometheus.yml");
+    if let Some((ok, said)) = promtool(&["check", "config", config.to_str().unwrap()], "") {
+        assert!(ok && said.contains("SUCCESS"), "{said}");
+    }
+    // The Kubernetes job names the annotations the Indexed Job sets.
+    let pods = fs::read_to_string(repo("deploy/prometheus/kubernetes-pods.yml")).unwrap();
+    let job = fs::read_to_string(repo("deploy/k8s/indexed-job.yaml")).unwrap();
+    for annotation in ["scrape", "port", "path"] {
+        let meta = format!("__meta_kubernetes_pod_annotation_prometheus_io_{annotation}");
+        assert!(pods.contains(&meta), "{meta}");
+        assert!(
+            job.contains(&format!("prometheus.io/{annotation}:")),
+            "{annotation}"
+        );
+    }
+    assert!(job.contains("\"--metrics-listen\"\n            - \"0.0.0.0:9100\""));
 }
 
 #[test]
