@@ -166,3 +166,56 @@ impl Feed {
         self.lock().test_ended(result);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn serves_metrics_refuses_other_paths_and_a_taken_port_is_one_line() {
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let endpoint = Endpoint::listen(any, shard_labels(Some((2, 3)))).unwrap();
+        let addr = endpoint.addr;
+        let feed = endpoint.feed();
+        feed.test_started("GET", Vec::new());
+        feed.progress(false, 42, 8, 2);
+        let page = get(addr, "/metrics");
+        assert!(
+            page.starts_with("HTTP/1.0 200") || page.starts_with("HTTP/1.1 200"),
+            "{page}"
+        );
+        assert!(page.contains("text/plain; version=0.0.4"), "{page}");
+        assert!(
+            page.contains(
+                "respbench_requests_completed_total{shard=\"2\",shards=\"3\",test=\"GET\"} 42\n"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("respbench_connections_up{shard=\"2\",shards=\"3\"} 6\n"));
+        assert!(get(addr, "/").contains(" 404 "));
+
+        let taken = Endpoint::listen(addr, String::new())
+            .err()
+            .expect("the port is taken");
+        assert!(
+            taken.starts_with(&format!("--metrics-listen {addr}: cannot listen there"))
+                && !taken.contains('\n'),
+            "{taken}"
+        );
+        endpoint.finish(Duration::ZERO, &|| false);
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "closed after the run"
+        );
+    }
+}

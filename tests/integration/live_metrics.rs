@@ -368,8 +368,9 @@ fn the_endpoint_follows_a_redis_run_redacts_its_name_and_ends_at_the_totals() {
         json.to_str().unwrap(),
         "--metrics-listen",
         &listen,
+        // Longer than the wait below: a Ctrl-C ends it.
         "--metrics-linger",
-        "2",
+        "60",
         "--",
         "AUTH",
         "default",
@@ -398,6 +399,9 @@ fn the_endpoint_follows_a_redis_run_redacts_its_name_and_ends_at_the_totals() {
         b.contains("phase=\"ended\"} 1")
     })
     .expect("the linger shows the run ended");
+    // The run's work is done (its record written): a Ctrl-C in the linger ends it, exit 0.
+    assert!(json.exists(), "the record is written before the linger");
+    run.interrupt();
     let out = run.finish(Duration::from_secs(20));
     out.assert_success();
     let record: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
