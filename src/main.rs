@@ -109,6 +109,10 @@ fn main() -> ExitCode {
             eprintln!("respbench: {message}");
             ExitCode::from(1)
         }
+        Err(Failure::Usage(message)) => {
+            eprintln!("respbench: {message}");
+            ExitCode::from(2)
+        }
         Err(Failure::Reference(message)) => {
             eprintln!("{message}");
             ExitCode::from(1)

@@ -24,6 +24,10 @@ pub struct Snapshot {
     pub interval_completed: u64,
     pub interval_latency_sum_ns: u64,
     pub interval_secs: f64,
+    /// The test's connections, and those down or being reopened after a failure (`-e`): for
+    /// live metrics (`crate::live`).
+    pub connections: u64,
+    pub connections_down: u64,
 }
 
 /// The caller's side of a running test: Ctrl-C and the progress line.
@@ -52,6 +56,8 @@ pub(crate) struct Live {
     pub(super) all_latency_sum_ns: AtomicU64,
     pub(super) measured_completed: AtomicU64,
     pub(super) measured_latency_sum_ns: AtomicU64,
+    /// Connections down or being reopened after a failure.
+    pub(super) conns_down: AtomicU64,
     pub(super) failed: AtomicBool,
 }
 
@@ -73,6 +79,8 @@ pub(super) struct Monitor<'a> {
     pub measure_start: Instant,
     /// `--rps`: achieved-rate samples are taken.
     pub sample_rate: bool,
+    /// Connections the test placed (for [`Snapshot::connections`]).
+    pub connections: u64,
     /// The test's timeline, whose completed seconds go to [`Observer::second`].
     pub timeline: &'a SharedTimeline,
 }
@@ -127,6 +135,12 @@ impl Monitor<'_> {
                     interval_completed: all.0 - last_all.0,
                     interval_latency_sum_ns: all.1 - last_all.1,
                     interval_secs: now.duration_since(last_tick).as_secs_f64(),
+                    connections: self.connections,
+                    connections_down: self
+                        .lives
+                        .iter()
+                        .map(|l| l.conns_down.load(Ordering::Relaxed))
+                        .sum(),
                 };
                 if !warming_up && self.sample_rate {
                     rate.sample(now, self.measure_start, measured.0);

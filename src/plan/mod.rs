@@ -120,6 +120,9 @@ pub struct RunPlan {
     /// The run's journal (`record::journal`): `--journal`, else `FILE.partial` beside a `--json`
     /// file; `None` with `--json -` or without `--json`.
     pub journal: Option<std::path::PathBuf>,
+    /// `--metrics-listen` and `--metrics-linger` (zero when not given): live metrics.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    pub metrics_linger: std::time::Duration,
     /// `--repeat`: how many times each test runs (at least 1).
     pub repeat: u32,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
@@ -208,6 +211,9 @@ impl RunPlan {
             .map(|t| start_at::parse_start_at(t, SystemTime::now()))
             .transpose()?;
         load.dataset = dataset::load(args, &workload, load.keyspace.is_some(), &mut warnings)?;
+        if args.metrics_linger.is_some() && args.metrics_listen.is_none() {
+            return Err("--metrics-linger needs --metrics-listen".to_string().into());
+        }
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -239,6 +245,8 @@ impl RunPlan {
             json,
             html,
             journal,
+            metrics_listen: args.metrics_listen,
+            metrics_linger: args.metrics_linger.unwrap_or_default(),
             repeat: args.repeat,
             server_stats: !args.no_server_stats,
             shard,

@@ -73,7 +73,9 @@ pub(super) fn finish(
     let (outcome, error) = match &result {
         Ok(()) | Err(Failure::BrokenPipe) => ("completed", None),
         Err(Failure::Interrupted) => ("interrupted", None),
-        Err(Failure::Fatal(m) | Failure::Reference(m)) => ("failed", Some(m.clone())),
+        Err(Failure::Fatal(m) | Failure::Reference(m) | Failure::Usage(m)) => {
+            ("failed", Some(m.clone()))
+        }
     };
     let mut problem = rec
         .finish(outcome, error)

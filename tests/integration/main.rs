@@ -21,6 +21,7 @@ mod formats;
 mod html;
 mod journal;
 mod lifecycle;
+mod live_metrics;
 mod mixes;
 mod netfaults;
 mod netns;
