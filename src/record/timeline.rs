@@ -40,6 +40,7 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .filter(|(_, n)| **n > 0)
                 .map(|(k, n)| ((*k).to_string(), *n))
                 .collect(),
+            client_delay_us: DelayRow::of(&s.client_delay),
             reconnect_attempts: s.reconnect_attempts(),
             reconnects: s.reconnects(),
             slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
@@ -69,6 +70,10 @@ pub struct TimelineRow {
     /// Of `failed`, the requests lost without a reply, by kind (`timeout`, `connection reset`,
     /// ...); empty when none.
     pub lost: BTreeMap<String, u64>,
+    /// The client's delay sampled in this second (replies waiting in the kernel for respbench,
+    /// `metrics::rx_delay`); absent where not measured and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_delay_us: Option<DelayRow>,
     /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
@@ -78,6 +83,30 @@ pub struct TimelineRow {
     pub slots: Option<Vec<SlotRow>>,
     /// The server figures of that second, one per watched node (empty without server figures).
     pub server: Vec<ServerInterval>,
+}
+
+/// One second's client delay, µs, from its sampled reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DelayRow {
+    pub avg: f64,
+    pub p50: f64,
+    pub p99: f64,
+    /// Sampled reads behind the figures (1 read event in `rx_delay::SAMPLE_EVERY`): few samples
+    /// make a noisy p99.
+    pub samples: u64,
+}
+
+impl DelayRow {
+    /// `None` for a second without samples.
+    fn of(h: &crate::metrics::LatencyHistogram) -> Option<DelayRow> {
+        (!h.is_empty()).then(|| DelayRow {
+            avg: h.mean_ns() / 1000.0,
+            p50: us(h.value_at_percentile_ns(50.0)),
+            p99: us(h.value_at_percentile_ns(99.0)),
+            samples: h.len(),
+        })
+    }
 }
 
 /// One 100 ms slot of a troubled second.

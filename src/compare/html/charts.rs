@@ -60,8 +60,8 @@ pub(super) fn chart(
     })
 }
 
-/// The six charts of a test: id, title, x label, y label, x axis; in page order.
-const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
+/// The charts of a test: id, title, x label, y label, x axis; in page order.
+const KINDS: [(&str, &str, &str, &str, XAxis); 8] = [
     (
         "throughput",
         "Throughput per second",
@@ -109,6 +109,14 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
         "Server memory (rss solid, used_memory dashed)",
         "second",
         "MiB",
+        XAxis::Linear,
+    ),
+    (
+        "client-delay",
+        "Client delay per second: replies waiting for respbench to read them (avg solid, p99 \
+         dashed)",
+        "second",
+        "ms",
         XAxis::Linear,
     ),
 ];
@@ -168,7 +176,7 @@ fn lost_kinds(found: &[(usize, String, &Detail)]) -> Vec<String> {
 
 /// The series of each chart of [`KINDS`], in the same order, gathered run by run.
 #[derive(Default)]
-struct Gathered([Vec<Series>; 7]);
+struct Gathered([Vec<Series>; 8]);
 
 impl Gathered {
     fn push(
@@ -248,6 +256,27 @@ impl Gathered {
                 t(&per),
             );
         }
+        // Seconds without samples are left out (not drawn as zero).
+        let delay = |f: fn((f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            d.timeline
+                .iter()
+                .filter_map(|r| Some((r.second + r.span / 2.0, f(r.client_delay?) / 1000.0)))
+                .collect()
+        };
+        self.push(
+            7,
+            format!("{label} client delay avg"),
+            c,
+            Stroke::Solid,
+            delay(|d| d.0),
+        );
+        self.push(
+            7,
+            format!("{label} client delay p99"),
+            c,
+            Stroke::Dashed,
+            delay(|d| d.1),
+        );
         for s in &d.servers {
             let name = if d.servers.len() > 1 {
                 format!("{label} {}", s.address)

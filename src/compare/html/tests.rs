@@ -120,6 +120,45 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
 }
 
 #[test]
+fn the_client_delay_per_second_is_drawn_where_measured_and_left_out_where_not() {
+    let inputs = inputs(1);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let chart = "data-chart=\"client-delay\"";
+    assert!(!page(&inputs, &cmp).contains(chart), "no samples: no chart");
+    let doc = {
+        let mut h = crate::metrics::LatencyHistogram::new();
+        h.record(60_000);
+        let hist = crate::record::hdr::encode(&h);
+        serde_json::json!({"schema": "respbench/1", "tests": [{
+            "name": "GET", "throughput_rps": 1000.0,
+            "histograms": {"corrected": hist, "uncorrected": hist},
+            "timeline": [
+                {"second": 0, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "client_delay_us": {"avg": 12.0, "p50": 10.0, "p99": 40.0, "samples": 8},
+                 "server": []},
+                {"second": 1, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "server": []},
+                {"second": 2, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "client_delay_us": {"avg": 300.0, "p50": 250.0, "p99": 900.0, "samples": 8},
+                 "server": []}]}]})
+    };
+    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("delayed".into(), vec!["d.json".into()], vec![file]).unwrap()];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(html.contains(chart), "the chart is there");
+    let charts = super::charts::for_test(&inputs, "GET");
+    let delay = charts.iter().find(|c| c.kind == "client-delay").unwrap();
+    let p99 = delay
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("p99"))
+        .unwrap();
+    // Two seconds with samples, the second without left out (not drawn as zero), in ms.
+    assert_eq!(p99.points, [(0.5, 0.04), (2.5, 0.9)]);
+}
+
+#[test]
 fn only_findings_are_coloured() {
     let side = |label: &str, rps: &[f64]| {
         let runs = rps.iter().map(|&r| record(r, 0)).collect();

@@ -187,6 +187,9 @@ pub struct SecondRow {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
+    /// The client's delay sampled in that second (avg, p99, µs): replies waiting in the kernel
+    /// for respbench; `None` where not measured.
+    pub client_delay: Option<(f64, f64)>,
 }
 
 /// One server's figures per interval during a test.

@@ -183,6 +183,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
                 p50: r.p50_us,
                 p99: r.p99_us,
                 max: r.max_us,
+                client_delay: r.client_delay_us.map(|d| (d.avg, d.p99)),
             })
             .collect(),
         spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,
