@@ -318,6 +318,10 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             for (k, n) in &row.lost {
                 *m.lost.entry(k.clone()).or_default() += n;
             }
+            for (k, n) in &row.redirects {
+                let sum = m.redirects.entry(k.clone()).or_default();
+                *sum = sum.saturating_add(*n);
+            }
             failures::add_slots(m, unplaced, row);
             m.p50_us = m.p50_us.max(row.p50_us);
             m.p99_us = m.p99_us.max(row.p99_us);

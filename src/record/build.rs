@@ -187,7 +187,13 @@ pub fn test_record(
             .collect(),
         timeline: extras
             .timeline
-            .map(|t| super::timeline::rows(t, &intervals))
+            .map(|t| {
+                let mut rows = super::timeline::rows(t, &intervals);
+                if let Some(c) = &r.cluster {
+                    super::timeline::add_redirects(&mut rows, &c.timeline);
+                }
+                rows
+            })
             .unwrap_or_default(),
         outages: super::timeline::outage_records(&crate::metrics::outage::outages(
             &r.timeline,

@@ -43,6 +43,8 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
             client_delay_us: DelayRow::of(&s.client_delay),
             reconnect_attempts: s.reconnect_attempts(),
             reconnects: s.reconnects(),
+            // Cluster mode's, added by `add_redirects`.
+            redirects: BTreeMap::new(),
             slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
             server: server
                 .iter()
@@ -50,6 +52,18 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .collect(),
         })
         .collect()
+}
+
+/// Adds cluster mode's redirects per second (`metrics::ClusterStats::timeline`, by
+/// `RedirectKind` index) to the rows of the same seconds.
+pub fn add_redirects(rows: &mut [TimelineRow], per_second: &[[u64; 4]]) {
+    for (row, counts) in rows.iter_mut().zip(per_second) {
+        for (kind, &n) in crate::metrics::RedirectKind::ALL.iter().zip(counts) {
+            if n > 0 {
+                row.redirects.insert(kind.name().to_string(), n);
+            }
+        }
+    }
 }
 
 /// Nanoseconds as microseconds (fractional).
@@ -77,6 +91,11 @@ pub struct TimelineRow {
     /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// Cluster mode: the redirects of this second by kind (`MOVED`, `ASK`, `TRYAGAIN`,
+    /// `CLUSTERDOWN`), for the HTML report's burst markers; empty when none (and in records of
+    /// earlier builds).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub redirects: BTreeMap<String, u64>,
     /// The second's 100 ms slots when something failed or reconnected in it, and every second's
     /// in a test of at most [`SLOTS_KEPT_UP_TO_S`] seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +128,7 @@ impl DelayRow {
     }
 }
 
-/// One 100 ms slot of a troubled second.
+/// One 100 ms slot of a troubled second (or of any second of a short test).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SlotRow {
@@ -118,6 +137,12 @@ pub struct SlotRow {
     pub lost: u64,
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// The longest corrected latency of a request completed in the slot (µs): a short test's
+    /// latency drawn at 0.1 s. The workers keep this maximum anyway (to tell a stall from a quiet
+    /// spell), so it costs the per-reply path nothing more. Absent for a slot where nothing
+    /// completed, and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_us: Option<f64>,
 }
 
 impl SlotRow {
@@ -128,6 +153,7 @@ impl SlotRow {
             lost: s.lost,
             reconnect_attempts: s.reconnect_attempts,
             reconnects: s.reconnects,
+            max_us: (s.completed > 0).then(|| us(s.waited_ns)),
         }
     }
 }
@@ -202,6 +228,46 @@ mod tests {
 
     fn rows_of(t: &Timeline) -> Vec<TimelineRow> {
         rows(t, &[])
+    }
+
+    #[test]
+    fn redirects_go_to_their_second_by_name() {
+        let mut rows = vec![TimelineRow::default(), TimelineRow::default()];
+        add_redirects(&mut rows, &[[0, 0, 0, 0], [40, 2, 0, 1]]);
+        assert!(rows[0].redirects.is_empty());
+        let names: Vec<(&str, u64)> = rows[1]
+            .redirects
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        assert_eq!(names, [("ASK", 2), ("CLUSTERDOWN", 1), ("MOVED", 40)]);
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert!(json.get("redirects").is_none(), "none: not written");
+    }
+
+    #[test]
+    fn a_short_tests_slots_carry_their_longest_latency() {
+        use std::time::Instant;
+
+        use crate::metrics::{SecondTally, SharedTimeline};
+        let shared = SharedTimeline::default();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut tally = SecondTally::new(start, shared.clone());
+        tally.success(at(10), 200_000);
+        tally.success(at(20), 900_000);
+        tally.success(at(350), 50_000);
+        tally.failure(at(150));
+        tally.flush();
+        let t = shared.lock().unwrap().clone();
+        let slots = rows_of(&t)[0]
+            .slots
+            .clone()
+            .expect("a short test keeps its slots");
+        assert_eq!(slots[0].max_us, Some(900.0));
+        assert_eq!(slots[3].max_us, Some(50.0));
+        assert_eq!(slots[1].max_us, None, "an error reply has no latency");
+        assert_eq!(slots[2].max_us, None, "nothing completed");
     }
 
     #[test]

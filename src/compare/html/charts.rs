@@ -314,13 +314,16 @@ impl Gathered {
             Stroke::Dashed,
             t(&|r| r.p99 / 1000.0),
         );
-        self.push(
-            1,
-            format!("{label} max"),
-            c,
-            Stroke::Dotted,
-            t(&|r| r.max / 1000.0),
-        );
+        // A short test's slots carry their longest latency: the max drawn at 0.1 s too.
+        let max = if d.slot_max.is_empty() {
+            t(&|r| r.max / 1000.0)
+        } else {
+            d.slot_max
+                .iter()
+                .map(|&(start, us)| (start + 0.05, us / 1000.0))
+                .collect()
+        };
+        self.push(1, format!("{label} max"), c, Stroke::Dotted, max);
     }
 
     /// A run with repetitions: the median of its repetitions per second, throughput and p50/p99,
@@ -470,6 +473,10 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
             if c.kind == "throughput" && found.iter().any(|(_, _, d)| !d.slots.is_empty()) {
                 c.title = "Throughput per 0.1 s (requests/s)".into();
             }
+            if c.kind == "latency" && found.iter().any(|(_, _, d)| !d.slot_max.is_empty()) {
+                c.title =
+                    "Latency: p50 solid and p99 dashed per second, max dotted per 0.1 s".into();
+            }
             if c.kind == "lost" {
                 // The kinds in the title (short: `connection reset` is `reset`), by line style.
                 let named: Vec<String> = kinds
@@ -531,8 +538,8 @@ pub fn cpu_above_line(inputs: &[Input], test: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// The outages (as bands) and Sentinel switches (as markers) of every run's test, as the
-/// record has them, labelled with the run when several runs share the chart.
+/// The outages (as bands), Sentinel switches, cluster failovers, MOVED bursts and reconnect
+/// storms (as markers, `events`) of every run's test, as the record has them, labelled with the run when several runs share the chart.
 fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
     let named = |label: &str, text: String| {
         if found.len() > 1 {
@@ -573,6 +580,7 @@ fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
                 label: named(label, format!("Sentinel switch {what}")),
             });
         }
+        markers.extend(super::events::markers(d, &|text| named(label, text)));
     }
     (bands, markers)
 }

@@ -106,6 +106,11 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
     );
     assert!(html.contains(charts::PALETTE[1]));
     assert!(html.contains("data-chart=\"forest\""));
+    // The answer opens the page: headline and forest under the title, before the runs.
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at("</h1>") < at("class=\"headline\""));
+    assert!(at("class=\"headline\"") < at("data-chart=\"forest\""));
+    assert!(at("data-chart=\"forest\"") < at("class=\"runs\""), "{html}");
     assert!(
         html.contains("data-metric=\"p99\" data-finding=\"false\""),
         "one run each: no finding in the forest plot"
@@ -421,6 +426,35 @@ fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
             .all(|p| (p.1 - 1000.0).abs() < 1e-9)
     );
     assert!(tp.title.contains("0.1 s"));
+    // A record of an earlier build: slots without their max, so the max stays per second.
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    let max = lat
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("max"))
+        .unwrap();
+    assert_eq!(max.points.len(), 2, "{:?}", max.points);
+    // With each slot's longest latency: the max drawn at 0.1 s.
+    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
+        "reconnect_attempts": 0, "reconnects": 0, "max_us": 2500.0});
+    let row = |s: u64| {
+        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
+            "p99_us": 120.0, "max_us": 2500.0, "server": [], "slots": vec![slot.clone(); 10]})
+    };
+    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
+        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
+    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
+    let charts = charts::for_test(&inputs, "PING");
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    let max = lat
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("max"))
+        .unwrap();
+    assert_eq!(max.points.len(), 15, "one per slot, none past the end");
+    assert!(max.points.iter().all(|p| (p.1 - 2.5).abs() < 1e-9));
+    assert!(lat.title.contains("max dotted per 0.1 s"), "{}", lat.title);
 }
 
 #[test]
