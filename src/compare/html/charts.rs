@@ -159,6 +159,27 @@ fn spread(
         .collect()
 }
 
+/// Points of several repetitions at the x every repetition has (to 0.01): `(x, median, lowest,
+/// highest)`; an x some repetition lacks is left out (a gap, never filled in).
+fn aligned_spread(series: &[Vec<(f64, f64)>]) -> Vec<(f64, f64, f64, f64)> {
+    let key = |x: f64| (x * 100.0).round() as i64;
+    let Some(first) = series.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter_map(|&(x, _)| {
+            let mut v: Vec<f64> = series
+                .iter()
+                .map(|s| s.iter().find(|p| key(p.0) == key(x)).map(|p| p.1))
+                .collect::<Option<_>>()?;
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            Some((x, (v[(n - 1) / 2] + v[n / 2]) / 2.0, v[0], v[n - 1]))
+        })
+        .collect()
+}
+
 /// The line style of each kind of lost request, in the order of [`lost_kinds`].
 const LOST_STROKES: [Stroke; 3] = [Stroke::Solid, Stroke::Dashed, Stroke::Dotted];
 
@@ -334,7 +355,7 @@ impl Gathered {
         label: &str,
         c: &'static str,
         reps: &[&Detail],
-        areas: &mut [Vec<Area>; 2],
+        areas: &mut [Vec<Area>; 8],
     ) {
         let n = reps.len();
         let (tp, p50, p99) = (
@@ -371,6 +392,32 @@ impl Gathered {
             median(&p99),
         );
         areas[1].push(area(&p99, "p99"));
+        // The other per-second series get their spread too (no median line: each repetition's
+        // own line is drawn), so N repetitions' server CPU and client delay read as one band.
+        let band = |series: Vec<Vec<(f64, f64)>>, what: &str| {
+            let v = aligned_spread(&series);
+            (!v.is_empty()).then(|| area(&v, what))
+        };
+        let cpu = reps
+            .iter()
+            .map(|d| {
+                d.servers
+                    .first()
+                    .map(|s| s.points.iter().map(|p| (p.t + 0.5, p.cpu_pct)).collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        areas[5].extend(band(cpu, "server CPU"));
+        let delay = reps
+            .iter()
+            .map(|d| {
+                d.timeline
+                    .iter()
+                    .filter_map(|r| Some((r.second + r.span / 2.0, r.client_delay?.1 / 1000.0)))
+                    .collect()
+            })
+            .collect();
+        areas[7].extend(band(delay, "client delay p99"));
     }
 
     /// One server's CPU and memory per second.
@@ -435,7 +482,7 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     let mut g = Gathered::default();
     let found = details(inputs, test);
     let kinds = lost_kinds(&found);
-    let mut areas: [Vec<Area>; 2] = Default::default();
+    let mut areas: [Vec<Area>; 8] = Default::default();
     for (k, input) in inputs.iter().enumerate() {
         let reps: Vec<&Detail> = found
             .iter()
@@ -468,6 +515,8 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
             match c.kind {
                 "throughput" => c.areas = areas[0].clone(),
                 "latency" => c.areas = areas[1].clone(),
+                "server-cpu" => c.areas = areas[5].clone(),
+                "client-delay" => c.areas = areas[7].clone(),
                 _ => {}
             }
             if c.kind == "throughput" && found.iter().any(|(_, _, d)| !d.slots.is_empty()) {

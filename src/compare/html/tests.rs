@@ -490,6 +490,18 @@ fn repetitions_are_a_median_with_its_spread() {
     assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
     let svg = super::svg::render(tp);
     assert!(svg.contains("class=\"spread\""));
+    // Beyond throughput and latency: the server's CPU as a band too, one point per second.
+    let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();
+    assert_eq!(cpu.areas.len(), 1);
+    assert!(
+        cpu.areas[0]
+            .label
+            .contains("server CPU: lowest to highest of 3 repetitions")
+    );
+    assert_eq!(
+        cpu.areas[0].points,
+        [(0.5, 55.0, 55.0), (1.5, 55.0, 55.0), (2.5, 55.0, 55.0)]
+    );
 }
 
 #[test]
