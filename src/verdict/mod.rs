@@ -205,7 +205,7 @@ impl MachineLoad {
             .cpu_pressure_some_pct
             .map(|p| self.own.others_pressure_pct(p));
         over(pressure, PRESSURE_PCT)
-            .map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU){net}"))
+            .map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU)"))
     }
 
     /// Whether any figure that can show a busy machine was measured (a machine with none of

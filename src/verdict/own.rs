@@ -10,9 +10,11 @@
 //! The rule: the benchmark's demand on this machine is respbench's CPU, its threads' summed
 //! run-queue wait (what they wanted on top) and a local server's CPU. Whatever of that exceeds
 //! the cores had to wait whoever else ran, so up to that much of respbench's wait is its own
-//! ([`own_wait_pct`]). The worst thread's wait is scaled down by the same share, and CPU
-//! pressure is reduced by it (pressure is the union of every task's waits, so subtracting
-//! respbench's own share can only understate others' pressure: no false "machine busy").
+//! ([`OwnDemand::own_wait_pct`]). The worst thread's wait is scaled down by the same share, and
+//! CPU pressure is not read at all then (it is the share of time *some* task waited, which an
+//! over-subscribing benchmark fills on its own, the server's waits included): no false "machine
+//! busy", at the price of leaving others' load to the run-queue, steal and other-process
+//! figures.
 
 /// The benchmark's own figures on this machine, percent of one core (each optional).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,9 +60,17 @@ impl OwnDemand {
         }
     }
 
-    /// CPU pressure without the benchmark's own waits.
+    /// CPU pressure as evidence of others' load: none when the benchmark over-subscribed the
+    /// CPUs itself. Pressure is the share of time *some* task waited, and a benchmark that wants
+    /// more than the cores keeps some task (its own threads, or the server they crowd out, whose
+    /// waits are not measured) waiting whoever else runs; then only the run-queue share above,
+    /// steal and other processes' CPU can tell a busy machine.
     pub fn others_pressure_pct(&self, pressure_pct: f64) -> f64 {
-        (pressure_pct - self.own_wait_pct()).max(0.0)
+        if self.own_wait_pct() > 0.0 {
+            0.0
+        } else {
+            pressure_pct
+        }
     }
 }
 
@@ -106,7 +116,11 @@ mod tests {
         let d = demand(40.0, 120.0, 70.0);
         assert!((d.own_wait_pct() - 30.0).abs() < 1e-9);
         assert!((d.others_runqueue_pct(16.0) - 4.0).abs() < 1e-9);
-        assert!((d.others_pressure_pct(35.0) - 5.0).abs() < 1e-9);
+        assert_eq!(
+            d.others_pressure_pct(35.0),
+            0.0,
+            "pressure an over-subscriber makes"
+        );
     }
 
     #[test]
