@@ -15,9 +15,9 @@ pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
 /// A test of at most this many seconds keeps every second's 100 ms slots, troubled or not: its
-/// report draws throughput at 0.1 s (the default suite's ~1 s tests would otherwise be one or two
-/// points). Twenty slots keep the record small.
-pub const SLOTS_KEPT_UP_TO_S: usize = 2;
+/// report draws throughput and max latency at 0.1 s (the default suite's ~1 s tests and a
+/// few-second test would otherwise be one to five points). Fifty slots keep the record small.
+pub const SLOTS_KEPT_UP_TO_S: usize = 5;
 
 /// The record's rows, with each second's server intervals (`server[node]`: that node's
 /// intervals; the one starting in second `i` goes to row `i`).
@@ -295,9 +295,12 @@ mod tests {
         assert_eq!(rows[1].server.len(), 1);
         assert_eq!(rows[1].server[0].cpu_pct, 20.0);
         assert!(rows[2].server.is_empty(), "no sample for second 2");
+        let mut long = t.clone();
+        long.second_mut(SLOTS_KEPT_UP_TO_S); // one second longer than a short test
+        let long = rows_of(&long);
         assert!(
-            rows[0].slots.is_none() && rows[1].slots.is_some(),
-            "a 3 s test keeps the slots of its troubled second only"
+            long[0].slots.is_none() && long[1].slots.is_some(),
+            "a longer test keeps the slots of its troubled second only"
         );
         let mut short = t.clone();
         short.seconds.truncate(SLOTS_KEPT_UP_TO_S);
