@@ -299,7 +299,7 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
         let (shift, aligned) = match (base, start) {
             (Some(b), Some(s)) => s.duration_since(b).map_or((0, true), |d| {
                 let tenths = (d.as_secs_f64() * 10.0).round() as u64;
-                (d.as_secs_f64().round() as usize, tenths % 10 == 0)
+                (d.as_secs_f64().round() as usize, tenths.is_multiple_of(10))
             }),
             _ => (0, true),
         };
