@@ -110,7 +110,8 @@ pub struct FindMaxRecord {
     /// fatal error), or `running` while the search is going.
     pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
-    /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
+    /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
+    /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
 }
 

@@ -45,7 +45,8 @@ pub(super) fn watch_targets(
 }
 
 /// After a test's report: the server block (full report only, so `-q` and `--csv` keep their
-/// bytes) and, whatever the format, a stderr warning when respbench itself was the limit.
+/// bytes) and, whatever the format, a stderr warning when respbench itself or the machine was
+/// the limit.
 pub(super) fn print_server_notes(
     plan: &RunPlan,
     ctx: &ReportContext,
@@ -56,7 +57,7 @@ pub(super) fn print_server_notes(
         report::write_server_block(out, test, ctx.precision)?;
         out.flush()?;
     }
-    if let Some(w) = report::client_bound_warning(test) {
+    if let Some(w) = report::verdict_warning(test) {
         eprintln!("{w}");
     }
     Ok(())

@@ -22,6 +22,7 @@ mod html;
 mod journal;
 mod lifecycle;
 mod live_metrics;
+mod machine_busy;
 mod mixes;
 mod netfaults;
 mod netns;
