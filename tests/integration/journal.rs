@@ -271,3 +271,62 @@ fn an_interrupted_find_max_search_keeps_its_steps_on_valkey() {
     assert!(!steps.is_empty());
     assert!(!rec["tests"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn merge_reads_the_journals_of_killed_shards_on_valkey() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let json = dir.path().join("s-{shard}.json");
+    let runs: Vec<Running> = ["0/2", "1/2"]
+        .iter()
+        .map(|shard| {
+            server.spawn_bench(&[
+                "--shard",
+                shard,
+                "-t",
+                "set",
+                "-c",
+                "2",
+                "--duration",
+                "10",
+                "-q",
+                "--json",
+                path(&json),
+            ])
+        })
+        .collect();
+    let journals: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("s-{i}.json.partial")))
+        .collect();
+    for j in &journals {
+        wait_for_journal(j, "\"kind\":\"begin\"", "\"second\":1,");
+    }
+    for run in runs {
+        sigkill(run);
+    }
+    let merged = dir.path().join("merged.json");
+    respbench(&[
+        "merge",
+        "-o",
+        path(&merged),
+        path(&journals[0]),
+        path(&journals[1]),
+    ])
+    .assert_success();
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(rec["outcome"], "killed");
+    assert_eq!(rec["shards"].as_array().unwrap().len(), 2);
+    let recovered: u64 = journals
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let r = recover(j, &dir.path().join(format!("r{i}.json")));
+            r["tests"][0]["requests"]["completed"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(
+        rec["tests"][0]["requests"]["completed"].as_u64().unwrap(),
+        recovered,
+        "the merged total is the shards' recovered totals"
+    );
+}

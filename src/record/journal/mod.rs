@@ -141,9 +141,24 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates (or empties) the journal at `path` and locks it for the run.
+    /// Creates the journal at `path` and locks it for the run. A journal already there is left
+    /// alone: another run's (locked), or a killed run's, whose record would be lost with it.
     pub fn create(path: &Path) -> io::Result<Self> {
-        let file = File::create(path)?;
+        let file = match File::options().write(true).create_new(true).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(io::Error::other(if read::locked(path) {
+                    "another run is writing it".to_string()
+                } else {
+                    format!(
+                        "a journal of an earlier run is there (killed?): keep it with \
+                         respbench recover {} -o FILE, or remove it",
+                        path.display()
+                    )
+                }));
+            }
+            Err(e) => return Err(e),
+        };
         // SAFETY: flock on a descriptor this `File` owns and keeps open; no memory is involved.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(io::Error::other(format!(

@@ -35,7 +35,7 @@ pub fn recognise(text: &str, path: Option<&Path>) -> Option<Result<Value, String
 }
 
 /// Whether another process holds the journal's lock (its run goes on).
-fn locked(path: &Path) -> bool {
+pub(super) fn locked(path: &Path) -> bool {
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };

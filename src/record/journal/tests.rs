@@ -123,12 +123,16 @@ fn a_journal_whose_run_holds_its_lock_reads_as_running() {
     let text = std::fs::read_to_string(&path).unwrap();
     let doc = |p: Option<&Path>| Document::read(recognise(&text, p).unwrap().unwrap()).unwrap();
     assert_eq!(doc(Some(&path)).outcome, "running");
-    assert!(
-        Journal::create(&path).is_err(),
-        "a second run cannot take a journal in use"
-    );
+    let e = Journal::create(&path).err().unwrap().to_string();
+    assert!(e.contains("another run is writing it"), "{e}");
     drop(j);
     assert_eq!(doc(Some(&path)).outcome, "killed");
+    let e = Journal::create(&path).err().unwrap().to_string();
+    assert!(
+        e.contains("respbench recover"),
+        "a killed run's journal is kept: {e}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
