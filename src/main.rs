@@ -28,6 +28,8 @@ fn main() -> ExitCode {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
         Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
+        Some("replay") => return respbench::replay::main(rest()),
+        Some("capture") => return respbench::replay::capture::main(rest()),
         Some("completions") => return ExitCode::from(respbench::manual::completions_main(rest())),
         Some("man") => return ExitCode::from(respbench::manual::man_main(rest())),
         _ => {}

@@ -18,6 +18,7 @@ pub mod failover;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
+pub mod replay;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
@@ -103,6 +104,7 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            replay: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
