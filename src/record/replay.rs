@@ -59,3 +59,47 @@ pub struct ReplaySecond {
     /// Commands written in each 100 ms of the second (ten entries).
     pub sent_slots: Vec<u64>,
 }
+
+/// The block of a merged replay (`respbench merge` of `--shard` replays): what each shard sent
+/// and opened added, second by second; what every shard read alike (the trace, its entries,
+/// skips and script lines, since each shard reads the whole trace) taken from the first.
+/// `None` when no input has a block.
+pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<ReplayRecord> {
+    let mut out: Option<ReplayRecord> = None;
+    for b in blocks {
+        let Some(o) = out.as_mut() else {
+            out = Some(ReplayRecord {
+                shard: None,
+                other_shards: 0,
+                ..b.clone()
+            });
+            continue;
+        };
+        o.sent += b.sent;
+        o.connections += b.connections;
+        o.clients += b.clients;
+        o.selects_added += b.selects_added;
+        o.max_slip_ms = o.max_slip_ms.max(b.max_slip_ms);
+        if o.seconds.len() < b.seconds.len() {
+            o.seconds.resize(b.seconds.len(), ReplaySecond::default());
+        }
+        for (x, y) in o.seconds.iter_mut().zip(&b.seconds) {
+            // The mean of the union: each side's mean weighted by its sends.
+            let sent = x.sent + y.sent;
+            if sent > 0 {
+                x.slip_mean_ms =
+                    (x.slip_mean_ms * x.sent as f64 + y.slip_mean_ms * y.sent as f64) / sent as f64;
+            }
+            x.due += y.due;
+            x.sent = sent;
+            x.slip_max_ms = x.slip_max_ms.max(y.slip_max_ms);
+            if x.sent_slots.len() < y.sent_slots.len() {
+                x.sent_slots.resize(y.sent_slots.len(), 0);
+            }
+            for (a, b) in x.sent_slots.iter_mut().zip(&y.sent_slots) {
+                *a += b;
+            }
+        }
+    }
+    out
+}

@@ -339,7 +339,8 @@ fn capture(a: &CaptureArgs) -> Result<String, (u8, String)> {
             Value::SimpleString(s) => s,
             _ => continue,
         };
-        if parse_monitor_line(line, &mut entry).is_err() {
+        // Lines that are not commands (`OK`) or not MONITOR's shape are not traffic.
+        if !matches!(parse_monitor_line(line, &mut entry), Ok(true)) {
             continue;
         }
         seq += 1;

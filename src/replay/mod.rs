@@ -284,7 +284,6 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
             start,
             measure_start,
             timeline: Arc::clone(&timeline),
-            names: 64,
             stop: Arc::clone(&stop),
         };
         txs.push(tx);

@@ -94,7 +94,6 @@ pub struct Setup {
     /// Where measurement starts (`--warmup-from`), for the timeline's second 0.
     pub measure_start: Instant,
     pub timeline: SharedTimeline,
-    pub names: usize,
     pub stop: Arc<AtomicBool>,
 }
 
@@ -140,7 +139,7 @@ struct Thread {
 /// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
 /// the stop flag is raised.
 pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
-    let rec = Recorder::new(setup.measure_start, setup.timeline.clone()).with_commands(setup.names);
+    let rec = Recorder::new(setup.measure_start, setup.timeline.clone());
     let mut t = Thread {
         poll: match Poll::new() {
             Ok(p) => p,
@@ -427,6 +426,12 @@ impl Thread {
                     let Some(s) = conn.inflight.pop_front() else {
                         continue;
                     };
+                    // A command's histogram is made when its first reply comes (a histogram is
+                    // large: making all of them up front would cost a thread tens of MB).
+                    let k = s.name as usize;
+                    if s.measured && self.rec.commands.len() <= k {
+                        self.rec.commands.resize_with(k + 1, Default::default);
+                    }
                     match info.error {
                         Some(range) => {
                             let text = reply.get(range).unwrap_or(b"ERR");
