@@ -305,3 +305,20 @@ fn document(r: &TestResult, f: &Facts) -> Document {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_never_reaches_the_recorded_command_line() {
+        let argv: Vec<OsString> = ["replay", "-a", "hunter2", "--speed", "2", "t.trace"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(!line.contains("hunter2"), "{line}");
+        assert!(line.contains("--speed 2 t.trace"), "{line}");
+        assert!(line.starts_with("respbench replay -a "), "{line}");
+    }
+}
