@@ -256,6 +256,9 @@ fn target(a: &ReplayArgs) -> Result<Target, Fail> {
 }
 
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
+    // A trace that cannot be opened is the user's mistake: say so before touching the server.
+    let path = a.trace.as_deref().expect("checked by parse");
+    Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
     let target = target(a)?;
     let auth = a.password.as_ref().map(|pw| match &a.user {
         Some(u) => vec![u.clone(), pw.clone()],

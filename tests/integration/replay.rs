@@ -361,3 +361,23 @@ fn sharded_replays_merge_into_the_whole_replay() {
         );
     }
 }
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = TempDir::new();
+    let missing = dir.path().join("nope.trace");
+    let garbage = dir.path().join("garbage.trace");
+    std::fs::write(&garbage, "this is not a trace\n").unwrap();
+    for args in [
+        vec!["replay", missing.to_str().unwrap()],
+        vec!["replay", "--dry-run", garbage.to_str().unwrap()],
+        vec!["replay", "--speed", "fast", "x.trace"],
+        vec!["replay"],
+        vec!["capture", "--duration", "1"],
+    ] {
+        let out = respbench(&args);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.starts_with("respbench "), "{}", out.stderr);
+    }
+}
