@@ -36,6 +36,8 @@ pub const DRAIN: Duration = Duration::from_secs(5);
 
 /// `metrics::FAILURE_KINDS`' "connection closed": a request lost with its connection.
 const CLOSED: usize = 2;
+/// `metrics::FAILURE_KINDS`' "timeout": a request given up on.
+const TIMEOUT: usize = 0;
 
 /// One command of a chunk: its bytes are `bytes[start..end]` of the chunk.
 #[derive(Clone, Copy, Debug)]
@@ -104,6 +106,17 @@ pub struct Outcome {
     pub issued: u64,
     pub connections: u64,
     pub fatal: Option<String>,
+}
+
+/// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
+/// in the totals and in its command's figures (a mix's per-command failures add up to the test's).
+fn lost_one(rec: &mut Recorder, name: u16, kind: usize) {
+    let k = name as usize;
+    if rec.commands.len() <= k {
+        rec.commands.resize_with(k + 1, Default::default);
+    }
+    rec.failed(kind, 1, Instant::now());
+    rec.command_error(k, false);
 }
 
 struct Sent {
@@ -255,12 +268,20 @@ impl Thread {
                 self.poll_io(Some((due - now).min(Duration::from_millis(50))))?;
             }
         }
+        let full_since = Instant::now();
         while self.conns[k]
             .as_ref()
-            .is_some_and(|c| c.inflight.len() >= MAX_IN_FLIGHT)
+            .is_some_and(|c| c.inflight.len() >= MAX_IN_FLIGHT && !c.closed)
         {
             if self.stopped() {
                 return Ok(());
+            }
+            if full_since.elapsed() >= DRAIN {
+                // A connection that answers nothing for this long (a blocking command whose
+                // data the target lacks) is given up: its requests fail as timeouts, and its
+                // later commands as lost, rather than the replay waiting for ever.
+                self.give_up(k, TIMEOUT);
+                break;
             }
             self.poll_io(Some(Duration::from_millis(10)))?;
         }
@@ -269,8 +290,10 @@ impl Thread {
         self.note_send(due, now);
         let conn = self.conns[k].as_mut().expect("opened above");
         if conn.closed {
+            // Counted as issued and lost, so completed + failed + unanswered = issued holds.
             if job.measured {
-                self.rec.failed(CLOSED, 1, now);
+                self.issued += 1;
+                lost_one(&mut self.rec, job.name, CLOSED);
             }
             return Ok(());
         }
@@ -331,6 +354,21 @@ impl Thread {
             writable: false,
             closed: false,
         })
+    }
+
+    /// Counts connection `k`'s measured requests in flight as failed under `kind`, and closes it.
+    fn give_up(&mut self, k: usize, kind: usize) {
+        let Some(conn) = self.conns.get_mut(k).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        conn.out.clear();
+        conn.closed = true;
+        conn.stream.shutdown();
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        let lost = std::mem::take(&mut conn.inflight);
+        for s in lost.iter().filter(|s| s.measured) {
+            lost_one(&mut self.rec, s.name, kind);
+        }
     }
 
     /// Writes what connection `k` has pending; watches for writability while some is left.
@@ -394,10 +432,8 @@ impl Thread {
             match conn.stream.read(&mut self.read_buf) {
                 Ok(0) => {
                     conn.closed = true;
-                    let now = Instant::now();
-                    let lost = conn.inflight.drain(..).filter(|s| s.measured).count() as u64;
-                    if lost > 0 {
-                        self.rec.failed(CLOSED, lost, now);
+                    for s in conn.inflight.drain(..).filter(|s| s.measured) {
+                        lost_one(&mut self.rec, s.name, CLOSED);
                     }
                     return Ok(());
                 }

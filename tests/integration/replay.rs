@@ -381,3 +381,40 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(out.stderr.starts_with("respbench "), "{}", out.stderr);
     }
 }
+
+/// A client whose `BLPOP … 0` the target never answers (the list is not there) and who has more
+/// commands than a connection may have in flight: the replay gives that connection up after its
+/// bound (the requests fail as timeouts, counted per command) instead of hanging, and the other
+/// client's command still runs.
+#[test]
+fn a_client_blocked_for_ever_is_given_up_not_waited_for() {
+    let server = Server::start();
+    let dir = TempDir::new();
+    let trace = dir.path().join("b.trace");
+    let mut text = String::from("1700000000.000000 [0 c1] \"BLPOP\" \"absent\" \"0\"\n");
+    for i in 1..=1100 {
+        text.push_str(&format!("1700000000.{i:06} [0 c1] \"INCR\" \"x\"\n"));
+    }
+    text.push_str("1700000000.500000 [0 c2] \"SET\" \"y\" \"1\"\n");
+    std::fs::write(&trace, text).unwrap();
+    let json = dir.path().join("b.json");
+    let out = respbench(&[
+        "replay",
+        "-p",
+        &server.port().to_string(),
+        trace.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    check_with_python(&json);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let req = &doc["tests"][0]["requests"];
+    assert_eq!(req["issued"], 1102, "{req}");
+    assert_eq!(req["completed"], 1, "only c2's SET was answered: {req}");
+    assert_eq!(req["failed"], 1101, "{req}");
+    assert_eq!(
+        server.client().bulk(&["GET", "y"]).as_deref(),
+        Some(&b"1"[..])
+    );
+}
