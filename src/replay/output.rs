@@ -56,6 +56,14 @@ impl Outputs {
             outs.push(("--html", h));
         }
         check_outputs(&outs, &[("the trace", trace)]).map_err(|e| Fail(2, e.0))?;
+        if a.html.as_deref().is_some_and(is_stdout) {
+            return Err(Fail(
+                2,
+                "--html -: stdout is the replay's report; write --json FILE and run \
+                 respbench report FILE -o -"
+                    .into(),
+            ));
+        }
         let json = match &a.json {
             None => None,
             Some(p) if is_stdout(p) => Some((p.clone(), None)),
