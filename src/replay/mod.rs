@@ -259,6 +259,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
     let path = a.trace.as_deref().expect("checked by parse");
     Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+    let out = output::Outputs::open(a)?;
     let target = target(a)?;
     let auth = a.password.as_ref().map(|pw| match &a.user {
         Some(u) => vec![u.clone(), pw.clone()],
@@ -267,7 +268,6 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // Check the target (and the credentials) before reading the trace.
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
-    let out = output::Outputs::open(a)?;
     let (stop, terminated) = signals();
     let threads = a
         .threads
