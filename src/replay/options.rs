@@ -172,6 +172,27 @@ pub const OPTIONS: &[F] = &[
     )
     .example(&["--user", "bench", "-a", "pw", "t.trace"]),
     F::value(
+        &["-u"],
+        flag::Value::Text,
+        "-u <uri>",
+        "Server URI: redis://[[user]:password@]host[:port]\n(rediss:// and a /db are refused: no TLS here yet; the\ntrace's own SELECTs choose databases)",
+        |a, _, v| {
+            let uri = crate::cli::parse_uri(v)?;
+            if uri.tls || uri.db.is_some() {
+                return Err(UsageError(
+                    "-u: replay takes no TLS (rediss://) and no /db".into(),
+                ));
+            }
+            a.host = uri.host.unwrap_or(a.host.clone());
+            a.port = uri.port.unwrap_or(a.port);
+            a.user = uri.user.or(a.user.take());
+            a.password = uri.password.or(a.password.take());
+            Ok(())
+        },
+    )
+    .secret_as(crate::cli::SecretValue::Uri)
+    .example(&["-u", "redis://default:pw@localhost:6380", "t.trace"]),
+    F::value(
         &["--speed"],
         flag::Value::Text,
         "--speed <x|max>",

@@ -328,5 +328,11 @@ mod tests {
         assert!(!line.contains("hunter2"), "{line}");
         assert!(line.contains("--speed 2 t.trace"), "{line}");
         assert!(line.starts_with("respbench replay -a "), "{line}");
+        let argv: Vec<OsString> = ["replay", "-u", "redis://u:hunter2@h:1", "t.trace"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(!line.contains("hunter2") && line.contains("t.trace"), "{line}");
     }
 }
