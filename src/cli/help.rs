@@ -71,6 +71,8 @@ Subcommands (only as the first argument):
  respbench merge -o ALL.json SHARD.json...
                     Merge the --json records of a sharded run into one
                     (see respbench merge --help)
+ respbench recover RUN.json.partial -o RUN.json
+                    A killed run's journal as a --json record
  respbench capture -o TRACE [--duration SEC]
                     Record a server's traffic (MONITOR) into a trace
  respbench replay TRACE

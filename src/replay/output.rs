@@ -3,7 +3,6 @@
 //! `compare`, `report` and `merge` read a replay as any run.
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -40,7 +39,7 @@ pub struct Facts<'a> {
 /// The output files, created before the replay starts so a path that cannot be written stops it
 /// at once.
 pub struct Outputs {
-    json: Option<(PathBuf, Option<File>)>,
+    json: Option<PathBuf>,
     html: Option<PathBuf>,
     quiet: bool,
 }
@@ -64,19 +63,19 @@ impl Outputs {
                     .into(),
             ));
         }
-        let json = match &a.json {
-            None => None,
-            Some(p) if is_stdout(p) => Some((p.clone(), None)),
-            Some(p) => Some((
-                p.clone(),
-                Some(File::create(p).map_err(|e| {
+        // Checked now, written whole at the end (`record::atomic`): an earlier record at the
+        // path survives a replay that is killed.
+        for (option, p) in &outs {
+            if !is_stdout(p) {
+                crate::record::atomic::check_writable(p).map_err(|e| {
                     Fail(
                         1,
-                        format!("cannot write the --json file {}: {e}", p.display()),
+                        format!("cannot write the {option} file {}: {e}", p.display()),
                     )
-                })?),
-            )),
-        };
+                })?;
+            }
+        }
+        let json = a.json.clone();
         Ok(Self {
             json,
             html: a.html.clone(),
@@ -86,7 +85,7 @@ impl Outputs {
 
     /// Prints the report (to stderr when the record owns stdout) and writes the record.
     pub fn finish(self, r: &TestResult, f: &Facts) -> Result<(), Fail> {
-        let to_stderr = self.json.as_ref().is_some_and(|(p, _)| is_stdout(p));
+        let to_stderr = self.json.as_deref().is_some_and(is_stdout);
         let mut text = Vec::new();
         let ctx = ReportContext {
             clients: f.connections as u32,
@@ -110,12 +109,13 @@ impl Outputs {
             return Ok(());
         }
         let doc = document(r, f);
-        if let Some((path, file)) = self.json {
+        if let Some(path) = self.json {
             let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| Fail(1, e.to_string()))?;
             bytes.push(b'\n');
-            let res = match file {
-                Some(mut file) => file.write_all(&bytes),
-                None => std::io::stdout().write_all(&bytes),
+            let res = if is_stdout(&path) {
+                std::io::stdout().write_all(&bytes)
+            } else {
+                crate::record::atomic::write(&path, &bytes)
             };
             res.map_err(|e| Fail(1, format!("cannot write {}: {e}", path.display())))?;
         }
@@ -333,6 +333,9 @@ mod tests {
             .map(OsString::from)
             .collect();
         let line = redacted(&argv).join(" ");
-        assert!(!line.contains("hunter2") && line.contains("t.trace"), "{line}");
+        assert!(
+            !line.contains("hunter2") && line.contains("t.trace"),
+            "{line}"
+        );
     }
 }
