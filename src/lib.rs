@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod plan;
 pub mod record;
 pub mod redact;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod sentinel;

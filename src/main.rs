@@ -4,7 +4,7 @@
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
 //! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C, 143 stopped by
 //! SIGTERM (after the partial report, like Ctrl-C). The subcommands (`compare`, `report`,
-//! `merge`, `recover`, `completions`, `man`) return their own codes (see their `--help`; 2 for bad usage).
+//! `merge`, `recover`, `replay`, `capture`, `completions`, `man`) return their own codes (see their `--help`; 2 for bad usage).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -29,6 +29,8 @@ fn main() -> ExitCode {
         Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
         Some("recover") => return ExitCode::from(respbench::compare::recover_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
+        Some("replay") => return respbench::replay::main(rest()),
+        Some("capture") => return respbench::replay::capture::main(rest()),
         Some("completions") => return ExitCode::from(respbench::manual::completions_main(rest())),
         Some("man") => return ExitCode::from(respbench::manual::man_main(rest())),
         _ => {}

@@ -216,6 +216,7 @@ pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use uri::{Uri, parse_uri};
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};

@@ -57,6 +57,8 @@ fn the_commands_are_the_dispatched_ones_with_their_tables() {
             "report",
             "merge",
             "recover",
+            "replay",
+            "capture",
             "completions",
             "man"
         ]

@@ -315,6 +315,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: _,
         merge: _,
+        replay: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -335,6 +336,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: Vec::new(),
         merge: None,
+        // Replays sharded by client: their sends added (`record::replay::merged`).
+        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());

@@ -20,6 +20,7 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
+pub mod replay;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
@@ -115,6 +116,7 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            replay: None,
         };
         let mut rec = Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),

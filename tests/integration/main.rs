@@ -28,6 +28,7 @@ mod netfaults;
 mod netns;
 mod pushes;
 mod record;
+mod replay;
 mod secrets;
 mod sentinel;
 mod shards;
