@@ -20,6 +20,11 @@ fn main() -> ExitCode {
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
     // is named COMPARE, REPORT, MERGE, COMPLETIONS or MAN).
     let rest = || std::env::args_os().skip(2).collect();
+    // memtier_benchmark's command line: `respbench memtier …`, or started under that name.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(args) = respbench::memtier::invoked_as_memtier(&argv) {
+        return memtier_main(args);
+    }
     match std::env::args_os()
         .nth(1)
         .as_deref()
@@ -75,8 +80,48 @@ fn main() -> ExitCode {
         }
     };
 
-    // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
-    // print what was measured. A second one of either: leave at once.
+    let (interrupted, terminated) = install_signals();
+    exit_code(run(&plan, interrupted, terminated.clone()), &terminated)
+}
+
+/// memtier_benchmark's command line: its own parser and output, respbench's run underneath.
+fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
+    use respbench::cli::memtier::{self, MemtierInvocation};
+    let (args, opts) = match memtier::parse(argv, std::env::var_os(cli::PASSWORD_ENV)) {
+        Ok(MemtierInvocation::Run(args, opts)) => (args, opts),
+        Ok(MemtierInvocation::Help) => {
+            print!("{}", memtier::help_text());
+            return ExitCode::SUCCESS;
+        }
+        Ok(MemtierInvocation::Version) => {
+            println!("{} (memtier_benchmark command line)", cli::version_text());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("respbench memtier: {}", e.0);
+            return ExitCode::from(2);
+        }
+    };
+    let plan = match RunPlan::new(&args, None) {
+        Ok(p) => p,
+        Err(PlanError::Usage(e)) => {
+            eprintln!("respbench memtier: {e}");
+            return ExitCode::from(2);
+        }
+        Err(PlanError::Io(e)) => {
+            eprintln!("respbench memtier: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let (interrupted, terminated) = install_signals();
+    let result = respbench::memtier::run(&plan, &opts, interrupted, terminated.clone());
+    exit_code(result, &terminated)
+}
+
+/// First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
+/// print what was measured. A second one of either: leave at once. Returns (interrupted,
+/// terminated).
+fn install_signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     let interrupted = Arc::new(AtomicBool::new(false));
     let terminated = Arc::new(AtomicBool::new(false));
     // Registered first: actions run in order, so `terminated` is set before `interrupted` and
@@ -99,7 +144,12 @@ fn main() -> ExitCode {
         }
     }
 
-    match run(&plan, interrupted, terminated.clone()) {
+    (interrupted, terminated)
+}
+
+/// The exit code of a run's outcome.
+fn exit_code(result: Result<(), Failure>, terminated: &AtomicBool) -> ExitCode {
+    match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         // 128 + the signal's number, as a shell reports a process killed by it.
         Err(Failure::Interrupted) if terminated.load(Ordering::Relaxed) => ExitCode::from(143),

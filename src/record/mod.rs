@@ -63,6 +63,9 @@ pub struct RunRecord {
     /// latest test's record is kept (for the report's server block and verdict) and its
     /// histograms are not encoded: a plain run, or `-l` forever, pays for neither.
     keeps: bool,
+    /// A caller writes its own report from the document (memtier mode): the run's human report
+    /// goes nowhere.
+    report_silenced: bool,
 }
 
 impl RunRecord {
@@ -112,7 +115,25 @@ impl RunRecord {
             server_stats: plan.server_stats,
             test_started: None,
             machine_started: None,
+            report_silenced: false,
         })
+    }
+
+    /// Keeps every test with its histograms and writes no human report: the caller (memtier
+    /// mode) builds its own output from [`RunRecord::into_document`].
+    pub fn keep_for_caller(&mut self) {
+        self.keeps = true;
+        self.report_silenced = true;
+    }
+
+    /// Whether the human report is silenced ([`RunRecord::keep_for_caller`]).
+    pub fn report_silenced(&self) -> bool {
+        self.report_silenced
+    }
+
+    /// The document as the run left it.
+    pub fn into_document(self) -> Document {
+        self.doc
     }
 
     /// `--json -`: the document owns stdout, so the human report goes to stderr.

@@ -107,11 +107,40 @@ pub fn run(
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
-    engine::connect::set_interrupt_flag(interrupted.clone());
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    let result = run_recorded(plan, interrupted, terminated, &mut rec);
+    record_hook::finish(plan, &mut rec, result)
+}
+
+/// [`run`] for a caller that writes its own output from the record (memtier mode): the human
+/// report is silenced, every test is kept, and the document comes back however the run ended.
+pub fn run_for_document(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> (Result<(), Failure>, crate::record::Document) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut rec = match RunRecord::open(plan, &argv) {
+        Ok(rec) => rec,
+        Err(e) => return (Err(Failure::Fatal(e)), crate::record::Document::default()),
+    };
+    rec.keep_for_caller();
+    let result = run_recorded(plan, interrupted, terminated, &mut rec);
+    let result = record_hook::finish(plan, &mut rec, result);
+    (result, rec.into_document())
+}
+
+/// The run with its record open.
+fn run_recorded(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+    rec: &mut RunRecord,
+) -> Result<(), Failure> {
+    engine::connect::set_interrupt_flag(interrupted.clone());
     record_hook::check_html_path(plan)?;
-    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec)
+    match prepare_and_run(plan, interrupted.clone(), terminated, rec)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -121,8 +150,7 @@ pub fn run(
             Err(Failure::Interrupted)
         }
         other => other,
-    };
-    record_hook::finish(plan, rec, result)
+    }
 }
 
 /// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
@@ -198,7 +226,9 @@ fn connect_and_run(
     }
 
     // With `--json -` the record owns stdout; the human report goes to stderr.
-    let mut out: Box<dyn Write> = if rec.owns_stdout() {
+    let mut out: Box<dyn Write> = if rec.report_silenced() {
+        Box::new(io::sink())
+    } else if rec.owns_stdout() {
         Box::new(io::stderr().lock())
     } else {
         Box::new(io::stdout().lock())

@@ -14,7 +14,7 @@ mod csv;
 pub mod facts;
 mod memtier;
 mod respbench;
-mod spectrum;
+pub mod spectrum;
 
 use std::collections::HashMap;
 use std::fmt;
