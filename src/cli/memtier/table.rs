@@ -440,7 +440,7 @@ const KEYS: &[M] = &[
     .example(&["--key-maximum=1000"]),
     M::value(
         &["--key-pattern"],
-        Value::Choice(&["R:R", "S:S", "G:G", "P:P", "Z:Z"]),
+        Value::Text,
         "--key-pattern=PATTERN",
         "Set:Get pattern (default: R:R): G, R, Z, S or P",
         |st, n, v| via("--key-pattern", st, n, v),
