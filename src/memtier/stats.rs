@@ -124,6 +124,11 @@ pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block
             ..Row::default()
         });
     }
+    // memtier writes every percentile key for a row without requests too (its scripts index
+    // them unconditionally): zeros.
+    for r in rows.iter_mut().filter(|r| r.percentiles.is_empty()) {
+        r.percentiles = pcts.iter().map(|&p| (p, 0.0)).collect();
+    }
     let mut total = latency_row(
         "Totals".into(),
         t.requests.completed,
