@@ -149,7 +149,7 @@ pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block
     let start_ms = t
         .started_at
         .as_deref()
-        .and_then(|s| crate::timestamp::parse_time(s))
+        .and_then(crate::timestamp::parse_time)
         .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
