@@ -55,6 +55,8 @@ pub fn run(
     eprintln!("[RUN #1] Preparing benchmark client...");
     eprintln!("[RUN #1] Launching threads now...");
     let (result, doc) = run_for_document(plan, interrupted, terminated);
+    // Ends the progress line (written after carriage returns).
+    eprintln!();
     if !doc.tests.is_empty() {
         write_outputs(&doc, opts)
             .map_err(|e| Failure::Fatal(format!("cannot write memtier output: {e}")))?;

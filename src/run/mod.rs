@@ -215,6 +215,21 @@ fn connect_and_run(
         line: String::new(),
         shown: false,
         quiet_secs: 0.0,
+        // The caller writes memtier's output: the progress line is memtier's too.
+        memtier: rec.report_silenced().then(|| console::MemtierLine {
+            threads: load.workers,
+            conns: plan.load.clients,
+            requests: match plan.load.stop {
+                Stop::Requests(n) => Some(n),
+                _ => None,
+            },
+            secs: match plan.load.stop {
+                Stop::After(d) => Some(d.as_secs_f64()),
+                _ => None,
+            },
+            run: 1,
+            shown_sec: None,
+        }),
     };
 
     if plan.idle {
@@ -485,6 +500,10 @@ impl<W: Write> Session<'_, W> {
             None => None,
         };
         let console = &mut self.console;
+        if let Some(m) = &mut console.memtier {
+            m.run = repetition.unwrap_or(1);
+            m.shown_sec = None;
+        }
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();

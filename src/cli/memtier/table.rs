@@ -37,7 +37,7 @@ const fn no(names: &'static [&'static str], value: Value, usage: &'static str) -
         names,
         value,
         usage,
-        "not supported (docs/memtier.md)",
+        "refused: not supported (docs/memtier.md says why)",
         Action::NotYet,
     )
 }
@@ -47,7 +47,7 @@ const CONNECTION: &[M] = &[
         &["-h", "--host", "-s", "--server"],
         Value::Text,
         "-s, --server=ADDR",
-        "Server address (default: localhost); also -h, --host",
+        "The server's host name or address (localhost); also -h, --host",
         |st, n, v| via("-h", st, n, v),
     )
     .example(&["-s", "db.example"]),
@@ -55,7 +55,7 @@ const CONNECTION: &[M] = &[
         &["-p", "--port"],
         Value::Text,
         "-p, --port=PORT",
-        "Server port (default: 6379)",
+        "The server's TCP port (6379)",
         |st, n, v| via("-p", st, n, v),
     )
     .example(&["-p", "7000"]),
@@ -63,7 +63,7 @@ const CONNECTION: &[M] = &[
         &["-S", "--unix-socket"],
         Value::File("a unix socket path"),
         "-S, --unix-socket=SOCKET",
-        "UNIX Domain socket name (default: none)",
+        "Connect over this unix socket instead of TCP",
         |st, n, v| via("-s", st, n, v),
     )
     .example(&["-S", "/tmp/valkey.sock"]),
@@ -92,7 +92,7 @@ const CONNECTION: &[M] = &[
         &["-a", "--authenticate"],
         Value::Text,
         "-a, --authenticate=CREDENTIALS",
-        "Password, or USER:PASSWORD for an ACL user",
+        "AUTH with this password, or USER:PASSWORD for an ACL user",
         |st, _, v| {
             st.authenticate = Some(v.as_encoded_bytes().to_vec());
             Ok(())
@@ -104,23 +104,20 @@ const CONNECTION: &[M] = &[
         &["-u", "--uri"],
         Value::Text,
         "-u, --uri=URI",
-        "redis://user:password@host:port/dbnum (rediss:// for TLS)",
+        "The server as redis://[user:password@]host[:port][/db];\nrediss:// turns TLS on",
         |st, n, v| via("-u", st, n, v),
     )
     .secret_as(SecretValue::Uri)
     .example(&["--uri", "redis://u:pw@h:7000/2"]),
-    M::switch(
-        &["--tls"],
-        "--tls",
-        "Enable SSL/TLS transport security",
-        |st, n, v| via("--tls", st, n, v),
-    )
+    M::switch(&["--tls"], "--tls", "Connect over TLS", |st, n, v| {
+        via("--tls", st, n, v)
+    })
     .example(&["--tls"]),
     M::value(
         &["--cert"],
         Value::File("a certificate file"),
         "--cert=FILE",
-        "Use specified client certificate for TLS",
+        "Client certificate to present (with --key)",
         |st, n, v| via("--cert", st, n, v),
     )
     .example(&["--tls", "--cert", "c.crt", "--key", "c.key"]),
@@ -128,7 +125,7 @@ const CONNECTION: &[M] = &[
         &["--key"],
         Value::File("a private key file"),
         "--key=FILE",
-        "Use specified private key for TLS",
+        "Private key of the client certificate",
         |st, n, v| via("--key", st, n, v),
     )
     .example(&["--tls", "--key", "c.key", "--cert", "c.crt"]),
@@ -136,14 +133,14 @@ const CONNECTION: &[M] = &[
         &["--cacert"],
         Value::File("a CA bundle file"),
         "--cacert=FILE",
-        "Use specified CA certs bundle for TLS",
+        "CA bundle the server's certificate must chain to",
         |st, n, v| via("--cacert", st, n, v),
     )
     .example(&["--tls", "--cacert", "ca.crt"]),
     M::switch(
         &["--tls-skip-verify"],
         "--tls-skip-verify",
-        "Skip verification of server certificate",
+        "Accept any server certificate (no verification)",
         |st, n, v| via("--insecure", st, n, v),
     )
     .example(&["--tls", "--tls-skip-verify"]),
@@ -152,7 +149,7 @@ const CONNECTION: &[M] = &[
         &["--sni"],
         Value::Text,
         "--sni=STRING",
-        "Add an SNI header",
+        "Server name sent in the TLS handshake",
         |st, n, v| via("--sni", st, n, v),
     )
     .example(&["--tls", "--sni", "cache.example"]),
@@ -160,7 +157,7 @@ const CONNECTION: &[M] = &[
         &["-x", "--run-count"],
         Value::Text,
         "-x, --run-count=NUMBER",
-        "Number of full-test iterations to perform",
+        "Run the whole test this many times, then the best,\nworst and average runs",
         |st, n, v| {
             st.opts.run_count = whole(n, v, 1, 1000)?;
             Ok(())
@@ -171,7 +168,7 @@ const CONNECTION: &[M] = &[
     M::switch(
         &["--cluster-mode"],
         "--cluster-mode",
-        "Run client in cluster mode",
+        "Route each key to its cluster node",
         |st, n, v| via("--cluster", st, n, v),
     )
     .example(&["--cluster-mode"]),
@@ -179,14 +176,14 @@ const CONNECTION: &[M] = &[
         &["--help"],
         Value::None,
         "--help",
-        "Display this help",
+        "Print this help and exit",
         Action::Help,
     ),
     M::new(
         &["-v", "--version"],
         Value::None,
         "-v, --version",
-        "Display version information",
+        "Print the version and exit",
         Action::Version,
     ),
 ];
@@ -196,7 +193,7 @@ const OUTPUT: &[M] = &[
         &["-o", "--out-file"],
         Value::File("a file path"),
         "-o, --out-file=FILE",
-        "Name of output file (default: stdout)",
+        "Write the results tables to this file instead of stdout",
         |st, _, v| {
             st.opts.out_file = Some(PathBuf::from(v));
             Ok(())
@@ -207,7 +204,7 @@ const OUTPUT: &[M] = &[
         &["--json-out-file"],
         Value::File("a file path"),
         "--json-out-file=FILE",
-        "Name of JSON output file (memtier's structure; passwords redacted)",
+        "Write the results as memtier's JSON to this file\n(passwords redacted)",
         |st, _, v| {
             st.opts.json_out_file = Some(PathBuf::from(v));
             Ok(())
@@ -224,7 +221,7 @@ const OUTPUT: &[M] = &[
     M::switch(
         &["--hide-histogram"],
         "--hide-histogram",
-        "Don't print detailed latency histogram",
+        "Leave out the latency distribution listing",
         |st, _, _| {
             st.opts.hide_histogram = true;
             Ok(())
@@ -235,7 +232,7 @@ const OUTPUT: &[M] = &[
         &["--print-percentiles"],
         Value::Text,
         "--print-percentiles=LIST",
-        "Percentiles of the results table (default: 50,99,99.9)",
+        "Percentile columns of the tables (50,99,99.9)",
         |st, n, v| {
             st.opts.print_percentiles = percentiles(n, v)?;
             Ok(())
@@ -245,7 +242,7 @@ const OUTPUT: &[M] = &[
     M::switch(
         &["--print-all-runs"],
         "--print-all-runs",
-        "With --run-count, print and save results for all iterations",
+        "With --run-count, also show each run's table",
         |st, _, _| {
             st.opts.print_all_runs = true;
             Ok(())
@@ -270,7 +267,7 @@ const OUTPUT: &[M] = &[
 
 const TEST: &[M] = &[
     M::value(&["-n", "--requests"], Value::Text, "-n, --requests=NUMBER",
-        "Number of total requests per client (default: 10000);\nallkeys: every key of the range once",
+        "Requests each connection sends (10000); allkeys:\nevery key of the range once over all connections",
         |st, n, v| {
             st.opts.requests = match v.as_encoded_bytes() {
                 b"allkeys" => Requests::AllKeys,
@@ -279,25 +276,25 @@ const TEST: &[M] = &[
             Ok(())
         }).example(&["--requests=allkeys", "--key-pattern=P:P"]),
     M::value(&["--rate-limiting"], Value::Text, "--rate-limiting=NUMBER",
-        "The max number of requests per second from one connection",
+        "Requests per second per connection, paced",
         |st, n, v| { st.opts.rate_limiting = Some(whole(n, v, 1, 100_000_000)?); Ok(()) })
         .example(&["--rate-limiting", "100"]),
     M::value(&["-c", "--clients"], Value::Text, "-c, --clients=NUMBER",
-        "Number of clients per thread (default: 50)",
+        "Connections per thread (50)",
         |st, n, v| { st.opts.clients = whole(n, v, 1, 100_000)?; Ok(()) }).example(&["-c", "5"]),
     M::value(&["-t", "--threads"], Value::Text, "-t, --threads=NUMBER",
-        "Number of threads (default: 4)",
+        "Worker threads (4)",
         |st, n, v| { st.opts.threads = whole(n, v, 1, 500)?; Ok(()) }).example(&["-t", "2"]),
-    M::value(&["--test-time"], Value::Text, "--test-time=SECS", "Number of seconds to run the test",
+    M::value(&["--test-time"], Value::Text, "--test-time=SECS", "Run for this many seconds instead of a request count",
         |st, n, v| { st.opts.test_time = Some(whole(n, v, 1, 10_000_000)?); Ok(()) })
         .example(&["--test-time", "10"]),
     no(&["--clients-start"], Value::Text, "--clients-start=NUMBER"),
     no(&["--clients-step"], Value::Text, "--clients-step=NUMBER"),
     no(&["--step-duration"], Value::Text, "--step-duration=SECS"),
-    M::value(&["--ratio"], Value::Text, "--ratio=RATIO", "Set:Get ratio (default: 1:10)",
+    M::value(&["--ratio"], Value::Text, "--ratio=RATIO", "Weights of SET and GET in the mix (1:10)",
         |st, n, v| via("--ratio", st, n, v)).example(&["--ratio=0:1"]),
     M::value(&["--pipeline"], Value::Text, "--pipeline=NUMBER",
-        "Number of concurrent pipelined requests (default: 1)",
+        "Requests in flight per connection (1)",
         |st, n, v| via("-P", st, n, v)).example(&["--pipeline=10"]),
     no(&["--reconnect-interval"], Value::Text, "--reconnect-interval=NUM"),
     no(&["--reconnect-on-error"], Value::None, "--reconnect-on-error"),
@@ -307,12 +304,12 @@ const TEST: &[M] = &[
     no(&["--thread-conn-start-min-jitter-micros"], Value::Text, "--thread-conn-start-min-jitter-micros=NUM"),
     no(&["--thread-conn-start-max-jitter-micros"], Value::Text, "--thread-conn-start-max-jitter-micros=NUM"),
     no(&["--multi-key-get"], Value::Text, "--multi-key-get=NUM"),
-    M::value(&["--select-db"], Value::Text, "--select-db=DB", "DB number to select",
+    M::value(&["--select-db"], Value::Text, "--select-db=DB", "SELECT this database first",
         |st, n, v| via("--dbnum", st, n, v)).example(&["--select-db", "2"]),
     M::switch(&["--distinct-client-seed"], "--distinct-client-seed",
-        "Use a different random seed for each client (respbench's\nworkers always draw from their own seeded generators)",
+        "Accepted: respbench's workers always draw from\nseeds of their own",
         |_, _, _| Ok(())).example(&["--distinct-client-seed"]),
-    M::switch(&["--randomize"], "--randomize", "Random seed based on timestamp (default is constant)",
+    M::switch(&["--randomize"], "--randomize", "Seed the generators from the clock (else a fixed seed)",
         |st, _, _| {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
             st.main.args.seed = Some(now.map(|d| d.as_nanos() as u64).unwrap_or(1));
@@ -325,7 +322,7 @@ const COMMAND: &[M] = &[
         &["--command"],
         Value::Text,
         "--command=COMMAND",
-        "A command to send (repeatable), __key__ and __data__ inside",
+        "A command of the mix (repeatable); __key__ and\n__data__ are filled in",
         |st, n, v| via("--command", st, n, v),
     )
     .secret_as(SecretValue::Command)
@@ -334,7 +331,7 @@ const COMMAND: &[M] = &[
         &["--command-ratio"],
         Value::Text,
         "--command-ratio",
-        "The number of times the command is sent in sequence (default: 1)",
+        "Weight of the --command before it (1)",
         |st, n, v| via("--command-ratio", st, n, v),
     )
     .example(&["--command=GET __key__", "--command-ratio=2"]),
@@ -342,7 +339,7 @@ const COMMAND: &[M] = &[
         &["--command-key-pattern"],
         Value::Choice(&["G", "R", "Z", "S", "P"]),
         "--command-key-pattern",
-        "Key pattern for the command (default: R)",
+        "Key pattern of the --command before it (R, S, G, P, Z)",
         |st, n, v| via("--command-key-pattern", st, n, v),
     )
     .example(&["--command=GET __key__", "--command-key-pattern=G"]),
@@ -365,7 +362,7 @@ const OBJECT: &[M] = &[
         &["-d", "--data-size"],
         Value::Text,
         "-d, --data-size=SIZE",
-        "Object data size in bytes (default: 32)",
+        "Value size in bytes (32)",
         |st, n, v| via("-d", st, n, v),
     )
     .example(&["-d", "1024"]),
@@ -375,7 +372,7 @@ const OBJECT: &[M] = &[
         &["--data-size-range"],
         Value::Text,
         "--data-size-range=RANGE",
-        "Use random-sized items in the specified range (min-max)",
+        "Value sizes uniform over MIN-MAX",
         |st, n, v| via("--data-size-range", st, n, v),
     )
     .example(&["--data-size-range=32-1024"]),
@@ -383,7 +380,7 @@ const OBJECT: &[M] = &[
         &["--data-size-list"],
         Value::Text,
         "--data-size-list=LIST",
-        "Use sizes from weight list (size1:weight1,..sizeN:weightN)",
+        "Value sizes by weight: SIZE:WEIGHT,...",
         |st, n, v| via("--data-size-list", st, n, v),
     )
     .example(&["--data-size-list=32:1,1024:3"]),
@@ -391,7 +388,7 @@ const OBJECT: &[M] = &[
         &["--data-size-pattern"],
         Value::Choice(&["R"]),
         "--data-size-pattern=R",
-        "R: a random size from the defined sizes (S is refused)",
+        "R (sizes drawn at random); S is refused",
         |_, n, v| match v.as_encoded_bytes() {
             b"R" => Ok(()),
             b"S" => Err(refused(
@@ -418,7 +415,7 @@ const KEYS: &[M] = &[
         &["--key-prefix"],
         Value::Text,
         "--key-prefix=PREFIX",
-        "Prefix for keys (default: \"memtier-\")",
+        "Keys start with this (memtier-)",
         |st, n, v| via("--key-prefix", st, n, v),
     )
     .example(&["--key-prefix=bench-"]),
@@ -426,7 +423,7 @@ const KEYS: &[M] = &[
         &["--key-minimum"],
         Value::Text,
         "--key-minimum=NUMBER",
-        "Key ID minimum value (default: 0)",
+        "Lowest key number (0)",
         |st, n, v| via("--key-minimum", st, n, v),
     )
     .example(&["--key-minimum=10"]),
@@ -434,7 +431,7 @@ const KEYS: &[M] = &[
         &["--key-maximum"],
         Value::Text,
         "--key-maximum=NUMBER",
-        "Key ID maximum value (default: 10000000)",
+        "Highest key number (10000000)",
         |st, n, v| via("--key-maximum", st, n, v),
     )
     .example(&["--key-maximum=1000"]),
@@ -442,7 +439,7 @@ const KEYS: &[M] = &[
         &["--key-pattern"],
         Value::Text,
         "--key-pattern=PATTERN",
-        "Set:Get pattern (default: R:R): G, R, Z, S or P",
+        "Key patterns of SET:GET (R:R); R, S, G, P or Z",
         |st, n, v| via("--key-pattern", st, n, v),
     )
     .example(&["--key-pattern=P:P"]),
@@ -450,7 +447,7 @@ const KEYS: &[M] = &[
         &["--key-stddev"],
         Value::Text,
         "--key-stddev",
-        "The standard deviation of the Gaussian distribution",
+        "Spread of the G pattern, in keys",
         |st, n, v| via("--key-stddev", st, n, v),
     )
     .example(&["--key-pattern=G:G", "--key-stddev=100"]),
@@ -458,7 +455,7 @@ const KEYS: &[M] = &[
         &["--key-median"],
         Value::Text,
         "--key-median",
-        "The median point of the Gaussian distribution",
+        "Centre of the G pattern, a key number",
         |st, n, v| via("--key-median", st, n, v),
     )
     .example(&["--key-pattern=G:G", "--key-median=500"]),
@@ -466,7 +463,7 @@ const KEYS: &[M] = &[
         &["--key-zipf-exp"],
         Value::Text,
         "--key-zipf-exp",
-        "The exponent of the zipf distribution, in (0, 5)",
+        "Skew of the Z pattern, in (0, 5)",
         |st, n, v| via("--key-zipf-exp", st, n, v),
     )
     .example(&["--key-pattern=Z:Z", "--key-zipf-exp=0.9"]),
