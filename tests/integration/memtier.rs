@@ -39,10 +39,8 @@ fn path(p: &Path) -> &str {
 }
 
 #[test]
-fn requests_are_per_client_per_thread_and_the_json_counts_agree() {
+fn requests_are_per_client_per_thread_and_the_ratio_splits_by_weight() {
     for server in both() {
-        let dir = TempDir::new();
-        let json = dir.path().join("out.json");
         let out = memtier(
             server.port(),
             &[
@@ -64,7 +62,6 @@ fn requests_are_per_client_per_thread_and_the_json_counts_agree() {
         // wide statistical margin of 1500 draws.
         assert!((70..=210).contains(&sets), "sets {sets} of 1500");
         assert!(out.stdout.contains("ALL STATS"), "{}", out.stdout);
-        drop(json);
     }
 }
 
@@ -384,4 +381,85 @@ fn memcache_protocols_are_refused_and_argv0_selects_memtier() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn respbench_record_and_corrected_latency_ride_along_under_rate_limiting() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let (json, rec) = (dir.path().join("m.json"), dir.path().join("rec.json"));
+    let out = memtier(
+        server.port(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--rate-limiting",
+            "200",
+            "--ratio=1:1",
+            "--key-maximum=50",
+            "--hide-histogram",
+            "--json-out-file",
+            path(&json),
+            "--json",
+            path(&rec),
+            "-a",
+            "nopw-needed",
+        ],
+    );
+    // The server has no password: AUTH fails, in one line, and no secret is shown.
+    out.assert_code(1);
+    assert!(!out.stderr.contains("nopw-needed"), "{}", out.stderr);
+    let out = memtier(
+        server.port(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--rate-limiting",
+            "200",
+            "--ratio=1:1",
+            "--key-maximum=50",
+            "--hide-histogram",
+            "--json-out-file",
+            path(&json),
+            "--json",
+            path(&rec),
+        ],
+    );
+    out.assert_success();
+    let mut c = server.client();
+    assert_eq!(c.calls("set") + c.calls("get"), 200);
+    let doc = read_json(&json);
+    let totals = &doc["ALL STATS"]["Totals"];
+    assert_eq!(totals["Count"], 200);
+    let corrected = &totals["Corrected Latency (respbench)"];
+    assert!(
+        corrected["Average Latency"].as_f64().unwrap() > 0.0,
+        "{totals}"
+    );
+    assert!(corrected["p99.00"].is_number(), "{totals}");
+    // respbench's record of the same run: the mix with hits and misses, the command line.
+    let record = read_json(&rec);
+    assert_eq!(record["schema"], "respbench/1");
+    let mix = &record["tests"][0]["mix"];
+    let gets = mix
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "GET")
+        .unwrap();
+    assert_eq!(
+        gets["hits"].as_u64().unwrap() + gets["misses"].as_u64().unwrap(),
+        gets["completed"].as_u64().unwrap()
+    );
+    assert_eq!(record["command_line"][1], "memtier");
+    assert!(record["tests"][0]["verdict"]["kind"].is_string());
+    respbench(&["compare", path(&rec), path(&json)]).assert_success();
 }
