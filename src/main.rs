@@ -87,7 +87,7 @@ fn main() -> ExitCode {
 /// memtier_benchmark's command line: its own parser and output, respbench's run underneath.
 fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
     use respbench::cli::memtier::{self, MemtierInvocation};
-    let (args, opts) = match memtier::parse(argv, std::env::var_os(cli::PASSWORD_ENV)) {
+    let (mut args, opts) = match memtier::parse(argv, std::env::var_os(cli::PASSWORD_ENV)) {
         Ok(MemtierInvocation::Run(args, opts)) => (args, opts),
         Ok(MemtierInvocation::Help) => {
             print!("{}", memtier::help_text());
@@ -102,6 +102,10 @@ fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = respbench::memtier::resolve_monitor_input(&mut args, &opts) {
+        eprintln!("respbench memtier: {e}");
+        return ExitCode::from(2);
+    }
     let plan = match RunPlan::new(&args, None) {
         Ok(p) => p,
         Err(PlanError::Usage(e)) => {

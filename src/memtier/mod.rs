@@ -8,6 +8,7 @@
 //! table is `cli::memtier`) or measure anything itself.
 
 mod json;
+mod monitor;
 mod stats;
 mod text;
 
@@ -22,6 +23,7 @@ use crate::plan::RunPlan;
 use crate::record::{Document, TestRecord};
 use crate::run::{Failure, run_for_document};
 
+pub use monitor::resolve as resolve_monitor_input;
 pub use stats::{Block, Row, aggregates};
 
 /// Whether respbench was started as memtier_benchmark: its program name (a symlink), or the

@@ -463,3 +463,52 @@ fn respbench_record_and_corrected_latency_ride_along_under_rate_limiting() {
     assert!(record["tests"][0]["verdict"]["kind"].is_string());
     respbench(&["compare", path(&rec), path(&json)]).assert_success();
 }
+
+#[test]
+fn monitor_input_sends_the_captured_commands() {
+    for server in both() {
+        let dir = TempDir::new();
+        let capture = dir.path().join("monitor.txt");
+        std::fs::write(
+            &capture,
+            "OK\n1732500000.000001 [0 127.0.0.1:5000] \"SET\" \"captured\" \"a b\"\n\
+             1732500000.000002 [0 127.0.0.1:5000] \"INCR\" \"hits\"\n",
+        )
+        .unwrap();
+        let input = format!("--monitor-input={}", path(&capture));
+        let out = memtier(
+            server.port(),
+            &[
+                &input,
+                "--command=__monitor_line2__",
+                "-n",
+                "40",
+                "-c",
+                "1",
+                "-t",
+                "2",
+            ],
+        );
+        out.assert_success();
+        let mut c = server.client();
+        assert_eq!(c.bulk(&["GET", "hits"]), Some(b"80".to_vec()));
+        let out = memtier(
+            server.port(),
+            &[
+                &input,
+                "--command=__monitor_line@__",
+                "-n",
+                "50",
+                "-c",
+                "1",
+                "-t",
+                "1",
+            ],
+        );
+        out.assert_success();
+        assert_eq!(c.calls("set") + c.calls("incr"), 80 + 50);
+        assert_eq!(c.bulk(&["GET", "captured"]), Some(b"a b".to_vec()));
+        let out = memtier(server.port(), &[&input, "--command=__monitor_line9__"]);
+        out.assert_code(2);
+    }
+}

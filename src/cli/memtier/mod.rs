@@ -62,6 +62,10 @@ pub struct MemtierOptions {
     pub print_all_runs: bool,
     pub out_file: Option<PathBuf>,
     pub json_out_file: Option<PathBuf>,
+    /// `--monitor-input`: a `MONITOR` trace whose commands `__monitor_lineN__` names.
+    pub monitor_input: Option<PathBuf>,
+    /// `--monitor-pattern R`: `__monitor_line@__` draws at random (else in order).
+    pub monitor_random: bool,
     /// Every option as given, by its first spelling, with its raw value (the JSON's
     /// `configuration` block repeats them; secrets are redacted there by `crate::redact`).
     pub given: Vec<(&'static str, OsString)>,
@@ -81,6 +85,8 @@ impl Default for MemtierOptions {
             print_all_runs: false,
             out_file: None,
             json_out_file: None,
+            monitor_input: None,
+            monitor_random: false,
             given: Vec::new(),
         }
     }

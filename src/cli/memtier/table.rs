@@ -343,8 +343,20 @@ const COMMAND: &[M] = &[
         |st, n, v| via("--command-key-pattern", st, n, v),
     )
     .example(&["--command=GET __key__", "--command-key-pattern=G"]),
-    no(&["--monitor-input"], Value::Text, "--monitor-input=FILE"),
-    no(&["--monitor-pattern"], Value::Text, "--monitor-pattern=S|R"),
+    M::value(&["--monitor-input"], Value::File("a MONITOR output file"), "--monitor-input=FILE",
+        "Commands from valkey-cli/redis-cli MONITOR output:\n--command=__monitor_line3__ sends its third command,\n__monitor_line@__ any of them",
+        |st, _, v| { st.opts.monitor_input = Some(PathBuf::from(v)); Ok(()) })
+        .example(&["--monitor-input=monitor.txt", "--command=__monitor_line1__"]),
+    M::value(&["--monitor-pattern"], Value::Choice(&["S", "R"]), "--monitor-pattern=S|R",
+        "How __monitor_line@__ picks: S (default) or R, both\ndrawn by equal weight here (docs/memtier.md)",
+        |st, n, v| {
+            st.opts.monitor_random = match v.as_encoded_bytes() {
+                b"S" => false,
+                b"R" => true,
+                _ => return Err(invalid_value(n, v, "S or R")),
+            };
+            Ok(())
+        }).example(&["--monitor-pattern=R"]),
     no(
         &["--scan-incremental-iteration"],
         Value::None,
