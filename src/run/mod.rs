@@ -216,7 +216,7 @@ fn connect_and_run(
         shown: false,
         quiet_secs: 0.0,
         // The caller writes memtier's output: the progress line is memtier's too.
-        memtier: rec.report_silenced().then(|| console::MemtierLine {
+        memtier: rec.report_silenced().then_some(console::MemtierLine {
             threads: load.workers,
             conns: plan.load.clients,
             requests: match plan.load.stop {
