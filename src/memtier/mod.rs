@@ -7,6 +7,7 @@
 //! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
 //! table is `cli::memtier`) or measure anything itself.
 
+mod hdr_files;
 mod json;
 mod monitor;
 mod stats;
@@ -120,6 +121,15 @@ fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d 
     (out, tests.into_iter().take(shown).collect())
 }
 
+/// When a test started, in seconds since the epoch (0 when the record lacks it).
+fn blocks_start_s(t: &TestRecord) -> f64 {
+    t.started_at
+        .as_deref()
+        .and_then(crate::timestamp::parse_time)
+        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     let (blocks, tests) = blocks(doc, opts);
     let (line, key, n) = length(opts, doc);
@@ -139,6 +149,14 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
             let mut stdout = io::stdout().lock();
             stdout.write_all(out.as_bytes())?;
             stdout.flush()?;
+        }
+    }
+    if let Some(prefix) = &opts.hdr_file_prefix {
+        for (i, t) in doc.tests.iter().enumerate() {
+            let start = blocks_start_s(t);
+            for note in hdr_files::write(prefix, i + 1, t, start)? {
+                eprintln!("{note}");
+            }
         }
     }
     if let Some(p) = &opts.json_out_file {

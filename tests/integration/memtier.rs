@@ -114,6 +114,8 @@ fn run_count_three_gives_three_runs_and_the_aggregates() {
             "--hide-histogram",
             "--json-out-file",
             path(&json),
+            "--hdr-file-prefix",
+            &format!("{}/hdr", path(dir.path())),
         ],
     );
     out.assert_success();
@@ -141,6 +143,25 @@ fn run_count_three_gives_three_runs_and_the_aggregates() {
         })
         .sum();
     assert_eq!(counts, 3 * 200 * 2);
+    // --hdr-file-prefix: each run's files, with memtier's names; the counts are the run's.
+    let prefix = dir.path().join("hdr");
+    for i in 1..=3 {
+        let full = std::fs::read_to_string(format!("{}_FULL_RUN_{i}.txt", path(&prefix))).unwrap();
+        let count = doc[format!("RUN #{i} RESULTS")]["Totals"]["Count"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            full.contains(&format!("Total count    = {count:>12}]")),
+            "{full}"
+        );
+        for f in ["FULL_RUN", "SET_command_run", "GET_command_run"] {
+            let f = format!("{}_{f}_{i}.hgrm", path(&prefix));
+            assert!(
+                std::fs::read_to_string(&f).unwrap().contains("HISTF"),
+                "{f}"
+            );
+        }
+    }
     for title in [
         "RUN #3 RESULTS",
         "BEST RUN RESULTS",

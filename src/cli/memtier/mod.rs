@@ -62,6 +62,8 @@ pub struct MemtierOptions {
     pub print_all_runs: bool,
     pub out_file: Option<PathBuf>,
     pub json_out_file: Option<PathBuf>,
+    /// `--hdr-file-prefix`: HDR histogram files per run and command.
+    pub hdr_file_prefix: Option<PathBuf>,
     /// `--monitor-input`: a `MONITOR` trace whose commands `__monitor_lineN__` names.
     pub monitor_input: Option<PathBuf>,
     /// `--monitor-pattern R`: `__monitor_line@__` draws at random (else in order).
@@ -85,6 +87,7 @@ impl Default for MemtierOptions {
             print_all_runs: false,
             out_file: None,
             json_out_file: None,
+            hdr_file_prefix: None,
             monitor_input: None,
             monitor_random: false,
             given: Vec::new(),

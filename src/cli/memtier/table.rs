@@ -212,11 +212,10 @@ const OUTPUT: &[M] = &[
     )
     .example(&["--json-out-file", "out.json"]),
     no(&["--client-stats"], Value::Text, "--client-stats=FILE"),
-    no(
-        &["--hdr-file-prefix"],
-        Value::Text,
-        "--hdr-file-prefix=FILE",
-    ),
+    M::value(&["--hdr-file-prefix"], Value::File("a path prefix"), "--hdr-file-prefix=FILE",
+        "Write each run's HDR histograms (all requests and each\ncommand) to PREFIX_*.txt and PREFIX_*.hgrm",
+        |st, _, v| { st.opts.hdr_file_prefix = Some(PathBuf::from(v)); Ok(()) })
+        .example(&["--hdr-file-prefix", "hdr"]),
     no(&["--show-config"], Value::None, "--show-config"),
     M::switch(
         &["--hide-histogram"],
