@@ -71,6 +71,9 @@ Subcommands (only as the first argument):
  respbench merge -o ALL.json SHARD.json...
                     Merge the --json records of a sharded run into one
                     (see respbench merge --help)
+ respbench memtier [memtier_benchmark options]
+                    memtier_benchmark's command line and output (also when
+                    started as memtier_benchmark; see respbench memtier --help)
  respbench completions bash|zsh|fish
                     Shell completions for every command and option
  respbench man      The manual page (respbench man | man -l -)

@@ -61,8 +61,10 @@ pub fn run(
     // Ends the progress line (written after carriage returns).
     eprintln!();
     if !doc.tests.is_empty() {
-        write_outputs(&doc, opts)
-            .map_err(|e| Failure::Fatal(format!("cannot write memtier output: {e}")))?;
+        write_outputs(&doc, opts).map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+            _ => Failure::Fatal(format!("cannot write memtier output: {e}")),
+        })?;
     }
     result
 }
