@@ -1,8 +1,7 @@
 //! memtier's `--monitor-input`: `--command=__monitor_lineN__` is the Nth command of a
 //! `valkey-cli monitor` / `redis-cli monitor` capture, read with the one trace reader
 //! (`crate::trace`, as `replay` reads it); `__monitor_line@__` becomes one mix command per line
-//! of the file, each of the same weight (respbench draws them; memtier walks them in order by
-//! default, docs/memtier.md).
+//! of the file, each of weight 1: sent in order (`S`, the mix's cycle) or drawn (`R`).
 //!
 //! Done before the plan is made: the file is read once, bounded by the reader's entry cap and by
 //! [`MAX_LINES`], and the `--command`s get the commands' arguments as typed.

@@ -421,8 +421,11 @@ impl<W: Write> Session<'_, W> {
                 keys: spec.keys,
             });
         }
-        let mix = Mix::new(commands)
+        let mut mix = Mix::new(commands)
             .ok_or_else(|| Failure::Fatal("the mix has no command with a weight".to_string()))?;
+        if self.plan.mix_in_order {
+            mix = mix.in_order();
+        }
         let first = mix.commands[0].template.clone();
         self.load.mix = Some(Arc::new(mix));
         let ended = self.run_test(title, &first);

@@ -282,6 +282,9 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     if w.ratio.is_none() && w.commands.is_empty() {
         w.ratio = Some(defaults::RATIO);
     }
+    // memtier sends a mix in its weights' order: `--ratio 1:10` is exactly 1 SET in 11
+    // (`--monitor-pattern R` draws instead).
+    w.in_order = !o.monitor_random;
     if !size_given {
         a.data_size = defaults::DATA_SIZE;
     }

@@ -347,7 +347,7 @@ const COMMAND: &[M] = &[
         |st, _, v| { st.opts.monitor_input = Some(PathBuf::from(v)); Ok(()) })
         .example(&["--monitor-input=monitor.txt", "--command=__monitor_line1__"]),
     M::value(&["--monitor-pattern"], Value::Choice(&["S", "R"]), "--monitor-pattern=S|R",
-        "How __monitor_line@__ picks: S (default) or R, both\ndrawn by equal weight here (docs/memtier.md)",
+        "How __monitor_line@__ picks: S in order (default) or R\nat random",
         |st, n, v| {
             st.opts.monitor_random = match v.as_encoded_bytes() {
                 b"S" => false,
