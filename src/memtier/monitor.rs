@@ -115,7 +115,10 @@ mod tests {
     fn resolved(file: &str, command: &str) -> Result<Vec<Vec<Vec<u8>>>, String> {
         let dir = std::env::temp_dir().join(format!("respbench-monitor-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("m{}.txt", command.len()));
+        // One file per call: the tests run in parallel.
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!("m{n}.txt"));
         std::fs::write(&path, file).unwrap();
         let argv = [
             format!("--monitor-input={}", path.display()),
