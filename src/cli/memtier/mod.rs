@@ -37,6 +37,8 @@ pub mod defaults {
     pub const KEY_MAXIMUM: u64 = 10_000_000;
     pub const RATIO: (u32, u32) = (1, 10);
     pub const PERCENTILES: &[f64] = &[50.0, 99.0, 99.9];
+    /// A constant seed unless `--randomize`, as memtier: the same line draws the same keys.
+    pub const SEED: u64 = 0x6d65_6d74;
 }
 
 /// `-n`: a count per client, or `allkeys` (every key of the range once, across all clients).
@@ -269,6 +271,7 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     a.clients = total_clients;
     a.threads = Some(o.threads);
     a.repeat = o.run_count;
+    a.seed = a.seed.or(Some(defaults::SEED));
     let w = &mut a.workload;
     if w.key_prefix.is_none() {
         w.key_prefix = Some(defaults::KEY_PREFIX.as_bytes().to_vec());

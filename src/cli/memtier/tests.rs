@@ -40,6 +40,11 @@ fn memtier_defaults_multiply_out() {
     assert_eq!(a.workload.key_prefix.as_deref(), Some(&b"memtier-"[..]));
     assert_eq!(a.workload.key_maximum, Some(10_000_000));
     assert_eq!(o.run_count, 1);
+    assert_eq!(
+        a.seed,
+        Some(defaults::SEED),
+        "a constant seed unless --randomize"
+    );
     assert_eq!(o.print_percentiles, vec![50.0, 99.0, 99.9]);
 }
 
