@@ -71,6 +71,8 @@ Subcommands (only as the first argument):
  respbench merge -o ALL.json SHARD.json...
                     Merge the --json records of a sharded run into one
                     (see respbench merge --help)
+ respbench recover RUN.json.partial -o RUN.json
+                    A killed run's journal as a --json record
  respbench memtier [memtier_benchmark options]
                     memtier_benchmark's command line and output (also when
                     started as memtier_benchmark; see respbench memtier --help)

@@ -81,6 +81,13 @@ pub fn commands() -> Vec<Command> {
             operands: Operands::Files,
         },
         Command {
+            name: "recover",
+            summary: "turn a killed run's journal into a --json record",
+            help: crate::compare::recover_cli::help_text(),
+            options: docs(crate::compare::recover_cli::OPTIONS),
+            operands: Operands::Files,
+        },
+        Command {
             name: "memtier",
             summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
             help: cli::memtier::help_text(),

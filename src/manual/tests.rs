@@ -56,6 +56,7 @@ fn the_commands_are_the_dispatched_ones_with_their_tables() {
             "compare",
             "report",
             "merge",
+            "recover",
             "memtier",
             "completions",
             "man"

@@ -6,6 +6,7 @@ mod cluster;
 mod console;
 mod failover;
 mod find_max;
+mod live_metrics;
 mod record_hook;
 mod start;
 
@@ -38,6 +39,9 @@ pub enum Failure {
     /// A server, connection or protocol problem that valkey-benchmark names too, in its words
     /// (see [`EngineError::is_reference_text`]): exit 1, printed as it is.
     Reference(String),
+    /// A problem with how the run was asked for that only shows when it starts (a
+    /// `--metrics-listen` port that is taken): exit 2, printed after `respbench: `.
+    Usage(String),
     /// Ctrl-C: exit 130, after the partial report.
     Interrupted,
     /// stdout went away (e.g. `| head`): not an error.
@@ -106,11 +110,7 @@ pub fn run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
-    let result = run_recorded(plan, interrupted, terminated, &mut rec);
-    record_hook::finish(plan, &mut rec, result)
+    run_with(plan, interrupted, terminated, false).0
 }
 
 /// [`run`] for a caller that writes its own output from the record (memtier mode): the human
@@ -120,27 +120,38 @@ pub fn run_for_document(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> (Result<(), Failure>, crate::record::Document) {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = match RunRecord::open(plan, &argv) {
-        Ok(rec) => rec,
-        Err(e) => return (Err(Failure::Fatal(e)), crate::record::Document::default()),
-    };
-    rec.keep_for_caller();
-    let result = run_recorded(plan, interrupted, terminated, &mut rec);
-    let result = record_hook::finish(plan, &mut rec, result);
-    (result, rec.into_document())
+    run_with(plan, interrupted, terminated, true)
 }
 
-/// The run with its record open.
-fn run_recorded(
+/// The run, and its document (`for_caller`: see [`run_for_document`]).
+fn run_with(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
-    rec: &mut RunRecord,
-) -> Result<(), Failure> {
+    for_caller: bool,
+) -> (Result<(), Failure>, crate::record::Document) {
+    let none = crate::record::Document::default;
+    // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
-    record_hook::check_html_path(plan)?;
-    match prepare_and_run(plan, interrupted.clone(), terminated, rec)
+    // Before the record's file is opened: a bad --metrics-listen leaves an earlier record be.
+    let live = match live_metrics::listen(plan) {
+        Ok(live) => live,
+        Err(e) => return (Err(Failure::Usage(e)), none()),
+    };
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The --html path first: a refusal then leaves no journal behind.
+    if let Err(f) = record_hook::check_html_path(plan) {
+        return (Err(f), none());
+    }
+    let mut rec = match RunRecord::open(plan, &argv) {
+        Ok(rec) => rec,
+        Err(e) => return (Err(Failure::Fatal(e)), none()),
+    };
+    if for_caller {
+        rec.keep_for_caller();
+    }
+    let feed = live.as_ref().map(crate::live::Endpoint::feed);
+    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, feed)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -150,7 +161,10 @@ fn run_recorded(
             Err(Failure::Interrupted)
         }
         other => other,
-    }
+    };
+    let ended = record_hook::finish(plan, &mut rec, result);
+    live_metrics::finish(plan, live, &interrupted);
+    (ended, rec.into_document())
 }
 
 /// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
@@ -161,6 +175,7 @@ fn prepare_and_run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
+    live: Option<crate::live::Feed>,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -168,7 +183,7 @@ fn prepare_and_run(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut());
+    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut(), live);
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -184,6 +199,7 @@ fn connect_and_run(
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
+    live: Option<crate::live::Feed>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
 
@@ -215,6 +231,7 @@ fn connect_and_run(
         line: String::new(),
         shown: false,
         quiet_secs: 0.0,
+        live,
         // The caller writes memtier's output: the progress line is memtier's too.
         memtier: rec.report_silenced().then_some(console::MemtierLine {
             threads: load.workers,
@@ -511,14 +528,23 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         let started = Instant::now();
         let watch = self.rec.begin_test();
-        let (result, fatal) = engine::run_test(
-            &self.setup,
-            &self.load,
-            title,
-            template,
-            run.as_ref(),
-            console,
-        );
+        // The console, and each completed second to the journal.
+        live_metrics::test_started(console, title, watch.as_ref());
+        let (result, fatal) = {
+            // The console, and each completed second to the journal.
+            let mut observer =
+                record_hook::Journaled::new(console, self.rec, title, template, &self.load);
+            observer.repetition = repetition;
+            engine::run_test(
+                &self.setup,
+                &self.load,
+                title,
+                template,
+                run.as_ref(),
+                &mut observer,
+            )
+        };
+        live_metrics::test_ended(console, &result);
         let extras = TestExtras {
             repetition,
             ..TestExtras::of(&result)
