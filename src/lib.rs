@@ -10,6 +10,7 @@ pub mod engine;
 pub mod live;
 pub mod machine;
 pub mod manual;
+pub mod memtier;
 pub mod merge;
 pub mod metrics;
 pub mod plan;

@@ -4,7 +4,8 @@
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
 //! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C, 143 stopped by
 //! SIGTERM (after the partial report, like Ctrl-C). The subcommands (`compare`, `report`,
-//! `merge`, `recover`, `replay`, `capture`, `completions`, `man`) return their own codes (see their `--help`; 2 for bad usage).
+//! `merge`, `recover`, `replay`, `capture`, `completions`, `man`) return their own codes; `memtier`
+//! (or the program started as `memtier_benchmark`) the run's (see their `--help`; 2 for bad usage).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -18,8 +19,13 @@ use respbench::run::{Failure, run};
 fn main() -> ExitCode {
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
-    // is named COMPARE, REPORT, MERGE, RECOVER, COMPLETIONS or MAN).
+    // is named COMPARE, REPORT, MERGE, RECOVER, MEMTIER, COMPLETIONS or MAN).
     let rest = || std::env::args_os().skip(2).collect();
+    // memtier_benchmark's command line: `respbench memtier …`, or started under that name.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(args) = respbench::memtier::invoked_as_memtier(&argv) {
+        return memtier_main(args);
+    }
     match std::env::args_os()
         .nth(1)
         .as_deref()
@@ -78,8 +84,52 @@ fn main() -> ExitCode {
         }
     };
 
-    // First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
-    // print what was measured. A second one of either: leave at once.
+    let (interrupted, terminated) = install_signals();
+    exit_code(run(&plan, interrupted, terminated.clone()), &terminated)
+}
+
+/// memtier_benchmark's command line: its own parser and output, respbench's run underneath.
+fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
+    use respbench::cli::memtier::{self, MemtierInvocation};
+    let (mut args, opts) = match memtier::parse(argv, std::env::var_os(cli::PASSWORD_ENV)) {
+        Ok(MemtierInvocation::Run(args, opts)) => (args, opts),
+        Ok(MemtierInvocation::Help) => {
+            print!("{}", memtier::help_text());
+            return ExitCode::SUCCESS;
+        }
+        Ok(MemtierInvocation::Version) => {
+            println!("{} (memtier_benchmark command line)", cli::version_text());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("respbench memtier: {}", e.0);
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = respbench::memtier::resolve_monitor_input(&mut args, &opts) {
+        eprintln!("respbench memtier: {e}");
+        return ExitCode::from(2);
+    }
+    let plan = match RunPlan::new(&args, None) {
+        Ok(p) => p,
+        Err(PlanError::Usage(e)) => {
+            eprintln!("respbench memtier: {e}");
+            return ExitCode::from(2);
+        }
+        Err(PlanError::Io(e)) => {
+            eprintln!("respbench memtier: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let (interrupted, terminated) = install_signals();
+    let result = respbench::memtier::run(&plan, &opts, interrupted, terminated.clone());
+    exit_code(result, &terminated)
+}
+
+/// First Ctrl-C or SIGTERM (what `timeout`, CI runners and systemd send): stop measuring and
+/// print what was measured. A second one of either: leave at once. Returns (interrupted,
+/// terminated).
+fn install_signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     let interrupted = Arc::new(AtomicBool::new(false));
     let terminated = Arc::new(AtomicBool::new(false));
     // Registered first: actions run in order, so `terminated` is set before `interrupted` and
@@ -102,7 +152,12 @@ fn main() -> ExitCode {
         }
     }
 
-    match run(&plan, interrupted, terminated.clone()) {
+    (interrupted, terminated)
+}
+
+/// The exit code of a run's outcome.
+fn exit_code(result: Result<(), Failure>, terminated: &AtomicBool) -> ExitCode {
+    match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         // 128 + the signal's number, as a shell reports a process killed by it.
         Err(Failure::Interrupted) if terminated.load(Ordering::Relaxed) => ExitCode::from(143),

@@ -78,6 +78,9 @@ Subcommands (only as the first argument):
  respbench replay TRACE
                     Send a trace with its own timing, as a measured run
                     (see respbench replay --help)
+ respbench memtier [memtier_benchmark options]
+                    memtier_benchmark's command line and output (also when
+                    started as memtier_benchmark; see respbench memtier --help)
  respbench completions bash|zsh|fish
                     Shell completions for every command and option
  respbench man      The manual page (respbench man | man -l -)

@@ -199,6 +199,7 @@ impl TlsArgs {
 pub mod flag;
 mod flags;
 mod help;
+pub mod memtier;
 mod parse;
 mod paths;
 mod sentinel;

@@ -115,7 +115,7 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
 }
 
 /// The checks that need the whole line: unsupported options first, then conflicts.
-fn finish(st: State) -> Result<Args, UsageError> {
+pub(super) fn finish(st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }

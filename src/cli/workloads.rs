@@ -82,6 +82,9 @@ pub struct WorkloadArgs {
     /// memtier's `--command` (repeatable), each with its `--command-ratio` and
     /// `--command-key-pattern` (which apply to the `--command` before them).
     pub commands: Vec<CommandArg>,
+    /// The mix's commands in their weights' cycle rather than drawn (`respbench memtier`: its
+    /// `--ratio 1:10` is one SET then ten GETs, an exact split).
+    pub in_order: bool,
 }
 
 /// One `--command` of a weighted mix.

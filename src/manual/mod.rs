@@ -102,6 +102,13 @@ pub fn commands() -> Vec<Command> {
             operands: Operands::Nothing,
         },
         Command {
+            name: "memtier",
+            summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
+            help: cli::memtier::help_text(),
+            options: cli::memtier::docs().collect(),
+            operands: Operands::Nothing,
+        },
+        Command {
             name: "completions",
             summary: "print shell completions (bash, zsh or fish)",
             help: completions_help(),

@@ -279,6 +279,8 @@ fn mix(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<MixRecor
             e.completed += m.completed;
             e.failed += m.failed;
             e.throughput_rps += m.throughput_rps;
+            e.hits = add_opt(e.hits, m.hits);
+            e.misses = add_opt(e.misses, m.misses);
             let what = format!("{}: tests[{t}].mix[{n}].histogram", i.name);
             add_encoded(h, &m.histogram, &what)?;
         }
@@ -291,6 +293,14 @@ fn mix(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<MixRecor
             ..m
         })
         .collect())
+}
+
+/// A count the shards may lack (records of earlier builds): summed where any has it.
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+    }
 }
 
 /// Rows aligned by wall-clock second: a shard whose test began `d` seconds after the earliest

@@ -215,6 +215,8 @@ pub struct CommandResult {
     pub completed: u64,
     /// Error replies counted with `-e`.
     pub errors: u64,
+    /// Of `completed`, the nil replies (a read's misses).
+    pub nils: u64,
     /// Corrected latency (from the intended send time).
     pub latency: LatencyHistogram,
 }
@@ -226,6 +228,7 @@ impl CommandResult {
             name: name.to_string(),
             completed: 0,
             errors: 0,
+            nils: 0,
             latency: LatencyHistogram::new(),
         }
     }
@@ -234,6 +237,7 @@ impl CommandResult {
     pub fn merge(&mut self, t: &CommandTally) {
         self.completed += t.completed;
         self.errors += t.errors;
+        self.nils += t.nils;
         self.latency.merge(&t.latency);
     }
 }

@@ -77,6 +77,8 @@ pub struct CommandTally {
     pub latency: LatencyHistogram,
     pub completed: u64,
     pub errors: u64,
+    /// Successful replies that were nil (a read's miss).
+    pub nils: u64,
 }
 
 impl Recorder {
@@ -115,6 +117,14 @@ impl Recorder {
     pub fn command_error(&mut self, k: usize, warmup: bool) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
             c.errors += 1;
+        }
+    }
+
+    /// A nil reply to mix command `k`, after its success was counted (a read's miss).
+    #[inline]
+    pub fn command_nil(&mut self, k: usize, warmup: bool) {
+        if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
+            c.nils += 1;
         }
     }
 

@@ -125,6 +125,8 @@ pub struct RunPlan {
     pub metrics_linger: std::time::Duration,
     /// `--repeat`: how many times each test runs (at least 1).
     pub repeat: u32,
+    /// A mix's commands in their weights' cycle (memtier's order), not drawn.
+    pub mix_in_order: bool,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
@@ -248,6 +250,7 @@ impl RunPlan {
             metrics_listen: args.metrics_listen,
             metrics_linger: args.metrics_linger.unwrap_or_default(),
             repeat: args.repeat,
+            mix_in_order: args.workload.in_order,
             server_stats: !args.no_server_stats,
             shard,
             start_at,

@@ -183,6 +183,8 @@ pub fn test_record(
                 } else {
                     super::hdr::encode(&c.latency)
                 },
+                hits: Some(c.completed - c.nils.min(c.completed)),
+                misses: Some(c.nils),
             })
             .collect(),
         timeline: extras

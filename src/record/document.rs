@@ -486,6 +486,12 @@ pub struct MixRecord {
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`] (empty when the record keeps none).
     pub histogram: String,
+    /// Replies with a value and nil replies (memtier's hits and misses of a read), counted from
+    /// the replies; absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub misses: Option<u64>,
 }
 
 /// One server during one test.

@@ -68,6 +68,9 @@ pub struct RunRecord {
     keeps: bool,
     /// The run's journal (`journal`), while it can be written.
     journal: Option<journal::Journal>,
+    /// A caller writes its own report from the document (memtier mode): the run's human report
+    /// goes nowhere.
+    report_silenced: bool,
 }
 
 impl RunRecord {
@@ -127,6 +130,7 @@ impl RunRecord {
             test_started: None,
             machine_started: None,
             journal,
+            report_silenced: false,
         };
         rec.journal_head();
         Ok(rec)
@@ -167,6 +171,23 @@ impl RunRecord {
             let written = j.second(test, index, second);
             self.journaled(written);
         }
+    }
+
+    /// Keeps every test with its histograms and writes no human report: the caller (memtier
+    /// mode) builds its own output from [`RunRecord::into_document`].
+    pub fn keep_for_caller(&mut self) {
+        self.keeps = true;
+        self.report_silenced = true;
+    }
+
+    /// Whether the human report is silenced ([`RunRecord::keep_for_caller`]).
+    pub fn report_silenced(&self) -> bool {
+        self.report_silenced
+    }
+
+    /// The document as the run left it.
+    pub fn into_document(self) -> Document {
+        self.doc
     }
 
     /// `--json -`: the document owns stdout, so the human report goes to stderr.

@@ -37,7 +37,20 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         .iter()
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
-    let mut i = 1;
+    let memtier = memtier_line(&out);
+    let mut i = if memtier && out.get(1).is_some_and(|a| a == "memtier") {
+        2
+    } else {
+        1
+    };
+    let takes_value = |name: &str| match memtier {
+        true => crate::cli::memtier::takes_value(name),
+        false => takes_value(name),
+    };
+    let secret_value = |name: &str| match memtier {
+        true => crate::cli::memtier::secret_value(name),
+        false => secret_value(name),
+    };
     // Options end at `--` or the first argument that is not an option (as `cli::parse`).
     while i < out.len() {
         let arg = out[i].as_str();
@@ -77,6 +90,13 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `argv` is memtier_benchmark's command line (`respbench memtier …`, or respbench
+/// started as `memtier_benchmark`): its options are found with memtier's table.
+fn memtier_line(argv: &[String]) -> bool {
+    let program = argv.first().map(|a| a.rsplit('/').next().unwrap_or(a));
+    program == Some("memtier_benchmark") || argv.get(1).is_some_and(|a| a == "memtier")
 }
 
 /// A benchmarked command (or `;` sequence) as shown: its arguments joined by spaces, secrets

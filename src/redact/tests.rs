@@ -302,3 +302,25 @@ fn secret_values_and_scrubbing_a_reply_that_echoes_them() {
         "an empty secret hides nothing"
     );
 }
+
+#[test]
+fn memtier_command_lines_hide_authenticate_and_uri_passwords() {
+    let line = command_line(&[
+        "respbench",
+        "memtier",
+        "--authenticate=alice:s3cret",
+        "-a",
+        "pw2",
+        "--uri",
+        "redis://u:pw3@h:6379/0",
+        "-c",
+        "5",
+    ]);
+    let text = line.join(" ");
+    for secret in ["s3cret", "pw2", "pw3"] {
+        assert!(!text.contains(secret), "{text}");
+    }
+    assert!(text.contains("-c 5"), "{text}");
+    let line = command_line(&["/usr/local/bin/memtier_benchmark", "--authenticate", "pw4"]);
+    assert_eq!(line[2], REDACTED);
+}

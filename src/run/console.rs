@@ -23,6 +23,21 @@ pub(super) struct Console {
     pub(super) quiet_secs: f64,
     /// `--metrics-listen`: the live metrics, told about every tick and second.
     pub(super) live: Option<live::Feed>,
+    /// `respbench memtier`: memtier's progress line instead of respbench's.
+    pub(super) memtier: Option<MemtierLine>,
+}
+
+/// What memtier's progress line needs beside the engine's figures.
+pub(super) struct MemtierLine {
+    pub(super) threads: usize,
+    pub(super) conns: u32,
+    /// The run's length: requests, or seconds.
+    pub(super) requests: Option<u64>,
+    pub(super) secs: Option<f64>,
+    /// The run under way (`--run-count`), from 1.
+    pub(super) run: u32,
+    /// The last whole second shown.
+    pub(super) shown_sec: Option<u64>,
 }
 
 impl Console {
@@ -61,6 +76,10 @@ impl Observer for Console {
                 s.connections,
                 s.connections_down,
             );
+        }
+        if let Some(m) = &mut self.memtier {
+            memtier_tick(m, s);
+            return;
         }
         if !self.progress {
             return;
@@ -108,4 +127,43 @@ impl Observer for Console {
         let _ = io::stderr().flush();
         self.shown = true;
     }
+}
+
+/// memtier's line once per whole second, after a carriage return (on stderr whatever it is, as
+/// memtier writes it).
+fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
+    let sec = s.measured_secs as u64;
+    if s.warming_up || m.shown_sec == Some(sec) {
+        return;
+    }
+    m.shown_sec = Some(sec);
+    let per = |n: u64, d: f64| if d > 0.0 { n as f64 / d } else { 0.0 };
+    let ms = |sum: u64, n: u64| {
+        if n > 0 {
+            sum as f64 / n as f64 / 1e6
+        } else {
+            0.0
+        }
+    };
+    let percent = match (m.requests, m.secs) {
+        (Some(total), _) if total > 0 => s.measured_completed as f64 * 100.0 / total as f64,
+        (_, Some(secs)) if secs > 0.0 => s.measured_secs * 100.0 / secs,
+        _ => 0.0,
+    };
+    let p = report::MemtierProgress {
+        run: m.run,
+        percent,
+        secs: sec,
+        threads: m.threads,
+        conns: m.conns,
+        ops: s.measured_completed,
+        rps: per(s.interval_completed, s.interval_secs),
+        avg_rps: per(s.measured_completed, s.measured_secs),
+        latency_ms: ms(s.interval_latency_sum_ns, s.interval_completed),
+        avg_latency_ms: ms(s.measured_latency_sum_ns, s.measured_completed),
+    };
+    let mut line = String::from("\r");
+    report::memtier_progress_line(&mut line, &p);
+    eprint!("{line}");
+    let _ = io::stderr().flush();
 }

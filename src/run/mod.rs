@@ -110,14 +110,46 @@ pub fn run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
+    run_with(plan, interrupted, terminated, false).0
+}
+
+/// [`run`] for a caller that writes its own output from the record (memtier mode): the human
+/// report is silenced, every test is kept, and the document comes back however the run ended.
+pub fn run_for_document(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> (Result<(), Failure>, crate::record::Document) {
+    run_with(plan, interrupted, terminated, true)
+}
+
+/// The run, and its document (`for_caller`: see [`run_for_document`]).
+fn run_with(
+    plan: &RunPlan,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+    for_caller: bool,
+) -> (Result<(), Failure>, crate::record::Document) {
+    let none = crate::record::Document::default;
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
     // Before the record's file is opened: a bad --metrics-listen leaves an earlier record be.
-    let live = live_metrics::listen(plan).map_err(Failure::Usage)?;
+    let live = match live_metrics::listen(plan) {
+        Ok(live) => live,
+        Err(e) => return (Err(Failure::Usage(e)), none()),
+    };
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // The --html path first: a refusal then leaves no journal behind.
-    record_hook::check_html_path(plan)?;
-    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    if let Err(f) = record_hook::check_html_path(plan) {
+        return (Err(f), none());
+    }
+    let mut rec = match RunRecord::open(plan, &argv) {
+        Ok(rec) => rec,
+        Err(e) => return (Err(Failure::Fatal(e)), none()),
+    };
+    if for_caller {
+        rec.keep_for_caller();
+    }
     let feed = live.as_ref().map(crate::live::Endpoint::feed);
     let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, feed)
         .map_err(|f| f.redacted(&secrets(plan)))
@@ -130,9 +162,9 @@ pub fn run(
         }
         other => other,
     };
-    let ended = record_hook::finish(plan, rec, result);
+    let ended = record_hook::finish(plan, &mut rec, result);
     live_metrics::finish(plan, live, &interrupted);
-    ended
+    (ended, rec.into_document())
 }
 
 /// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
@@ -200,6 +232,21 @@ fn connect_and_run(
         shown: false,
         quiet_secs: 0.0,
         live,
+        // The caller writes memtier's output: the progress line is memtier's too.
+        memtier: rec.report_silenced().then_some(console::MemtierLine {
+            threads: load.workers,
+            conns: plan.load.clients,
+            requests: match plan.load.stop {
+                Stop::Requests(n) => Some(n),
+                _ => None,
+            },
+            secs: match plan.load.stop {
+                Stop::After(d) => Some(d.as_secs_f64()),
+                _ => None,
+            },
+            run: 1,
+            shown_sec: None,
+        }),
     };
 
     if plan.idle {
@@ -211,7 +258,9 @@ fn connect_and_run(
     }
 
     // With `--json -` the record owns stdout; the human report goes to stderr.
-    let mut out: Box<dyn Write> = if rec.owns_stdout() {
+    let mut out: Box<dyn Write> = if rec.report_silenced() {
+        Box::new(io::sink())
+    } else if rec.owns_stdout() {
         Box::new(io::stderr().lock())
     } else {
         Box::new(io::stdout().lock())
@@ -389,8 +438,11 @@ impl<W: Write> Session<'_, W> {
                 keys: spec.keys,
             });
         }
-        let mix = Mix::new(commands)
+        let mut mix = Mix::new(commands)
             .ok_or_else(|| Failure::Fatal("the mix has no command with a weight".to_string()))?;
+        if self.plan.mix_in_order {
+            mix = mix.in_order();
+        }
         let first = mix.commands[0].template.clone();
         self.load.mix = Some(Arc::new(mix));
         let ended = self.run_test(title, &first);
@@ -468,6 +520,10 @@ impl<W: Write> Session<'_, W> {
             None => None,
         };
         let console = &mut self.console;
+        if let Some(m) = &mut console.memtier {
+            m.run = repetition.unwrap_or(1);
+            m.shown_sec = None;
+        }
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();

@@ -68,7 +68,7 @@ pub(super) fn print_server_notes(
 /// keeps its own exit code.
 pub(super) fn finish(
     plan: &RunPlan,
-    mut rec: RunRecord,
+    rec: &mut RunRecord,
     result: Result<(), Failure>,
 ) -> Result<(), Failure> {
     let (outcome, error) = match &result {

@@ -42,6 +42,12 @@ pub struct Mix {
     /// Per command, the counters its own sequential or parallel pattern walks (shared by all
     /// workers, like `--sequential`'s).
     pub counters: Vec<Arc<SequentialCounters>>,
+    /// memtier's order (`respbench memtier --ratio`): instead of drawing, request `t` of the run
+    /// is command `t`'s turn in the weight cycle (`1:10`: one SET, then ten GETs), so the split is
+    /// exact, as memtier's. The run's shared position; each batch claims its units in one step.
+    in_order: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// The running weight sums (the cycle's boundaries), for `in_order`.
+    bounds: Vec<u64>,
 }
 
 impl Mix {
@@ -72,12 +78,35 @@ impl Mix {
             .max()
             .unwrap_or(0);
         let counters = commands.iter().map(|_| Arc::default()).collect();
+        let bounds = commands
+            .iter()
+            .scan(0u64, |sum, c| {
+                *sum += u64::from(c.weight);
+                Some(*sum)
+            })
+            .collect();
         Some(Self {
             commands,
             thresholds,
             longest,
             counters,
+            in_order: None,
+            bounds,
         })
+    }
+
+    /// Sends the commands in their weights' cycle instead of drawing them (memtier's order).
+    pub fn in_order(mut self) -> Self {
+        self.in_order = Some(Arc::default());
+        self
+    }
+
+    /// The command of cycle position `turn`.
+    #[inline]
+    fn turn(&self, turn: u64) -> usize {
+        let total = self.bounds[self.bounds.len() - 1];
+        let at = turn % total;
+        self.bounds.iter().position(|&b| at < b).unwrap_or(0)
     }
 
     /// Whether some command draws keys with its own pattern (a worker then keeps a key
@@ -127,11 +156,23 @@ impl Mix {
         if kinds.len() < units {
             kinds.resize(units, 0);
         }
+        // memtier's order: this batch's positions in the cycle, claimed at once.
+        let mut turn = self
+            .in_order
+            .as_ref()
+            .map(|t| t.fetch_add(units as u64, std::sync::atomic::Ordering::Relaxed));
+        let mut pick = |rng: &mut R| match &mut turn {
+            Some(t) => {
+                *t += 1;
+                self.turn(*t - 1)
+            }
+            None => self.draw(rng),
+        };
         if let Some(dist) = sizes {
             out.clear();
             out.reserve(units * self.longest);
             for kind in &mut kinds[..units] {
-                let k = self.draw(rng);
+                let k = pick(rng);
                 *kind = k as u8;
                 let t = &self.commands[k].template;
                 let keys = &mut keys[if shared { 0 } else { k }];
@@ -150,7 +191,7 @@ impl Mix {
         }
         let mut pos = 0;
         for kind in &mut kinds[..units] {
-            let k = self.draw(rng);
+            let k = pick(rng);
             *kind = k as u8;
             let t = &self.commands[k].template;
             let unit = &mut out[pos..pos + t.unit.len()];
@@ -181,6 +222,36 @@ mod tests {
             weight,
             keys: None,
         }
+    }
+
+    #[test]
+    fn in_order_the_split_is_the_weights_cycle_exactly() {
+        let mix = Mix::new(vec![
+            command("SET", "SET key:__rand_int__ __data__", 1),
+            command("GET", "GET key:__rand_int__", 10),
+        ])
+        .unwrap()
+        .in_order();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut keys = [KeyGen::new(100, 1, 0, None)];
+        let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let mut seen = Vec::new();
+        // Batches of 3 and 4 units: the cycle continues across batches.
+        for units in [3, 4, 3, 4, 3, 4, 1] {
+            mix.fill_batch(
+                &mut out,
+                &mut kinds,
+                units,
+                &mut rng,
+                None,
+                &mut keys,
+                &mut scratch,
+            );
+            seen.extend_from_slice(&kinds[..units]);
+        }
+        assert_eq!(seen.len(), 22);
+        let sets: Vec<usize> = (0..22).filter(|&i| seen[i] == 0).collect();
+        assert_eq!(sets, [0, 11], "one SET, then ten GETs, twice");
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod journal;
 mod lifecycle;
 mod live_metrics;
 mod machine_busy;
+mod memtier;
 mod mixes;
 mod netfaults;
 mod netns;

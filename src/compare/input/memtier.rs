@@ -12,10 +12,7 @@ use super::{Detail, FileRun, Format, Sample, SecondRow};
 
 /// Reads the whole document.
 pub fn read(doc: &Value) -> Result<FileRun, String> {
-    let all = doc
-        .get("ALL STATS")
-        .and_then(Value::as_object)
-        .ok_or("memtier JSON: \"ALL STATS\" is not an object")?;
+    let all = results(doc).ok_or("memtier JSON: \"ALL STATS\" is not an object")?;
     let mut tests = Vec::new();
     for (key, stats) in all {
         if stats.get("Ops/sec").is_none() {
@@ -46,6 +43,18 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
         find_max: None,
         problems: Vec::new(),
     })
+}
+
+/// The results block: `ALL STATS`, or with `--run-count` the `AGGREGATED AVERAGE RESULTS (N
+/// runs)` block (memtier writes no `ALL STATS` then).
+pub fn results(doc: &Value) -> Option<&serde_json::Map<String, Value>> {
+    let all = doc.get("ALL STATS").or_else(|| {
+        let obj = doc.as_object()?;
+        obj.iter()
+            .find(|(k, _)| k.starts_with("AGGREGATED AVERAGE RESULTS"))
+            .map(|(_, v)| v)
+    });
+    all.and_then(Value::as_object)
 }
 
 /// `Sets` → `SET`, `Totals` → `TOTALS`.
@@ -174,6 +183,18 @@ mod tests {
         let (q, max) = *spectrum.last().unwrap();
         assert_eq!(q, 1.0);
         assert!((max - 3327.0).abs() / 3327.0 < 0.01, "{max}");
+    }
+
+    #[test]
+    fn a_run_count_file_reads_its_aggregate() {
+        let path = format!(
+            "{}/tests/fixtures/memtier/memtier-run-count-3.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let run = read(&doc).unwrap();
+        let names: Vec<&str> = run.tests.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(names, ["SET", "GET", "TOTALS"]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod csv;
 pub mod facts;
 mod memtier;
 mod respbench;
-mod spectrum;
+pub mod spectrum;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -314,7 +314,7 @@ pub fn from_json(value: serde_json::Value) -> Result<FileRun, String> {
         let schema = schema.to_string();
         return respbench::read(value, &schema);
     }
-    if value.get("ALL STATS").is_some() {
+    if memtier::results(&value).is_some() {
         return memtier::read(&value);
     }
     Err("a JSON file that is neither a respbench record (\"schema\": \"respbench/1\") nor memtier_benchmark --json-out-file output (\"ALL STATS\")".into())

@@ -151,6 +151,12 @@ pub(super) fn on_reply(
         });
     } else {
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
+        // A nil reply to a mix command is a miss (memtier's Misses/sec): one compare, no cost.
+        if info.kind == Kind::Null
+            && let Some(k) = kind
+        {
+            rec.command_nil(k, c.batch.warmup);
+        }
         if let Some(cl) = cluster
             && !c.batch.warmup
         {

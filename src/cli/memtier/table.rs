@@ -1,0 +1,521 @@
+//! memtier_benchmark 2.x's options, in its `--help` sections and order, each applied with
+//! memtier's meaning or refused in one line naming it (exit 2). docs/memtier.md lists them with
+//! their tests.
+
+use std::path::PathBuf;
+
+use super::super::flag::{Action, Flag, SecretValue, Value};
+use super::super::value::{invalid_value, text, whole};
+use super::{MemtierState, Requests, refused, via};
+
+type M = Flag<MemtierState>;
+
+/// The section titles of memtier's help, one per part of [`TABLE`].
+pub(super) const SECTIONS: &[&str] = &[
+    "Connection and General Options",
+    "Results Output Options",
+    "Test Options",
+    "Arbitrary command",
+    "Object Options",
+    "Imported Data Options",
+    "Key Options",
+    "WAIT Options",
+    "respbench's own",
+];
+
+/// The table, by section.
+pub const TABLE: &[&[M]] = &[
+    CONNECTION, OUTPUT, TEST, COMMAND, OBJECT, IMPORT, KEYS, WAIT, OWN,
+];
+
+const MEMCACHE: &str =
+    "respbench speaks RESP (redis, resp2, resp3) only, not the memcache protocols";
+
+/// A memtier option refused in one line: its value (if any) is read, then refused.
+const fn no(names: &'static [&'static str], value: Value, usage: &'static str) -> M {
+    M::new(
+        names,
+        value,
+        usage,
+        "refused: not supported (docs/memtier.md says why)",
+        Action::NotYet,
+    )
+}
+
+const CONNECTION: &[M] = &[
+    M::value(
+        &["-h", "--host", "-s", "--server"],
+        Value::Text,
+        "-s, --server=ADDR",
+        "The server's host name or address (localhost); also -h, --host",
+        |st, n, v| via("-h", st, n, v),
+    )
+    .example(&["-s", "db.example"]),
+    M::value(
+        &["-p", "--port"],
+        Value::Text,
+        "-p, --port=PORT",
+        "The server's TCP port (6379)",
+        |st, n, v| via("-p", st, n, v),
+    )
+    .example(&["-p", "7000"]),
+    M::value(
+        &["-S", "--unix-socket"],
+        Value::File("a unix socket path"),
+        "-S, --unix-socket=SOCKET",
+        "Connect over this unix socket instead of TCP",
+        |st, n, v| via("-s", st, n, v),
+    )
+    .example(&["-S", "/tmp/valkey.sock"]),
+    no(&["-4", "--ipv4"], Value::None, "-4, --ipv4"),
+    no(&["-6", "--ipv6"], Value::None, "-6, --ipv6"),
+    M::value(
+        &["-P", "--protocol"],
+        Value::Choice(&["redis", "resp2", "resp3"]),
+        "-P, --protocol=PROTOCOL",
+        "redis (default), resp2 or resp3 (HELLO 3); memcache_text and\nmemcache_binary are refused",
+        |st, n, v| match v.as_encoded_bytes() {
+            b"redis" | b"resp2" => {
+                st.main.args.resp3 = false;
+                Ok(())
+            }
+            b"resp3" => {
+                st.main.args.resp3 = true;
+                Ok(())
+            }
+            b"memcache_text" | b"memcache_binary" => Err(refused(n, MEMCACHE)),
+            _ => Err(invalid_value(n, v, "redis, resp2 or resp3")),
+        },
+    )
+    .example(&["--protocol=resp3"]),
+    M::value(
+        &["-a", "--authenticate"],
+        Value::Text,
+        "-a, --authenticate=CREDENTIALS",
+        "AUTH with this password, or USER:PASSWORD for an ACL user",
+        |st, _, v| {
+            st.authenticate = Some(v.as_encoded_bytes().to_vec());
+            Ok(())
+        },
+    )
+    .secret()
+    .example(&["-a", "user:pw"]),
+    M::value(
+        &["-u", "--uri"],
+        Value::Text,
+        "-u, --uri=URI",
+        "The server as redis://[user:password@]host[:port][/db];\nrediss:// turns TLS on",
+        |st, n, v| via("-u", st, n, v),
+    )
+    .secret_as(SecretValue::Uri)
+    .example(&["--uri", "redis://u:pw@h:7000/2"]),
+    M::switch(&["--tls"], "--tls", "Connect over TLS", |st, n, v| {
+        via("--tls", st, n, v)
+    })
+    .example(&["--tls"]),
+    M::value(
+        &["--cert"],
+        Value::File("a certificate file"),
+        "--cert=FILE",
+        "Client certificate to present (with --key)",
+        |st, n, v| via("--cert", st, n, v),
+    )
+    .example(&["--tls", "--cert", "c.crt", "--key", "c.key"]),
+    M::value(
+        &["--key"],
+        Value::File("a private key file"),
+        "--key=FILE",
+        "Private key of the client certificate",
+        |st, n, v| via("--key", st, n, v),
+    )
+    .example(&["--tls", "--key", "c.key", "--cert", "c.crt"]),
+    M::value(
+        &["--cacert"],
+        Value::File("a CA bundle file"),
+        "--cacert=FILE",
+        "CA bundle the server's certificate must chain to",
+        |st, n, v| via("--cacert", st, n, v),
+    )
+    .example(&["--tls", "--cacert", "ca.crt"]),
+    M::switch(
+        &["--tls-skip-verify"],
+        "--tls-skip-verify",
+        "Accept any server certificate (no verification)",
+        |st, n, v| via("--insecure", st, n, v),
+    )
+    .example(&["--tls", "--tls-skip-verify"]),
+    no(&["--tls-protocols"], Value::Text, "--tls-protocols"),
+    M::value(
+        &["--sni"],
+        Value::Text,
+        "--sni=STRING",
+        "Server name sent in the TLS handshake",
+        |st, n, v| via("--sni", st, n, v),
+    )
+    .example(&["--tls", "--sni", "cache.example"]),
+    M::value(
+        &["-x", "--run-count"],
+        Value::Text,
+        "-x, --run-count=NUMBER",
+        "Run the whole test this many times, then the best,\nworst and average runs",
+        |st, n, v| {
+            st.opts.run_count = whole(n, v, 1, 1000)?;
+            Ok(())
+        },
+    )
+    .example(&["--run-count", "3"]),
+    no(&["-D", "--debug"], Value::None, "-D, --debug"),
+    M::switch(
+        &["--cluster-mode"],
+        "--cluster-mode",
+        "Route each key to its cluster node",
+        |st, n, v| via("--cluster", st, n, v),
+    )
+    .example(&["--cluster-mode"]),
+    M::new(
+        &["--help"],
+        Value::None,
+        "--help",
+        "Print this help and exit",
+        Action::Help,
+    ),
+    M::new(
+        &["-v", "--version"],
+        Value::None,
+        "-v, --version",
+        "Print the version and exit",
+        Action::Version,
+    ),
+];
+
+const OUTPUT: &[M] = &[
+    M::value(
+        &["-o", "--out-file"],
+        Value::File("a file path"),
+        "-o, --out-file=FILE",
+        "Write the results tables to this file instead of stdout",
+        |st, _, v| {
+            st.opts.out_file = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["-o", "out.txt"]),
+    M::value(
+        &["--json-out-file"],
+        Value::File("a file path"),
+        "--json-out-file=FILE",
+        "Write the results as memtier's JSON to this file\n(passwords redacted)",
+        |st, _, v| {
+            st.opts.json_out_file = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--json-out-file", "out.json"]),
+    no(&["--client-stats"], Value::Text, "--client-stats=FILE"),
+    M::value(&["--hdr-file-prefix"], Value::File("a path prefix"), "--hdr-file-prefix=FILE",
+        "Write each run's HDR histograms (all requests and each\ncommand) to PREFIX_*.txt and PREFIX_*.hgrm",
+        |st, _, v| { st.opts.hdr_file_prefix = Some(PathBuf::from(v)); Ok(()) })
+        .example(&["--hdr-file-prefix", "hdr"]),
+    no(&["--show-config"], Value::None, "--show-config"),
+    M::switch(
+        &["--hide-histogram"],
+        "--hide-histogram",
+        "Leave out the latency distribution listing",
+        |st, _, _| {
+            st.opts.hide_histogram = true;
+            Ok(())
+        },
+    )
+    .example(&["--hide-histogram"]),
+    M::value(
+        &["--print-percentiles"],
+        Value::Text,
+        "--print-percentiles=LIST",
+        "Percentile columns of the tables (50,99,99.9)",
+        |st, n, v| {
+            st.opts.print_percentiles = percentiles(n, v)?;
+            Ok(())
+        },
+    )
+    .example(&["--print-percentiles", "50,90,99.99"]),
+    M::switch(
+        &["--print-all-runs"],
+        "--print-all-runs",
+        "With --run-count, also show each run's table",
+        |st, _, _| {
+            st.opts.print_all_runs = true;
+            Ok(())
+        },
+    )
+    .example(&["--print-all-runs"]),
+    no(
+        &["--command-stats-breakdown"],
+        Value::Text,
+        "--command-stats-breakdown=command|line",
+    ),
+    no(&["--statsd-host"], Value::Text, "--statsd-host=HOST"),
+    no(&["--statsd-port"], Value::Text, "--statsd-port=PORT"),
+    no(&["--statsd-prefix"], Value::Text, "--statsd-prefix=PREFIX"),
+    no(
+        &["--statsd-run-label"],
+        Value::Text,
+        "--statsd-run-label=LABEL",
+    ),
+    no(&["--graphite-port"], Value::Text, "--graphite-port=PORT"),
+];
+
+const TEST: &[M] = &[
+    M::value(&["-n", "--requests"], Value::Text, "-n, --requests=NUMBER",
+        "Requests each connection sends (10000); allkeys:\nevery key of the range once over all connections",
+        |st, n, v| {
+            st.opts.requests = match v.as_encoded_bytes() {
+                b"allkeys" => Requests::AllKeys,
+                _ => Requests::PerClient(whole(n, v, 1, u64::MAX)?),
+            };
+            Ok(())
+        }).example(&["--requests=allkeys", "--key-pattern=P:P"]),
+    M::value(&["--rate-limiting"], Value::Text, "--rate-limiting=NUMBER",
+        "Requests per second per connection, paced",
+        |st, n, v| { st.opts.rate_limiting = Some(whole(n, v, 1, 100_000_000)?); Ok(()) })
+        .example(&["--rate-limiting", "100"]),
+    M::value(&["-c", "--clients"], Value::Text, "-c, --clients=NUMBER",
+        "Connections per thread (50)",
+        |st, n, v| { st.opts.clients = whole(n, v, 1, 100_000)?; Ok(()) }).example(&["-c", "5"]),
+    M::value(&["-t", "--threads"], Value::Text, "-t, --threads=NUMBER",
+        "Worker threads (4)",
+        |st, n, v| { st.opts.threads = whole(n, v, 1, 500)?; Ok(()) }).example(&["-t", "2"]),
+    M::value(&["--test-time"], Value::Text, "--test-time=SECS", "Run for this many seconds instead of a request count",
+        |st, n, v| { st.opts.test_time = Some(whole(n, v, 1, 10_000_000)?); Ok(()) })
+        .example(&["--test-time", "10"]),
+    no(&["--clients-start"], Value::Text, "--clients-start=NUMBER"),
+    no(&["--clients-step"], Value::Text, "--clients-step=NUMBER"),
+    no(&["--step-duration"], Value::Text, "--step-duration=SECS"),
+    M::value(&["--ratio"], Value::Text, "--ratio=RATIO", "Weights of SET and GET in the mix (1:10)",
+        |st, n, v| via("--ratio", st, n, v)).example(&["--ratio=0:1"]),
+    M::value(&["--pipeline"], Value::Text, "--pipeline=NUMBER",
+        "Requests in flight per connection (1)",
+        |st, n, v| via("-P", st, n, v)).example(&["--pipeline=10"]),
+    no(&["--reconnect-interval"], Value::Text, "--reconnect-interval=NUM"),
+    no(&["--reconnect-on-error"], Value::None, "--reconnect-on-error"),
+    no(&["--max-reconnect-attempts"], Value::Text, "--max-reconnect-attempts=NUM"),
+    no(&["--reconnect-backoff-factor"], Value::Text, "--reconnect-backoff-factor=NUM"),
+    no(&["--connection-timeout"], Value::Text, "--connection-timeout=SECS"),
+    no(&["--thread-conn-start-min-jitter-micros"], Value::Text, "--thread-conn-start-min-jitter-micros=NUM"),
+    no(&["--thread-conn-start-max-jitter-micros"], Value::Text, "--thread-conn-start-max-jitter-micros=NUM"),
+    no(&["--multi-key-get"], Value::Text, "--multi-key-get=NUM"),
+    M::value(&["--select-db"], Value::Text, "--select-db=DB", "SELECT this database first",
+        |st, n, v| via("--dbnum", st, n, v)).example(&["--select-db", "2"]),
+    M::switch(&["--distinct-client-seed"], "--distinct-client-seed",
+        "Accepted: respbench's workers always draw from\nseeds of their own",
+        |_, _, _| Ok(())).example(&["--distinct-client-seed"]),
+    M::switch(&["--randomize"], "--randomize", "Seed the generators from the clock (else a fixed seed)",
+        |st, _, _| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            st.main.args.seed = Some(now.map(|d| d.as_nanos() as u64).unwrap_or(1));
+            Ok(())
+        }).example(&["--randomize"]),
+];
+
+const COMMAND: &[M] = &[
+    M::value(
+        &["--command"],
+        Value::Text,
+        "--command=COMMAND",
+        "A command of the mix (repeatable); __key__ and\n__data__ are filled in",
+        |st, n, v| via("--command", st, n, v),
+    )
+    .secret_as(SecretValue::Command)
+    .example(&["--command=SET __key__ __data__"]),
+    M::value(
+        &["--command-ratio"],
+        Value::Text,
+        "--command-ratio",
+        "Weight of the --command before it (1)",
+        |st, n, v| via("--command-ratio", st, n, v),
+    )
+    .example(&["--command=GET __key__", "--command-ratio=2"]),
+    M::value(
+        &["--command-key-pattern"],
+        Value::Choice(&["G", "R", "Z", "S", "P"]),
+        "--command-key-pattern",
+        "Key pattern of the --command before it (R, S, G, P, Z)",
+        |st, n, v| via("--command-key-pattern", st, n, v),
+    )
+    .example(&["--command=GET __key__", "--command-key-pattern=G"]),
+    M::value(&["--monitor-input"], Value::File("a MONITOR output file"), "--monitor-input=FILE",
+        "Commands from valkey-cli/redis-cli MONITOR output:\n--command=__monitor_line3__ sends its third command,\n__monitor_line@__ any of them",
+        |st, _, v| { st.opts.monitor_input = Some(PathBuf::from(v)); Ok(()) })
+        .example(&["--monitor-input=monitor.txt", "--command=__monitor_line1__"]),
+    M::value(&["--monitor-pattern"], Value::Choice(&["S", "R"]), "--monitor-pattern=S|R",
+        "How __monitor_line@__ picks: S in order (default) or R\nat random",
+        |st, n, v| {
+            st.opts.monitor_random = match v.as_encoded_bytes() {
+                b"S" => false,
+                b"R" => true,
+                _ => return Err(invalid_value(n, v, "S or R")),
+            };
+            Ok(())
+        }).example(&["--monitor-pattern=R"]),
+    no(
+        &["--scan-incremental-iteration"],
+        Value::None,
+        "--scan-incremental-iteration",
+    ),
+    no(
+        &["--scan-incremental-max-iterations"],
+        Value::Text,
+        "--scan-incremental-max-iterations=NUMBER",
+    ),
+];
+
+const OBJECT: &[M] = &[
+    M::value(
+        &["-d", "--data-size"],
+        Value::Text,
+        "-d, --data-size=SIZE",
+        "Value size in bytes (32)",
+        |st, n, v| via("-d", st, n, v),
+    )
+    .example(&["-d", "1024"]),
+    no(&["--data-offset"], Value::Text, "--data-offset=OFFSET"),
+    no(&["-R", "--random-data"], Value::None, "-R, --random-data"),
+    M::value(
+        &["--data-size-range"],
+        Value::Text,
+        "--data-size-range=RANGE",
+        "Value sizes uniform over MIN-MAX",
+        |st, n, v| via("--data-size-range", st, n, v),
+    )
+    .example(&["--data-size-range=32-1024"]),
+    M::value(
+        &["--data-size-list"],
+        Value::Text,
+        "--data-size-list=LIST",
+        "Value sizes by weight: SIZE:WEIGHT,...",
+        |st, n, v| via("--data-size-list", st, n, v),
+    )
+    .example(&["--data-size-list=32:1,1024:3"]),
+    M::value(
+        &["--data-size-pattern"],
+        Value::Choice(&["R"]),
+        "--data-size-pattern=R",
+        "R (sizes drawn at random); S is refused",
+        |_, n, v| match v.as_encoded_bytes() {
+            b"R" => Ok(()),
+            b"S" => Err(refused(
+                n,
+                "S (sizes spread over the key range) is not implemented",
+            )),
+            _ => Err(invalid_value(n, v, "R or S")),
+        },
+    )
+    .example(&["--data-size-range=32-64", "--data-size-pattern=R"]),
+    no(&["--expiry-range"], Value::Text, "--expiry-range=RANGE"),
+];
+
+const IMPORT: &[M] = &[
+    no(&["--data-import"], Value::Text, "--data-import=FILE"),
+    no(&["--data-verify"], Value::None, "--data-verify"),
+    no(&["--verify-only"], Value::None, "--verify-only"),
+    no(&["--generate-keys"], Value::None, "--generate-keys"),
+    no(&["--no-expiry"], Value::None, "--no-expiry"),
+];
+
+const KEYS: &[M] = &[
+    M::value(
+        &["--key-prefix"],
+        Value::Text,
+        "--key-prefix=PREFIX",
+        "Keys start with this (memtier-)",
+        |st, n, v| via("--key-prefix", st, n, v),
+    )
+    .example(&["--key-prefix=bench-"]),
+    M::value(
+        &["--key-minimum"],
+        Value::Text,
+        "--key-minimum=NUMBER",
+        "Lowest key number (0)",
+        |st, n, v| via("--key-minimum", st, n, v),
+    )
+    .example(&["--key-minimum=10"]),
+    M::value(
+        &["--key-maximum"],
+        Value::Text,
+        "--key-maximum=NUMBER",
+        "Highest key number (10000000)",
+        |st, n, v| via("--key-maximum", st, n, v),
+    )
+    .example(&["--key-maximum=1000"]),
+    M::value(
+        &["--key-pattern"],
+        Value::Text,
+        "--key-pattern=PATTERN",
+        "Key patterns of SET:GET (R:R); R, S, G, P or Z",
+        |st, n, v| via("--key-pattern", st, n, v),
+    )
+    .example(&["--key-pattern=P:P"]),
+    M::value(
+        &["--key-stddev"],
+        Value::Text,
+        "--key-stddev",
+        "Spread of the G pattern, in keys",
+        |st, n, v| via("--key-stddev", st, n, v),
+    )
+    .example(&["--key-pattern=G:G", "--key-stddev=100"]),
+    M::value(
+        &["--key-median"],
+        Value::Text,
+        "--key-median",
+        "Centre of the G pattern, a key number",
+        |st, n, v| via("--key-median", st, n, v),
+    )
+    .example(&["--key-pattern=G:G", "--key-median=500"]),
+    M::value(
+        &["--key-zipf-exp"],
+        Value::Text,
+        "--key-zipf-exp",
+        "Skew of the Z pattern, in (0, 5)",
+        |st, n, v| via("--key-zipf-exp", st, n, v),
+    )
+    .example(&["--key-pattern=Z:Z", "--key-zipf-exp=0.9"]),
+];
+
+const WAIT: &[M] = &[
+    no(&["--wait-ratio"], Value::Text, "--wait-ratio=RATIO"),
+    no(&["--num-slaves"], Value::Text, "--num-slaves=RANGE"),
+    no(&["--wait-timeout"], Value::Text, "--wait-timeout=RANGE"),
+];
+
+const OWN: &[M] = &[
+    M::value(
+        &["--json"],
+        Value::File("a file path, or - for stdout"),
+        "--json=FILE",
+        "Also write respbench's record (corrected latency, verdicts)",
+        |st, n, v| via("--json", st, n, v),
+    )
+    .example(&["--json", "run.json"]),
+    M::value(
+        &["--html"],
+        Value::File("a file path for the HTML report"),
+        "--html=FILE",
+        "Also write respbench's HTML report",
+        |st, n, v| via("--html", st, n, v),
+    )
+    .example(&["--html", "run.html"]),
+];
+
+/// `--print-percentiles 50,99,99.9`: each in (0, 100].
+fn percentiles(name: &str, v: &std::ffi::OsStr) -> Result<Vec<f64>, super::UsageError> {
+    let s = text(name, v)?;
+    s.split(',')
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(x) if x > 0.0 && x <= 100.0 => Ok(x),
+            _ => Err(invalid_value(
+                name,
+                v,
+                "percentiles in (0, 100] separated by commas",
+            )),
+        })
+        .collect()
+}

@@ -1,0 +1,165 @@
+use std::ffi::OsString;
+
+use super::*;
+use crate::cli::{Endpoint, KeyDist};
+
+fn run(argv: &[&str]) -> (Args, MemtierOptions) {
+    match parse(argv.iter().map(OsString::from), None) {
+        Ok(MemtierInvocation::Run(a, o)) => (*a, *o),
+        Ok(_) => panic!("help or version from {argv:?}"),
+        Err(e) => panic!("{argv:?}: {}", e.0),
+    }
+}
+
+fn err(argv: &[&str]) -> String {
+    match parse(argv.iter().map(OsString::from), None) {
+        Err(e) => e.0,
+        Ok(_) => panic!("{argv:?} parsed"),
+    }
+}
+
+#[test]
+fn every_example_parses() {
+    for part in TABLE {
+        for f in part.iter() {
+            if !f.doc.example.is_empty() {
+                run(f.doc.example);
+            }
+        }
+    }
+}
+
+#[test]
+fn memtier_defaults_multiply_out() {
+    let (a, o) = run(&[]);
+    assert_eq!(a.clients, 200, "-c 50 per thread × -t 4");
+    assert_eq!(a.threads, Some(4));
+    assert_eq!(a.requests, 200 * 10_000, "-n is per client");
+    assert_eq!(a.data_size, 32);
+    assert_eq!(a.workload.ratio, Some((1, 10)));
+    assert_eq!(a.workload.key_prefix.as_deref(), Some(&b"memtier-"[..]));
+    assert_eq!(a.workload.key_maximum, Some(10_000_000));
+    assert_eq!(o.run_count, 1);
+    assert_eq!(
+        a.seed,
+        Some(defaults::SEED),
+        "a constant seed unless --randomize"
+    );
+    assert_eq!(o.print_percentiles, vec![50.0, 99.0, 99.9]);
+}
+
+#[test]
+fn the_azure_line_translates() {
+    let line = "-h cache.example -p 10000 -a secretkey --hide-histogram --pipeline=10 -c 50 -t 6 \
+                -d 1024 --key-maximum=1000 --key-pattern=P:P --ratio=0:1 --distinct-client-seed \
+                --randomize --test-time=600 --json-out-file=test_results.json --tls \
+                --tls-skip-verify";
+    let argv: Vec<&str> = line.split_whitespace().collect();
+    let (a, o) = run(&argv);
+    assert_eq!(
+        a.endpoint,
+        Endpoint::Tcp {
+            host: "cache.example".into(),
+            port: 10000
+        }
+    );
+    assert_eq!(a.password.as_deref(), Some(&b"secretkey"[..]));
+    assert_eq!(a.user, None);
+    assert_eq!(a.pipeline, 10);
+    assert_eq!(a.clients, 300);
+    assert_eq!(a.data_size, 1024);
+    assert_eq!(a.workload.ratio, Some((0, 1)));
+    assert_eq!(a.workload.key_dist, Some(KeyDist::Parallel));
+    assert_eq!(a.duration, Some(std::time::Duration::from_secs(600)));
+    assert!(a.tls.enabled && a.tls.insecure);
+    assert!(a.seed.is_some(), "--randomize draws a seed");
+    assert!(o.hide_histogram);
+    assert_eq!(
+        o.json_out_file.as_deref(),
+        Some(std::path::Path::new("test_results.json"))
+    );
+}
+
+#[test]
+fn user_and_password_split_at_the_first_colon() {
+    let (a, _) = run(&["-a", "alice:pw:with:colons"]);
+    assert_eq!(a.user.as_deref(), Some(&b"alice"[..]));
+    assert_eq!(a.password.as_deref(), Some(&b"pw:with:colons"[..]));
+}
+
+#[test]
+fn allkeys_walks_the_range_once() {
+    let (a, _) = run(&[
+        "-n",
+        "allkeys",
+        "--key-pattern=P:P",
+        "--key-minimum=1",
+        "--key-maximum=500",
+        "--ratio=1:0",
+    ]);
+    assert_eq!(a.requests, 500);
+    assert_eq!(a.workload.key_dist, Some(KeyDist::Sequential));
+}
+
+#[test]
+fn rate_limiting_is_per_connection() {
+    let (a, _) = run(&["-c", "2", "-t", "3", "--rate-limiting", "100"]);
+    assert_eq!(a.rps, Some(600));
+}
+
+#[test]
+fn memtier_letters_mean_memtiers_things() {
+    let (a, _) = run(&["-S", "/tmp/v.sock", "-P", "resp3", "--select-db", "3"]);
+    assert_eq!(a.endpoint, Endpoint::Unix("/tmp/v.sock".into()));
+    assert!(a.resp3);
+    assert_eq!(a.dbnum, 3);
+    let (a, o) = run(&[
+        "--run-count=3",
+        "--command=GET __key__",
+        "-n",
+        "7",
+        "-c",
+        "1",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(a.repeat, 3);
+    assert_eq!(o.run_count, 3);
+    assert_eq!(a.requests, 7);
+    assert_eq!(
+        a.workload.ratio, None,
+        "--command replaces the default SET:GET mix"
+    );
+}
+
+#[test]
+fn refusals_are_one_line_naming_the_option() {
+    let e = err(&["--protocol", "memcache_text"]);
+    assert!(
+        e.starts_with("--protocol is not supported") && e.contains("memcache"),
+        "{e}"
+    );
+    let e = err(&["--wait-ratio=1:1"]);
+    assert!(e.starts_with("--wait-ratio is not supported"), "{e}");
+    let e = err(&["--no-such"]);
+    assert!(e.contains("--no-such"), "{e}");
+    let e = err(&["GET", "x"]);
+    assert!(e.contains("--command"), "{e}");
+    assert!(!err(&["-c", "0"]).is_empty());
+}
+
+#[test]
+fn help_lists_every_section_and_the_table_knows_secrets() {
+    let h = help_text();
+    for s in table::SECTIONS {
+        assert!(h.contains(s), "{s}");
+    }
+    assert!(h.contains("--json-out-file=FILE"));
+    assert_eq!(
+        secret_value("--authenticate"),
+        Some(crate::cli::SecretValue::Password)
+    );
+    assert_eq!(secret_value("--uri"), Some(crate::cli::SecretValue::Uri));
+    assert_eq!(takes_value("--hide-histogram"), Some(false));
+    assert_eq!(takes_value("-c"), Some(true));
+}

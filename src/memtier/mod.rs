@@ -1,0 +1,172 @@
+//! `respbench memtier ARGS…` and respbench started as `memtier_benchmark` (issue 23): memtier's
+//! command line (`cli::memtier`) run by respbench's own run, and memtier's output written from
+//! respbench's record (`record::Document`): the tables (`text.rs`) and `--json-out-file`
+//! (`json.rs`) from the rows worked out in `stats.rs`. respbench's `--json`/`--html` record,
+//! server watch and verdicts are the same as any run's.
+//!
+//! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
+//! table is `cli::memtier`) or measure anything itself.
+
+mod hdr_files;
+mod json;
+mod monitor;
+mod stats;
+mod text;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::memtier::{MemtierOptions, Requests};
+use crate::plan::RunPlan;
+use crate::record::{Document, TestRecord};
+use crate::run::{Failure, run_for_document};
+
+pub use monitor::resolve as resolve_monitor_input;
+pub use stats::{Block, Row, aggregates};
+
+/// Whether respbench was started as memtier_benchmark: its program name (a symlink), or the
+/// `memtier` subcommand. Returns the arguments memtier's parser gets.
+pub fn invoked_as_memtier(argv: &[std::ffi::OsString]) -> Option<Vec<std::ffi::OsString>> {
+    let program = argv.first()?;
+    let name = Path::new(program).file_name()?;
+    if name == "memtier_benchmark" {
+        return Some(argv[1..].to_vec());
+    }
+    (argv.get(1).is_some_and(|a| a == "memtier")).then(|| argv[2..].to_vec())
+}
+
+/// Runs the plan made from a memtier command line and writes memtier's outputs (also for an
+/// interrupted or failed run, from what was measured).
+pub fn run(
+    plan: &RunPlan,
+    opts: &MemtierOptions,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    if opts.json_out_file.is_some() || opts.out_file.is_some() {
+        check_outputs(opts)?;
+    }
+    eprintln!(
+        "Writing results to {}",
+        opts.out_file
+            .as_deref()
+            .map_or("stdout".into(), |p| p.display().to_string())
+    );
+    eprintln!("[RUN #1] Preparing benchmark client...");
+    eprintln!("[RUN #1] Launching threads now...");
+    let (result, doc) = run_for_document(plan, interrupted, terminated);
+    // Ends the progress line (written after carriage returns).
+    eprintln!();
+    if !doc.tests.is_empty() {
+        write_outputs(&doc, opts).map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+            _ => Failure::Fatal(format!("cannot write memtier output: {e}")),
+        })?;
+    }
+    result
+}
+
+/// The outputs can be created (exit 1 before anything connects, as for `--json`).
+fn check_outputs(opts: &MemtierOptions) -> Result<(), Failure> {
+    for p in [&opts.json_out_file, &opts.out_file].into_iter().flatten() {
+        File::create(p)
+            .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+/// How long the test was, as memtier's header and `run information` say it.
+fn length(opts: &MemtierOptions, doc: &Document) -> (String, &'static str, u64) {
+    match (opts.test_time, opts.requests) {
+        (Some(s), _) => (format!("{s:<10}Seconds"), "Seconds", s),
+        (None, Requests::PerClient(n)) => (
+            format!("{n:<10}Requests per client"),
+            "Requests per client",
+            n,
+        ),
+        (None, Requests::AllKeys) => {
+            let n = doc.options.requests.unwrap_or(0);
+            (format!("{n:<10}Requests in all (allkeys)"), "Requests", n)
+        }
+    }
+}
+
+/// Blocks of the run: `ALL STATS` for one run; each run's and the aggregates for `--run-count`.
+fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d TestRecord>) {
+    let sizes = stats::Sizes {
+        key: doc.options.workload.key_prefix.len() + 12,
+        value: doc.options.data_size,
+    };
+    let pcts = &opts.print_percentiles;
+    let tests: Vec<&TestRecord> = doc.tests.iter().collect();
+    if tests.len() == 1 {
+        return (
+            vec![stats::block("ALL STATS".into(), tests[0], pcts, sizes)],
+            tests,
+        );
+    }
+    let runs: Vec<Block> = tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| stats::block(format!("RUN #{} RESULTS", i + 1), t, pcts, sizes))
+        .collect();
+    let mut out = if opts.print_all_runs {
+        runs.clone()
+    } else {
+        Vec::new()
+    };
+    let shown = out.len();
+    out.extend(aggregates(&runs));
+    (out, tests.into_iter().take(shown).collect())
+}
+
+/// When a test started, in seconds since the epoch (0 when the record lacks it).
+fn blocks_start_s(t: &TestRecord) -> f64 {
+    t.started_at
+        .as_deref()
+        .and_then(crate::timestamp::parse_time)
+        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
+    let (blocks, tests) = blocks(doc, opts);
+    let (line, key, n) = length(opts, doc);
+    let mut out = text::header(opts.threads, opts.clients, &line);
+    for b in &blocks {
+        out.push_str(&text::table(b, &opts.print_percentiles));
+        out.push_str("\n\n");
+    }
+    if !opts.hide_histogram
+        && let Some(t) = doc.tests.last()
+    {
+        out.push_str(&text::distribution(t));
+    }
+    match &opts.out_file {
+        Some(p) => std::fs::write(p, &out)?,
+        None => {
+            let mut stdout = io::stdout().lock();
+            stdout.write_all(out.as_bytes())?;
+            stdout.flush()?;
+        }
+    }
+    if let Some(prefix) = &opts.hdr_file_prefix {
+        for (i, t) in doc.tests.iter().enumerate() {
+            let start = blocks_start_s(t);
+            for note in hdr_files::write(prefix, i + 1, t, start)? {
+                eprintln!("{note}");
+            }
+        }
+    }
+    if let Some(p) = &opts.json_out_file {
+        let mut text = serde_json::to_vec_pretty(&json::document(opts, &blocks, &tests, (key, n)))
+            .map_err(io::Error::other)?;
+        text.push(b'\n');
+        std::fs::write(p, text)?;
+        eprintln!("Json file {} created...", p.display());
+    }
+    Ok(())
+}

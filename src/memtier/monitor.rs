@@ -1,0 +1,158 @@
+//! memtier's `--monitor-input`: `--command=__monitor_lineN__` is the Nth command of a
+//! `valkey-cli monitor` / `redis-cli monitor` capture, read with the one trace reader
+//! (`crate::trace`, as `replay` reads it); `__monitor_line@__` becomes one mix command per line
+//! of the file, each of weight 1: sent in order (`S`, the mix's cycle) or drawn (`R`).
+//!
+//! Done before the plan is made: the file is read once, bounded by the reader's entry cap and by
+//! [`MAX_LINES`], and the `--command`s get the commands' arguments as typed.
+
+use std::path::Path;
+
+use crate::cli::memtier::MemtierOptions;
+use crate::cli::{Args, CommandArg};
+use crate::trace::{Entry, Reader};
+
+/// The most commands read from a capture: `__monitor_line@__` makes a mix of them, and a mix
+/// holds at most 256 commands.
+pub const MAX_LINES: usize = 256;
+
+const PREFIX: &[u8] = b"__monitor_line";
+
+/// Replaces `__monitor_line…__` commands in `args` with the capture's commands. `Err` is one
+/// line: a usage mistake (exit 2) or the file's problem.
+pub fn resolve(args: &mut Args, opts: &MemtierOptions) -> Result<(), String> {
+    let named = |c: &CommandArg| c.args.len() == 1 && c.args[0].starts_with(PREFIX);
+    let wanted = args.workload.commands.iter().any(named);
+    let Some(path) = &opts.monitor_input else {
+        return match wanted {
+            true => Err("__monitor_line…__ needs --monitor-input FILE".into()),
+            false => Ok(()),
+        };
+    };
+    if !wanted {
+        return Err(
+            "--monitor-input needs --command=__monitor_lineN__ or __monitor_line@__".into(),
+        );
+    }
+    let lines = read(path)?;
+    let mut out = Vec::new();
+    for c in std::mem::take(&mut args.workload.commands) {
+        if !named(&c) {
+            out.push(c);
+            continue;
+        }
+        let which = &c.args[0][PREFIX.len()..];
+        let which = which.strip_suffix(b"__").unwrap_or(which);
+        if which == b"@" {
+            out.extend(lines.iter().map(|l| CommandArg {
+                args: l.clone(),
+                ..c.clone()
+            }));
+            continue;
+        }
+        let n: usize = std::str::from_utf8(which)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| {
+                format!(
+                    "--command {}: expected __monitor_lineN__ (N from 1) or __monitor_line@__",
+                    String::from_utf8_lossy(&c.args[0])
+                )
+            })?;
+        let line = lines.get(n - 1).ok_or_else(|| {
+            format!(
+                "--command __monitor_line{n}__: {} has {} commands",
+                path.display(),
+                lines.len()
+            )
+        })?;
+        out.push(CommandArg {
+            args: line.clone(),
+            ..c
+        });
+    }
+    args.workload.commands = out;
+    Ok(())
+}
+
+/// The capture's commands (script lines left out: the `EVAL` that ran them is there).
+fn read(path: &Path) -> Result<Vec<Vec<Vec<u8>>>, String> {
+    let err = |e: crate::trace::TraceError| format!("--monitor-input {}: {e}", path.display());
+    let mut reader = Reader::open(path).map_err(err)?;
+    let mut entry = Entry::empty();
+    let mut lines = Vec::new();
+    while reader.next_into(&mut entry).map_err(err)? {
+        if entry.from_script() {
+            continue;
+        }
+        if let Some(a) = entry.args().filter(|a| !a.is_empty()) {
+            if lines.len() == MAX_LINES {
+                return Err(format!(
+                    "--monitor-input {}: more than {MAX_LINES} commands (respbench mixes at most {MAX_LINES})",
+                    path.display()
+                ));
+            }
+            lines.push(a.to_vec());
+        }
+    }
+    if lines.is_empty() {
+        return Err(format!(
+            "--monitor-input {}: no commands in it",
+            path.display()
+        ));
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::cli::memtier::{MemtierInvocation, parse};
+
+    fn resolved(file: &str, command: &str) -> Result<Vec<Vec<Vec<u8>>>, String> {
+        let dir = std::env::temp_dir().join(format!("respbench-monitor-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // One file per call: the tests run in parallel.
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!("m{n}.txt"));
+        std::fs::write(&path, file).unwrap();
+        let argv = [
+            format!("--monitor-input={}", path.display()),
+            format!("--command={command}"),
+        ];
+        let Ok(MemtierInvocation::Run(mut args, opts)) =
+            parse(argv.iter().map(OsString::from), None)
+        else {
+            panic!("parse")
+        };
+        let r = resolve(&mut args, &opts);
+        std::fs::remove_file(&path).unwrap();
+        r.map(|()| args.workload.commands.into_iter().map(|c| c.args).collect())
+    }
+
+    const CAPTURE: &str = "OK\n\
+        1732500000.000001 [0 127.0.0.1:5000] \"SET\" \"k1\" \"v 1\"\n\
+        1732500000.000002 [0 lua] \"GET\" \"inner\"\n\
+        1732500000.000003 [0 127.0.0.1:5000] \"GET\" \"k1\"\n";
+
+    #[test]
+    fn a_numbered_line_is_that_command_and_at_is_every_command() {
+        let one = resolved(CAPTURE, "__monitor_line2__").unwrap();
+        assert_eq!(one, vec![vec![b"GET".to_vec(), b"k1".to_vec()]]);
+        let all = resolved(CAPTURE, "__monitor_line@__").unwrap();
+        assert_eq!(all.len(), 2, "the script's line is left out");
+        assert_eq!(all[0][2], b"v 1");
+    }
+
+    #[test]
+    fn out_of_range_and_empty_captures_are_one_line() {
+        let e = resolved(CAPTURE, "__monitor_line3__").unwrap_err();
+        assert!(e.contains("has 2 commands"), "{e}");
+        let e = resolved("OK\n", "__monitor_line1__").unwrap_err();
+        assert!(e.starts_with("--monitor-input"), "{e}");
+    }
+}
