@@ -18,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod sentinel;
 pub mod slo;
+pub mod storm;
 pub mod timestamp;
 pub mod verdict;
 pub mod watch;

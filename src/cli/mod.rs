@@ -131,6 +131,8 @@ pub struct Args {
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
     pub workload: WorkloadArgs,
+    /// `--connect-storm`, `--tls-resume` (`storm.rs`).
+    pub storm: StormArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -197,6 +199,7 @@ mod parse;
 mod paths;
 mod sentinel;
 mod state;
+mod storm;
 #[cfg(test)]
 mod tests;
 mod uri;
@@ -210,6 +213,7 @@ pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use storm::StormArgs;
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
@@ -275,6 +279,7 @@ impl Default for Args {
             step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
+            storm: StormArgs::default(),
         }
     }
 }

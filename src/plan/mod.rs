@@ -10,6 +10,7 @@ pub mod find_max;
 mod pushes;
 pub mod shard;
 pub mod start_at;
+pub mod storm;
 mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -129,6 +130,8 @@ pub struct RunPlan {
     pub sentinel: crate::cli::SentinelArgs,
     /// `--check-counters`: the INCR test to check for lost writes.
     pub counters: Option<counters::CounterCheck>,
+    /// `--connect-storm`: open and close connections instead of running the tests.
+    pub storm: Option<storm::StormPlan>,
 }
 
 impl RunPlan {
@@ -168,6 +171,7 @@ impl RunPlan {
         let mut load = load_spec(args);
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
+        let storm = storm::plan(args, &mut warnings)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -230,6 +234,7 @@ impl RunPlan {
             find_max,
             sentinel: args.sentinel.clone(),
             counters,
+            storm,
         })
     }
 }
@@ -407,6 +412,7 @@ fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOpti
         key: t.key.clone(),
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
+        resume: args.storm.tls_resume,
     }))
 }
 

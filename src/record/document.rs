@@ -76,6 +76,9 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
+    /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storm: Option<super::storm::StormRecord>,
 }
 
 impl Document {

@@ -19,6 +19,7 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod shard;
+pub mod storm;
 pub mod timeline;
 pub mod workload;
 
@@ -103,6 +104,7 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            storm: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),

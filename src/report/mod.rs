@@ -20,6 +20,7 @@ mod outages;
 mod repeat;
 mod run_summary;
 mod server;
+mod storm;
 
 pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
@@ -28,6 +29,7 @@ pub use format::{
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
 pub use server::{client_bound_warning, write_server_block};
+pub use storm::write_storm;
 
 /// What the report says about the run's setup (the header lines of the full report).
 #[derive(Clone, Debug, Default)]

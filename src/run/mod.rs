@@ -8,6 +8,7 @@ mod failover;
 mod find_max;
 mod record_hook;
 mod start;
+mod storm;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -230,6 +231,17 @@ fn connect_and_run(
     // --start-at (shards starting together): after connecting and preparing, before the first
     // test.
     start::begin(plan, &interrupted, rec)?;
+    if let Some(storm) = &plan.storm {
+        return storm::run_storm(
+            plan,
+            storm,
+            &setup,
+            &mut control,
+            rec,
+            &mut out,
+            interrupted,
+        );
+    }
     let mut session = Session {
         plan,
         load,

@@ -28,6 +28,7 @@ mod record;
 mod secrets;
 mod sentinel;
 mod shards;
+mod storm;
 mod synthetic;
 mod tls;
 mod valkey;
