@@ -9,6 +9,7 @@ pub mod compare;
 pub mod engine;
 pub mod machine;
 pub mod manual;
+pub mod memory;
 pub mod merge;
 pub mod metrics;
 pub mod plan;

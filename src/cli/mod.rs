@@ -133,6 +133,8 @@ pub struct Args {
     pub workload: WorkloadArgs,
     /// `--connect-storm`, `--tls-resume` (`storm.rs`).
     pub storm: StormArgs,
+    /// `--fill`, `--memory-per-key` (`memory.rs`).
+    pub memory: MemoryArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -195,6 +197,7 @@ impl TlsArgs {
 pub mod flag;
 mod flags;
 mod help;
+mod memory;
 mod parse;
 mod paths;
 mod sentinel;
@@ -210,6 +213,7 @@ mod workloads;
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
+pub use memory::MemoryArgs;
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
@@ -280,6 +284,7 @@ impl Default for Args {
             command: Vec::new(),
             workload: WorkloadArgs::default(),
             storm: StormArgs::default(),
+            memory: MemoryArgs::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod counters;
 pub mod dataset;
 pub mod find_max;
+pub mod memory;
 mod pushes;
 pub mod shard;
 pub mod start_at;
@@ -132,6 +133,8 @@ pub struct RunPlan {
     pub counters: Option<counters::CounterCheck>,
     /// `--connect-storm`: open and close connections instead of running the tests.
     pub storm: Option<storm::StormPlan>,
+    /// `--memory-per-key` (or `--fill`): memory per key around every test.
+    pub memory_per_key: bool,
 }
 
 impl RunPlan {
@@ -172,6 +175,7 @@ impl RunPlan {
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
         let storm = storm::plan(args, &mut warnings)?;
+        let memory_per_key = memory::apply(args, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -235,6 +239,7 @@ impl RunPlan {
             sentinel: args.sentinel.clone(),
             counters,
             storm,
+            memory_per_key,
         })
     }
 }

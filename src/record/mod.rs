@@ -18,6 +18,7 @@ pub mod failover;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
+pub mod memory;
 pub mod shard;
 pub mod storm;
 pub mod timeline;

@@ -16,6 +16,7 @@ mod distribution;
 mod format;
 #[cfg(test)]
 mod golden_tests;
+mod memory;
 mod outages;
 mod repeat;
 mod run_summary;
@@ -26,6 +27,7 @@ pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,
 };
+pub use memory::write_memory;
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
 pub use server::{client_bound_warning, write_server_block};

@@ -6,6 +6,7 @@ mod cluster;
 mod console;
 mod failover;
 mod find_max;
+mod memory;
 mod record_hook;
 mod start;
 mod storm;
@@ -470,6 +471,7 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
+        let memory_before = memory::before(self.plan, &mut self.control);
         let watch = self.rec.begin_test();
         let (result, fatal) = engine::run_test(
             &self.setup,
@@ -479,8 +481,10 @@ impl<W: Write> Session<'_, W> {
             run.as_ref(),
             console,
         );
+        let memory = memory::after(&mut self.control, memory_before, template);
         let extras = TestExtras {
             repetition,
+            memory: memory.as_ref(),
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
@@ -488,6 +492,9 @@ impl<W: Write> Session<'_, W> {
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
+        if let (Some(m), false) = (&test.memory, self.plan.format == Format::Csv) {
+            report::write_memory(&mut self.out, m)?;
+        }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
             None => Vec::new(),

@@ -20,6 +20,7 @@ mod find_max;
 mod formats;
 mod html;
 mod lifecycle;
+mod memory;
 mod mixes;
 mod netfaults;
 mod netns;

@@ -13,7 +13,7 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{sentinel, storm, workloads};
+use super::{memory, sentinel, storm, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
@@ -26,6 +26,7 @@ pub(super) const TABLE: &[&[Flag<State>]] = &[
     own::SHARDS,
     workloads::FLAGS,
     storm::FLAGS,
+    memory::FLAGS,
     own::SEARCH,
 ];
 
