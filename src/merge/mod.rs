@@ -19,6 +19,7 @@ mod check;
 mod counts;
 mod failures;
 mod hist;
+mod storm;
 mod test_record;
 mod together;
 
@@ -314,6 +315,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         .and_then(|s| s.rps_total)
         .or_else(|| test_record::sum_or_none(docs.iter().map(|d| d.options.rps)));
     out.tests = tests;
+    out.storm = storm::merge(&inputs)?;
     out.shards = shard_rows(&inputs);
     out.merge = (!note.is_empty()).then_some(note);
     Ok(out)

@@ -101,3 +101,45 @@ fn fill_refuses_what_it_cannot_honour() {
         out.stderr
     );
 }
+
+#[test]
+fn compare_shows_redis_and_valkey_memory_beside_the_speed_table() {
+    let dir = super::harness::TempDir::new();
+    let mut files = Vec::new();
+    for (kind, name) in [
+        (ServerKind::Valkey, "valkey.json"),
+        (ServerKind::Redis, "redis.json"),
+    ] {
+        let server = Server::start_with(ServerOptions {
+            kind,
+            ..ServerOptions::default()
+        });
+        let path = dir.path().join(name);
+        let path = path.to_str().expect("UTF-8 path").to_string();
+        server
+            .bench(&[
+                "-t", "set", "-r", "2000", "-d", "50", "--fill", "--json", &path, "-q",
+            ])
+            .assert_success();
+        files.push(path);
+    }
+    let out = super::harness::respbench(&["compare", &files[0], &files[1]]);
+    out.assert_success();
+    let text = &out.stdout;
+    let speed = text.find("SET").expect("the speed table");
+    let memory = text.find("Memory per key").expect("the memory table");
+    assert!(memory > speed, "{text}");
+    assert!(text.contains("libc") && text.contains("jemalloc"), "{text}");
+    assert!(
+        text.contains("valkey 9.1") && text.contains("redis 7.0"),
+        "{text}"
+    );
+    let html = dir.path().join("r.html");
+    let html = html.to_str().expect("UTF-8 path");
+    super::harness::respbench(&["report", &files[0], &files[1], "-o", html]).assert_success();
+    let page = std::fs::read_to_string(html).expect("the report");
+    assert!(
+        page.contains("id=\"memory-per-key\""),
+        "the HTML report has the table"
+    );
+}

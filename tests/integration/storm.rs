@@ -234,3 +234,45 @@ fn storm_refuses_options_it_cannot_honour() {
         out.stderr
     );
 }
+
+#[test]
+fn storm_shards_merge_into_one_storm_and_compare_shows_it() {
+    let server = Server::start_valkey();
+    let dir = super::harness::TempDir::new();
+    let mut files = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let path = dir.path().join(format!("s{}.json", &shard[..1]));
+        let path = path.to_str().expect("UTF-8 path").to_string();
+        server
+            .bench(&[
+                "--connect-storm",
+                "-c",
+                "2",
+                "-n",
+                "60",
+                "--shard",
+                shard,
+                "--json",
+                &path,
+                "PING",
+            ])
+            .assert_success();
+        files.push(path);
+    }
+    let merged = dir.path().join("merged.json");
+    let merged = merged.to_str().expect("UTF-8 path");
+    super::harness::respbench(&["merge", &files[0], &files[1], "-o", merged]).assert_success();
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(merged).expect("merged")).expect("JSON");
+    let storm = &doc["storm"];
+    assert_eq!(
+        u(&storm["attempted"]),
+        60,
+        "each shard ran its part: {storm}"
+    );
+    assert_eq!(u(&storm["completed"]), 60, "{storm}");
+    stages_add_up(storm);
+    let out = super::harness::respbench(&["compare", &files[0], merged]);
+    out.assert_success();
+    assert!(out.stdout.contains("Connection storm"), "{}", out.stdout);
+}

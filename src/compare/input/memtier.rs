@@ -45,6 +45,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
         tests,
         find_max: None,
         problems: Vec::new(),
+        costs: Default::default(),
     })
 }
 
