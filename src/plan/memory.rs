@@ -52,6 +52,7 @@ pub fn apply(args: &Args, load: &mut LoadSpec) -> Result<bool, String> {
         return Err("--fill: the -r range holds no key".into());
     }
     load.sequential = true;
+    load.key_pattern = KeyPattern::Sequential;
     load.stop = Stop::Requests(keys);
     Ok(true)
 }

@@ -23,6 +23,10 @@ fn fill_and_check(kind: ServerKind) {
     assert_eq!(c.dbsize(), KEYS as i64);
     assert_eq!(c.calls("set"), KEYS);
     let doc: Json = serde_json::from_str(&out.stdout).expect("the record is JSON");
+    let dir = super::harness::TempDir::new();
+    let path = dir.path().join("fill.json");
+    std::fs::write(&path, &out.stdout).expect("a temporary file");
+    super::record::check_with_python(&path);
     let m = &doc["tests"][0]["memory"];
     assert_eq!(m["data_type"], "string", "{m}");
     assert_eq!(m["keys_added"].as_i64(), Some(KEYS as i64), "{m}");

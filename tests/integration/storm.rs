@@ -9,7 +9,12 @@ use super::harness::{Server, ServerKind, ServerOptions, ServerTls, TestCerts};
 
 const PASSWORD: &str = "storm-secret-pw";
 
+/// The record on stdout (`--json -`), checked against docs/record.schema.json.
 fn record(stdout: &str) -> Json {
+    let dir = super::harness::TempDir::new();
+    let path = dir.path().join("storm.json");
+    std::fs::write(&path, stdout).expect("a temporary file");
+    super::record::check_with_python(&path);
     serde_json::from_str(stdout).expect("the record is JSON")
 }
 
