@@ -280,4 +280,15 @@ fn storm_shards_merge_into_one_storm_and_compare_shows_it() {
     let out = super::harness::respbench(&["compare", &files[0], merged]);
     out.assert_success();
     assert!(out.stdout.contains("Connection storm"), "{}", out.stdout);
+    // The run's own --html report has the storm's table too.
+    let html = dir.path().join("storm.html");
+    let html = html.to_str().expect("UTF-8 path");
+    server
+        .bench(&["--connect-storm", "-c", "1", "-n", "5", "--html", html])
+        .assert_success();
+    let page = std::fs::read_to_string(html).expect("the HTML report");
+    assert!(
+        page.contains("id=\"connection-storm\""),
+        "the storm's table"
+    );
 }
