@@ -292,3 +292,56 @@ fn storm_shards_merge_into_one_storm_and_compare_shows_it() {
         "the storm's table"
     );
 }
+
+/// A storm that runs out of ephemeral ports: in a network namespace of the test's own (root
+/// only; skipped otherwise) with six local ports and no reuse of ports in `TIME_WAIT`, every
+/// closed connection holds its port, so the seventh connect fails with `EADDRNOTAVAIL`. That is
+/// the client's limit, reported apart from the server's refusals with the figure that ran out.
+#[test]
+fn running_out_of_local_ports_is_a_client_limit_with_its_figure() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: a network namespace needs root (tests run as root in CI)");
+        return;
+    }
+    let dir = super::harness::TempDir::new();
+    let pidfile = dir.path().join("server.pid");
+    let script = format!(
+        "set -e; ip link set lo up; \
+         echo '40000 40005' > /proc/sys/net/ipv4/ip_local_port_range; \
+         echo 0 > /proc/sys/net/ipv4/tcp_tw_reuse; \
+         redis-server --port 6379 --bind 127.0.0.1 --save '' --daemonize yes --pidfile {pid} \
+           --logfile /dev/null; \
+         trap 'kill $(cat {pid})' EXIT; \
+         for i in $(seq 50); do [ -s {pid} ] && break; sleep 0.1; done; sleep 0.2; \
+         {bin} -h 127.0.0.1 -p 6379 --connect-storm -c 1 -n 20 --no-server-stats --json - PING",
+        pid = pidfile.display(),
+        bin = env!("CARGO_BIN_EXE_respbench"),
+    );
+    let out = std::process::Command::new("timeout")
+        .args(["30", "unshare", "-n", "sh", "-c", &script])
+        .output()
+        .expect("timeout and unshare run");
+    if !out.status.success() && out.stdout.is_empty() {
+        eprintln!(
+            "SKIPPED: cannot make a network namespace here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let storm = &record(&String::from_utf8_lossy(&out.stdout))["storm"];
+    assert_eq!(u(&storm["attempted"]), 20, "{storm}");
+    let failed = u(&storm["failed"]);
+    assert!(failed >= 14, "at most six ports: {storm}");
+    let limits = storm["client_limits"].as_array().expect("client limits");
+    assert_eq!(limits.len(), 1, "{storm}");
+    assert_eq!(limits[0]["kind"], "local_ports");
+    assert_eq!(u(&limits[0]["failures"]), failed);
+    let figure = limits[0]["figure"].as_str().unwrap_or("");
+    assert!(figure.contains("40000-40005 (6 ports)"), "{figure}");
+    assert!(figure.contains("TIME_WAIT"), "{figure}");
+    for f in storm["failures"].as_array().expect("failures") {
+        assert_eq!(f["side"], "client", "none of it is the server's: {f}");
+        assert_eq!(f["stage"], "connect", "{f}");
+    }
+}
