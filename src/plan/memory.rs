@@ -56,3 +56,45 @@ pub fn apply(args: &Args, load: &mut LoadSpec) -> Result<bool, String> {
     load.stop = Stop::Requests(keys);
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Stop;
+    use crate::plan::RunPlan;
+    use crate::workload::distribution::KeyPattern;
+
+    fn plan(argv: &[&str]) -> Result<RunPlan, String> {
+        let args = match crate::cli::parse(argv.iter().map(|s| s.into())) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => return Err(e.0),
+        };
+        RunPlan::new(&args, None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn fill_walks_the_range_once_in_order() {
+        let p = plan(&["-t", "set", "-r", "1000", "--key-minimum", "100", "--fill"]).unwrap();
+        assert!(p.memory_per_key);
+        assert!(p.load.sequential);
+        assert_eq!(p.load.key_pattern, KeyPattern::Sequential);
+        assert_eq!(p.load.stop, Stop::Requests(900));
+        let p = plan(&["-t", "set", "-r", "10", "--memory-per-key"]).unwrap();
+        assert!(p.memory_per_key && !p.load.sequential);
+        assert!(!plan(&["-t", "set"]).unwrap().memory_per_key);
+    }
+
+    #[test]
+    fn fill_refuses_what_would_not_write_each_key_once() {
+        let refused = |argv: &[&str], words: &str| {
+            let e = plan(argv).unwrap_err();
+            assert!(e.contains(words), "{argv:?}: {e}");
+        };
+        refused(&["--fill"], "--fill needs -r");
+        refused(&["-r", "10", "--fill", "-n", "5"], "-n does not apply");
+        refused(&["-r", "10", "--fill", "--duration", "2"], "--duration");
+        refused(&["-r", "10", "--fill", "--keys", "zipf"], "key pattern");
+        refused(&["-r", "10", "--fill", "--cluster"], "--cluster");
+        refused(&["--memory-per-key", "--connect-storm"], "--connect-storm");
+    }
+}
