@@ -2,9 +2,10 @@
 //! the server's connection counters before and after (`INFO`), the server watch around it, the
 //! record's `storm` block and the report.
 
-use std::io::Write;
+use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use super::Failure;
 use crate::engine::ConnSetup;
@@ -43,10 +44,16 @@ pub(super) fn run_storm(
         stop: plan.load.stop,
         rate: plan.load.rps,
         stage_timeout: plan.load.reply_timeout.unwrap_or(CONNECT_TIMEOUT),
+        ended: Arc::new(AtomicU64::new(0)),
     };
     let before = counters(control);
     let watch = rec.begin_test();
-    let mut result = crate::storm::run(&spec, interrupted);
+    let progress = io::stderr().is_terminal();
+    let mut result = std::thread::scope(|s| {
+        let storm = s.spawn(|| crate::storm::run(&spec, interrupted));
+        show_progress(progress, &spec.ended, || storm.is_finished());
+        storm.join().unwrap_or_default()
+    });
     // An error reply may echo an argument (a password): scrubbed before the record or report.
     let secrets = super::secrets(plan);
     for m in result.messages.values_mut() {
@@ -82,4 +89,29 @@ fn counters(control: &mut ControlConn) -> Option<(u64, u64)> {
         info.u64("total_connections_received")?,
         info.u64("connected_clients")?,
     ))
+}
+
+/// While the storm runs: a progress line on stderr (a terminal only), every 250 ms, cleared at
+/// the end.
+fn show_progress(show: bool, ended: &AtomicU64, finished: impl Fn() -> bool) {
+    let start = Instant::now();
+    let mut shown = false;
+    let mut next = start + Duration::from_millis(250);
+    while !finished() {
+        // Short naps, so a storm that ends is reported at once.
+        std::thread::sleep(Duration::from_millis(10));
+        if show && Instant::now() >= next {
+            next += Duration::from_millis(250);
+            let n = ended.load(Ordering::Relaxed);
+            let secs = start.elapsed().as_secs_f64().max(1e-3);
+            eprint!(
+                "\rconnect storm: {n} connections, {:.0} per second   ",
+                n as f64 / secs
+            );
+            shown = true;
+        }
+    }
+    if shown {
+        eprint!("\r{:60}\r", "");
+    }
 }

@@ -20,7 +20,7 @@ mod stages;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 
 use crate::engine::{Stop, Target};
@@ -112,6 +112,8 @@ pub struct StormSpec {
     pub rate: Option<u64>,
     /// How long one stage may take (the connect timeout, and each reply's).
     pub stage_timeout: Duration,
+    /// Connections ended so far (finished or failed), for a progress line while it runs.
+    pub ended: Arc<AtomicU64>,
 }
 
 /// One stage's figures (or the whole connection's).

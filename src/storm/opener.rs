@@ -84,6 +84,7 @@ fn open_loop(
             break;
         }
         connect_once(spec, &mut out);
+        spec.ended.fetch_add(1, Ordering::Relaxed);
         k += 1;
     }
     out
