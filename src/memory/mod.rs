@@ -81,6 +81,38 @@ impl Snapshot {
     pub fn total_keys(&self) -> u64 {
         self.keys.values().sum()
     }
+
+    /// The figures of several servers together (a cluster's primaries): memory and keys added;
+    /// the allocator and version are the first's, or each distinct one joined with ` | `.
+    pub fn sum(snaps: &[Snapshot]) -> Option<Snapshot> {
+        let (first, rest) = snaps.split_first()?;
+        let mut out = first.clone();
+        for s in rest {
+            out.used_memory += s.used_memory;
+            out.used_memory_rss += s.used_memory_rss;
+            out.used_memory_dataset = out
+                .used_memory_dataset
+                .zip(s.used_memory_dataset)
+                .map(|(a, b)| a + b);
+            out.rehashing_bytes = out
+                .rehashing_bytes
+                .zip(s.rehashing_bytes)
+                .map(|(a, b)| a + b);
+            for (db, n) in &s.keys {
+                *out.keys.entry(*db).or_default() += n;
+            }
+            for (mine, theirs) in [
+                (&mut out.allocator, &s.allocator),
+                (&mut out.version, &s.version),
+            ] {
+                if !mine.split(" | ").any(|v| v == theirs) {
+                    mine.push_str(" | ");
+                    mine.push_str(theirs);
+                }
+            }
+        }
+        Some(out)
+    }
 }
 
 /// How the "after" snapshot was taken.
@@ -174,6 +206,30 @@ mod tests {
         assert_eq!(redis.rehashing_bytes, None);
         assert_eq!(redis.total_keys(), 0);
         assert!(Snapshot::parse("nothing:1\r\n").is_none());
+    }
+
+    #[test]
+    fn a_clusters_snapshots_add_up() {
+        let node = |mem, keys, alloc: &str| {
+            let mut s = Snapshot {
+                used_memory: mem,
+                used_memory_rss: mem * 2,
+                used_memory_dataset: Some(mem / 2),
+                allocator: alloc.into(),
+                version: "valkey 9.1.2".into(),
+                ..Snapshot::default()
+            };
+            s.keys.insert(0, keys);
+            s
+        };
+        let sum = Snapshot::sum(&[node(100, 5, "libc"), node(300, 7, "jemalloc-5.3.0")]).unwrap();
+        assert_eq!(sum.used_memory, 400);
+        assert_eq!(sum.used_memory_rss, 800);
+        assert_eq!(sum.used_memory_dataset, Some(200));
+        assert_eq!(sum.total_keys(), 12);
+        assert_eq!(sum.allocator, "libc | jemalloc-5.3.0");
+        assert_eq!(sum.version, "valkey 9.1.2");
+        assert!(Snapshot::sum(&[]).is_none());
     }
 
     #[test]

@@ -16,7 +16,6 @@ pub fn apply(args: &Args, load: &mut LoadSpec) -> Result<bool, String> {
     }
     let name = if m.fill { "--fill" } else { "--memory-per-key" };
     let refused = [
-        (args.cluster, "--cluster (memory is read from one server)"),
         (args.storm.connect_storm, "--connect-storm"),
         (args.find_max.is_some(), "--find-max"),
         (args.idle, "-I"),
@@ -94,7 +93,6 @@ mod tests {
         refused(&["-r", "10", "--fill", "-n", "5"], "-n does not apply");
         refused(&["-r", "10", "--fill", "--duration", "2"], "--duration");
         refused(&["-r", "10", "--fill", "--keys", "zipf"], "key pattern");
-        refused(&["-r", "10", "--fill", "--cluster"], "--cluster");
         refused(&["--memory-per-key", "--connect-storm"], "--connect-storm");
     }
 }

@@ -2,31 +2,71 @@
 //! and after it once the server finished rehashing, turned into the test record's `memory`
 //! block. Read on the control connection, outside the measured phase.
 
+use super::cluster::ClusterCtx;
 use crate::engine::control::ControlConn;
-use crate::memory::{Snapshot, data_type, settled};
+use crate::memory::{Settled, Snapshot, data_type, settled};
 use crate::plan::RunPlan;
 use crate::record::memory::MemoryRecord;
 use crate::workload::Template;
 
-/// The snapshot before a test, when memory per key is measured and the server answers.
-pub(super) fn before(plan: &RunPlan, control: &mut ControlConn) -> Option<Snapshot> {
+/// What was read before a test: the figures, and with `--cluster` a connection to every
+/// primary (their figures are added up).
+pub(super) struct Before {
+    snap: Snapshot,
+    primaries: Option<Vec<ControlConn>>,
+}
+
+/// The snapshot before a test, when memory per key is measured and the servers answer.
+pub(super) fn before(
+    plan: &RunPlan,
+    control: &mut ControlConn,
+    cluster: Option<&ClusterCtx>,
+) -> Option<Before> {
     if !plan.memory_per_key {
         return None;
     }
-    Snapshot::take(control)
+    match cluster {
+        None => Some(Before {
+            snap: Snapshot::take(control)?,
+            primaries: None,
+        }),
+        Some(c) => {
+            let mut conns = c.primary_connections().ok()?;
+            let snaps: Option<Vec<Snapshot>> = conns.iter_mut().map(Snapshot::take).collect();
+            Some(Before {
+                snap: Snapshot::sum(&snaps?)?,
+                primaries: Some(conns),
+            })
+        }
+    }
 }
 
-/// The test's memory block: `before` against the snapshot once the server has settled.
+/// The test's memory block: the "before" figures against those read once the servers have
+/// settled (the slowest node's way of settling is the one named).
 pub(super) fn after(
     control: &mut ControlConn,
-    before: Option<Snapshot>,
+    before: Option<Before>,
     template: &Template,
 ) -> Option<MemoryRecord> {
-    let before = before?;
-    let (after, how) = settled(control)?;
+    let Before { snap, primaries } = before?;
+    let (after, how) = match primaries {
+        None => settled(control)?,
+        Some(mut conns) => {
+            let mut snaps = Vec::new();
+            let mut how = Settled::RehashDone;
+            for c in &mut conns {
+                let (s, h) = settled(c)?;
+                if h != Settled::RehashDone && how != Settled::TimedOut {
+                    how = h;
+                }
+                snaps.push(s);
+            }
+            (Snapshot::sum(&snaps)?, how)
+        }
+    };
     let (command, payload) = unit_payload(template);
     Some(MemoryRecord::of(
-        &before,
+        &snap,
         &after,
         how,
         data_type(&command),

@@ -471,7 +471,7 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
-        let memory_before = memory::before(self.plan, &mut self.control);
+        let memory_before = memory::before(self.plan, &mut self.control, self.cluster.as_ref());
         let watch = self.rec.begin_test();
         let (result, fatal) = engine::run_test(
             &self.setup,

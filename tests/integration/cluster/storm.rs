@@ -1,5 +1,6 @@
-//! `--connect-storm --cluster`: every connection fetches the topology (`CLUSTER SLOTS`), as a
-//! cluster client does after a reconnect, and that stage is timed on its own (issue 26 item 1).
+//! Issue 26 in cluster mode: `--connect-storm --cluster`, where every connection fetches the
+//! topology (`CLUSTER SLOTS`) as a cluster client does after a reconnect, that stage timed on its
+//! own; and `--fill --cluster`, memory per key from every primary's figures added up.
 
 use serde_json::Value as Json;
 
@@ -40,4 +41,22 @@ fn a_cluster_storm_times_the_topology_fetch() {
         storm["total"]["sum_ns"].as_u64(),
         "stages add up"
     );
+}
+
+/// `--fill --cluster`: every key of the range once across the primaries, and memory per key from
+/// their figures added up.
+#[test]
+fn a_cluster_fill_adds_up_every_primarys_memory_and_keys() {
+    let c = Cluster::start();
+    let out = c.bench(&[
+        "-t", "set", "-r", "3000", "-d", "50", "--fill", "--json", "-", "-q",
+    ]);
+    out.assert_success();
+    let doc: Json = serde_json::from_str(&out.stdout).expect("the record is JSON");
+    let m = &doc["tests"][0]["memory"];
+    assert_eq!(m["keys_added"].as_i64(), Some(3000), "{m}");
+    let per_key = m["used_memory"]["bytes_per_key"]
+        .as_f64()
+        .expect("bytes per key");
+    assert!(per_key > 50.0, "{m}");
 }
