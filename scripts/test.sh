@@ -27,6 +27,12 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db poppler-utils >/dev/null
 fi
+# iproute2's `ip` brings loopback up in the network namespace of the connection storm's
+# ephemeral-port test (tests/integration/storm.rs; it skips with a note without it).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v ip >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
+fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -137,6 +137,10 @@ pub struct Args {
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
     pub workload: WorkloadArgs,
+    /// `--connect-storm`, `--tls-resume` (`storm.rs`).
+    pub storm: StormArgs,
+    /// `--fill`, `--memory-per-key` (`memory.rs`).
+    pub memory: MemoryArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -199,11 +203,13 @@ impl TlsArgs {
 pub mod flag;
 mod flags;
 mod help;
+mod memory;
 pub mod memtier;
 mod parse;
 mod paths;
 mod sentinel;
 mod state;
+mod storm;
 #[cfg(test)]
 mod tests;
 mod uri;
@@ -214,9 +220,11 @@ mod workloads;
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
+pub use memory::MemoryArgs;
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
@@ -286,6 +294,8 @@ impl Default for Args {
             step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
+            storm: StormArgs::default(),
+            memory: MemoryArgs::default(),
         }
     }
 }

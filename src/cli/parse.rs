@@ -130,6 +130,11 @@ pub(super) fn finish(st: State) -> Result<Args, UsageError> {
             "options -n and --duration are mutually exclusive".to_owned(),
         ));
     }
+    if requests_given && args.memory.fill {
+        return Err(UsageError(
+            "--fill writes every key of -r once: -n does not apply".to_owned(),
+        ));
+    }
     if requests_given && args.find_max.is_some() {
         return Err(UsageError(
             "--find-max measures each step for --step-duration seconds; -n does not apply"

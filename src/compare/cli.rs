@@ -269,8 +269,16 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {
-        OutFormat::Text => render::text(&cmp, color),
-        OutFormat::Markdown => render::markdown(&cmp),
+        OutFormat::Text => render::text(&cmp, color) + &super::costs::text(&inputs),
+        OutFormat::Markdown => {
+            let costs = super::costs::text(&inputs);
+            render::markdown(&cmp)
+                + &if costs.is_empty() {
+                    costs
+                } else {
+                    format!("\n```{costs}```\n")
+                }
+        }
         OutFormat::Csv => render::csv(&cmp),
         OutFormat::Json => render::json(&cmp, &a.sides),
         OutFormat::Html => super::html::page(&inputs, &cmp),

@@ -266,6 +266,7 @@ mod tests {
             facts: facts.iter().map(|(k, v)| (*k, v.to_string())).collect(),
             find_max: None,
             problems: vec![],
+            costs: Default::default(),
             tests: tests
                 .iter()
                 .map(|(name, rps)| Test {

@@ -12,6 +12,7 @@
 //! `headline → table`; `table → stats, input`; nothing here depends on the engine or the run.
 
 pub mod cli;
+pub mod costs;
 mod files;
 #[cfg(test)]
 mod fixtures;

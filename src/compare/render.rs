@@ -483,6 +483,7 @@ mod tests {
             facts: vec![],
             find_max: None,
             problems: vec![],
+            costs: Default::default(),
             tests: vec![Test {
                 name: "SET".into(),
                 samples: rps

@@ -511,6 +511,7 @@ mod tests {
             facts: vec![],
             find_max: None,
             problems: vec![],
+            costs: Default::default(),
             tests: tests
                 .iter()
                 .map(|(name, rps)| Test {

@@ -220,6 +220,52 @@ impl Target {
         tls: impl FnOnce(&TlsClient, T, &str) -> io::Result<S>,
         unix: impl FnOnce(&Path) -> io::Result<S>,
     ) -> Result<S, EngineError> {
+        self.connect_io(tcp, plain, tls, unix)
+            .map_err(|e| self.connect_error(&e))
+    }
+
+    /// A blocking connect (as [`Target::connect_blocking_within`]) that calls `after_socket`
+    /// between the TCP (or unix) connect and the TLS handshake, so a connection storm
+    /// (`crate::storm`) can time the two apart; a failure keeps the socket's own error (its
+    /// errno tells a client-side limit from a server's refusal). `tls_failed` says whether it
+    /// came after `after_socket`, that is from the handshake.
+    pub fn connect_blocking_staged(
+        &self,
+        timeout: Duration,
+        after_socket: &mut dyn FnMut(),
+    ) -> Result<BlockingStream, (bool, io::Error)> {
+        let socket_done = std::cell::Cell::new(false);
+        let after_socket = std::cell::RefCell::new(after_socket);
+        self.connect_io(
+            |addr, mptcp| {
+                let s = tcp_connect_blocking(addr, mptcp, timeout)?;
+                socket_done.set(true);
+                (after_socket.borrow_mut())();
+                Ok(s)
+            },
+            BlockingStream::Tcp,
+            |tls, s, host| {
+                tls.connect_blocking(s, host, timeout)
+                    .map(|s| BlockingStream::Tls(Box::new(s)))
+            },
+            |path| {
+                let s = UnixStream::connect(path)?;
+                socket_done.set(true);
+                (after_socket.borrow_mut())();
+                Ok(BlockingStream::Unix(s))
+            },
+        )
+        .map_err(|e| (socket_done.get(), e))
+    }
+
+    /// [`Target::connect_with`] before its errors become [`Target::connect_error`].
+    fn connect_io<T, S>(
+        &self,
+        tcp: impl FnOnce(&SocketAddr, bool) -> io::Result<T>,
+        plain: impl FnOnce(T) -> S,
+        tls: impl FnOnce(&TlsClient, T, &str) -> io::Result<S>,
+        unix: impl FnOnce(&Path) -> io::Result<S>,
+    ) -> io::Result<S> {
         match self {
             Self::Tcp {
                 addr,
@@ -234,13 +280,13 @@ impl Target {
                     Some(p) => (&p.addr, p.host.as_str()),
                     None => (addr, host.as_str()),
                 };
-                let s = tcp(addr, transport.mptcp).map_err(|e| self.connect_error(&e))?;
+                let s = tcp(addr, transport.mptcp)?;
                 match &transport.tls {
                     None => Ok(plain(s)),
-                    Some(client) => tls(client, s, host).map_err(|e| self.connect_error(&e)),
+                    Some(client) => tls(client, s, host),
                 }
             }
-            Self::Unix(path) => unix(path).map_err(|e| self.connect_error(&e)),
+            Self::Unix(path) => unix(path),
         }
     }
 }
@@ -338,6 +384,15 @@ impl BlockingStream {
                 s.set_write_timeout(t)
             }
             Self::Tls(s) => s.set_timeouts(t),
+        }
+    }
+
+    /// Whether a TLS connection's handshake resumed an earlier session (`--tls-resume`);
+    /// `None` for plain TCP and unix sockets.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        match self {
+            Self::Tls(s) => Some(s.resumed()),
+            _ => None,
         }
     }
 

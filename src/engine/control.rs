@@ -42,6 +42,12 @@ impl ControlConn {
     /// [`ControlConn::connect`] giving up on the connect after `timeout`.
     pub fn connect_within(target: &Target, timeout: Duration) -> Result<Self, EngineError> {
         let stream = target.connect_blocking_within(timeout)?;
+        Self::over(stream, target)
+    }
+
+    /// A control connection over a stream already connected to `target` (a connection storm
+    /// opens it stage by stage, then sends its commands through here).
+    pub fn over(stream: BlockingStream, target: &Target) -> Result<Self, EngineError> {
         stream
             .set_timeouts(Some(CONTROL_TIMEOUT))
             .map_err(|e| EngineError::Io(format!("{}: {}", target.display(), io_reason(&e))))?;

@@ -19,6 +19,7 @@ mod check;
 mod counts;
 mod failures;
 mod hist;
+mod storm;
 mod test_record;
 mod together;
 
@@ -316,6 +317,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         shards: _,
         merge: _,
         replay: _,
+        storm: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -338,6 +340,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         merge: None,
         // Replays sharded by client: their sends added (`record::replay::merged`).
         replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
+        // Added up from every shard's below (`storm::merge`).
+        storm: None,
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
@@ -367,6 +371,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         .and_then(|s| s.rps_total)
         .or_else(|| test_record::sum_or_none(docs.iter().map(|d| d.options.rps)));
     out.tests = tests;
+    out.storm = storm::merge(&inputs)?;
     out.shards = shard_rows(&inputs);
     out.merge = (!note.is_empty()).then_some(note);
     Ok(out)

@@ -128,6 +128,9 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_threads_runqueue_pct: None,
         client_delay_us: None,
         latency_split: None,
+        // Memory per key read by each shard from the same server overlaps (each saw the others'
+        // keys arrive): it stays in the shards' records.
+        memory: None,
         // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
         // not compile here until someone decides how shards combine it, rather than silently
         // being the first shard's. These are the same on every shard (checked by `check`), or

@@ -7,9 +7,11 @@
 pub mod counters;
 pub mod dataset;
 pub mod find_max;
+pub mod memory;
 mod pushes;
 pub mod shard;
 pub mod start_at;
+pub mod storm;
 mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -137,6 +139,10 @@ pub struct RunPlan {
     pub sentinel: crate::cli::SentinelArgs,
     /// `--check-counters`: the INCR test to check for lost writes.
     pub counters: Option<counters::CounterCheck>,
+    /// `--connect-storm`: open and close connections instead of running the tests.
+    pub storm: Option<storm::StormPlan>,
+    /// `--memory-per-key` (or `--fill`): memory per key around every test.
+    pub memory_per_key: bool,
 }
 
 impl RunPlan {
@@ -176,6 +182,8 @@ impl RunPlan {
         let mut load = load_spec(args);
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
+        let storm = storm::plan(args, &mut warnings)?;
+        let memory_per_key = memory::apply(args, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -257,6 +265,8 @@ impl RunPlan {
             find_max,
             sentinel: args.sentinel.clone(),
             counters,
+            storm,
+            memory_per_key,
         })
     }
 }
@@ -434,6 +444,7 @@ fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOpti
         key: t.key.clone(),
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
+        resume: args.storm.tls_resume,
     }))
 }
 

@@ -34,6 +34,8 @@ pub struct TestExtras<'a> {
     pub skip_histograms: bool,
     /// The machine over the test (`RunRecord` measures it between `begin_test` and `end_test`).
     pub machine: Option<Load>,
+    /// `--memory-per-key`/`--fill`: what the test's keys cost the server.
+    pub memory: Option<&'a super::memory::MemoryRecord>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -47,6 +49,7 @@ impl<'a> TestExtras<'a> {
             repetition: None,
             skip_histograms: false,
             machine: None,
+            memory: None,
         }
     }
 }
@@ -212,6 +215,7 @@ pub fn test_record(
         client_threads_cpu_pct: client_pct,
         client_threads_runqueue_pct: runqueue_pct,
         machine,
+        memory: extras.memory.cloned(),
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
         server,

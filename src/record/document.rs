@@ -79,6 +79,9 @@ pub struct Document {
     /// `respbench replay` records only: see `record::replay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplayRecord>,
+    /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storm: Option<super::storm::StormRecord>,
 }
 
 impl Document {
@@ -270,6 +273,9 @@ pub struct TestRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
+    /// `--memory-per-key`/`--fill` only (absent otherwise): see `record::memory`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::memory::MemoryRecord>,
 }
 
 /// A test's average latency split into the server's own time per call, the time replies waited

@@ -20,8 +20,10 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
+pub mod memory;
 pub mod replay;
 pub mod shard;
+pub mod storm;
 pub mod timeline;
 pub mod workload;
 
@@ -120,6 +122,7 @@ impl RunRecord {
             shards: Vec::new(),
             merge: None,
             replay: None,
+            storm: None,
         };
         let mut rec = Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),

@@ -125,6 +125,18 @@ impl ClusterCtx {
         Ok(())
     }
 
+    /// A control connection to every primary (memory per key adds up their figures).
+    pub(super) fn primary_connections(&self) -> Result<Vec<ControlConn>, String> {
+        let topo = self.shared.topology();
+        topo.primaries()
+            .into_iter()
+            .map(|n| {
+                ControlConn::connect_auth(&self.shared.target(n), self.auth.as_deref())
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    }
+
     /// Learns how `template` routes and which nodes its connections bind to.
     pub(super) fn prepare(
         &mut self,

@@ -7,8 +7,10 @@ mod console;
 mod failover;
 mod find_max;
 mod live_metrics;
+mod memory;
 mod record_hook;
 mod start;
+mod storm;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -292,6 +294,17 @@ fn connect_and_run(
     // --start-at (shards starting together): after connecting and preparing, before the first
     // test.
     start::begin(plan, &interrupted, rec)?;
+    if let Some(storm) = &plan.storm {
+        return storm::run_storm(
+            plan,
+            storm,
+            &setup,
+            &mut control,
+            rec,
+            &mut out,
+            interrupted,
+        );
+    }
     let mut session = Session {
         plan,
         load,
@@ -527,6 +540,7 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
+        let memory_before = memory::before(self.plan, &mut self.control, self.cluster.as_ref());
         let watch = self.rec.begin_test();
         // The console, and each completed second to the journal.
         live_metrics::test_started(console, title, watch.as_ref());
@@ -545,8 +559,10 @@ impl<W: Write> Session<'_, W> {
             )
         };
         live_metrics::test_ended(console, &result);
+        let memory = memory::after(&mut self.control, memory_before, template);
         let extras = TestExtras {
             repetition,
+            memory: memory.as_ref(),
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
@@ -554,6 +570,9 @@ impl<W: Write> Session<'_, W> {
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
+        if let (Some(m), false) = (&test.memory, self.plan.format == Format::Csv) {
+            report::write_memory(&mut self.out, m)?;
+        }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
             None => Vec::new(),

@@ -83,7 +83,7 @@ pub(super) fn finish(
         .err()
         .map(|e| format!("cannot write the --json record: {e}"));
     if let Some(path) = &plan.html
-        && !rec.document().tests.is_empty()
+        && (!rec.document().tests.is_empty() || rec.document().storm.is_some())
         && let Err(e) = crate::compare::html::write_html(&[rec.document()], path)
     {
         problem.get_or_insert(e);

@@ -14,6 +14,7 @@ use crate::harness::{
 };
 
 mod allkeys;
+mod storm;
 
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
 /// and its bus and replication use TLS. `node_timeout`: `cluster-node-timeout` in ms (how long

@@ -128,6 +128,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         ended_at: "2026-11-23T10:01:00Z".into(),
         outcome: "completed".into(),
         error: None,
+        storm: None,
         client: ClientHost {
             hostname: "test".into(),
             cores: 2,

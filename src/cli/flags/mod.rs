@@ -14,7 +14,7 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{sentinel, workloads};
+use super::{memory, sentinel, storm, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
@@ -27,6 +27,8 @@ pub(super) const TABLE: &[&[Flag<State>]] = &[
     sentinel::FLAGS,
     own::SHARDS,
     workloads::FLAGS,
+    storm::FLAGS,
+    memory::FLAGS,
     own::SEARCH,
 ];
 

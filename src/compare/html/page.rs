@@ -70,6 +70,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         comparison(&mut s, cmp);
     }
     find_max(&mut s, inputs);
+    super::costs::section(&mut s, inputs);
     let sections = cmp.tests.iter().filter(|t| t.mix_of.is_none()).count();
     if sections > MAX_CHARTED_TESTS {
         let _ = write!(

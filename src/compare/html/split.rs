@@ -74,6 +74,7 @@ mod tests {
             facts: vec![],
             find_max: None,
             problems: vec![],
+            costs: Default::default(),
             tests: vec![Test {
                 name: "SET".into(),
                 samples: vec![

@@ -128,6 +128,7 @@ fn rows<'a>(
         tests,
         find_max: None,
         problems: Vec::new(),
+        costs: Default::default(),
     })
 }
 

@@ -42,6 +42,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
         tests,
         find_max: None,
         problems: Vec::new(),
+        costs: Default::default(),
     })
 }
 

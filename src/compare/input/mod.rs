@@ -65,6 +65,8 @@ pub struct Input {
     /// was aborted …`), from respbench records' outcomes: `compare` warns and its gate fails,
     /// the report shows them beside the run.
     pub problems: Vec<String>,
+    /// Connection storm and memory per key figures (respbench records only).
+    pub costs: super::costs::Costs,
 }
 
 /// A `--find-max` search's steps, for the latency-vs-throughput chart (respbench records only).
@@ -232,6 +234,8 @@ pub struct FileRun {
     pub find_max: Option<Curve>,
     /// A respbench record's run or tests that did not complete (see [`Input::problems`]).
     pub problems: Vec<String>,
+    /// See [`Input::costs`].
+    pub costs: super::costs::Costs,
 }
 
 /// Reads and recognises one file.
@@ -343,6 +347,7 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         tests: Vec::new(),
         find_max: None,
         problems: Vec::new(),
+        costs: Default::default(),
     };
     // Each name's place in `input.tests`: a lookup per row, so a file of many tests reads in
     // linear time (a search of the list per row was quadratic: 64k rows took minutes).
@@ -355,6 +360,7 @@ pub fn input_of(label: String, files: Vec<String>, runs: Vec<FileRun>) -> Option
         if input.find_max.is_none() {
             input.find_max = run.find_max;
         }
+        input.costs.absorb(run.costs);
         for (name, value) in &run.facts {
             match input.facts.iter_mut().find(|f| f.0 == *name) {
                 Some(f) if !f.1.split(" | ").any(|v| v == value) => {
@@ -450,6 +456,7 @@ mod tests {
             tests: vec![],
             find_max: None,
             problems: vec![],
+            costs: Default::default(),
         };
         let mut v = vec![side("run"), side("run"), side("x"), side("run")];
         dedup_labels(&mut v);

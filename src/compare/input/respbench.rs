@@ -27,8 +27,16 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     }
     let facts = super::facts::of_record(&value);
     let verdicts = super::facts::verdicts(&value);
-    let doc = Document::read(value)?;
+    let mut doc = Document::read(value)?;
     let problems = problems(&doc);
+    let costs = crate::compare::costs::Costs {
+        storm: doc.storm.take(),
+        memory: doc
+            .tests
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.memory.clone()?)))
+            .collect(),
+    };
     let switches = doc
         .sentinel
         .as_ref()
@@ -79,6 +87,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
         tests,
         find_max,
         problems,
+        costs,
     })
 }
 
@@ -110,7 +119,7 @@ fn problems(doc: &Document) -> Vec<String> {
             out.push(format!("test {} was {o} (partial figures)", t.name));
         }
     }
-    if out.is_empty() && doc.tests.is_empty() && doc.find_max.is_none() {
+    if out.is_empty() && doc.tests.is_empty() && doc.find_max.is_none() && doc.storm.is_none() {
         out.push("no test in the record".to_string());
     }
     out

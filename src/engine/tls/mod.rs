@@ -62,6 +62,9 @@ pub struct TlsOptions {
     pub ciphers: Option<String>,
     /// `--tls-ciphersuites`: OpenSSL TLS 1.3 ciphersuite list.
     pub ciphersuites: Option<String>,
+    /// `--tls-resume`: keep session tickets and resume (a connection storm times resumed
+    /// handshakes apart from full ones); off by default, as valkey-benchmark never resumes.
+    pub resume: bool,
 }
 
 /// Checks `--tls-ciphers` and `--tls-ciphersuites` without any I/O (see [`ciphers`]): an error is
@@ -195,7 +198,9 @@ impl TlsClient {
         };
         // A full handshake on every connection, as valkey-benchmark does (it never resumes), so
         // that `-k 0` measures the same work.
-        config.resumption = Resumption::disabled();
+        if !o.resume {
+            config.resumption = Resumption::disabled();
+        }
         Ok(TlsClient {
             config: Arc::new(config),
             sni: o.sni.clone(),
@@ -374,6 +379,11 @@ impl TlsStream {
     /// The TCP socket, for registering with a poller.
     pub(crate) fn tcp(&mut self) -> &mut mio::net::TcpStream {
         &mut self.sock.tcp
+    }
+
+    /// Whether the handshake resumed an earlier session (rustls's own account of it).
+    pub(crate) fn resumed(&self) -> bool {
+        self.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
     }
 
     pub(crate) fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {

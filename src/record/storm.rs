@@ -1,0 +1,191 @@
+//! The record's `storm` block (`--connect-storm`): counts, connects per second, one histogram
+//! per stage and one for the whole connection, failures by stage, kind and side, the client's
+//! limits with the figure that ran out, and the server's connection counters and CPU from the
+//! watch. Written by a run, added up exactly by `merge` (counts and histograms), read by
+//! `report`, `compare` and the HTML report.
+
+use serde::{Deserialize, Serialize};
+
+use super::document::{LatencySummary, ServerTestRecord};
+use super::{RunRecord, build, hdr};
+use crate::storm::{Side, Stage, StageFigures, StormResult};
+use crate::watch::TestWatch;
+
+/// A connection storm, as the record keeps it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StormRecord {
+    /// `-c`: concurrent openers.
+    pub openers: u32,
+    /// `--rps`: connections per second asked for; `None` is as fast as possible.
+    pub target_rate: Option<u64>,
+    /// `--tls-resume` was given (resumed handshakes are their own stage).
+    pub tls_resume: bool,
+    /// The command sent once per connection (its name only), if any.
+    pub command: Option<String>,
+    pub duration_s: f64,
+    /// Connections begun, finished (every stage) and failed.
+    pub attempted: u64,
+    pub completed: u64,
+    pub failed: u64,
+    /// Finished connections per second of the storm.
+    pub connects_per_s: f64,
+    pub interrupted: bool,
+    /// Each finished connection's total, measured on its own.
+    pub total: StageRecord,
+    /// Stages in the order they happen; only those the storm went through. Their `sum_ns` add
+    /// up to `total.sum_ns` exactly.
+    pub stages: Vec<StageRecord>,
+    pub failures: Vec<StormFailure>,
+    /// Client-side limits met (ephemeral ports, open files), apart from the server's refusals.
+    pub client_limits: Vec<ClientLimitRecord>,
+    /// `total_connections_received` during the storm, from `INFO` before and after.
+    pub connections_received: Option<u64>,
+    /// `connected_clients` after the storm (connections left open on the server).
+    pub connected_clients_after: Option<u64>,
+    /// The server watch over the storm (CPU, `connected_clients` peak, `rejected_connections`).
+    pub server: Vec<ServerTestRecord>,
+}
+
+/// One stage's (or the whole connection's) figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StageRecord {
+    pub name: String,
+    /// The exact sum of its times, ns (the histogram rounds; `merge` adds these).
+    pub sum_ns: u64,
+    pub latency_us: LatencySummary,
+    /// HDR V2, compressed, base64 (as the tests' histograms).
+    pub hdr: String,
+}
+
+/// Connections that failed in one stage the same way.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StormFailure {
+    pub stage: String,
+    /// `refused`, `reset`, `closed`, `timeout`, `tls`, `maxclients`, `auth`, `err`,
+    /// `local_ports`, `open_files`, …
+    pub kind: String,
+    /// `client` (a limit of the client's machine) or `server`.
+    pub side: String,
+    pub count: u64,
+    /// The first such failure's message (secrets scrubbed), e.g. "ERR max number of clients
+    /// reached".
+    pub message: Option<String>,
+}
+
+/// A client-side limit the storm ran into.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClientLimitRecord {
+    pub kind: String,
+    pub failures: u64,
+    /// What ran out, e.g. "ephemeral ports 32768-60999 (28232 ports), 28100 sockets in
+    /// TIME_WAIT".
+    pub figure: String,
+}
+
+/// What the run knows beyond the storm's own result.
+pub struct StormContext {
+    pub openers: u32,
+    pub target_rate: Option<u64>,
+    pub tls_resume: bool,
+    pub command: Option<String>,
+    pub connections_received: Option<u64>,
+    pub connected_clients_after: Option<u64>,
+}
+
+impl StageRecord {
+    fn of(name: &str, f: &StageFigures, keep_hdr: bool) -> Self {
+        Self {
+            name: name.into(),
+            sum_ns: u64::try_from(f.sum_ns).unwrap_or(u64::MAX),
+            latency_us: LatencySummary::of(&f.hist),
+            hdr: if keep_hdr {
+                hdr::encode(&f.hist)
+            } else {
+                String::new()
+            },
+        }
+    }
+}
+
+impl StormRecord {
+    /// The block for `r`.
+    pub fn of(r: &StormResult, ctx: StormContext, server: Vec<ServerTestRecord>) -> Self {
+        let secs = r.elapsed.as_secs_f64();
+        let stages = Stage::ALL
+            .iter()
+            .filter(|s| !r.stage(**s).hist.is_empty())
+            .map(|s| StageRecord::of(s.name(), r.stage(*s), true))
+            .collect();
+        Self {
+            openers: ctx.openers,
+            target_rate: ctx.target_rate,
+            tls_resume: ctx.tls_resume,
+            command: ctx.command,
+            duration_s: secs,
+            attempted: r.attempted,
+            completed: r.completed,
+            failed: r.failed(),
+            connects_per_s: if secs > 0.0 {
+                r.completed as f64 / secs
+            } else {
+                0.0
+            },
+            interrupted: r.interrupted,
+            total: StageRecord::of("total", &r.total, true),
+            stages,
+            failures: r
+                .failures
+                .iter()
+                .map(|((stage, kind), n)| StormFailure {
+                    stage: stage.name().into(),
+                    kind: (*kind).into(),
+                    side: Side::of(kind).name().into(),
+                    count: *n,
+                    message: r.messages.get(&(*stage, *kind)).cloned(),
+                })
+                .collect(),
+            client_limits: r
+                .client_limits
+                .iter()
+                .map(|l| ClientLimitRecord {
+                    kind: l.kind.into(),
+                    failures: l.failures,
+                    figure: l.figure.clone(),
+                })
+                .collect(),
+            connections_received: ctx.connections_received,
+            connected_clients_after: ctx.connected_clients_after,
+            server,
+        }
+    }
+
+    /// Refusals by the server (every failure not on the client's side).
+    pub fn server_failures(&self) -> u64 {
+        self.failures
+            .iter()
+            .filter(|f| f.side == "server")
+            .map(|f| f.count)
+            .sum()
+    }
+}
+
+impl RunRecord {
+    /// Ends a storm: stops its samplers and sets the record's `storm` block.
+    pub fn end_storm(
+        &mut self,
+        watch: Option<TestWatch>,
+        result: &StormResult,
+        ctx: StormContext,
+    ) -> &StormRecord {
+        let watched = watch.map(TestWatch::end).unwrap_or_default();
+        let server = watched
+            .iter()
+            .map(|w| build::server_record(w, &[]))
+            .collect();
+        self.doc.storm.insert(StormRecord::of(result, ctx, server))
+    }
+}

@@ -1,0 +1,117 @@
+//! `--connect-storm`'s part of the run: the storm's spec from the plan and the connection setup,
+//! the server's connection counters before and after (`INFO`), the server watch around it, the
+//! record's `storm` block and the report.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::Failure;
+use crate::engine::ConnSetup;
+use crate::engine::conn::CONNECT_TIMEOUT;
+use crate::engine::control::ControlConn;
+use crate::plan::RunPlan;
+use crate::plan::storm::StormPlan;
+use crate::record::RunRecord;
+use crate::record::storm::StormContext;
+use crate::storm::{Stage, StormSpec, split_commands};
+use crate::watch::fetch_info;
+use crate::watch::info::Info;
+
+/// Runs the storm and prints its report.
+pub(super) fn run_storm(
+    plan: &RunPlan,
+    storm: &StormPlan,
+    setup: &ConnSetup,
+    control: &mut ControlConn,
+    rec: &mut RunRecord,
+    out: &mut dyn Write,
+    interrupted: Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    let setup_commands = split_commands(&setup.prefix)
+        .ok_or_else(|| Failure::Fatal("cannot split the setup commands".into()))?;
+    let spec = StormSpec {
+        target: setup.target.clone(),
+        setup: setup_commands
+            .iter()
+            .zip(&setup.prefix_commands)
+            .map(|(bytes, name)| (Stage::of_setup(name), bytes.to_vec()))
+            .collect(),
+        cluster_slots: plan.cluster,
+        command: storm.command.clone(),
+        openers: plan.load.clients,
+        stop: plan.load.stop,
+        rate: plan.load.rps,
+        stage_timeout: plan.load.reply_timeout.unwrap_or(CONNECT_TIMEOUT),
+        ended: Arc::new(AtomicU64::new(0)),
+    };
+    let before = counters(control);
+    let watch = rec.begin_test();
+    let progress = io::stderr().is_terminal();
+    let mut result = std::thread::scope(|s| {
+        let storm = s.spawn(|| crate::storm::run(&spec, interrupted));
+        show_progress(progress, &spec.ended, || storm.is_finished());
+        storm.join().unwrap_or_default()
+    });
+    // An error reply may echo an argument (a password): scrubbed before the record or report.
+    let secrets = super::secrets(plan);
+    for m in result.messages.values_mut() {
+        *m = crate::redact::scrub(m, &secrets);
+    }
+    let after = counters(control);
+    let ctx = StormContext {
+        openers: spec.openers,
+        target_rate: spec.rate,
+        tls_resume: plan.tls.as_ref().is_some_and(|t| t.resume),
+        command: storm.command_name.clone(),
+        connections_received: match (before, after) {
+            (Some((b, _)), Some((a, _))) => Some(a.saturating_sub(b)),
+            _ => None,
+        },
+        connected_clients_after: after.map(|(_, c)| c),
+    };
+    let record = rec.end_storm(watch, &result, ctx);
+    crate::report::write_storm(out, record, &setup.target.display())?;
+    out.flush()?;
+    if result.interrupted {
+        return Err(Failure::Interrupted);
+    }
+    Ok(())
+}
+
+/// `total_connections_received` and `connected_clients` now; `None` when `INFO` is refused or
+/// fails (the storm's own figures stand without them).
+fn counters(control: &mut ControlConn) -> Option<(u64, u64)> {
+    let text = fetch_info(control, &["stats", "clients"]).ok()?;
+    let info = Info::new(&text);
+    Some((
+        info.u64("total_connections_received")?,
+        info.u64("connected_clients")?,
+    ))
+}
+
+/// While the storm runs: a progress line on stderr (a terminal only), every 250 ms, cleared at
+/// the end.
+fn show_progress(show: bool, ended: &AtomicU64, finished: impl Fn() -> bool) {
+    let start = Instant::now();
+    let mut shown = false;
+    let mut next = start + Duration::from_millis(250);
+    while !finished() {
+        // Short naps, so a storm that ends is reported at once.
+        std::thread::sleep(Duration::from_millis(10));
+        if show && Instant::now() >= next {
+            next += Duration::from_millis(250);
+            let n = ended.load(Ordering::Relaxed);
+            let secs = start.elapsed().as_secs_f64().max(1e-3);
+            eprint!(
+                "\rconnect storm: {n} connections, {:.0} per second   ",
+                n as f64 / secs
+            );
+            shown = true;
+        }
+    }
+    if shown {
+        eprint!("\r{:60}\r", "");
+    }
+}
