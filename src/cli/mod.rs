@@ -131,6 +131,8 @@ pub struct Args {
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
     pub workload: WorkloadArgs,
+    /// `--pubsub`/`--stream` and their options, `--key-drift` (`delivery.rs`).
+    pub delivery: DeliveryArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -190,6 +192,7 @@ impl TlsArgs {
     }
 }
 
+mod delivery;
 pub mod flag;
 mod flags;
 mod help;
@@ -204,6 +207,7 @@ mod value;
 mod words;
 mod workloads;
 
+pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
@@ -275,6 +279,7 @@ impl Default for Args {
             step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
+            delivery: DeliveryArgs::default(),
         }
     }
 }

@@ -128,6 +128,7 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_threads_runqueue_pct: None,
         client_delay_us: None,
         latency_split: None,
+        delivery: super::delivery::merge(&tests, &what)?,
         ..first.clone()
     };
     Ok((merged, spans))

@@ -6,6 +6,7 @@
 
 pub mod counters;
 pub mod dataset;
+mod delivery;
 pub mod find_max;
 mod pushes;
 pub mod shard;
@@ -129,6 +130,8 @@ pub struct RunPlan {
     pub sentinel: crate::cli::SentinelArgs,
     /// `--check-counters`: the INCR test to check for lost writes.
     pub counters: Option<counters::CounterCheck>,
+    /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
+    pub delivery: Option<crate::delivery::DeliverySpec>,
 }
 
 impl RunPlan {
@@ -193,6 +196,8 @@ impl RunPlan {
             .map(|t| start_at::parse_start_at(t, SystemTime::now()))
             .transpose()?;
         load.dataset = dataset::load(args, &workload, load.keyspace.is_some(), &mut warnings)?;
+        delivery::key_drift(args, &mut load)?;
+        let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -230,6 +235,7 @@ impl RunPlan {
             find_max,
             sentinel: args.sentinel.clone(),
             counters,
+            delivery,
         })
     }
 }
@@ -373,6 +379,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         value_sizes: None,
         mix: None,
         shard: crate::workload::split::Share::WHOLE,
+        key_drift: None,
     }
 }
 

@@ -200,6 +200,7 @@ pub fn test_record(
         machine,
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
+        delivery: None,
         server,
     }
 }

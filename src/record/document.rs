@@ -266,6 +266,9 @@ pub struct TestRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
+    /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<super::delivery::DeliveryRecord>,
 }
 
 /// A test's average latency split into the server's own time per call, the time replies waited

@@ -12,6 +12,7 @@
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
 pub mod build;
+pub mod delivery;
 
 pub mod document;
 pub mod failover;

@@ -13,7 +13,7 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{sentinel, workloads};
+use super::{delivery, sentinel, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
@@ -25,6 +25,7 @@ pub(super) const TABLE: &[&[Flag<State>]] = &[
     sentinel::FLAGS,
     own::SHARDS,
     workloads::FLAGS,
+    delivery::FLAGS,
     own::SEARCH,
 ];
 
