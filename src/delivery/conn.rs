@@ -31,12 +31,15 @@ pub(super) fn open(setup: &ConnSetup) -> Result<ControlConn, EngineError> {
 }
 
 /// What one publisher did.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Published {
     pub acked: u64,
     pub errors: u64,
     /// Sum of the integer replies (`PUBLISH`: receivers counted by the server).
     pub reply_sum: u64,
+    /// Acknowledged messages by the second they were sent in (their stamp), so the record's
+    /// per-second publish counts are exact rather than sampled.
+    pub per_second: Vec<u64>,
 }
 
 /// How a publisher sends message `number`: the command's arguments around the payload, and the
@@ -84,7 +87,8 @@ pub(super) fn publish(
             }
         }
         let number = part.start + k;
-        stamp::write(&mut payload, live.now_ns(), number);
+        let sent_ns = live.now_ns();
+        stamp::write(&mut payload, sent_ns, number);
         let (channel, (args, n)) = command.args(number, &payload);
         match conn.call(&args[..n]) {
             Ok(Value::Error(_)) => out.errors += 1,
@@ -94,6 +98,11 @@ pub(super) fn publish(
                     out.reply_sum += n.max(0) as u64;
                 }
                 live.published[channel].fetch_add(1, Ordering::Relaxed);
+                let second = (sent_ns / 1_000_000_000) as usize;
+                if out.per_second.len() <= second {
+                    out.per_second.resize(second + 1, 0);
+                }
+                out.per_second[second] += 1;
             }
             Err(_) => {
                 out.errors += part.len - k;

@@ -141,6 +141,8 @@ pub struct DeliveryResult {
     /// From the first publish to the last delivery.
     pub elapsed: Duration,
     pub seconds: Vec<SecondRow>,
+    /// First deliveries per second and 100 ms slot, with their latencies (the test's timeline).
+    pub timeline: crate::metrics::Timeline,
     pub disconnects: Vec<Disconnect>,
     /// The server's `client_output_buffer_limit_disconnections` over the test (`None` when it
     /// does not report it).

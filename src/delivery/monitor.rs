@@ -18,7 +18,7 @@ use crate::engine::control::ControlConn;
 pub struct SecondRow {
     /// Seconds since the start (the row covers `second..second + 1`).
     pub second: u32,
-    /// Messages published in the second.
+    /// Messages published (acknowledged) in the second, by their send time.
     pub published: u64,
     /// First deliveries in the second.
     pub delivered: u64,
@@ -50,8 +50,9 @@ pub(super) enum Probe {
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 /// Samples the server every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
-/// `behind` says how far receivers are behind now. Returns the rows (cumulative publish and
-/// delivery counts turned into per-second ones) and the subscribers the server dropped.
+/// `behind` says how far receivers are behind now. Returns the rows (the cumulative delivery
+/// count turned into per-second ones; the publishers count their own seconds exactly) and the
+/// subscribers the server dropped.
 pub(super) fn watch(
     setup: &ConnSetup,
     live: &Live,
@@ -64,7 +65,7 @@ pub(super) fn watch(
     }
     let mut seen = Seen::default();
     let mut rows = Vec::new();
-    let (mut published, mut delivered) = (0u64, 0u64);
+    let mut delivered = 0u64;
     for second in 0u32.. {
         let mut row = SecondRow {
             second,
@@ -82,23 +83,17 @@ pub(super) fn watch(
                 break;
             }
         }
-        let p: u64 = live
-            .published
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .sum();
         let d: u64 = live
             .received
             .iter()
             .map(|a| a.load(Ordering::Relaxed))
             .sum();
-        row.published = p - published;
         row.delivered = d.saturating_sub(delivered);
         row.behind = behind();
-        (published, delivered) = (p, d.max(delivered));
+        delivered = d.max(delivered);
         let stopped = live.stop.load(Ordering::Relaxed);
         // The last, partial row only when something happened in it.
-        if !stopped || row.published > 0 || row.delivered > 0 {
+        if !stopped || row.delivered > 0 {
             rows.push(row);
         }
         if stopped {

@@ -24,7 +24,7 @@ const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(100);
 /// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
 /// lost beyond it, so the run stays bounded).
-pub(super) const DRAIN_MAX: Duration = Duration::from_secs(5);
+pub(super) const DRAIN_MAX: Duration = Duration::from_secs(3);
 
 /// The pub/sub mode's names and commands.
 struct Names {
@@ -221,15 +221,14 @@ fn receive(
         }
         match c.wait_next() {
             Ok(Some(v)) => {
-                match message_payload(&v).and_then(stamp::read) {
-                    Some((sent, number)) => {
-                        if tally.receive(number, sent, live.now_ns()) {
-                            live.received[i as usize].store(tally.delivered, Ordering::Relaxed);
-                            last = Instant::now();
-                        }
+                match message_payload(&v).map(stamp::read) {
+                    Some(Some((sent, number))) if tally.receive(number, sent, live.now_ns()) => {
+                        live.received[i as usize].store(tally.delivered, Ordering::Relaxed);
+                        last = Instant::now();
                     }
-                    None if message_payload(&v).is_some() => tally.foreign += 1,
-                    None => {}
+                    // A duplicate (counted by `receive`), or not a message.
+                    Some(Some(_)) | None => {}
+                    Some(None) => tally.foreign += 1,
                 }
                 if let Some(p) = pause {
                     std::thread::sleep(p);

@@ -24,10 +24,13 @@ pub(super) fn finish(
         disconnects.extend(d);
     }
     for row in &mut rows {
-        if let Some(s) = all.seconds.get(row.second as usize)
-            && s.delivered > 0
+        let at = row.second as usize;
+        row.published = published.iter().filter_map(|p| p.per_second.get(at)).sum();
+        if let Some(s) = all.timeline.seconds.get(row.second as usize)
+            && s.completed > 0
         {
-            row.max_latency_us = Some(s.max_ns as f64 / 1000.0);
+            let slowest = s.slots.iter().map(|slot| slot.waited_ns).max().unwrap_or(0);
+            row.max_latency_us = Some(slowest as f64 / 1000.0);
         }
     }
     DeliveryResult {
@@ -43,6 +46,7 @@ pub(super) fn finish(
         latency: all.latency,
         elapsed: Duration::from_nanos(all.last_ns),
         seconds: rows,
+        timeline: all.timeline,
         disconnects,
         buffer_limit_disconnections: None,
         interrupted: live.interrupted.load(Ordering::Relaxed),

@@ -3,16 +3,7 @@
 //! HDR histogram; per second of the test, deliveries and the slowest one. The "seen" set is a
 //! bitset over the run's message numbers (bounded by the plan: `-n` bits per receiver).
 
-use crate::metrics::LatencyHistogram;
-
-/// One second of a receiver's deliveries.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SecondTally {
-    /// Messages delivered in the second (first deliveries only).
-    pub delivered: u64,
-    /// The slowest delivery of the second, ns (0 when none).
-    pub max_ns: u64,
-}
+use crate::metrics::{LatencyHistogram, SLOT, SLOTS, Timeline};
 
 /// A receiver's deliveries.
 #[derive(Clone, Debug)]
@@ -26,8 +17,9 @@ pub struct Tally {
     pub foreign: u64,
     /// Send → receive of first deliveries, ns.
     pub latency: LatencyHistogram,
-    /// Per second since the origin.
-    pub seconds: Vec<SecondTally>,
+    /// Per second since the origin (with its 100 ms slots), as the engine's tests keep it, so
+    /// the record's timeline and outages read a delivery test like any other.
+    pub timeline: Timeline,
     /// When the last first delivery arrived, ns since the origin.
     pub last_ns: u64,
 }
@@ -41,7 +33,7 @@ impl Tally {
             duplicates: 0,
             foreign: 0,
             latency: LatencyHistogram::new(),
-            seconds: Vec::new(),
+            timeline: Timeline::default(),
             last_ns: 0,
         }
     }
@@ -63,13 +55,13 @@ impl Tally {
         self.last_ns = self.last_ns.max(now_ns);
         let ns = now_ns.saturating_sub(sent_ns);
         self.latency.record(ns.max(1));
-        let second = (now_ns / 1_000_000_000) as usize;
-        if self.seconds.len() <= second {
-            self.seconds.resize(second + 1, SecondTally::default());
-        }
-        let s = &mut self.seconds[second];
-        s.delivered += 1;
-        s.max_ns = s.max_ns.max(ns);
+        let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
+        second.completed += 1;
+        second.latency.record(ns.max(1));
+        let slot = ((now_ns % 1_000_000_000) / SLOT.as_nanos() as u64) as usize;
+        let slot = &mut second.slots[slot.min(SLOTS - 1)];
+        slot.completed += 1;
+        slot.waited_ns = slot.waited_ns.max(ns);
         true
     }
 
@@ -81,14 +73,7 @@ impl Tally {
         self.foreign += other.foreign;
         self.latency.merge(&other.latency);
         self.last_ns = self.last_ns.max(other.last_ns);
-        if self.seconds.len() < other.seconds.len() {
-            self.seconds
-                .resize(other.seconds.len(), SecondTally::default());
-        }
-        for (s, o) in self.seconds.iter_mut().zip(&other.seconds) {
-            s.delivered += o.delivered;
-            s.max_ns = s.max_ns.max(o.max_ns);
-        }
+        self.timeline.merge(&other.timeline);
     }
 }
 
@@ -105,13 +90,29 @@ mod tests {
         assert!(!t.receive(200, 0, 1));
         assert_eq!((t.delivered, t.duplicates, t.foreign), (2, 1, 1));
         assert_eq!(t.latency.len(), 2);
-        assert_eq!(t.seconds.len(), 2);
-        assert_eq!(t.seconds[0].delivered, 1);
-        assert_eq!(t.seconds[1].max_ns, 1_499_999_990);
+        let seconds = &t.timeline.seconds;
+        assert_eq!(seconds.len(), 2);
+        assert_eq!(seconds[0].completed, 1);
+        assert_eq!(seconds[1].slots[5].completed, 1);
+        assert_eq!(seconds[1].slots[5].waited_ns, 1_499_999_990);
         let mut sum = Tally::new(100);
         sum.merge_figures(&t);
         sum.merge_figures(&t);
         assert_eq!((sum.delivered, sum.duplicates), (4, 2));
-        assert_eq!(sum.seconds[1].delivered, 2);
+        assert_eq!(sum.timeline.seconds[1].completed, 2);
+        assert!(
+            sum.timeline
+                .check_totals(&{
+                    let mut r = crate::metrics::TestResult::empty(
+                        "t",
+                        None,
+                        crate::metrics::Outcome::Completed,
+                    );
+                    r.completed = 4;
+                    r.latency = sum.latency.clone();
+                    r
+                })
+                .is_ok()
+        );
     }
 }

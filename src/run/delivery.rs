@@ -48,7 +48,9 @@ fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> Tes
         (true, false) => Outcome::Interrupted(Signal::Interrupt),
         (true, true) => Outcome::Interrupted(Signal::Terminate),
     };
-    let mut r = TestResult::empty(spec.title(), spec.rate, outcome);
+    // No `--rps` target here: the engine's achieved-rate samples do not exist for a delivery
+    // test (the block carries the rate asked and what was published each second).
+    let mut r = TestResult::empty(spec.title(), None, outcome);
     r.completed = m.delivered;
     r.elapsed = m.elapsed;
     r.latency = m.latency.clone();
@@ -56,6 +58,7 @@ fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> Tes
     r.issued = m.expected;
     r.unanswered = m.lost;
     r.pushes.messages = m.delivered + m.duplicates + m.foreign;
+    r.timeline = m.timeline.clone();
     r
 }
 
