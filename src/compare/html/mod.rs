@@ -9,6 +9,7 @@
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod charts;
+mod delivery;
 mod find_max;
 mod forest;
 mod mix;

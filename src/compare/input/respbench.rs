@@ -172,6 +172,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let kept_slots = slots(&t, duration);
     let detail = Detail {
         latency_split: t.latency_split.clone(),
+        delivery: t.delivery.clone(),
         timeline: t
             .timeline
             .iter()
