@@ -156,10 +156,10 @@ pub(super) const FLAGS: &[Flag<State>] = &[
 /// `N:MS`.
 fn slow(name: &str, v: &OsStr) -> Result<(u32, u64), UsageError> {
     let s = text(name, v)?;
-    let err = || invalid_value(name, v, "n:ms, e.g. 1:50");
+    let err = || invalid_value(name, v, "n:ms (ms from 1 to 1000), e.g. 1:50");
     let (n, ms) = s.split_once(':').ok_or_else(err)?;
     let n = whole(name, OsStr::new(n), 1, MAX_CONNS).map_err(|_| err())?;
-    let ms = whole(name, OsStr::new(ms), 1, 60_000).map_err(|_| err())?;
+    let ms = whole(name, OsStr::new(ms), 1, 1000).map_err(|_| err())?;
     Ok((n, ms))
 }
 

@@ -59,24 +59,7 @@ pub(super) fn run(
         channels: (0..channels).map(|k| spec.channel(k)).collect(),
         publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
     };
-    let (verb, glob): (&[u8], bool) = match (patterns, sharded) {
-        (true, _) => (b"PSUBSCRIBE", true),
-        (_, true) => (b"SSUBSCRIBE", false),
-        _ => (b"SUBSCRIBE", false),
-    };
-    let mut subs = Vec::with_capacity(subscribers as usize);
-    let mut ids = Vec::with_capacity(subscribers as usize);
-    for i in 0..subscribers {
-        let mut name = names.channels[(i % channels) as usize].clone();
-        if glob {
-            // `{prefix}{k}:ch` matched as `{prefix}{k}:c*`: only channel k.
-            name.pop();
-            name.push(b'*');
-        }
-        let (c, id) = subscribe(setup, verb, &name)?;
-        subs.push(c);
-        ids.push(id);
-    }
+    let (subs, ids) = subscribe_all(setup, &names, subscribers, patterns, sharded)?;
     let mut pubs = (0..spec.publishers)
         .map(|_| conn::open(setup))
         .collect::<Result<Vec<_>, _>>()?;
@@ -138,6 +121,36 @@ pub(super) fn run(
     result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
     result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
     Ok(result)
+}
+
+/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`),
+/// with its `CLIENT ID`.
+fn subscribe_all(
+    setup: &ConnSetup,
+    names: &Names,
+    subscribers: u32,
+    patterns: bool,
+    sharded: bool,
+) -> Result<(Vec<ControlConn>, Vec<Option<u64>>), EngineError> {
+    let (verb, glob): (&[u8], bool) = match (patterns, sharded) {
+        (true, _) => (b"PSUBSCRIBE", true),
+        (_, true) => (b"SSUBSCRIBE", false),
+        _ => (b"SUBSCRIBE", false),
+    };
+    let mut subs = Vec::with_capacity(subscribers as usize);
+    let mut ids = Vec::with_capacity(subscribers as usize);
+    for i in 0..subscribers as usize {
+        let mut name = names.channels[i % names.channels.len()].clone();
+        if glob {
+            // `{prefix}{k}:ch` matched as `{prefix}{k}:c*`: only channel k.
+            name.pop();
+            name.push(b'*');
+        }
+        let (c, id) = subscribe(setup, verb, &name)?;
+        subs.push(c);
+        ids.push(id);
+    }
+    Ok((subs, ids))
 }
 
 /// A subscriber connection, its subscription confirmed, and its `CLIENT ID` (`None` when the
