@@ -300,3 +300,42 @@ fn a_payload_too_small_for_the_stamp_is_one_line() {
         "{line}"
     );
 }
+
+/// Two shards of one `--pubsub` benchmark, each on its own channel names: `merge` adds their
+/// counts and histograms exactly.
+#[test]
+fn merging_two_pubsub_shards_adds_their_counts_and_histograms() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let mut records = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let path = dir.path().join(format!("s{}.json", &shard[..1]));
+        let p = path.to_str().expect("UTF-8 path").to_string();
+        let args = [
+            "--json", &p, "--shard", shard, "--pubsub", "3", "-n", "200", "-q",
+        ];
+        server.bench(&args).assert_success();
+        records.push(p);
+    }
+    let merged = dir.path().join("merged.json");
+    let out = respbench(&[
+        "merge",
+        &records[0],
+        &records[1],
+        "-o",
+        merged.to_str().expect("UTF-8 path"),
+    ]);
+    out.assert_success();
+    check_with_python(&merged);
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let d = &m["tests"][0]["delivery"];
+    // Each shard published its 100 messages to its own 3 subscribers.
+    assert_eq!((u(&d["receivers"]), u(&d["published"])), (6, 200), "{d}");
+    assert_eq!(
+        (u(&d["expected"]), u(&d["delivered"]), u(&d["lost"])),
+        (600, 600, 0),
+        "{d}"
+    );
+    assert_eq!(u(&m["tests"][0]["requests"]["completed"]), 600);
+    assert_eq!(u(&m["tests"][0]["latency_us"]["corrected"]["count"]), 600);
+}
