@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Session, print_result};
+use super::{Failure, Session, print_result, record_hook};
 use crate::delivery::{self, DeliveryResult, DeliverySpec};
 use crate::metrics::{Outcome, Signal, TestResult};
 use crate::plan::Format;
@@ -24,10 +24,12 @@ impl<W: Write> Session<'_, W> {
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
         let template = template(spec, title)?;
-        self.rec
+        let test = self
+            .rec
             .end_test(watch, &template, &result, TestExtras::of(&result));
-        let block = DeliveryRecord::of(spec, &measured);
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
+        record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
+        let block = DeliveryRecord::of(spec, &measured);
         if self.plan.format == Format::Text {
             crate::report::write_delivery(&mut self.out, &block)?;
             self.out.flush()?;
