@@ -162,7 +162,6 @@ fn consume(
     let (mut acked, mut mine) = (0u64, 0u64);
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
-    let mut ack: Vec<Vec<u8>> = Vec::new();
     loop {
         if live.interrupted.load(Ordering::Relaxed) {
             return (acked, None);
@@ -184,20 +183,22 @@ fn consume(
             Ok(r) => r,
             Err(e) => return (acked, Some(gone(live, i, e.to_string()))),
         };
-        ack.clear();
-        ack.extend([b"XACK".to_vec(), key.to_vec(), GROUP.to_vec()]);
+        // The ids are acknowledged straight from the reply (borrowed, not copied).
+        let found = entries(&reply);
+        let mut ack: Vec<&[u8]> = Vec::with_capacity(3 + found.len());
+        ack.extend([b"XACK".as_slice(), key, GROUP]);
         let now = live.now_ns();
         {
             let mut tally = shared.lock().unwrap_or_else(|e| e.into_inner());
-            for (id, payload) in entries(&reply) {
-                ack.push(id.to_vec());
+            for &(id, payload) in &found {
+                ack.push(id);
                 match stamp::read(payload) {
-                    Some((sent, number)) => {
-                        if tally.receive(number, sent, now) {
-                            mine += 1;
-                            last = Instant::now();
-                        }
+                    Some((sent, number)) if tally.receive(number, sent, now) => {
+                        mine += 1;
+                        last = Instant::now();
                     }
+                    // A duplicate (counted by `receive`).
+                    Some(_) => {}
                     None => tally.foreign += 1,
                 }
             }
