@@ -81,6 +81,13 @@ pub fn commands() -> Vec<Command> {
             operands: Operands::Files,
         },
         Command {
+            name: "recover",
+            summary: "turn a killed run's journal into a --json record",
+            help: crate::compare::recover_cli::help_text(),
+            options: docs(crate::compare::recover_cli::OPTIONS),
+            operands: Operands::Files,
+        },
+        Command {
             name: "completions",
             summary: "print shell completions (bash, zsh or fish)",
             help: completions_help(),

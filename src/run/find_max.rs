@@ -233,8 +233,13 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         console.title.push_str(" @ ");
         console.title.push_str(what);
-        let (result, fatal) =
-            engine::run_test(&self.setup, load, title, template, cluster, console);
+        super::live_metrics::test_started(console, title, None);
+        let (result, fatal) = {
+            let mut observer =
+                super::record_hook::Journaled::new(console, self.rec, title, template, load);
+            engine::run_test(&self.setup, load, title, template, cluster, &mut observer)
+        };
+        super::live_metrics::test_ended(console, &result);
         console.clear();
         Measured { result, fatal }
     }

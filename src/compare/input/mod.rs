@@ -234,13 +234,22 @@ pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| InputError(format!("{shown}: not a results file (not UTF-8 text)")))?;
-    parse(text).map_err(|e| InputError(format!("{shown}: {e}")))
+    parse_at(text, Some(path)).map_err(|e| InputError(format!("{shown}: {e}")))
 }
 
 /// Recognises `text` by its content and reads it; figures that cannot be (a negative rate or
 /// latency) are refused, as NaN and infinity are by the readers.
 pub fn parse(text: &str) -> Result<FileRun, String> {
-    let run = recognise(text)?;
+    parse_at(text, None)
+}
+
+/// [`parse`], for the file at `path` when there is one (a journal's run may still be going).
+fn parse_at(text: &str, path: Option<&Path>) -> Result<FileRun, String> {
+    // A run's journal (killed or still going) reads as the record it holds.
+    let run = match crate::record::journal::recognise(text, path) {
+        Some(record) => from_json(record?)?,
+        None => recognise(text)?,
+    };
     for (name, sample) in &run.tests {
         not_negative(sample).map_err(|e| format!("test {name}: {e}"))?;
         for m in &sample.mix {

@@ -89,6 +89,8 @@ fn problems(doc: &Document) -> Vec<String> {
     // An empty outcome: a record built outside a run, which has none.
     match (doc.outcome.as_str(), &doc.error) {
         ("" | "completed", _) => {}
+        // A journal whose run holds its lock (`record::journal`).
+        ("running", _) => out.push("the run is still going (read from its journal)".into()),
         (o, Some(e)) => out.push(format!("the run {o}: {e}")),
         (o, None) => out.push(format!("the run was {o}")),
     }
