@@ -34,6 +34,9 @@ pub struct TestExtras<'a> {
     pub skip_histograms: bool,
     /// The machine over the test (`RunRecord` measures it between `begin_test` and `end_test`).
     pub machine: Option<Load>,
+    /// A `--pubsub`/`--stream` test's block (`record::delivery`), in the test record from the
+    /// start so the journal's copy has it too.
+    pub delivery: Option<&'a super::delivery::DeliveryRecord>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -47,6 +50,7 @@ impl<'a> TestExtras<'a> {
             repetition: None,
             skip_histograms: false,
             machine: None,
+            delivery: None,
         }
     }
 }
@@ -200,7 +204,7 @@ pub fn test_record(
         machine,
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
-        delivery: None,
+        delivery: extras.delivery.cloned(),
         server,
     }
 }

@@ -9,7 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::RunRecord;
 use crate::delivery::{DeliveryResult, DeliverySpec, Mode};
 
 /// A delivery test's own figures.
@@ -166,15 +165,6 @@ impl DeliveryRecord {
                 .collect(),
             buffer_limit_disconnections: r.buffer_limit_disconnections,
             seconds,
-        }
-    }
-}
-
-impl RunRecord {
-    /// Attaches the delivery block to the test just ended (`end_test`).
-    pub fn set_delivery(&mut self, block: DeliveryRecord) {
-        if let Some(t) = self.doc.tests.last_mut() {
-            t.delivery = Some(block);
         }
     }
 }

@@ -24,17 +24,18 @@ impl<W: Write> Session<'_, W> {
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
         let template = template(spec, title)?;
-        let test = self
-            .rec
-            .end_test(watch, &template, &result, TestExtras::of(&result));
+        let block = DeliveryRecord::of(spec, &measured);
+        let extras = TestExtras {
+            delivery: Some(&block),
+            ..TestExtras::of(&result)
+        };
+        let test = self.rec.end_test(watch, &template, &result, extras);
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
-        let block = DeliveryRecord::of(spec, &measured);
         if self.plan.format == Format::Text {
             crate::report::write_delivery(&mut self.out, &block)?;
             self.out.flush()?;
         }
-        self.rec.set_delivery(block);
         if measured.interrupted {
             return Err(Failure::Interrupted);
         }
