@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod compare;
+pub mod delivery;
 pub mod engine;
 pub mod live;
 pub mod machine;

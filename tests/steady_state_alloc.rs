@@ -145,6 +145,7 @@ fn base() -> LoadSpec {
         value_sizes: None,
         mix: None,
         shard: respbench::workload::split::Share::WHOLE,
+        key_drift: None,
     }
 }
 

@@ -141,6 +141,8 @@ pub struct Args {
     pub storm: StormArgs,
     /// `--fill`, `--memory-per-key` (`memory.rs`).
     pub memory: MemoryArgs,
+    /// `--pubsub`/`--stream` and their options, `--key-drift` (`delivery.rs`).
+    pub delivery: DeliveryArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -200,6 +202,7 @@ impl TlsArgs {
     }
 }
 
+mod delivery;
 pub mod flag;
 mod flags;
 mod help;
@@ -217,6 +220,7 @@ mod value;
 mod words;
 mod workloads;
 
+pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
 pub use help::{help_text, version_text};
@@ -296,6 +300,7 @@ impl Default for Args {
             workload: WorkloadArgs::default(),
             storm: StormArgs::default(),
             memory: MemoryArgs::default(),
+            delivery: DeliveryArgs::default(),
         }
     }
 }

@@ -115,11 +115,12 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
 }
 
 /// The checks that need the whole line: unsupported options first, then conflicts.
-pub(super) fn finish(st: State) -> Result<Args, UsageError> {
+pub(super) fn finish(mut st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }
     super::workloads::check(&st)?;
+    super::delivery::check(&mut st)?;
     // `-n` at its default does not conflict with `--duration`; given, it does. A user from
     // `-u` never needs checking (it always comes with a password).
     let requests_given = st.was_given("-n");

@@ -8,6 +8,7 @@ use super::Target;
 use super::pacer::Arrival;
 use crate::workload::dataset::Dataset;
 use crate::workload::distribution::KeyPattern;
+use crate::workload::drift::KeyDrift;
 use crate::workload::mix::Mix;
 use crate::workload::sizes::SizeDist;
 use crate::workload::split::Share;
@@ -82,4 +83,7 @@ pub struct LoadSpec {
     /// patterns (sequential, parallel) walk only its part, so N shards together write each key
     /// once per lap. `Share::WHOLE` when not sharded.
     pub shard: Share,
+    /// `--key-drift`: the random pattern's hot spot moves during the test (`workload::drift`);
+    /// `None` keeps it where it is.
+    pub key_drift: Option<KeyDrift>,
 }

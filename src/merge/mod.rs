@@ -17,6 +17,7 @@
 
 mod check;
 mod counts;
+mod delivery;
 mod failures;
 mod hist;
 mod storm;

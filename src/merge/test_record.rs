@@ -139,6 +139,8 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         repetition: first.repetition,
         commands: first.commands.clone(),
         server: first.server.clone(),
+        // Counts added, seconds aligned (`merge/delivery.rs`).
+        delivery: super::delivery::merge(&tests, &what)?,
     };
     Ok((merged, spans))
 }

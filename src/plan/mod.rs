@@ -6,6 +6,7 @@
 
 pub mod counters;
 pub mod dataset;
+mod delivery;
 pub mod find_max;
 pub mod memory;
 mod pushes;
@@ -143,6 +144,8 @@ pub struct RunPlan {
     pub storm: Option<storm::StormPlan>,
     /// `--memory-per-key` (or `--fill`): memory per key around every test.
     pub memory_per_key: bool,
+    /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
+    pub delivery: Option<crate::delivery::DeliverySpec>,
 }
 
 impl RunPlan {
@@ -224,6 +227,8 @@ impl RunPlan {
         if args.metrics_linger.is_some() && args.metrics_listen.is_none() {
             return Err("--metrics-linger needs --metrics-listen".to_string().into());
         }
+        delivery::key_drift(args, &mut load)?;
+        let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -267,6 +272,7 @@ impl RunPlan {
             counters,
             storm,
             memory_per_key,
+            delivery,
         })
     }
 }
@@ -410,6 +416,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         value_sizes: None,
         mix: None,
         shard: crate::workload::split::Share::WHOLE,
+        key_drift: None,
     }
 }
 

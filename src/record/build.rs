@@ -36,6 +36,9 @@ pub struct TestExtras<'a> {
     pub machine: Option<Load>,
     /// `--memory-per-key`/`--fill`: what the test's keys cost the server.
     pub memory: Option<&'a super::memory::MemoryRecord>,
+    /// A `--pubsub`/`--stream` test's block (`record::delivery`), in the test record from the
+    /// start so the journal's copy has it too.
+    pub delivery: Option<&'a super::delivery::DeliveryRecord>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -50,6 +53,7 @@ impl<'a> TestExtras<'a> {
             skip_histograms: false,
             machine: None,
             memory: None,
+            delivery: None,
         }
     }
 }
@@ -218,6 +222,7 @@ pub fn test_record(
         memory: extras.memory.cloned(),
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
+        delivery: extras.delivery.cloned(),
         server,
     }
 }

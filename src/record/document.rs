@@ -276,6 +276,9 @@ pub struct TestRecord {
     /// `--memory-per-key`/`--fill` only (absent otherwise): see `record::memory`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<super::memory::MemoryRecord>,
+    /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<super::delivery::DeliveryRecord>,
 }
 
 /// A test's average latency split into the server's own time per call, the time replies waited

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod build;
+pub mod delivery;
 
 pub mod document;
 pub mod failover;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Arrival;
 use crate::plan::{MixSource, RunPlan, Workload};
 use crate::workload::distribution::KeyPattern;
+use crate::workload::drift::KeyDrift;
 use crate::workload::sizes::SizeDist;
 
 /// A key pattern and the parameters it ran with.
@@ -83,6 +84,40 @@ pub struct WorkloadOptions {
     pub mix: Vec<MixOptionRecord>,
     /// `uniform` or `poisson`: how `--rps` spaces its sends.
     pub arrival: String,
+    /// `--key-drift`: how the hot spot moved (absent without it, and in older records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_drift: Option<KeyDriftRecord>,
+}
+
+/// `--key-drift` as run (`workload::drift`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KeyDriftRecord {
+    /// `shift` (the Gaussian or Zipf centre moves) or `hot_set` (a hot set replaced).
+    pub kind: String,
+    /// `shift`: keys moved per interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// `hot_set`: the set's size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
+    /// The interval, seconds.
+    pub every_s: f64,
+}
+
+impl KeyDriftRecord {
+    fn of(d: KeyDrift) -> Self {
+        let (kind, step, keys) = match d {
+            KeyDrift::Shift { step, .. } => ("shift", Some(step), None),
+            KeyDrift::HotSet { keys, .. } => ("hot_set", None, Some(keys)),
+        };
+        Self {
+            kind: kind.into(),
+            step,
+            keys,
+            every_s: d.every().as_secs_f64(),
+        }
+    }
 }
 
 impl Default for WorkloadOptions {
@@ -98,6 +133,7 @@ impl Default for WorkloadOptions {
             data_size_list: None,
             mix: Vec::new(),
             arrival: "uniform".into(),
+            key_drift: None,
         }
     }
 }
@@ -160,6 +196,7 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
             Arrival::Poisson => "poisson",
         }
         .into(),
+        key_drift: load.key_drift.map(KeyDriftRecord::of),
     }
 }
 

@@ -12,6 +12,7 @@
 //! `src/report/golden/` (regenerate with `REGENERATE_GOLDEN=1 cargo test --lib report::`).
 
 mod commands;
+mod delivery;
 mod distribution;
 mod format;
 #[cfg(test)]
@@ -24,6 +25,7 @@ mod run_summary;
 mod server;
 mod storm;
 
+pub use delivery::write_delivery;
 pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod console;
+mod delivery;
 mod failover;
 mod find_max;
 mod live_metrics;
@@ -378,6 +379,9 @@ impl<W: Write> Session<'_, W> {
     /// One pass over the workload (`-l` repeats it).
     fn pass(&mut self, payload: &mut PayloadGenerator) -> Result<(), Failure> {
         let plan = self.plan;
+        if let Some(spec) = &plan.delivery {
+            return self.run_delivery(spec);
+        }
         match &plan.workload {
             Workload::Suite(tests) => {
                 // One value per pass, as the reference (regenerated on every -l pass).

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::distribution::{KeyPattern, KeyRange, Sampler, parallel_slice, uniform_below};
+use super::drift::KeyDrift;
 use super::split::Share;
 
 /// The largest keyspace: 12 decimal digits, the placeholder's width.
@@ -57,6 +59,8 @@ pub struct KeyGen {
     /// In a sharded run (`--shard`, the load spec's `shard`), this process's share of the key
     /// range: counters walk only its part ([`KeyGen::in_shard`]).
     shard: Share,
+    /// `--key-drift`: how the hot spot moves, and the test's start it counts intervals from.
+    drift: Option<(KeyDrift, Instant)>,
 }
 
 /// How [`KeyGen::next`] draws, decided once (the keyspace, the pattern and the counters do not
@@ -73,6 +77,8 @@ enum Draw {
     Uniform,
     /// Gaussian or Zipf over `range`.
     Sampled,
+    /// `--key-drift`: the draw moved by the interval the clock is in.
+    Drifting,
 }
 
 impl KeyGen {
@@ -99,6 +105,7 @@ impl KeyGen {
             range: KeyRange { min: 0, max: 0 },
             draw: Draw::Zero,
             shard: Share::WHOLE,
+            drift: None,
         }
         .in_shard(Share::WHOLE)
     }
@@ -163,6 +170,7 @@ impl KeyGen {
             Draw::Parallel(p) if self.keyspace > 0 => Draw::Parallel(p),
             _ if self.keyspace == 0 => Draw::Zero,
             _ if self.sequential.is_some() => Draw::Sequential,
+            _ if self.drift.is_some() => Draw::Drifting,
             _ if matches!(self.sampler, Sampler::Uniform | Sampler::Counter) => Draw::Uniform,
             _ => Draw::Sampled,
         };
@@ -178,6 +186,7 @@ impl KeyGen {
                 self.range.min + uniform_below(&mut self.rng, self.range.max - self.range.min + 1)
             }
             Draw::Sampled => self.sampler.draw(&mut self.rng, self.range),
+            Draw::Drifting => self.drifted(),
             Draw::Sequential => match &self.sequential {
                 Some(c) => {
                     self.slice_start
@@ -222,6 +231,34 @@ fn next_parallel(
 }
 
 impl KeyGen {
+    /// `--key-drift`: the hot spot moves with the time since `origin` (the test's start, the same
+    /// for every worker). Counter-based patterns and an empty keyspace are left as they are (the
+    /// plan refuses those combinations).
+    pub fn with_drift(mut self, drift: Option<KeyDrift>, origin: Instant) -> Self {
+        self.drift = drift.map(|d| (d, origin));
+        self.settle()
+    }
+
+    /// One drifting draw: the pattern's value moved by the current interval's offset, or a key of
+    /// the current hot set.
+    #[inline]
+    fn drifted(&mut self) -> u64 {
+        let Some((drift, origin)) = self.drift else {
+            return self.range.min;
+        };
+        let n = drift.interval(origin.elapsed());
+        match drift.hot_keys() {
+            Some(keys) => {
+                let pick = uniform_below(&mut self.rng, keys.min(self.range.len()));
+                drift.hot_key(n, pick, self.range)
+            }
+            None => {
+                let v = self.sampler.draw(&mut self.rng, self.range);
+                KeyDrift::moved(v, drift.offset(n, self.range.len()), self.range)
+            }
+        }
+    }
+
     /// The part `--sequential` walks: its first value and length (this shard's part of
     /// `min..keyspace`), for walking it another way (cluster mode's per-node key lists).
     pub fn sequential_part(&self) -> (u64, u64) {
@@ -387,6 +424,39 @@ mod tests {
             [13, 14, 10],
             "its own counter, wrapping in its slice"
         );
+    }
+
+    #[test]
+    fn a_drift_moves_the_draws_with_the_time_since_the_origin() {
+        use crate::workload::drift::KeyDrift;
+        use std::time::Duration;
+        let hour = Duration::from_secs(3600);
+        let hot = Some(KeyDrift::HotSet {
+            keys: 10,
+            every: hour,
+        });
+        let now = Instant::now();
+        // Interval 0 (the test just started) and interval 2 (two hours ago): whole hours, so
+        // the interval cannot change while the test draws.
+        let mut first = KeyGen::new(1000, 1, 0, None).with_drift(hot, now);
+        assert!((0..500).all(|_| first.next(0) < 10));
+        if let Some(two_hours_ago) = now.checked_sub(2 * hour) {
+            let mut third = KeyGen::new(1000, 1, 0, None).with_drift(hot, two_hours_ago);
+            assert!((0..500).all(|_| (20..30).contains(&third.next(0))));
+            let shift = Some(KeyDrift::Shift {
+                step: 100,
+                every: hour,
+            });
+            // Zipf with a steep exponent: rank 1 (the range's minimum) moved by two steps.
+            let mut zipf = KeyGen::new(1000, 1, 0, None)
+                .with_pattern(KeyPattern::Zipf { exponent: 3.0 }, 0, 1)
+                .with_drift(shift, two_hours_ago);
+            let at_200 = (0..1000).filter(|_| zipf.next(0) == 200).count();
+            assert!(
+                at_200 > 700,
+                "{at_200} of 1000 draws on the moved hottest key"
+            );
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod data;
 pub mod dataset;
 pub mod distribution;
+pub mod drift;
 pub mod keys;
 pub mod mix;
 pub mod sizes;

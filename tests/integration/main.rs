@@ -10,6 +10,7 @@ mod cli;
 mod cluster;
 mod compare;
 mod dataset;
+mod delivery;
 mod deploy;
 mod dropin;
 mod effects;

@@ -14,7 +14,7 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{memory, sentinel, storm, workloads};
+use super::{delivery, memory, sentinel, storm, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
@@ -29,6 +29,7 @@ pub(super) const TABLE: &[&[Flag<State>]] = &[
     workloads::FLAGS,
     storm::FLAGS,
     memory::FLAGS,
+    delivery::FLAGS,
     own::SEARCH,
 ];
 

@@ -10,6 +10,7 @@
 
 mod charts;
 mod costs;
+mod delivery;
 mod events;
 mod find_max;
 mod forest;

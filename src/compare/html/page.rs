@@ -14,6 +14,7 @@ use crate::compare::render;
 use crate::compare::table::{Change, Comparison, Direction, Metric};
 
 use super::charts;
+use super::delivery;
 use super::esc;
 use super::mix;
 use super::split;
@@ -109,6 +110,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         }
         mix::table(&mut s, inputs, &t.name);
         split::table(&mut s, inputs, &t.name);
+        delivery::table(&mut s, inputs, &t.name);
         for line in charts::totals_note(inputs, &t.name) {
             let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
         }

@@ -181,6 +181,8 @@ pub struct Detail {
     pub slot_max: Vec<(f64, f64)>,
     /// Where the average latency went (a respbench record's `latency_split`).
     pub latency_split: Option<crate::record::document::LatencySplit>,
+    /// A `--pubsub`/`--stream` test's delivery block (a respbench record's `delivery`).
+    pub delivery: Option<crate::record::delivery::DeliveryRecord>,
 }
 
 /// One second of a test's timeline.

@@ -203,6 +203,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let kept_max = slot_max(&t, duration);
     let detail = Detail {
         latency_split: t.latency_split.clone(),
+        delivery: t.delivery.clone(),
         timeline: t
             .timeline
             .iter()

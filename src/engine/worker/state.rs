@@ -245,7 +245,8 @@ impl<'a> Worker<'a> {
             cfg.load.key_min,
             u64::from(cfg.load.clients),
         )
-        .in_shard(cfg.load.shard);
+        .in_shard(cfg.load.shard)
+        .with_drift(cfg.load.key_drift, cfg.start);
         // Poisson gaps: one stream per worker, repeatable with --seed.
         let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         let pacer = cfg
@@ -373,6 +374,7 @@ fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
             KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared)
                 .with_pattern(pattern, load.key_min, u64::from(load.clients))
                 .in_shard(load.shard)
+                .with_drift(load.key_drift, cfg.start)
         })
         .collect()
 }

@@ -1,0 +1,180 @@
+//! A `--pubsub`/`--stream` test's delivery block in its section: per run, what was owed and
+//! what arrived (lost and duplicates), fan-out or acks, the receivers the server dropped, and the
+//! seconds (how far receivers fell behind, the server's output buffer or the group's pending
+//! entries and lag). The latency charts above it are the test's own (send → first delivery).
+//!
+//! Owns: those tables. With repetitions it shows the first repetition's block (counts of
+//! different runs do not make a median). Must not: compute anything the record does not hold.
+
+use std::fmt::Write as _;
+
+use crate::compare::input::Input;
+use crate::record::delivery::DeliveryRecord;
+
+use super::esc;
+
+/// The block of each run of `test` whose record has one; nothing when none does.
+pub fn table(s: &mut String, inputs: &[Input], test: &str) {
+    let runs: Vec<(&str, &DeliveryRecord)> = inputs
+        .iter()
+        .filter_map(|i| {
+            let t = i.tests.iter().find(|t| t.name == test)?;
+            let d = t
+                .samples
+                .iter()
+                .find_map(|x| x.detail.as_ref()?.delivery.as_ref())?;
+            Some((i.label.as_str(), d))
+        })
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    s.push_str("<h3>Delivery</h3><table class=\"delivery\"><tr><th>run</th><th>mode</th>");
+    s.push_str("<th>receivers</th><th>published</th><th>owed</th><th>delivered</th>");
+    s.push_str("<th>lost</th><th>duplicates</th><th>fan-out / acked</th>");
+    s.push_str("<th>dropped by the server</th></tr>");
+    for (label, d) in &runs {
+        let per = match (d.fanout, d.acked) {
+            (Some(f), _) if d.published > 0 => format!("{:.1}", f as f64 / d.published as f64),
+            (_, Some(a)) => format!("{a} acked"),
+            _ => "-".into(),
+        };
+        let dropped = d.disconnects.iter().filter(|x| x.by_server).count();
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{dropped}</td></tr>",
+            esc(label),
+            esc(&d.mode),
+            d.receivers,
+            d.published,
+            d.expected,
+            d.delivered,
+            d.lost,
+            d.duplicates,
+            esc(&per)
+        );
+    }
+    s.push_str("</table>");
+    for (label, d) in runs {
+        seconds(s, label, d);
+    }
+}
+
+/// One run's seconds.
+fn seconds(s: &mut String, label: &str, d: &DeliveryRecord) {
+    if d.seconds.is_empty() {
+        return;
+    }
+    let stream = d.mode == "stream";
+    let _ = write!(
+        s,
+        "<h4>{} per second</h4><table class=\"delivery-seconds\"><tr><th>second</th>\
+         <th>published</th><th>delivered</th><th>max latency ms</th><th>behind</th>{}</tr>",
+        esc(label),
+        if stream {
+            "<th>pending</th><th>pending growth</th><th>lag</th>"
+        } else {
+            "<th>largest output buffer B</th>"
+        }
+    );
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    for r in &d.seconds {
+        let latency = r
+            .max_latency_us
+            .map_or("-".to_string(), |us| format!("{:.3}", us / 1e3));
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{latency}</td><td>{}</td>",
+            r.second, r.published, r.delivered, r.behind
+        );
+        if stream {
+            let growth = r
+                .pending_growth
+                .map_or("-".to_string(), |g| format!("{g:+}"));
+            let _ = write!(
+                s,
+                "<td>{}</td><td>{growth}</td><td>{}</td>",
+                opt(r.pending),
+                opt(r.server_lag)
+            );
+        } else {
+            let _ = write!(s, "<td>{}</td>", opt(r.output_buffer_bytes));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    for x in d.disconnects.iter() {
+        let _ = write!(
+            s,
+            "<p class=\"note\">receiver {} disconnected at {:.1} s: {}</p>",
+            x.receiver,
+            x.at_s,
+            esc(&x.reason)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::input::{Detail, Format, Sample, Test};
+    use crate::record::delivery::{DeliverySecond, DisconnectRecord};
+
+    #[test]
+    fn the_block_shows_counts_seconds_and_drops() {
+        let d = DeliveryRecord {
+            mode: "pubsub".into(),
+            receivers: 2,
+            published: 10,
+            expected: 20,
+            delivered: 15,
+            lost: 5,
+            fanout: Some(15),
+            disconnects: vec![DisconnectRecord {
+                receiver: 1,
+                at_s: 0.5,
+                reason: "closed by the server <x>".into(),
+                by_server: true,
+                output_buffer_bytes: Some(9),
+            }],
+            seconds: vec![DeliverySecond {
+                behind: 4,
+                output_buffer_bytes: Some(4096),
+                ..DeliverySecond::default()
+            }],
+            ..DeliveryRecord::default()
+        };
+        let input = Input {
+            label: "run".into(),
+            files: vec![],
+            format: Format::Respbench,
+            server: None,
+            facts: vec![],
+            find_max: None,
+            problems: vec![],
+            costs: Default::default(),
+            tests: vec![Test {
+                name: "PUBLISH -> SUBSCRIBE".into(),
+                samples: vec![Sample {
+                    detail: Some(Box::new(Detail {
+                        delivery: Some(d),
+                        ..Detail::default()
+                    })),
+                    ..Sample::default()
+                }],
+            }],
+        };
+        let mut s = String::new();
+        table(&mut s, &[input], "PUBLISH -> SUBSCRIBE");
+        assert!(
+            s.contains("<td>15</td><td>5</td><td>0</td><td>1.5</td><td>1</td>"),
+            "{s}"
+        );
+        assert!(s.contains("<td>4096</td>"), "{s}");
+        assert!(s.contains("closed by the server &lt;x&gt;"), "{s}");
+        let mut none = String::new();
+        table(&mut none, &[], "PUBLISH -> SUBSCRIBE");
+        assert!(none.is_empty());
+    }
+}

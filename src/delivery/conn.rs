@@ -1,0 +1,114 @@
+//! The delivery modes' connections and the publisher loop both modes share: open a blocking
+//! connection with the run's prefix (AUTH, SELECT, HELLO 3 as every benchmark connection), then
+//! publish this publisher's part of the messages at its part of the rate, each stamped just
+//! before it is sent.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use resp::Value;
+
+use super::{DeliverySpec, Live, stamp};
+use crate::engine::control::{ControlConn, error_text};
+use crate::engine::{ConnSetup, EngineError};
+use crate::workload::split::even_part;
+
+/// A connection prepared as the benchmark's own: the prefix's replies checked.
+pub(super) fn open(setup: &ConnSetup) -> Result<ControlConn, EngineError> {
+    let mut c = ControlConn::connect(&setup.target)?;
+    if !setup.prefix_commands.is_empty() {
+        let replies = c.call_raw(&setup.prefix, setup.prefix_commands.len())?;
+        for (name, reply) in setup.prefix_commands.iter().zip(&replies) {
+            if let Some(e) = error_text(reply) {
+                return Err(EngineError::Other(format!(
+                    "{}: {name} failed: {e}",
+                    setup.target.display()
+                )));
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// What one publisher did.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Published {
+    pub acked: u64,
+    pub errors: u64,
+    /// Sum of the integer replies (`PUBLISH`: receivers counted by the server).
+    pub reply_sum: u64,
+    /// Acknowledged messages by the second they were sent in (their stamp), so the record's
+    /// per-second publish counts are exact rather than sampled.
+    pub per_second: Vec<u64>,
+}
+
+/// How a publisher sends message `number`: the command's arguments around the payload, and the
+/// channel (index into `Live::published`) it counts under.
+pub(super) trait Command {
+    /// The channel index and up to [`MAX_ARGS`] arguments (the count used).
+    fn args<'a>(&'a self, number: u64, payload: &'a [u8]) -> (usize, Args<'a>);
+}
+
+/// The most arguments a publishing command has (`XADD key * m payload`).
+pub(super) const MAX_ARGS: usize = 5;
+
+/// A command's arguments without a heap allocation per message.
+pub(super) type Args<'a> = ([&'a [u8]; MAX_ARGS], usize);
+
+/// Publisher `index`'s loop: its part of the message numbers, at its part of the rate, until
+/// done or stopped. A connection that fails ends the loop (what was left counts as errors).
+pub(super) fn publish(
+    spec: &DeliverySpec,
+    live: &Live,
+    conn: &mut ControlConn,
+    index: u32,
+    command: &dyn Command,
+) -> Published {
+    let part = even_part(spec.messages, u64::from(index), u64::from(spec.publishers));
+    let rate = spec.rate.map(|r| {
+        even_part(r, u64::from(index), u64::from(spec.publishers))
+            .len
+            .max(1)
+    });
+    let mut out = Published::default();
+    let mut payload = stamp::payload(spec.payload);
+    let start = live.origin;
+    for k in 0..part.len {
+        if live.stopping() {
+            out.errors += part.len - k;
+            break;
+        }
+        if let Some(rate) = rate {
+            let offset = u128::from(k) * 1_000_000_000 / u128::from(rate);
+            let due = start + Duration::from_nanos(offset as u64);
+            let now = std::time::Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        let number = part.start + k;
+        let sent_ns = live.now_ns();
+        stamp::write(&mut payload, sent_ns, number);
+        let (channel, (args, n)) = command.args(number, &payload);
+        match conn.call(&args[..n]) {
+            Ok(Value::Error(_)) => out.errors += 1,
+            Ok(reply) => {
+                out.acked += 1;
+                if let Value::Integer(n) = reply {
+                    out.reply_sum += n.max(0) as u64;
+                }
+                live.published[channel].fetch_add(1, Ordering::Relaxed);
+                let second = (sent_ns / 1_000_000_000) as usize;
+                if out.per_second.len() <= second {
+                    out.per_second.resize(second + 1, 0);
+                }
+                out.per_second[second] += 1;
+            }
+            Err(_) => {
+                out.errors += part.len - k;
+                break;
+            }
+        }
+    }
+    out
+}

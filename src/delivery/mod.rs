@@ -1,0 +1,213 @@
+//! Message delivery latency (issue 26 item 3): `--pubsub` and `--stream` runs, where the figure
+//! is not a command's reply but the time from a message's publication (or `XADD`) to its arrival
+//! at each receiver, with what the request/response view cannot see: fan-out, lost and duplicate
+//! messages, how far receivers fall behind, the server's output buffers and the clients it
+//! disconnects for them.
+//!
+//! Owns: the modes' own connections and threads (publishers or producers at a set rate,
+//! subscribers or a consumer group, a monitor sampling the server once a second), the stamp each
+//! message carries (`stamp.rs`), counting each message once per receiver (`tally.rs`).
+//! Must not: format output, choose exit codes, or touch the request/response engine's workers
+//! (this is a different loop: blocking connections, one thread each, bounded by `-n` messages
+//! and the plan's caps). Each message's payload is stamped in place; the receiving side parses
+//! every message into an owned value (`engine::ControlConn`), a cost per message the
+//! `bench/delivery-cost.sh` target measures against the engine's cost per request.
+
+mod conn;
+mod monitor;
+mod pubsub;
+mod result;
+pub mod stamp;
+mod stream;
+pub mod tally;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::engine::{ConnSetup, EngineError};
+use crate::metrics::LatencyHistogram;
+
+pub use monitor::SecondRow;
+
+/// Which delivery mode, with its receivers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mode {
+    /// `--pubsub`.
+    PubSub {
+        subscribers: u32,
+        channels: u32,
+        /// `--psubscribe`.
+        patterns: bool,
+        /// `--sharded`: `SSUBSCRIBE`/`SPUBLISH`.
+        sharded: bool,
+        /// `--slow-subscribers`: how many, and their pause between reads.
+        slow: Option<(u32, Duration)>,
+    },
+    /// `--stream`: a consumer group of this many consumers.
+    Stream { consumers: u32 },
+}
+
+/// A delivery run, as the plan resolved it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeliverySpec {
+    pub mode: Mode,
+    pub publishers: u32,
+    /// Messages in all (`-n`, or `--rps` × `--duration`).
+    pub messages: u64,
+    /// Messages per second over all publishers (`--rps`); `None`: as fast as they go.
+    pub rate: Option<u64>,
+    /// Payload bytes (`-d`, at least the stamp).
+    pub payload: usize,
+    /// Where names start: channels `{prefix}{k}:ch`, the stream `{prefix}stream`.
+    pub prefix: Vec<u8>,
+}
+
+impl DeliverySpec {
+    /// The test's title in reports and records.
+    pub fn title(&self) -> &'static str {
+        match self.mode {
+            Mode::PubSub { sharded: true, .. } => "SPUBLISH -> SSUBSCRIBE",
+            Mode::PubSub { patterns: true, .. } => "PUBLISH -> PSUBSCRIBE",
+            Mode::PubSub { .. } => "PUBLISH -> SUBSCRIBE",
+            Mode::Stream { .. } => "XADD -> XREADGROUP",
+        }
+    }
+
+    /// Receivers: subscribers, or consumers.
+    pub fn receivers(&self) -> u32 {
+        match self.mode {
+            Mode::PubSub { subscribers, .. } => subscribers,
+            Mode::Stream { consumers } => consumers,
+        }
+    }
+
+    /// Channel `k`'s name.
+    pub fn channel(&self, k: u32) -> Vec<u8> {
+        let mut c = self.prefix.clone();
+        c.extend_from_slice(format!("{k}:ch").as_bytes());
+        c
+    }
+
+    /// The stream's key.
+    pub fn stream_key(&self) -> Vec<u8> {
+        let mut c = self.prefix.clone();
+        c.extend_from_slice(b"stream");
+        c
+    }
+}
+
+/// A receiver the server disconnected (or whose connection failed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Disconnect {
+    /// Subscriber or consumer index.
+    pub receiver: u32,
+    /// Seconds since the test's start.
+    pub at_s: f64,
+    /// What happened, as one line.
+    pub reason: String,
+    /// Seen from the server's side: the connection left `CLIENT LIST` while its subscriber was
+    /// still reading (so the server closed it: its output buffer limit, or `CLIENT KILL`), even
+    /// when the subscriber still had the kernel's buffered messages to read.
+    pub by_server: bool,
+    /// The connection's output buffer on the server when last seen, bytes.
+    pub output_buffer_bytes: Option<u64>,
+}
+
+/// What a delivery run measured.
+#[derive(Clone, Debug)]
+pub struct DeliveryResult {
+    /// Publishes (`PUBLISH`/`SPUBLISH`/`XADD`) the server acknowledged.
+    pub published: u64,
+    /// Publishes that got an error reply or no reply.
+    pub publish_errors: u64,
+    /// Deliveries owed: per acknowledged message, the receivers it was for (every subscriber of
+    /// its channel; one consumer of the group).
+    pub expected: u64,
+    /// First deliveries.
+    pub delivered: u64,
+    pub duplicates: u64,
+    /// `expected − delivered`: never arrived (also those owed to a receiver that was
+    /// disconnected).
+    pub lost: u64,
+    /// Messages that were not this run's.
+    pub foreign: u64,
+    /// Pub/sub: the receivers the server counted (sum of `PUBLISH` replies).
+    pub fanout: Option<u64>,
+    /// Streams: entries acknowledged (sum of `XACK` replies).
+    pub acked: Option<u64>,
+    /// Send → first delivery, ns.
+    pub latency: LatencyHistogram,
+    /// From the first publish to the last delivery.
+    pub elapsed: Duration,
+    pub seconds: Vec<SecondRow>,
+    /// First deliveries per second and 100 ms slot, with their latencies (the test's timeline).
+    pub timeline: crate::metrics::Timeline,
+    pub disconnects: Vec<Disconnect>,
+    /// The server's `client_output_buffer_limit_disconnections` over the test (`None` when it
+    /// does not report it).
+    pub buffer_limit_disconnections: Option<u64>,
+    /// Ctrl-C or SIGTERM cut the run short.
+    pub interrupted: bool,
+}
+
+/// What publishers and receivers share while the test runs.
+pub(crate) struct Live {
+    /// The test's origin: stamps are nanoseconds since it.
+    pub origin: Instant,
+    /// Acknowledged publishes per channel (streams: one).
+    pub published: Vec<AtomicU64>,
+    /// First deliveries per receiver.
+    pub received: Vec<AtomicU64>,
+    /// Each receiver has ended (set before its connection is closed, so the monitor does not
+    /// take a receiver that finished for one the server dropped).
+    pub finished: Vec<AtomicBool>,
+    /// Every publisher has finished.
+    pub publishing_done: AtomicBool,
+    /// Stop now (a signal, or every receiver is done).
+    pub stop: AtomicBool,
+    /// The run's Ctrl-C/SIGTERM flag.
+    pub interrupted: Arc<AtomicBool>,
+}
+
+impl Live {
+    fn new(channels: usize, receivers: usize, interrupted: Arc<AtomicBool>) -> Self {
+        Self {
+            origin: Instant::now(),
+            published: (0..channels).map(|_| AtomicU64::new(0)).collect(),
+            received: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
+            finished: (0..receivers).map(|_| AtomicBool::new(false)).collect(),
+            publishing_done: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            interrupted,
+        }
+    }
+
+    /// Nanoseconds since the origin.
+    pub fn now_ns(&self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64
+    }
+
+    /// Whether to stop at once.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+/// How long receivers wait for what is still owed after the last publish, at most, and without
+/// any delivery: a lost message must not hold the run.
+pub(crate) const DRAIN_IDLE: Duration = Duration::from_secs(2);
+
+/// Runs one delivery test to its end (all messages published and delivered, the drain's idle
+/// limit, or a signal). A failure to set up (connect, subscribe, create the group) is an error;
+/// failures during the test are counted.
+pub fn run(
+    spec: &DeliverySpec,
+    setup: &ConnSetup,
+    interrupted: Arc<AtomicBool>,
+) -> Result<DeliveryResult, EngineError> {
+    match spec.mode {
+        Mode::PubSub { .. } => pubsub::run(spec, setup, interrupted),
+        Mode::Stream { .. } => stream::run(spec, setup, interrupted),
+    }
+}

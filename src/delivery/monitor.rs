@@ -1,0 +1,244 @@
+//! Once a second during a delivery test: how far the receivers are behind (client side, from the
+//! shared counters) and what the server holds for them (pub/sub: the largest subscriber output
+//! buffer, `CLIENT LIST TYPE pubsub`'s `omem`; streams: the group's pending entries and lag,
+//! `XINFO GROUPS`). Its own connection, so a slow reply delays a sample, never a delivery; a
+//! server that refuses a command leaves that column empty.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use resp::Value;
+
+use super::{Disconnect, Live, conn};
+use crate::engine::ConnSetup;
+use crate::engine::control::ControlConn;
+
+/// One second of a delivery test.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecondRow {
+    /// Seconds since the start (the row covers `second..second + 1`).
+    pub second: u32,
+    /// Messages published (acknowledged) in the second, by their send time.
+    pub published: u64,
+    /// First deliveries in the second.
+    pub delivered: u64,
+    /// The slowest delivery of the second, µs (`None` when none).
+    pub max_latency_us: Option<f64>,
+    /// At the second's end: the furthest any receiver was behind, in messages (owed, not yet
+    /// delivered).
+    pub behind: u64,
+    /// Pub/sub: the largest subscriber output buffer on the server, bytes.
+    pub output_buffer_bytes: Option<u64>,
+    /// Streams: the group's pending (delivered, not acknowledged) entries.
+    pub pending: Option<u64>,
+    /// Streams: the group's lag as the server counts it (entries not yet delivered).
+    pub server_lag: Option<u64>,
+}
+
+/// What the monitor asks the server.
+#[derive(Clone, Debug)]
+pub(super) enum Probe {
+    /// `CLIENT LIST TYPE pubsub`, and each subscriber's `CLIENT ID` (to see which the server
+    /// dropped).
+    PubSub { ids: Vec<Option<u64>> },
+    /// `XINFO GROUPS key`, the group's name.
+    Stream { key: Vec<u8>, group: Vec<u8> },
+}
+
+/// How often the server is asked: four times a row, so a subscriber dropped within a second is
+/// placed within a quarter of one.
+const PROBE_EVERY: Duration = Duration::from_millis(250);
+
+/// Samples the server every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
+/// `behind` says how far receivers are behind now. Returns the rows (the cumulative delivery
+/// count turned into per-second ones; the publishers count their own seconds exactly) and the
+/// subscribers the server dropped.
+pub(super) fn watch(
+    setup: &ConnSetup,
+    live: &Live,
+    probe: &Probe,
+    behind: &dyn Fn() -> u64,
+) -> (Vec<SecondRow>, Vec<Disconnect>) {
+    let mut control = conn::open(setup).ok();
+    if let Some(c) = control.as_mut() {
+        let _ = c.set_timeout(Duration::from_secs(1));
+    }
+    let mut seen = Seen::default();
+    let mut rows = Vec::new();
+    let mut delivered = 0u64;
+    for second in 0u32.. {
+        let mut row = SecondRow {
+            second,
+            ..SecondRow::default()
+        };
+        for quarter in 1..=4u32 {
+            let end = live.origin + PROBE_EVERY * (second * 4 + quarter);
+            while std::time::Instant::now() < end && !live.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if let Some(c) = control.as_mut() {
+                sample(c, probe, live, &mut row, &mut seen);
+            }
+            if live.stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        let d: u64 = live
+            .received
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .sum();
+        row.delivered = d.saturating_sub(delivered);
+        row.behind = behind();
+        delivered = d.max(delivered);
+        let stopped = live.stop.load(Ordering::Relaxed);
+        // The last, partial row only when something happened in it.
+        if !stopped || row.delivered > 0 {
+            rows.push(row);
+        }
+        if stopped {
+            break;
+        }
+    }
+    (rows, seen.drops)
+}
+
+/// What the pub/sub probes have seen of each subscriber's connection.
+#[derive(Default)]
+struct Seen {
+    /// The last output buffer seen, per subscriber.
+    omem: Vec<Option<u64>>,
+    drops: Vec<Disconnect>,
+}
+
+fn sample(c: &mut ControlConn, probe: &Probe, live: &Live, row: &mut SecondRow, seen: &mut Seen) {
+    match probe {
+        Probe::PubSub { ids } => {
+            let Ok(reply) = c.call(&[b"CLIENT".as_slice(), b"LIST", b"TYPE", b"pubsub"]) else {
+                return;
+            };
+            let Some(text) = reply.as_str() else { return };
+            let clients = client_omem(text);
+            let largest = clients.iter().map(|&(_, m)| m).max();
+            row.output_buffer_bytes = row.output_buffer_bytes.max(largest);
+            seen.omem.resize(ids.len(), None);
+            for (i, id) in ids.iter().enumerate() {
+                let Some(id) = id else { continue };
+                match clients.iter().find(|(c, _)| c == id) {
+                    Some(&(_, omem)) => seen.omem[i] = Some(omem),
+                    // Gone from the list: dropped, unless its subscriber had ended (it sets
+                    // `finished` before closing, so a finished one is never taken for dropped).
+                    None if !live.finished[i].load(Ordering::Acquire)
+                        && !seen.drops.iter().any(|d| d.receiver as usize == i) =>
+                    {
+                        seen.drops.push(dropped(i, live, seen.omem[i]));
+                    }
+                    None => {}
+                }
+            }
+        }
+        Probe::Stream { key, group } => {
+            if let Ok(reply) = c.call(&[b"XINFO".as_slice(), b"GROUPS", key]) {
+                let (pending, lag) = group_figures(&reply, group);
+                row.pending = pending;
+                row.server_lag = lag;
+            }
+        }
+    }
+}
+
+/// Subscriber `i`, gone from the server's client list while it was still reading.
+fn dropped(i: usize, live: &Live, omem: Option<u64>) -> Disconnect {
+    let last = omem.map_or(String::new(), |b| {
+        format!("; its output buffer was last seen at {b} bytes")
+    });
+    Disconnect {
+        receiver: i as u32,
+        at_s: live.origin.elapsed().as_secs_f64(),
+        reason: format!(
+            "closed by the server (gone from CLIENT LIST while still subscribed{last})"
+        ),
+        by_server: true,
+        output_buffer_bytes: omem,
+    }
+}
+
+/// `(id, omem)` of each `CLIENT LIST` line that has both.
+pub(super) fn client_omem(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let field = |name: &str| {
+                line.split(' ')
+                    .find_map(|f| f.strip_prefix(name))
+                    .and_then(|v| v.parse::<u64>().ok())
+            };
+            Some((field("id=")?, field("omem=")?))
+        })
+        .collect()
+}
+
+/// `pending` and `lag` of `group` in an `XINFO GROUPS` reply (RESP2 flat arrays or RESP3 maps).
+pub(super) fn group_figures(reply: &Value, group: &[u8]) -> (Option<u64>, Option<u64>) {
+    let Value::Array(groups) = reply else {
+        return (None, None);
+    };
+    for g in groups {
+        let pairs: Vec<(&Value, &Value)> = match g {
+            Value::Array(flat) => flat
+                .chunks(2)
+                .filter_map(|p| Some((p.first()?, p.get(1)?)))
+                .collect(),
+            Value::Map(m) => m.iter().map(|(k, v)| (k, v)).collect(),
+            _ => continue,
+        };
+        let field = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(name))
+                .map(|(_, v)| *v)
+        };
+        let is_ours = field("name").and_then(Value::as_str).map(str::as_bytes) == Some(group);
+        if is_ours {
+            let int = |v: Option<&Value>| match v {
+                Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+                _ => None,
+            };
+            return (int(field("pending")), int(field("lag")));
+        }
+    }
+    (None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_output_buffer_is_found_in_client_list() {
+        let text = "id=3 addr=127.0.0.1:1 omem=0 tot-mem=100 cmd=subscribe\n\
+                    id=4 addr=127.0.0.1:2 omem=81920 tot-mem=9 cmd=subscribe\n";
+        assert_eq!(client_omem(text), [(3, 0), (4, 81920)]);
+        assert!(client_omem("").is_empty());
+    }
+
+    #[test]
+    fn a_groups_pending_and_lag_are_read_in_both_protocols() {
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let flat = Value::Array(vec![Value::Array(vec![
+            bulk("name"),
+            bulk("g"),
+            bulk("pending"),
+            Value::Integer(7),
+            bulk("lag"),
+            Value::Integer(3),
+        ])]);
+        assert_eq!(group_figures(&flat, b"g"), (Some(7), Some(3)));
+        assert_eq!(group_figures(&flat, b"other"), (None, None));
+        let map = Value::Array(vec![Value::Map(vec![
+            (bulk("name"), bulk("g")),
+            (bulk("pending"), Value::Integer(1)),
+            (bulk("lag"), Value::Null),
+        ])]);
+        assert_eq!(group_figures(&map, b"g"), (Some(1), None));
+    }
+}

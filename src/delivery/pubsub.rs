@@ -1,0 +1,291 @@
+//! `--pubsub`: N subscribers (channels, patterns or sharded channels; RESP2 arrays or RESP3
+//! pushes alike), each confirmed subscribed before the first message is published; publishers
+//! send `-n` stamped messages round the channels; each subscriber counts every message once
+//! (`Tally`) and notes when the server drops it. Subscriber `i` listens to channel `i mod C`, so
+//! a message on channel `k` is owed to every subscriber of `k`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use resp::Value;
+
+use super::conn::{self, Args, Command};
+use super::monitor::{self, Probe};
+use super::tally::Tally;
+use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
+use crate::engine::control::ControlConn;
+use crate::engine::{ConnSetup, EngineError};
+use crate::watch::Info;
+
+/// How long a subscription's confirmation may take.
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A subscriber's read timeout: how often it looks at the stop flags while nothing arrives.
+const POLL: Duration = Duration::from_millis(100);
+/// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
+/// lost beyond it, so the run stays bounded).
+pub(super) const DRAIN_MAX: Duration = Duration::from_secs(3);
+
+/// The pub/sub mode's names and commands.
+struct Names {
+    channels: Vec<Vec<u8>>,
+    publish: &'static [u8],
+}
+
+impl Command for Names {
+    fn args<'a>(&'a self, number: u64, payload: &'a [u8]) -> (usize, Args<'a>) {
+        let k = (number % self.channels.len() as u64) as usize;
+        let ch = self.channels[k].as_slice();
+        (k, ([self.publish, ch, payload, b"", b""], 3))
+    }
+}
+
+pub(super) fn run(
+    spec: &DeliverySpec,
+    setup: &ConnSetup,
+    interrupted: Arc<AtomicBool>,
+) -> Result<DeliveryResult, EngineError> {
+    let Mode::PubSub {
+        subscribers,
+        channels,
+        patterns,
+        sharded,
+        slow,
+    } = spec.mode
+    else {
+        unreachable!("pubsub::run is for --pubsub")
+    };
+    let names = Names {
+        channels: (0..channels).map(|k| spec.channel(k)).collect(),
+        publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
+    };
+    let (subs, ids) = subscribe_all(setup, &names, subscribers, patterns, sharded)?;
+    let mut pubs = (0..spec.publishers)
+        .map(|_| conn::open(setup))
+        .collect::<Result<Vec<_>, _>>()?;
+    let before = buffer_limit_disconnections(setup);
+    let live = Live::new(channels as usize, subscribers as usize, interrupted);
+    let behind = || {
+        (0..subscribers as usize)
+            .map(|i| {
+                let owed = live.published[i % channels as usize].load(Ordering::Relaxed);
+                owed.saturating_sub(live.received[i].load(Ordering::Relaxed))
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let probe = Probe::PubSub { ids };
+    let (published, mut received, (rows, drops)) = std::thread::scope(|s| {
+        let monitor = s.spawn(|| monitor::watch(setup, &live, &probe, &behind));
+        let receivers: Vec<_> = subs
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let live = &live;
+                let wait = slow.and_then(|(n, p)| (i < n as usize).then_some(p));
+                let k = i % channels as usize;
+                s.spawn(move || {
+                    let end = receive(c, live, i as u32, k, spec.messages, wait);
+                    live.finished[i].store(true, Ordering::Release);
+                    end
+                })
+            })
+            .collect();
+        let publishers: Vec<_> = pubs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, c)| {
+                let (live, names) = (&live, &names);
+                s.spawn(move || conn::publish(spec, live, c, i as u32, names))
+            })
+            .collect();
+        let published: Vec<_> = publishers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect();
+        live.publishing_done.store(true, Ordering::Relaxed);
+        let received: Vec<_> = receivers.into_iter().map(|h| h.join().ok()).collect();
+        live.stop.store(true, Ordering::Relaxed);
+        (published, received, monitor.join().unwrap_or_default())
+    });
+    let after = buffer_limit_disconnections(setup);
+    let owed = |i: usize| live.published[i % channels as usize].load(Ordering::Relaxed);
+    let expected = (0..subscribers as usize).map(owed).sum();
+    // The server's view first: a subscriber it dropped may have read on for a while.
+    for d in drops {
+        if let Some(Some((_, end))) = received.get_mut(d.receiver as usize) {
+            *end = Some(d);
+        }
+    }
+    let mut result = super::result::finish(&live, &published, received, rows, expected);
+    result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
+    result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    Ok(result)
+}
+
+/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`),
+/// with its `CLIENT ID`.
+fn subscribe_all(
+    setup: &ConnSetup,
+    names: &Names,
+    subscribers: u32,
+    patterns: bool,
+    sharded: bool,
+) -> Result<(Vec<ControlConn>, Vec<Option<u64>>), EngineError> {
+    let (verb, glob): (&[u8], bool) = match (patterns, sharded) {
+        (true, _) => (b"PSUBSCRIBE", true),
+        (_, true) => (b"SSUBSCRIBE", false),
+        _ => (b"SUBSCRIBE", false),
+    };
+    let mut subs = Vec::with_capacity(subscribers as usize);
+    let mut ids = Vec::with_capacity(subscribers as usize);
+    for i in 0..subscribers as usize {
+        let mut name = names.channels[i % names.channels.len()].clone();
+        if glob {
+            // `{prefix}{k}:ch` matched as `{prefix}{k}:c*`: only channel k.
+            name.pop();
+            name.push(b'*');
+        }
+        let (c, id) = subscribe(setup, verb, &name)?;
+        subs.push(c);
+        ids.push(id);
+    }
+    Ok((subs, ids))
+}
+
+/// A subscriber connection, its subscription confirmed, and its `CLIENT ID` (`None` when the
+/// server refuses it: then the monitor cannot tell the server dropped it).
+fn subscribe(
+    setup: &ConnSetup,
+    verb: &[u8],
+    name: &[u8],
+) -> Result<(ControlConn, Option<u64>), EngineError> {
+    let mut c = conn::open(setup)?;
+    let id = match c.call(&[b"CLIENT".as_slice(), b"ID"])? {
+        Value::Integer(n) => u64::try_from(n).ok(),
+        _ => None,
+    };
+    c.send(&[verb, name])?;
+    c.set_timeout(SUBSCRIBE_TIMEOUT)?;
+    let failed = |what: String| {
+        EngineError::Other(format!(
+            "{}: {} {} failed: {what}",
+            setup.target.display(),
+            String::from_utf8_lossy(verb),
+            String::from_utf8_lossy(name)
+        ))
+    };
+    match c.wait_next()? {
+        Some(Value::Array(items) | Value::Push(items))
+            if items
+                .first()
+                .and_then(Value::as_str)
+                .is_some_and(|w| w.eq_ignore_ascii_case(&String::from_utf8_lossy(verb))) => {}
+        Some(Value::Error(e)) => return Err(failed(String::from_utf8_lossy(&e).into_owned())),
+        Some(other) => return Err(failed(format!("unexpected reply {other:?}"))),
+        None => return Err(failed("no confirmation within 10 s".into())),
+    }
+    c.set_timeout(POLL)?;
+    Ok((c, id))
+}
+
+/// The payload of a `message`/`smessage`/`pmessage` (array or push); `None` for anything else.
+pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
+    let (Value::Array(items) | Value::Push(items)) = v else {
+        return None;
+    };
+    let at = match items.first()?.as_str()? {
+        "message" | "smessage" => 2,
+        "pmessage" => 3,
+        _ => return None,
+    };
+    match items.get(at)? {
+        Value::BulkString(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// Subscriber `i`'s loop (listening to channel `k`): until it has everything its channel was
+/// sent, the drain limits after the last publish, a signal, or the server drops it.
+fn receive(
+    mut c: ControlConn,
+    live: &Live,
+    i: u32,
+    k: usize,
+    messages: u64,
+    pause: Option<Duration>,
+) -> (Tally, Option<Disconnect>) {
+    let mut tally = Tally::new(messages);
+    let mut last = Instant::now();
+    let mut done_at: Option<Instant> = None;
+    loop {
+        if live.interrupted.load(Ordering::Relaxed) {
+            return (tally, None);
+        }
+        if live.publishing_done.load(Ordering::Relaxed) {
+            let since = *done_at.get_or_insert_with(Instant::now);
+            let owed = live.published[k].load(Ordering::Relaxed);
+            if tally.delivered >= owed
+                || since.elapsed() > DRAIN_MAX
+                || last.max(since).elapsed() > DRAIN_IDLE
+            {
+                return (tally, None);
+            }
+        }
+        match c.wait_next() {
+            Ok(Some(v)) => {
+                match message_payload(&v).map(stamp::read) {
+                    Some(Some((sent, number))) if tally.receive(number, sent, live.now_ns()) => {
+                        live.received[i as usize].store(tally.delivered, Ordering::Relaxed);
+                        last = Instant::now();
+                    }
+                    // A duplicate (counted by `receive`), or not a message.
+                    Some(Some(_)) | None => {}
+                    Some(None) => tally.foreign += 1,
+                }
+                if let Some(p) = pause {
+                    std::thread::sleep(p);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let at_s = live.origin.elapsed().as_secs_f64();
+                let reason = e.to_string();
+                let gone = Disconnect {
+                    receiver: i,
+                    at_s,
+                    reason,
+                    by_server: false,
+                    output_buffer_bytes: None,
+                };
+                return (tally, Some(gone));
+            }
+        }
+    }
+}
+
+/// The server's `client_output_buffer_limit_disconnections` (Redis 7.0+, Valkey), or `None`.
+fn buffer_limit_disconnections(setup: &ConnSetup) -> Option<u64> {
+    let mut c = conn::open(setup).ok()?;
+    let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
+    Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_payloads_are_found_in_every_shape() {
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let m = Value::Array(vec![bulk("message"), bulk("ch"), bulk("p1")]);
+        let pm = Value::Push(vec![bulk("pmessage"), bulk("c*"), bulk("ch"), bulk("p2")]);
+        let sm = Value::Push(vec![bulk("smessage"), bulk("ch"), bulk("p3")]);
+        let sub = Value::Push(vec![bulk("subscribe"), bulk("ch"), Value::Integer(1)]);
+        assert_eq!(message_payload(&m), Some(b"p1".as_slice()));
+        assert_eq!(message_payload(&pm), Some(b"p2".as_slice()));
+        assert_eq!(message_payload(&sm), Some(b"p3".as_slice()));
+        assert_eq!(message_payload(&sub), None);
+        assert_eq!(message_payload(&Value::Integer(1)), None);
+    }
+}

@@ -1,0 +1,118 @@
+//! What one receiver (a subscriber, or a consumer group's consumers together) saw: each message
+//! number at most once counted as delivered, again as a duplicate; the delivery latency into an
+//! HDR histogram; per second of the test, deliveries and the slowest one. The "seen" set is a
+//! bitset over the run's message numbers (bounded by the plan: `-n` bits per receiver).
+
+use crate::metrics::{LatencyHistogram, SLOT, SLOTS, Timeline};
+
+/// A receiver's deliveries.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    seen: Vec<u64>,
+    /// First deliveries.
+    pub delivered: u64,
+    /// Messages delivered again (a number already seen).
+    pub duplicates: u64,
+    /// Payloads that were not a stamp of this run (or a number beyond it).
+    pub foreign: u64,
+    /// Send → receive of first deliveries, ns.
+    pub latency: LatencyHistogram,
+    /// Per second since the origin (with its 100 ms slots), as the engine's tests keep it, so
+    /// the record's timeline and outages read a delivery test like any other.
+    pub timeline: Timeline,
+    /// When the last first delivery arrived, ns since the origin.
+    pub last_ns: u64,
+}
+
+impl Tally {
+    /// Room for message numbers `0..messages`.
+    pub fn new(messages: u64) -> Self {
+        Self {
+            seen: vec![0; messages.div_ceil(64) as usize],
+            delivered: 0,
+            duplicates: 0,
+            foreign: 0,
+            latency: LatencyHistogram::new(),
+            timeline: Timeline::default(),
+            last_ns: 0,
+        }
+    }
+
+    /// Counts message `number`, sent at `sent_ns` and received at `now_ns` (both since the
+    /// origin). Returns whether it was its first delivery.
+    pub fn receive(&mut self, number: u64, sent_ns: u64, now_ns: u64) -> bool {
+        let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
+        let Some(w) = self.seen.get_mut(word) else {
+            self.foreign += 1;
+            return false;
+        };
+        if *w & bit != 0 {
+            self.duplicates += 1;
+            return false;
+        }
+        *w |= bit;
+        self.delivered += 1;
+        self.last_ns = self.last_ns.max(now_ns);
+        let ns = now_ns.saturating_sub(sent_ns);
+        self.latency.record(ns.max(1));
+        let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
+        second.completed += 1;
+        second.latency.record(ns.max(1));
+        let slot = ((now_ns % 1_000_000_000) / SLOT.as_nanos() as u64) as usize;
+        let slot = &mut second.slots[slot.min(SLOTS - 1)];
+        slot.completed += 1;
+        slot.waited_ns = slot.waited_ns.max(ns);
+        true
+    }
+
+    /// Adds another receiver's figures (the seen sets are not merged: each receiver is counted
+    /// against its own expectation).
+    pub fn merge_figures(&mut self, other: &Tally) {
+        self.delivered += other.delivered;
+        self.duplicates += other.duplicates;
+        self.foreign += other.foreign;
+        self.latency.merge(&other.latency);
+        self.last_ns = self.last_ns.max(other.last_ns);
+        self.timeline.merge(&other.timeline);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_deliveries_duplicates_and_strangers_are_told_apart() {
+        let mut t = Tally::new(100);
+        assert!(t.receive(5, 0, 1_000));
+        assert!(!t.receive(5, 0, 2_000));
+        assert!(t.receive(99, 10, 1_500_000_000));
+        assert!(!t.receive(200, 0, 1));
+        assert_eq!((t.delivered, t.duplicates, t.foreign), (2, 1, 1));
+        assert_eq!(t.latency.len(), 2);
+        let seconds = &t.timeline.seconds;
+        assert_eq!(seconds.len(), 2);
+        assert_eq!(seconds[0].completed, 1);
+        assert_eq!(seconds[1].slots[5].completed, 1);
+        assert_eq!(seconds[1].slots[5].waited_ns, 1_499_999_990);
+        let mut sum = Tally::new(100);
+        sum.merge_figures(&t);
+        sum.merge_figures(&t);
+        assert_eq!((sum.delivered, sum.duplicates), (4, 2));
+        assert_eq!(sum.timeline.seconds[1].completed, 2);
+        assert!(
+            sum.timeline
+                .check_totals(&{
+                    let mut r = crate::metrics::TestResult::empty(
+                        "t",
+                        None,
+                        crate::metrics::Outcome::Completed,
+                    );
+                    r.completed = 4;
+                    r.latency = sum.latency.clone();
+                    r
+                })
+                .is_ok()
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! Merging the shards' `delivery` blocks (`--pubsub`/`--stream` run as shards, each on its own
+//! names, so no message is counted by two shards): counts add, exactly; per second, publishes
+//! and deliveries add, the furthest behind and the largest output buffer are the largest of any
+//! shard, pending entries and lag add (each shard has its own stream). The latency histograms are
+//! the test's own and are added with every test's (`hist`).
+
+use crate::record::TestRecord;
+use crate::record::delivery::{DeliveryRecord, DeliverySecond};
+
+use super::counts;
+
+/// The merged block (`None` when no shard has one); `what` names a field for messages.
+pub(super) fn merge(
+    tests: &[&TestRecord],
+    what: &dyn Fn(&str) -> String,
+) -> Result<Option<DeliveryRecord>, String> {
+    let blocks: Vec<&DeliveryRecord> = tests.iter().filter_map(|t| t.delivery.as_ref()).collect();
+    let Some(first) = blocks.first() else {
+        return Ok(None);
+    };
+    if blocks.len() != tests.len() || blocks.iter().any(|b| b.mode != first.mode) {
+        return Err(format!(
+            "{}: some shards ran a different delivery mode",
+            what("delivery")
+        ));
+    }
+    let sum = |f: fn(&DeliveryRecord) -> u64, name: &str| {
+        counts::total(
+            blocks.iter().map(|b| f(b)),
+            &what(&format!("delivery.{name}")),
+        )
+    };
+    let some_sum = |f: fn(&DeliveryRecord) -> Option<u64>| -> Option<u64> {
+        blocks.iter().map(|b| f(b)).sum()
+    };
+    let mut seconds: Vec<DeliverySecond> = Vec::new();
+    for b in &blocks {
+        for s in &b.seconds {
+            let at = s.second as usize;
+            if seconds.len() <= at {
+                seconds.resize_with(at + 1, DeliverySecond::default);
+            }
+            add_second(&mut seconds[at], s);
+        }
+    }
+    for (i, s) in seconds.iter_mut().enumerate() {
+        s.second = i as u32;
+    }
+    Ok(Some(DeliveryRecord {
+        receivers: blocks.iter().map(|b| b.receivers).sum(),
+        publishers: blocks.iter().map(|b| b.publishers).sum(),
+        messages: sum(|b| b.messages, "messages")?,
+        rate: some_sum(|b| b.rate),
+        published: sum(|b| b.published, "published")?,
+        publish_errors: sum(|b| b.publish_errors, "publish_errors")?,
+        expected: sum(|b| b.expected, "expected")?,
+        delivered: sum(|b| b.delivered, "delivered")?,
+        duplicates: sum(|b| b.duplicates, "duplicates")?,
+        lost: sum(|b| b.lost, "lost")?,
+        foreign: sum(|b| b.foreign, "foreign")?,
+        fanout: some_sum(|b| b.fanout),
+        acked: some_sum(|b| b.acked),
+        disconnects: blocks.iter().flat_map(|b| b.disconnects.clone()).collect(),
+        buffer_limit_disconnections: some_sum(|b| b.buffer_limit_disconnections),
+        seconds,
+        ..(*first).clone()
+    }))
+}
+
+/// Adds one shard's second into the merged one.
+fn add_second(into: &mut DeliverySecond, s: &DeliverySecond) {
+    let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    into.published += s.published;
+    into.delivered += s.delivered;
+    into.max_latency_us = max(into.max_latency_us, s.max_latency_us);
+    into.behind = into.behind.max(s.behind);
+    into.output_buffer_bytes = into.output_buffer_bytes.max(s.output_buffer_bytes);
+    into.pending = add(into.pending, s.pending);
+    into.server_lag = add(into.server_lag, s.server_lag);
+    into.pending_growth = match (into.pending_growth, s.pending_growth) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(delivered: u64, behind: u64) -> TestRecord {
+        TestRecord {
+            delivery: Some(DeliveryRecord {
+                mode: "pubsub".into(),
+                receivers: 10,
+                expected: 100,
+                delivered,
+                lost: 100 - delivered,
+                fanout: Some(100),
+                seconds: vec![DeliverySecond {
+                    second: 0,
+                    delivered,
+                    behind,
+                    output_buffer_bytes: Some(behind * 10),
+                    ..DeliverySecond::default()
+                }],
+                ..DeliveryRecord::default()
+            }),
+            ..TestRecord::default()
+        }
+    }
+
+    #[test]
+    fn shards_add_their_counts_and_keep_the_worst_backlog() {
+        let (a, b) = (test(100, 0), test(90, 7));
+        let m = merge(&[&a, &b], &|f: &str| f.to_string()).unwrap().unwrap();
+        assert_eq!(
+            (m.receivers, m.expected, m.delivered, m.lost),
+            (20, 200, 190, 10)
+        );
+        assert_eq!(m.fanout, Some(200));
+        assert_eq!(m.seconds.len(), 1);
+        assert_eq!(m.seconds[0].delivered, 190);
+        assert_eq!(
+            (m.seconds[0].behind, m.seconds[0].output_buffer_bytes),
+            (7, Some(70))
+        );
+        let plain = TestRecord::default();
+        assert!(merge(&[&a, &plain], &|f: &str| f.to_string()).is_err());
+        assert_eq!(merge(&[&plain], &|f: &str| f.to_string()).unwrap(), None);
+    }
+}

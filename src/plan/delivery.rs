@@ -1,0 +1,286 @@
+//! Issue 26's modes resolved: `--pubsub`/`--stream` into a `delivery::DeliverySpec`, and
+//! `--key-drift` into the load spec's `workload::drift::KeyDrift`, each checked against the rest
+//! of the plan before anything connects (one line, exit 2).
+//!
+//! A delivery run is bounded: its message count is `-n`, or `--rps` × `--duration` (so
+//! `--duration` needs `--rps`), and every receiver keeps one bit per message, so receivers ×
+//! messages is capped. In a sharded run each shard publishes and subscribes on its own names
+//! (`{prefix}{shard}:…`), so shards never see each other's messages and their records add up.
+
+use crate::cli::{Args, KeyDriftArg};
+use crate::delivery::{DeliverySpec, Mode};
+use crate::engine::{LoadSpec, Stop};
+use crate::workload::distribution::KeyPattern;
+use crate::workload::drift::KeyDrift;
+
+use super::Workload;
+use super::shard::ShardPlan;
+
+/// Most receiver-message pairs one run tracks: one bit each, 512 MiB.
+const MAX_TRACKED_BITS: u64 = 1 << 32;
+
+/// The default start of the delivery modes' names (channels, the stream key).
+const PREFIX: &[u8] = b"respbench:";
+
+/// `--key-drift` into `load.key_drift`, after the key pattern and range are known.
+pub(super) fn key_drift(args: &Args, load: &mut LoadSpec) -> Result<(), String> {
+    let Some(arg) = args.delivery.key_drift else {
+        return Ok(());
+    };
+    let Some(len) = load.keyspace.map(|k| k.saturating_sub(load.key_min)) else {
+        return Err("--key-drift moves keys within a key range; give -r (or --key-maximum)".into());
+    };
+    if args.cluster {
+        return Err("--key-drift with --cluster is not supported yet".into());
+    }
+    if args.sequential {
+        return Err("--key-drift moves random keys; it does not apply to --sequential".into());
+    }
+    load.key_drift = Some(match arg {
+        KeyDriftArg::Shift { step, every } => {
+            if !matches!(
+                load.key_pattern,
+                KeyPattern::Gaussian { .. } | KeyPattern::Zipf { .. }
+            ) {
+                return Err(
+                    "--key-drift STEP:SECS moves a gaussian or zipf pattern's centre \
+                            (--keys gaussian|zipf); for a hot set use hot:H:SECS"
+                        .into(),
+                );
+            }
+            KeyDrift::Shift { step, every }
+        }
+        KeyDriftArg::HotSet { keys, every } => {
+            if load.key_pattern != KeyPattern::Uniform {
+                return Err(
+                    "--key-drift hot:H:SECS draws uniformly from its hot set; it does \
+                            not combine with --keys/--key-pattern"
+                        .into(),
+                );
+            }
+            if keys > len {
+                return Err(format!(
+                    "--key-drift hot:{keys}: a hot set larger than the {len} keys of the range"
+                ));
+            }
+            KeyDrift::HotSet { keys, every }
+        }
+    });
+    Ok(())
+}
+
+/// `--pubsub`/`--stream` as a spec (`None` without either), from the load as this shard runs it.
+pub(super) fn spec(
+    args: &Args,
+    load: &LoadSpec,
+    workload: &Workload,
+    shard: Option<&ShardPlan>,
+) -> Result<Option<DeliverySpec>, String> {
+    let d = &args.delivery;
+    let mode = match (d.pubsub, d.stream) {
+        (Some(subscribers), _) => Mode::PubSub {
+            subscribers,
+            channels: d.channels.unwrap_or(1),
+            patterns: d.patterns,
+            sharded: d.sharded,
+            slow: d
+                .slow
+                .map(|(n, ms)| (n, std::time::Duration::from_millis(ms))),
+        },
+        (None, Some(consumers)) => Mode::Stream { consumers },
+        (None, None) => return Ok(None),
+    };
+    let flag = if d.pubsub.is_some() {
+        "--pubsub"
+    } else {
+        "--stream"
+    };
+    let refused = [
+        (args.cluster, "--cluster"),
+        (
+            !matches!(workload, Workload::Suite(_)) || args.tests.is_some(),
+            "a test or command",
+        ),
+        (args.repeat > 1, "--repeat"),
+        (args.find_max.is_some(), "--find-max"),
+        (args.loop_forever, "-l"),
+        (args.idle, "-I"),
+        (args.dataset.is_some(), "--dataset"),
+    ];
+    if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
+        return Err(format!(
+            "{flag} runs its own test; it does not combine with {what}"
+        ));
+    }
+    let publishers = d.publishers.unwrap_or(1);
+    let messages = match load.stop {
+        Stop::Requests(n) => n,
+        Stop::After(t) => match load.rps {
+            Some(rate) => (rate as f64 * t.as_secs_f64()).ceil() as u64,
+            None => {
+                return Err(format!(
+                    "{flag} with --duration needs --rps (the message count is rate x duration)"
+                ));
+            }
+        },
+    };
+    if let Some(rate) = load.rps
+        && rate < u64::from(publishers)
+    {
+        return Err(format!(
+            "--rps {rate}: below one message per second for each of the {publishers} publishers"
+        ));
+    }
+    let tracked = match mode {
+        Mode::PubSub { subscribers, .. } => messages.saturating_mul(u64::from(subscribers)),
+        Mode::Stream { .. } => messages,
+    };
+    if tracked > MAX_TRACKED_BITS {
+        return Err(format!(
+            "{flag}: {messages} messages for every receiver are more than respbench tracks \
+             (receivers x messages at most {MAX_TRACKED_BITS}); lower -n"
+        ));
+    }
+    let mut prefix = args.workload.key_prefix.clone().unwrap_or(PREFIX.to_vec());
+    if let Some(s) = shard {
+        prefix.extend_from_slice(format!("{}:", s.shard.index).as_bytes());
+    }
+    Ok(Some(DeliverySpec {
+        mode,
+        publishers,
+        messages,
+        rate: load.rps,
+        payload: args.data_size,
+        prefix,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::RunPlan;
+
+    fn plan(argv: &[&str]) -> Result<RunPlan, String> {
+        let args = match crate::cli::parse(argv.iter().map(Into::into)) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => return Err(e.0),
+        };
+        RunPlan::new(&args, None).map_err(|e| match e {
+            crate::plan::PlanError::Usage(m) | crate::plan::PlanError::Io(m) => m,
+        })
+    }
+
+    #[test]
+    fn pubsub_and_stream_plans_carry_their_shape() {
+        let p = plan(&[
+            "--pubsub",
+            "10",
+            "--channels",
+            "2",
+            "-n",
+            "500",
+            "--rps",
+            "100",
+        ])
+        .unwrap();
+        let d = p.delivery.unwrap();
+        assert_eq!((d.messages, d.rate, d.payload), (500, Some(100), 32));
+        assert_eq!(d.receivers(), 10);
+        assert_eq!(d.channel(1), b"respbench:1:ch");
+        let s = plan(&[
+            "--stream",
+            "3",
+            "--duration",
+            "2",
+            "--rps",
+            "50",
+            "-d",
+            "64",
+        ])
+        .unwrap();
+        let d = s.delivery.unwrap();
+        assert_eq!((d.messages, d.payload), (100, 64));
+        assert_eq!(d.stream_key(), b"respbench:stream");
+        let sharded = plan(&["--pubsub", "2", "--shard", "1/2", "-n", "10"]).unwrap();
+        assert_eq!(sharded.delivery.unwrap().messages, 5);
+    }
+
+    #[test]
+    fn impossible_delivery_runs_are_one_line() {
+        for (argv, start) in [
+            (
+                &["--pubsub", "2", "-d", "8"][..],
+                "-d 8: a --pubsub/--stream message",
+            ),
+            (&["--pubsub", "2", "--stream", "2"], "--pubsub and --stream"),
+            (&["--channels", "2"], "--channels needs --pubsub"),
+            (
+                &["--stream", "2", "--duration", "3"],
+                "--stream with --duration needs --rps",
+            ),
+            (
+                &["--pubsub", "2", "--cluster"],
+                "--pubsub runs its own test",
+            ),
+            (
+                &["--pubsub", "2", "-t", "set"],
+                "--pubsub runs its own test",
+            ),
+            (
+                &["--pubsub", "1000", "-n", "10000000"],
+                "--pubsub: 10000000 messages",
+            ),
+            (
+                &["--pubsub", "2", "--slow-subscribers", "3:10"],
+                "--slow-subscribers 3",
+            ),
+            (
+                &["--stream", "2", "--publishers", "4", "--rps", "2"],
+                "--rps 2: below",
+            ),
+        ] {
+            let e = plan(argv).unwrap_err();
+            assert!(e.starts_with(start) && !e.contains('\n'), "{argv:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn key_drift_needs_a_pattern_it_can_move() {
+        let p = plan(&["-r", "1000", "--keys", "zipf", "--key-drift", "100:5"]).unwrap();
+        assert!(matches!(
+            p.load.key_drift,
+            Some(KeyDrift::Shift { step: 100, .. })
+        ));
+        let p = plan(&["-r", "1000", "--key-drift", "hot:10:0.5"]).unwrap();
+        assert!(matches!(
+            p.load.key_drift,
+            Some(KeyDrift::HotSet { keys: 10, .. })
+        ));
+        for (argv, start) in [
+            (
+                &["--key-drift", "hot:10:1"][..],
+                "--key-drift moves keys within a key range",
+            ),
+            (
+                &["-r", "100", "--key-drift", "10:1"],
+                "--key-drift STEP:SECS moves",
+            ),
+            (
+                &["-r", "100", "--key-drift", "hot:101:1"],
+                "--key-drift hot:101",
+            ),
+            (
+                &["-r", "100", "--keys", "zipf", "--key-drift", "hot:5:1"],
+                "--key-drift hot:H",
+            ),
+            (
+                &["-r", "100", "--key-drift", "hot:5"],
+                "invalid value \"hot:5\" for --key-drift",
+            ),
+        ] {
+            let e = plan(argv).unwrap_err();
+            assert!(e.starts_with(start) && !e.contains('\n'), "{argv:?}: {e}");
+        }
+    }
+}

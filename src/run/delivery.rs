@@ -1,0 +1,81 @@
+//! A `--pubsub`/`--stream` run in place of the workload: the delivery test measured by
+//! `delivery::run`, recorded as an ordinary test (its latency is send → first delivery, its
+//! completions the deliveries, its requests issued the deliveries owed) with the record's
+//! `delivery` block beside it, and reported with the block's lines.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+
+use super::{Failure, Session, print_result, record_hook};
+use crate::delivery::{self, DeliveryResult, DeliverySpec};
+use crate::metrics::{Outcome, Signal, TestResult};
+use crate::plan::Format;
+use crate::record::TestExtras;
+use crate::record::delivery::DeliveryRecord;
+use crate::workload::template::parse_custom_command;
+use crate::workload::{PayloadGenerator, Template};
+
+impl<W: Write> Session<'_, W> {
+    /// Runs the delivery test and prints its report; Ctrl-C is returned after the report.
+    pub(super) fn run_delivery(&mut self, spec: &DeliverySpec) -> Result<(), Failure> {
+        let title = spec.title();
+        let watch = self.rec.begin_test();
+        let measured = delivery::run(spec, &self.setup, self.console.interrupted.clone())?;
+        let terminated = self.console.terminated.load(Ordering::Relaxed);
+        let result = test_result(spec, &measured, terminated);
+        let template = template(spec, title)?;
+        let block = DeliveryRecord::of(spec, &measured);
+        let extras = TestExtras {
+            delivery: Some(&block),
+            ..TestExtras::of(&result)
+        };
+        let test = self.rec.end_test(watch, &template, &result, extras);
+        print_result(self.plan, &self.ctx, &result, &mut self.out)?;
+        record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
+        if self.plan.format == Format::Text {
+            crate::report::write_delivery(&mut self.out, &block)?;
+            self.out.flush()?;
+        }
+        if measured.interrupted {
+            return Err(Failure::Interrupted);
+        }
+        Ok(())
+    }
+}
+
+/// The delivery figures as a test's: deliveries are its completions and their latencies its
+/// histogram; deliveries owed are its requests, those never delivered its unanswered ones.
+fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> TestResult {
+    let outcome = match (m.interrupted, terminated) {
+        (false, _) => Outcome::Completed,
+        (true, false) => Outcome::Interrupted(Signal::Interrupt),
+        (true, true) => Outcome::Interrupted(Signal::Terminate),
+    };
+    // No `--rps` target here: the engine's achieved-rate samples do not exist for a delivery
+    // test (the block carries the rate asked and what was published each second).
+    let mut r = TestResult::empty(spec.title(), None, outcome);
+    r.completed = m.delivered;
+    r.elapsed = m.elapsed;
+    r.latency = m.latency.clone();
+    r.latency_uncorrected = m.latency.clone();
+    r.issued = m.expected;
+    r.unanswered = m.lost;
+    r.pushes.messages = m.delivered + m.duplicates + m.foreign;
+    r.timeline = m.timeline.clone();
+    r
+}
+
+/// The commands the test sends, as a template (the record's `commands`).
+fn template(spec: &DeliverySpec, title: &str) -> Result<Template, Failure> {
+    let words: Vec<Vec<u8>> = title
+        .split(" -> ")
+        .next()
+        .unwrap_or(title)
+        .split(' ')
+        .map(|w| w.as_bytes().to_vec())
+        .chain([spec.prefix.clone(), b"x".to_vec()])
+        .collect();
+    let items = parse_custom_command(&words, None, spec.payload, &mut PayloadGenerator::default())
+        .map_err(Failure::Fatal)?;
+    Ok(Template::encode(&items, false))
+}
