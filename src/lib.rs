@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod engine;
+pub mod fuzz;
 pub mod machine;
 pub mod manual;
 pub mod merge;

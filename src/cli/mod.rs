@@ -131,6 +131,8 @@ pub struct Args {
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
     pub workload: WorkloadArgs,
+    /// `--fuzz` and its options.
+    pub fuzz: FuzzArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -192,6 +194,7 @@ impl TlsArgs {
 
 pub mod flag;
 mod flags;
+mod fuzz;
 mod help;
 mod parse;
 mod paths;
@@ -206,6 +209,7 @@ mod workloads;
 
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
+pub use fuzz::{FuzzArgs, FuzzLogLevel};
 pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
@@ -275,6 +279,7 @@ impl Default for Args {
             step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
+            fuzz: FuzzArgs::default(),
         }
     }
 }

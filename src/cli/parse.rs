@@ -120,6 +120,7 @@ fn finish(st: State) -> Result<Args, UsageError> {
         return Err(err);
     }
     super::workloads::check(&st)?;
+    super::fuzz::check(&st)?;
     // `-n` at its default does not conflict with `--duration`; given, it does. A user from
     // `-u` never needs checking (it always comes with a password).
     let requests_given = st.was_given("-n");

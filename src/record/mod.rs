@@ -15,6 +15,7 @@ pub mod build;
 
 pub mod document;
 pub mod failover;
+pub mod fuzz;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
@@ -103,6 +104,7 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            fuzz: None,
         };
         Ok(Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
@@ -247,6 +249,11 @@ impl RunRecord {
         self.doc.target.host = Some(host);
         self.doc.target.port = Some(port);
         self.doc.sentinel = Some(s);
+    }
+
+    /// `--fuzz`: the fuzz run's block.
+    pub fn set_fuzz(&mut self, f: fuzz::FuzzRecord) {
+        self.doc.fuzz = Some(f);
     }
 
     /// `--check-counters`: one INCR test's lost-writes figures.

@@ -6,6 +6,7 @@ mod cluster;
 mod console;
 mod failover;
 mod find_max;
+mod fuzz;
 mod record_hook;
 mod start;
 
@@ -191,6 +192,9 @@ fn connect_and_run(
 
     if plan.idle {
         return run_idle(plan, &setup, &mut console);
+    }
+    if plan.fuzz.enabled {
+        return fuzz::run_fuzz(plan, &setup, cluster.is_some(), &interrupted, rec);
     }
 
     for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {

@@ -18,6 +18,7 @@ mod failures;
 mod faultproxy;
 mod find_max;
 mod formats;
+mod fuzz;
 mod html;
 mod lifecycle;
 mod mixes;

@@ -13,13 +13,14 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{sentinel, workloads};
+use super::{fuzz, sentinel, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
     basic::ENDPOINT,
     basic::LOAD,
     basic::OUTPUT,
+    fuzz::FLAGS,
     tls::TRANSPORT,
     own::RECORD,
     sentinel::FLAGS,
