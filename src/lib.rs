@@ -20,6 +20,7 @@ pub mod run;
 pub mod sentinel;
 pub mod slo;
 pub mod timestamp;
+pub mod trace;
 pub mod verdict;
 pub mod watch;
 pub mod workload;

@@ -284,8 +284,50 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         tests.push(test);
     }
     let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
-    let mut out = inputs[0].doc.clone();
-    out.shard = None;
+    // Every field of the head is named (no `clone()` of the first shard's whole head): a field
+    // added to `Document` later does not compile here until someone decides how shards combine
+    // it (a count summed, a list joined, or the same on every shard), rather than silently being
+    // the first shard's.
+    let Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: _,
+        error: _,
+        client: _,
+        target,
+        servers: _,
+        options,
+        tests: _,
+        shard: _,
+        sentinel,
+        counters,
+        find_max,
+        shards: _,
+        merge: _,
+    } = inputs[0].doc.clone();
+    let mut out = Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: String::new(),
+        error: None,
+        client: ClientHost::default(),
+        target,
+        servers: Vec::new(),
+        options,
+        tests: Vec::new(),
+        shard: None,
+        sentinel,
+        counters,
+        find_max,
+        shards: Vec::new(),
+        merge: None,
+    };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
     if let Some(s) = time(|d| &d.started_at).min_by_key(|s| parse_time(s)) {

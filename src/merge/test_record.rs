@@ -128,7 +128,14 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_threads_runqueue_pct: None,
         client_delay_us: None,
         latency_split: None,
-        ..first.clone()
+        // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
+        // not compile here until someone decides how shards combine it, rather than silently
+        // being the first shard's. These are the same on every shard (checked by `check`), or
+        // describe the one server all shards watched (the first shard's, as the doc above says).
+        name: first.name.clone(),
+        repetition: first.repetition,
+        commands: first.commands.clone(),
+        server: first.server.clone(),
     };
     Ok((merged, spans))
 }
