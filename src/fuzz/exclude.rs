@@ -159,6 +159,16 @@ mod tests {
         assert!(c.allows("flushall"));
     }
 
+    /// The user's page lists every entry of both lists (one list, shown where users look).
+    #[test]
+    fn docs_name_every_exclusion() {
+        let page = include_str!("../../docs/fuzz.md");
+        for (name, _) in EXCLUDED.iter().chain(NEVER_SET) {
+            let shown = format!("`{}`", name.replace('|', "\\|"));
+            assert!(page.contains(&shown), "docs/fuzz.md lacks {shown}");
+        }
+    }
+
     #[test]
     fn never_set_list() {
         let d = Exclusions::new(&[], &[]);

@@ -307,6 +307,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: _,
         merge: _,
+        // A fuzz run is not a benchmark: its record has no tests for merge to add up.
+        fuzz: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -327,6 +329,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: Vec::new(),
         merge: None,
+        fuzz: None,
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());

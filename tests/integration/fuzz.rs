@@ -42,8 +42,11 @@ fn entries(path: &Path) -> Vec<Entry> {
     }
 }
 
-/// A fuzz run in `modes`; the server still answers and holds keys of the -r keyspace only.
+/// A fuzz run in `modes`: it finishes, the server still answers, commands of many kinds reached
+/// it, and the record (checked by the independent checker) holds the fuzz block.
 fn survives(server: Server, modes: &str) {
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
     let out = fuzz(
         &server,
         &[
@@ -57,6 +60,8 @@ fn survives(server: Server, modes: &str) {
             "5",
             "--fuzz-mode",
             modes,
+            "--json",
+            json.to_str().unwrap(),
         ],
     );
     out.assert_success()
@@ -76,6 +81,22 @@ fn survives(server: Server, modes: &str) {
         stats.lines().filter(|l| l.starts_with("cmdstat_")).count() > 40,
         "{stats}"
     );
+    // Nothing of the never-send list did.
+    for never in [
+        "cmdstat_shutdown",
+        "cmdstat_flushall",
+        "cmdstat_debug",
+        "cmdstat_monitor",
+    ] {
+        assert!(!stats.contains(never), "{never} was sent");
+    }
+    crate::record::check_with_python(&json);
+    let doc: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let f = &doc["fuzz"];
+    assert_eq!(f["seed"], 5);
+    assert_eq!(f["commands_sent"], 4000);
+    assert_eq!(f["verdict"], "survived");
+    assert!(f["errors_by_kind"]["ERR"].as_u64().unwrap() > 0, "{f}");
 }
 
 #[test]
