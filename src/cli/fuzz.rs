@@ -243,6 +243,12 @@ pub(super) const FLAGS: &[Flag<State>] = &[
 /// The checks that need the whole line: respbench's own fuzz options need `--fuzz`.
 pub(super) fn check(st: &State) -> Result<(), UsageError> {
     if st.args.fuzz.enabled {
+        // The reference's fuzzer sends -n commands; a time bound would be respbench's own.
+        if st.was_given("--duration") {
+            return Err(UsageError(
+                "--fuzz sends -n commands in all; --duration does not apply".to_owned(),
+            ));
+        }
         return Ok(());
     }
     for name in [

@@ -1096,6 +1096,10 @@ fn fuzz_own_options_need_fuzz() {
         "--fuzz-restart needs --fuzz"
     );
     assert!(err(&["--fuzz", "--fuzz-loglevel", "loud"]).contains("--fuzz-loglevel"));
+    assert_eq!(
+        err(&["--fuzz", "--duration", "3"]),
+        "--fuzz sends -n commands in all; --duration does not apply"
+    );
 }
 
 #[test]

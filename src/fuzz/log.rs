@@ -7,8 +7,8 @@
 //! An entry is written *before* its bytes are sent, under one lock that also hands out the
 //! sequence number, so the trace's order is the order the server could have seen, and the
 //! command that killed the server is in the log even when the crash takes the process's
-//! attention first. The reducer reads the trace back from the file: memory stays bounded by the
-//! buffers, not by `-n`.
+//! attention first. Fuzzing keeps nothing of what was sent in memory (the files are
+//! buffered writers), so `-n` does not bound memory; the reducer reads the trace back afterwards.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -9,7 +9,7 @@ use std::fs;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use respbench::trace::{Entry, Payload, Reader};
@@ -180,23 +180,64 @@ fn fuzz_bad_mode_is_the_reference_message() {
     );
 }
 
-/// Starts the fake server on `port` (crashing on `a` then `b` if given) and waits for it.
-fn start_fake(port: u16, crash: Option<(&[u8], &[u8])>) {
+/// Starts the fake server on `port` with these arguments and waits for it.
+fn start_fake_with(port: u16, extra: &[String]) -> Child {
     let mut cmd = Command::new(python());
-    cmd.arg(FAKE).arg(port.to_string());
-    if let Some((a, b)) = crash {
-        cmd.arg(hex(a)).arg(hex(b));
-    }
+    cmd.arg(FAKE).arg(port.to_string()).args(extra);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = cmd.spawn().expect("python3");
+    let child = cmd.spawn().expect("python3");
     assert!(wait_until(Duration::from_secs(10), || Client::try_connect(
         port
     )
     .is_ok()));
-    // It runs on: reaped by the test below through SHUTDOWN, else it exits when idle.
+    child
+}
+
+/// Starts the fake server on `port` (crashing on `a` then `b` if given). It runs on, reaped in
+/// the background: it stops by SHUTDOWN, by crashing, or on its own when idle.
+fn start_fake(port: u16, crash: Option<(&[u8], &[u8])>) {
+    let extra: Vec<String> = crash.map(|(a, b)| vec![hex(a), hex(b)]).unwrap_or_default();
+    let mut child = start_fake_with(port, &extra);
     std::thread::spawn(move || child.wait());
+}
+
+#[test]
+fn fuzz_detects_a_hang() {
+    let port = free_port();
+    let mut fake = start_fake_with(port, &["hang-after".into(), "3000".into()]);
+    let out = run_respbench(
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "--fuzz",
+            "-c",
+            "2",
+            "-n",
+            "20000",
+            "--fuzz-hang-timeout",
+            "1",
+            "--fuzz-loglevel",
+            "error",
+        ]
+        .map(String::from),
+        None,
+    );
+    // Our own child, by its handle.
+    let _ = fake.kill();
+    let _ = fake.wait();
+    out.assert_code(1)
+        .assert_stdout_contains("Server: HUNG (no reply to PING within 1 s)");
+    assert!(
+        out.stderr.contains("fuzz: the server hung"),
+        "{}",
+        out.stderr
+    );
+    // Each client's last command is reported with its place in the log.
+    assert!(out.stdout.contains("last sent by c1 (#"), "{}", out.stdout);
 }
 
 /// The Python interpreter itself, not a version manager's shim (pyenv's adds half a second to

@@ -9,6 +9,7 @@ the answer. SHUTDOWN stops it, as a real server's SHUTDOWN NOSAVE (the reducer's
 It exits on its own after IDLE seconds without a command, so a failed test leaves nothing behind.
 
 usage: fuzz_crash_server.py PORT [HEX_A HEX_B]   (commands as hex of their words joined by ' ')
+       fuzz_crash_server.py PORT hang-after N     (stops answering anyone after N commands)
 """
 
 import os
@@ -61,8 +62,10 @@ def info():
 
 
 class State:
-    def __init__(self, a, b):
+    def __init__(self, a, b, hang_after=None):
         self.a, self.b = a, b
+        self.hang_after = hang_after
+        self.count = 0
         self.a_conn = None
         self.last = time.monotonic()
         self.lock = threading.Lock()
@@ -101,6 +104,11 @@ def serve(conn, cid, st):
             line = b" ".join(args)
             name = args[0].lower()
             with st.lock:
+                st.count += 1
+                if st.hang_after is not None and st.count > st.hang_after:
+                    # A hang: every connection, the watch's too, waits forever (until IDLE).
+                    while True:
+                        time.sleep(1)
                 if st.a is not None and line == st.a and st.a_conn is None:
                     st.a_conn = cid
                 if st.b is not None and line == st.b and st.a_conn is not None and st.a_conn != cid:
@@ -133,9 +141,12 @@ def serve(conn, cid, st):
 
 def main():
     port = int(sys.argv[1])
-    a = bytes.fromhex(sys.argv[2]) if len(sys.argv) > 3 else None
-    b = bytes.fromhex(sys.argv[3]) if len(sys.argv) > 3 else None
-    st = State(a, b)
+    if len(sys.argv) > 3 and sys.argv[2] == "hang-after":
+        st = State(None, None, int(sys.argv[3]))
+    else:
+        a = bytes.fromhex(sys.argv[2]) if len(sys.argv) > 3 else None
+        b = bytes.fromhex(sys.argv[3]) if len(sys.argv) > 3 else None
+        st = State(a, b)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", port))
