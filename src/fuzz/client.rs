@@ -3,7 +3,7 @@
 //! client's commands in. A lost connection is reopened with the reference's backoff (5 attempts
 //! from 100 ms, doubling); whether the server is gone is the watch's decision, not the client's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
@@ -13,6 +13,7 @@ use resp::Value;
 
 use super::generate::Generator;
 use super::log::Log;
+use super::route::Routes;
 use super::watch::connect;
 use super::{Payload, Say, describe};
 use crate::cli::FuzzLogLevel;
@@ -40,6 +41,8 @@ pub struct Common {
     /// The reply timeout: above the hang timeout, so the watch decides first.
     pub reply_timeout: Duration,
     pub say: Say,
+    /// `--cluster`: the slot map and the nodes.
+    pub routes: Option<Arc<Routes>>,
 }
 
 /// What a client did.
@@ -72,6 +75,8 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
         }
     };
     let mut db = 0u32;
+    // --cluster: connections to the other nodes, opened when a command first goes there.
+    let mut others: HashMap<usize, ControlConn> = HashMap::new();
     for _ in 0..count {
         if common.stop.load(Ordering::Relaxed) || common.interrupted.load(Ordering::Relaxed) {
             break;
@@ -87,11 +92,13 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                 send_raw(&common.setup, &bytes);
             }
             Payload::Command(args) => {
-                let c = conn.as_mut().expect("connected");
-                match c.call(&args) {
-                    Ok(v) => {
-                        note_reply(&mut r, &v, &args, &mut db, common, id);
-                    }
+                let node = common.routes.as_ref().and_then(|r| r.node_of(&args));
+                let result = match node {
+                    None => conn.as_mut().expect("connected").call(&args),
+                    Some(n) => node_conn(&mut others, n, common).and_then(|c| c.call(&args)),
+                };
+                match result {
+                    Ok(v) => note_reply(&mut r, &v, &args, &mut db, common, id),
                     Err(e) => {
                         if common.stop.load(Ordering::Relaxed) {
                             break;
@@ -103,6 +110,11 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                         };
                         *r.errors.entry(kind.to_owned()).or_default() += 1;
                         common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
+                        if let Some(n) = node {
+                            // Reopened at its next command; the watch decides about the node.
+                            others.remove(&n);
+                            continue;
+                        }
                         db = 0;
                         conn = reconnect(id, common);
                         if conn.is_none() {
@@ -161,11 +173,32 @@ fn brief(v: &Value) -> String {
         Value::Map(m) => format!("(map of {} pairs)", m.len()),
         Value::Integer(n) => n.to_string(),
         Value::Null => "(nil)".to_owned(),
+        Value::Error(e) | Value::BlobError(e) => {
+            String::from_utf8_lossy(e).chars().take(100).collect()
+        }
         other => match other.as_str() {
             Some(s) => s.chars().take(100).collect(),
             None => "(value)".to_owned(),
         },
     }
+}
+
+/// The connection to cluster node `n`, opened if needed.
+fn node_conn<'a>(
+    others: &'a mut HashMap<usize, ControlConn>,
+    n: usize,
+    common: &Common,
+) -> Result<&'a mut ControlConn, crate::engine::EngineError> {
+    if let std::collections::hash_map::Entry::Vacant(v) = others.entry(n) {
+        let setup = common
+            .routes
+            .as_ref()
+            .and_then(|r| r.nodes[n].clone())
+            .expect("a routed node has a setup");
+        let c = connect(&setup, common.reply_timeout).map_err(crate::engine::EngineError::Io)?;
+        v.insert(c);
+    }
+    Ok(others.get_mut(&n).expect("just inserted"))
 }
 
 /// Reopens the connection with backoff; `None` when every attempt failed or the run stops.

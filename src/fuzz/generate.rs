@@ -116,7 +116,10 @@ impl Generator {
 
     fn args(&mut self, args: &[Arg], out: &mut Vec<Vec<u8>>) {
         for a in args {
-            if a.optional && self.one_in(2) {
+            // The keys a drawn `numkeys` announced are never left out (the server would take
+            // the next arguments for keys: `EVAL script 2` with no keys).
+            let announced = a.kind == ArgKind::Key && self.numkeys.is_some();
+            if a.optional && !announced && self.one_in(2) {
                 continue;
             }
             self.arg(a, out);
@@ -168,6 +171,8 @@ impl Generator {
             }
             ArgKind::Double => self.double(&a.name),
             ArgKind::Integer => self.integer(&a.name),
+            // A shard channel hashes like a key: in a cluster it names the node too.
+            ArgKind::String if a.name == "shardchannel" => self.key(),
             ArgKind::String => self.string(),
         };
         out.push(v);

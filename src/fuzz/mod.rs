@@ -19,6 +19,7 @@ pub mod log;
 pub mod malformed;
 pub mod reduce;
 mod report;
+pub mod route;
 mod say;
 pub mod table;
 pub mod watch;
@@ -55,7 +56,8 @@ pub struct FuzzRun<'a> {
     /// `-r`: keys.
     pub keyspace: Option<u64>,
     pub seed: u64,
-    pub cluster: bool,
+    /// `--cluster`: the slot map read at the start and every primary.
+    pub routes: Option<route::Routes>,
     pub interrupted: Arc<AtomicBool>,
     /// `--json -`: stdout carries the record, the fuzzer's lines go to stderr.
     pub stdout_taken: bool,
@@ -95,7 +97,7 @@ pub fn describe(p: &Payload) -> String {
 }
 
 /// Runs the fuzzer; `Err` is a fatal message (exit 1).
-pub fn run(f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, String> {
+pub fn run(mut f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, String> {
     if f.clients > MAX_CLIENTS {
         return Err(format!(
             "Too many parallel clients requested ({}). Maximum is {MAX_CLIENTS}.",
@@ -136,7 +138,16 @@ pub fn run(f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, String> {
     out.flush().map_err(|e| e.to_string())?;
 
     let found = Arc::new(AtomicBool::new(false));
-    let watch = Watch::start(setup.clone(), f.args.hang_timeout, found.clone());
+    let routes = f.routes.take().map(Arc::new);
+    // Every node is watched: in a cluster, any primary may be the one that breaks.
+    let watched = match &routes {
+        Some(r) => r.all(),
+        None => vec![setup.clone()],
+    };
+    let watches: Vec<Watch> = watched
+        .iter()
+        .map(|s| Watch::start(s.clone(), f.args.hang_timeout, found.clone()))
+        .collect();
     let common = Arc::new(Common {
         setup: setup.clone(),
         log: log.clone(),
@@ -146,14 +157,18 @@ pub fn run(f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, String> {
         level: f.args.loglevel,
         reply_timeout: f.args.hang_timeout * 2 + Duration::from_secs(1),
         say,
+        routes,
     });
     let started = Instant::now();
     let results = run_clients(&f, &shared, &common);
     let seconds = started.elapsed().as_secs_f64();
-    let mut health = watch.finish();
+    let mut health = watches.into_iter().filter_map(Watch::finish).next();
     if health.is_none() && !f.interrupted.load(Ordering::Relaxed) {
         // The clients are done: one last look, so a crash by the last command counts too.
-        health = Some(watch::probe(&setup, f.args.hang_timeout)).filter(|h| !h.is_alive());
+        health = watched
+            .iter()
+            .map(|s| watch::probe(s, f.args.hang_timeout))
+            .find(|h| !h.is_alive());
     }
     let log_error = log.finish().err();
     let mut record = report::record(&f, &shared, &results, seconds, health.as_ref());
@@ -231,7 +246,7 @@ fn prepare(setup: &ConnSetup, f: &FuzzRun<'_>) -> Result<Shared, String> {
         allowed,
         config,
         keys: f.keyspace.filter(|&k| k > 0).unwrap_or(DEFAULT_KEYS),
-        cluster: f.cluster,
+        cluster: f.routes.is_some(),
         malformed: f.args.malformed,
     })
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::Failure;
+use super::cluster::ClusterCtx;
 use crate::engine::ConnSetup;
+use crate::fuzz::route::Routes;
 use crate::fuzz::{FuzzOutcome, FuzzRun};
 use crate::plan::RunPlan;
 use crate::record::RunRecord;
@@ -16,14 +18,15 @@ use crate::record::RunRecord;
 pub(super) fn run_fuzz(
     plan: &RunPlan,
     setup: &ConnSetup,
-    cluster: bool,
+    cluster: Option<&ClusterCtx>,
     interrupted: &Arc<AtomicBool>,
     rec: &mut RunRecord,
 ) -> Result<(), Failure> {
     let stdout_taken = rec.owns_stdout();
+    // Not locked for the run: the fuzz clients' log lines go to the same stream.
     let mut out: Box<dyn Write> = match stdout_taken {
-        true => Box::new(io::stderr().lock()),
-        false => Box::new(io::stdout().lock()),
+        true => Box::new(io::stderr()),
+        false => Box::new(io::stdout()),
     };
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
@@ -35,7 +38,7 @@ pub(super) fn run_fuzz(
         },
         keyspace: plan.load.keyspace,
         seed: plan.load.seed,
-        cluster,
+        routes: cluster.map(|c| routes(c, setup)),
         interrupted: interrupted.clone(),
         stdout_taken,
     };
@@ -59,5 +62,27 @@ pub(super) fn run_fuzz(
     match message {
         Some(m) => Err(Failure::Fatal(m)),
         None => Ok(()),
+    }
+}
+
+/// The cluster's slot map and a connection setup for every primary that owns slots (the run's
+/// prefix, which in cluster mode holds no SELECT).
+fn routes(c: &ClusterCtx, setup: &ConnSetup) -> Routes {
+    let topology = c.shared.topology();
+    let primaries = topology.primaries();
+    let nodes = (0..topology.nodes.len())
+        .map(|i| {
+            primaries.contains(&i).then(|| {
+                Arc::new(ConnSetup {
+                    target: c.shared.target(i),
+                    prefix: setup.prefix.clone(),
+                    prefix_commands: setup.prefix_commands.clone(),
+                })
+            })
+        })
+        .collect();
+    Routes {
+        nodes,
+        owners: topology.slot_owners(),
     }
 }

@@ -194,7 +194,7 @@ fn connect_and_run(
         return run_idle(plan, &setup, &mut console);
     }
     if plan.fuzz.enabled {
-        return fuzz::run_fuzz(plan, &setup, cluster.is_some(), &interrupted, rec);
+        return fuzz::run_fuzz(plan, &setup, cluster.as_ref(), &interrupted, rec);
     }
 
     for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {

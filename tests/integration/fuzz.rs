@@ -370,3 +370,19 @@ fn fuzz_finds_and_reduces_a_two_client_sequence() {
     )
     .is_err()));
 }
+
+/// `--fuzz-loglevel debug`: every reply is logged from the client threads (while the run writes
+/// its own lines to the same stdout), and the run still ends.
+#[test]
+fn fuzz_debug_level_logs_every_reply() {
+    let server = Server::start();
+    let out = server.bench(&["--fuzz", "-c", "2", "-n", "200", "--fuzz-loglevel", "debug"]);
+    out.assert_success();
+    let replies = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("[DEBUG] [Thread "))
+        .count();
+    assert!(replies >= 190, "{replies} reply lines:\n{}", out.stdout);
+    assert!(out.stdout.contains("[INFO ] === FINAL STATISTICS ==="));
+}
