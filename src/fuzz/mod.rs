@@ -179,7 +179,15 @@ pub fn run(mut f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, Strin
     }
     let broken = health.is_some();
     if let (true, Some(restart), Some(trace)) = (broken, &f.args.restart, log.trace_path()) {
-        record.reproducer = Some(report::reduce(&setup, f.args, restart, &trace, say, out)?);
+        record.reproducer = Some(report::reduce(
+            &setup,
+            f.args,
+            restart,
+            &trace,
+            say,
+            f.interrupted.clone(),
+            out,
+        )?);
     }
     if !broken && let Ok(mut c) = watch::connect(&setup, f.args.hang_timeout) {
         record.server_errorstats = report::errorstats(&mut c);

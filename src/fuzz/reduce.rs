@@ -41,6 +41,8 @@ pub struct Reducer {
     pub max_attempts: u32,
     pub max_time: Duration,
     pub say: Say,
+    /// Ctrl-C: the reducer stops as at a bound, with what it found so far.
+    pub interrupted: Arc<std::sync::atomic::AtomicBool>,
     /// Processes the restart command started (reaped when they exit).
     children: Vec<Child>,
     attempts: u32,
@@ -80,7 +82,13 @@ pub fn read_log(path: &Path) -> Result<Vec<Entry>, String> {
 }
 
 impl Reducer {
-    pub fn new(setup: Arc<ConnSetup>, restart: String, hang: Duration, say: Say) -> Reducer {
+    pub fn new(
+        setup: Arc<ConnSetup>,
+        restart: String,
+        hang: Duration,
+        say: Say,
+        interrupted: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Reducer {
         Reducer {
             setup,
             restart,
@@ -88,6 +96,7 @@ impl Reducer {
             max_attempts: 200,
             max_time: Duration::from_secs(300),
             say,
+            interrupted,
             children: Vec::new(),
             attempts: 0,
             started: Instant::now(),
@@ -95,7 +104,9 @@ impl Reducer {
     }
 
     fn out_of_bounds(&self) -> bool {
-        self.attempts >= self.max_attempts || self.started.elapsed() >= self.max_time
+        self.attempts >= self.max_attempts
+            || self.started.elapsed() >= self.max_time
+            || self.interrupted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Reduces `log` (in log order) to a minimal reproducer, within the bounds.

@@ -173,6 +173,7 @@ pub fn reduce(
     restart: &str,
     trace: &Path,
     say: Say,
+    interrupted: Arc<std::sync::atomic::AtomicBool>,
     out: &mut dyn Write,
 ) -> Result<ReproducerRecord, String> {
     let log = read_log(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
@@ -184,7 +185,13 @@ pub fn reduce(
         args.reduce_time.as_secs()
     );
     let _ = out.flush();
-    let mut r = Reducer::new(setup.clone(), restart.to_owned(), args.hang_timeout, say);
+    let mut r = Reducer::new(
+        setup.clone(),
+        restart.to_owned(),
+        args.hang_timeout,
+        say,
+        interrupted,
+    );
     r.max_attempts = args.reduce_attempts;
     r.max_time = args.reduce_time;
     let reduced = r.reduce(log)?;
