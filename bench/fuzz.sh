@@ -51,7 +51,7 @@ f = json.load(open(sys.argv[1]))["fuzz"]
 print(f"{sys.argv[2]:<7} {sys.argv[3]:<36} {f['commands_sent']:>8} {f['seconds']:>8.2f} "
       f"{f['commands_per_sec']:>10.0f} {f['verdict']:<9} {sys.argv[4]}")
 PY
-    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
     pid=""
   done
 done

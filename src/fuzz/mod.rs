@@ -137,39 +137,7 @@ pub fn run(mut f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, Strin
     .map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())?;
 
-    let found = Arc::new(AtomicBool::new(false));
-    let routes = f.routes.take().map(Arc::new);
-    // Every node is watched: in a cluster, any primary may be the one that breaks.
-    let watched = match &routes {
-        Some(r) => r.all(),
-        None => vec![setup.clone()],
-    };
-    let watches: Vec<Watch> = watched
-        .iter()
-        .map(|s| Watch::start(s.clone(), f.args.hang_timeout, found.clone()))
-        .collect();
-    let common = Arc::new(Common {
-        setup: setup.clone(),
-        log: log.clone(),
-        stop: found,
-        interrupted: f.interrupted.clone(),
-        sent: AtomicU64::new(0),
-        level: f.args.loglevel,
-        reply_timeout: f.args.hang_timeout * 2 + Duration::from_secs(1),
-        say,
-        routes,
-    });
-    let started = Instant::now();
-    let results = run_clients(&f, &shared, &common);
-    let seconds = started.elapsed().as_secs_f64();
-    let mut health = watches.into_iter().filter_map(Watch::finish).next();
-    if health.is_none() && !f.interrupted.load(Ordering::Relaxed) {
-        // The clients are done: one last look, so a crash by the last command counts too.
-        health = watched
-            .iter()
-            .map(|s| watch::probe(s, f.args.hang_timeout))
-            .find(|h| !h.is_alive());
-    }
+    let (results, seconds, health) = fuzz_and_watch(&mut f, &shared, &log, say);
     let log_error = log.finish().err();
     let mut record = report::record(&f, &shared, &results, seconds, health.as_ref());
     record.log_dir = log.dir().map(|d| d.display().to_string());
@@ -194,6 +162,51 @@ pub fn run(mut f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, Strin
     }
     report::summary(&record, out).map_err(|e| e.to_string())?;
     Ok(FuzzOutcome { record, broken })
+}
+
+/// Starts the watches (every node: in a cluster, any primary may be the one that breaks) and the
+/// clients; the clients' results, the seconds they took and the server's health when they
+/// stopped (`None`: alive).
+fn fuzz_and_watch(
+    f: &mut FuzzRun<'_>,
+    shared: &Arc<Shared>,
+    log: &Arc<Log>,
+    say: Say,
+) -> (Vec<ClientResult>, f64, Option<Health>) {
+    let setup = f.setup.clone();
+    let found = Arc::new(AtomicBool::new(false));
+    let routes = f.routes.take().map(Arc::new);
+    let watched = match &routes {
+        Some(r) => r.all(),
+        None => vec![setup.clone()],
+    };
+    let watches: Vec<Watch> = watched
+        .iter()
+        .map(|s| Watch::start(s.clone(), f.args.hang_timeout, found.clone()))
+        .collect();
+    let common = Arc::new(Common {
+        setup: setup.clone(),
+        log: log.clone(),
+        stop: found,
+        interrupted: f.interrupted.clone(),
+        sent: AtomicU64::new(0),
+        level: f.args.loglevel,
+        reply_timeout: f.args.hang_timeout * 2 + Duration::from_secs(1),
+        say,
+        routes,
+    });
+    let started = Instant::now();
+    let results = run_clients(f, shared, &common);
+    let seconds = started.elapsed().as_secs_f64();
+    let mut health = watches.into_iter().filter_map(Watch::finish).next();
+    if health.is_none() && !f.interrupted.load(Ordering::Relaxed) {
+        // The clients are done: one last look, so a crash by the last command counts too.
+        health = watched
+            .iter()
+            .map(|s| watch::probe(s, f.args.hang_timeout))
+            .find(|h| !h.is_alive());
+    }
+    (results, seconds, health)
 }
 
 /// The modes as the reference spells them.

@@ -26,8 +26,9 @@ use crate::workload::split::even_part;
 
 /// How long a restarted server may take to answer `PING`.
 const START_WITHIN: Duration = Duration::from_secs(10);
-/// How long a stopped server may take to go away.
-const STOP_WITHIN: Duration = Duration::from_secs(5);
+/// How long a stopped or crashed server may take to go away (a crash report with its memory
+/// test takes seconds).
+const STOP_WITHIN: Duration = Duration::from_secs(30);
 /// Commands written before their replies are read, per client run.
 const PIPELINE: usize = 512;
 /// The most entries the reducer reads from a log.
@@ -120,19 +121,33 @@ impl Reducer {
             return Ok(self.result(Vec::new(), from, false, None));
         }
         let mut health = full;
-        let mut best = self.bisect(&log, &mut health)?;
+        // A restart that fails mid-way ends the reduction like a bound: the smallest reproducer
+        // found so far is the answer.
+        let mut failed = false;
+        let mut best = match self.bisect(&log, &mut health) {
+            Ok(b) => b,
+            Err(e) => {
+                self.say.error(&format!("reducer stopped: {e}"));
+                failed = true;
+                (0..log.len()).collect()
+            }
+        };
         let mut n: u64 = 2;
-        while best.len() >= 2 && !self.out_of_bounds() {
-            match self.one_round(&log, &best, n, &mut health)? {
-                Some((smaller, next_n)) => {
+        while !failed && best.len() >= 2 && !self.out_of_bounds() {
+            match self.one_round(&log, &best, n, &mut health) {
+                Ok(Some((smaller, next_n))) => {
                     best = smaller;
                     n = next_n;
                 }
-                None if n >= best.len() as u64 => break,
-                None => n = (n * 2).min(best.len() as u64),
+                Ok(None) if n >= best.len() as u64 => break,
+                Ok(None) => n = (n * 2).min(best.len() as u64),
+                Err(e) => {
+                    self.say.error(&format!("reducer stopped: {e}"));
+                    failed = true;
+                }
             }
         }
-        let bounded = self.out_of_bounds() && best.len() >= 2;
+        let bounded = (failed || self.out_of_bounds()) && best.len() >= 2;
         let entries = best.iter().map(|&i| log[i].clone()).collect();
         // Leave a live server behind, as found before the crash.
         let _ = self.fresh_server();
@@ -319,44 +334,52 @@ impl Reducer {
         probe(&self.setup, self.hang)
     }
 
-    /// Stops the server if it runs (`SHUTDOWN NOSAVE`), starts it with the restart command and
-    /// waits until it answers.
+    /// Stops the server if it runs (`SHUTDOWN NOSAVE`), waits until it is gone (connects
+    /// refused: a crashed server may hold its port for a while, resetting connections, while it
+    /// writes its crash report), starts it with the restart command (up to three times, for a
+    /// start that lost the port to a dying predecessor) and waits until it answers.
     fn fresh_server(&mut self) -> Result<(), String> {
         self.children
             .retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
-        if probe(&self.setup, self.hang).is_alive() {
-            if let Ok(mut c) = connect(&self.setup, self.hang) {
-                let _ = c.call(&[b"SHUTDOWN".as_slice(), b"NOSAVE"]);
-            }
-            let until = Instant::now() + STOP_WITHIN;
-            while probe(&self.setup, self.hang).is_alive() {
-                if Instant::now() > until {
-                    return Err("the server did not stop on SHUTDOWN NOSAVE".to_owned());
-                }
-                thread::sleep(Duration::from_millis(20));
-            }
+        if probe(&self.setup, self.hang).is_alive()
+            && let Ok(mut c) = connect(&self.setup, self.hang)
+        {
+            let _ = c.call(&[b"SHUTDOWN".as_slice(), b"NOSAVE"]);
         }
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(&self.restart)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("--fuzz-restart: cannot run sh: {e}"))?;
-        self.children.push(child);
-        let until = Instant::now() + START_WITHIN;
+        let until = Instant::now() + STOP_WITHIN;
         loop {
-            thread::sleep(Duration::from_millis(20));
-            if probe(&self.setup, self.hang).is_alive() {
-                return Ok(());
-            }
-            if Instant::now() > until {
-                return Err(format!(
-                    "the server did not answer within {} s of --fuzz-restart",
-                    START_WITHIN.as_secs()
-                ));
+            match probe(&self.setup, self.hang) {
+                Health::Crashed(reason) if reason.contains("refused") => break,
+                _ if Instant::now() > until => {
+                    return Err(format!(
+                        "the server did not go away within {} s (SHUTDOWN NOSAVE, or its crash)",
+                        STOP_WITHIN.as_secs()
+                    ));
+                }
+                _ => thread::sleep(Duration::from_millis(20)),
             }
         }
+        for _ in 0..3 {
+            let child = Command::new("sh")
+                .arg("-c")
+                .arg(&self.restart)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("--fuzz-restart: cannot run sh: {e}"))?;
+            self.children.push(child);
+            let until = Instant::now() + START_WITHIN;
+            while Instant::now() < until {
+                thread::sleep(Duration::from_millis(20));
+                if probe(&self.setup, self.hang).is_alive() {
+                    return Ok(());
+                }
+            }
+        }
+        Err(format!(
+            "the server did not answer within {} s of --fuzz-restart (3 tries)",
+            START_WITHIN.as_secs()
+        ))
     }
 }
