@@ -30,7 +30,11 @@ for s in "${servers[@]}"; do
   name="${s%%:*}" bin="${s#*:}"
   for mode in valid malformed-commands config-commands malformed-commands,config-commands; do
     port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/server.log" 2>&1 &
+    # A fresh data directory per run: the fuzzer sends SAVE, and Redis cannot load Valkey's RDB.
+    data="$tmp/data-$name-$mode"
+    mkdir -p "$data"
+    rm -f "$tmp/run.json"
+    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$data" >"$tmp/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 100); do
       python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
@@ -47,7 +51,11 @@ for s in "${servers[@]}"; do
     fi
     python3 - "$tmp/run.json" "$name" "$mode" "$rss" <<'PY'
 import json, sys
-f = json.load(open(sys.argv[1]))["fuzz"]
+try:
+    f = json.load(open(sys.argv[1]))["fuzz"]
+except (OSError, ValueError, KeyError):
+    print(f"{sys.argv[2]:<7} {sys.argv[3]:<36} (no record: the run failed)")
+    sys.exit(0)
 print(f"{sys.argv[2]:<7} {sys.argv[3]:<36} {f['commands_sent']:>8} {f['seconds']:>8.2f} "
       f"{f['commands_per_sec']:>10.0f} {f['verdict']:<9} {sys.argv[4]}")
 PY

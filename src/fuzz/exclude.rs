@@ -56,6 +56,10 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("waitaof", "blocks until replicas acknowledge"),
     ("quit", "closes the connection"),
     (
+        "script|debug",
+        "SYNC blocks the whole server during a debugging session: a hang by design",
+    ),
+    (
         "config|set",
         "only through --fuzz-mode config-commands, with its own never-touch list",
     ),
