@@ -15,6 +15,9 @@ ensure_valkey
 python3 -m pip install --quiet --disable-pip-version-check jsonschema hdrhistogram pyyaml
 . scripts/ensure-chromium.sh
 ensure_chromium
+# Debian's prometheus for the live metrics test (--metrics-listen scraped for real).
+. scripts/ensure-prometheus.sh
+ensure_prometheus
 # zsh and fish check the syntax of `respbench completions zsh|fish`, man-db renders
 # `respbench man` (src/manual/tests.rs; each test skips with a note where one is missing);
 # poppler-utils' pdftoppm turns the HTML report's printed PDF into page images

@@ -25,6 +25,7 @@ mod monitor;
 mod pacer;
 mod push;
 mod runner;
+pub mod seconds;
 mod spec;
 mod timer;
 pub mod tls;

@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::metrics::Signal;
+use super::seconds::SecondsOut;
+use crate::metrics::{Second, SharedTimeline, Signal};
 
 /// Live figures for the progress line, read by the main thread every 250 ms.
 #[derive(Clone, Copy, Debug, Default)]
@@ -23,6 +24,10 @@ pub struct Snapshot {
     pub interval_completed: u64,
     pub interval_latency_sum_ns: u64,
     pub interval_secs: f64,
+    /// The test's connections, and those down or being reopened after a failure (`-e`): for
+    /// live metrics (`crate::live`).
+    pub connections: u64,
+    pub connections_down: u64,
 }
 
 /// The caller's side of a running test: Ctrl-C and the progress line.
@@ -35,6 +40,9 @@ pub trait Observer {
     }
     /// Called every 250 ms with live figures.
     fn tick(&mut self, snapshot: &Snapshot);
+    /// Second `index` of the measured phase is over (`engine::seconds`): every second once, in
+    /// order, empty ones too. The journal writes it; the default ignores it.
+    fn second(&mut self, _index: usize, _second: &Second) {}
 }
 
 /// Progress interval, as the reference.
@@ -48,6 +56,8 @@ pub(crate) struct Live {
     pub(super) all_latency_sum_ns: AtomicU64,
     pub(super) measured_completed: AtomicU64,
     pub(super) measured_latency_sum_ns: AtomicU64,
+    /// Connections down or being reopened after a failure.
+    pub(super) conns_down: AtomicU64,
     pub(super) failed: AtomicBool,
 }
 
@@ -69,6 +79,10 @@ pub(super) struct Monitor<'a> {
     pub measure_start: Instant,
     /// `--rps`: achieved-rate samples are taken.
     pub sample_rate: bool,
+    /// Connections the test placed (for [`Snapshot::connections`]).
+    pub connections: u64,
+    /// The test's timeline, whose completed seconds go to [`Observer::second`].
+    pub timeline: &'a SharedTimeline,
 }
 
 /// What the monitor saw by the time every worker finished.
@@ -91,6 +105,11 @@ impl Monitor<'_> {
         let mut last_tick = self.start;
         let mut last_all = (0u64, 0u64);
         let mut stop_sent = false;
+        let mut seconds = SecondsOut {
+            timeline: self.timeline,
+            measure_start: self.measure_start,
+            next: 0,
+        };
         loop {
             if finished() {
                 break;
@@ -116,11 +135,18 @@ impl Monitor<'_> {
                     interval_completed: all.0 - last_all.0,
                     interval_latency_sum_ns: all.1 - last_all.1,
                     interval_secs: now.duration_since(last_tick).as_secs_f64(),
+                    connections: self.connections,
+                    connections_down: self
+                        .lives
+                        .iter()
+                        .map(|l| l.conns_down.load(Ordering::Relaxed))
+                        .sum(),
                 };
                 if !warming_up && self.sample_rate {
                     rate.sample(now, self.measure_start, measured.0);
                 }
                 observer.tick(&snap);
+                seconds.hand(now, observer);
                 last_all = all;
                 last_tick = now;
             }

@@ -64,6 +64,8 @@ pub fn run_test(
         start,
         measure_start,
         sample_rate: load.rps.is_some(),
+        connections: total_conns as u64,
+        timeline: &timeline,
     };
 
     let mut spawn_error = None;

@@ -221,8 +221,15 @@ fn run(req: Request) -> Result<(), Fail> {
         // A missing or unreadable input is the command line's problem (exit 2), as in compare
         // and report; so is one over the size cap.
         let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
-        let doc: Value = serde_json::from_slice(&text)
-            .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
+        // A run's journal (killed or still going) reads as the record it holds.
+        let journal = std::str::from_utf8(&text)
+            .ok()
+            .and_then(|t| crate::record::journal::recognise(t, Some(p)));
+        let doc: Value = match journal {
+            Some(record) => record.map_err(|e| Fail(2, format!("{name}: {e}")))?,
+            None => serde_json::from_slice(&text)
+                .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?,
+        };
         inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
     }
     let merged = merge(inputs, how).map_err(|e| Fail(2, e))?;
@@ -241,7 +248,8 @@ fn run(req: Request) -> Result<(), Fail> {
         let mut o = std::io::stdout().lock();
         o.write_all(&text).and_then(|()| o.flush())
     } else {
-        std::fs::write(&out, &text)
+        // Replaced whole, as a run's record: an earlier merged record stays until then.
+        crate::record::atomic::write(&out, &text)
     };
     written.map_err(|e| Fail(1, format!("cannot write {}: {e}", out.display())))?;
     for line in summary(&merged) {
@@ -309,6 +317,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         merge: _,
         // A fuzz run is not a benchmark: its record has no tests for merge to add up.
         fuzz: _,
+        replay: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -330,6 +339,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         shards: Vec::new(),
         merge: None,
         fuzz: None,
+        // Replays sharded by client: their sends added (`record::replay::merged`).
+        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
@@ -341,7 +352,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
     }
     out.outcome = test_record::worst(
         docs.iter().map(|d| d.outcome.as_str()),
-        &["completed", "interrupted", "failed"],
+        &["completed", "interrupted", "running", "killed", "failed"],
     );
     let errors: Vec<String> = inputs
         .iter()

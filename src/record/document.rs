@@ -79,6 +79,9 @@ pub struct Document {
     /// `--fuzz` runs only (absent otherwise): see `record::fuzz`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuzz: Option<super::fuzz::FuzzRecord>,
+    /// `respbench replay` records only: see `record::replay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<super::replay::ReplayRecord>,
 }
 
 impl Document {
@@ -113,7 +116,8 @@ pub struct FindMaxRecord {
     /// fatal error), or `running` while the search is going.
     pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
-    /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
+    /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
+    /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
 }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{Observer, Snapshot};
-use crate::metrics::Signal;
+use crate::live;
+use crate::metrics::{Second, Signal};
 use crate::report::{self, Progress, ProgressPhase};
 
 /// Shows the live progress line on stderr when it is a terminal.
@@ -20,6 +21,8 @@ pub(super) struct Console {
     pub(super) shown: bool,
     /// Seconds since a reply last completed a request (the progress line says so after one).
     pub(super) quiet_secs: f64,
+    /// `--metrics-listen`: the live metrics, told about every tick and second.
+    pub(super) live: Option<live::Feed>,
 }
 
 impl Console {
@@ -44,7 +47,21 @@ impl Observer for Console {
         }
     }
 
+    fn second(&mut self, _index: usize, second: &Second) {
+        if let Some(live) = &self.live {
+            live.second(second);
+        }
+    }
+
     fn tick(&mut self, s: &Snapshot) {
+        if let Some(live) = &self.live {
+            live.progress(
+                s.warming_up,
+                s.measured_completed,
+                s.connections,
+                s.connections_down,
+            );
+        }
         if !self.progress {
             return;
         }

@@ -7,6 +7,7 @@ mod console;
 mod failover;
 mod find_max;
 mod fuzz;
+mod live_metrics;
 mod record_hook;
 mod start;
 
@@ -39,6 +40,9 @@ pub enum Failure {
     /// A server, connection or protocol problem that valkey-benchmark names too, in its words
     /// (see [`EngineError::is_reference_text`]): exit 1, printed as it is.
     Reference(String),
+    /// A problem with how the run was asked for that only shows when it starts (a
+    /// `--metrics-listen` port that is taken): exit 2, printed after `respbench: `.
+    Usage(String),
     /// Ctrl-C: exit 130, after the partial report.
     Interrupted,
     /// stdout went away (e.g. `| head`): not an error.
@@ -109,10 +113,14 @@ pub fn run(
 ) -> Result<(), Failure> {
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
     engine::connect::set_interrupt_flag(interrupted.clone());
+    // Before the record's file is opened: a bad --metrics-listen leaves an earlier record be.
+    let live = live_metrics::listen(plan).map_err(Failure::Usage)?;
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    // The --html path first: a refusal then leaves no journal behind.
     record_hook::check_html_path(plan)?;
-    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec)
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    let feed = live.as_ref().map(crate::live::Endpoint::feed);
+    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, feed)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -123,7 +131,9 @@ pub fn run(
         }
         other => other,
     };
-    record_hook::finish(plan, rec, result)
+    let ended = record_hook::finish(plan, rec, result);
+    live_metrics::finish(plan, live, &interrupted);
+    ended
 }
 
 /// Before anything connects: the plan's warnings, the open-files limit, the Sentinel watch (the
@@ -134,6 +144,7 @@ fn prepare_and_run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
+    live: Option<crate::live::Feed>,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -141,7 +152,7 @@ fn prepare_and_run(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut());
+    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut(), live);
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -157,6 +168,7 @@ fn connect_and_run(
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
+    live: Option<crate::live::Feed>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
 
@@ -188,6 +200,7 @@ fn connect_and_run(
         line: String::new(),
         shown: false,
         quiet_secs: 0.0,
+        live,
     };
 
     if plan.idle {
@@ -463,14 +476,23 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         let started = Instant::now();
         let watch = self.rec.begin_test();
-        let (result, fatal) = engine::run_test(
-            &self.setup,
-            &self.load,
-            title,
-            template,
-            run.as_ref(),
-            console,
-        );
+        // The console, and each completed second to the journal.
+        live_metrics::test_started(console, title, watch.as_ref());
+        let (result, fatal) = {
+            // The console, and each completed second to the journal.
+            let mut observer =
+                record_hook::Journaled::new(console, self.rec, title, template, &self.load);
+            observer.repetition = repetition;
+            engine::run_test(
+                &self.setup,
+                &self.load,
+                title,
+                template,
+                run.as_ref(),
+                &mut observer,
+            )
+        };
+        live_metrics::test_ended(console, &result);
         let extras = TestExtras {
             repetition,
             ..TestExtras::of(&result)

@@ -17,7 +17,7 @@ use crate::engine::control::{ControlConn, error_text};
 
 pub use commandstats::CommandTime;
 pub use info::{Info, ServerCounters, ServerIdentity, ServerInterval, ServerSample};
-pub use sampler::{Sampler, WatchTarget, Watched};
+pub use sampler::{SampleFeed, Sampler, WatchTarget, Watched};
 
 /// Why `INFO` gave nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,6 +146,11 @@ pub struct TestWatch {
 }
 
 impl TestWatch {
+    /// Each sampler's live view (`crate::live`).
+    pub fn feeds(&self) -> Vec<SampleFeed> {
+        self.samplers.iter().map(Sampler::feed).collect()
+    }
+
     /// Stops every sampler (concurrently bounded: each waits at most `sampler::STOP_WAIT`).
     pub fn end(self) -> Vec<Watched> {
         self.samplers.into_iter().map(Sampler::stop).collect()

@@ -21,7 +21,7 @@ use crate::engine::Target;
 use crate::engine::control::ControlConn;
 
 use super::commandstats::{self, CommandCounters};
-use super::info::{Info, SAMPLE_SECTIONS, ServerSample};
+use super::info::{Info, SAMPLE_SECTIONS, ServerInterval, ServerSample};
 use super::{InfoError, fetch_info};
 
 /// Read/write timeout of a watch connection: INFO answers in well under a millisecond on a
@@ -139,6 +139,14 @@ impl Sampler {
         }
     }
 
+    /// A view of this sampler's figures as they come, for live metrics.
+    pub fn feed(&self) -> SampleFeed {
+        SampleFeed {
+            address: lock(&self.shared).address.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Stops sampling and returns the samples; waits at most [`STOP_WAIT`] for the last one.
     pub fn stop(mut self) -> Watched {
         {
@@ -155,6 +163,27 @@ impl Sampler {
             }
         }
         std::mem::take(&mut *lock(&self.shared))
+    }
+}
+
+/// A running sampler's latest figures, read under its lock without I/O (`crate::live` serves
+/// them between samples; nothing waits on the server).
+#[derive(Clone, Debug)]
+pub struct SampleFeed {
+    /// `host:port` or the socket path, as the record shows it.
+    pub address: String,
+    shared: Arc<Mutex<Watched>>,
+}
+
+impl SampleFeed {
+    /// The last interval between two samples of one watch connection (`None` before the second
+    /// sample, or once the sampler stopped).
+    pub fn latest(&self) -> Option<ServerInterval> {
+        let w = lock(&self.shared);
+        match w.samples.as_slice() {
+            [.., a, b] if a.segment == b.segment => Some(ServerInterval::between(a, b)),
+            _ => None,
+        }
     }
 }
 

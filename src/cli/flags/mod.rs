@@ -4,10 +4,11 @@
 //! all read these entries, so a new option is added in one place.
 //!
 //! The entries live beside what they are about: valkey-benchmark's general options (`basic.rs`),
-//! the transports (`tls.rs`), respbench's own (`own.rs`), the Sentinel options
+//! the transports (`tls.rs`), respbench's own (`own.rs`), live metrics (`live.rs`), the Sentinel options
 //! (`cli/sentinel.rs`) and the workload options (`cli/workloads.rs`).
 
 mod basic;
+mod live;
 mod own;
 mod tls;
 
@@ -23,6 +24,7 @@ pub(super) const TABLE: &[&[Flag<State>]] = &[
     fuzz::FLAGS,
     tls::TRANSPORT,
     own::RECORD,
+    live::LIVE,
     sentinel::FLAGS,
     own::SHARDS,
     workloads::FLAGS,

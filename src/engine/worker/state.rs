@@ -332,6 +332,8 @@ impl<'a> Worker<'a> {
             .store(self.rec.completed, Ordering::Relaxed);
         l.measured_latency_sum_ns
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
+        let down = self.outages.down + self.outages.recovering;
+        l.conns_down.store(down as u64, Ordering::Relaxed);
     }
 
     /// Where node `node` is (the one server outside cluster mode).
