@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod compare;
 pub mod delivery;
 pub mod engine;
+pub mod fuzz;
 pub mod live;
 pub mod machine;
 pub mod manual;

@@ -28,7 +28,11 @@ pub fn help_text() -> &'static str {
             names.join(", ")
         };
         let not_yet = refused(|a| matches!(a, Action::NotYet));
-        out.push_str(&format!("\nNot supported yet: {}\n", names(&not_yet)));
+        if not_yet.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&format!("\nNot supported yet: {}\n", names(&not_yet)));
+        }
         let other = refused(|a| matches!(a, Action::NotInThisBuild));
         let why: Vec<&str> = other.iter().map(|d| d.help).collect();
         out.push_str(&format!(

@@ -143,6 +143,8 @@ pub struct Args {
     pub memory: MemoryArgs,
     /// `--pubsub`/`--stream` and their options, `--key-drift` (`delivery.rs`).
     pub delivery: DeliveryArgs,
+    /// `--fuzz` and its options.
+    pub fuzz: FuzzArgs,
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -205,6 +207,7 @@ impl TlsArgs {
 mod delivery;
 pub mod flag;
 mod flags;
+mod fuzz;
 mod help;
 mod memory;
 pub mod memtier;
@@ -223,6 +226,7 @@ mod workloads;
 pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
 pub use flag::SecretValue;
 pub use flags::{docs, secret_value, takes_value};
+pub use fuzz::{FuzzArgs, FuzzLogLevel};
 pub use help::{help_text, version_text};
 pub use memory::MemoryArgs;
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
@@ -301,6 +305,7 @@ impl Default for Args {
             storm: StormArgs::default(),
             memory: MemoryArgs::default(),
             delivery: DeliveryArgs::default(),
+            fuzz: FuzzArgs::default(),
         }
     }
 }

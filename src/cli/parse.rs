@@ -121,6 +121,7 @@ pub(super) fn finish(mut st: State) -> Result<Args, UsageError> {
     }
     super::workloads::check(&st)?;
     super::delivery::check(&mut st)?;
+    super::fuzz::check(&st)?;
     // `-n` at its default does not conflict with `--duration`; given, it does. A user from
     // `-u` never needs checking (it always comes with a password).
     let requests_given = st.was_given("-n");

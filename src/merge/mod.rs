@@ -317,6 +317,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: _,
         merge: _,
+        // A fuzz run is not a benchmark: its record has no tests for merge to add up.
+        fuzz: _,
         replay: _,
         storm: _,
     } = inputs[0].doc.clone();
@@ -339,6 +341,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         find_max,
         shards: Vec::new(),
         merge: None,
+        fuzz: None,
         // Replays sharded by client: their sends added (`record::replay::merged`).
         replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
         // Added up from every shard's below (`storm::merge`).

@@ -98,6 +98,8 @@ pub struct RunPlan {
     pub precision: usize,
     pub loop_forever: bool,
     pub idle: bool,
+    /// `--fuzz` and its options (`crate::fuzz` runs it instead of the tests).
+    pub fuzz: crate::cli::FuzzArgs,
     pub data_size: usize,
     pub num_functions: u32,
     pub num_keys_in_fcall: u32,
@@ -247,6 +249,7 @@ impl RunPlan {
             precision: args.precision,
             loop_forever: args.loop_forever,
             idle: args.idle,
+            fuzz: args.fuzz.clone(),
             data_size,
             num_functions: args.num_functions,
             num_keys_in_fcall: args.num_keys_in_fcall,

@@ -76,6 +76,9 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
+    /// `--fuzz` runs only (absent otherwise): see `record::fuzz`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuzz: Option<super::fuzz::FuzzRecord>,
     /// `respbench replay` records only: see `record::replay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplayRecord>,

@@ -17,6 +17,7 @@ pub mod delivery;
 
 pub mod document;
 pub mod failover;
+pub mod fuzz;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
@@ -122,6 +123,7 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            fuzz: None,
             replay: None,
             storm: None,
         };
@@ -345,6 +347,11 @@ impl RunRecord {
         self.doc.target.port = Some(port);
         self.doc.sentinel = Some(s);
         self.journal_head();
+    }
+
+    /// `--fuzz`: the fuzz run's block.
+    pub fn set_fuzz(&mut self, f: fuzz::FuzzRecord) {
+        self.doc.fuzz = Some(f);
     }
 
     /// `--check-counters`: one INCR test's lost-writes figures.

@@ -7,6 +7,7 @@ mod console;
 mod delivery;
 mod failover;
 mod find_max;
+mod fuzz;
 mod live_metrics;
 mod memory;
 mod record_hook;
@@ -254,6 +255,9 @@ fn connect_and_run(
 
     if plan.idle {
         return run_idle(plan, &setup, &mut console);
+    }
+    if plan.fuzz.enabled {
+        return fuzz::run_fuzz(plan, &setup, cluster.as_ref(), &interrupted, rec);
     }
 
     for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {

@@ -65,13 +65,11 @@ fn user_without_password_is_a_usage_error() {
 
 #[test]
 fn unsupported_reference_options_are_refused() {
-    for args in [&["--fuzz"][..], &["--fuzz-mode", "x"]] {
-        let line = assert_usage_error(args);
-        assert!(
-            line.contains(args[0]) && line.contains("not supported yet"),
-            "{line}"
-        );
-    }
+    let line = assert_usage_error(&["--rdma"]);
+    assert!(
+        line.contains("--rdma") && line.contains("not supported by this build"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -794,3 +794,38 @@ fn a_primary_killed_without_e_ends_the_run_with_the_hint() {
     out.assert_stderr_contains("use -e to count failures");
     out.assert_stdout_contains("====== SET ======");
 }
+
+/// `--fuzz --cluster`: every command's keys (and shard channels) share a hash tag and go to the
+/// primary of their slot, so no reply is a redirect, and every primary holds fuzz keys
+/// afterwards. (`XREAD`'s key and id lists may differ in length, which the server reads as keys
+/// of other slots: a few `CROSSSLOT` replies are the generator's, not the routing's.)
+#[test]
+fn fuzz_routes_each_command_to_its_slot_owner() {
+    let c = Cluster::start();
+    let dir = crate::harness::TempDir::new();
+    let json = dir.path().join("fuzz.json");
+    let out = c.bench(&[
+        "--fuzz",
+        "-c",
+        "2",
+        "-n",
+        "3000",
+        "-r",
+        "300",
+        "--seed",
+        "3",
+        "--fuzz-loglevel",
+        "error",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    out.assert_success()
+        .assert_stdout_contains("Server: survived");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let errors = &doc["fuzz"]["errors_by_kind"];
+    assert!(errors.get("MOVED").is_none(), "{errors}");
+    assert!(errors["CROSSSLOT"].as_u64().unwrap_or(0) < 30, "{errors}");
+    for p in c.primaries() {
+        assert!(!keys(p, "{t*").is_empty(), "primary {p} holds no fuzz key");
+    }
+}

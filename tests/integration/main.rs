@@ -19,6 +19,7 @@ mod failures;
 mod faultproxy;
 mod find_max;
 mod formats;
+mod fuzz;
 mod html;
 mod journal;
 mod lifecycle;

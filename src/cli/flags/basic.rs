@@ -1,11 +1,11 @@
 //! valkey-benchmark's own options, in its help order: where the server is, how much load, how
-//! the output looks (`-h` .. `--maxdocs`), and the `--fuzz` options respbench does not have yet.
+//! the output looks (`-h` .. `--maxdocs`); the `--fuzz` options follow in `cli/fuzz.rs`.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::super::flag::{Action, Flag, SecretValue, Value};
+use super::super::flag::{Flag, SecretValue, Value};
 use super::super::state::State;
 use super::super::uri::{self, Uri};
 use super::super::value::{MAX_DBNUM, invalid_value, seconds, signed, text, whole};
@@ -13,10 +13,6 @@ use super::super::{ReadFromReplicas, UsageError};
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
-
-/// What the completions and the man page say of the `--fuzz` options (`--help` lists them by
-/// name only).
-const FUZZ: &str = "valkey-benchmark's fuzzer: not supported yet";
 
 /// Largest `-r`: 12-digit placeholders hold at most 999,999,999,999 (valkey #4252's cap).
 const MAX_KEYSPACE: u64 = 999_999_999_999;
@@ -496,7 +492,4 @@ pub(in crate::cli) const OUTPUT: &[Flag<State>] = &[
         },
     )
     .example(&["--maxdocs", "10"]),
-    F::new(&["--fuzz"], Value::None, "", FUZZ, Action::NotYet),
-    F::new(&["--fuzz-mode"], Value::Text, "", FUZZ, Action::NotYet),
-    F::new(&["--fuzz-loglevel"], Value::Text, "", FUZZ, Action::NotYet),
 ];

@@ -14,13 +14,14 @@ mod tls;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;
-use super::{delivery, memory, sentinel, storm, workloads};
+use super::{delivery, fuzz, memory, sentinel, storm, workloads};
 
 /// The table, as its parts in help order.
 pub(super) const TABLE: &[&[Flag<State>]] = &[
     basic::ENDPOINT,
     basic::LOAD,
     basic::OUTPUT,
+    fuzz::FLAGS,
     tls::TRANSPORT,
     own::RECORD,
     live::LIVE,

@@ -1,0 +1,88 @@
+//! Where the run meets `--fuzz`: after the control connection (and cluster discovery) the run
+//! hands over to `crate::fuzz` instead of running tests, as the reference does (idle mode, the
+//! CSV header, then fuzz mode), and puts its block in the record.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::Failure;
+use super::cluster::ClusterCtx;
+use crate::engine::ConnSetup;
+use crate::fuzz::route::Routes;
+use crate::fuzz::{FuzzOutcome, FuzzRun};
+use crate::plan::RunPlan;
+use crate::record::RunRecord;
+
+/// Runs the fuzzer; a crash or hang of the server is exit 1 with the verdict as the message.
+pub(super) fn run_fuzz(
+    plan: &RunPlan,
+    setup: &ConnSetup,
+    cluster: Option<&ClusterCtx>,
+    interrupted: &Arc<AtomicBool>,
+    rec: &mut RunRecord,
+) -> Result<(), Failure> {
+    let stdout_taken = rec.owns_stdout();
+    // Not locked for the run: the fuzz clients' log lines go to the same stream.
+    let mut out: Box<dyn Write> = match stdout_taken {
+        true => Box::new(io::stderr()),
+        false => Box::new(io::stdout()),
+    };
+    let run = FuzzRun {
+        setup: Arc::new(setup.clone()),
+        args: &plan.fuzz,
+        clients: plan.load.clients,
+        requests: match plan.load.stop {
+            crate::engine::Stop::Requests(n) => n,
+            crate::engine::Stop::After(_) => u64::MAX,
+        },
+        keyspace: plan.load.keyspace,
+        seed: plan.load.seed,
+        routes: cluster.map(|c| routes(c, setup)),
+        interrupted: interrupted.clone(),
+        stdout_taken,
+    };
+    let FuzzOutcome { record, broken } = crate::fuzz::run(run, &mut out).map_err(Failure::Fatal)?;
+    let message = match broken {
+        true => Some(format!(
+            "fuzz: the server {} ({}){}",
+            record.verdict,
+            record.reason.as_deref().unwrap_or(""),
+            match record.reproducer.as_ref().and_then(|r| r.path.as_deref()) {
+                Some(p) => format!("; reproducer: {p}"),
+                None => String::new(),
+            }
+        )),
+        false => None,
+    };
+    rec.set_fuzz(record);
+    if interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(Failure::Interrupted);
+    }
+    match message {
+        Some(m) => Err(Failure::Fatal(m)),
+        None => Ok(()),
+    }
+}
+
+/// The cluster's slot map and a connection setup for every primary that owns slots (the run's
+/// prefix, which in cluster mode holds no SELECT).
+fn routes(c: &ClusterCtx, setup: &ConnSetup) -> Routes {
+    let topology = c.shared.topology();
+    let primaries = topology.primaries();
+    let nodes = (0..topology.nodes.len())
+        .map(|i| {
+            primaries.contains(&i).then(|| {
+                Arc::new(ConnSetup {
+                    target: c.shared.target(i),
+                    prefix: setup.prefix.clone(),
+                    prefix_commands: setup.prefix_commands.clone(),
+                })
+            })
+        })
+        .collect();
+    Routes {
+        nodes,
+        owners: topology.slot_owners(),
+    }
+}
