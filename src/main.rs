@@ -4,7 +4,7 @@
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
 //! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C, 143 stopped by
 //! SIGTERM (after the partial report, like Ctrl-C). The subcommands (`compare`, `report`,
-//! `merge`, `completions`, `man`) return their own codes (see their `--help`; 2 for bad usage).
+//! `merge`, `recover`, `replay`, `capture`, `completions`, `man`) return their own codes (see their `--help`; 2 for bad usage).
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -18,7 +18,7 @@ use respbench::run::{Failure, run};
 fn main() -> ExitCode {
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
-    // is named COMPARE, REPORT, MERGE, COMPLETIONS or MAN).
+    // is named COMPARE, REPORT, MERGE, RECOVER, COMPLETIONS or MAN).
     let rest = || std::env::args_os().skip(2).collect();
     match std::env::args_os()
         .nth(1)
@@ -27,7 +27,10 @@ fn main() -> ExitCode {
     {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
         Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
+        Some("recover") => return ExitCode::from(respbench::compare::recover_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
+        Some("replay") => return respbench::replay::main(rest()),
+        Some("capture") => return respbench::replay::capture::main(rest()),
         Some("completions") => return ExitCode::from(respbench::manual::completions_main(rest())),
         Some("man") => return ExitCode::from(respbench::manual::man_main(rest())),
         _ => {}

@@ -71,6 +71,13 @@ Subcommands (only as the first argument):
  respbench merge -o ALL.json SHARD.json...
                     Merge the --json records of a sharded run into one
                     (see respbench merge --help)
+ respbench recover RUN.json.partial -o RUN.json
+                    A killed run's journal as a --json record
+ respbench capture -o TRACE [--duration SEC]
+                    Record a server's traffic (MONITOR) into a trace
+ respbench replay TRACE
+                    Send a trace with its own timing, as a measured run
+                    (see respbench replay --help)
  respbench completions bash|zsh|fish
                     Shell completions for every command and option
  respbench man      The manual page (respbench man | man -l -)

@@ -112,6 +112,8 @@ pub struct Args {
     pub check_counters: bool,
     /// `--html`: also write the run as a self-contained HTML report to this file.
     pub html: Option<PathBuf>,
+    /// `--journal`: where the run's journal goes (`record::journal`); default beside `--json`.
+    pub journal: Option<PathBuf>,
     /// `--metrics-listen`: serve live metrics on this address (`crate::live`).
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--metrics-linger`: keep serving them this long after the run.
@@ -214,6 +216,7 @@ pub use help::{help_text, version_text};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use uri::{Uri, parse_uri};
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
 pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
@@ -270,6 +273,7 @@ impl Default for Args {
             sentinel: SentinelArgs::default(),
             check_counters: false,
             html: None,
+            journal: None,
             metrics_listen: None,
             metrics_linger: None,
             repeat: 1,

@@ -199,10 +199,19 @@ fn check_run_outputs(args: &Args) -> Result<(), UsageError> {
                 .to_owned(),
         ));
     }
-    let outputs: Vec<(&str, &Path)> = [("--json", &args.json), ("--html", &args.html)]
-        .into_iter()
-        .filter_map(|(o, p)| Some((o, p.as_deref()?)))
-        .collect();
+    if args.journal.as_deref().is_some_and(super::is_stdout) {
+        return Err(UsageError(
+            "--journal needs a file (it is synced and read back after a kill)".to_owned(),
+        ));
+    }
+    let outputs: Vec<(&str, &Path)> = [
+        ("--json", &args.json),
+        ("--html", &args.html),
+        ("--journal", &args.journal),
+    ]
+    .into_iter()
+    .filter_map(|(o, p)| Some((o, p.as_deref()?)))
+    .collect();
     let inputs: Vec<(&str, &Path)> = [
         ("the --dataset file", &args.dataset),
         ("the --cacert file", &args.tls.cacert),

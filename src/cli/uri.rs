@@ -15,7 +15,7 @@ use super::value::{MAX_DBNUM, whole};
 /// `-h`/`-p`/`-a`/`--user`/`--dbnum` values alone, as the reference's URI parser does
 /// (`-p 6380 -u redis://host` connects to port 6380).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Uri {
+pub struct Uri {
     /// The percent-decoded user, if the userinfo had a non-empty part before `:`.
     pub user: Option<Vec<u8>>,
     /// The percent-decoded password, if the URI had a non-empty one.
@@ -38,7 +38,7 @@ fn bad(what: impl std::fmt::Display) -> UsageError {
 }
 
 /// Parses one `-u` value. The whole URI is never echoed in errors: it may hold a password.
-pub(super) fn parse_uri(value: &OsStr) -> Result<Uri, UsageError> {
+pub fn parse_uri(value: &OsStr) -> Result<Uri, UsageError> {
     let bytes = value.as_bytes();
     let Some(sep) = bytes.windows(3).position(|w| w == b"://") else {
         return Err(bad(FORM));

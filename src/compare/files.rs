@@ -34,7 +34,8 @@ pub fn check_output(output: Option<&str>, sides: &[Vec<String>]) -> Result<(), S
 /// (`| head`).
 pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
     match output.filter(|o| !crate::cli::is_stdout(Path::new(o))) {
-        Some(path) => std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}")),
+        Some(path) => crate::record::atomic::write(Path::new(path), text.as_bytes())
+            .map_err(|e| format!("cannot write {path}: {e}")),
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -5,8 +5,9 @@
 //! Layout: `input` reads and recognises files into one model (also used by the HTML report),
 //! `table` builds the comparison, `stats` the effects and their intervals, `headline` the answer
 //! above the table, `render` the text formats, `html` the HTML page, `cli` the `compare`
-//! subcommand's options and exit codes, `report_cli` the `report` subcommand's, `files` what both
-//! read and write. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
+//! subcommand's options and exit codes, `report_cli` the `report` subcommand's, `recover_cli` the
+//! `recover` subcommand's (a killed run's journal into a record), `files` what they read and
+//! write. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
 //! files, table, html`; `html → table, render, input`; `render → headline, table, stats`;
 //! `headline → table`; `table → stats, input`; nothing here depends on the engine or the run.
 
@@ -17,6 +18,7 @@ mod fixtures;
 pub mod headline;
 pub mod html;
 pub mod input;
+pub mod recover_cli;
 pub mod render;
 pub mod report_cli;
 pub mod stats;

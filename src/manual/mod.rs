@@ -81,6 +81,27 @@ pub fn commands() -> Vec<Command> {
             operands: Operands::Files,
         },
         Command {
+            name: "recover",
+            summary: "turn a killed run's journal into a --json record",
+            help: crate::compare::recover_cli::help_text(),
+            options: docs(crate::compare::recover_cli::OPTIONS),
+            operands: Operands::Files,
+        },
+        Command {
+            name: "replay",
+            summary: "replay a traffic trace with its own timing",
+            help: crate::replay::help_text(),
+            options: docs(crate::replay::OPTIONS),
+            operands: Operands::Files,
+        },
+        Command {
+            name: "capture",
+            summary: "record a server's traffic into a trace (MONITOR)",
+            help: crate::replay::capture::help_text(),
+            options: docs(crate::replay::capture::OPTIONS),
+            operands: Operands::Nothing,
+        },
+        Command {
             name: "completions",
             summary: "print shell completions (bash, zsh or fish)",
             help: completions_help(),

@@ -51,7 +51,17 @@ fn the_commands_are_the_dispatched_ones_with_their_tables() {
     let names: Vec<&str> = commands().iter().map(|c| c.name).collect();
     assert_eq!(
         names,
-        ["", "compare", "report", "merge", "completions", "man"]
+        [
+            "",
+            "compare",
+            "report",
+            "merge",
+            "recover",
+            "replay",
+            "capture",
+            "completions",
+            "man"
+        ]
     );
     for c in commands() {
         assert!(!c.options.is_empty(), "{}", c.name);

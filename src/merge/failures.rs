@@ -45,6 +45,11 @@ pub fn add_slots(m: &mut TimelineRow, unplaced: &mut bool, row: &TimelineRow) {
             .reconnect_attempts
             .saturating_add(slot.reconnect_attempts);
         into.reconnects = into.reconnects.saturating_add(slot.reconnects);
+        // The longest of the shards' longest: exact, as a maximum is.
+        into.max_us = match (into.max_us, slot.max_us) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 }
 

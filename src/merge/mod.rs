@@ -221,8 +221,15 @@ fn run(req: Request) -> Result<(), Fail> {
         // A missing or unreadable input is the command line's problem (exit 2), as in compare
         // and report; so is one over the size cap.
         let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
-        let doc: Value = serde_json::from_slice(&text)
-            .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?;
+        // A run's journal (killed or still going) reads as the record it holds.
+        let journal = std::str::from_utf8(&text)
+            .ok()
+            .and_then(|t| crate::record::journal::recognise(t, Some(p)));
+        let doc: Value = match journal {
+            Some(record) => record.map_err(|e| Fail(2, format!("{name}: {e}")))?,
+            None => serde_json::from_slice(&text)
+                .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?,
+        };
         inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
     }
     let merged = merge(inputs, how).map_err(|e| Fail(2, e))?;
@@ -241,7 +248,8 @@ fn run(req: Request) -> Result<(), Fail> {
         let mut o = std::io::stdout().lock();
         o.write_all(&text).and_then(|()| o.flush())
     } else {
-        std::fs::write(&out, &text)
+        // Replaced whole, as a run's record: an earlier merged record stays until then.
+        crate::record::atomic::write(&out, &text)
     };
     written.map_err(|e| Fail(1, format!("cannot write {}: {e}", out.display())))?;
     for line in summary(&merged) {
@@ -284,8 +292,53 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         tests.push(test);
     }
     let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
-    let mut out = inputs[0].doc.clone();
-    out.shard = None;
+    // Every field of the head is named (no `clone()` of the first shard's whole head): a field
+    // added to `Document` later does not compile here until someone decides how shards combine
+    // it (a count summed, a list joined, or the same on every shard), rather than silently being
+    // the first shard's.
+    let Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: _,
+        error: _,
+        client: _,
+        target,
+        servers: _,
+        options,
+        tests: _,
+        shard: _,
+        sentinel,
+        counters,
+        find_max,
+        shards: _,
+        merge: _,
+        replay: _,
+    } = inputs[0].doc.clone();
+    let mut out = Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: String::new(),
+        error: None,
+        client: ClientHost::default(),
+        target,
+        servers: Vec::new(),
+        options,
+        tests: Vec::new(),
+        shard: None,
+        sentinel,
+        counters,
+        find_max,
+        shards: Vec::new(),
+        merge: None,
+        // Replays sharded by client: their sends added (`record::replay::merged`).
+        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
+    };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
     if let Some(s) = time(|d| &d.started_at).min_by_key(|s| parse_time(s)) {
@@ -296,7 +349,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
     }
     out.outcome = test_record::worst(
         docs.iter().map(|d| d.outcome.as_str()),
-        &["completed", "interrupted", "failed"],
+        &["completed", "interrupted", "running", "killed", "failed"],
     );
     let errors: Vec<String> = inputs
         .iter()

@@ -128,7 +128,14 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_threads_runqueue_pct: None,
         client_delay_us: None,
         latency_split: None,
-        ..first.clone()
+        // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
+        // not compile here until someone decides how shards combine it, rather than silently
+        // being the first shard's. These are the same on every shard (checked by `check`), or
+        // describe the one server all shards watched (the first shard's, as the doc above says).
+        name: first.name.clone(),
+        repetition: first.repetition,
+        commands: first.commands.clone(),
+        server: first.server.clone(),
     };
     Ok((merged, spans))
 }
@@ -293,11 +300,15 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
     // Each merged row, and whether a quiet shard spoiled its slots (`failures::add_slots`).
     let mut rows: BTreeMap<usize, (TimelineRow, bool)> = BTreeMap::new();
     for (test, start) in tests.iter().zip(starts) {
-        let shift = match (base, start) {
-            (Some(b), Some(s)) => s
-                .duration_since(b)
-                .map_or(0, |d| d.as_secs_f64().round() as usize),
-            _ => 0,
+        // Rows move by whole seconds; slots only line up when the start offset is whole to the
+        // tenth: otherwise a slot would land up to half a second off, so the rows it touches
+        // keep none (exact or absent, never misplaced).
+        let (shift, aligned) = match (base, start) {
+            (Some(b), Some(s)) => s.duration_since(b).map_or((0, true), |d| {
+                let tenths = (d.as_secs_f64() * 10.0).round() as u64;
+                (d.as_secs_f64().round() as usize, tenths.is_multiple_of(10))
+            }),
+            _ => (0, true),
         };
         for row in &test.timeline {
             let second = row.second + shift;
@@ -318,7 +329,15 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             for (k, n) in &row.lost {
                 *m.lost.entry(k.clone()).or_default() += n;
             }
-            failures::add_slots(m, unplaced, row);
+            for (k, n) in &row.redirects {
+                let sum = m.redirects.entry(k.clone()).or_default();
+                *sum = sum.saturating_add(*n);
+            }
+            if aligned {
+                failures::add_slots(m, unplaced, row);
+            } else {
+                *unplaced = true;
+            }
             m.p50_us = m.p50_us.max(row.p50_us);
             m.p99_us = m.p99_us.max(row.p99_us);
             m.max_us = m.max_us.max(row.max_us);

@@ -176,11 +176,23 @@ fn timelines_align_by_wall_clock_second() {
     );
 }
 
-/// A shard's record of a SET test (as a run makes it) whose timeline has 3 seconds: second 1
-/// loses `lost` requests to resets in slots `from..to` (nothing completes there) and reconnects
-/// in slot `to`; every other slot completes 10 requests (seconds 0 and 2 are quiet: no slots in
-/// the record).
+/// A shard's record of a SET test (as a run makes it) whose timeline is one second longer than a
+/// test that keeps every second's slots: second 1 loses `lost` requests to resets in slots
+/// `from..to` (nothing completes there) and reconnects in slot `to`; every other slot completes
+/// 10 requests (the other seconds are quiet: no slots in the record).
 fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
+    shard_of(
+        index,
+        from,
+        to,
+        lost,
+        crate::record::timeline::SLOTS_KEPT_UP_TO_S + 1,
+    )
+}
+
+/// [`failing_shard`] over `seconds` seconds (at most `SLOTS_KEPT_UP_TO_S`: every second keeps
+/// its slots).
+fn shard_of(index: u64, from: usize, to: usize, lost: u64, seconds: usize) -> Value {
     let argv = ["--shard", &format!("{index}/2"), "-e", "--json", "-"].map(str::to_string);
     let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
         crate::cli::Invocation::Run(a) => a,
@@ -194,7 +206,7 @@ fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
         .iter()
         .position(|k| *k == "connection reset")
         .unwrap();
-    for sec in 0..3 {
+    for sec in 0..seconds {
         let s = r.timeline.second_mut(sec);
         for (i, slot) in s.slots.iter_mut().enumerate() {
             if sec == 1 && (from..to).contains(&i) {
@@ -221,7 +233,7 @@ fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
     for _ in 0..lost {
         r.errors.record(b"connection reset");
     }
-    r.elapsed = Duration::from_secs(3);
+    r.elapsed = Duration::from_secs(seconds as u64);
     let timeline = r.timeline.clone();
     let extras = TestExtras {
         timeline: Some(&timeline),
@@ -283,6 +295,35 @@ fn failure_counters_add_up_and_outages_are_the_union() {
         t["timeline"][2]
     );
     assert_eq!(t["timeline"][2]["lost"], json!({"connection reset": 3}));
+}
+
+#[test]
+fn a_short_tests_slots_merge_only_when_the_shards_line_up_to_the_tenth() {
+    let start = |v: &mut Value, at: &str| v["tests"][0]["started_at"] = at.into();
+    let (mut a, mut b) = (shard_of(0, 2, 5, 7, 3), shard_of(1, 4, 8, 3, 3));
+    start(&mut a, "2026-01-01T00:00:00.000000Z");
+    start(&mut b, "2026-01-01T00:00:01.000000Z");
+    let m = merged(inputs(vec![a.clone(), b.clone()])).unwrap();
+    let rows = m["tests"][0]["timeline"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 4, "shard 1 a whole second later");
+    for row in &rows {
+        let slots = row["slots"].as_array().expect("every second's slots");
+        let sum: u64 = slots.iter().map(|s| s["completed"].as_u64().unwrap()).sum();
+        assert_eq!(sum, row["completed"].as_u64().unwrap(), "{row}");
+    }
+    // Shard 0's second 1 (slots 2..5 lost) and shard 1's second 0 land in merged second 1.
+    assert_eq!(rows[1]["slots"][2]["completed"], 10);
+    assert_eq!(rows[1]["slots"][2]["lost"], 7);
+    // Half a second later: shard 1's slots would land half a second off, so the seconds it
+    // touches keep none; second 0 is shard 0's alone and keeps its own.
+    start(&mut b, "2026-01-01T00:00:00.500000Z");
+    let m = merged(inputs(vec![a, b])).unwrap();
+    let rows = m["tests"][0]["timeline"].as_array().unwrap();
+    assert!(rows[0].get("slots").is_some(), "{}", rows[0]);
+    assert!(
+        rows[1..].iter().all(|r| r.get("slots").is_none()),
+        "{rows:?}"
+    );
 }
 
 #[test]

@@ -136,11 +136,12 @@ impl RxDelay {
         }
     }
 
-    /// Samples `fd`'s queue head, if it has data and a timestamp.
-    pub fn sample(&mut self, fd: RawFd) {
-        if let Some(ns) = peek_wait_ns(fd) {
-            self.waits.record(ns.max(1));
-        }
+    /// Samples `fd`'s queue head, if it has data and a timestamp; returns the wait recorded
+    /// (for the second it fell in).
+    pub fn sample(&mut self, fd: RawFd) -> Option<u64> {
+        let ns = peek_wait_ns(fd)?.max(1);
+        self.waits.record(ns);
+        Some(ns)
     }
 }
 

@@ -67,6 +67,10 @@ pub struct Second {
     /// Corrected latency of this second's completed requests (nanoseconds, 2 significant
     /// figures: [`LatencyHistogram::coarse`]).
     pub latency: LatencyHistogram,
+    /// The sampled client's delays (`rx_delay`) taken in this second, nanoseconds, coarse as
+    /// `latency`: the client's delay over time (a worker starved for a few seconds shows there,
+    /// not only in the test's average). Empty where not measured.
+    pub client_delay: LatencyHistogram,
 }
 
 impl Default for Second {
@@ -77,6 +81,7 @@ impl Default for Second {
             lost: [0; FAILURE_KINDS.len()],
             slots: [Slot::default(); SLOTS],
             latency: LatencyHistogram::coarse(),
+            client_delay: LatencyHistogram::coarse(),
         }
     }
 }
@@ -96,6 +101,7 @@ impl Second {
             a.add(b);
         }
         self.latency.merge(&other.latency);
+        self.client_delay.merge(&other.client_delay);
     }
 
     fn clear(&mut self) {
@@ -104,6 +110,7 @@ impl Second {
         self.lost = [0; FAILURE_KINDS.len()];
         self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
+        self.client_delay.reset();
     }
 
     /// Reconnect attempts in this second.
@@ -217,6 +224,13 @@ impl SecondTally {
         slot.completed += n;
         slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record_times(latency_ns, n);
+    }
+
+    /// A sampled client's delay (`rx_delay`) of `ns`, taken at `now` (1 read event in
+    /// `rx_delay::SAMPLE_EVERY`, so off the per-reply path).
+    pub fn client_delay(&mut self, now: Instant, ns: u64) {
+        self.at(now);
+        self.current.client_delay.record(ns);
     }
 
     /// A measured error reply at `now`.

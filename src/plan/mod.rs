@@ -117,6 +117,9 @@ pub struct RunPlan {
     pub server_stats: bool,
     /// `--html`: the self-contained report written when the run ends.
     pub html: Option<std::path::PathBuf>,
+    /// The run's journal (`record::journal`): `--journal`, else `FILE.partial` beside a `--json`
+    /// file; `None` with `--json -` or without `--json`.
+    pub journal: Option<std::path::PathBuf>,
     /// `--metrics-listen` and `--metrics-linger` (zero when not given): live metrics.
     pub metrics_listen: Option<std::net::SocketAddr>,
     pub metrics_linger: std::time::Duration,
@@ -190,6 +193,18 @@ impl RunPlan {
             Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
             None => p.clone(),
         });
+        let journal = match (&args.journal, &json) {
+            (Some(p), _) => Some(match &shard {
+                Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
+                None => p.clone(),
+            }),
+            (None, Some(j)) if !crate::cli::is_stdout(j) => {
+                let mut p = j.clone().into_os_string();
+                p.push(".partial");
+                Some(p.into())
+            }
+            (None, _) => None,
+        };
         let start_at = args
             .start_at
             .as_deref()
@@ -229,6 +244,7 @@ impl RunPlan {
             warnings,
             json,
             html,
+            journal,
             metrics_listen: args.metrics_listen,
             metrics_linger: args.metrics_linger.unwrap_or_default(),
             repeat: args.repeat,

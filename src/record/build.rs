@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::machine::Load;
 use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
-use crate::verdict::{self, MachineLoad, ServerCpu};
+use crate::verdict::{self, MachineLoad, OwnDemand, ServerCpu};
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
@@ -187,14 +187,26 @@ pub fn test_record(
             .collect(),
         timeline: extras
             .timeline
-            .map(|t| super::timeline::rows(t, &intervals))
+            .map(|t| {
+                let mut rows = super::timeline::rows(t, &intervals);
+                if let Some(c) = &r.cluster {
+                    super::timeline::add_redirects(&mut rows, &c.timeline);
+                }
+                rows
+            })
             .unwrap_or_default(),
         outages: super::timeline::outage_records(&crate::metrics::outage::outages(
             &r.timeline,
             r.elapsed,
             r.unanswered,
         )),
-        verdict: verdict_record(r, &server, client_pct.as_deref(), machine.as_ref()),
+        verdict: verdict_record(
+            r,
+            &server,
+            client_pct.as_deref(),
+            runqueue_pct.as_deref(),
+            machine.as_ref(),
+        ),
         client_threads_cpu_pct: client_pct,
         client_threads_runqueue_pct: runqueue_pct,
         machine,
@@ -280,6 +292,7 @@ fn verdict_record(
     r: &TestResult,
     server: &[ServerTestRecord],
     client: Option<&[f64]>,
+    runqueue: Option<&[f64]>,
     machine: Option<&MachineRecord>,
 ) -> VerdictRecord {
     let servers: Vec<ServerCpu> = server
@@ -298,6 +311,16 @@ fn verdict_record(
         steal_pct: m.steal_pct,
         others_pct: m.others_cpu_pct,
         machine_busy_pct: m.busy_pct,
+        own: OwnDemand {
+            runqueue_sum_pct: runqueue.map(|w| w.iter().sum()),
+            respbench_cpu_pct: m.respbench_cpu_pct,
+            local_server_cpu_pct: server
+                .iter()
+                .filter(|s| is_local(&s.address))
+                .filter_map(|s| s.cpu_pct)
+                .sum(),
+            cores: m.cores,
+        },
     });
     let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64(), machine);
     VerdictRecord {

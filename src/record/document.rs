@@ -76,6 +76,9 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
+    /// `respbench replay` records only: see `record::replay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<super::replay::ReplayRecord>,
 }
 
 impl Document {
@@ -110,7 +113,8 @@ pub struct FindMaxRecord {
     /// fatal error), or `running` while the search is going.
     pub end: String,
     /// When the lowest failing step above the answer fell behind its offered rate, what held it
-    /// back: `server`, `client`, `connections` or `unknown`; `null` otherwise.
+    /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
+    /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
 }
 

@@ -11,6 +11,7 @@
 //! [`RunRecord::begin_test`]/[`RunRecord::end_test`] around each test, and [`RunRecord::finish`]
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
+pub mod atomic;
 pub mod build;
 
 pub mod document;
@@ -18,14 +19,15 @@ pub mod failover;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
+pub mod journal;
+pub mod replay;
 pub mod shard;
 pub mod timeline;
 pub mod workload;
 
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use crate::cli::Endpoint;
@@ -44,8 +46,9 @@ pub use timeline::{Second, Timeline};
 enum Sink {
     None,
     Stdout,
-    /// Created (truncated) when the run starts, written when it ends.
-    File(File),
+    /// Checked when the run starts, replaced whole when it ends (`atomic`): an earlier record
+    /// there stays until then.
+    File(PathBuf),
 }
 
 /// The run's record while the run goes on: the document so far, where it goes (`--json`), and
@@ -63,6 +66,8 @@ pub struct RunRecord {
     /// latest test's record is kept (for the report's server block and verdict) and its
     /// histograms are not encoded: a plain run, or `-l` forever, pays for neither.
     keeps: bool,
+    /// The run's journal (`journal`), while it can be written.
+    journal: Option<journal::Journal>,
 }
 
 impl RunRecord {
@@ -72,10 +77,18 @@ impl RunRecord {
         let sink = match plan.json.as_deref() {
             None => Sink::None,
             Some(p) if p == Path::new("-") => Sink::Stdout,
-            Some(p) => Sink::File(
-                File::create(p)
-                    .map_err(|e| format!("cannot write the --json file {}: {e}", p.display()))?,
+            Some(p) => {
+                atomic::check_writable(p)
+                    .map_err(|e| format!("cannot write the --json file {}: {e}", p.display()))?;
+                Sink::File(p.to_path_buf())
+            }
+        };
+        let journal = match &plan.journal {
+            Some(p) => Some(
+                journal::Journal::create(p)
+                    .map_err(|e| format!("cannot write the journal {}: {e}", p.display()))?,
             ),
+            None => None,
         };
         let now = rfc3339(SystemTime::now());
         let doc = Document {
@@ -103,16 +116,57 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
+            replay: None,
         };
-        Ok(Self {
-            keeps: !matches!(sink, Sink::None) || plan.html.is_some(),
+        let mut rec = Self {
+            keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),
             sink,
             doc,
             watch: None,
             server_stats: plan.server_stats,
             test_started: None,
             machine_started: None,
-        })
+            journal,
+        };
+        rec.journal_head();
+        Ok(rec)
+    }
+
+    /// Writes the record's head to the journal again (it changed).
+    fn journal_head(&mut self) {
+        if let Some(j) = self.journal.as_mut() {
+            let written = j.head(&self.doc);
+            self.journaled(written);
+        }
+    }
+
+    /// A journal that cannot be written any more is left as it is, with one warning: the run
+    /// and its final record go on without it.
+    fn journaled(&mut self, written: io::Result<()>) {
+        if let (Err(e), Some(j)) = (written, self.journal.as_ref()) {
+            eprintln!(
+                "respbench: warning: the journal {} cannot be written ({e}); the run goes on without it",
+                j.path().display()
+            );
+            self.journal = None;
+        }
+    }
+
+    /// Second `index` of the test under way is complete (`engine::seconds`): to the journal.
+    pub fn second(
+        &mut self,
+        test: journal::TestStart<'_>,
+        index: usize,
+        second: &crate::metrics::Second,
+    ) {
+        if let Some(j) = self.journal.as_mut() {
+            let test = journal::TestStart {
+                started_at: self.test_started.map(rfc3339_micros),
+                ..test
+            };
+            let written = j.second(test, index, second);
+            self.journaled(written);
+        }
     }
 
     /// `--json -`: the document owns stdout, so the human report goes to stderr.
@@ -139,6 +193,7 @@ impl RunRecord {
             })
             .collect();
         self.watch = Some(watch);
+        self.journal_head();
         warnings
     }
 
@@ -161,6 +216,7 @@ impl RunRecord {
     pub fn started(&mut self, at: SystemTime, late: Option<f64>) {
         if let Some(s) = self.doc.shard.as_mut() {
             s.started(at, late);
+            self.journal_head();
         }
     }
 
@@ -196,13 +252,27 @@ impl RunRecord {
         }
         // The wall-clock start lets `merge` align shards' timelines by second.
         rec.started_at = self.test_started.take().map(rfc3339_micros);
+        if let Some(j) = self.journal.as_mut() {
+            let written = j.test(&rec);
+            self.journaled(written);
+        }
         self.doc.tests.push(rec);
         self.doc.tests.last().unwrap_or_else(|| unreachable!())
     }
 
     /// Ends the record (`outcome`: `completed`, `interrupted` or `failed`, with the fatal
-    /// error's message) and writes it where `--json` said. Nothing to write without `--json`.
+    /// error's message) and writes it where `--json` said (nothing to write without `--json`);
+    /// once it is written, the journal goes.
     pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
+        self.write_record(outcome, error)?;
+        match self.journal.take() {
+            Some(j) => j.remove(),
+            None => Ok(()),
+        }
+    }
+
+    /// The record, written whole.
+    fn write_record(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
         self.doc.ended_at = rfc3339(SystemTime::now());
         self.doc.outcome = outcome.into();
         self.doc.error = error;
@@ -215,10 +285,7 @@ impl RunRecord {
                 out.write_all(&text)?;
                 out.flush()
             }
-            Sink::File(f) => {
-                f.write_all(&text)?;
-                f.sync_data()
-            }
+            Sink::File(path) => atomic::write(path, &text),
         }
     }
 
@@ -232,6 +299,10 @@ impl RunRecord {
     pub fn discard_test(&mut self, index: usize) {
         if index < self.doc.tests.len() {
             self.doc.tests.remove(index);
+            if let Some(j) = self.journal.as_mut() {
+                let written = j.discard(index);
+                self.journaled(written);
+            }
         }
     }
 
@@ -239,6 +310,7 @@ impl RunRecord {
     /// the steps it measured).
     pub fn set_find_max(&mut self, find_max: document::FindMaxRecord) {
         self.doc.find_max = Some(find_max);
+        self.journal_head();
     }
 
     /// `--sentinel`: the primary's discovery and switches; the record's target becomes the
@@ -247,11 +319,13 @@ impl RunRecord {
         self.doc.target.host = Some(host);
         self.doc.target.port = Some(port);
         self.doc.sentinel = Some(s);
+        self.journal_head();
     }
 
     /// `--check-counters`: one INCR test's lost-writes figures.
     pub fn add_counters(&mut self, c: failover::CounterRecord) {
         self.doc.counters.push(c);
+        self.journal_head();
     }
 
     /// The document so far.

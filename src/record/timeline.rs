@@ -15,9 +15,9 @@ pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
 /// A test of at most this many seconds keeps every second's 100 ms slots, troubled or not: its
-/// report draws throughput at 0.1 s (the default suite's ~1 s tests would otherwise be one or two
-/// points). Twenty slots keep the record small.
-pub const SLOTS_KEPT_UP_TO_S: usize = 2;
+/// report draws throughput and max latency at 0.1 s (the default suite's ~1 s tests and a
+/// few-second test would otherwise be one to five points). Fifty slots keep the record small.
+pub const SLOTS_KEPT_UP_TO_S: usize = 5;
 
 /// The record's rows, with each second's server intervals (`server[node]`: that node's
 /// intervals; the one starting in second `i` goes to row `i`).
@@ -40,8 +40,11 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .filter(|(_, n)| **n > 0)
                 .map(|(k, n)| ((*k).to_string(), *n))
                 .collect(),
+            client_delay_us: DelayRow::of(&s.client_delay),
             reconnect_attempts: s.reconnect_attempts(),
             reconnects: s.reconnects(),
+            // Cluster mode's, added by `add_redirects`.
+            redirects: BTreeMap::new(),
             slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
             server: server
                 .iter()
@@ -49,6 +52,18 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
                 .collect(),
         })
         .collect()
+}
+
+/// Adds cluster mode's redirects per second (`metrics::ClusterStats::timeline`, by
+/// `RedirectKind` index) to the rows of the same seconds.
+pub fn add_redirects(rows: &mut [TimelineRow], per_second: &[[u64; 4]]) {
+    for (row, counts) in rows.iter_mut().zip(per_second) {
+        for (kind, &n) in crate::metrics::RedirectKind::ALL.iter().zip(counts) {
+            if n > 0 {
+                row.redirects.insert(kind.name().to_string(), n);
+            }
+        }
+    }
 }
 
 /// Nanoseconds as microseconds (fractional).
@@ -69,9 +84,18 @@ pub struct TimelineRow {
     /// Of `failed`, the requests lost without a reply, by kind (`timeout`, `connection reset`,
     /// ...); empty when none.
     pub lost: BTreeMap<String, u64>,
+    /// The client's delay sampled in this second (replies waiting in the kernel for respbench,
+    /// `metrics::rx_delay`); absent where not measured and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_delay_us: Option<DelayRow>,
     /// `-e`: attempts to reopen a failed connection in this second, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// Cluster mode: the redirects of this second by kind (`MOVED`, `ASK`, `TRYAGAIN`,
+    /// `CLUSTERDOWN`), for the HTML report's burst markers; empty when none (and in records of
+    /// earlier builds).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub redirects: BTreeMap<String, u64>,
     /// The second's 100 ms slots when something failed or reconnected in it, and every second's
     /// in a test of at most [`SLOTS_KEPT_UP_TO_S`] seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,7 +104,31 @@ pub struct TimelineRow {
     pub server: Vec<ServerInterval>,
 }
 
-/// One 100 ms slot of a troubled second.
+/// One second's client delay, µs, from its sampled reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DelayRow {
+    pub avg: f64,
+    pub p50: f64,
+    pub p99: f64,
+    /// Sampled reads behind the figures (1 read event in `rx_delay::SAMPLE_EVERY`): few samples
+    /// make a noisy p99.
+    pub samples: u64,
+}
+
+impl DelayRow {
+    /// `None` for a second without samples.
+    fn of(h: &crate::metrics::LatencyHistogram) -> Option<DelayRow> {
+        (!h.is_empty()).then(|| DelayRow {
+            avg: h.mean_ns() / 1000.0,
+            p50: us(h.value_at_percentile_ns(50.0)),
+            p99: us(h.value_at_percentile_ns(99.0)),
+            samples: h.len(),
+        })
+    }
+}
+
+/// One 100 ms slot of a troubled second (or of any second of a short test).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SlotRow {
@@ -89,6 +137,12 @@ pub struct SlotRow {
     pub lost: u64,
     pub reconnect_attempts: u64,
     pub reconnects: u64,
+    /// The longest corrected latency of a request completed in the slot (µs): a short test's
+    /// latency drawn at 0.1 s. The workers keep this maximum anyway (to tell a stall from a quiet
+    /// spell), so it costs the per-reply path nothing more. Absent for a slot where nothing
+    /// completed, and in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_us: Option<f64>,
 }
 
 impl SlotRow {
@@ -99,6 +153,7 @@ impl SlotRow {
             lost: s.lost,
             reconnect_attempts: s.reconnect_attempts,
             reconnects: s.reconnects,
+            max_us: (s.completed > 0).then(|| us(s.waited_ns)),
         }
     }
 }
@@ -176,6 +231,46 @@ mod tests {
     }
 
     #[test]
+    fn redirects_go_to_their_second_by_name() {
+        let mut rows = vec![TimelineRow::default(), TimelineRow::default()];
+        add_redirects(&mut rows, &[[0, 0, 0, 0], [40, 2, 0, 1]]);
+        assert!(rows[0].redirects.is_empty());
+        let names: Vec<(&str, u64)> = rows[1]
+            .redirects
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        assert_eq!(names, [("ASK", 2), ("CLUSTERDOWN", 1), ("MOVED", 40)]);
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert!(json.get("redirects").is_none(), "none: not written");
+    }
+
+    #[test]
+    fn a_short_tests_slots_carry_their_longest_latency() {
+        use std::time::Instant;
+
+        use crate::metrics::{SecondTally, SharedTimeline};
+        let shared = SharedTimeline::default();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut tally = SecondTally::new(start, shared.clone());
+        tally.success(at(10), 200_000);
+        tally.success(at(20), 900_000);
+        tally.success(at(350), 50_000);
+        tally.failure(at(150));
+        tally.flush();
+        let t = shared.lock().unwrap().clone();
+        let slots = rows_of(&t)[0]
+            .slots
+            .clone()
+            .expect("a short test keeps its slots");
+        assert_eq!(slots[0].max_us, Some(900.0));
+        assert_eq!(slots[3].max_us, Some(50.0));
+        assert_eq!(slots[1].max_us, None, "an error reply has no latency");
+        assert_eq!(slots[2].max_us, None, "nothing completed");
+    }
+
+    #[test]
     fn rows_carry_each_seconds_figures_and_server_interval() {
         let (t, _) = synthetic();
         let node = vec![
@@ -200,9 +295,12 @@ mod tests {
         assert_eq!(rows[1].server.len(), 1);
         assert_eq!(rows[1].server[0].cpu_pct, 20.0);
         assert!(rows[2].server.is_empty(), "no sample for second 2");
+        let mut long = t.clone();
+        long.second_mut(SLOTS_KEPT_UP_TO_S); // one second longer than a short test
+        let long = rows_of(&long);
         assert!(
-            rows[0].slots.is_none() && rows[1].slots.is_some(),
-            "a 3 s test keeps the slots of its troubled second only"
+            long[0].slots.is_none() && long[1].slots.is_some(),
+            "a longer test keeps the slots of its troubled second only"
         );
         let mut short = t.clone();
         short.seconds.truncate(SLOTS_KEPT_UP_TO_S);

@@ -91,6 +91,22 @@ pub fn command<A: AsRef<[u8]>>(args: &[A]) -> String {
     words.join(" ")
 }
 
+/// `args` with each secret argument replaced (from where its secret starts, as [`command`]
+/// does), for files that keep a command's words rather than its text: a trace. `None` when the
+/// command holds no secret, so the common case copies nothing.
+pub fn command_words<A: AsRef<[u8]>>(args: &[A]) -> Option<Vec<Vec<u8>>> {
+    let secrets = command::secrets(args);
+    if secrets.is_empty() {
+        return None;
+    }
+    let mut words: Vec<Vec<u8>> = args.iter().map(|a| a.as_ref().to_vec()).collect();
+    for s in &secrets {
+        words[s.word].truncate(s.from);
+        words[s.word].extend_from_slice(REDACTED.as_bytes());
+    }
+    Some(words)
+}
+
 /// The secret values `args` (a command or `;` sequence) carries, as sent: what [`scrub`] hides
 /// in a server's reply.
 pub fn secret_values<A: AsRef<[u8]>>(args: &[A]) -> Vec<Vec<u8>> {

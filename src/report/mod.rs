@@ -27,7 +27,7 @@ pub use format::{
 };
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
-pub use server::{client_bound_warning, write_server_block};
+pub use server::{verdict_warning, write_server_block};
 
 /// What the report says about the run's setup (the header lines of the full report).
 #[derive(Clone, Debug, Default)]

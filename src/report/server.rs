@@ -103,6 +103,9 @@ pub fn write_server_block(
              sampled reads, kernel receive timestamps)",
             d.avg, d.p50, d.p99, d.count
         );
+        if let Some(line) = delay_by_second(t, p) {
+            let _ = writeln!(s, "{indent}  {line}");
+        }
     }
     if let Some(m) = &t.machine {
         let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
@@ -211,24 +214,50 @@ fn split_line(split: &LatencySplit, p: usize) -> String {
     )
 }
 
-/// The stderr line for a client-bound test, printed whatever the format (`-q` and `--csv`
-/// included): the figures then describe respbench, not the server.
-pub fn client_bound_warning(t: &TestRecord) -> Option<String> {
+/// `by second: p99 from 31.0 (second 0) to 412.0 usec (second 3)`: how the client's delay moved
+/// over the test (a worker starved for a few seconds shows here, not in the test's average).
+/// `None` under two seconds with samples.
+fn delay_by_second(t: &TestRecord, p: usize) -> Option<String> {
+    let rows: Vec<(usize, f64)> = t
+        .timeline
+        .iter()
+        .filter_map(|r| Some((r.second, r.client_delay_us?.p99)))
+        .collect();
+    if rows.len() < 2 {
+        return None;
+    }
+    let low = rows.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let high = rows.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "by second: p99 from {:.p$} (second {}) to {:.p$} usec (second {})",
+        low.1, low.0, high.1, high.0
+    ))
+}
+
+/// The stderr line for a client-bound or machine-busy test, printed whatever the format (`-q`
+/// and `--csv` included): the figures then describe respbench or the machine, not the server.
+pub fn verdict_warning(t: &TestRecord) -> Option<String> {
     // Only on a second or more of evidence: a shorter test is judged too (in the report and the
     // record), but its thread CPU shares are dominated by start-up, and stderr stays as quiet as
     // the reference's for the short tests scripts and valkey's own test suite run.
-    let long_enough = t.duration_s >= WARN_FROM_S;
-    (t.verdict.kind == Verdict::ClientBound && long_enough).then(|| {
-        format!(
+    if t.duration_s < WARN_FROM_S {
+        return None;
+    }
+    match t.verdict.kind {
+        Verdict::ClientBound => Some(format!(
             "WARNING: {}: {} (busiest respbench thread {:.0}% of a core)",
             t.name,
             t.verdict.kind.advice(),
             t.verdict.client_max_thread_cpu_pct.unwrap_or(0.0)
-        )
-    })
+        )),
+        // The reason is the advice with the figure that decided it.
+        Verdict::MachineBusy => Some(format!("WARNING: {}: {}", t.name, t.verdict.reason)),
+        _ => None,
+    }
 }
 
-/// The shortest test whose client-bound verdict is also warned about on stderr (seconds).
+/// The shortest test whose client-bound or machine-busy verdict is also warned about on stderr
+/// (seconds).
 const WARN_FROM_S: f64 = 1.0;
 
 /// `1.02 MB -> 1.35 MB peak`.
@@ -364,10 +393,10 @@ mod tests {
         let both = test_record(&result(), vec![], &[watched()], extras);
         assert_eq!(both.verdict.kind, Verdict::BothNearSaturation);
         assert!(render(&both).contains("limited by: both-near-saturation (the server and"));
-        assert_eq!(client_bound_warning(&both), None);
+        assert_eq!(verdict_warning(&both), None);
         let t = test_record(&result(), vec![], &[], extras);
         assert_eq!(t.verdict.kind, Verdict::ClientBound);
-        let line = client_bound_warning(&t).unwrap();
+        let line = verdict_warning(&t).unwrap();
         assert!(
             line.starts_with("WARNING: SET: a respbench thread"),
             "{line}"
@@ -383,9 +412,69 @@ mod tests {
             ..t.clone()
         };
         assert_eq!(short.verdict.kind, Verdict::ClientBound);
-        assert_eq!(client_bound_warning(&short), None);
+        assert_eq!(verdict_warning(&short), None);
         let server_bound = test_record(&result(), vec![], &[watched()], TestExtras::default());
-        assert_eq!(client_bound_warning(&server_bound), None);
+        assert_eq!(verdict_warning(&server_bound), None);
+    }
+
+    #[test]
+    fn a_machine_busy_test_warns_with_its_figure() {
+        let mut t = test_record(&result(), vec![], &[], TestExtras::default());
+        t.duration_s = 2.0;
+        t.verdict.kind = Verdict::MachineBusy;
+        t.verdict.reason = format!(
+            "{}: CPU pressure 63% (some task waited for a CPU)",
+            Verdict::MachineBusy.advice()
+        );
+        let line = verdict_warning(&t).unwrap();
+        assert!(
+            line.starts_with("WARNING: SET: the machine was busy"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(": CPU pressure 63% (some task waited for a CPU)"),
+            "{line}"
+        );
+        t.duration_s = 0.9;
+        assert_eq!(
+            verdict_warning(&t),
+            None,
+            "under a second: report and record only"
+        );
+        t.duration_s = 2.0;
+        t.verdict.kind = Verdict::Neither;
+        assert_eq!(verdict_warning(&t), None);
+    }
+
+    #[test]
+    fn the_client_delay_by_second_names_its_lowest_and_highest_second() {
+        use crate::record::timeline::{DelayRow, TimelineRow};
+        let mut t = test_record(&result(), vec![], &[], TestExtras::default());
+        let row = |second, p99| TimelineRow {
+            second,
+            client_delay_us: Some(DelayRow {
+                avg: p99 / 2.0,
+                p50: p99 / 3.0,
+                p99,
+                samples: 40,
+            }),
+            ..TimelineRow::default()
+        };
+        t.timeline = vec![row(0, 31.0)];
+        assert_eq!(delay_by_second(&t, 1), None, "one second says nothing more");
+        t.timeline = vec![
+            row(0, 31.0),
+            TimelineRow {
+                second: 1,
+                ..TimelineRow::default()
+            },
+            row(2, 412.0),
+            row(3, 50.0),
+        ];
+        assert_eq!(
+            delay_by_second(&t, 1).unwrap(),
+            "by second: p99 from 31.0 (second 0) to 412.0 usec (second 2)"
+        );
     }
 
     #[test]

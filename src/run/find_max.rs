@@ -234,8 +234,11 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(" @ ");
         console.title.push_str(what);
         super::live_metrics::test_started(console, title, None);
-        let (result, fatal) =
-            engine::run_test(&self.setup, load, title, template, cluster, console);
+        let (result, fatal) = {
+            let mut observer =
+                super::record_hook::Journaled::new(console, self.rec, title, template, load);
+            engine::run_test(&self.setup, load, title, template, cluster, &mut observer)
+        };
         super::live_metrics::test_ended(console, &result);
         console.clear();
         Measured { result, fatal }
@@ -316,15 +319,7 @@ impl<W: Write> Session<'_, W> {
             End::Stopped => "stopped",
         }
         .into();
-        rec.limit = limit.map(|l| {
-            match l {
-                Limit::Server => "server",
-                Limit::Client => "client",
-                Limit::Connections => "connections",
-                Limit::Unknown => "unknown",
-            }
-            .into()
-        });
+        rec.limit = limit.map(|l| l.name().into());
         self.rec.set_find_max(rec.clone());
         writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;
         self.out.flush()?;
@@ -356,13 +351,35 @@ fn limit_of(verdict: Verdict) -> Limit {
     match verdict {
         Verdict::ServerBound => Limit::Server,
         Verdict::ClientBound => Limit::Client,
+        Verdict::BothNearSaturation => Limit::Both,
+        Verdict::MachineBusy => Limit::MachineBusy,
         Verdict::Neither => Limit::Connections,
-        // Both near a full core is "the load generator or the server saturated"; a busy
-        // machine or a missing figure names no side.
-        Verdict::BothNearSaturation
-        | Verdict::MachineBusy
-        | Verdict::CantTell
-        | Verdict::RateLimited
-        | Verdict::Unknown => Limit::Unknown,
+        Verdict::CantTell => Limit::CantTell,
+        // A window that fell behind did not reach its rate, so `rate-limited` cannot describe
+        // it; a record without a verdict names nothing.
+        Verdict::RateLimited | Verdict::Unknown => Limit::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_judged_outcome_names_its_own_limit() {
+        let judged: Vec<Limit> = Verdict::ALL
+            .into_iter()
+            .filter(|v| !matches!(v, Verdict::RateLimited | Verdict::Unknown))
+            .map(limit_of)
+            .collect();
+        assert!(!judged.contains(&Limit::Unknown), "{judged:?}");
+        let mut distinct: Vec<&str> = judged.iter().map(|l| l.name()).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), judged.len(), "one limit per outcome");
+        assert_eq!(limit_of(Verdict::MachineBusy).name(), "machine-busy");
+        assert_eq!(limit_of(Verdict::BothNearSaturation).name(), "both");
+        assert_eq!(limit_of(Verdict::CantTell).name(), "cant-tell");
+        assert_eq!(limit_of(Verdict::Neither).name(), "connections");
     }
 }

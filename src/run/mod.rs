@@ -115,8 +115,9 @@ pub fn run(
     // Before the record's file is opened: a bad --metrics-listen leaves an earlier record be.
     let live = live_metrics::listen(plan).map_err(Failure::Usage)?;
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
+    // The --html path first: a refusal then leaves no journal behind.
     record_hook::check_html_path(plan)?;
+    let mut rec = RunRecord::open(plan, &argv).map_err(Failure::Fatal)?;
     let feed = live.as_ref().map(crate::live::Endpoint::feed);
     let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, feed)
         .map_err(|f| f.redacted(&secrets(plan)))
@@ -471,15 +472,22 @@ impl<W: Write> Session<'_, W> {
         console.title.push_str(title);
         let started = Instant::now();
         let watch = self.rec.begin_test();
+        // The console, and each completed second to the journal.
         live_metrics::test_started(console, title, watch.as_ref());
-        let (result, fatal) = engine::run_test(
-            &self.setup,
-            &self.load,
-            title,
-            template,
-            run.as_ref(),
-            console,
-        );
+        let (result, fatal) = {
+            // The console, and each completed second to the journal.
+            let mut observer =
+                record_hook::Journaled::new(console, self.rec, title, template, &self.load);
+            observer.repetition = repetition;
+            engine::run_test(
+                &self.setup,
+                &self.load,
+                title,
+                template,
+                run.as_ref(),
+                &mut observer,
+            )
+        };
         live_metrics::test_ended(console, &result);
         let extras = TestExtras {
             repetition,

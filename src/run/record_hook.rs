@@ -4,14 +4,18 @@
 
 use std::io::Write;
 
-use crate::engine::ConnSetup;
+use crate::engine::{ConnSetup, LoadSpec, Observer, Snapshot};
+use crate::metrics::{Second, Signal};
 use crate::plan::{Format, RunPlan};
+use crate::record::journal::TestStart;
 use crate::record::{RunRecord, TestRecord};
 use crate::report::{self, ReportContext};
 use crate::watch::WatchTarget;
+use crate::workload::Template;
 
 use super::Failure;
 use super::cluster::ClusterCtx;
+use super::console::Console;
 
 /// The servers to watch: the target, or in cluster mode every benchmark node, reached with the
 /// run's own transport (TLS) and AUTH.
@@ -41,7 +45,8 @@ pub(super) fn watch_targets(
 }
 
 /// After a test's report: the server block (full report only, so `-q` and `--csv` keep their
-/// bytes) and, whatever the format, a stderr warning when respbench itself was the limit.
+/// bytes) and, whatever the format, a stderr warning when respbench itself or the machine was
+/// the limit.
 pub(super) fn print_server_notes(
     plan: &RunPlan,
     ctx: &ReportContext,
@@ -52,7 +57,7 @@ pub(super) fn print_server_notes(
         report::write_server_block(out, test, ctx.precision)?;
         out.flush()?;
     }
-    if let Some(w) = report::client_bound_warning(test) {
+    if let Some(w) = report::verdict_warning(test) {
         eprintln!("{w}");
     }
     Ok(())
@@ -90,12 +95,79 @@ pub(super) fn finish(
 }
 
 /// Checks before the run that the `--html` file can be written (exit 1 before any connection,
-/// as for `--json`), leaving it empty until the run ends.
+/// as for `--json`), leaving an earlier file there as it is until the new report replaces it
+/// whole (`record::atomic`).
 pub(super) fn check_html_path(plan: &RunPlan) -> Result<(), Failure> {
     match &plan.html {
-        Some(path) => std::fs::File::create(path).map(drop).map_err(|e| {
+        Some(path) => crate::record::atomic::check_writable(path).map_err(|e| {
             Failure::Fatal(format!("--html {}: cannot write it: {e}", path.display()))
         }),
         None => Ok(()),
+    }
+}
+
+/// The engine's observer during a test: the console (progress, Ctrl-C), and each completed
+/// second to the record's journal (`record::journal`), so a killed run keeps it.
+pub(super) struct Journaled<'a> {
+    pub console: &'a mut Console,
+    pub rec: &'a mut RunRecord,
+    pub name: &'a str,
+    pub repetition: Option<u32>,
+    /// The commands the test sends, lower case, as its record names them.
+    pub commands: Vec<String>,
+    pub target_rps: Option<u64>,
+}
+
+impl<'a> Journaled<'a> {
+    /// For a test of `template` (or the load's mix) under `load`.
+    pub(super) fn new(
+        console: &'a mut Console,
+        rec: &'a mut RunRecord,
+        name: &'a str,
+        template: &Template,
+        load: &LoadSpec,
+    ) -> Self {
+        let commands = match &load.mix {
+            Some(mix) => mix
+                .commands
+                .iter()
+                .map(|c| c.name.to_ascii_lowercase())
+                .collect(),
+            None => crate::record::build::command_names(template),
+        };
+        Self {
+            console,
+            rec,
+            name,
+            repetition: None,
+            commands,
+            target_rps: load.rps,
+        }
+    }
+}
+
+impl Observer for Journaled<'_> {
+    fn interrupted(&self) -> bool {
+        self.console.interrupted()
+    }
+
+    fn signal(&self) -> Signal {
+        self.console.signal()
+    }
+
+    fn tick(&mut self, snapshot: &Snapshot) {
+        self.console.tick(snapshot);
+    }
+
+    fn second(&mut self, index: usize, second: &Second) {
+        self.console.second(index, second);
+        let test = TestStart {
+            name: self.name,
+            repetition: self.repetition,
+            commands: self.commands.clone(),
+            target_rps: self.target_rps,
+            started_at: None,
+        };
+        self.rec.second(test, index, second);
     }
 }

@@ -34,20 +34,53 @@ impl Row {
     }
 }
 
-/// What held the achieved rate below the offered one, from the window's verdict.
+/// What held the achieved rate below the offered one, from the window's verdict (one variant
+/// per verdict outcome that can describe a window that fell behind, so the answer never reads
+/// "unknown" for a window that was judged).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     /// The server's main thread (or command time) near a full core.
     Server,
     /// A respbench worker thread near a full core.
     Client,
+    /// Both sides near a full core: naming one would flip from run to run.
+    Both,
+    /// Neither side near a full core, but the machine was busy (a thread waited for a CPU,
+    /// pressure, steal or other processes): the ceiling is the machine's, not the server's.
+    MachineBusy,
     /// Neither near a full core: the connections cannot carry the rate at this latency.
     Connections,
-    /// No CPU figures to tell.
+    /// The window was judged, but a figure the judgement needs was missing or too noisy.
+    CantTell,
+    /// No verdict recorded for the window.
     Unknown,
 }
 
 impl Limit {
+    /// Every variant, in the order the docs list them.
+    pub const ALL: [Limit; 7] = [
+        Limit::Server,
+        Limit::Client,
+        Limit::Both,
+        Limit::MachineBusy,
+        Limit::Connections,
+        Limit::CantTell,
+        Limit::Unknown,
+    ];
+
+    /// The record's word (`find_max.limit`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Server => "server",
+            Limit::Client => "client",
+            Limit::Both => "both",
+            Limit::MachineBusy => "machine-busy",
+            Limit::Connections => "connections",
+            Limit::CantTell => "cant-tell",
+            Limit::Unknown => "unknown",
+        }
+    }
+
     fn explain(self) -> &'static str {
         match self {
             Limit::Server => "the server saturated (its main thread near a full core)",
@@ -55,9 +88,21 @@ impl Limit {
                 "respbench saturated (a worker thread near a full core): more --threads would \
                  push further"
             }
+            Limit::Both => {
+                "the server and respbench were both near a full core: freeing either would soon \
+                 hit the other's limit"
+            }
+            Limit::MachineBusy => {
+                "the machine was busy (the server or respbench waited for a CPU): this is the \
+                 machine's ceiling, not the server's; run on a quieter machine"
+            }
             Limit::Connections => {
                 "neither side was near a full core: the connections cannot carry that rate at \
                  that latency; raise -c or -P"
+            }
+            Limit::CantTell => {
+                "can't tell which side (a figure the verdict needs was missing or too noisy: \
+                 see the window's verdict in the record)"
             }
             Limit::Unknown => {
                 "the load generator or the server saturated (no CPU figures to tell which)"
@@ -316,6 +361,34 @@ mod tests {
         assert!(text.contains("the server saturated"), "{text}");
         let text = answer(&slo, &c, Some(Limit::Client));
         assert!(text.contains("respbench saturated"), "{text}");
+        let text = answer(&slo, &c, Some(Limit::Both));
+        assert!(text.contains("both near a full core"), "{text}");
+        let text = answer(&slo, &c, Some(Limit::MachineBusy));
+        assert!(text.contains("the machine was busy"), "{text}");
+        assert!(!text.contains("no CPU figures"), "{text}");
+        let text = answer(&slo, &c, Some(Limit::CantTell));
+        assert!(text.contains("can't tell which side"), "{text}");
+    }
+
+    #[test]
+    fn every_limit_has_its_own_name_and_sentence() {
+        let names: Vec<&str> = Limit::ALL.map(Limit::name).to_vec();
+        assert_eq!(
+            names,
+            [
+                "server",
+                "client",
+                "both",
+                "machine-busy",
+                "connections",
+                "cant-tell",
+                "unknown"
+            ]
+        );
+        let mut said: Vec<&str> = Limit::ALL.map(Limit::explain).to_vec();
+        said.sort_unstable();
+        said.dedup();
+        assert_eq!(said.len(), Limit::ALL.len(), "no two limits read the same");
     }
 
     #[test]

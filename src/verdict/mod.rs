@@ -12,6 +12,12 @@
 //! it waited for a CPU, not because it had nothing to do; without looking at the machine such a
 //! test reads "latency bound, raise -c" when raising -c would change nothing. So `neither` is
 //! said only when both sides have measured headroom and the machine was measured not busy.
+//! The machine's waiting figures are read net of the benchmark's own demand (`own`): threads
+//! beyond the cores wait for each other, and that is not someone else's load.
+
+mod own;
+
+pub use own::OwnDemand;
 
 /// A thread counts as "near a full core" from this share of one core (percent). CPU readings
 /// over a second wobble by a few percent (scheduler ticks, the sampling instant), and a saturated
@@ -157,6 +163,9 @@ pub struct MachineLoad {
     pub others_pct: Option<f64>,
     /// All CPUs together, percent of the machine's capacity.
     pub machine_busy_pct: Option<f64>,
+    /// The benchmark's own demand, whose share of the run-queue wait and CPU pressure is
+    /// discounted before judging ([`OwnDemand`]).
+    pub own: OwnDemand,
 }
 
 impl MachineLoad {
@@ -164,9 +173,21 @@ impl MachineLoad {
     /// does.
     pub fn busy_figure(&self) -> Option<String> {
         let over = |p: Option<f64>, limit: f64| p.filter(|&p| p >= limit);
-        if let Some(w) = over(self.client_runqueue_pct, STARVED_PCT) {
+        let own = self.own.own_wait_pct();
+        let net = if own > 0.0 {
+            format!(
+                " (net of respbench's own threads, which with the server wanted {own:.0}% of a \
+                 core more than the CPUs have)"
+            )
+        } else {
+            String::new()
+        };
+        let runqueue = self
+            .client_runqueue_pct
+            .map(|w| self.own.others_runqueue_pct(w));
+        if let Some(w) = over(runqueue, STARVED_PCT) {
             return Some(format!(
-                "a respbench thread waited for a CPU {w:.0}% of the test"
+                "a respbench thread waited for a CPU {w:.0}% of the test{net}"
             ));
         }
         if let Some(s) = over(self.steal_pct, STEAL_PCT) {
@@ -180,7 +201,10 @@ impl MachineLoad {
                 "other processes took {o:.0}% of a core with the CPUs {m:.0}% busy"
             ));
         }
-        over(self.cpu_pressure_some_pct, PRESSURE_PCT)
+        let pressure = self
+            .cpu_pressure_some_pct
+            .map(|p| self.own.others_pressure_pct(p));
+        over(pressure, PRESSURE_PCT)
             .map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU)"))
     }
 
@@ -390,6 +414,7 @@ mod tests {
         steal_pct: Some(0.0),
         others_pct: Some(3.0),
         machine_busy_pct: Some(40.0),
+        own: OwnDemand::UNKNOWN,
     };
 
     fn input(server: Option<f64>, client: Option<&[f64]>) -> VerdictInput<'_> {
@@ -513,8 +538,64 @@ mod tests {
             steal_pct: Some(4.9),
             others_pct: Some(300.0),
             machine_busy_pct: Some(89.9),
+            own: OwnDemand::UNKNOWN,
         };
         assert_eq!(on(under).0, Verdict::Neither);
+    }
+
+    #[test]
+    fn respbench_waiting_for_its_own_threads_is_not_a_busy_machine() {
+        // --threads 4 on 2 cores against a local server: threads wait for each other.
+        let own = OwnDemand {
+            runqueue_sum_pct: Some(160.0),
+            respbench_cpu_pct: Some(130.0),
+            local_server_cpu_pct: 60.0,
+            cores: 2,
+        };
+        let crowded = MachineLoad {
+            client_runqueue_pct: Some(45.0),
+            cpu_pressure_some_pct: Some(80.0),
+            own,
+            ..IDLE
+        };
+        let i = VerdictInput {
+            machine: crowded,
+            ..input(Some(60.0), Some(&[35.0, 30.0, 33.0, 32.0]))
+        };
+        assert_eq!(decide(&i), Verdict::Neither, "{:?}", crowded.busy_figure());
+        // The same waits with the benchmark well within the cores: someone else's load.
+        let shared = MachineLoad {
+            own: OwnDemand {
+                respbench_cpu_pct: Some(20.0),
+                runqueue_sum_pct: Some(45.0),
+                ..own
+            },
+            ..crowded
+        };
+        let i = VerdictInput {
+            machine: shared,
+            ..i
+        };
+        assert_eq!(decide(&i), Verdict::MachineBusy);
+        assert_eq!(
+            shared.busy_figure().unwrap(),
+            "a respbench thread waited for a CPU 45% of the test"
+        );
+        // Partly own: the figure is the net one, and says so.
+        let partly = MachineLoad {
+            own: OwnDemand {
+                respbench_cpu_pct: Some(100.0),
+                runqueue_sum_pct: Some(80.0),
+                ..own
+            },
+            client_runqueue_pct: Some(40.0),
+            ..crowded
+        };
+        let figure = partly.busy_figure().unwrap();
+        assert!(
+            figure.starts_with("a respbench thread waited for a CPU 20% of the test (net of"),
+            "{figure}"
+        );
     }
 
     #[test]

@@ -392,6 +392,16 @@ fn report_shows_the_answer_at_both_widths() {
         "sentinels": ["127.0.0.1:26379"], "initial": "127.0.0.1:6379",
         "switches": [{"at": "2026-01-01T00:00:01.700000Z", "offset_s": 1.7, "test": test,
             "from": "127.0.0.1:6379", "to": "127.0.0.1:6380"}]});
+    // What a cluster run adds: a node whose slots were served again at 2.5 s (a failover), a
+    // MOVED burst in second 2, and the client's delay per second.
+    doc["tests"][0]["nodes"] = serde_json::json!([{"address": "127.0.0.1:7001",
+        "role": "primary", "completed": 10, "lost": 3,
+        "outage": {"start_s": 1.2, "end_s": 2.5, "duration_s": 1.3}}]);
+    doc["tests"][0]["timeline"][2]["redirects"] = serde_json::json!({"MOVED": 120, "ASK": 3});
+    for (i, p99) in [(0, 40.0), (1, 90.0), (2, 700.0), (3, 55.0)] {
+        doc["tests"][0]["timeline"][i]["client_delay_us"] =
+            serde_json::json!({"avg": p99 / 4.0, "p50": p99 / 5.0, "p99": p99, "samples": 30});
+    }
     let failover = dir.path().join("failover.json");
     std::fs::write(&failover, doc.to_string()).unwrap();
     let page = report(dir.path(), "failover.html", &[&failover]);
@@ -405,6 +415,12 @@ fn report_shows_the_answer_at_both_widths() {
         "{band}: the band spans the record's outage"
     );
     assert!(dom.contains("data-marker=\"switch\" data-x=\"1.7\""));
+    assert!(dom.contains("data-marker=\"failover\" data-x=\"2.5\""));
+    assert!(dom.contains("data-marker=\"moved-burst\" data-x=\"2\""));
+    // The fixture's reopened connections (63 and 15 attempts in seconds 1 and 2): one storm.
+    assert!(dom.contains("data-marker=\"reconnect-storm\" data-x=\"1\""));
+    assert!(dom.contains("reconnect storm: 78 attempts"));
+    assert!(dom.contains("data-chart=\"client-delay\""));
     assert!(dom.contains("127.0.0.1:6379 → 127.0.0.1:6380"));
     let verdict = doc["tests"][0]["verdict"]["kind"].as_str().unwrap();
     assert!(dom.contains(&format!("data-verdict=\"{verdict}\"")));
@@ -429,6 +445,13 @@ fn report_shows_the_answer_at_both_widths() {
     let page = report(dir.path(), "compare.html", &refs);
     let (dom, m) = at_both_widths(&browser, dir.path(), &page, "compare");
     assert!(dom.contains("id=\"comparison\""));
+    // The answer opens the page: the headline and the forest plot under the title.
+    let at = |needle: &str| {
+        dom.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing"))
+    };
+    assert!(at("class=\"headline\"") < at("class=\"runs\""));
+    assert!(at("data-chart=\"forest\"") < at("class=\"runs\""));
     // 10% and 20% faster at 3 repetitions each: findings, drawn as such.
     assert!(dom.contains("data-test=\"SET\" data-metric=\"rps\" data-finding=\"true\""));
     for t in m["tables"].as_array().unwrap() {

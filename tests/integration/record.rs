@@ -35,7 +35,7 @@ pub(crate) fn check_with_python(record: &Path) {
 }
 
 /// Runs respbench with `--json <tmp file>` and returns the output, the record and its text.
-fn bench_json(server: &Server, args: &[&str]) -> (Output, Value, String, TempDir) {
+pub(crate) fn bench_json(server: &Server, args: &[&str]) -> (Output, Value, String, TempDir) {
     let dir = TempDir::new();
     let path = dir.path().join("run.json");
     // Options first: after a custom command, `--json` would be one of its arguments.
@@ -264,7 +264,7 @@ fn verdict_a_busy_valkey_is_server_bound() {
 
 /// Pins the calling thread (and so every process it starts afterwards) to `cpu`; returns the
 /// mask it had, to restore.
-fn pin_this_thread(cpu: usize) -> libc::cpu_set_t {
+pub(crate) fn pin_this_thread(cpu: usize) -> libc::cpu_set_t {
     // SAFETY: cpu_set_t is plain bits; all-zero is the empty set. sched_{get,set}affinity read
     // and write one valid, exclusively borrowed set of the size passed; pid 0 is this thread.
     unsafe {
@@ -284,7 +284,7 @@ fn pin_this_thread(cpu: usize) -> libc::cpu_set_t {
 }
 
 /// The first CPU this thread may run on.
-fn first_allowed_cpu() -> usize {
+pub(crate) fn first_allowed_cpu() -> usize {
     // SAFETY: as in `pin_this_thread`.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

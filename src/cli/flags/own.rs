@@ -39,6 +39,21 @@ pub(in crate::cli) const RECORD: &[Flag<State>] = &[
     )
     .example(&["--html", "run.html"]),
     F::value(
+        &["--journal"],
+        Value::File("a file path for the run's journal"),
+        "--journal <file>",
+        "Where the journal goes (default: beside --json FILE, as\n\
+         FILE.partial; none with --json -): every second's figures\n\
+         as JSON Lines, synced, removed when the run ends. After a\n\
+         kill, compare/report/merge read it; recover turns it into\n\
+         a record (respbench recover FILE.partial -o FILE)",
+        |st, _, v| {
+            st.args.journal = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--json", "-", "--journal", "run.partial"]),
+    F::value(
         &["--repeat"],
         Value::Text,
         "--repeat <n>",

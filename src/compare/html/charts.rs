@@ -60,8 +60,8 @@ pub(super) fn chart(
     })
 }
 
-/// The six charts of a test: id, title, x label, y label, x axis; in page order.
-const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
+/// The charts of a test: id, title, x label, y label, x axis; in page order.
+const KINDS: [(&str, &str, &str, &str, XAxis); 8] = [
     (
         "throughput",
         "Throughput per second",
@@ -111,6 +111,14 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 7] = [
         "MiB",
         XAxis::Linear,
     ),
+    (
+        "client-delay",
+        "Client delay per second: replies waiting for respbench to read them (avg solid, p99 \
+         dashed)",
+        "second",
+        "ms",
+        XAxis::Linear,
+    ),
 ];
 
 /// `f` of each row of `d`'s timeline, at the middle of the time the row covers: a second's rate
@@ -151,6 +159,27 @@ fn spread(
         .collect()
 }
 
+/// Points of several repetitions at the x every repetition has (to 0.01): `(x, median, lowest,
+/// highest)`; an x some repetition lacks is left out (a gap, never filled in).
+fn aligned_spread(series: &[Vec<(f64, f64)>]) -> Vec<(f64, f64, f64, f64)> {
+    let key = |x: f64| (x * 100.0).round() as i64;
+    let Some(first) = series.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter_map(|&(x, _)| {
+            let mut v: Vec<f64> = series
+                .iter()
+                .map(|s| s.iter().find(|p| key(p.0) == key(x)).map(|p| p.1))
+                .collect::<Option<_>>()?;
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            Some((x, (v[(n - 1) / 2] + v[n / 2]) / 2.0, v[0], v[n - 1]))
+        })
+        .collect()
+}
+
 /// The line style of each kind of lost request, in the order of [`lost_kinds`].
 const LOST_STROKES: [Stroke; 3] = [Stroke::Solid, Stroke::Dashed, Stroke::Dotted];
 
@@ -168,7 +197,7 @@ fn lost_kinds(found: &[(usize, String, &Detail)]) -> Vec<String> {
 
 /// The series of each chart of [`KINDS`], in the same order, gathered run by run.
 #[derive(Default)]
-struct Gathered([Vec<Series>; 7]);
+struct Gathered([Vec<Series>; 8]);
 
 impl Gathered {
     fn push(
@@ -248,6 +277,27 @@ impl Gathered {
                 t(&per),
             );
         }
+        // Seconds without samples are left out (not drawn as zero).
+        let delay = |f: fn((f64, f64)) -> f64| -> Vec<(f64, f64)> {
+            d.timeline
+                .iter()
+                .filter_map(|r| Some((r.second + r.span / 2.0, f(r.client_delay?) / 1000.0)))
+                .collect()
+        };
+        self.push(
+            7,
+            format!("{label} client delay avg"),
+            c,
+            Stroke::Solid,
+            delay(|d| d.0),
+        );
+        self.push(
+            7,
+            format!("{label} client delay p99"),
+            c,
+            Stroke::Dashed,
+            delay(|d| d.1),
+        );
         for s in &d.servers {
             let name = if d.servers.len() > 1 {
                 format!("{label} {}", s.address)
@@ -285,13 +335,16 @@ impl Gathered {
             Stroke::Dashed,
             t(&|r| r.p99 / 1000.0),
         );
-        self.push(
-            1,
-            format!("{label} max"),
-            c,
-            Stroke::Dotted,
-            t(&|r| r.max / 1000.0),
-        );
+        // A short test's slots carry their longest latency: the max drawn at 0.1 s too.
+        let max = if d.slot_max.is_empty() {
+            t(&|r| r.max / 1000.0)
+        } else {
+            d.slot_max
+                .iter()
+                .map(|&(start, us)| (start + 0.05, us / 1000.0))
+                .collect()
+        };
+        self.push(1, format!("{label} max"), c, Stroke::Dotted, max);
     }
 
     /// A run with repetitions: the median of its repetitions per second, throughput and p50/p99,
@@ -302,7 +355,7 @@ impl Gathered {
         label: &str,
         c: &'static str,
         reps: &[&Detail],
-        areas: &mut [Vec<Area>; 2],
+        areas: &mut [Vec<Area>; 8],
     ) {
         let n = reps.len();
         let (tp, p50, p99) = (
@@ -339,6 +392,32 @@ impl Gathered {
             median(&p99),
         );
         areas[1].push(area(&p99, "p99"));
+        // The other per-second series get their spread too (no median line: each repetition's
+        // own line is drawn), so N repetitions' server CPU and client delay read as one band.
+        let band = |series: Vec<Vec<(f64, f64)>>, what: &str| {
+            let v = aligned_spread(&series);
+            (!v.is_empty()).then(|| area(&v, what))
+        };
+        let cpu = reps
+            .iter()
+            .map(|d| {
+                d.servers
+                    .first()
+                    .map(|s| s.points.iter().map(|p| (p.t + 0.5, p.cpu_pct)).collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        areas[5].extend(band(cpu, "server CPU"));
+        let delay = reps
+            .iter()
+            .map(|d| {
+                d.timeline
+                    .iter()
+                    .filter_map(|r| Some((r.second + r.span / 2.0, r.client_delay?.1 / 1000.0)))
+                    .collect()
+            })
+            .collect();
+        areas[7].extend(band(delay, "client delay p99"));
     }
 
     /// One server's CPU and memory per second.
@@ -403,7 +482,7 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     let mut g = Gathered::default();
     let found = details(inputs, test);
     let kinds = lost_kinds(&found);
-    let mut areas: [Vec<Area>; 2] = Default::default();
+    let mut areas: [Vec<Area>; 8] = Default::default();
     for (k, input) in inputs.iter().enumerate() {
         let reps: Vec<&Detail> = found
             .iter()
@@ -436,10 +515,16 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
             match c.kind {
                 "throughput" => c.areas = areas[0].clone(),
                 "latency" => c.areas = areas[1].clone(),
+                "server-cpu" => c.areas = areas[5].clone(),
+                "client-delay" => c.areas = areas[7].clone(),
                 _ => {}
             }
             if c.kind == "throughput" && found.iter().any(|(_, _, d)| !d.slots.is_empty()) {
                 c.title = "Throughput per 0.1 s (requests/s)".into();
+            }
+            if c.kind == "latency" && found.iter().any(|(_, _, d)| !d.slot_max.is_empty()) {
+                c.title =
+                    "Latency: p50 solid and p99 dashed per second, max dotted per 0.1 s".into();
             }
             if c.kind == "lost" {
                 // The kinds in the title (short: `connection reset` is `reset`), by line style.
@@ -502,8 +587,8 @@ pub fn cpu_above_line(inputs: &[Input], test: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// The outages (as bands) and Sentinel switches (as markers) of every run's test, as the
-/// record has them, labelled with the run when several runs share the chart.
+/// The outages (as bands), Sentinel switches, cluster failovers, MOVED bursts and reconnect
+/// storms (as markers, `events`) of every run's test, as the record has them, labelled with the run when several runs share the chart.
 fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
     let named = |label: &str, text: String| {
         if found.len() > 1 {
@@ -544,6 +629,7 @@ fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
                 label: named(label, format!("Sentinel switch {what}")),
             });
         }
+        markers.extend(super::events::markers(d, &|text| named(label, text)));
     }
     (bands, markers)
 }

@@ -9,6 +9,7 @@
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod charts;
+mod events;
 mod find_max;
 mod forest;
 mod mix;
@@ -83,7 +84,8 @@ pub fn write_html(records: &[&Document], path: &Path) -> Result<(), String> {
     }
     input::dedup_labels(&mut inputs);
     let cmp = Comparison::new(&inputs, &Metric::ALL);
-    std::fs::write(path, page::page(&inputs, &cmp))
+    // Temporary file, sync, rename: an earlier report at `path` stays until the new one is whole.
+    crate::record::atomic::write(path, page::page(&inputs, &cmp).as_bytes())
         .map_err(|e| format!("cannot write the --html file {}: {e}", path.display()))
 }
 

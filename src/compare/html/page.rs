@@ -3,8 +3,9 @@
 //! json`), and a Content-Security-Policy of `default-src 'none'` forbids any request, so the page
 //! works offline and cannot leak anything even if edited.
 //!
-//! Owns: the page's sections and their order (runs, summary, overview, comparison, one section
-//! per test). Wide tables sit in a `.scroll` box: on a phone they scroll inside it, never the page.
+//! Owns: the page's sections and their order (a comparison's answer: headline and forest plot;
+//! runs, summary, overview, comparison table, one section per test). Wide tables sit in a
+//! `.scroll` box: on a phone they scroll inside it, never the page.
 
 use std::fmt::Write as _;
 
@@ -58,32 +59,14 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         esc(&title),
         esc(&title)
     );
+    if inputs.len() > 1 {
+        answer(&mut s, cmp);
+    }
     runs(&mut s, inputs);
     super::summary::section(&mut s, inputs, cmp);
     overview(&mut s, inputs, cmp);
     if inputs.len() > 1 {
-        s.push_str("<h2 id=\"comparison\">Comparison</h2><p class=\"note\">Against the base, ");
-        s.push_str(
-            "by each metric's direction, with a 95% interval; green and red only for findings.</p>",
-        );
-        // The answer first, as `compare` prints it.
-        let summary = crate::compare::headline::summary(cmp);
-        for line in &summary.headline {
-            let _ = write!(s, "<p class=\"headline\">{}</p>", esc(line));
-        }
-        if !summary.differences.is_empty() {
-            s.push_str("<p class=\"note\">Besides the numbers, the sides differ in:</p><ul>");
-            for d in &summary.differences {
-                let _ = write!(s, "<li>{}</li>", esc(d));
-            }
-            s.push_str("</ul>");
-        }
-        for w in &summary.warnings {
-            let _ = write!(s, "<p class=\"problem\">⚠ {}</p>", esc(w));
-        }
-        s.push_str("<div class=\"forest\">");
-        s.push_str(&super::forest::render(cmp));
-        s.push_str("</div>");
+        s.push_str("<h2 id=\"comparison\">Comparison</h2>");
         comparison(&mut s, cmp);
     }
     find_max(&mut s, inputs);
@@ -152,6 +135,34 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
 }
 
 /// The runs with their colour, files and server.
+/// A comparison's answer, right under the title: the headline as `compare` prints it, what
+/// else differs between the sides, its warnings, and the forest plot (each test and metric's
+/// change with its interval), so the first screen says which side is faster, by how much and how
+/// sure that is.
+fn answer(s: &mut String, cmp: &Comparison) {
+    s.push_str("<div id=\"answer\">");
+    let summary = crate::compare::headline::summary(cmp);
+    for line in &summary.headline {
+        let _ = write!(s, "<p class=\"headline\">{}</p>", esc(line));
+    }
+    if !summary.differences.is_empty() {
+        s.push_str("<p class=\"note\">Besides the numbers, the sides differ in:</p><ul>");
+        for d in &summary.differences {
+            let _ = write!(s, "<li>{}</li>", esc(d));
+        }
+        s.push_str("</ul>");
+    }
+    for w in &summary.warnings {
+        let _ = write!(s, "<p class=\"problem\">⚠ {}</p>", esc(w));
+    }
+    s.push_str(
+        "<p class=\"note\">Against the base, by each metric's direction, with a 95% interval; \
+         green and red only for findings.</p><div class=\"forest\">",
+    );
+    s.push_str(&super::forest::render(cmp));
+    s.push_str("</div></div>");
+}
+
 fn runs(s: &mut String, inputs: &[Input]) {
     s.push_str("<ul class=\"runs\">");
     for (i, input) in inputs.iter().enumerate() {

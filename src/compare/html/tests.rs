@@ -106,6 +106,11 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
     );
     assert!(html.contains(charts::PALETTE[1]));
     assert!(html.contains("data-chart=\"forest\""));
+    // The answer opens the page: headline and forest under the title, before the runs.
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at("</h1>") < at("class=\"headline\""));
+    assert!(at("class=\"headline\"") < at("data-chart=\"forest\""));
+    assert!(at("data-chart=\"forest\"") < at("class=\"runs\""), "{html}");
     assert!(
         html.contains("data-metric=\"p99\" data-finding=\"false\""),
         "one run each: no finding in the forest plot"
@@ -117,6 +122,45 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
         "{html}"
     );
     assert!(!html.contains("class=\"better\"") && !html.contains("class=\"worse\""));
+}
+
+#[test]
+fn the_client_delay_per_second_is_drawn_where_measured_and_left_out_where_not() {
+    let inputs = inputs(1);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let chart = "data-chart=\"client-delay\"";
+    assert!(!page(&inputs, &cmp).contains(chart), "no samples: no chart");
+    let doc = {
+        let mut h = crate::metrics::LatencyHistogram::new();
+        h.record(60_000);
+        let hist = crate::record::hdr::encode(&h);
+        serde_json::json!({"schema": "respbench/1", "tests": [{
+            "name": "GET", "throughput_rps": 1000.0,
+            "histograms": {"corrected": hist, "uncorrected": hist},
+            "timeline": [
+                {"second": 0, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "client_delay_us": {"avg": 12.0, "p50": 10.0, "p99": 40.0, "samples": 8},
+                 "server": []},
+                {"second": 1, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "server": []},
+                {"second": 2, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "client_delay_us": {"avg": 300.0, "p50": 250.0, "p99": 900.0, "samples": 8},
+                 "server": []}]}]})
+    };
+    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("delayed".into(), vec!["d.json".into()], vec![file]).unwrap()];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    assert!(html.contains(chart), "the chart is there");
+    let charts = super::charts::for_test(&inputs, "GET");
+    let delay = charts.iter().find(|c| c.kind == "client-delay").unwrap();
+    let p99 = delay
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("p99"))
+        .unwrap();
+    // Two seconds with samples, the second without left out (not drawn as zero), in ms.
+    assert_eq!(p99.points, [(0.5, 0.04), (2.5, 0.9)]);
 }
 
 #[test]
@@ -382,6 +426,35 @@ fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
             .all(|p| (p.1 - 1000.0).abs() < 1e-9)
     );
     assert!(tp.title.contains("0.1 s"));
+    // A record of an earlier build: slots without their max, so the max stays per second.
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    let max = lat
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("max"))
+        .unwrap();
+    assert_eq!(max.points.len(), 2, "{:?}", max.points);
+    // With each slot's longest latency: the max drawn at 0.1 s.
+    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
+        "reconnect_attempts": 0, "reconnects": 0, "max_us": 2500.0});
+    let row = |s: u64| {
+        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
+            "p99_us": 120.0, "max_us": 2500.0, "server": [], "slots": vec![slot.clone(); 10]})
+    };
+    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
+        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
+    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
+    let charts = charts::for_test(&inputs, "PING");
+    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+    let max = lat
+        .series
+        .iter()
+        .find(|s| s.label.ends_with("max"))
+        .unwrap();
+    assert_eq!(max.points.len(), 15, "one per slot, none past the end");
+    assert!(max.points.iter().all(|p| (p.1 - 2.5).abs() < 1e-9));
+    assert!(lat.title.contains("max dotted per 0.1 s"), "{}", lat.title);
 }
 
 #[test]
@@ -417,6 +490,18 @@ fn repetitions_are_a_median_with_its_spread() {
     assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
     let svg = super::svg::render(tp);
     assert!(svg.contains("class=\"spread\""));
+    // Beyond throughput and latency: the server's CPU as a band too, one point per second.
+    let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();
+    assert_eq!(cpu.areas.len(), 1);
+    assert!(
+        cpu.areas[0]
+            .label
+            .contains("server CPU: lowest to highest of 3 repetitions")
+    );
+    assert_eq!(
+        cpu.areas[0].points,
+        [(0.5, 55.0, 55.0), (1.5, 55.0, 55.0), (2.5, 55.0, 55.0)]
+    );
 }
 
 #[test]

@@ -117,6 +117,7 @@ fn timeline(stats: &Value) -> Vec<SecondRow> {
                 p50: ms("p50.00"),
                 p99: ms("p99.00"),
                 max: ms("Max Latency"),
+                ..SecondRow::default()
             })
         })
         .collect();

@@ -162,6 +162,9 @@ pub struct Detail {
     /// Cluster nodes whose connections failed (`-e`): `(address, from s, to s, requests lost)`,
     /// `to` being the end of the test when its slots were not served again.
     pub node_outages: Vec<(String, f64, f64, u64)>,
+    /// Cluster failovers: `(seconds from the start, node)` when a node's slots were served
+    /// again after its connections failed (another node took them over).
+    pub failovers: Vec<(f64, String)>,
     /// Sentinel switches during the test: `(seconds from its start, "from → to")`.
     pub switches: Vec<(f64, String)>,
     /// The record's verdict reason (`limited by` in words), empty when the file has none.
@@ -171,6 +174,9 @@ pub struct Detail {
     /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots
     /// (a short test): its throughput is drawn at 0.1 s. Empty otherwise.
     pub slots: Vec<(f64, u64)>,
+    /// `(start seconds, max µs)` per 100 ms slot that completed something, with `slots`: a
+    /// short test's latency at 0.1 s (records of earlier builds have none).
+    pub slot_max: Vec<(f64, f64)>,
     /// Where the average latency went (a respbench record's `latency_split`).
     pub latency_split: Option<crate::record::document::LatencySplit>,
 }
@@ -187,6 +193,14 @@ pub struct SecondRow {
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
+    /// The client's delay sampled in that second (avg, p99, µs): replies waiting in the kernel
+    /// for respbench; `None` where not measured.
+    pub client_delay: Option<(f64, f64)>,
+    /// `-e`: attempts to reopen a failed connection in that second, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+    /// Cluster mode: MOVED and ASK redirects in that second.
+    pub moved: u64,
 }
 
 /// One server's figures per interval during a test.
@@ -232,13 +246,22 @@ pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| InputError(format!("{shown}: not a results file (not UTF-8 text)")))?;
-    parse(text).map_err(|e| InputError(format!("{shown}: {e}")))
+    parse_at(text, Some(path)).map_err(|e| InputError(format!("{shown}: {e}")))
 }
 
 /// Recognises `text` by its content and reads it; figures that cannot be (a negative rate or
 /// latency) are refused, as NaN and infinity are by the readers.
 pub fn parse(text: &str) -> Result<FileRun, String> {
-    let run = recognise(text)?;
+    parse_at(text, None)
+}
+
+/// [`parse`], for the file at `path` when there is one (a journal's run may still be going).
+fn parse_at(text: &str, path: Option<&Path>) -> Result<FileRun, String> {
+    // A run's journal (killed or still going) reads as the record it holds.
+    let run = match crate::record::journal::recognise(text, path) {
+        Some(record) => from_json(record?)?,
+        None => recognise(text)?,
+    };
     for (name, sample) in &run.tests {
         not_negative(sample).map_err(|e| format!("test {name}: {e}"))?;
         for m in &sample.mix {

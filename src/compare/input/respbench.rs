@@ -89,6 +89,8 @@ fn problems(doc: &Document) -> Vec<String> {
     // An empty outcome: a record built outside a run, which has none.
     match (doc.outcome.as_str(), &doc.error) {
         ("" | "completed", _) => {}
+        // A journal whose run holds its lock (`record::journal`).
+        ("running", _) => out.push("the run is still going (read from its journal)".into()),
         (o, Some(e)) => out.push(format!("the run {o}: {e}")),
         (o, None) => out.push(format!("the run was {o}")),
     }
@@ -151,6 +153,25 @@ fn slots(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, u64)> {
         .collect()
 }
 
+/// The longest latency of each kept slot that has one (see [`slots`]), µs.
+fn slot_max(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, f64)> {
+    if t.timeline.is_empty() || t.timeline.iter().any(|r| r.slots.is_none()) {
+        return Vec::new();
+    }
+    let end = duration.unwrap_or(f64::MAX);
+    t.timeline
+        .iter()
+        .flat_map(|r| {
+            let slots = r.slots.as_deref().unwrap_or_default();
+            slots
+                .iter()
+                .enumerate()
+                .filter_map(move |(k, s)| Some((r.second as f64 + k as f64 * 0.1, s.max_us?)))
+        })
+        .filter(|(start, _)| *start + 0.1 <= end + 1e-9)
+        .collect()
+}
+
 /// A test's figures and series. A histogram that is there but does not decode is a corrupt
 /// record, refused by name (an empty one is a record that keeps none: no spectrum).
 fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
@@ -170,6 +191,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
     let kept_slots = slots(&t, duration);
+    let kept_max = slot_max(&t, duration);
     let detail = Detail {
         latency_split: t.latency_split.clone(),
         timeline: t
@@ -183,6 +205,13 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
                 p50: r.p50_us,
                 p99: r.p99_us,
                 max: r.max_us,
+                client_delay: r.client_delay_us.map(|d| (d.avg, d.p99)),
+                reconnect_attempts: r.reconnect_attempts,
+                reconnects: r.reconnects,
+                moved: ["MOVED", "ASK"]
+                    .iter()
+                    .filter_map(|k| r.redirects.get(*k))
+                    .sum(),
             })
             .collect(),
         spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,
@@ -231,6 +260,11 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
                 Some((n.address.clone(), o.start_s, end, n.lost))
             })
             .collect(),
+        failovers: t
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.outage.as_ref()?.end_s?, n.address.clone())))
+            .collect(),
         switches: switches
             .iter()
             .filter(|s| s.test.as_deref() == Some(t.name.as_str()))
@@ -238,6 +272,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             .collect(),
         verdict_reason: t.verdict.reason.clone(),
         p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
+        slot_max: kept_max,
         slots: kept_slots,
     };
     let mix = t

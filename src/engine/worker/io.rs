@@ -230,7 +230,10 @@ impl Worker<'_> {
                 && let Stream::Tcp(s) = &c.stream
                 && self.rec.rx_delay.due()
             {
-                self.rec.rx_delay.sample(std::os::fd::AsRawFd::as_raw_fd(s));
+                let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+                if let Some(ns) = self.rec.rx_delay.sample(fd) {
+                    self.rec.tally.client_delay(Instant::now(), ns);
+                }
             }
             let n = match c.stream.read(&mut self.rbuf[carry..]) {
                 Ok(0) => {

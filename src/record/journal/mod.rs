@@ -1,0 +1,252 @@
+//! The run's journal: what the `--json` record will hold, appended as it is measured, so a run
+//! killed by SIGKILL, the OOM killer or a power cut loses at most its last second. Format:
+//! `docs/journal.md`.
+//!
+//! Why JSON Lines appended and synced rather than the record rewritten: a line per second costs
+//! one small write and one `fdatasync` on the main thread (never a worker's), whatever the run's
+//! length, and a line cut short by a power cut mid-write is simply the last line, which the
+//! reader ignores. The run holds an exclusive `flock` on the journal while it goes on, so a reader
+//! tells a run still going (`running`) from one that was killed (`killed`). When the run ends the
+//! record is written whole (`record::atomic`) and the journal is removed.
+//!
+//! Every line passes through `crate::redact` (the head as a record, test names as commands).
+
+mod read;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::document::{Document, TestRecord};
+use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
+
+pub use read::recognise;
+
+/// The journal's format name (the head line's `journal`).
+pub const FORMAT: &str = "respbench-journal/1";
+
+/// One line of the journal.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Line {
+    /// The record's head (everything but `tests`), again whenever it changes: the last counts.
+    Head { journal: String, document: Value },
+    /// A test's measured phase began.
+    Begin(BeginLine),
+    /// One second of the test under way, complete.
+    Second(SecondLine),
+    /// A test ended: its whole record, exactly as `--json` will hold it.
+    Test { record: Value },
+    /// The record at `index` was dropped (a `--find-max` step that is not kept).
+    Discard { index: usize },
+}
+
+/// What a test's record needs that its seconds do not say.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct BeginLine {
+    name: String,
+    /// Wall clock of the test's start, as the record's `started_at`.
+    started_at: Option<String>,
+    repetition: Option<u32>,
+    commands: Vec<String>,
+    target_rps: Option<u64>,
+}
+
+/// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct SecondLine {
+    second: usize,
+    completed: u64,
+    failed: u64,
+    /// Lost without a reply, by kind (`metrics::FAILURE_KINDS`' order).
+    lost: Vec<u64>,
+    /// `[completed, failed, lost, reconnect_attempts, reconnects, waited_ns]` per slot.
+    slots: Vec<[u64; 6]>,
+    /// `[value_ns, count]` per non-empty bucket of the second's corrected latency histogram.
+    latency: Vec<[u64; 2]>,
+}
+
+impl SecondLine {
+    fn of(index: usize, s: &Second) -> Self {
+        Self {
+            second: index,
+            completed: s.completed,
+            failed: s.failed,
+            lost: s.lost.to_vec(),
+            slots: s
+                .slots
+                .iter()
+                .map(|x| {
+                    [
+                        x.completed,
+                        x.failed,
+                        x.lost,
+                        x.reconnect_attempts,
+                        x.reconnects,
+                        x.waited_ns,
+                    ]
+                })
+                .collect(),
+            latency: s
+                .latency
+                .raw()
+                .iter_recorded()
+                .map(|v| [v.value_iterated_to(), v.count_at_value()])
+                .collect(),
+        }
+    }
+
+    /// The second back, as the timeline held it (the histogram's buckets recorded at their
+    /// highest value land in the same buckets).
+    fn to_second(&self) -> Second {
+        let mut s = Second {
+            completed: self.completed,
+            failed: self.failed,
+            ..Second::default()
+        };
+        for (a, b) in s.lost.iter_mut().zip(&self.lost) {
+            *a = *b;
+        }
+        for (slot, x) in s.slots.iter_mut().zip(self.slots.iter().take(SLOTS)) {
+            *slot = Slot {
+                completed: x[0],
+                failed: x[1],
+                lost: x[2],
+                reconnect_attempts: x[3],
+                reconnects: x[4],
+                waited_ns: x[5],
+            };
+        }
+        let mut latency = LatencyHistogram::coarse();
+        for [v, n] in &self.latency {
+            latency.record_n(*v, *n);
+        }
+        s.latency = latency;
+        s
+    }
+}
+
+/// The journal being written: the open file (locked) and where it is.
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    /// The test under way has its `begin` line.
+    begun: bool,
+}
+
+impl Journal {
+    /// Creates the journal at `path` and locks it for the run. A journal already there is left
+    /// alone: another run's (locked), or a killed run's, whose record would be lost with it.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let file = match File::options().write(true).create_new(true).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(io::Error::other(if read::locked(path) {
+                    "another run is writing it".to_string()
+                } else {
+                    format!(
+                        "a journal of an earlier run is there (killed?): keep it with \
+                         respbench recover {} -o FILE, or remove it",
+                        path.display()
+                    )
+                }));
+            }
+            Err(e) => return Err(e),
+        };
+        // SAFETY: flock on a descriptor this `File` owns and keeps open; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(io::Error::other(format!(
+                "locked by another run ({})",
+                io::Error::last_os_error()
+            )));
+        }
+        super::atomic::sync_dir(path);
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            begun: false,
+        })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line and syncs it.
+    fn write(&mut self, line: &Line) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)?;
+        self.file.sync_data()
+    }
+
+    /// The record's head (redacted like a record read back): at the start and after a change.
+    pub fn head(&mut self, doc: &Document) -> io::Result<()> {
+        let mut v = serde_json::to_value(doc).map_err(io::Error::other)?;
+        if let Some(tests) = v.get_mut("tests") {
+            *tests = Value::Array(Vec::new());
+        }
+        crate::redact::record(&mut v);
+        self.write(&Line::Head {
+            journal: FORMAT.into(),
+            document: v,
+        })
+    }
+
+    /// A completed second of the test under way (`name` and the rest go into its `begin` line,
+    /// written before its first second).
+    pub fn second(&mut self, test: TestStart<'_>, index: usize, s: &Second) -> io::Result<()> {
+        if !self.begun {
+            self.write(&Line::Begin(BeginLine {
+                name: crate::redact::command_text(test.name),
+                started_at: test.started_at,
+                repetition: test.repetition,
+                commands: test.commands,
+                target_rps: test.target_rps,
+            }))?;
+            self.begun = true;
+        }
+        self.write(&Line::Second(SecondLine::of(index, s)))
+    }
+
+    /// A test's whole record, as the record holds it.
+    pub fn test(&mut self, rec: &TestRecord) -> io::Result<()> {
+        self.begun = false;
+        let mut v = serde_json::json!({ "tests": [rec] });
+        crate::redact::record(&mut v);
+        let record = v["tests"][0].take();
+        self.write(&Line::Test { record })
+    }
+
+    /// Test record `index` was dropped.
+    pub fn discard(&mut self, index: usize) -> io::Result<()> {
+        self.write(&Line::Discard { index })
+    }
+
+    /// The run ended and its record is written: the journal goes (the lock with it).
+    pub fn remove(self) -> io::Result<()> {
+        std::fs::remove_file(&self.path)?;
+        super::atomic::sync_dir(&self.path);
+        Ok(())
+    }
+}
+
+/// What the `begin` line of a test holds.
+#[derive(Debug, Default)]
+pub struct TestStart<'a> {
+    pub name: &'a str,
+    pub started_at: Option<String>,
+    pub repetition: Option<u32>,
+    pub commands: Vec<String>,
+    pub target_rps: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+//! Reading a journal back as a record: the last head, the tests that ended, and the test under
+//! way rebuilt from its seconds by the record's own builder (`record::build`), as the record that
+//! Ctrl-C at its last full second would have held. The run's `outcome` says `killed` (or
+//! `running`, while the run that writes it still holds its lock).
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{BeginLine, FORMAT, Line, SecondLine};
+use crate::metrics::{FAILURE_KINDS, Outcome, Signal, TestResult, Timeline};
+use crate::record::build::{self, TestExtras};
+use crate::record::document::{Document, TestRecord};
+use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
+
+/// `Some` when `text` is a journal (its first line is a journal head): the record it holds, as
+/// the JSON value of a record (for `record::Document::read`, the one reader), or why it cannot be
+/// read. `path`: the file it came from, to tell whether its run still goes on.
+pub fn recognise(text: &str, path: Option<&Path>) -> Option<Result<Value, String>> {
+    let first = text.lines().next()?;
+    let head: Value = serde_json::from_str(first).ok()?;
+    let format = head.get("journal")?.as_str()?;
+    if head.get("kind")?.as_str()? != "head" {
+        return None;
+    }
+    if format != FORMAT {
+        return Some(Err(format!(
+            "a {format} journal; this respbench reads {FORMAT}"
+        )));
+    }
+    let running = path.is_some_and(locked);
+    Some(read(text, running).and_then(|d| serde_json::to_value(d).map_err(|e| e.to_string())))
+}
+
+/// Whether another process holds the journal's lock (its run goes on).
+pub(super) fn locked(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor `f` owns and keeps open; no memory is involved. The shared
+    // lock, if taken, goes with `f`.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+}
+
+/// The test under way when the journal ends.
+struct Open {
+    begin: BeginLine,
+    seconds: Vec<SecondLine>,
+}
+
+/// The record a journal holds. A last line cut short (a power cut mid-write) is ignored; a bad
+/// line before it is an error.
+pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
+    let mut doc: Option<Document> = None;
+    let mut tests: Vec<TestRecord> = Vec::new();
+    let mut open: Option<Open> = None;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (n, raw) in lines.iter().enumerate() {
+        let line: Line = match serde_json::from_str(raw) {
+            Ok(l) => l,
+            Err(_) if n + 1 == lines.len() => break,
+            Err(e) => return Err(format!("journal line {}: {e}", n + 1)),
+        };
+        match line {
+            Line::Head { document, .. } => {
+                let mut d: Document = serde_json::from_value(document)
+                    .map_err(|e| format!("journal line {}: {e}", n + 1))?;
+                d.tests.clear();
+                doc = Some(d);
+            }
+            Line::Begin(begin) => {
+                open = Some(Open {
+                    begin,
+                    seconds: Vec::new(),
+                })
+            }
+            Line::Second(s) => {
+                if let Some(o) = open.as_mut() {
+                    o.seconds.push(s);
+                }
+            }
+            Line::Test { record } => {
+                open = None;
+                tests.push(
+                    serde_json::from_value(record)
+                        .map_err(|e| format!("journal line {}: {e}", n + 1))?,
+                );
+            }
+            Line::Discard { index } => {
+                if index < tests.len() {
+                    tests.remove(index);
+                }
+            }
+        }
+    }
+    let mut doc = doc.ok_or("a journal without its head line")?;
+    let mut ended = None;
+    if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
+        let (rec, end) = partial_test(&o);
+        ended = end;
+        tests.push(rec);
+    }
+    // Killed between tests: the run's end is the last test's.
+    let ended = ended.or_else(|| {
+        let last = tests.last()?;
+        let start = parse_time(last.started_at.as_deref()?)?;
+        Some(rfc3339(
+            start + Duration::try_from_secs_f64(last.duration_s).ok()?,
+        ))
+    });
+    doc.tests = tests;
+    doc.outcome = if running { "running" } else { "killed" }.into();
+    doc.error = None;
+    if let Some(end) = ended {
+        doc.ended_at = end;
+    }
+    // A search that was killed stopped there, as one stopped by Ctrl-C says.
+    if let Some(fm) = doc
+        .find_max
+        .as_mut()
+        .filter(|f| f.end == "running" && !running)
+    {
+        fm.end = "stopped".into();
+    }
+    Ok(doc)
+}
+
+/// The record of the test under way, from its full seconds, as an interrupted test's; and when
+/// its last second ended (wall clock), when its start is known.
+fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
+    let b = &o.begin;
+    let mut r = TestResult::empty(
+        &b.name,
+        b.target_rps,
+        Outcome::Interrupted(Signal::Interrupt),
+    );
+    let mut timeline = Timeline::default();
+    for s in &o.seconds {
+        *timeline.second_mut(s.second) = s.to_second();
+    }
+    let mut replies_failed = 0;
+    for s in &timeline.seconds {
+        r.completed += s.completed;
+        replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
+        r.latency.merge(&s.latency);
+        r.reconnect_attempts += s.reconnect_attempts();
+        r.reconnects += s.reconnects();
+    }
+    for (k, kind) in FAILURE_KINDS.iter().enumerate() {
+        let n: u64 = timeline.seconds.iter().map(|s| s.lost[k]).sum();
+        if n > 0 {
+            r.errors.record_kind(kind, n);
+        }
+    }
+    if replies_failed > 0 {
+        r.errors.record_kind("error replies", replies_failed);
+    }
+    let secs = timeline.seconds.len() as u64;
+    r.elapsed = Duration::from_secs(secs);
+    let start = b.started_at.as_deref().and_then(parse_time);
+    r.started_at = start;
+    r.timeline = timeline;
+    let extras = TestExtras {
+        timeline: Some(&r.timeline),
+        repetition: b.repetition,
+        ..TestExtras::default()
+    };
+    let mut rec = build::test_record(&r, b.commands.clone(), &[], extras);
+    rec.started_at = start.map(rfc3339_micros);
+    let end = start.map(|t| rfc3339(t + r.elapsed));
+    (rec, end)
+}

@@ -1,0 +1,171 @@
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use super::*;
+use crate::metrics::{Outcome, TestResult};
+use crate::record::build::{self, TestExtras};
+
+/// A fresh directory for one test's journal.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("respbench-journal-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn head() -> Document {
+    Document {
+        schema: crate::record::document::SCHEMA.into(),
+        outcome: "completed".into(),
+        command_line: vec!["respbench".into(), "-a".into(), "hunter2".into()],
+        ..Document::default()
+    }
+}
+
+/// Second `i` with `n` requests of latencies around `base_ns`, one of them failed.
+fn second(n: u64, base_ns: u64) -> Second {
+    let mut s = Second::default();
+    for k in 0..n {
+        s.latency.record(base_ns + k * 37);
+        s.slots[(k % 10) as usize].completed += 1;
+    }
+    s.completed = n;
+    s.failed = 1;
+    s.lost[0] = 1;
+    s.slots[3].failed = 1;
+    s.slots[3].lost = 1;
+    s
+}
+
+fn start(name: &str) -> TestStart<'_> {
+    TestStart {
+        name,
+        started_at: Some("2026-01-02T03:04:05.000006Z".into()),
+        repetition: Some(2),
+        commands: vec!["set".into()],
+        target_rps: None,
+    }
+}
+
+fn finished(name: &str, completed: u64) -> TestRecord {
+    let mut r = TestResult::empty(name, None, Outcome::Completed);
+    for k in 0..completed {
+        r.latency.record(10_000 + k);
+        r.latency_uncorrected.record(9_000 + k);
+    }
+    r.completed = completed;
+    build::test_record(&r, vec!["get".into()], &[], TestExtras::default())
+}
+
+#[test]
+fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
+    let d = dir("killed");
+    let path = d.join("run.json.partial");
+    let mut j = Journal::create(&path).unwrap();
+    j.head(&head()).unwrap();
+    let first = finished("GET", 500);
+    j.test(&first).unwrap();
+    j.discard(7).unwrap(); // out of range: nothing
+    let seconds = [second(1_000, 50_000), second(2_000, 80_000), second(0, 1)];
+    for (i, s) in seconds.iter().enumerate() {
+        j.second(start("SET"), i, s).unwrap();
+    }
+    // A power cut in the middle of the next line: ignored.
+    j.file
+        .write_all(b"{\"kind\":\"second\",\"second\":3,\"compl")
+        .unwrap();
+    drop(j);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("hunter2"), "the head is redacted: {text}");
+
+    let value = recognise(&text, Some(&path)).unwrap().unwrap();
+    let doc = Document::read(value).unwrap();
+    assert_eq!(doc.outcome, "killed");
+    assert_eq!(doc.tests.len(), 2);
+    assert_eq!(
+        serde_json::to_value(&doc.tests[0]).unwrap(),
+        serde_json::to_value(&first).unwrap(),
+        "a finished test is kept exactly"
+    );
+    let t = &doc.tests[1];
+    assert_eq!(
+        (t.name.as_str(), t.outcome.as_str()),
+        ("SET", "interrupted")
+    );
+    assert_eq!(t.repetition, Some(2));
+    assert_eq!(t.commands, ["set"]);
+    assert_eq!(t.timeline.len(), 3);
+    assert_eq!(t.requests.completed, 3_000);
+    assert_eq!(t.requests.failed, 3);
+    assert_eq!(t.requests.errors.get("timeout"), Some(&3));
+    assert_eq!(t.duration_s, 3.0);
+    assert_eq!(t.throughput_rps, 1_000.0);
+    assert_eq!(t.started_at.as_deref(), Some("2026-01-02T03:04:05.000006Z"));
+    assert_eq!(doc.ended_at, "2026-01-02T03:04:08.000Z");
+    // The seconds' histograms, bucket for bucket.
+    let mut all = crate::metrics::LatencyHistogram::new();
+    for s in &seconds {
+        all.merge(&s.latency);
+    }
+    assert_eq!(
+        t.latency_us.corrected.p99,
+        all.value_at_percentile_ns(99.0) as f64 / 1000.0
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_journal_whose_run_holds_its_lock_reads_as_running() {
+    let d = dir("running");
+    let path = d.join("j.partial");
+    let mut j = Journal::create(&path).unwrap();
+    j.head(&head()).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = |p: Option<&Path>| Document::read(recognise(&text, p).unwrap().unwrap()).unwrap();
+    assert_eq!(doc(Some(&path)).outcome, "running");
+    let e = Journal::create(&path).err().unwrap().to_string();
+    assert!(e.contains("another run is writing it"), "{e}");
+    drop(j);
+    assert_eq!(doc(Some(&path)).outcome, "killed");
+    let e = Journal::create(&path).err().unwrap().to_string();
+    assert!(
+        e.contains("respbench recover"),
+        "a killed run's journal is kept: {e}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_test_name_with_a_password_is_redacted_in_the_journal() {
+    let d = dir("redact");
+    let path = d.join("j.partial");
+    let mut j = Journal::create(&path).unwrap();
+    j.head(&head()).unwrap();
+    j.second(start("AUTH hunter2"), 0, &second(10, 1_000))
+        .unwrap();
+    j.test(&finished("AUTH hunter2", 10)).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("AUTH"));
+    j.remove().unwrap();
+    assert!(!path.exists(), "removed when the run's record is written");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn what_is_not_a_journal_or_is_broken_is_told() {
+    assert!(recognise("{\"schema\":\"respbench/1\",\"tests\":[]}", None).is_none());
+    assert!(recognise("\"test\",\"rps\"\n", None).is_none());
+    let later = "{\"kind\":\"head\",\"journal\":\"respbench-journal/9\",\"document\":{}}\n";
+    let e = recognise(later, None).unwrap().unwrap_err();
+    assert!(e.contains("respbench-journal/9"), "{e}");
+    let head_line = serde_json::to_string(&Line::Head {
+        journal: FORMAT.into(),
+        document: serde_json::to_value(head()).unwrap(),
+    })
+    .unwrap();
+    let broken = format!("{head_line}\nnot json\n{{\"kind\":\"discard\",\"index\":0}}\n");
+    let e = recognise(&broken, None).unwrap().unwrap_err();
+    assert!(e.contains("journal line 2"), "{e}");
+}

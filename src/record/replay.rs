@@ -1,0 +1,105 @@
+//! The record's `replay` block (`respbench replay` only): which trace was replayed and how, what
+//! was skipped, and the schedule as it ran (due and actual sends per second, slip).
+//!
+//! Every field defaults, so records without the block (every other run) and older readers are
+//! unaffected; `merge` keeps the first shard's block as it keeps its options.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `respbench replay`'s block of the record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplayRecord {
+    /// The trace's file name (without its directory).
+    pub trace: String,
+    /// The trace's span in the window replayed, seconds (first to last entry).
+    pub span_s: f64,
+    /// `--speed` (`null`: `max`, no schedule).
+    pub speed: Option<f64>,
+    pub loops: u32,
+    /// `--start`/`--end` in seconds into the trace (`null`: not given).
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    pub warmup_s: f64,
+    /// `--shard I/N` as `I/N`.
+    pub shard: Option<String>,
+    /// Entries read, commands sent, connections opened, distinct clients of the trace.
+    pub entries: u64,
+    pub sent: u64,
+    pub connections: u64,
+    pub clients: u64,
+    /// Skipped commands by name (`FLUSHALL`, `CONFIG SET`, `AUTH`).
+    pub skipped: BTreeMap<String, u64>,
+    /// Commands run by scripts (MONITOR's `[0 lua]`): not sent, their EVAL/FCALL was.
+    pub from_scripts: u64,
+    /// Entries that were not commands.
+    pub raw: u64,
+    pub outside_window: u64,
+    pub other_shards: u64,
+    pub selects_added: u64,
+    /// Largest slip (actual send after intended), ms.
+    pub max_slip_ms: f64,
+    /// One row per second from the replay's start.
+    pub seconds: Vec<ReplaySecond>,
+}
+
+/// One second of the schedule.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplaySecond {
+    /// Commands whose intended time fell in this second.
+    pub due: u64,
+    /// Commands actually written in this second.
+    pub sent: u64,
+    /// Largest and mean slip of the commands written in this second, ms.
+    pub slip_max_ms: f64,
+    pub slip_mean_ms: f64,
+    /// Commands written in each 100 ms of the second (ten entries).
+    pub sent_slots: Vec<u64>,
+}
+
+/// The block of a merged replay (`respbench merge` of `--shard` replays): what each shard sent
+/// and opened added, second by second; what every shard read alike (the trace, its entries,
+/// skips and script lines, since each shard reads the whole trace) taken from the first.
+/// `None` when no input has a block.
+pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<ReplayRecord> {
+    let mut out: Option<ReplayRecord> = None;
+    for b in blocks {
+        let Some(o) = out.as_mut() else {
+            out = Some(ReplayRecord {
+                shard: None,
+                other_shards: 0,
+                ..b.clone()
+            });
+            continue;
+        };
+        o.sent += b.sent;
+        o.connections += b.connections;
+        o.clients += b.clients;
+        o.selects_added += b.selects_added;
+        o.max_slip_ms = o.max_slip_ms.max(b.max_slip_ms);
+        if o.seconds.len() < b.seconds.len() {
+            o.seconds.resize(b.seconds.len(), ReplaySecond::default());
+        }
+        for (x, y) in o.seconds.iter_mut().zip(&b.seconds) {
+            // The mean of the union: each side's mean weighted by its sends.
+            let sent = x.sent + y.sent;
+            if sent > 0 {
+                x.slip_mean_ms =
+                    (x.slip_mean_ms * x.sent as f64 + y.slip_mean_ms * y.sent as f64) / sent as f64;
+            }
+            x.due += y.due;
+            x.sent = sent;
+            x.slip_max_ms = x.slip_max_ms.max(y.slip_max_ms);
+            if x.sent_slots.len() < y.sent_slots.len() {
+                x.sent_slots.resize(y.sent_slots.len(), 0);
+            }
+            for (a, b) in x.sent_slots.iter_mut().zip(&y.sent_slots) {
+                *a += b;
+            }
+        }
+    }
+    out
+}

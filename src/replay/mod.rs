@@ -1,0 +1,392 @@
+//! `respbench replay TRACE` and `respbench capture`: real traffic with its own timing.
+//!
+//! Why a subcommand recognised only as the very first argument: as `merge`, `replay` and
+//! `capture` are not Redis or Valkey commands, so `respbench replay …` cannot mean "benchmark
+//! REPLAY", while after an option the word stays a custom command, as in valkey-benchmark.
+//!
+//! Owns: the option tables (`options`, `capture`), what is skipped or rewritten (`filter`), the
+//! schedule (`schedule`: trace entries → connection, intended time, or a counted skip), the
+//! replay threads (`worker`), the report and record of a replay (`output`), and capturing with
+//! MONITOR (`capture`). The trace format and its reader are `crate::trace`'s. Must not: parse a
+//! benchmark's options or keep a second copy of the record's shape.
+//!
+//! Exit codes: 0 replayed; 1 a runtime failure (connection, server, output file); 2 a usage
+//! mistake or a trace that cannot be read; 130/143 after Ctrl-C/SIGTERM (with the partial
+//! report).
+
+pub mod capture;
+mod filter;
+pub mod options;
+mod output;
+mod schedule;
+mod worker;
+
+use std::ffi::OsString;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::engine::Target;
+use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
+use crate::trace::{Entry, Reader};
+
+pub use options::{OPTIONS, ReplayArgs, Speed, help_text};
+use schedule::{Scheduler, Send, Sink};
+use worker::{Chunk, Job, SlipSecond};
+
+/// How far ahead of its intended time a command is handed to its thread: far enough that the
+/// hand-over never makes it late, short enough that a slow trace is not read ahead without bound.
+const LOOKAHEAD: Duration = Duration::from_millis(100);
+/// Commands per hand-over, and chunks a thread may have queued (the bound on read-ahead).
+const CHUNK_JOBS: usize = 256;
+const CHUNK_BYTES: usize = 256 * 1024;
+const QUEUED_CHUNKS: usize = 8;
+
+/// A failure with its exit code.
+struct Fail(u8, String);
+
+/// The subcommand's entry point: `args` are the arguments after `replay`.
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let argv: Vec<OsString> = std::iter::once(OsString::from("replay"))
+        .chain(args.iter().cloned())
+        .collect();
+    let result = match options::parse(args) {
+        Ok(None) => {
+            print!("{}", help_text());
+            return ExitCode::SUCCESS;
+        }
+        Ok(Some(a)) if a.dry_run => dry_run(&a),
+        Ok(Some(a)) => replay(&a, &argv),
+        Err(e) => Err(Fail(2, e)),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Fail(code, message)) => {
+            eprintln!("respbench replay: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Reads the trace lap by lap into `sink` through `sched`; `stop` ends it early.
+fn drive(
+    a: &ReplayArgs,
+    sched: &mut Scheduler,
+    sink: &mut impl Sink,
+    stop: &AtomicBool,
+) -> Result<(), Fail> {
+    let path = a.trace.as_deref().expect("checked by parse");
+    let mut entry = Entry::empty();
+    for lap in 0..a.loops {
+        if lap > 0 {
+            sched.next_lap();
+        }
+        let mut reader = Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+        while reader
+            .next_into(&mut entry)
+            .map_err(|e| Fail(2, trace_error(path, &e)))?
+        {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            sched.entry(&entry, sink).map_err(|e| Fail(1, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn trace_error(path: &Path, e: &impl std::fmt::Display) -> String {
+    format!("cannot read the trace {}: {e}", path.display())
+}
+
+/// `--dry-run`: one line per entry scheduled or skipped.
+struct DryRun<W: Write> {
+    out: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> Sink for DryRun<W> {
+    fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
+        let due = match s.due_ns {
+            Some(ns) => format!("{}.{:03}", ns / 1000, ns % 1000),
+            None => "max".into(),
+        };
+        let name = sched
+            .names
+            .get(s.name as usize)
+            .map_or("SELECT (added)", String::as_str);
+        let warm = if s.measured || s.name == schedule::ADDED {
+            ""
+        } else {
+            "\twarmup"
+        };
+        if let Err(e) = writeln!(
+            self.out,
+            "{}\t{due}\tconn {}\tdb {}\t{name}{warm}",
+            s.seq, s.conn, s.db
+        ) {
+            self.failed.get_or_insert(e);
+            return Err("stdout closed".into());
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, seq: u64, reason: &str) {
+        if let Err(e) = writeln!(self.out, "{seq}\tskip\t{reason}") {
+            self.failed.get_or_insert(e);
+        }
+    }
+}
+
+fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
+    let mut sched = Scheduler::new(a);
+    let stdout = std::io::stdout();
+    let mut sink = DryRun {
+        out: BufWriter::new(stdout.lock()),
+        failed: None,
+    };
+    let _ = writeln!(
+        sink.out,
+        "# seq\tintended send time (us from the start)\tconnection\tdatabase\tcommand"
+    );
+    let never = AtomicBool::new(false);
+    let driven = drive(a, &mut sched, &mut sink, &never);
+    if sink.failed.is_some() {
+        return Ok(0);
+    }
+    driven?;
+    let c = &sched.counts;
+    let _ = writeln!(
+        sink.out,
+        "# {} entries, {} to send on {} connections, span {:.6} s, skipped {:?}, from scripts {}",
+        c.entries,
+        c.sent,
+        sched.connections(),
+        sched.span_us as f64 / 1e6,
+        c.skipped,
+        c.from_scripts
+    );
+    let _ = sink.out.flush();
+    Ok(0)
+}
+
+/// The live replay's side of the schedule: encodes each command into its thread's chunk, and
+/// holds back commands due more than [`LOOKAHEAD`] from now.
+struct Live {
+    txs: Vec<SyncSender<Chunk>>,
+    pending: Vec<Chunk>,
+    start: Instant,
+    stop: Arc<AtomicBool>,
+}
+
+impl Live {
+    fn hand_over(&mut self, w: usize) -> Result<(), String> {
+        let chunk = std::mem::take(&mut self.pending[w]);
+        if chunk.jobs.is_empty() {
+            return Ok(());
+        }
+        self.txs[w]
+            .send(chunk)
+            .map_err(|_| "a replay thread stopped".to_string())
+    }
+
+    fn hand_over_all(&mut self) -> Result<(), String> {
+        (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
+    }
+}
+
+impl Sink for Live {
+    fn send(&mut self, s: &Send<'_>, _: &Scheduler) -> Result<(), String> {
+        if let Some(ns) = s.due_ns {
+            let due = self.start + Duration::from_nanos(ns);
+            loop {
+                let now = Instant::now();
+                if due <= now + LOOKAHEAD {
+                    break;
+                }
+                self.hand_over_all()?;
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err("stopped".into());
+                }
+                std::thread::sleep((due - now - LOOKAHEAD).min(Duration::from_millis(50)));
+            }
+        }
+        let w = s.conn as usize % self.txs.len();
+        let chunk = &mut self.pending[w];
+        let start = chunk.bytes.len();
+        resp::encode_command(&mut chunk.bytes, s.args);
+        chunk.jobs.push(Job {
+            due_ns: s.due_ns,
+            conn: s.conn,
+            name: s.name,
+            measured: s.measured,
+            start: start as u32,
+            end: chunk.bytes.len() as u32,
+        });
+        if chunk.jobs.len() >= CHUNK_JOBS || chunk.bytes.len() >= CHUNK_BYTES {
+            self.hand_over(w)?;
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, _: u64, _: &str) {}
+}
+
+/// Ctrl-C and SIGTERM raise `stop` (the partial report follows); `terminated` tells them apart.
+fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let terminated = Arc::new(AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, terminated.clone());
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, stop.clone());
+        let _ = signal_hook::flag::register(signal, stop.clone());
+    }
+    (stop, terminated)
+}
+
+fn target(a: &ReplayArgs) -> Result<Target, Fail> {
+    match &a.socket {
+        Some(p) => Ok(Target::Unix(p.clone())),
+        None => Target::tcp(&a.host, a.port).map_err(|e| Fail(1, e.to_string())),
+    }
+}
+
+fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
+    // A trace that cannot be opened is the user's mistake: say so before touching the server.
+    let path = a.trace.as_deref().expect("checked by parse");
+    Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+    let out = output::Outputs::open(a)?;
+    let target = target(a)?;
+    let auth = a.password.as_ref().map(|pw| match &a.user {
+        Some(u) => vec![u.clone(), pw.clone()],
+        None => vec![pw.clone()],
+    });
+    // Check the target (and the credentials) before reading the trace.
+    crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
+        .map_err(|e| Fail(1, e.to_string()))?;
+    let (stop, terminated) = signals();
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 64);
+    let wall_start = SystemTime::now();
+    let start = Instant::now() + LOOKAHEAD;
+    let measure_start = start + Duration::from_nanos(a.speed.due_ns(a.warmup_us).unwrap_or(0));
+    let timeline = Arc::new(Mutex::new(Default::default()));
+    let mut txs = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..threads {
+        let (tx, rx) = sync_channel(QUEUED_CHUNKS);
+        let setup = worker::Setup {
+            target: target.clone(),
+            auth: auth.clone(),
+            start,
+            measure_start,
+            timeline: Arc::clone(&timeline),
+            stop: Arc::clone(&stop),
+        };
+        txs.push(tx);
+        handles.push(std::thread::spawn(move || worker::run(setup, rx)));
+    }
+    let mut sched = Scheduler::new(a);
+    let mut live = Live {
+        pending: (0..threads).map(|_| Chunk::default()).collect(),
+        txs,
+        start,
+        stop: Arc::clone(&stop),
+    };
+    let driven = drive(a, &mut sched, &mut live, &stop)
+        .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
+    drop(live);
+    let (mut result, slip, connections, fatal, last) = gather(handles, &sched.names)?;
+    result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    result.elapsed = last.map_or(Duration::ZERO, |l| {
+        l.saturating_duration_since(measure_start)
+    });
+    result.started_at = Some(wall_start + (measure_start - start) + LOOKAHEAD);
+    let interrupted = stop.load(Ordering::Relaxed);
+    result.outcome = if interrupted {
+        Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
+            Signal::Terminate
+        } else {
+            Signal::Interrupt
+        })
+    } else if fatal.is_some() || driven.is_err() {
+        Outcome::Aborted
+    } else {
+        Outcome::Completed
+    };
+    let facts = output::Facts {
+        args: a,
+        argv,
+        sched: &sched,
+        slip: &slip,
+        connections,
+        threads,
+        wall_start,
+        fatal: fatal.as_deref(),
+    };
+    out.finish(&result, &facts)?;
+    if let Err(f) = driven
+        && !interrupted
+    {
+        return Err(f);
+    }
+    if let Some(f) = fatal {
+        return Err(Fail(1, f));
+    }
+    Ok(match result.outcome {
+        Outcome::Interrupted(Signal::Terminate) => 143,
+        Outcome::Interrupted(Signal::Interrupt) => 130,
+        _ => 0,
+    })
+}
+
+/// What the threads measured, added up: the test's result (per-command figures by name), the
+/// schedule's seconds, connections opened, the first fatal error, the last settled request.
+type Gathered = (
+    TestResult,
+    Vec<SlipSecond>,
+    u64,
+    Option<String>,
+    Option<Instant>,
+);
+
+fn gather(
+    handles: Vec<std::thread::JoinHandle<worker::Outcome>>,
+    names: &[String],
+) -> Result<Gathered, Fail> {
+    let mut result = TestResult::empty("REPLAY", None, Outcome::Completed);
+    result.commands = names.iter().map(|n| CommandResult::new(n)).collect();
+    let mut slip: Vec<SlipSecond> = Vec::new();
+    let mut connections = 0;
+    let mut fatal = None;
+    let mut last = None;
+    for h in handles {
+        let o = h
+            .join()
+            .map_err(|_| Fail(1, "a replay thread panicked".into()))?;
+        let rec = &o.recorder;
+        result.latency.merge(&rec.latency);
+        result.latency_uncorrected.merge(&rec.uncorrected);
+        result.completed += rec.completed;
+        result.errors.merge(&rec.errors);
+        result.pushes.merge(&rec.pushes);
+        // As the engine's runner: a command's latencies are recorded once, in its own histogram.
+        for (total, tally) in result.commands.iter_mut().zip(&rec.commands) {
+            total.merge(tally);
+            result.latency.merge(&tally.latency);
+        }
+        result.issued += o.issued;
+        result.unanswered += rec.unanswered;
+        last = last.max(rec.last_reply).max(rec.last_failure);
+        worker::merge_slip(&mut slip, &o.slip);
+        connections += o.connections;
+        fatal = fatal.or(o.fatal);
+    }
+    Ok((result, slip, connections, fatal, last))
+}

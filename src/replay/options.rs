@@ -1,0 +1,460 @@
+//! `replay`'s options: one `cli::flag` entry each, so `--help`, the completions and the man page
+//! are read from the same table as the parser.
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+use crate::cli::UsageError;
+use crate::cli::flag::{self, Action, Flag, help_block, parse_subcommand};
+
+/// How fast the trace is replayed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Speed {
+    /// `--speed X`: the trace's gaps divided by X (1 = as recorded).
+    Factor(f64),
+    /// `--speed max`: no schedule, every command as soon as the connection can take it.
+    Max,
+}
+
+impl Speed {
+    /// The intended send time of a command `offset_us` into the (windowed) trace, in ns from the
+    /// replay's start; `None` at `--speed max`. Rounded to the nanosecond: the one formula the
+    /// live replay and `--dry-run` use, so the schedule a test checks is the one that ran.
+    pub fn due_ns(self, offset_us: u64) -> Option<u64> {
+        match self {
+            Speed::Factor(x) => Some((offset_us as f64 * 1000.0 / x).round() as u64),
+            Speed::Max => None,
+        }
+    }
+}
+
+/// What `replay` was asked to do.
+#[derive(Clone, Debug)]
+pub struct ReplayArgs {
+    pub trace: Option<PathBuf>,
+    pub host: String,
+    pub port: u16,
+    pub socket: Option<PathBuf>,
+    pub password: Option<Vec<u8>>,
+    pub user: Option<Vec<u8>>,
+    pub speed: Speed,
+    pub loops: u32,
+    /// `--start`/`--end`: the window, in µs from the trace's first entry.
+    pub start_us: u64,
+    pub end_us: Option<u64>,
+    /// `--warmup-from`: commands before this offset (µs into the window) are sent, not measured.
+    pub warmup_us: u64,
+    /// `--connections N`: fold the trace's clients onto N connections.
+    pub connections: Option<u32>,
+    pub key_prefix: Option<Vec<u8>>,
+    /// `--shard I/N`: only the clients whose hash falls in share I of N.
+    pub shard: Option<(u64, u64)>,
+    /// `--allow`: skipped-by-default commands to send anyway (upper case; `CONFIG SET` or `CONFIG`).
+    pub allow: Vec<String>,
+    pub threads: Option<usize>,
+    pub dry_run: bool,
+    pub json: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl Default for ReplayArgs {
+    fn default() -> Self {
+        Self {
+            trace: None,
+            host: "127.0.0.1".into(),
+            port: 6379,
+            socket: None,
+            password: None,
+            user: None,
+            speed: Speed::Factor(1.0),
+            loops: 1,
+            start_us: 0,
+            end_us: None,
+            warmup_us: 0,
+            connections: None,
+            key_prefix: None,
+            shard: None,
+            allow: Vec::new(),
+            threads: None,
+            dry_run: false,
+            json: None,
+            html: None,
+            quiet: false,
+        }
+    }
+}
+
+type F = Flag<ReplayArgs>;
+
+fn text(v: &OsStr) -> &str {
+    v.to_str().unwrap_or("")
+}
+
+fn bad(flag: &str, v: &OsStr, want: &str) -> UsageError {
+    UsageError(format!("{flag} {:?}: expected {want}", v.to_string_lossy()))
+}
+
+/// Seconds as a float (0 allowed) → µs.
+fn micros(flag: &str, v: &OsStr) -> Result<u64, UsageError> {
+    match text(v).parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=1e9).contains(&s) => Ok((s * 1e6).round() as u64),
+        _ => Err(bad(flag, v, "seconds (e.g. 1.5)")),
+    }
+}
+
+fn count<T: std::str::FromStr + PartialOrd + From<u8>>(
+    flag: &str,
+    v: &OsStr,
+) -> Result<T, UsageError> {
+    match text(v).parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        _ => Err(bad(flag, v, "a whole number of 1 or more")),
+    }
+}
+
+/// `replay`'s options, one entry each, in help order.
+pub const OPTIONS: &[F] = &[
+    F::value(
+        &["-h"],
+        flag::Value::Text,
+        "-h <hostname>",
+        "Server hostname (default 127.0.0.1)",
+        |a, _, v| {
+            a.host = v.to_string_lossy().into_owned();
+            Ok(())
+        },
+    )
+    .example(&["-h", "localhost", "t.trace"]),
+    F::value(
+        &["-p"],
+        flag::Value::Text,
+        "-p <port>",
+        "Server port (default 6379)",
+        |a, f, v| {
+            a.port = text(v).parse().map_err(|_| bad(f, v, "a port"))?;
+            Ok(())
+        },
+    )
+    .example(&["-p", "7000", "t.trace"]),
+    F::value(
+        &["-s"],
+        flag::Value::File("a unix socket"),
+        "-s <socket>",
+        "Server socket (overrides host and port)",
+        |a, _, v| {
+            a.socket = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["-s", "/tmp/valkey.sock", "t.trace"]),
+    F::value(
+        &["-a"],
+        flag::Value::Text,
+        "-a <password>",
+        "The target's password: the trace's own AUTH commands are\nnever sent (a trace holds no passwords)",
+        |a, _, v| {
+            a.password = Some(v.as_encoded_bytes().to_vec());
+            Ok(())
+        },
+    )
+    .secret()
+    .example(&["-a", "secret", "t.trace"]),
+    F::value(
+        &["--user"],
+        flag::Value::Text,
+        "--user <username>",
+        "ACL user for the target's AUTH (with -a)",
+        |a, _, v| {
+            a.user = Some(v.as_encoded_bytes().to_vec());
+            Ok(())
+        },
+    )
+    .example(&["--user", "bench", "-a", "pw", "t.trace"]),
+    F::value(
+        &["-u"],
+        flag::Value::Text,
+        "-u <uri>",
+        "Server URI: redis://[[user]:password@]host[:port]\n(rediss:// and a /db are refused: no TLS here yet; the\ntrace's own SELECTs choose databases)",
+        |a, _, v| {
+            let uri = crate::cli::parse_uri(v)?;
+            if uri.tls || uri.db.is_some() {
+                return Err(UsageError(
+                    "-u: replay takes no TLS (rediss://) and no /db".into(),
+                ));
+            }
+            a.host = uri.host.unwrap_or(a.host.clone());
+            a.port = uri.port.unwrap_or(a.port);
+            a.user = uri.user.or(a.user.take());
+            a.password = uri.password.or(a.password.take());
+            Ok(())
+        },
+    )
+    .secret_as(crate::cli::SecretValue::Uri)
+    .example(&["-u", "redis://default:pw@localhost:6380", "t.trace"]),
+    F::value(
+        &["--speed"],
+        flag::Value::Text,
+        "--speed <x|max>",
+        "Time scale: 2 replays twice as fast, 0.5 half as fast;\nmax sends every command as soon as it can (default 1)",
+        |a, f, v| {
+            a.speed = match text(v) {
+                "max" => Speed::Max,
+                t => match t.parse::<f64>() {
+                    Ok(x) if (0.001..=1e6).contains(&x) => Speed::Factor(x),
+                    _ => return Err(bad(f, v, "a factor from 0.001 to 1000000, or max")),
+                },
+            };
+            Ok(())
+        },
+    )
+    .example(&["--speed", "3", "t.trace"]),
+    F::value(
+        &["--loop"],
+        flag::Value::Text,
+        "--loop <n>",
+        "Replay the trace n times, each lap after the last (default 1)",
+        |a, f, v| {
+            a.loops = count(f, v)?;
+            Ok(())
+        },
+    )
+    .example(&["--loop", "3", "t.trace"]),
+    F::value(
+        &["--start"],
+        flag::Value::Text,
+        "--start <s>",
+        "Skip the trace's first s seconds (a window's start)",
+        |a, f, v| {
+            a.start_us = micros(f, v)?;
+            Ok(())
+        },
+    )
+    .example(&["--start", "60", "t.trace"]),
+    F::value(
+        &["--end"],
+        flag::Value::Text,
+        "--end <s>",
+        "Stop at s seconds into the trace (a window's end)",
+        |a, f, v| {
+            a.end_us = Some(micros(f, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--end", "120", "t.trace"]),
+    F::value(
+        &["--warmup-from"],
+        flag::Value::Text,
+        "--warmup-from <s>",
+        "Send the window's first s seconds without measuring them",
+        |a, f, v| {
+            a.warmup_us = micros(f, v)?;
+            Ok(())
+        },
+    )
+    .example(&["--warmup-from", "10", "t.trace"]),
+    F::value(
+        &["--connections"],
+        flag::Value::Text,
+        "--connections <n>",
+        "Fold the trace's clients onto n connections (default: one\nconnection per client of the trace)",
+        |a, f, v| {
+            a.connections = Some(count(f, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--connections", "50", "t.trace"]),
+    F::value(
+        &["--threads"],
+        flag::Value::Text,
+        "--threads <n>",
+        "Threads the connections are spread over (default: cores)",
+        |a, f, v| {
+            a.threads = Some(count(f, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--threads", "2", "t.trace"]),
+    F::value(
+        &["--key-prefix"],
+        flag::Value::Text,
+        "--key-prefix <p>",
+        "Put p before every key, so a replay never writes the\ntarget's own keys",
+        |a, _, v| {
+            a.key_prefix = Some(v.as_encoded_bytes().to_vec());
+            Ok(())
+        },
+    )
+    .example(&["--key-prefix", "replay:", "t.trace"]),
+    F::value(
+        &["--shard"],
+        flag::Value::Text,
+        "--shard <i/n>",
+        "Replay only share i of n of the trace's clients (each client\nwhole in one share; respbench merge adds the shards' records)",
+        |a, _, v| {
+            a.shard = Some(crate::cli::parse_shard(text(v))?);
+            Ok(())
+        },
+    )
+    .example(&["--shard", "0/2", "t.trace"]),
+    F::value(
+        &["--allow"],
+        flag::Value::Text,
+        "--allow <cmd,...>",
+        "Send these destructive or admin commands too (FLUSHALL,\nCONFIG SET, ...); skipped and counted otherwise",
+        |a, _, v| {
+            for c in text(v).split(',').filter(|c| !c.trim().is_empty()) {
+                a.allow.push(c.trim().replace('|', " ").to_ascii_uppercase());
+            }
+            Ok(())
+        },
+    )
+    .example(&["--allow", "FLUSHDB,CONFIG SET", "t.trace"]),
+    F::switch(
+        &["--dry-run"],
+        "--dry-run",
+        "Print the schedule (each command's intended send time,\nconnection and database, or why it is skipped); send nothing",
+        |a, _, _| {
+            a.dry_run = true;
+            Ok(())
+        },
+    )
+    .example(&["--dry-run", "t.trace"]),
+    F::value(
+        &["--json"],
+        flag::Value::File("the record's file"),
+        "--json <file>",
+        "Write the run's record (with its replay section) here",
+        |a, _, v| {
+            a.json = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--json", "replay.json", "t.trace"]),
+    F::value(
+        &["--html"],
+        flag::Value::File("the report's file"),
+        "--html <file>",
+        "Write the HTML report here",
+        |a, _, v| {
+            a.html = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--html", "replay.html", "t.trace"]),
+    F::switch(&["-q"], "-q", "Quiet: the report's summary lines only", |a, _, _| {
+        a.quiet = true;
+        Ok(())
+    })
+    .example(&["-q", "t.trace"]),
+    F::new(
+        &["--help"],
+        flag::Value::None,
+        "--help",
+        "Print this help and exit",
+        Action::Help,
+    ),
+];
+
+const HELP_HEAD: &str = "\
+Usage: respbench replay [options] <trace>
+
+Sends a trace (respbench capture's file, or valkey-cli/redis-cli monitor
+output) to a server with the trace's own timing: each command at its offset in
+the trace (scaled by --speed), latency from that intended time (coordinated
+omission corrected), and the schedule slip (how far behind respbench fell)
+per second. Each client of the trace gets a connection of its own, so its
+order, SELECT, MULTI/EXEC blocks and blocking commands keep their meaning.
+Commands run by scripts ([0 lua] lines) are never sent (their EVAL/FCALL is);
+AUTH is never sent (the target's own -a/--user are used); destructive and
+admin commands are skipped and counted unless --allow names them.
+
+Options:
+";
+
+const HELP_TAIL: &str = "
+The report, --json record, HTML report and respbench compare work as for any
+run; the record's \"replay\" section has the trace, span, speed, skipped
+commands and slip. See docs/replay.md.
+";
+
+/// `respbench replay --help`.
+pub fn help_text() -> String {
+    format!(
+        "{HELP_HEAD}{}{HELP_TAIL}",
+        help_block(OPTIONS.iter().map(|f| &f.doc), 1, 22)
+    )
+}
+
+/// The arguments after `replay`; `Ok(None)` when the help was asked for.
+pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
+    let mut a = ReplayArgs::default();
+    let see = "see respbench replay --help";
+    let help = parse_subcommand(
+        OPTIONS,
+        argv,
+        &mut a,
+        |a, v| match a.trace {
+            None => {
+                a.trace = Some(PathBuf::from(v));
+                Ok(())
+            }
+            Some(_) => Err(format!("one trace only ({see})")),
+        },
+        see,
+    )?;
+    if help {
+        return Ok(None);
+    }
+    if a.trace.is_none() {
+        return Err(format!("no trace given ({see})"));
+    }
+    if let Some(end) = a.end_us
+        && end <= a.start_us
+    {
+        return Err("--end must be later than --start".into());
+    }
+    if a.password.is_none() && a.user.is_some() {
+        return Err("--user needs -a (the user's password)".into());
+    }
+    Ok(Some(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Option<ReplayArgs>, String> {
+        parse(v.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn every_example_parses() {
+        for f in OPTIONS {
+            if !f.doc.example.is_empty() {
+                let parsed = args(f.doc.example);
+                assert!(parsed.is_ok(), "{:?}: {parsed:?}", f.doc.example);
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_checked_and_speed_scales_offsets() {
+        let a = args(&["--speed", "2", "--start", "1.5", "x"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.speed.due_ns(3), Some(1500));
+        assert_eq!(a.start_us, 1_500_000);
+        assert_eq!(Speed::Max.due_ns(10), None);
+        assert!(args(&["--speed", "0", "x"]).is_err());
+        assert!(args(&["--loop", "0", "x"]).is_err());
+        assert!(args(&["--start", "5", "--end", "2", "x"]).is_err());
+        assert!(args(&["x", "y"]).is_err());
+        assert!(args(&[]).is_err());
+        let a = args(&["--allow", "flushall,config|set", "x"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.allow, ["FLUSHALL", "CONFIG SET"]);
+        assert!(args(&["--help"]).unwrap().is_none());
+    }
+}

@@ -1,0 +1,341 @@
+//! What a replay leaves: the usual text report (`report::write_full`, or `-q`), its replay lines,
+//! and the one record (`record::Document` with its `replay` block) for `--json` and `--html`, so
+//! `compare`, `report` and `merge` read a replay as any run.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::cli::{check_outputs, is_stdout};
+use crate::metrics::{Outcome, TestResult};
+use crate::record::build::{TestExtras, test_record};
+use crate::record::document::{self, ClientHost, Document, Options, TargetRecord, Tool};
+use crate::record::host;
+use crate::record::replay::{ReplayRecord, ReplaySecond};
+use crate::record::shard::ShardRecord;
+use crate::record::workload::{MixOptionRecord, WorkloadOptions};
+use crate::report::{ReportContext, write_full, write_quiet};
+use crate::timestamp::rfc3339;
+
+use super::Fail;
+use super::options::{OPTIONS, ReplayArgs, Speed};
+use super::schedule::Scheduler;
+use super::worker::SlipSecond;
+
+/// What the report and the record say besides the figures.
+pub struct Facts<'a> {
+    pub args: &'a ReplayArgs,
+    pub argv: &'a [OsString],
+    pub sched: &'a Scheduler,
+    pub slip: &'a [SlipSecond],
+    pub connections: u64,
+    /// Replay threads.
+    pub threads: usize,
+    pub wall_start: SystemTime,
+    pub fatal: Option<&'a str>,
+}
+
+/// The output files, created before the replay starts so a path that cannot be written stops it
+/// at once.
+pub struct Outputs {
+    json: Option<PathBuf>,
+    html: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl Outputs {
+    pub fn open(a: &ReplayArgs) -> Result<Self, Fail> {
+        let trace = a.trace.as_deref().expect("checked by parse");
+        let mut outs: Vec<(&str, &Path)> = Vec::new();
+        if let Some(j) = &a.json {
+            outs.push(("--json", j));
+        }
+        if let Some(h) = &a.html {
+            outs.push(("--html", h));
+        }
+        check_outputs(&outs, &[("the trace", trace)]).map_err(|e| Fail(2, e.0))?;
+        if a.html.as_deref().is_some_and(is_stdout) {
+            return Err(Fail(
+                2,
+                "--html -: stdout is the replay's report; write --json FILE and run \
+                 respbench report FILE -o -"
+                    .into(),
+            ));
+        }
+        // Checked now, written whole at the end (`record::atomic`): an earlier record at the
+        // path survives a replay that is killed.
+        for (option, p) in &outs {
+            if !is_stdout(p) {
+                crate::record::atomic::check_writable(p).map_err(|e| {
+                    Fail(
+                        1,
+                        format!("cannot write the {option} file {}: {e}", p.display()),
+                    )
+                })?;
+            }
+        }
+        let json = a.json.clone();
+        Ok(Self {
+            json,
+            html: a.html.clone(),
+            quiet: a.quiet,
+        })
+    }
+
+    /// Prints the report (to stderr when the record owns stdout) and writes the record.
+    pub fn finish(self, r: &TestResult, f: &Facts) -> Result<(), Fail> {
+        let to_stderr = self.json.as_deref().is_some_and(is_stdout);
+        let mut text = Vec::new();
+        let ctx = ReportContext {
+            clients: f.connections as u32,
+            keepalive: 1,
+            precision: 3,
+            ..Default::default()
+        };
+        let written = if self.quiet {
+            write_quiet(&mut text, &ctx, r)
+        } else {
+            write_full(&mut text, &ctx, r)
+        };
+        written.map_err(|e| Fail(1, e.to_string()))?;
+        text.extend_from_slice(summary(f).as_bytes());
+        let _ = if to_stderr {
+            std::io::stderr().write_all(&text)
+        } else {
+            std::io::stdout().write_all(&text)
+        };
+        if self.json.is_none() && self.html.is_none() {
+            return Ok(());
+        }
+        let doc = document(r, f);
+        if let Some(path) = self.json {
+            let mut bytes = serde_json::to_vec_pretty(&doc).map_err(|e| Fail(1, e.to_string()))?;
+            bytes.push(b'\n');
+            let res = if is_stdout(&path) {
+                std::io::stdout().write_all(&bytes)
+            } else {
+                crate::record::atomic::write(&path, &bytes)
+            };
+            res.map_err(|e| Fail(1, format!("cannot write {}: {e}", path.display())))?;
+        }
+        if let Some(path) = self.html {
+            crate::compare::html::write_html(&[&doc], &path).map_err(|e| Fail(1, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The replay's lines after the usual report.
+fn summary(f: &Facts) -> String {
+    let c = &f.sched.counts;
+    let rec = replay_record(f);
+    let mut s = format!(
+        "Replay: {} entries over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
+        c.entries,
+        rec.span_s,
+        c.sent,
+        f.connections,
+        f.sched.clients(),
+        rec.speed.map_or("max".to_string(), |x| format!("{x}x")),
+    );
+    if !c.skipped.is_empty() {
+        let list: Vec<String> = c.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        s.push_str(&format!(
+            "  skipped (--allow sends them): {}\n",
+            list.join(", ")
+        ));
+    }
+    if c.from_scripts > 0 {
+        s.push_str(&format!(
+            "  not sent, run by scripts: {} (their EVAL/FCALL was)\n",
+            c.from_scripts
+        ));
+    }
+    if rec.speed.is_some() {
+        s.push_str(&format!("  schedule slip: max {:.3} ms\n", rec.max_slip_ms));
+    }
+    s
+}
+
+/// The record's `replay` block.
+pub fn replay_record(f: &Facts) -> ReplayRecord {
+    let a = f.args;
+    let c = &f.sched.counts;
+    let seconds: Vec<ReplaySecond> = f
+        .slip
+        .iter()
+        .map(|s| ReplaySecond {
+            due: s.due,
+            sent: s.sent,
+            sent_slots: s.sent_slots.to_vec(),
+            slip_max_ms: s.slip_max_us as f64 / 1e3,
+            slip_mean_ms: if s.sent > 0 {
+                s.slip_sum_us as f64 / 1e3 / s.sent as f64
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    ReplayRecord {
+        trace: a
+            .trace
+            .as_deref()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        span_s: f.sched.span_us as f64 / 1e6,
+        speed: match a.speed {
+            Speed::Factor(x) => Some(x),
+            Speed::Max => None,
+        },
+        loops: a.loops,
+        start_s: (a.start_us > 0).then(|| a.start_us as f64 / 1e6),
+        end_s: a.end_us.map(|e| e as f64 / 1e6),
+        warmup_s: a.warmup_us as f64 / 1e6,
+        shard: a.shard.map(|(i, n)| format!("{i}/{n}")),
+        entries: c.entries,
+        sent: c.sent,
+        connections: f.connections,
+        clients: f.sched.clients() as u64,
+        skipped: c.skipped.clone(),
+        from_scripts: c.from_scripts,
+        raw: c.raw,
+        outside_window: c.outside_window,
+        other_shards: c.other_shards,
+        selects_added: c.selects_added,
+        max_slip_ms: seconds.iter().map(|s| s.slip_max_ms).fold(0.0, f64::max),
+        seconds,
+    }
+}
+
+/// `argv` with every secret value of `replay`'s table replaced, through the one redaction
+/// function (each secret option is redacted as the main command line's same spelling is).
+fn redacted(argv: &[OsString]) -> Vec<String> {
+    let mut out: Vec<String> = vec!["respbench".into()];
+    let mut i = 0;
+    while i < argv.len() {
+        let arg = argv[i].to_string_lossy().into_owned();
+        let secret = crate::cli::flag::find(&[OPTIONS], arg.split('=').next().unwrap_or(""))
+            .is_some_and(|(_, f)| f.doc.secret.is_some());
+        if secret && !arg.contains('=') && i + 1 < argv.len() {
+            let pair = [
+                OsString::from("respbench"),
+                argv[i].clone(),
+                argv[i + 1].clone(),
+            ];
+            out.extend(crate::redact::command_line(&pair).into_iter().skip(1));
+            i += 2;
+            continue;
+        }
+        if secret {
+            let pair = [OsString::from("respbench"), argv[i].clone()];
+            out.extend(crate::redact::command_line(&pair).into_iter().skip(1));
+        } else {
+            out.push(arg);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The run's record: one test, `REPLAY`, with the replay block.
+fn document(r: &TestResult, f: &Facts) -> Document {
+    let a = f.args;
+    let names: Vec<String> = r
+        .commands
+        .iter()
+        .map(|c| c.name.to_ascii_lowercase())
+        .collect();
+    let mut test = test_record(r, names, &[], TestExtras::of(r));
+    test.started_at = r.started_at.map(crate::timestamp::rfc3339_micros);
+    Document {
+        schema: document::SCHEMA.into(),
+        tool: Tool {
+            name: "respbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        command_line: redacted(f.argv),
+        started_at: rfc3339(f.wall_start),
+        ended_at: rfc3339(SystemTime::now()),
+        outcome: match r.outcome {
+            Outcome::Completed => "completed",
+            Outcome::Interrupted(_) => "interrupted",
+            Outcome::Aborted => "failed",
+        }
+        .into(),
+        error: f.fatal.map(str::to_string),
+        client: ClientHost {
+            hostname: host::hostname(),
+            cores: host::cores(),
+        },
+        target: TargetRecord {
+            transport: if a.socket.is_some() { "unix" } else { "tcp" }.into(),
+            host: a.socket.is_none().then(|| a.host.clone()),
+            port: a.socket.is_none().then_some(a.port),
+            socket: a.socket.as_ref().map(|p| p.display().to_string()),
+            ..Default::default()
+        },
+        // The shard's place, so `respbench merge` takes the shards' records as one replay.
+        shard: a.shard.map(|(index, count)| ShardRecord {
+            index,
+            count,
+            source: "flag".into(),
+            started_at: r.started_at.map(crate::timestamp::rfc3339_micros),
+            ..Default::default()
+        }),
+        options: Options {
+            // The same in every shard, so `merge` sees one benchmark.
+            clients: f.sched.whole_connections(),
+            threads: f.threads,
+            pipeline: 1,
+            precision: 3,
+            // The trace's commands as a mix, weighted by their counts in the whole trace.
+            workload: WorkloadOptions {
+                mix: f
+                    .sched
+                    .names
+                    .iter()
+                    .zip(&f.sched.name_counts)
+                    .map(|(name, &n)| MixOptionRecord {
+                        name: name.clone(),
+                        command: None,
+                        weight: n.min(u64::from(u32::MAX)) as u32,
+                        key_pattern: None,
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        tests: vec![test],
+        replay: Some(replay_record(f)),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_never_reaches_the_recorded_command_line() {
+        let argv: Vec<OsString> = ["replay", "-a", "hunter2", "--speed", "2", "t.trace"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(!line.contains("hunter2"), "{line}");
+        assert!(line.contains("--speed 2 t.trace"), "{line}");
+        assert!(line.starts_with("respbench replay -a "), "{line}");
+        let argv: Vec<OsString> = ["replay", "-u", "redis://u:hunter2@h:1", "t.trace"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(
+            !line.contains("hunter2") && line.contains("t.trace"),
+            "{line}"
+        );
+    }
+}

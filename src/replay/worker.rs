@@ -1,0 +1,506 @@
+//! A replay thread: the connections it owns (one per original client, or per fold), each
+//! command written at its intended send time and timed on its own reply from that time.
+//!
+//! Why not the engine's worker loop: the engine sends one template (or mix) from every
+//! connection, re-filled in place; a replay sends a different command on a different connection
+//! each time, in an order and at times the trace fixes. What is shared is everything that makes
+//! the figures comparable: `metrics::Recorder` (corrected latency from the intended time, the
+//! per-second timeline, per-command histograms as a `--ratio` mix has), `engine::Target` and
+//! `ControlConn` for connecting and authenticating, `resp::Scanner` for framing replies.
+//!
+//! Commands arrive in chunks over a bounded channel (memory stays bounded whatever the trace's
+//! length); a connection's commands are pipelined when their times come before the replies do,
+//! which keeps the open loop open, with at most [`MAX_IN_FLIGHT`] per connection.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+use resp::{Kind, Scan, Scanner};
+
+use crate::engine::Target;
+use crate::engine::conn::Stream;
+use crate::engine::control::ControlConn;
+use crate::metrics::{Recorder, SharedTimeline};
+
+/// Requests a connection may have unanswered before its next write waits (`--speed max`, or a
+/// server that fell far behind).
+pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// How long replies are waited for after the last command was sent (a blocking command whose
+/// original data is not there may never be answered).
+pub const DRAIN: Duration = Duration::from_secs(5);
+
+/// `metrics::FAILURE_KINDS`' "connection closed": a request lost with its connection.
+const CLOSED: usize = 2;
+/// `metrics::FAILURE_KINDS`' "timeout": a request given up on.
+const TIMEOUT: usize = 0;
+
+/// One command of a chunk: its bytes are `bytes[start..end]` of the chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct Job {
+    pub due_ns: Option<u64>,
+    pub conn: u32,
+    pub name: u16,
+    pub measured: bool,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Commands for one thread, encoded back to back.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    pub bytes: Vec<u8>,
+    pub jobs: Vec<Job>,
+}
+
+/// One second of the schedule as it ran: how many commands were due in it and were sent in it
+/// (by wall clock from the replay's start), and the slip of those sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SlipSecond {
+    pub due: u64,
+    pub sent: u64,
+    /// Largest and summed lateness of the sends of this second, µs.
+    pub slip_max_us: u64,
+    pub slip_sum_us: u64,
+    /// Commands written in each 100 ms of the second (a gap shorter than a second shows here).
+    pub sent_slots: [u64; 10],
+}
+
+/// Adds `other`'s seconds into `into`.
+pub fn merge_slip(into: &mut Vec<SlipSecond>, other: &[SlipSecond]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), SlipSecond::default());
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        a.due += b.due;
+        a.sent += b.sent;
+        a.slip_max_us = a.slip_max_us.max(b.slip_max_us);
+        a.slip_sum_us += b.slip_sum_us;
+        for (x, y) in a.sent_slots.iter_mut().zip(b.sent_slots) {
+            *x += y;
+        }
+    }
+}
+
+/// What a thread needs.
+pub struct Setup {
+    pub target: Target,
+    /// `AUTH`'s arguments (the target's credentials), when given.
+    pub auth: Option<Vec<Vec<u8>>>,
+    /// The replay's start: intended times are offsets from it.
+    pub start: Instant,
+    /// Where measurement starts (`--warmup-from`), for the timeline's second 0.
+    pub measure_start: Instant,
+    pub timeline: SharedTimeline,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What a thread measured.
+pub struct Outcome {
+    pub recorder: Recorder,
+    pub slip: Vec<SlipSecond>,
+    pub issued: u64,
+    pub connections: u64,
+    pub fatal: Option<String>,
+}
+
+/// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
+/// in the totals and in its command's figures (a mix's per-command failures add up to the test's).
+fn lost_one(rec: &mut Recorder, name: u16, kind: usize) {
+    let k = name as usize;
+    if rec.commands.len() <= k {
+        rec.commands.resize_with(k + 1, Default::default);
+    }
+    rec.failed(kind, 1, Instant::now());
+    rec.command_error(k, false);
+}
+
+struct Sent {
+    intended: Instant,
+    sent: Instant,
+    name: u16,
+    measured: bool,
+}
+
+struct Conn {
+    stream: Stream,
+    inflight: VecDeque<Sent>,
+    out: Vec<u8>,
+    input: Vec<u8>,
+    scanner: Scanner,
+    writable: bool,
+    closed: bool,
+}
+
+struct Thread {
+    setup: Setup,
+    poll: Poll,
+    events: Events,
+    /// By the schedule's connection number (this thread's only).
+    conns: Vec<Option<Conn>>,
+    rec: Recorder,
+    slip: Vec<SlipSecond>,
+    issued: u64,
+    opened: u64,
+    read_buf: Vec<u8>,
+}
+
+/// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
+/// the stop flag is raised.
+pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
+    let rec = Recorder::new(setup.measure_start, setup.timeline.clone());
+    let mut t = Thread {
+        poll: match Poll::new() {
+            Ok(p) => p,
+            Err(e) => {
+                return Outcome {
+                    recorder: rec,
+                    slip: Vec::new(),
+                    issued: 0,
+                    connections: 0,
+                    fatal: Some(format!("cannot create a poller: {e}")),
+                };
+            }
+        },
+        setup,
+        events: Events::with_capacity(256),
+        conns: Vec::new(),
+        rec,
+        slip: Vec::new(),
+        issued: 0,
+        opened: 0,
+        read_buf: vec![0; 64 * 1024],
+    };
+    let fatal = t.main_loop(&rx).err();
+    t.rec.unanswered = t
+        .conns
+        .iter()
+        .flatten()
+        .flat_map(|c| c.inflight.iter())
+        .filter(|s| s.measured)
+        .count() as u64;
+    t.rec.tally.flush();
+    Outcome {
+        recorder: t.rec,
+        slip: t.slip,
+        issued: t.issued,
+        connections: t.opened,
+        fatal,
+    }
+}
+
+impl Thread {
+    fn stopped(&self) -> bool {
+        self.setup.stop.load(Ordering::Relaxed)
+    }
+
+    fn main_loop(&mut self, rx: &Receiver<Chunk>) -> Result<(), String> {
+        loop {
+            let chunk = match rx.try_recv() {
+                Ok(c) => c,
+                Err(TryRecvError::Empty) => {
+                    if self.has_inflight() {
+                        self.poll_io(Some(Duration::from_millis(1)))?;
+                        if self.stopped() {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    match rx.recv_timeout(Duration::from_millis(50)) {
+                        Ok(c) => c,
+                        Err(RecvTimeoutError::Timeout) if self.stopped() => return Ok(()),
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                Err(TryRecvError::Disconnected) => break,
+            };
+            for job in &chunk.jobs {
+                if self.stopped() {
+                    return Ok(());
+                }
+                let bytes = &chunk.bytes[job.start as usize..job.end as usize];
+                self.send(job, bytes)?;
+            }
+        }
+        let deadline = Instant::now() + DRAIN;
+        while self.has_inflight() && !self.stopped() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            self.poll_io(Some((deadline - now).min(Duration::from_millis(50))))?;
+        }
+        Ok(())
+    }
+
+    fn has_inflight(&self) -> bool {
+        self.conns
+            .iter()
+            .flatten()
+            .any(|c| !c.inflight.is_empty() || !c.out.is_empty())
+    }
+
+    /// Waits for the job's time (reading replies meanwhile), then writes it.
+    fn send(&mut self, job: &Job, bytes: &[u8]) -> Result<(), String> {
+        let due = job
+            .due_ns
+            .map(|ns| self.setup.start + Duration::from_nanos(ns));
+        // Connect while the command waits for its time (it arrives up to the dispatcher's
+        // lookahead early), so a new client's first command is not late by a connect.
+        let k = job.conn as usize;
+        if self.conns.len() <= k {
+            self.conns.resize_with(k + 1, || None);
+        }
+        if self.conns[k].is_none() {
+            self.conns[k] = Some(self.open(k)?);
+        }
+        if let Some(due) = due {
+            loop {
+                let now = Instant::now();
+                if now >= due || self.stopped() {
+                    break;
+                }
+                self.poll_io(Some((due - now).min(Duration::from_millis(50))))?;
+            }
+        }
+        let full_since = Instant::now();
+        while self.conns[k]
+            .as_ref()
+            .is_some_and(|c| c.inflight.len() >= MAX_IN_FLIGHT && !c.closed)
+        {
+            if self.stopped() {
+                return Ok(());
+            }
+            if full_since.elapsed() >= DRAIN {
+                // A connection that answers nothing for this long (a blocking command whose
+                // data the target lacks) is given up: its requests fail as timeouts, and its
+                // later commands as lost, rather than the replay waiting for ever.
+                self.give_up(k, TIMEOUT);
+                break;
+            }
+            self.poll_io(Some(Duration::from_millis(10)))?;
+        }
+        let now = Instant::now();
+        let intended = due.unwrap_or(now);
+        self.note_send(due, now);
+        let conn = self.conns[k].as_mut().expect("opened above");
+        if conn.closed {
+            // Counted as issued and lost, so completed + failed + unanswered = issued holds.
+            if job.measured {
+                self.issued += 1;
+                lost_one(&mut self.rec, job.name, CLOSED);
+            }
+            return Ok(());
+        }
+        conn.out.extend_from_slice(bytes);
+        conn.inflight.push_back(Sent {
+            intended,
+            sent: now,
+            name: job.name,
+            measured: job.measured,
+        });
+        if job.measured {
+            self.issued += 1;
+        }
+        self.flush(k)
+    }
+
+    /// The schedule's per-second figures for a command due at `due` and sent at `now`.
+    fn note_send(&mut self, due: Option<Instant>, now: Instant) {
+        let start = self.setup.start;
+        let second = |at: Instant| at.saturating_duration_since(start).as_secs() as usize;
+        let sent_s = second(now);
+        let slot = now.saturating_duration_since(start).subsec_millis() as usize / 100;
+        let due_s = due.map(second).unwrap_or(sent_s);
+        let need = sent_s.max(due_s) + 1;
+        if self.slip.len() < need {
+            self.slip.resize(need, SlipSecond::default());
+        }
+        self.slip[due_s].due += 1;
+        let s = &mut self.slip[sent_s];
+        s.sent += 1;
+        s.sent_slots[slot] += 1;
+        if let Some(due) = due {
+            let late = now.saturating_duration_since(due).as_micros() as u64;
+            s.slip_max_us = s.slip_max_us.max(late);
+            s.slip_sum_us += late;
+        }
+    }
+
+    fn open(&mut self, k: usize) -> Result<Conn, String> {
+        let auth = self.setup.auth.as_deref();
+        let control =
+            ControlConn::connect_auth(&self.setup.target, auth).map_err(|e| e.to_string())?;
+        let mut stream = control
+            .into_stream()
+            .into_nonblocking()
+            .map_err(|e| format!("{}: {e}", self.setup.target.display()))?;
+        self.poll
+            .registry()
+            .register(&mut stream, Token(k), Interest::READABLE)
+            .map_err(|e| format!("cannot watch a connection: {e}"))?;
+        self.opened += 1;
+        Ok(Conn {
+            stream,
+            inflight: VecDeque::new(),
+            out: Vec::with_capacity(4096),
+            input: Vec::with_capacity(16 * 1024),
+            scanner: Scanner::new(),
+            writable: false,
+            closed: false,
+        })
+    }
+
+    /// Counts connection `k`'s measured requests in flight as failed under `kind`, and closes it.
+    fn give_up(&mut self, k: usize, kind: usize) {
+        let Some(conn) = self.conns.get_mut(k).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        conn.out.clear();
+        conn.closed = true;
+        conn.stream.shutdown();
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        let lost = std::mem::take(&mut conn.inflight);
+        for s in lost.iter().filter(|s| s.measured) {
+            lost_one(&mut self.rec, s.name, kind);
+        }
+    }
+
+    /// Writes what connection `k` has pending; watches for writability while some is left.
+    fn flush(&mut self, k: usize) -> Result<(), String> {
+        let conn = self.conns[k].as_mut().expect("open");
+        while !conn.out.is_empty() {
+            match conn.stream.write(&conn.out) {
+                Ok(0) => break,
+                Ok(n) => {
+                    conn.out.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("{}: {e}", self.setup.target.display())),
+            }
+        }
+        let want = !conn.out.is_empty();
+        if want != conn.writable {
+            conn.writable = want;
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            self.poll
+                .registry()
+                .reregister(&mut conn.stream, Token(k), interest)
+                .map_err(|e| format!("cannot watch a connection: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn poll_io(&mut self, timeout: Option<Duration>) -> Result<(), String> {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        let ready: Vec<(usize, bool, bool)> = self
+            .events
+            .iter()
+            .map(|e| (e.token().0, e.is_readable(), e.is_writable()))
+            .collect();
+        for (k, readable, writable) in ready {
+            if writable {
+                self.flush(k)?;
+            }
+            if readable {
+                self.read(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads connection `k` until drained and accounts for every whole reply.
+    fn read(&mut self, k: usize) -> Result<(), String> {
+        let Some(conn) = self.conns.get_mut(k).and_then(|c| c.as_mut()) else {
+            return Ok(());
+        };
+        loop {
+            match conn.stream.read(&mut self.read_buf) {
+                Ok(0) => {
+                    conn.closed = true;
+                    for s in conn.inflight.drain(..).filter(|s| s.measured) {
+                        lost_one(&mut self.rec, s.name, CLOSED);
+                    }
+                    return Ok(());
+                }
+                Ok(n) => {
+                    conn.input.extend_from_slice(&self.read_buf[..n]);
+                    if n < self.read_buf.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("{}: {e}", self.setup.target.display())),
+            }
+        }
+        let now = Instant::now();
+        let mut pos = 0;
+        while pos < conn.input.len() {
+            match conn.scanner.scan(&conn.input[pos..]) {
+                Ok(Scan::Reply { consumed, info }) => {
+                    let reply = &conn.input[pos..pos + consumed];
+                    pos += consumed;
+                    if info.kind == Kind::Push {
+                        self.rec.pushes.other += 1;
+                        continue;
+                    }
+                    let Some(s) = conn.inflight.pop_front() else {
+                        continue;
+                    };
+                    // A command's histogram is made when its first reply comes (a histogram is
+                    // large: making all of them up front would cost a thread tens of MB).
+                    let k = s.name as usize;
+                    if s.measured && self.rec.commands.len() <= k {
+                        self.rec.commands.resize_with(k + 1, Default::default);
+                    }
+                    match info.error {
+                        Some(range) => {
+                            let text = reply.get(range).unwrap_or(b"ERR");
+                            self.rec.error(!s.measured, text, now);
+                            self.rec.command_error(s.name as usize, !s.measured);
+                        }
+                        None => {
+                            self.rec.success_of(
+                                Some(s.name as usize),
+                                s.intended,
+                                s.sent,
+                                !s.measured,
+                                now,
+                            );
+                        }
+                    }
+                    if s.measured {
+                        self.rec.last_reply = Some(now);
+                    }
+                }
+                Ok(Scan::Partial { consumed }) => {
+                    pos += consumed;
+                    break;
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "{}: protocol error: {e}",
+                        self.setup.target.display()
+                    ));
+                }
+            }
+        }
+        conn.input.drain(..pos);
+        Ok(())
+    }
+}

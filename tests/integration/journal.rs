@@ -1,0 +1,332 @@
+//! The journal (issue 22): a `--json` run killed by SIGKILL leaves `FILE.partial`, which
+//! `compare`, `report` and `merge` read as a record whose outcome says `killed` and `recover`
+//! turns into one; the earlier `FILE` is untouched until the new record replaces it whole. On
+//! Valkey 9.1 and Redis 7.0; suite + `--repeat` and `--find-max` write through the same journal.
+
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{Output, Running, Server, TempDir, run_respbench};
+
+fn respbench(args: &[&str]) -> Output {
+    run_respbench(
+        &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        None,
+    )
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// An earlier record's bytes at the `--json` path.
+const EARLIER: &str = "{\"schema\":\"respbench/1\",\"tests\":[],\"note\":\"the earlier record\"}\n";
+
+/// SIGKILLs `run` and waits for it (bounded).
+fn sigkill(run: Running) -> Output {
+    run.signal(libc::SIGKILL);
+    let out = run.finish(Duration::from_secs(10));
+    assert_eq!(out.code, None, "killed by a signal");
+    out
+}
+
+/// `respbench recover JOURNAL -o OUT`, and the record it wrote.
+fn recover(journal: &Path, out: &Path) -> Value {
+    respbench(&["recover", path(journal), "-o", path(out)]).assert_success();
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+/// Waits (at most 30 s) until the journal holds `needle` after `after`, for a kill at a known
+/// point.
+fn wait_for_journal(journal: &Path, after: &str, needle: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        let text = std::fs::read_to_string(journal).unwrap_or_default();
+        if text
+            .split_once(after)
+            .is_some_and(|(_, rest)| rest.contains(needle))
+        {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "the journal {} never held {needle:?} after {after:?}",
+        journal.display()
+    );
+}
+
+fn sigkill_after_5_s_keeps_4_s(server: &Server) {
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.partial");
+    let html = dir.path().join("run.html");
+    std::fs::write(&json, EARLIER).unwrap();
+    std::fs::write(&html, "the earlier report").unwrap();
+    let run = server.spawn_bench(&[
+        "-t",
+        "set",
+        "-c",
+        "4",
+        "--duration",
+        "10",
+        "-q",
+        "--json",
+        path(&json),
+        "--html",
+        path(&html),
+    ]);
+    thread::sleep(Duration::from_millis(2_500));
+    // While the run holds the journal's lock, it is running, not killed: recover refuses it.
+    let early = respbench(&[
+        "recover",
+        path(&journal),
+        "-o",
+        path(&dir.path().join("x.json")),
+    ]);
+    early.assert_code(2).assert_stderr_contains("still going");
+    thread::sleep(Duration::from_millis(2_500));
+    sigkill(run);
+
+    assert_eq!(
+        std::fs::read_to_string(&json).unwrap(),
+        EARLIER,
+        "the earlier record survives a run killed before its rename"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&html).unwrap(),
+        "the earlier report",
+        "so does the earlier HTML report"
+    );
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    // The schema, the HDR histograms and the timeline's sums, checked independently.
+    crate::record::check_with_python(&dir.path().join("recovered.json"));
+    assert_eq!(rec["outcome"], "killed");
+    let test = &rec["tests"][0];
+    assert_eq!(test["name"], "SET");
+    let seconds = test["timeline"].as_array().unwrap();
+    assert!(seconds.len() >= 4, "{} s of timeline", seconds.len());
+    let sum: u64 = seconds
+        .iter()
+        .map(|s| s["completed"].as_u64().unwrap())
+        .sum();
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0);
+    assert_eq!(
+        completed, sum,
+        "totals are the sum of the recovered seconds"
+    );
+    assert_eq!(
+        test["throughput_rps"].as_f64().unwrap(),
+        completed as f64 / seconds.len() as f64
+    );
+
+    // compare reads the journal itself as that record (the same throughput), and says why.
+    let out = respbench(&[
+        "compare",
+        path(&journal),
+        path(&dir.path().join("recovered.json")),
+        "--format",
+        "json",
+    ]);
+    out.assert_success()
+        .assert_stderr_contains("the run was killed");
+    let cmp: Value = serde_json::from_str(&out.stdout).unwrap();
+    let rps = &cmp["tests"][0]["metrics"][0];
+    assert_eq!(rps["metric"], "rps");
+    assert_eq!(
+        rps["values"][0]["median"].as_f64().unwrap(),
+        test["throughput_rps"].as_f64().unwrap()
+    );
+    // report reads it too.
+    let html = dir.path().join("r.html");
+    respbench(&["report", path(&journal), "-o", path(&html)]).assert_success();
+    assert!(std::fs::read_to_string(&html).unwrap().contains("SET"));
+}
+
+#[test]
+fn a_sigkilled_run_keeps_its_seconds_and_the_earlier_record_on_valkey() {
+    sigkill_after_5_s_keeps_4_s(&Server::start_valkey());
+}
+
+#[test]
+fn a_sigkilled_run_keeps_its_seconds_and_the_earlier_record_on_redis() {
+    sigkill_after_5_s_keeps_4_s(&Server::start());
+}
+
+#[test]
+fn a_completed_run_replaces_the_record_whole_and_removes_its_journal() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let html = dir.path().join("run.html");
+    std::fs::write(&json, EARLIER).unwrap();
+    std::fs::write(&html, "earlier").unwrap();
+    server
+        .bench(&[
+            "-t",
+            "set",
+            "-n",
+            "2000",
+            "-q",
+            "--json",
+            path(&json),
+            "--html",
+            path(&html),
+        ])
+        .assert_success();
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rec["outcome"], "completed");
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "no journal or temporary file left: {left:?}");
+}
+
+#[test]
+fn a_suite_with_repetitions_keeps_its_finished_tests_on_redis() {
+    let server = Server::start();
+    let dir = TempDir::new();
+    let journal = dir.path().join("j.partial");
+    // --json - with --journal: the journal goes where it is asked to.
+    let run = server.spawn_bench(&[
+        "-t",
+        "set,get",
+        "-c",
+        "2",
+        "--duration",
+        "2",
+        "--repeat",
+        "2",
+        "-q",
+        "--json",
+        "-",
+        "--journal",
+        path(&journal),
+    ]);
+    // Killed once GET's first repetition has a full second in the journal.
+    wait_for_journal(
+        &journal,
+        "\"kind\":\"begin\",\"name\":\"GET\"",
+        "\"kind\":\"second\"",
+    );
+    sigkill(run);
+    let rec = recover(&journal, &dir.path().join("rec.json"));
+    crate::record::check_with_python(&dir.path().join("rec.json"));
+    let tests = rec["tests"].as_array().unwrap();
+    assert!(tests.len() >= 3, "{tests:?}");
+    for (i, rep) in [(0, 1), (1, 2)] {
+        assert_eq!(tests[i]["name"], "SET");
+        assert_eq!(tests[i]["repetition"], rep);
+        assert_eq!(
+            tests[i]["outcome"], "completed",
+            "a finished test is kept whole"
+        );
+        assert!(
+            !tests[i]["histograms"]["corrected"]
+                .as_str()
+                .unwrap()
+                .is_empty()
+        );
+    }
+    assert_eq!(tests[2]["name"], "GET");
+    assert_eq!(tests[2]["repetition"], 1);
+}
+
+#[test]
+fn an_interrupted_find_max_search_keeps_its_steps_on_valkey() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let json = dir.path().join("fm.json");
+    let journal = dir.path().join("fm.json.partial");
+    let run = server.spawn_bench(&[
+        "-t",
+        "get",
+        "-c",
+        "4",
+        "--find-max",
+        "p99<1s",
+        "--rps",
+        "500",
+        "--step-duration",
+        "1.2",
+        "--warmup",
+        "0.1",
+        "-q",
+        "--json",
+        path(&json),
+    ]);
+    wait_for_journal(&journal, "\"find_max\"", "\"achieved_rps\"");
+    sigkill(run);
+    assert!(!json.exists(), "no record before the search ends");
+    let rec = recover(&journal, &dir.path().join("rec.json"));
+    assert_eq!(rec["outcome"], "killed");
+    assert_eq!(rec["find_max"]["end"], "stopped", "as after Ctrl-C");
+    let steps = rec["find_max"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    assert!(!rec["tests"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn merge_reads_the_journals_of_killed_shards_on_valkey() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let json = dir.path().join("s-{shard}.json");
+    let runs: Vec<Running> = ["0/2", "1/2"]
+        .iter()
+        .map(|shard| {
+            server.spawn_bench(&[
+                "--shard",
+                shard,
+                "-t",
+                "set",
+                "-c",
+                "2",
+                "--duration",
+                "10",
+                "-q",
+                "--json",
+                path(&json),
+            ])
+        })
+        .collect();
+    let journals: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("s-{i}.json.partial")))
+        .collect();
+    for j in &journals {
+        wait_for_journal(j, "\"kind\":\"begin\"", "\"second\":1,");
+    }
+    for run in runs {
+        sigkill(run);
+    }
+    let merged = dir.path().join("merged.json");
+    respbench(&[
+        "merge",
+        "-o",
+        path(&merged),
+        path(&journals[0]),
+        path(&journals[1]),
+    ])
+    .assert_success();
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(rec["outcome"], "killed");
+    assert_eq!(rec["shards"].as_array().unwrap().len(), 2);
+    let recovered: u64 = journals
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let r = recover(j, &dir.path().join(format!("r{i}.json")));
+            r["tests"][0]["requests"]["completed"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(
+        rec["tests"][0]["requests"]["completed"].as_u64().unwrap(),
+        recovered,
+        "the merged total is the shards' recovered totals"
+    );
+}
