@@ -1,9 +1,12 @@
 //! What a connection and a key cost the server, side by side: the connection storms'
 //! (`--connect-storm`) connects per second and stage latencies, and the memory per key of the
-//! tests that measured it (`--fill`, `--memory-per-key`), beside the speed table. `compare`
-//! prints these tables after its own (text and Markdown); the HTML report draws them as tables.
-//! Respbench records only.
+//! tests that measured it (`--fill`, `--memory-per-key`), beside the speed table; and what the
+//! delivery tests (`--pubsub`, `--stream`) delivered, lost and duplicated, which a latency
+//! column cannot say (a side that lost half its messages can look fast). `compare` prints these
+//! tables after its own (text and Markdown); the HTML report draws them as tables. Respbench
+//! records only.
 
+use crate::record::delivery::DeliveryRecord;
 use crate::record::memory::MemoryRecord;
 use crate::record::storm::StormRecord;
 
@@ -82,7 +85,64 @@ pub fn tables(inputs: &[Input]) -> Vec<Table> {
             rows: memory,
         });
     }
+    let delivery = delivery_rows(inputs);
+    if !delivery.is_empty() {
+        out.push(Table {
+            title: "Message delivery",
+            note: "counts summed over the repetitions; lost = owed and never delivered",
+            head: vec![
+                "test",
+                "side",
+                "mode",
+                "receivers",
+                "owed",
+                "delivered",
+                "lost",
+                "duplicates",
+                "acked",
+                "dropped by server",
+            ],
+            rows: delivery,
+        });
+    }
     out
+}
+
+/// A row per delivery test and side: its repetitions' counts added up.
+fn delivery_rows(inputs: &[Input]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for input in inputs {
+        for test in &input.tests {
+            let blocks: Vec<&DeliveryRecord> = test
+                .samples
+                .iter()
+                .filter_map(|s| s.detail.as_ref()?.delivery.as_ref())
+                .collect();
+            let Some(first) = blocks.first() else {
+                continue;
+            };
+            let sum = |f: fn(&DeliveryRecord) -> u64| blocks.iter().map(|d| f(d)).sum::<u64>();
+            let acked: Option<u64> = blocks.iter().map(|d| d.acked).sum();
+            let dropped: usize = blocks
+                .iter()
+                .map(|d| d.disconnects.iter().filter(|x| x.by_server).count())
+                .sum();
+            rows.push(vec![
+                test.name.clone(),
+                input.label.clone(),
+                first.mode.clone(),
+                first.receivers.to_string(),
+                sum(|d| d.expected).to_string(),
+                sum(|d| d.delivered).to_string(),
+                sum(|d| d.lost).to_string(),
+                sum(|d| d.duplicates).to_string(),
+                acked.map_or("-".into(), |a| a.to_string()),
+                dropped.to_string(),
+            ]);
+        }
+    }
+    rows.sort_by(|a, b| a[0].cmp(&b[0]));
+    rows
 }
 
 fn ms(us: f64) -> String {
@@ -167,4 +227,80 @@ pub fn text(inputs: &[Input]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::input::{Detail, Format, Sample, Test};
+    use crate::record::delivery::DisconnectRecord;
+
+    fn side(label: &str, reps: &[(u64, u64, bool)]) -> Input {
+        let samples = reps
+            .iter()
+            .map(|&(expected, delivered, dropped)| Sample {
+                detail: Some(Box::new(Detail {
+                    delivery: Some(DeliveryRecord {
+                        mode: "pubsub".into(),
+                        receivers: 10,
+                        expected,
+                        delivered,
+                        lost: expected - delivered,
+                        disconnects: vec![DisconnectRecord {
+                            by_server: dropped,
+                            ..DisconnectRecord::default()
+                        }],
+                        ..DeliveryRecord::default()
+                    }),
+                    ..Detail::default()
+                })),
+                ..Sample::default()
+            })
+            .collect();
+        Input {
+            label: label.into(),
+            files: vec![],
+            format: Format::Respbench,
+            server: None,
+            facts: vec![],
+            find_max: None,
+            problems: vec![],
+            costs: Costs::default(),
+            tests: vec![Test {
+                name: "PUBLISH -> SUBSCRIBE".into(),
+                samples,
+            }],
+        }
+    }
+
+    #[test]
+    fn delivery_counts_are_a_table_per_side_summed_over_repetitions() {
+        let a = side("valkey", &[(100, 100, false), (100, 100, false)]);
+        let b = side("redis", &[(100, 60, true), (100, 100, false)]);
+        let text = text(&[a, b]);
+        assert!(text.contains("Message delivery ("), "{text}");
+        let row = |side: &str| {
+            text.lines()
+                .find(|l| l.contains(side))
+                .unwrap_or_else(|| panic!("no {side} row: {text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            row("valkey"),
+            "PUBLISH -> SUBSCRIBE valkey pubsub 10 200 200 0 0 - 0"
+        );
+        assert_eq!(
+            row("redis"),
+            "PUBLISH -> SUBSCRIBE redis pubsub 10 200 160 40 0 - 1"
+        );
+    }
+
+    #[test]
+    fn no_delivery_test_no_table() {
+        let mut a = side("x", &[]);
+        a.tests[0].samples.push(Sample::default());
+        assert!(!text(&[a]).contains("Message delivery"));
+    }
 }
