@@ -341,6 +341,7 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             // Not bounded by the test's own counts (`counts` checks completions): saturating.
             m.reconnect_attempts = m.reconnect_attempts.saturating_add(row.reconnect_attempts);
             m.reconnects = m.reconnects.saturating_add(row.reconnects);
+            m.invalidations = m.invalidations.saturating_add(row.invalidations);
             for (k, n) in &row.lost {
                 *m.lost.entry(k.clone()).or_default() += n;
             }

@@ -71,6 +71,9 @@ pub struct Second {
     /// `latency`: the client's delay over time (a worker starved for a few seconds shows there,
     /// not only in the test's average). Empty where not measured.
     pub client_delay: LatencyHistogram,
+    /// Client-side caching invalidations received in this second (`--enable-tracking`): the
+    /// churn a moving hot set (`--key-drift`) causes, second by second.
+    pub invalidations: u64,
 }
 
 impl Default for Second {
@@ -82,13 +85,17 @@ impl Default for Second {
             slots: [Slot::default(); SLOTS],
             latency: LatencyHistogram::coarse(),
             client_delay: LatencyHistogram::coarse(),
+            invalidations: 0,
         }
     }
 }
 
 impl Second {
     fn is_empty(&self) -> bool {
-        self.completed == 0 && self.failed == 0 && self.reconnect_attempts() == 0
+        self.completed == 0
+            && self.failed == 0
+            && self.reconnect_attempts() == 0
+            && self.invalidations == 0
     }
 
     fn add(&mut self, other: &Second) {
@@ -102,6 +109,7 @@ impl Second {
         }
         self.latency.merge(&other.latency);
         self.client_delay.merge(&other.client_delay);
+        self.invalidations += other.invalidations;
     }
 
     fn clear(&mut self) {
@@ -111,6 +119,7 @@ impl Second {
         self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
         self.client_delay.reset();
+        self.invalidations = 0;
     }
 
     /// Reconnect attempts in this second.
@@ -272,6 +281,13 @@ impl SecondTally {
         if now >= self.boundary {
             self.next_slot(now);
         }
+    }
+
+    /// A client-side caching invalidation that arrived at `now` (measured phase only).
+    #[inline]
+    pub fn invalidation(&mut self, now: Instant) {
+        self.at(now);
+        self.current.invalidations += 1;
     }
 
     /// Out of line: ten times a second per worker.

@@ -45,6 +45,7 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
             reconnects: s.reconnects(),
             // Cluster mode's, added by `add_redirects`.
             redirects: BTreeMap::new(),
+            invalidations: s.invalidations,
             slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
             server: server
                 .iter()
@@ -67,6 +68,10 @@ pub fn add_redirects(rows: &mut [TimelineRow], per_second: &[[u64; 4]]) {
 }
 
 /// Nanoseconds as microseconds (fractional).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
@@ -96,6 +101,11 @@ pub struct TimelineRow {
     /// earlier builds).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub redirects: BTreeMap<String, u64>,
+    /// Client-side caching invalidations received in this second (`--enable-tracking`; a
+    /// moving hot set's churn, `--key-drift`); absent when none (and in records of earlier
+    /// builds).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub invalidations: u64,
     /// The second's 100 ms slots when something failed or reconnected in it, and every second's
     /// in a test of at most [`SLOTS_KEPT_UP_TO_S`] seconds.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -320,7 +320,18 @@ fn side_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
     }
     let pushes = &r.pushes;
     if ctx.tracking || pushes.invalidations > 0 {
-        let _ = writeln!(s, "  invalidation messages: {}", pushes.invalidations);
+        let _ = write!(s, "  invalidation messages: {}", pushes.invalidations);
+        // Per second too once there are two: a moving hot set's churn (`--key-drift`) shows
+        // as a range, a stationary one as a flat line.
+        let per_second: Vec<u64> = r.timeline.seconds.iter().map(|x| x.invalidations).collect();
+        if pushes.invalidations > 0 && per_second.len() >= 2 {
+            let (lo, hi) = (
+                per_second.iter().min().copied().unwrap_or(0),
+                per_second.iter().max().copied().unwrap_or(0),
+            );
+            let _ = write!(s, " (per second: {lo} to {hi})");
+        }
+        s.push('\n');
     }
     if pushes.messages > 0 {
         let _ = writeln!(s, "  pub/sub messages: {}", pushes.messages);

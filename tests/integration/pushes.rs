@@ -417,3 +417,54 @@ fn pushes_split_at_every_byte_are_still_classified() {
     );
     assert_eq!(report_count(&out, "pub/sub messages"), Some(units as u64));
 }
+
+/// Invalidations per second: a connection that reads and writes the same ten keys under
+/// `--enable-tracking` is sent one for each tracked key it changes; the record's timeline
+/// carries them second by second, and they add up to the test's count.
+fn invalidations_per_second_add_up(server: &Server) {
+    let dir = crate::harness::TempDir::new();
+    let json = dir.path().join("run.json");
+    let out = server.bench(&[
+        "-3",
+        "--enable-tracking",
+        "-c",
+        "1",
+        "--duration",
+        "2.5",
+        "-r",
+        "10",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "GET",
+        "key:__rand_int__",
+        ";",
+        "SET",
+        "key:__rand_int__",
+        "x",
+    ]);
+    out.assert_success();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let test = &record["tests"][0];
+    let total = test["pushes"]["invalidations"].as_u64().unwrap();
+    let per_second: Vec<u64> = test["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["invalidations"].as_u64().unwrap_or(0))
+        .collect();
+    assert!(total > 0, "no invalidations: {}", out.stdout);
+    assert_eq!(per_second.iter().sum::<u64>(), total, "{per_second:?}");
+    assert!(
+        per_second.iter().filter(|&&n| n > 0).count() >= 2,
+        "{per_second:?}"
+    );
+}
+
+#[test]
+fn invalidations_per_second_add_up_on_valkey_and_redis() {
+    invalidations_per_second_add_up(&Server::start_valkey());
+    invalidations_per_second_add_up(&Server::start());
+}

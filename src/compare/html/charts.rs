@@ -61,7 +61,7 @@ pub(super) fn chart(
 }
 
 /// The charts of a test: id, title, x label, y label, x axis; in page order.
-const KINDS: [(&str, &str, &str, &str, XAxis); 8] = [
+const KINDS: [(&str, &str, &str, &str, XAxis); 9] = [
     (
         "throughput",
         "Throughput per second",
@@ -117,6 +117,13 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 8] = [
          dashed)",
         "second",
         "ms",
+        XAxis::Linear,
+    ),
+    (
+        "invalidations",
+        "Client-side caching invalidations per second (--enable-tracking: a moving hot set's churn)",
+        "second",
+        "invalidations/s",
         XAxis::Linear,
     ),
 ];
@@ -197,7 +204,7 @@ fn lost_kinds(found: &[(usize, String, &Detail)]) -> Vec<String> {
 
 /// The series of each chart of [`KINDS`], in the same order, gathered run by run.
 #[derive(Default)]
-struct Gathered([Vec<Series>; 8]);
+struct Gathered([Vec<Series>; 9]);
 
 impl Gathered {
     fn push(
@@ -275,6 +282,17 @@ impl Gathered {
                 c,
                 LOST_STROKES[k % LOST_STROKES.len()],
                 t(&per),
+            );
+        }
+        // Only a test that received invalidations gets the chart (a test without tracking
+        // would draw a flat zero line).
+        if d.timeline.iter().any(|r| r.invalidations > 0) {
+            self.push(
+                8,
+                format!("{label} invalidations"),
+                c,
+                Stroke::Solid,
+                t(&|r| r.invalidations as f64 / r.span),
             );
         }
         // Seconds without samples are left out (not drawn as zero).
@@ -355,7 +373,7 @@ impl Gathered {
         label: &str,
         c: &'static str,
         reps: &[&Detail],
-        areas: &mut [Vec<Area>; 8],
+        areas: &mut [Vec<Area>; 9],
     ) {
         let n = reps.len();
         let (tp, p50, p99) = (
@@ -482,7 +500,7 @@ pub fn for_test(inputs: &[Input], test: &str) -> Vec<Chart> {
     let mut g = Gathered::default();
     let found = details(inputs, test);
     let kinds = lost_kinds(&found);
-    let mut areas: [Vec<Area>; 8] = Default::default();
+    let mut areas: [Vec<Area>; 9] = Default::default();
     for (k, input) in inputs.iter().enumerate() {
         let reps: Vec<&Detail> = found
             .iter()

@@ -515,3 +515,40 @@ fn a_cluster_node_outage_is_its_own_band() {
         "cluster node 127.0.0.1:7001: connections lost from 0.5 s to 1.7 s, 12 requests lost"
     ));
 }
+
+#[test]
+fn invalidations_per_second_are_drawn_only_for_a_test_that_received_some() {
+    let inputs = inputs(1);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let chart = "data-chart=\"invalidations\"";
+    assert!(
+        !page(&inputs, &cmp).contains(chart),
+        "none received: no chart"
+    );
+    let doc = {
+        let mut h = crate::metrics::LatencyHistogram::new();
+        h.record(60_000);
+        let hist = crate::record::hdr::encode(&h);
+        serde_json::json!({"schema": "respbench/1", "tests": [{
+            "name": "GET", "throughput_rps": 1000.0,
+            "histograms": {"corrected": hist, "uncorrected": hist},
+            "timeline": [
+                {"second": 0, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "invalidations": 12, "server": []},
+                {"second": 1, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "server": []},
+                {"second": 2, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
+                 "invalidations": 40, "server": []}]}]})
+    };
+    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
+    let inputs = vec![input_of("churn".into(), vec!["c.json".into()], vec![file]).unwrap()];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    assert!(page(&inputs, &cmp).contains(chart), "the chart is there");
+    let charts = super::charts::for_test(&inputs, "GET");
+    let churn = charts.iter().find(|c| c.kind == "invalidations").unwrap();
+    // Every second, a quiet one as zero (a count, not a missing figure).
+    assert_eq!(
+        churn.series[0].points,
+        [(0.5, 12.0), (1.5, 0.0), (2.5, 40.0)]
+    );
+}

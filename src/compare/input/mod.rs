@@ -205,6 +205,8 @@ pub struct SecondRow {
     pub reconnects: u64,
     /// Cluster mode: MOVED and ASK redirects in that second.
     pub moved: u64,
+    /// Client-side caching invalidations received in that second (`--enable-tracking`).
+    pub invalidations: u64,
 }
 
 /// One server's figures per interval during a test.

@@ -222,6 +222,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
                     .iter()
                     .filter_map(|k| r.redirects.get(*k))
                     .sum(),
+                invalidations: r.invalidations,
             })
             .collect(),
         spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,

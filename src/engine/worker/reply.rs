@@ -89,6 +89,9 @@ pub(super) fn on_reply(
         let kind = std::mem::take(&mut c.push_kind);
         if !push::is_reply(kind, c.batch.pending, c.prefix_pending) {
             push::count(&mut rec.pushes, kind);
+            if kind == push::PushKind::Invalidate && !c.batch.warmup {
+                rec.tally.invalidation(now);
+            }
             return Ok(nothing);
         }
     }
