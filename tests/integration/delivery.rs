@@ -63,6 +63,8 @@ fn ten_subscribers_get_every_message_once(server: &Server, extra: &[&str], comma
     let test = &r["tests"][0];
     assert_eq!(u(&test["requests"]["completed"]), 3000);
     assert!(stdout.contains("lost 0, duplicates 0"), "{stdout}");
+    // The header counts the test's own connections (10 subscribers, 1 publisher), not `-c`.
+    assert!(stdout.contains("\n  11 parallel clients\n"), "{stdout}");
     assert_eq!(
         server.client().calls(command),
         300,
