@@ -47,7 +47,11 @@ fn replay_at_max_speed_has_a_duration_and_a_throughput(server: Server) {
         out.stdout
     );
     let c = server.client().bulk(&["GET", "m:7000"]);
-    assert_eq!(c.as_deref(), Some(&b"100"[..]), "every INCR of client 7000 ran");
+    assert_eq!(
+        c.as_deref(),
+        Some(&b"100"[..]),
+        "every INCR of client 7000 ran"
+    );
 }
 
 #[test]
