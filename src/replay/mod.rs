@@ -275,7 +275,12 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         .clamp(1, 64);
     let wall_start = SystemTime::now();
     let start = Instant::now() + LOOKAHEAD;
-    let measure_start = start + Duration::from_nanos(a.speed.due_ns(a.warmup_us).unwrap_or(0));
+    // `max` sends at once, not from `start`: its measured time begins now (else a replay shorter
+    // than the lookahead ends before `start` and measures 0 s, 0 requests per second).
+    let measure_start = a
+        .speed
+        .due_ns(a.warmup_us)
+        .map_or(start - LOOKAHEAD, |ns| start + Duration::from_nanos(ns));
     let timeline = Arc::new(Mutex::new(Default::default()));
     let mut txs = Vec::new();
     let mut handles = Vec::new();
@@ -307,7 +312,8 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     result.elapsed = last.map_or(Duration::ZERO, |l| {
         l.saturating_duration_since(measure_start)
     });
-    result.started_at = Some(wall_start + (measure_start - start) + LOOKAHEAD);
+    result.started_at =
+        Some(wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD));
     let interrupted = stop.load(Ordering::Relaxed);
     result.outcome = if interrupted {
         Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {

@@ -38,10 +38,18 @@ pub(super) struct MemtierLine {
     pub(super) run: u32,
     /// The last whole second shown.
     pub(super) shown_sec: Option<u64>,
+    /// A line was written and not yet ended: [`Console::clear`] ends it, so the test's
+    /// warnings on stderr start a line of their own instead of trailing the figures.
+    pub(super) open: bool,
 }
 
 impl Console {
     pub(super) fn clear(&mut self) {
+        if let Some(m) = self.memtier.as_mut().filter(|m| m.open) {
+            // memtier's line stays (memtier leaves it there too); only ended.
+            eprintln!();
+            m.open = false;
+        }
         if self.shown {
             eprint!("\r\x1b[2K");
             self.shown = false;
@@ -137,6 +145,7 @@ fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
         return;
     }
     m.shown_sec = Some(sec);
+    m.open = true;
     let per = |n: u64, d: f64| if d > 0.0 { n as f64 / d } else { 0.0 };
     let ms = |sum: u64, n: u64| {
         if n > 0 {

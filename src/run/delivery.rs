@@ -12,6 +12,7 @@ use crate::metrics::{Outcome, Signal, TestResult};
 use crate::plan::Format;
 use crate::record::TestExtras;
 use crate::record::delivery::DeliveryRecord;
+use crate::report::ReportContext;
 use crate::workload::template::parse_custom_command;
 use crate::workload::{PayloadGenerator, Template};
 
@@ -30,7 +31,13 @@ impl<W: Write> Session<'_, W> {
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, &template, &result, extras);
-        print_result(self.plan, &self.ctx, &result, &mut self.out)?;
+        // The header's "parallel clients" are the connections this test opened (receivers and
+        // publishers), not the engine's `-c`, which a delivery test does not use.
+        let ctx = ReportContext {
+            clients: spec.receivers() + spec.publishers,
+            ..self.ctx.clone()
+        };
+        print_result(self.plan, &ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         if self.plan.format == Format::Text {
             crate::report::write_delivery(&mut self.out, &block)?;

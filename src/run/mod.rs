@@ -250,6 +250,7 @@ fn connect_and_run(
             },
             run: 1,
             shown_sec: None,
+            open: false,
         }),
     };
 

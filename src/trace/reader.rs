@@ -103,14 +103,20 @@ impl<R: BufRead> Reader<R> {
     fn next_native(&mut self, entry: &mut Entry) -> Result<bool, TraceError> {
         loop {
             self.line += 1;
-            if !read_line(&mut self.input, &mut self.buf, self.line)? {
+            let Some(ended) = read_line_ended(&mut self.input, &mut self.buf, self.line)? else {
                 return Ok(false);
-            }
+            };
             let text = self.buf.strip_suffix(b"\r").unwrap_or(&self.buf);
             if text.is_empty() || text.starts_with(b"#") {
                 continue;
             }
-            let header = native::parse_header(text, self.line, entry)?;
+            let header = match native::parse_header(text, self.line, entry) {
+                Ok(h) => h,
+                // A header the file ends inside (no newline after it) is an entry cut short by
+                // a writer that was killed, not a malformed line.
+                Err(_) if !ended => return Err(TraceError::Truncated { line: self.line }),
+                Err(e) => return Err(e),
+            };
             self.buf.clear();
             self.buf.resize(header.len + 1, 0);
             let line = self.line;
@@ -178,13 +184,23 @@ impl<R: BufRead> Reader<R> {
 /// One line without its `\n` into `buf`; `Ok(false)` at the end of the input. A line longer
 /// than [`MAX_ENTRY`] is refused before it is held whole.
 fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, line: u64) -> Result<bool, TraceError> {
+    read_line_ended(input, buf, line).map(|l| l.is_some())
+}
+
+/// As [`read_line`], saying also whether the line ended with its `\n` (`Some(false)`: the input
+/// ended inside it).
+fn read_line_ended<R: BufRead>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    line: u64,
+) -> Result<Option<bool>, TraceError> {
     buf.clear();
     loop {
         let available = input
             .fill_buf()
             .map_err(|e| TraceError::Io(format!("line {line}: {e}")))?;
         if available.is_empty() {
-            return Ok(!buf.is_empty());
+            return Ok((!buf.is_empty()).then_some(false));
         }
         let (take, done) = match available.iter().position(|&b| b == b'\n') {
             Some(i) => (i + 1, true),
@@ -200,7 +216,7 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, line: u64) -> Result<
         buf.extend_from_slice(&available[..keep]);
         input.consume(take);
         if done {
-            return Ok(true);
+            return Ok(Some(true));
         }
     }
 }

@@ -167,6 +167,28 @@ fn a_trace_cut_short_mid_entry_reads_up_to_the_cut() {
 }
 
 #[test]
+fn a_trace_cut_inside_a_header_line_is_cut_short_not_malformed() {
+    let bytes = write_all(&[
+        entry(1, "c", 0, cmd(&["SET", "k", "v"])),
+        entry(2, "c", 0, cmd(&["GET", "k"])),
+    ]);
+    // Cut after the second header's first field: what a capture killed mid-write leaves.
+    let second = bytes.windows(3).rposition(|w| w == b"\n2 ").unwrap() + 3;
+    let mut r = Reader::new(Cursor::new(&bytes[..second])).unwrap();
+    let mut e = Entry::empty();
+    assert!(r.next_into(&mut e).unwrap());
+    let err = r.next_into(&mut e).unwrap_err();
+    assert!(matches!(err, TraceError::Truncated { .. }), "{err:?}");
+    // The same bad header followed by its newline is a malformed line.
+    let mut whole = bytes[..second].to_vec();
+    whole.push(b'\n');
+    let mut r = Reader::new(Cursor::new(&whole[..])).unwrap();
+    assert!(r.next_into(&mut e).unwrap());
+    let err = r.next_into(&mut e).unwrap_err();
+    assert!(matches!(err, TraceError::Malformed { .. }), "{err:?}");
+}
+
+#[test]
 fn an_entry_above_the_bound_is_refused_before_it_is_read() {
     let header = format!("#respbench-trace 1\n1 0 c 0 raw {}\n", MAX_ENTRY + 1);
     let err = read_all(header.as_bytes()).unwrap_err();

@@ -63,6 +63,8 @@ fn ten_subscribers_get_every_message_once(server: &Server, extra: &[&str], comma
     let test = &r["tests"][0];
     assert_eq!(u(&test["requests"]["completed"]), 3000);
     assert!(stdout.contains("lost 0, duplicates 0"), "{stdout}");
+    // The header counts the test's own connections (10 subscribers, 1 publisher), not `-c`.
+    assert!(stdout.contains("\n  11 parallel clients\n"), "{stdout}");
     assert_eq!(
         server.client().calls(command),
         300,
@@ -135,6 +137,29 @@ fn slow_subscriber_is_dropped(server: &Server) {
     // The fast subscriber got every message: delivered covers at least its 6000.
     assert!(u(&d["delivered"]) >= 6000, "{d}");
     assert!(u(&d["expected"]) == 12000, "{d}");
+    lost_messages_are_not_no_errors_in_the_html(&r);
+}
+
+/// The HTML report of a run that lost messages shows its delivery table, and does not say
+/// "No errors: … no lost requests" under its charts.
+fn lost_messages_are_not_no_errors_in_the_html(record: &Value) {
+    let dir = TempDir::new();
+    let json = dir.path().join("lossy.json");
+    std::fs::write(&json, record.to_string()).unwrap();
+    let page = dir.path().join("lossy.html");
+    let out = respbench(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h3>Delivery</h3>"), "the delivery table");
+    assert!(
+        !html.contains("class=\"note no-errors\""),
+        "a run that lost messages is not \"no errors\""
+    );
 }
 
 #[test]

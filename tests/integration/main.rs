@@ -33,6 +33,7 @@ mod netns;
 mod pushes;
 mod record;
 mod replay;
+mod replay_max;
 mod secrets;
 mod sentinel;
 mod shards;

@@ -652,13 +652,17 @@ fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
     (bands, markers)
 }
 
-/// Whether `test` has a timeline in some run and neither error replies nor lost requests in any:
-/// its errors panel is then one line of text.
+/// Whether `test` has a timeline in some run and neither error replies nor lost requests (nor lost
+/// messages) in any: its errors panel is then one line of text.
 pub fn no_errors(inputs: &[Input], test: &str) -> bool {
     let found = details(inputs, test);
     !found.is_empty()
         && found.iter().all(|(_, _, d)| {
-            !d.timeline.is_empty() && d.timeline.iter().all(|r| r.failed == 0) && d.lost.is_empty()
+            !d.timeline.is_empty()
+                && d.timeline.iter().all(|r| r.failed == 0)
+                && d.lost.is_empty()
+                // Messages never delivered (`--pubsub`, `--stream`) are lost too.
+                && d.delivery.as_ref().is_none_or(|x| x.lost == 0)
         })
 }
 
