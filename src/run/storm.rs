@@ -77,6 +77,16 @@ pub(super) fn run_storm(
     if result.interrupted {
         return Err(Failure::Interrupted);
     }
+    // Some refusals are what a storm measures (a server at maxclients); none completing is a
+    // storm that never ran (a wrong command, a wrong password): exit 1, as a benchmark whose
+    // requests all fail, after the report that says by stage and kind why.
+    if result.completed == 0 && result.failed() > 0 {
+        let first = result.messages.values().next().cloned().unwrap_or_default();
+        return Err(Failure::Fatal(format!(
+            "--connect-storm: none of the {} connections completed ({first})",
+            result.failed()
+        )));
+    }
     Ok(())
 }
 

@@ -183,7 +183,18 @@ fn storm_at_maxclients(kind: ServerKind) {
         "-",
         "PING",
     ]);
-    out.assert_success();
+    // Every connection refused: the record says by stage and kind, and the run exits 1 (a
+    // storm in which nothing completed, as a benchmark that could not connect).
+    out.assert_code(1);
+    // (With `--json -` the report is on stderr too.)
+    assert!(
+        out.stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("none of the 20 connections completed")),
+        "{}",
+        out.stderr
+    );
     let storm = &record(&out.stdout)["storm"];
     assert_eq!(u(&storm["attempted"]), 20, "{storm}");
     assert_eq!(u(&storm["completed"]), 0, "{storm}");
@@ -344,4 +355,36 @@ fn running_out_of_local_ports_is_a_client_limit_with_its_figure() {
         assert_eq!(f["side"], "client", "none of it is the server's: {f}");
         assert_eq!(f["stage"], "connect", "{f}");
     }
+}
+
+/// A storm in which no connection completes (here: a command the server refuses) is a failed
+/// run, exit 1 with one line naming why, after the report that breaks the failures down; the
+/// record is still written.
+#[test]
+fn a_storm_in_which_nothing_completes_exits_1() {
+    let server = Server::start_valkey();
+    let dir = super::harness::TempDir::new();
+    let json = dir.path().join("s.json");
+    let out = server.bench(&[
+        "--connect-storm",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+        "GET",
+    ]);
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    assert!(
+        line.contains("none of the 20 connections completed") && line.contains("wrong number"),
+        "{line}"
+    );
+    let storm = &record(&std::fs::read_to_string(&json).unwrap())["storm"];
+    assert_eq!(
+        (u(&storm["completed"]), u(&storm["failed"])),
+        (0, 20),
+        "{storm}"
+    );
 }
