@@ -13,6 +13,7 @@ mod memory;
 mod record_hook;
 mod start;
 mod storm;
+mod storm_seconds;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -300,15 +301,7 @@ fn connect_and_run(
     // test.
     start::begin(plan, &interrupted, rec)?;
     if let Some(storm) = &plan.storm {
-        return storm::run_storm(
-            plan,
-            storm,
-            &setup,
-            &mut control,
-            rec,
-            &mut out,
-            interrupted,
-        );
+        return storm::run_storm(plan, storm, &setup, &mut control, rec, &mut out, &console);
     }
     let mut session = Session {
         plan,

@@ -1,0 +1,150 @@
+//! Modes with their own loops go through the run's journal and live metrics (the one journal
+//! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
+//! mid-way leaves a journal that `respbench recover` turns into a record of its finished
+//! seconds, outcome `killed`. On Valkey 9.1 and Redis 7.0.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{
+    Running, Server, ServerKind, ServerOptions, TempDir, free_port, run_respbench,
+};
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// The body of `GET /metrics` on a loopback port (5 s timeout), if it answered.
+fn scrape(port: u16) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .ok()?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
+}
+
+/// The storm's completed-connections counter in a scrape.
+fn storm_completed(body: &str) -> Option<f64> {
+    body.lines().find_map(|l| {
+        l.strip_prefix("respbench_requests_completed_total{test=\"connect storm\"} ")?
+            .parse()
+            .ok()
+    })
+}
+
+/// Scrapes (at most 30 s) until the counter is above `above`.
+fn counter_above(port: u16, above: f64) -> f64 {
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut last = String::new();
+    while Instant::now() < until {
+        if let Some(body) = scrape(port) {
+            if let Some(n) = storm_completed(&body).filter(|n| *n > above) {
+                return n;
+            }
+            last = body;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the connect storm counter never went above {above}:\n{last}");
+}
+
+/// Waits (at most 30 s) until the journal holds `needle`.
+fn wait_for_journal(journal: &Path, needle: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        if std::fs::read_to_string(journal).is_ok_and(|t| t.contains(needle)) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the journal {} never held {needle:?}", journal.display());
+}
+
+fn sigkill(run: Running) {
+    run.signal(libc::SIGKILL);
+    let out = run.finish(Duration::from_secs(10));
+    assert_eq!(out.code, None, "killed by a signal");
+}
+
+fn storm_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("storm.json");
+    let journal = dir.path().join("storm.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    // Paced, so the run is long enough to scrape and kill, and bounded if the kill went astray.
+    let run = server.spawn_bench(&[
+        "--connect-storm",
+        "-c",
+        "2",
+        "--rps",
+        "200",
+        "--duration",
+        "30",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+        "PING",
+    ]);
+    let first = counter_above(port, 0.0);
+    let later = counter_above(port, first);
+    assert!(
+        later > first,
+        "the connects counter moves: {first} then {later}"
+    );
+    // Two whole seconds journaled, then a kill mid-storm.
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+
+    let out = dir.path().join("recovered.json");
+    let rec = run_respbench(
+        &[
+            "recover".to_string(),
+            path(&journal).to_string(),
+            "-o".to_string(),
+            path(&out).to_string(),
+        ],
+        None,
+    );
+    rec.assert_success();
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(rec["outcome"], "killed", "{rec}");
+    let test = &rec["tests"][0];
+    assert_eq!(test["name"], "connect storm", "{test}");
+    let seconds = test["timeline"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{} s of timeline", seconds.len());
+    let sum: u64 = seconds
+        .iter()
+        .map(|s| s["completed"].as_u64().unwrap())
+        .sum();
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0, "{test}");
+    assert_eq!(
+        completed, sum,
+        "totals are the sum of the recovered seconds"
+    );
+}
+
+#[test]
+fn storm_is_journaled_and_live_valkey() {
+    storm_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn storm_is_journaled_and_live_redis() {
+    storm_is_journaled_and_live(ServerKind::Redis);
+}
