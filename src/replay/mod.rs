@@ -16,6 +16,7 @@
 
 pub mod capture;
 mod filter;
+mod journal;
 pub mod options;
 mod output;
 mod schedule;
@@ -181,6 +182,8 @@ struct Live {
     pending: Vec<Chunk>,
     start: Instant,
     stop: Arc<AtomicBool>,
+    /// `--json FILE`'s journal, written as seconds complete (`journal`).
+    journal: Option<journal::ReplayJournal>,
 }
 
 impl Live {
@@ -195,6 +198,8 @@ impl Live {
     }
 
     fn hand_over_all(&mut self) -> Result<(), String> {
+        // Also every ≤ 50 ms while the schedule waits: the journal's completed seconds.
+        journal::ReplayJournal::poll(&mut self.journal);
         (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
     }
 }
@@ -293,21 +298,31 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         handles.push(std::thread::spawn(move || worker::run(setup, rx)));
     }
     let mut sched = Scheduler::new(a);
+    let started = wall_start + (measure_start - start) + LOOKAHEAD;
+    let journal = journal::path(a.json.as_deref())
+        .map(|p| {
+            let head = output::head(a, argv, &sched, wall_start);
+            let at = Some(crate::timestamp::rfc3339_micros(started));
+            journal::ReplayJournal::create(&p, head, Arc::clone(&timeline), measure_start, at)
+        })
+        .transpose()?;
     let mut live = Live {
         pending: (0..threads).map(|_| Chunk::default()).collect(),
         txs,
         start,
         stop: Arc::clone(&stop),
+        journal,
     };
     let driven = drive(a, &mut sched, &mut live, &stop)
         .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
+    let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last) = gather(handles, &sched.names)?;
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.elapsed = last.map_or(Duration::ZERO, |l| {
         l.saturating_duration_since(measure_start)
     });
-    result.started_at = Some(wall_start + (measure_start - start) + LOOKAHEAD);
+    result.started_at = Some(started);
     let interrupted = stop.load(Ordering::Relaxed);
     result.outcome = if interrupted {
         Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
@@ -331,6 +346,9 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         fatal: fatal.as_deref(),
     };
     out.finish(&result, &facts)?;
+    if let Some(j) = journal {
+        j.remove()?;
+    }
     if let Err(f) = driven
         && !interrupted
     {

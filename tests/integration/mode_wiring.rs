@@ -1,7 +1,8 @@
 //! Modes with their own loops go through the run's journal and live metrics (the one journal
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
-//! seconds, outcome `killed`. On Valkey 9.1 and Redis 7.0.
+//! seconds, outcome `killed`; so does a `respbench replay` of a 30 s trace killed after 2 s. On
+//! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -68,6 +69,41 @@ fn wait_for_journal(journal: &Path, needle: &str) {
     panic!("the journal {} never held {needle:?}", journal.display());
 }
 
+/// `respbench recover JOURNAL -o OUT`, and the record it wrote.
+fn recover(journal: &Path, out: &Path) -> Value {
+    run_respbench(
+        &[
+            "recover".to_string(),
+            path(journal).to_string(),
+            "-o".to_string(),
+            path(out).to_string(),
+        ],
+        None,
+    )
+    .assert_success();
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+/// The recovered record's only test: named `name`, at least two seconds, totals that are the
+/// sum of its seconds, and something completed.
+fn assert_recovered(rec: &Value, name: &str) {
+    assert_eq!(rec["outcome"], "killed", "{rec}");
+    let test = &rec["tests"][0];
+    assert_eq!(test["name"], name, "{test}");
+    let seconds = test["timeline"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{} s of timeline", seconds.len());
+    let sum: u64 = seconds
+        .iter()
+        .map(|s| s["completed"].as_u64().unwrap())
+        .sum();
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0, "{test}");
+    assert_eq!(
+        completed, sum,
+        "totals are the sum of the recovered seconds"
+    );
+}
+
 fn sigkill(run: Running) {
     run.signal(libc::SIGKILL);
     let out = run.finish(Duration::from_secs(10));
@@ -110,33 +146,8 @@ fn storm_is_journaled_and_live(kind: ServerKind) {
     sigkill(run);
     assert!(!json.exists(), "no record: the run was killed before it");
 
-    let out = dir.path().join("recovered.json");
-    let rec = run_respbench(
-        &[
-            "recover".to_string(),
-            path(&journal).to_string(),
-            "-o".to_string(),
-            path(&out).to_string(),
-        ],
-        None,
-    );
-    rec.assert_success();
-    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(rec["outcome"], "killed", "{rec}");
-    let test = &rec["tests"][0];
-    assert_eq!(test["name"], "connect storm", "{test}");
-    let seconds = test["timeline"].as_array().unwrap();
-    assert!(seconds.len() >= 2, "{} s of timeline", seconds.len());
-    let sum: u64 = seconds
-        .iter()
-        .map(|s| s["completed"].as_u64().unwrap())
-        .sum();
-    let completed = test["requests"]["completed"].as_u64().unwrap();
-    assert!(completed > 0, "{test}");
-    assert_eq!(
-        completed, sum,
-        "totals are the sum of the recovered seconds"
-    );
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "connect storm");
 }
 
 #[test]
@@ -147,4 +158,50 @@ fn storm_is_journaled_and_live_valkey() {
 #[test]
 fn storm_is_journaled_and_live_redis() {
     storm_is_journaled_and_live(ServerKind::Redis);
+}
+
+fn replay_killed_leaves_a_journal(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let trace = dir.path().join("long.trace");
+    let json = dir.path().join("replay.json");
+    let journal = dir.path().join("replay.json.partial");
+    // 30 s of traffic at 50 commands a second on 5 clients, replayed in real time.
+    let mut text = String::new();
+    for i in 0..1_500u64 {
+        let client = 6000 + i % 5;
+        text.push_str(&format!(
+            "{}.{:06} [0 127.0.0.1:{client}] \"INCR\" \"r:{client}\"\n",
+            1_700_000_000 + i / 50,
+            (i % 50) * 20_000
+        ));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let port = server.port().to_string();
+    let run = Running::spawn_args(
+        &["replay", "-p", &port, "--json", path(&json), path(&trace)].map(String::from),
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the replay was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "REPLAY");
+    assert!(
+        rec["command_line"].to_string().contains("replay"),
+        "{}",
+        rec["command_line"]
+    );
+}
+
+#[test]
+fn replay_killed_leaves_a_journal_valkey() {
+    replay_killed_leaves_a_journal(ServerKind::Valkey);
+}
+
+#[test]
+fn replay_killed_leaves_a_journal_redis() {
+    replay_killed_leaves_a_journal(ServerKind::Redis);
 }
