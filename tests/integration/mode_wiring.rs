@@ -1,8 +1,8 @@
 //! Modes with their own loops go through the run's journal and live metrics (the one journal
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
-//! seconds, outcome `killed`; so does a `respbench replay` of a 30 s trace killed after 2 s. On
-//! Valkey 9.1 and Redis 7.0.
+//! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace and a memtier-mode run
+//! (scraped too) killed after 2 s. On Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -32,29 +32,32 @@ fn scrape(port: u16) -> Option<String> {
     Some(text.split_once("\r\n\r\n")?.1.to_string())
 }
 
-/// The storm's completed-connections counter in a scrape.
-fn storm_completed(body: &str) -> Option<f64> {
-    body.lines().find_map(|l| {
-        l.strip_prefix("respbench_requests_completed_total{test=\"connect storm\"} ")?
-            .parse()
-            .ok()
-    })
+/// The completed-requests counter of every test in a scrape, added up (none: `None`).
+fn completed(body: &str) -> Option<f64> {
+    body.lines()
+        .filter(|l| l.starts_with("respbench_requests_completed_total{"))
+        .map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
-/// Scrapes (at most 30 s) until the counter is above `above`.
-fn counter_above(port: u16, above: f64) -> f64 {
+/// Scrapes (at most 30 s) until a test named `test` (any: empty) is served and the counter is
+/// above `above`.
+fn counter_above(port: u16, test: &str, above: f64) -> f64 {
     let until = Instant::now() + Duration::from_secs(30);
+    let label = format!("test=\"{test}\"");
     let mut last = String::new();
     while Instant::now() < until {
         if let Some(body) = scrape(port) {
-            if let Some(n) = storm_completed(&body).filter(|n| *n > above) {
+            if (test.is_empty() || body.contains(&label))
+                && let Some(n) = completed(&body).filter(|n| *n > above)
+            {
                 return n;
             }
             last = body;
         }
         thread::sleep(Duration::from_millis(50));
     }
-    panic!("the connect storm counter never went above {above}:\n{last}");
+    panic!("the completed counter of {test} never went above {above}:\n{last}");
 }
 
 /// Waits (at most 30 s) until the journal holds `needle`.
@@ -135,8 +138,8 @@ fn storm_is_journaled_and_live(kind: ServerKind) {
         path(&json),
         "PING",
     ]);
-    let first = counter_above(port, 0.0);
-    let later = counter_above(port, first);
+    let first = counter_above(port, "connect storm", 0.0);
+    let later = counter_above(port, "connect storm", first);
     assert!(
         later > first,
         "the connects counter moves: {first} then {later}"
@@ -204,4 +207,60 @@ fn replay_killed_leaves_a_journal_valkey() {
 #[test]
 fn replay_killed_leaves_a_journal_redis() {
     replay_killed_leaves_a_journal(ServerKind::Redis);
+}
+
+fn memtier_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("memtier.json");
+    let journal = dir.path().join("memtier.json.partial");
+    let port = free_port();
+    let run = Running::spawn_args(
+        &[
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &server.port().to_string(),
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=30",
+            "--hide-histogram",
+            &format!("--metrics-listen=127.0.0.1:{port}"),
+            "--json",
+            path(&json),
+        ]
+        .map(String::from),
+    );
+    let first = counter_above(port, "", 0.0);
+    let later = counter_above(port, "", first);
+    assert!(
+        later > first,
+        "the requests counter moves: {first} then {later}"
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let name = rec["tests"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!name.is_empty(), "{rec}");
+    assert_recovered(&rec, &name);
+}
+
+#[test]
+fn memtier_is_journaled_and_live_valkey() {
+    memtier_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn memtier_is_journaled_and_live_redis() {
+    memtier_is_journaled_and_live(ServerKind::Redis);
 }
