@@ -2,7 +2,8 @@
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
 //! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace and a memtier-mode run
-//! (scraped too) killed after 2 s. On Valkey 9.1 and Redis 7.0.
+//! (scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with its exact totals. On
+//! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -263,4 +264,48 @@ fn memtier_is_journaled_and_live_valkey() {
 #[test]
 fn memtier_is_journaled_and_live_redis() {
     memtier_is_journaled_and_live(ServerKind::Redis);
+}
+
+/// A `--pubsub` test on `/metrics`: served while it runs, and its counter ends at the
+/// deliveries its record counts (2 subscribers × 200 messages).
+fn pubsub_is_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("pubsub.json");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "--pubsub",
+        "2",
+        "-n",
+        "200",
+        "--rps",
+        "200",
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "3",
+        "--json",
+        path(&json),
+    ]);
+    let end = counter_above(port, "", 399.0);
+    // Ends on its own after the linger (a Ctrl-C could land before the linger, which then
+    // would not end it).
+    run.finish(Duration::from_secs(30)).assert_success();
+    assert_eq!(end, 400.0, "the live counter ends at the deliveries");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rec["tests"][0]["delivery"]["delivered"], 400, "{rec}");
+}
+
+#[test]
+fn pubsub_is_live_valkey() {
+    pubsub_is_live(ServerKind::Valkey);
+}
+
+#[test]
+fn pubsub_is_live_redis() {
+    pubsub_is_live(ServerKind::Redis);
 }
