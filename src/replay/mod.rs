@@ -265,6 +265,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let path = a.trace.as_deref().expect("checked by parse");
     Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
     let out = output::Outputs::open(a)?;
+    let (endpoint, feed) = journal::listen(a)?;
     let target = target(a)?;
     let auth = a.password.as_ref().map(|pw| match &a.user {
         Some(u) => vec![u.clone(), pw.clone()],
@@ -299,13 +300,16 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     }
     let mut sched = Scheduler::new(a);
     let started = wall_start + (measure_start - start) + LOOKAHEAD;
-    let journal = journal::path(a.json.as_deref())
-        .map(|p| {
-            let head = output::head(a, argv, &sched, wall_start);
-            let at = Some(crate::timestamp::rfc3339_micros(started));
-            journal::ReplayJournal::create(&p, head, Arc::clone(&timeline), measure_start, at)
-        })
-        .transpose()?;
+    let journal = journal::ReplayJournal::open(
+        journal::path(a.json.as_deref()),
+        || output::head(a, argv, &sched, wall_start),
+        feed.clone(),
+        Arc::clone(&timeline),
+        (
+            measure_start,
+            Some(crate::timestamp::rfc3339_micros(started)),
+        ),
+    )?;
     let mut live = Live {
         pending: (0..threads).map(|_| Chunk::default()).collect(),
         txs,
@@ -324,17 +328,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     });
     result.started_at = Some(started);
     let interrupted = stop.load(Ordering::Relaxed);
-    result.outcome = if interrupted {
-        Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
-            Signal::Terminate
-        } else {
-            Signal::Interrupt
-        })
-    } else if fatal.is_some() || driven.is_err() {
-        Outcome::Aborted
-    } else {
-        Outcome::Completed
-    };
+    result.outcome = outcome(interrupted, &terminated, fatal.is_some() || driven.is_err());
     let facts = output::Facts {
         args: a,
         argv,
@@ -349,6 +343,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     if let Some(j) = journal {
         j.remove()?;
     }
+    journal::end_live(endpoint, &result);
     if let Err(f) = driven
         && !interrupted
     {
@@ -362,6 +357,21 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         Outcome::Interrupted(Signal::Interrupt) => 130,
         _ => 0,
     })
+}
+
+/// How the replay ended: stopped by a signal (which), failed, or completed.
+fn outcome(interrupted: bool, terminated: &AtomicBool, failed: bool) -> Outcome {
+    if interrupted {
+        Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
+            Signal::Terminate
+        } else {
+            Signal::Interrupt
+        })
+    } else if failed {
+        Outcome::Aborted
+    } else {
+        Outcome::Completed
+    }
 }
 
 /// What the threads measured, added up: the test's result (per-command figures by name), the

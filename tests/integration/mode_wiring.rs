@@ -2,7 +2,7 @@
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
 //! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace and a memtier-mode run
-//! (scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with its exact totals. On
+//! (both scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with its exact totals. On
 //! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
@@ -185,8 +185,26 @@ fn replay_killed_leaves_a_journal(kind: ServerKind) {
     }
     std::fs::write(&trace, text).unwrap();
     let port = server.port().to_string();
+    let metrics = free_port();
+    let listen = format!("127.0.0.1:{metrics}");
     let run = Running::spawn_args(
-        &["replay", "-p", &port, "--json", path(&json), path(&trace)].map(String::from),
+        &[
+            "replay",
+            "-p",
+            &port,
+            "--json",
+            path(&json),
+            "--metrics-listen",
+            &listen,
+            path(&trace),
+        ]
+        .map(String::from),
+    );
+    let first = counter_above(metrics, "REPLAY", 0.0);
+    let later = counter_above(metrics, "REPLAY", first);
+    assert!(
+        later > first,
+        "the replay's counter moves: {first} then {later}"
     );
     wait_for_journal(&journal, "\"second\":1,");
     sigkill(run);
