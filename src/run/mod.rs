@@ -258,7 +258,14 @@ fn connect_and_run(
         return run_idle(plan, &setup, &mut console);
     }
     if plan.fuzz.enabled {
-        return fuzz::run_fuzz(plan, &setup, cluster.as_ref(), &interrupted, rec);
+        return fuzz::run_fuzz(
+            plan,
+            &setup,
+            cluster.as_ref(),
+            &interrupted,
+            rec,
+            console.live.clone(),
+        );
     }
 
     for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::console::Console;
-use super::storm_seconds::{Counts, StormSeconds};
+use super::storm_seconds::{Counts, STORM, TallySeconds};
 use crate::engine::ConnSetup;
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::ControlConn;
@@ -55,8 +55,9 @@ pub(super) fn run_storm(
     let progress = io::stderr().is_terminal();
     let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
     // Its seconds to the journal and live metrics, as a test's (`storm_seconds`).
-    let mut seconds = StormSeconds::new(
+    let mut seconds = TallySeconds::new(
         rec,
+        STORM,
         console.live.clone(),
         storm.command_name.as_deref(),
         spec.openers,

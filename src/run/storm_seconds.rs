@@ -1,5 +1,6 @@
-//! `--connect-storm`'s seconds for the journal (`record::journal`) and live metrics
-//! (`crate::live`). The storm is its own loop (`crate::storm`), with no engine seconds: what it
+//! `--connect-storm`'s (and `--fuzz`'s) seconds for the journal (`record::journal`) and live
+//! metrics (`crate::live`). The fuzzer keeps one counter, commands sent, which is fed here as
+//! `completed` under the test name `fuzz`. The storm is its own loop (`crate::storm`), with no engine seconds: what it
 //! keeps while it runs is two counters (connections that finished every stage, and connections
 //! that failed). This turns them into the same `metrics::Second`s the engine hands over, so
 //! a storm goes through the one journal writer and the one endpoint instead of a copy of either:
@@ -22,7 +23,9 @@ use crate::record::RunRecord;
 use crate::record::journal::TestStart;
 
 /// The test name the journal and `/metrics` give a storm.
-pub(super) const TITLE: &str = "connect storm";
+pub(super) const STORM: &str = "connect storm";
+/// And the fuzzer.
+pub(super) const FUZZ: &str = "fuzz";
 
 /// One 100 ms slot.
 const SLOT: Duration = Duration::from_millis(100);
@@ -45,9 +48,10 @@ impl Counts {
     }
 }
 
-/// The storm's second under way, fed from polls.
-pub(super) struct StormSeconds<'a> {
+/// The second under way, fed from polls.
+pub(super) struct TallySeconds<'a> {
     rec: &'a mut RunRecord,
+    title: &'static str,
     live: Option<Feed>,
     commands: Vec<String>,
     openers: u64,
@@ -59,20 +63,22 @@ pub(super) struct StormSeconds<'a> {
     current: Second,
 }
 
-impl<'a> StormSeconds<'a> {
-    /// Starts the storm's test (live metrics see its name and the server watch's samplers).
+impl<'a> TallySeconds<'a> {
+    /// Starts the test (live metrics see its name and the server watch's samplers).
     pub(super) fn new(
         rec: &'a mut RunRecord,
+        title: &'static str,
         live: Option<Feed>,
         command: Option<&str>,
         openers: u32,
         servers: Vec<crate::watch::SampleFeed>,
     ) -> Self {
         if let Some(feed) = &live {
-            feed.test_started(TITLE, servers);
+            feed.test_started(title, servers);
         }
         Self {
             rec,
+            title,
             live,
             commands: command
                 .map(|c| vec![c.to_ascii_lowercase()])
@@ -109,7 +115,7 @@ impl<'a> StormSeconds<'a> {
             let second = std::mem::take(&mut self.current);
             let index = self.slots / SLOTS - 1;
             let test = TestStart {
-                name: TITLE,
+                name: self.title,
                 commands: self.commands.clone(),
                 ..TestStart::default()
             };

@@ -1,9 +1,9 @@
 //! Modes with their own loops go through the run's journal and live metrics (the one journal
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
-//! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace and a memtier-mode run
-//! (both scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with its exact totals. On
-//! Valkey 9.1 and Redis 7.0.
+//! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
+//! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
+//! its exact totals. On Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -326,4 +326,56 @@ fn pubsub_is_live_valkey() {
 #[test]
 fn pubsub_is_live_redis() {
     pubsub_is_live(ServerKind::Redis);
+}
+
+/// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's
+/// counter, and a SIGKILL leaves a journal whose seconds `recover` reads.
+fn fuzz_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("fuzz.json");
+    let journal = dir.path().join("fuzz.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "--fuzz",
+        "--fuzz-loglevel",
+        "error",
+        "-c",
+        "2",
+        "-n",
+        "100000000",
+        "-r",
+        "100",
+        "--fuzz-exclude",
+        "config|resetstat",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+    ]);
+    let first = counter_above(port, "fuzz", 0.0);
+    let later = counter_above(port, "fuzz", first);
+    assert!(
+        later > first,
+        "the commands sent move: {first} then {later}"
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the fuzzer was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "fuzz");
+}
+
+#[test]
+fn fuzz_is_journaled_and_live_valkey() {
+    fuzz_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn fuzz_is_journaled_and_live_redis() {
+    fuzz_is_journaled_and_live(ServerKind::Redis);
 }
