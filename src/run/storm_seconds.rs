@@ -139,3 +139,50 @@ impl<'a> TallySeconds<'a> {
         feed.progress(false, counts.completed, 0, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::RunPlan;
+
+    #[test]
+    fn counts_become_slots_and_a_whole_second_reaches_the_journal() {
+        let dir = std::env::temp_dir().join(format!("respbench-tally-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let journal = dir.join("j.partial");
+        let _ = std::fs::remove_file(&journal);
+        // The arguments without the program's name.
+        let argv = ["--journal", journal.to_str().unwrap()];
+        let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
+            crate::cli::Invocation::Run(a) => a,
+            other => panic!("{other:?}"),
+        };
+        let plan = RunPlan::new(&args, None).unwrap();
+        let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
+        let base = Instant::now();
+        let mut t = TallySeconds::new(&mut rec, STORM, None, Some("PING"), 2, Vec::new());
+        let counts = |completed, failed| Counts { completed, failed };
+        // Slot 0 closes with 5 + 1; the late poll closes slots 1..9 (the rest in slot 1) and
+        // second 0 with it.
+        t.poll(base + Duration::from_millis(150), counts(5, 1));
+        assert_eq!(t.slots, 1);
+        t.poll(base + Duration::from_millis(1_050), counts(20, 3));
+        assert_eq!(t.slots, SLOTS);
+        let text = std::fs::read_to_string(&journal).unwrap();
+        let second: serde_json::Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|v| v["kind"] == "second")
+            .expect("second 0 journaled");
+        assert_eq!(
+            (second["completed"].as_u64(), second["failed"].as_u64()),
+            (Some(20), Some(3))
+        );
+        let slots = second["slots"].as_array().unwrap();
+        let pair = |i: usize| (slots[i][0].as_u64().unwrap(), slots[i][1].as_u64().unwrap());
+        assert_eq!((pair(0), pair(1)), ((5, 1), (15, 2)));
+        assert!(slots[2..].iter().all(|s| s[0] == 0 && s[1] == 0));
+        assert!(text.contains("\"name\":\"connect storm\"") && text.contains("\"ping\""));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
