@@ -225,7 +225,7 @@ mod workloads;
 
 pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
 pub use flag::SecretValue;
-pub use flags::{docs, secret_value, takes_value};
+pub use flags::{docs, metrics_address, secret_value, takes_value};
 pub use fuzz::{FuzzArgs, FuzzLogLevel};
 pub use help::{help_text, version_text};
 pub use memory::MemoryArgs;

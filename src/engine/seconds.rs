@@ -18,8 +18,9 @@ use crate::metrics::{Second, SharedTimeline};
 /// How long after a second's end it is handed over.
 pub const GRACE: Duration = Duration::from_millis(200);
 
-/// Which seconds of the test under way were handed over.
-pub(super) struct SecondsOut<'a> {
+/// Which seconds of the test under way were handed over. Public for the modes with loops of
+/// their own that keep a [`SharedTimeline`] too (`replay`): one hand-over rule for all.
+pub struct SecondsOut<'a> {
     pub timeline: &'a SharedTimeline,
     pub measure_start: Instant,
     /// The next second to hand over.
@@ -28,7 +29,7 @@ pub(super) struct SecondsOut<'a> {
 
 impl SecondsOut<'_> {
     /// Hands every second that ended at least [`GRACE`] before `now` and was not handed yet.
-    pub(super) fn hand(&mut self, now: Instant, observer: &mut dyn Observer) {
+    pub fn hand(&mut self, now: Instant, observer: &mut dyn Observer) {
         let Some(since) = now.checked_duration_since(self.measure_start + GRACE) else {
             return;
         };

@@ -61,6 +61,9 @@ pub struct FuzzRun<'a> {
     pub interrupted: Arc<AtomicBool>,
     /// `--json -`: stdout carries the record, the fuzzer's lines go to stderr.
     pub stdout_taken: bool,
+    /// Told the commands sent so far every 100 ms, on the thread that started the run (the
+    /// run's journal and live metrics).
+    pub on_progress: Option<&'a dyn Fn(u64)>,
 }
 
 /// How the fuzz run ended.
@@ -292,7 +295,11 @@ fn run_clients(f: &FuzzRun<'_>, shared: &Arc<Shared>, common: &Arc<Common>) -> V
     let progress = report::Progress::new(f.requests, common.say);
     while handles.iter().any(|h| !h.is_finished()) {
         thread::sleep(Duration::from_millis(100));
-        progress.tick(common.sent.load(Ordering::Relaxed));
+        let sent = common.sent.load(Ordering::Relaxed);
+        progress.tick(sent);
+        if let Some(tell) = f.on_progress {
+            tell(sent);
+        }
     }
     progress.done();
     handles

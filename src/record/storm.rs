@@ -186,6 +186,10 @@ impl RunRecord {
             .iter()
             .map(|w| build::server_record(w, &[]))
             .collect();
-        self.doc.storm.insert(StormRecord::of(result, ctx, server))
+        self.doc.storm = Some(StormRecord::of(result, ctx, server));
+        // The journal's head gains the storm block: a run killed before its record is written
+        // still has it (`recover`).
+        self.journal_head();
+        self.doc.storm.as_ref().unwrap_or_else(|| unreachable!())
     }
 }

@@ -16,6 +16,7 @@
 
 pub mod capture;
 mod filter;
+mod journal;
 pub mod options;
 mod output;
 mod schedule;
@@ -181,6 +182,8 @@ struct Live {
     pending: Vec<Chunk>,
     start: Instant,
     stop: Arc<AtomicBool>,
+    /// `--json FILE`'s journal, written as seconds complete (`journal`).
+    journal: Option<journal::ReplayJournal>,
 }
 
 impl Live {
@@ -195,6 +198,8 @@ impl Live {
     }
 
     fn hand_over_all(&mut self) -> Result<(), String> {
+        // Also every ≤ 50 ms while the schedule waits: the journal's completed seconds.
+        journal::ReplayJournal::poll(&mut self.journal);
         (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
     }
 }
@@ -260,6 +265,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let path = a.trace.as_deref().expect("checked by parse");
     Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
     let out = output::Outputs::open(a)?;
+    let (endpoint, feed) = journal::listen(a)?;
     let target = target(a)?;
     let auth = a.password.as_ref().map(|pw| match &a.user {
         Some(u) => vec![u.clone(), pw.clone()],
@@ -298,34 +304,36 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         handles.push(std::thread::spawn(move || worker::run(setup, rx)));
     }
     let mut sched = Scheduler::new(a);
+    let started = wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD);
+    let journal = journal::ReplayJournal::open(
+        journal::path(a.json.as_deref()),
+        || output::head(a, argv, &sched, wall_start),
+        feed.clone(),
+        Arc::clone(&timeline),
+        (
+            measure_start,
+            Some(crate::timestamp::rfc3339_micros(started)),
+        ),
+    )?;
     let mut live = Live {
         pending: (0..threads).map(|_| Chunk::default()).collect(),
         txs,
         start,
         stop: Arc::clone(&stop),
+        journal,
     };
     let driven = drive(a, &mut sched, &mut live, &stop)
         .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
+    let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last) = gather(handles, &sched.names)?;
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.elapsed = last.map_or(Duration::ZERO, |l| {
         l.saturating_duration_since(measure_start)
     });
-    result.started_at =
-        Some(wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD));
+    result.started_at = Some(started);
     let interrupted = stop.load(Ordering::Relaxed);
-    result.outcome = if interrupted {
-        Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
-            Signal::Terminate
-        } else {
-            Signal::Interrupt
-        })
-    } else if fatal.is_some() || driven.is_err() {
-        Outcome::Aborted
-    } else {
-        Outcome::Completed
-    };
+    result.outcome = outcome(interrupted, &terminated, fatal.is_some() || driven.is_err());
     let facts = output::Facts {
         args: a,
         argv,
@@ -337,6 +345,10 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         fatal: fatal.as_deref(),
     };
     out.finish(&result, &facts)?;
+    if let Some(j) = journal {
+        j.remove()?;
+    }
+    journal::end_live(endpoint, &result);
     if let Err(f) = driven
         && !interrupted
     {
@@ -350,6 +362,21 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         Outcome::Interrupted(Signal::Interrupt) => 130,
         _ => 0,
     })
+}
+
+/// How the replay ended: stopped by a signal (which), failed, or completed.
+fn outcome(interrupted: bool, terminated: &AtomicBool, failed: bool) -> Outcome {
+    if interrupted {
+        Outcome::Interrupted(if terminated.load(Ordering::Relaxed) {
+            Signal::Terminate
+        } else {
+            Signal::Interrupt
+        })
+    } else if failed {
+        Outcome::Aborted
+    } else {
+        Outcome::Completed
+    }
 }
 
 /// What the threads measured, added up: the test's result (per-command figures by name), the

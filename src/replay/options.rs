@@ -56,6 +56,8 @@ pub struct ReplayArgs {
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub quiet: bool,
+    /// `--metrics-listen`: live metrics (`crate::live`) while the replay runs.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for ReplayArgs {
@@ -81,6 +83,7 @@ impl Default for ReplayArgs {
             json: None,
             html: None,
             quiet: false,
+            metrics_listen: None,
         }
     }
 }
@@ -342,6 +345,18 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--html", "replay.html", "t.trace"]),
+    F::value(
+        &["--metrics-listen"],
+        flag::Value::Text,
+        "--metrics-listen <addr:port>",
+        "Serve live metrics on http://addr:port/metrics while\n\
+         the replay runs (docs/live-metrics.md)",
+        |a, name, v| {
+            a.metrics_listen = Some(crate::cli::metrics_address(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--metrics-listen", "127.0.0.1:9100", "t.trace"]),
     F::switch(&["-q"], "-q", "Quiet: the report's summary lines only", |a, _, _| {
         a.quiet = true;
         Ok(())

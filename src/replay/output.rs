@@ -240,6 +240,28 @@ fn redacted(argv: &[OsString]) -> Vec<String> {
 }
 
 /// The run's record: one test, `REPLAY`, with the replay block.
+/// The record's head before the replay starts, for its journal (`journal`): the command line,
+/// the target, the start; no figures yet.
+pub fn head(
+    args: &ReplayArgs,
+    argv: &[OsString],
+    sched: &Scheduler,
+    wall_start: SystemTime,
+) -> Document {
+    let r = TestResult::empty("REPLAY", None, Outcome::Completed);
+    let f = Facts {
+        args,
+        argv,
+        sched,
+        slip: &[],
+        connections: 0,
+        threads: 0,
+        wall_start,
+        fatal: None,
+    };
+    document(&r, &f)
+}
+
 fn document(r: &TestResult, f: &Facts) -> Document {
     let a = f.args;
     let names: Vec<String> = r

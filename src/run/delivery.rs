@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Session, print_result, record_hook};
+use super::{Failure, Session, live_metrics, print_result, record_hook};
 use crate::delivery::{self, DeliveryResult, DeliverySpec};
 use crate::metrics::{Outcome, Signal, TestResult};
 use crate::plan::Format;
@@ -21,9 +21,13 @@ impl<W: Write> Session<'_, W> {
     pub(super) fn run_delivery(&mut self, spec: &DeliverySpec) -> Result<(), Failure> {
         let title = spec.title();
         let watch = self.rec.begin_test();
+        // Live metrics see the test and, at its end, its totals (no seconds while it runs: the
+        // delivery threads keep their tallies until then).
+        live_metrics::test_started(&self.console, title, watch.as_ref());
         let measured = delivery::run(spec, &self.setup, self.console.interrupted.clone())?;
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
+        live_metrics::test_ended(&self.console, &result);
         let template = template(spec, title)?;
         let block = DeliveryRecord::of(spec, &measured);
         let extras = TestExtras {

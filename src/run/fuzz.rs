@@ -2,12 +2,15 @@
 //! hands over to `crate::fuzz` instead of running tests, as the reference does (idle mode, the
 //! CSV header, then fuzz mode), and puts its block in the record.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use super::Failure;
 use super::cluster::ClusterCtx;
+use super::storm_seconds::{Counts, FUZZ, TallySeconds};
 use crate::engine::ConnSetup;
 use crate::fuzz::route::Routes;
 use crate::fuzz::{FuzzOutcome, FuzzRun};
@@ -21,12 +24,32 @@ pub(super) fn run_fuzz(
     cluster: Option<&ClusterCtx>,
     interrupted: &Arc<AtomicBool>,
     rec: &mut RunRecord,
+    live: Option<crate::live::Feed>,
 ) -> Result<(), Failure> {
     let stdout_taken = rec.owns_stdout();
     // Not locked for the run: the fuzz clients' log lines go to the same stream.
     let mut out: Box<dyn Write> = match stdout_taken {
         true => Box::new(io::stderr()),
         false => Box::new(io::stdout()),
+    };
+    // Commands sent, second by second, to the journal and live metrics (`storm_seconds`).
+    let clients = plan.load.clients;
+    let seconds = RefCell::new(TallySeconds::new(
+        rec,
+        FUZZ,
+        live,
+        None,
+        clients,
+        Vec::new(),
+    ));
+    let counts = |sent: u64| Counts {
+        completed: sent,
+        failed: 0,
+    };
+    let last = std::cell::Cell::new(0);
+    let tell = |sent: u64| {
+        last.set(sent);
+        seconds.borrow_mut().poll(Instant::now(), counts(sent));
     };
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
@@ -41,8 +64,12 @@ pub(super) fn run_fuzz(
         routes: cluster.map(|c| routes(c, setup)),
         interrupted: interrupted.clone(),
         stdout_taken,
+        on_progress: Some(&tell),
     };
-    let FuzzOutcome { record, broken } = crate::fuzz::run(run, &mut out).map_err(Failure::Fatal)?;
+    let ran = crate::fuzz::run(run, &mut out);
+    // The last tick's count: the fuzz block has the exact one.
+    seconds.into_inner().end(counts(last.get()));
+    let FuzzOutcome { record, broken } = ran.map_err(Failure::Fatal)?;
     let message = match broken {
         true => Some(format!(
             "fuzz: the server {} ({}){}",

@@ -13,6 +13,7 @@ mod memory;
 mod record_hook;
 mod start;
 mod storm;
+mod storm_seconds;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -258,7 +259,14 @@ fn connect_and_run(
         return run_idle(plan, &setup, &mut console);
     }
     if plan.fuzz.enabled {
-        return fuzz::run_fuzz(plan, &setup, cluster.as_ref(), &interrupted, rec);
+        return fuzz::run_fuzz(
+            plan,
+            &setup,
+            cluster.as_ref(),
+            &interrupted,
+            rec,
+            console.live.clone(),
+        );
     }
 
     for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {
@@ -301,15 +309,7 @@ fn connect_and_run(
     // test.
     start::begin(plan, &interrupted, rec)?;
     if let Some(storm) = &plan.storm {
-        return storm::run_storm(
-            plan,
-            storm,
-            &setup,
-            &mut control,
-            rec,
-            &mut out,
-            interrupted,
-        );
+        return storm::run_storm(plan, storm, &setup, &mut control, rec, &mut out, &console);
     }
     let mut session = Session {
         plan,

@@ -4,10 +4,12 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Failure;
+use super::console::Console;
+use super::storm_seconds::{Counts, STORM, TallySeconds};
 use crate::engine::ConnSetup;
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::ControlConn;
@@ -16,8 +18,8 @@ use crate::plan::storm::StormPlan;
 use crate::record::RunRecord;
 use crate::record::storm::StormContext;
 use crate::storm::{Stage, StormSpec, split_commands};
-use crate::watch::fetch_info;
 use crate::watch::info::Info;
+use crate::watch::{TestWatch, fetch_info};
 
 /// Runs the storm and prints its report.
 pub(super) fn run_storm(
@@ -27,8 +29,9 @@ pub(super) fn run_storm(
     control: &mut ControlConn,
     rec: &mut RunRecord,
     out: &mut dyn Write,
-    interrupted: Arc<AtomicBool>,
+    console: &Console,
 ) -> Result<(), Failure> {
+    let interrupted = console.interrupted.clone();
     let setup_commands = split_commands(&setup.prefix)
         .ok_or_else(|| Failure::Fatal("cannot split the setup commands".into()))?;
     let spec = StormSpec {
@@ -45,15 +48,30 @@ pub(super) fn run_storm(
         rate: plan.load.rps,
         stage_timeout: plan.load.reply_timeout.unwrap_or(CONNECT_TIMEOUT),
         ended: Arc::new(AtomicU64::new(0)),
+        tally: Arc::default(),
     };
     let before = counters(control);
     let watch = rec.begin_test();
     let progress = io::stderr().is_terminal();
+    let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
+    // Its seconds to the journal and live metrics, as a test's (`storm_seconds`).
+    let mut seconds = TallySeconds::new(
+        rec,
+        STORM,
+        console.live.clone(),
+        storm.command_name.as_deref(),
+        spec.openers,
+        servers,
+    );
     let mut result = std::thread::scope(|s| {
         let storm = s.spawn(|| crate::storm::run(&spec, interrupted));
-        show_progress(progress, &spec.ended, || storm.is_finished());
+        show_progress(progress, &spec.ended, || {
+            seconds.poll(Instant::now(), Counts::of(&spec.tally));
+            storm.is_finished()
+        });
         storm.join().unwrap_or_default()
     });
+    seconds.end(Counts::of(&spec.tally));
     // An error reply may echo an argument (a password): scrubbed before the record or report.
     let secrets = super::secrets(plan);
     for m in result.messages.values_mut() {
@@ -102,8 +120,8 @@ fn counters(control: &mut ControlConn) -> Option<(u64, u64)> {
 }
 
 /// While the storm runs: a progress line on stderr (a terminal only), every 250 ms, cleared at
-/// the end.
-fn show_progress(show: bool, ended: &AtomicU64, finished: impl Fn() -> bool) {
+/// the end; `finished` is asked every 10 ms (and feeds the storm's seconds).
+fn show_progress(show: bool, ended: &AtomicU64, mut finished: impl FnMut() -> bool) {
     let start = Instant::now();
     let mut shown = false;
     let mut next = start + Duration::from_millis(250);

@@ -114,6 +114,16 @@ pub struct StormSpec {
     pub stage_timeout: Duration,
     /// Connections ended so far (finished or failed), for a progress line while it runs.
     pub ended: Arc<AtomicU64>,
+    /// Of those, the ones that finished every stage and the ones that failed: each only grows,
+    /// so the run's per-second figures (journal, live metrics) read them without a race.
+    pub tally: Arc<Tally>,
+}
+
+/// Connections finished and failed so far, while the storm runs.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub completed: AtomicU64,
+    pub failed: AtomicU64,
 }
 
 /// One stage's figures (or the whole connection's).

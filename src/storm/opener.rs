@@ -83,7 +83,14 @@ fn open_loop(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
+        let done = out.completed;
         connect_once(spec, &mut out);
+        let tally = if out.completed > done {
+            &spec.tally.completed
+        } else {
+            &spec.tally.failed
+        };
+        tally.fetch_add(1, Ordering::Relaxed);
         spec.ended.fetch_add(1, Ordering::Relaxed);
         k += 1;
     }

@@ -28,6 +28,7 @@ mod machine_busy;
 mod memory;
 mod memtier;
 mod mixes;
+mod mode_wiring;
 mod netfaults;
 mod netns;
 mod pushes;

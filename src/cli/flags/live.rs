@@ -3,9 +3,19 @@
 
 use std::net::SocketAddr;
 
+use super::super::UsageError;
 use super::super::flag::{Flag, Value};
 use super::super::state::State;
 use super::super::value::{invalid_value, seconds};
+
+/// `--metrics-listen`'s value, for every table that has it (the main one, `replay`'s). An
+/// address, not a name: nothing is resolved while the command line is read, and the port must
+/// be given (there is no usual one to assume).
+pub fn metrics_address(name: &str, v: &std::ffi::OsStr) -> Result<SocketAddr, UsageError> {
+    let addr = v.to_str().and_then(|s| s.parse::<SocketAddr>().ok());
+    let expected = "an address and port, e.g. 127.0.0.1:9100 or [::1]:9100";
+    addr.ok_or_else(|| invalid_value(name, v, expected))
+}
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -20,11 +30,7 @@ pub(in crate::cli) const LIVE: &[Flag<State>] = &[
          http://addr:port/metrics while the run lasts, e.g.\n\
          127.0.0.1:9100 (0.0.0.0:9100 for a scraper elsewhere)",
         |st, name, v| {
-            // An address, not a name: nothing is resolved while the command line is read, and
-            // the port must be given (there is no usual one to assume).
-            let addr = v.to_str().and_then(|s| s.parse::<SocketAddr>().ok());
-            let expected = "an address and port, e.g. 127.0.0.1:9100 or [::1]:9100";
-            st.args.metrics_listen = Some(addr.ok_or_else(|| invalid_value(name, v, expected))?);
+            st.args.metrics_listen = Some(metrics_address(name, v)?);
             Ok(())
         },
     )

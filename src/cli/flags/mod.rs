@@ -9,6 +9,7 @@
 
 mod basic;
 mod live;
+pub use live::metrics_address;
 mod own;
 mod tls;
 

@@ -503,6 +503,27 @@ const OWN: &[M] = &[
         |st, n, v| via("--html", st, n, v),
     )
     .example(&["--html", "run.html"]),
+    M::value(
+        &["--metrics-listen"],
+        Value::Text,
+        "--metrics-listen=ADDR:PORT",
+        "Serve respbench's live metrics on http://ADDR:PORT/metrics",
+        |st, n, v| via("--metrics-listen", st, n, v),
+    )
+    .example(&["--metrics-listen", "127.0.0.1:9100"]),
+    M::value(
+        &["--metrics-linger"],
+        Value::Text,
+        "--metrics-linger=SEC",
+        "Keep serving /metrics this long after the run",
+        |st, n, v| via("--metrics-linger", st, n, v),
+    )
+    .example(&[
+        "--metrics-listen",
+        "127.0.0.1:9100",
+        "--metrics-linger",
+        "5",
+    ]),
 ];
 
 /// `--print-percentiles 50,99,99.9`: each in (0, 100].

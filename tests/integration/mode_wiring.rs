@@ -1,0 +1,381 @@
+//! Modes with their own loops go through the run's journal and live metrics (the one journal
+//! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
+//! mid-way leaves a journal that `respbench recover` turns into a record of its finished
+//! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
+//! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
+//! its exact totals. On Valkey 9.1 and Redis 7.0.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{
+    Running, Server, ServerKind, ServerOptions, TempDir, free_port, run_respbench,
+};
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// The body of `GET /metrics` on a loopback port (5 s timeout), if it answered.
+fn scrape(port: u16) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .ok()?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
+}
+
+/// The completed-requests counter of every test in a scrape, added up (none: `None`).
+fn completed(body: &str) -> Option<f64> {
+    body.lines()
+        .filter(|l| l.starts_with("respbench_requests_completed_total{"))
+        .map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Scrapes (at most 30 s) until a test named `test` (any: empty) is served and the counter is
+/// above `above`.
+fn counter_above(port: u16, test: &str, above: f64) -> f64 {
+    let until = Instant::now() + Duration::from_secs(30);
+    let label = format!("test=\"{test}\"");
+    let mut last = String::new();
+    while Instant::now() < until {
+        if let Some(body) = scrape(port) {
+            if (test.is_empty() || body.contains(&label))
+                && let Some(n) = completed(&body).filter(|n| *n > above)
+            {
+                return n;
+            }
+            last = body;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the completed counter of {test} never went above {above}:\n{last}");
+}
+
+/// Waits (at most 30 s) until the journal holds `needle`.
+fn wait_for_journal(journal: &Path, needle: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        if std::fs::read_to_string(journal).is_ok_and(|t| t.contains(needle)) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the journal {} never held {needle:?}", journal.display());
+}
+
+/// `respbench recover JOURNAL -o OUT`, and the record it wrote.
+fn recover(journal: &Path, out: &Path) -> Value {
+    run_respbench(
+        &[
+            "recover".to_string(),
+            path(journal).to_string(),
+            "-o".to_string(),
+            path(out).to_string(),
+        ],
+        None,
+    )
+    .assert_success();
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+/// The recovered record's only test: named `name`, at least two seconds, totals that are the
+/// sum of its seconds, and something completed.
+fn assert_recovered(rec: &Value, name: &str) {
+    assert_eq!(rec["outcome"], "killed", "{rec}");
+    let test = &rec["tests"][0];
+    assert_eq!(test["name"], name, "{test}");
+    let seconds = test["timeline"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{} s of timeline", seconds.len());
+    let sum: u64 = seconds
+        .iter()
+        .map(|s| s["completed"].as_u64().unwrap())
+        .sum();
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0, "{test}");
+    assert_eq!(
+        completed, sum,
+        "totals are the sum of the recovered seconds"
+    );
+}
+
+fn sigkill(run: Running) {
+    run.signal(libc::SIGKILL);
+    let out = run.finish(Duration::from_secs(10));
+    assert_eq!(out.code, None, "killed by a signal");
+}
+
+fn storm_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("storm.json");
+    let journal = dir.path().join("storm.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    // Paced, so the run is long enough to scrape and kill, and bounded if the kill went astray.
+    let run = server.spawn_bench(&[
+        "--connect-storm",
+        "-c",
+        "2",
+        "--rps",
+        "200",
+        "--duration",
+        "30",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+        "PING",
+    ]);
+    let first = counter_above(port, "connect storm", 0.0);
+    let later = counter_above(port, "connect storm", first);
+    assert!(
+        later > first,
+        "the connects counter moves: {first} then {later}"
+    );
+    // Two whole seconds journaled, then a kill mid-storm.
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "connect storm");
+}
+
+#[test]
+fn storm_is_journaled_and_live_valkey() {
+    storm_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn storm_is_journaled_and_live_redis() {
+    storm_is_journaled_and_live(ServerKind::Redis);
+}
+
+fn replay_killed_leaves_a_journal(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let trace = dir.path().join("long.trace");
+    let json = dir.path().join("replay.json");
+    let journal = dir.path().join("replay.json.partial");
+    // 30 s of traffic at 50 commands a second on 5 clients, replayed in real time.
+    let mut text = String::new();
+    for i in 0..1_500u64 {
+        let client = 6000 + i % 5;
+        text.push_str(&format!(
+            "{}.{:06} [0 127.0.0.1:{client}] \"INCR\" \"r:{client}\"\n",
+            1_700_000_000 + i / 50,
+            (i % 50) * 20_000
+        ));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let port = server.port().to_string();
+    let metrics = free_port();
+    let listen = format!("127.0.0.1:{metrics}");
+    let run = Running::spawn_args(
+        &[
+            "replay",
+            "-p",
+            &port,
+            "--json",
+            path(&json),
+            "--metrics-listen",
+            &listen,
+            path(&trace),
+        ]
+        .map(String::from),
+    );
+    let first = counter_above(metrics, "REPLAY", 0.0);
+    let later = counter_above(metrics, "REPLAY", first);
+    assert!(
+        later > first,
+        "the replay's counter moves: {first} then {later}"
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the replay was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "REPLAY");
+    assert!(
+        rec["command_line"].to_string().contains("replay"),
+        "{}",
+        rec["command_line"]
+    );
+}
+
+#[test]
+fn replay_killed_leaves_a_journal_valkey() {
+    replay_killed_leaves_a_journal(ServerKind::Valkey);
+}
+
+#[test]
+fn replay_killed_leaves_a_journal_redis() {
+    replay_killed_leaves_a_journal(ServerKind::Redis);
+}
+
+fn memtier_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("memtier.json");
+    let journal = dir.path().join("memtier.json.partial");
+    let port = free_port();
+    let run = Running::spawn_args(
+        &[
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &server.port().to_string(),
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--test-time=30",
+            "--hide-histogram",
+            &format!("--metrics-listen=127.0.0.1:{port}"),
+            "--json",
+            path(&json),
+        ]
+        .map(String::from),
+    );
+    let first = counter_above(port, "", 0.0);
+    let later = counter_above(port, "", first);
+    assert!(
+        later > first,
+        "the requests counter moves: {first} then {later}"
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let name = rec["tests"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!name.is_empty(), "{rec}");
+    assert_recovered(&rec, &name);
+}
+
+#[test]
+fn memtier_is_journaled_and_live_valkey() {
+    memtier_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn memtier_is_journaled_and_live_redis() {
+    memtier_is_journaled_and_live(ServerKind::Redis);
+}
+
+/// A `--pubsub` test on `/metrics`: served while it runs, and its counter ends at the
+/// deliveries its record counts (2 subscribers × 200 messages).
+fn pubsub_is_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("pubsub.json");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "--pubsub",
+        "2",
+        "-n",
+        "200",
+        "--rps",
+        "200",
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "3",
+        "--json",
+        path(&json),
+    ]);
+    let end = counter_above(port, "", 399.0);
+    // Ends on its own after the linger (a Ctrl-C could land before the linger, which then
+    // would not end it).
+    run.finish(Duration::from_secs(30)).assert_success();
+    assert_eq!(end, 400.0, "the live counter ends at the deliveries");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rec["tests"][0]["delivery"]["delivered"], 400, "{rec}");
+}
+
+#[test]
+fn pubsub_is_live_valkey() {
+    pubsub_is_live(ServerKind::Valkey);
+}
+
+#[test]
+fn pubsub_is_live_redis() {
+    pubsub_is_live(ServerKind::Redis);
+}
+
+/// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's
+/// counter, and a SIGKILL leaves a journal whose seconds `recover` reads.
+fn fuzz_is_journaled_and_live(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("fuzz.json");
+    let journal = dir.path().join("fuzz.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "--fuzz",
+        "--fuzz-loglevel",
+        "error",
+        "-c",
+        "2",
+        "-n",
+        "100000000",
+        "-r",
+        "100",
+        "--fuzz-exclude",
+        "config|resetstat",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+    ]);
+    let first = counter_above(port, "fuzz", 0.0);
+    let later = counter_above(port, "fuzz", first);
+    assert!(
+        later > first,
+        "the commands sent move: {first} then {later}"
+    );
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the fuzzer was killed before it");
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "fuzz");
+}
+
+#[test]
+fn fuzz_is_journaled_and_live_valkey() {
+    fuzz_is_journaled_and_live(ServerKind::Valkey);
+}
+
+#[test]
+fn fuzz_is_journaled_and_live_redis() {
+    fuzz_is_journaled_and_live(ServerKind::Redis);
+}
