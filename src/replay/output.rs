@@ -127,6 +127,30 @@ impl Outputs {
 }
 
 /// The replay's lines after the usual report.
+/// The summary's lines of commands not sent. AUTH is never sent (the trace's password is
+/// redacted; the target's own credentials are used), so it is listed apart from what `--allow`
+/// would send.
+fn skipped_lines(skipped: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut s = String::new();
+    let allowable: Vec<String> = skipped
+        .iter()
+        .filter(|(k, _)| k.as_str() != "AUTH")
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    if !allowable.is_empty() {
+        s.push_str(&format!(
+            "  skipped (--allow sends them): {}\n",
+            allowable.join(", ")
+        ));
+    }
+    if let Some(auth) = skipped.get("AUTH") {
+        s.push_str(&format!(
+            "  not sent: AUTH {auth} (the target's -a/--user/-u are used instead)\n"
+        ));
+    }
+    s
+}
+
 fn summary(f: &Facts) -> String {
     let c = &f.sched.counts;
     let rec = replay_record(f);
@@ -139,13 +163,7 @@ fn summary(f: &Facts) -> String {
         f.sched.clients(),
         rec.speed.map_or("max".to_string(), |x| format!("{x}x")),
     );
-    if !c.skipped.is_empty() {
-        let list: Vec<String> = c.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        s.push_str(&format!(
-            "  skipped (--allow sends them): {}\n",
-            list.join(", ")
-        ));
-    }
+    s.push_str(&skipped_lines(&c.skipped));
     if c.from_scripts > 0 {
         s.push_str(&format!(
             "  not sent, run by scripts: {} (their EVAL/FCALL was)\n",
@@ -339,6 +357,20 @@ fn document(r: &TestResult, f: &Facts) -> Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auth_is_listed_as_never_sent_not_as_allowable() {
+        let skipped = [("AUTH".to_string(), 20), ("FLUSHDB".to_string(), 1)]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            skipped_lines(&skipped),
+            "  skipped (--allow sends them): FLUSHDB 1\n  \
+             not sent: AUTH 20 (the target's -a/--user/-u are used instead)\n"
+        );
+        let only_auth = [("AUTH".to_string(), 2)].into_iter().collect();
+        assert!(!skipped_lines(&only_auth).contains("--allow"));
+    }
 
     #[test]
     fn the_password_never_reaches_the_recorded_command_line() {
