@@ -269,6 +269,17 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
     let out = match a.format {
+        // Records with no benchmark test (connection storms only): their tables alone, not an
+        // empty speed table with "no test in common" and advice about repetitions.
+        OutFormat::Text | OutFormat::Markdown
+            if cmp.tests.is_empty() && !super::costs::text(&inputs).is_empty() =>
+        {
+            let costs = super::costs::text(&inputs);
+            match a.format {
+                OutFormat::Markdown => format!("```{costs}```\n"),
+                _ => costs.trim_start().to_string(),
+            }
+        }
         OutFormat::Text => render::text(&cmp, color) + &super::costs::text(&inputs),
         OutFormat::Markdown => {
             let costs = super::costs::text(&inputs);

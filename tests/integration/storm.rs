@@ -291,6 +291,12 @@ fn storm_shards_merge_into_one_storm_and_compare_shows_it() {
     let out = super::harness::respbench(&["compare", &files[0], merged]);
     out.assert_success();
     assert!(out.stdout.contains("Connection storm"), "{}", out.stdout);
+    // Storms only: their table, not an empty speed table and advice about repetitions.
+    assert!(
+        !out.stdout.contains("no test in common") && !out.stdout.contains("--repeat"),
+        "{}",
+        out.stdout
+    );
     // The run's own --html report has the storm's table too.
     let html = dir.path().join("storm.html");
     let html = html.to_str().expect("UTF-8 path");
