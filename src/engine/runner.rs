@@ -133,6 +133,7 @@ pub fn run_test(
         spawn_error,
     );
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    result.timeline.drop_exact();
     (result, fatal)
 }
 

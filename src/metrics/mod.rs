@@ -4,6 +4,7 @@
 //! sockets. Invariant: merging per-worker histograms gives exactly what recording every value into
 //! one histogram would have given.
 
+mod exact_second;
 mod histogram;
 pub mod outage;
 mod recorder;
@@ -11,6 +12,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
+pub use exact_second::ExactSecond;
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};

@@ -174,7 +174,7 @@ impl Recorder {
             self.uncorrected.record(latency.uncorrected_ns);
             self.completed += 1;
             self.latency_sum_ns += latency_ns;
-            self.tally.success(now, latency_ns);
+            self.tally.success(now, latency_ns, latency.uncorrected_ns);
         }
         latency_ns
     }
@@ -192,7 +192,8 @@ impl Recorder {
             self.uncorrected.record_times(latency.uncorrected_ns, n);
             self.completed += n;
             self.latency_sum_ns += latency_ns * n;
-            self.tally.successes(now, latency_ns, n);
+            self.tally
+                .successes(now, latency_ns, latency.uncorrected_ns, n);
         }
     }
 

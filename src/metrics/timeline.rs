@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{FAILURE_KINDS, LatencyHistogram, TestResult};
+use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult};
 
 /// 100 ms slots per second.
 pub const SLOTS: usize = 10;
@@ -71,6 +71,10 @@ pub struct Second {
     /// `latency`: the client's delay over time (a worker starved for a few seconds shows there,
     /// not only in the test's average). Empty where not measured.
     pub client_delay: LatencyHistogram,
+    /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
+    /// worker's second under way, and in the test's timeline until the second is handed over
+    /// (`engine::seconds` moves it out), `None` after.
+    pub exact: Option<Box<ExactSecond>>,
 }
 
 impl Default for Second {
@@ -82,6 +86,7 @@ impl Default for Second {
             slots: [Slot::default(); SLOTS],
             latency: LatencyHistogram::coarse(),
             client_delay: LatencyHistogram::coarse(),
+            exact: None,
         }
     }
 }
@@ -102,6 +107,10 @@ impl Second {
         }
         self.latency.merge(&other.latency);
         self.client_delay.merge(&other.client_delay);
+        if let Some(o) = &other.exact {
+            // Once per second of the test (the first worker to hand it over), off the hot path.
+            self.exact.get_or_insert_with(Default::default).add(o);
+        }
     }
 
     fn clear(&mut self) {
@@ -111,6 +120,9 @@ impl Second {
         self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
         self.client_delay.reset();
+        if let Some(e) = self.exact.as_mut() {
+            e.reset();
+        }
     }
 
     /// Reconnect attempts in this second.
@@ -146,6 +158,15 @@ impl Timeline {
             self.seconds.resize_with(index + 1, Second::default);
         }
         &mut self.seconds[index]
+    }
+
+    /// Drops the seconds' full-precision histograms (`ExactSecond`) not handed over: when the
+    /// test ends its record has the whole-test histograms, and a long suite keeps every test's
+    /// timeline.
+    pub fn drop_exact(&mut self) {
+        for s in &mut self.seconds {
+            s.exact = None;
+        }
     }
 
     /// Adds another timeline, second by second.
@@ -200,30 +221,34 @@ impl SecondTally {
             index: 0,
             slot: 0,
             boundary: start + SLOT,
-            current: Second::default(),
+            current: Second {
+                exact: Some(Box::default()),
+                ..Second::default()
+            },
             shared,
         }
     }
 
-    /// A measured reply that completed a request at `now` with corrected latency `latency_ns`.
+    /// A measured reply that completed a request at `now` with corrected latency `latency_ns`
+    /// (`uncorrected_ns` from just before the write).
     #[inline]
-    pub fn success(&mut self, now: Instant, latency_ns: u64) {
-        self.at(now);
-        let slot = &mut self.current.slots[self.slot];
-        slot.completed += 1;
-        slot.waited_ns = slot.waited_ns.max(latency_ns);
-        self.current.latency.record(latency_ns);
+    pub fn success(&mut self, now: Instant, latency_ns: u64, uncorrected_ns: u64) {
+        self.successes(now, latency_ns, uncorrected_ns, 1);
     }
 
     /// `n` measured replies that completed requests at `now`, all with corrected latency
-    /// `latency_ns`.
+    /// `latency_ns` and uncorrected latency `uncorrected_ns`.
     #[inline]
-    pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
+    pub fn successes(&mut self, now: Instant, latency_ns: u64, uncorrected_ns: u64, n: u64) {
         self.at(now);
         let slot = &mut self.current.slots[self.slot];
         slot.completed += n;
         slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record_times(latency_ns, n);
+        if let Some(e) = self.current.exact.as_mut() {
+            e.corrected.record_times(latency_ns, n);
+            e.uncorrected.record_times(uncorrected_ns, n);
+        }
     }
 
     /// A sampled client's delay (`rx_delay`) of `ns`, taken at `now` (1 read event in
@@ -314,11 +339,11 @@ mod tests {
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = SecondTally::new(start, shared.clone());
         let mut b = SecondTally::new(start, shared.clone());
-        a.success(at(10), 1_000);
-        b.success(at(20), 2_000);
+        a.success(at(10), 1_000, 900);
+        b.success(at(20), 2_000, 900);
         a.failure(at(900));
-        a.success(at(1_100), 3_000); // second 1: second 0 handed over
-        b.success(at(2_500), 4_000); // b skips second 1
+        a.success(at(1_100), 3_000, 900); // second 1: second 0 handed over
+        b.success(at(2_500), 4_001, 4_001); // b skips second 1
         a.flush();
         b.flush();
         a.flush(); // nothing left: no double count
@@ -329,6 +354,12 @@ mod tests {
             .map(|s| (s.completed, s.failed, s.latency.len()))
             .collect();
         assert_eq!(counts, [(2, 1, 2), (1, 0, 1), (1, 0, 1)]);
+        // The full-precision pair keeps what the coarse histogram rounds.
+        let exact = t.seconds[2].exact.as_deref().expect("exact second");
+        assert_eq!(exact.corrected.max_ns(), 4_001);
+        assert_eq!(exact.uncorrected.len(), 1);
+        let e0 = t.seconds[0].exact.as_deref().expect("exact second 0");
+        assert_eq!((e0.corrected.len(), e0.uncorrected.max_ns()), (2, 900));
         assert!(t.seconds[2].latency.max_ns() >= 3_960 && t.seconds[2].latency.max_ns() <= 4_040);
     }
 

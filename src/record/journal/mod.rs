@@ -70,6 +70,17 @@ struct SecondLine {
     slots: Vec<[u64; 6]>,
     /// `[value_ns, count]` per non-empty bucket of the second's corrected latency histogram.
     latency: Vec<[u64; 2]>,
+    /// The second's latencies at full precision (HDR V2 compressed, base64, as the record's
+    /// histograms): their sums over the seconds are the whole-test histograms, exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact: Option<ExactLine>,
+}
+
+/// A second's full-precision corrected and uncorrected histograms (`metrics::ExactSecond`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ExactLine {
+    corrected: String,
+    uncorrected: String,
 }
 
 impl SecondLine {
@@ -99,6 +110,10 @@ impl SecondLine {
                 .iter_recorded()
                 .map(|v| [v.value_iterated_to(), v.count_at_value()])
                 .collect(),
+            exact: s.exact.as_deref().map(|e| ExactLine {
+                corrected: super::hdr::encode(&e.corrected),
+                uncorrected: super::hdr::encode(&e.uncorrected),
+            }),
         }
     }
 

@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{BeginLine, FORMAT, Line, SecondLine};
-use crate::metrics::{FAILURE_KINDS, Outcome, Signal, TestResult, Timeline};
+use crate::metrics::{FAILURE_KINDS, LatencyHistogram, Outcome, Signal, TestResult, Timeline};
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
+use crate::record::hdr;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 
 /// `Some` when `text` is a journal (its first line is a journal head): the record it holds, as
@@ -98,7 +99,7 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     let mut doc = doc.ok_or("a journal without its head line")?;
     let mut ended = None;
     if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        let (rec, end) = partial_test(&o);
+        let (rec, end) = partial_test(&o)?;
         ended = end;
         tests.push(rec);
     }
@@ -129,7 +130,7 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
 
 /// The record of the test under way, from its full seconds, as an interrupted test's; and when
 /// its last second ended (wall clock), when its start is known.
-fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
+fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     let b = &o.begin;
     let mut r = TestResult::empty(
         &b.name,
@@ -148,6 +149,7 @@ fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
         r.reconnect_attempts += s.reconnect_attempts();
         r.reconnects += s.reconnects();
     }
+    exact_histograms(o, &mut r)?;
     for (k, kind) in FAILURE_KINDS.iter().enumerate() {
         let n: u64 = timeline.seconds.iter().map(|s| s.lost[k]).sum();
         if n > 0 {
@@ -170,5 +172,29 @@ fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
     let mut rec = build::test_record(&r, b.commands.clone(), &[], extras);
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
-    (rec, end)
+    Ok((rec, end))
+}
+
+/// The whole-test histograms from the seconds' full-precision ones, when every second that
+/// completed requests has them (a journal of a respbench before them has not: its corrected
+/// histogram stays the sum of the coarse ones, and there is no uncorrected one).
+fn exact_histograms(o: &Open, r: &mut TestResult) -> Result<(), String> {
+    if o.seconds
+        .iter()
+        .any(|s| s.exact.is_none() && s.completed > 0)
+    {
+        return Ok(());
+    }
+    let mut corrected = LatencyHistogram::new();
+    let mut uncorrected = LatencyHistogram::new();
+    for s in &o.seconds {
+        if let Some(e) = &s.exact {
+            let what = format!("journal second {}", s.second);
+            hdr::add_encoded(&mut corrected, &e.corrected, &what)?;
+            hdr::add_encoded(&mut uncorrected, &e.uncorrected, &what)?;
+        }
+    }
+    r.latency = corrected;
+    r.latency_uncorrected = uncorrected;
+    Ok(())
 }

@@ -1,0 +1,31 @@
+//! One second's full-precision histograms (3 significant figures, as the record's), for the
+//! journal only: summed over a killed test's full seconds they are exactly the whole-test
+//! histograms a Ctrl-C at its last full second would have written (`docs/journal.md`).
+//!
+//! Why a second pair of histograms per worker and not the timeline's own: the timeline keeps one
+//! histogram per second for the whole test, so it keeps them coarse (2 significant figures);
+//! these are moved out of the timeline when the second is handed over (`engine::seconds`), so
+//! memory holds only the seconds not yet handed over. Recording into them is two more constant-time
+//! histogram records per reply, no allocation (each worker's pair is made when the test starts).
+
+use super::LatencyHistogram;
+
+/// A second's corrected and uncorrected latencies at full precision.
+#[derive(Clone, Debug, Default)]
+pub struct ExactSecond {
+    pub corrected: LatencyHistogram,
+    pub uncorrected: LatencyHistogram,
+}
+
+impl ExactSecond {
+    /// Adds another second's (another worker's part of the same second).
+    pub fn add(&mut self, o: &ExactSecond) {
+        self.corrected.merge(&o.corrected);
+        self.uncorrected.merge(&o.uncorrected);
+    }
+
+    pub fn reset(&mut self) {
+        self.corrected.reset();
+        self.uncorrected.reset();
+    }
+}
