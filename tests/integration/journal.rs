@@ -124,6 +124,8 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         completed as f64 / seconds.len() as f64
     );
 
+    histograms_are_the_sums_of_the_seconds(&journal, test);
+
     // compare reads the journal itself as that record (the same throughput), and says why.
     let out = respbench(&[
         "compare",
@@ -145,6 +147,54 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
     let html = dir.path().join("r.html");
     respbench(&["report", path(&journal), "-o", path(&html)]).assert_success();
     assert!(std::fs::read_to_string(&html).unwrap().contains("SET"));
+}
+
+/// The recovered test's corrected and uncorrected histograms are, bucket for bucket, the sums of
+/// the full-precision deltas its journal's seconds carry: the same count (the test's completed
+/// requests) and the same percentiles, exactly.
+fn histograms_are_the_sums_of_the_seconds(journal: &Path, test: &Value) {
+    use respbench::metrics::LatencyHistogram;
+    use respbench::record::hdr::add_encoded;
+    let text = std::fs::read_to_string(journal).unwrap();
+    let seconds: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["kind"] == "second")
+        .collect();
+    assert_eq!(
+        seconds.len(),
+        test["timeline"].as_array().unwrap().len(),
+        "one journal line per recovered second"
+    );
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    for which in ["corrected", "uncorrected"] {
+        let mut summed = LatencyHistogram::new();
+        for s in &seconds {
+            let delta = s["exact"][which].as_str().expect("each second's delta");
+            add_encoded(&mut summed, delta, "journal second").unwrap();
+        }
+        let mut recovered = LatencyHistogram::new();
+        let whole = test["histograms"][which].as_str().unwrap();
+        add_encoded(&mut recovered, whole, "recovered").unwrap();
+        assert_eq!(
+            summed.len(),
+            completed,
+            "{which}: the deltas count every request"
+        );
+        assert_eq!(
+            recovered.len(),
+            completed,
+            "{which}: the record's histogram too"
+        );
+        for p in [0.0, 50.0, 90.0, 99.0, 99.9, 100.0] {
+            assert_eq!(
+                recovered.value_at_percentile_ns(p),
+                summed.value_at_percentile_ns(p),
+                "{which} p{p}"
+            );
+        }
+        assert!(test["latency_us"][which]["p99"].as_f64().unwrap() > 0.0);
+    }
 }
 
 #[test]
