@@ -146,6 +146,10 @@ impl Second {
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     pub seconds: Vec<Second>,
+    /// Whether the workers keep each second's full-precision histograms (`ExactSecond`): only
+    /// when a journal writes them (`engine::Observer::exact_seconds`), since they cost two more
+    /// histogram records per reply. Set before the workers start.
+    pub exact: bool,
 }
 
 /// The timeline the workers of one test add their seconds to.
@@ -216,13 +220,14 @@ pub struct SecondTally {
 
 impl SecondTally {
     pub fn new(start: Instant, shared: SharedTimeline) -> Self {
+        let exact = shared.lock().unwrap_or_else(|e| e.into_inner()).exact;
         Self {
             start,
             index: 0,
             slot: 0,
             boundary: start + SLOT,
             current: Second {
-                exact: Some(Box::default()),
+                exact: exact.then(Box::default),
                 ..Second::default()
             },
             shared,
@@ -335,6 +340,7 @@ mod tests {
     #[test]
     fn tallies_from_several_workers_add_up_by_second() {
         let shared = SharedTimeline::default();
+        shared.lock().unwrap().exact = true;
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = SecondTally::new(start, shared.clone());
@@ -348,6 +354,12 @@ mod tests {
         b.flush();
         a.flush(); // nothing left: no double count
         let t = shared.lock().unwrap();
+        let quiet = SharedTimeline::default();
+        let plain = SecondTally::new(start, quiet);
+        assert!(
+            plain.current.exact.is_none(),
+            "no journal, no full-precision pair"
+        );
         let counts: Vec<(u64, u64, u64)> = t
             .seconds
             .iter()

@@ -170,4 +170,8 @@ impl Observer for Journaled<'_> {
         };
         self.rec.second(test, index, second);
     }
+
+    fn exact_seconds(&self) -> bool {
+        self.rec.journaling()
+    }
 }
