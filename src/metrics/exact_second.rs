@@ -6,15 +6,19 @@
 //! histogram per second for the whole test, so it keeps them coarse (2 significant figures);
 //! these are moved out of the timeline when the second is handed over (`engine::seconds`), so
 //! memory holds only the seconds not yet handed over. Recording into them is two more constant-time
-//! histogram records per reply, no allocation (each worker's pair is made when the test starts).
+//! histogram records per reply, no allocation (each worker's pair is made when the test starts; an
+//! error reply's word is kept for the test once it has appeared).
 
-use super::LatencyHistogram;
+use super::{ErrorCounts, LatencyHistogram};
 
 /// A second's corrected and uncorrected latencies at full precision.
 #[derive(Clone, Debug, Default)]
 pub struct ExactSecond {
     pub corrected: LatencyHistogram,
     pub uncorrected: LatencyHistogram,
+    /// The second's error replies by first word (requests lost without a reply are counted by
+    /// kind in the second itself). Words with a count of 0 may be listed.
+    pub errors: ErrorCounts,
 }
 
 impl ExactSecond {
@@ -22,10 +26,12 @@ impl ExactSecond {
     pub fn add(&mut self, o: &ExactSecond) {
         self.corrected.merge(&o.corrected);
         self.uncorrected.merge(&o.uncorrected);
+        self.errors.merge(&o.errors);
     }
 
     pub fn reset(&mut self) {
         self.corrected.reset();
         self.uncorrected.reset();
+        self.errors.zero();
     }
 }

@@ -68,6 +68,14 @@ impl ErrorCounts {
         }
     }
 
+    /// Every count back to 0, the words kept: a worker's per-second counts
+    /// (`ExactSecond::errors`) then allocate a word once per test, not once per second.
+    pub fn zero(&mut self) {
+        for e in &mut self.entries {
+            e.1 = 0;
+        }
+    }
+
     /// Adds another worker's counts.
     pub fn merge(&mut self, other: &ErrorCounts) {
         for (word, count) in &other.entries {

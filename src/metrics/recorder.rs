@@ -202,7 +202,7 @@ impl Recorder {
     pub fn error(&mut self, warmup: bool, text: &[u8], now: Instant) {
         if !warmup {
             self.errors.record(text);
-            self.tally.failure(now);
+            self.tally.error_reply(now, text);
         }
     }
 

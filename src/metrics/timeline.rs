@@ -269,6 +269,16 @@ impl SecondTally {
         self.failures(now, 1);
     }
 
+    /// A measured error reply at `now` whose text (without the `-`) is `text`: counted by its
+    /// first word too while the second's full-precision figures are kept (`ExactSecond`).
+    #[inline]
+    pub fn error_reply(&mut self, now: Instant, text: &[u8]) {
+        self.failures(now, 1);
+        if let Some(e) = self.current.exact.as_mut() {
+            e.errors.record(text);
+        }
+    }
+
     /// `n` measured requests failed at `now` (error replies).
     #[inline]
     pub fn failures(&mut self, now: Instant, n: u64) {

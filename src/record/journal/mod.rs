@@ -81,6 +81,10 @@ struct SecondLine {
 struct ExactLine {
     corrected: String,
     uncorrected: String,
+    /// Error replies by first word, `[word, count]` (requests lost without a reply are in
+    /// `lost`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<(String, u64)>,
 }
 
 impl SecondLine {
@@ -113,6 +117,13 @@ impl SecondLine {
             exact: s.exact.as_deref().map(|e| ExactLine {
                 corrected: super::hdr::encode(&e.corrected),
                 uncorrected: super::hdr::encode(&e.uncorrected),
+                errors: e
+                    .errors
+                    .sorted()
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(w, n)| (w.to_string(), n))
+                    .collect(),
             }),
         }
     }

@@ -156,9 +156,7 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
             r.errors.record_kind(kind, n);
         }
     }
-    if replies_failed > 0 {
-        r.errors.record_kind("error replies", replies_failed);
-    }
+    error_replies(o, replies_failed, &mut r);
     let secs = timeline.seconds.len() as u64;
     r.elapsed = Duration::from_secs(secs);
     let start = b.started_at.as_deref().and_then(parse_time);
@@ -173,6 +171,26 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
     Ok((rec, end))
+}
+
+/// The test's error replies: by first word when every second that had some says which (its
+/// `exact` figures), else together as `error replies` (a journal of a respbench before them).
+fn error_replies(o: &Open, replies_failed: u64, r: &mut TestResult) {
+    let by_word: u64 = o
+        .seconds
+        .iter()
+        .filter_map(|s| s.exact.as_ref())
+        .flat_map(|e| e.errors.iter().map(|(_, n)| n))
+        .sum();
+    if by_word == replies_failed {
+        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
+            for (word, n) in &e.errors {
+                r.errors.record_kind(word, *n);
+            }
+        }
+    } else if replies_failed > 0 {
+        r.errors.record_kind("error replies", replies_failed);
+    }
 }
 
 /// The whole-test histograms from the seconds' full-precision ones, when every second that

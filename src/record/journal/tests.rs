@@ -184,6 +184,16 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
         whole.latency_uncorrected.record(u);
     }
     whole.completed += n;
+    // One error reply a second, by its first word.
+    s.failed += 1;
+    s.slots[5].failed += 1;
+    let reply: &[u8] = if base_ns.is_multiple_of(2) {
+        b"WRONGTYPE Operation against a key"
+    } else {
+        b"OOM command not allowed"
+    };
+    e.errors.record(reply);
+    whole.errors.record(reply);
     s.exact = Some(Box::new(e));
     s
 }
@@ -236,6 +246,9 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
         "field for field, the histograms exact"
     );
     assert_eq!(got.requests.completed, 3_777);
+    assert_eq!(got.requests.errors.get("WRONGTYPE"), Some(&2));
+    assert_eq!(got.requests.errors.get("OOM"), Some(&2));
+    assert_eq!(got.requests.errors.get("error replies"), None);
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
     std::fs::remove_dir_all(&d).unwrap();
 }
