@@ -380,3 +380,50 @@ fn merge_reads_the_journals_of_killed_shards_on_valkey() {
         "the merged total is the shards' recovered totals"
     );
 }
+
+/// A killed run whose every request gets an error reply: the recovered test counts them by their
+/// first word, as a finished test does, not together as `error replies`.
+fn killed_error_replies_keep_their_word(server: &Server) {
+    server.client().ok(&["SET", "thatkey", "a string"]);
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.partial");
+    let run = server.spawn_bench(&[
+        "-e",
+        "-c",
+        "2",
+        "--duration",
+        "10",
+        "-q",
+        "--json",
+        path(&json),
+        "lpush",
+        "thatkey",
+        "x",
+    ]);
+    // Two full seconds in the journal, then the kill.
+    wait_for_journal(&journal, "\"kind\":\"second\"", "\"kind\":\"second\"");
+    sigkill(run);
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let test = &rec["tests"][0];
+    let failed = test["requests"]["failed"].as_u64().unwrap();
+    assert!(failed > 0, "{test}");
+    assert_eq!(
+        test["requests"]["errors"]["WRONGTYPE"].as_u64(),
+        Some(failed)
+    );
+    assert!(
+        test["requests"]["errors"].get("error replies").is_none(),
+        "{test}"
+    );
+}
+
+#[test]
+fn a_killed_runs_error_replies_keep_their_word_on_valkey() {
+    killed_error_replies_keep_their_word(&Server::start_valkey());
+}
+
+#[test]
+fn a_killed_runs_error_replies_keep_their_word_on_redis() {
+    killed_error_replies_keep_their_word(&Server::start());
+}
