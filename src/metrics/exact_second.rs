@@ -9,7 +9,7 @@
 //! histogram records per reply, no allocation (each worker's pair is made when the test starts; an
 //! error reply's word is kept for the test once it has appeared).
 
-use super::{ErrorCounts, LatencyHistogram};
+use super::{CommandTally, ErrorCounts, LatencyHistogram};
 
 /// A second's corrected and uncorrected latencies at full precision.
 #[derive(Clone, Debug, Default)]
@@ -19,6 +19,9 @@ pub struct ExactSecond {
     /// The second's error replies by first word (requests lost without a reply are counted by
     /// kind in the second itself). Words with a count of 0 may be listed.
     pub errors: ErrorCounts,
+    /// A mix's commands (`--ratio`), by their index in the mix: each one's second (empty
+    /// otherwise).
+    pub commands: Vec<CommandTally>,
 }
 
 impl ExactSecond {
@@ -27,11 +30,25 @@ impl ExactSecond {
         self.corrected.merge(&o.corrected);
         self.uncorrected.merge(&o.uncorrected);
         self.errors.merge(&o.errors);
+        if self.commands.len() < o.commands.len() {
+            self.commands
+                .resize_with(o.commands.len(), CommandTally::default);
+        }
+        for (a, b) in self.commands.iter_mut().zip(&o.commands) {
+            a.latency.merge(&b.latency);
+            a.completed += b.completed;
+            a.errors += b.errors;
+            a.nils += b.nils;
+        }
     }
 
     pub fn reset(&mut self) {
         self.corrected.reset();
         self.uncorrected.reset();
         self.errors.zero();
+        for c in &mut self.commands {
+            c.latency.reset();
+            (c.completed, c.errors, c.nils) = (0, 0, 0);
+        }
     }
 }

@@ -70,7 +70,7 @@ impl Latency {
 }
 
 /// One command of a mix as one worker measured it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CommandTally {
     /// Corrected latency only: a second histogram per reply would cost a mix more client CPU
     /// than the target allows (the test's totals keep both).
@@ -109,6 +109,7 @@ impl Recorder {
     /// Gives each of `n` mix commands its own figures.
     pub fn with_commands(mut self, n: usize) -> Self {
         self.commands = (0..n).map(|_| CommandTally::default()).collect();
+        self.tally.with_commands(n);
         self
     }
 
@@ -117,6 +118,7 @@ impl Recorder {
     pub fn command_error(&mut self, k: usize, warmup: bool) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
             c.errors += 1;
+            self.tally.command(k, None, true, false);
         }
     }
 
@@ -125,6 +127,7 @@ impl Recorder {
     pub fn command_nil(&mut self, k: usize, warmup: bool) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
             c.nils += 1;
+            self.tally.command(k, None, false, true);
         }
     }
 
@@ -175,6 +178,9 @@ impl Recorder {
             self.completed += 1;
             self.latency_sum_ns += latency_ns;
             self.tally.success(now, latency_ns, latency.uncorrected_ns);
+            if let Some(k) = k {
+                self.tally.command(k, Some(latency_ns), false, false);
+            }
         }
         latency_ns
     }

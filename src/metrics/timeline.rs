@@ -269,6 +269,35 @@ impl SecondTally {
         self.failures(now, 1);
     }
 
+    /// Gives the second's full-precision figures (when kept) a place for each of `n` mix
+    /// commands. Once, before the test.
+    pub fn with_commands(&mut self, n: usize) {
+        if let Some(e) = self.current.exact.as_mut() {
+            e.commands = (0..n).map(|_| Default::default()).collect();
+        }
+    }
+
+    /// Mix command `k`'s part of the reply just counted (after [`SecondTally::success`] or
+    /// [`SecondTally::error_reply`], so in the same second): `latency_ns` for a success, `error`
+    /// or `nil` for what it was. Only while full-precision figures are kept.
+    #[inline]
+    pub fn command(&mut self, k: usize, latency_ns: Option<u64>, error: bool, nil: bool) {
+        let Some(c) = self
+            .current
+            .exact
+            .as_mut()
+            .and_then(|e| e.commands.get_mut(k))
+        else {
+            return;
+        };
+        if let Some(ns) = latency_ns {
+            c.latency.record(ns);
+            c.completed += 1;
+        }
+        c.errors += u64::from(error);
+        c.nils += u64::from(nil);
+    }
+
     /// A measured error reply at `now` whose text (without the `-`) is `text`: counted by its
     /// first word too while the second's full-precision figures are kept (`ExactSecond`).
     #[inline]

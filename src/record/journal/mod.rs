@@ -55,6 +55,9 @@ struct BeginLine {
     repetition: Option<u32>,
     commands: Vec<String>,
     target_rps: Option<u64>,
+    /// A mix's commands as it names them (`--ratio`), in its order; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mix: Vec<String>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -85,6 +88,18 @@ struct ExactLine {
     /// `lost`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     errors: Vec<(String, u64)>,
+    /// A mix's commands' second, in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    commands: Vec<ExactCommand>,
+}
+
+/// One mix command's second: as `metrics::CommandTally`, its histogram as the record's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ExactCommand {
+    completed: u64,
+    errors: u64,
+    nils: u64,
+    latency: String,
 }
 
 impl SecondLine {
@@ -123,6 +138,16 @@ impl SecondLine {
                     .into_iter()
                     .filter(|(_, n)| *n > 0)
                     .map(|(w, n)| (w.to_string(), n))
+                    .collect(),
+                commands: e
+                    .commands
+                    .iter()
+                    .map(|c| ExactCommand {
+                        completed: c.completed,
+                        errors: c.errors,
+                        nils: c.nils,
+                        latency: super::hdr::encode(&c.latency),
+                    })
                     .collect(),
             }),
         }
@@ -236,6 +261,7 @@ impl Journal {
                 repetition: test.repetition,
                 commands: test.commands,
                 target_rps: test.target_rps,
+                mix: test.mix,
             }))?;
             self.begun = true;
         }
@@ -272,6 +298,8 @@ pub struct TestStart<'a> {
     pub repetition: Option<u32>,
     pub commands: Vec<String>,
     pub target_rps: Option<u64>,
+    /// A mix's commands as it names them, in its order (empty otherwise).
+    pub mix: Vec<String>,
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{BeginLine, FORMAT, Line, SecondLine};
-use crate::metrics::{FAILURE_KINDS, LatencyHistogram, Outcome, Signal, TestResult, Timeline};
+use crate::metrics::{
+    CommandResult, FAILURE_KINDS, LatencyHistogram, Outcome, Signal, TestResult, Timeline,
+};
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
@@ -157,6 +159,7 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
         }
     }
     error_replies(o, replies_failed, &mut r);
+    mix_commands(o, &mut r)?;
     let secs = timeline.seconds.len() as u64;
     r.elapsed = Duration::from_secs(secs);
     let start = b.started_at.as_deref().and_then(parse_time);
@@ -171,6 +174,39 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
     Ok((rec, end))
+}
+
+/// A mix's commands (`--ratio`), each its seconds' sums, when every second that measured
+/// something has them.
+fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
+    let mix = &o.begin.mix;
+    let complete = o.seconds.iter().all(|s| {
+        s.completed + s.failed == 0
+            || s.exact
+                .as_ref()
+                .is_some_and(|e| e.commands.len() == mix.len())
+    });
+    if mix.is_empty() || !complete {
+        return Ok(());
+    }
+    r.commands = mix.iter().map(|n| CommandResult::new(n)).collect();
+    for s in &o.seconds {
+        for (c, e) in r
+            .commands
+            .iter_mut()
+            .zip(s.exact.iter().flat_map(|e| &e.commands))
+        {
+            c.completed += e.completed;
+            c.errors += e.errors;
+            c.nils += e.nils;
+            hdr::add_encoded(
+                &mut c.latency,
+                &e.latency,
+                &format!("journal second {}", s.second),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The test's error replies: by first word when every second that had some says which (its

@@ -44,6 +44,7 @@ fn start(name: &str) -> TestStart<'_> {
         repetition: Some(2),
         commands: vec!["set".into()],
         target_rps: None,
+        mix: Vec::new(),
     }
 }
 
@@ -175,9 +176,23 @@ fn what_is_not_a_journal_or_is_broken_is_told() {
 /// histograms record them.
 fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
     let mut s = second(n, base_ns);
-    let mut e = crate::metrics::ExactSecond::default();
+    let mut e = crate::metrics::ExactSecond {
+        commands: vec![Default::default(), Default::default()],
+        ..Default::default()
+    };
     for k in 0..n {
         let (c, u) = (base_ns + k * 37, base_ns / 2 + k * 11);
+        // A mix of two commands, every third reply of the second a nil.
+        let (mine, all) = (
+            &mut e.commands[(k % 2) as usize],
+            &mut whole.commands[(k % 2) as usize],
+        );
+        mine.latency.record(c);
+        all.latency.record(c);
+        mine.completed += 1;
+        all.completed += 1;
+        mine.nils += u64::from(k % 3 == 0);
+        all.nils += u64::from(k % 3 == 0);
         e.corrected.record_times(c, 1);
         e.uncorrected.record_times(u, 1);
         whole.latency.record(c);
@@ -206,14 +221,21 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     j.head(&head()).unwrap();
     // What the test measured up to its last full second, as a Ctrl-C there would hold it.
     let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
+    r.commands = ["SET", "GET"]
+        .map(crate::metrics::CommandResult::new)
+        .into();
     let seconds = [
         exact_second(1_000, 50_000, &mut r),
         exact_second(2_000, 81_234, &mut r),
         exact_second(0, 1, &mut r),
         exact_second(777, 3_333_333, &mut r),
     ];
+    let mix = || TestStart {
+        mix: vec!["SET".into(), "GET".into()],
+        ..start("SET")
+    };
     for (i, s) in seconds.iter().enumerate() {
-        j.second(start("SET"), i, s).unwrap();
+        j.second(mix(), i, s).unwrap();
     }
     drop(j);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -249,6 +271,9 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     assert_eq!(got.requests.errors.get("WRONGTYPE"), Some(&2));
     assert_eq!(got.requests.errors.get("OOM"), Some(&2));
     assert_eq!(got.requests.errors.get("error replies"), None);
+    assert_eq!(got.mix.len(), 2, "each command of the mix");
+    assert_eq!(got.mix[1].completed + got.mix[0].completed, 3_777);
+    assert!(got.mix[0].misses.unwrap() > 0);
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
     std::fs::remove_dir_all(&d).unwrap();
 }
