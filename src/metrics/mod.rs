@@ -12,7 +12,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
-pub use exact_second::ExactSecond;
+pub use exact_second::{ExactSecond, Whole};
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};
@@ -74,6 +74,19 @@ impl ErrorCounts {
         for e in &mut self.entries {
             e.1 = 0;
         }
+    }
+
+    /// `(word, count)` in the order first seen, without allocating.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.entries.iter().map(|(w, c)| (w.as_str(), *c))
+    }
+
+    /// The count of `word` (0 when never seen).
+    pub fn count(&self, word: &str) -> u64 {
+        self.entries
+            .iter()
+            .find(|(w, _)| w == word)
+            .map_or(0, |(_, c)| *c)
     }
 
     /// Adds another worker's counts.

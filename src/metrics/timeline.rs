@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult};
+use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult, Whole};
 
 /// 100 ms slots per second.
 pub const SLOTS: usize = 10;
@@ -215,6 +215,9 @@ pub struct SecondTally {
     /// When slot `slot` ends: the per-reply check is one comparison with it.
     boundary: Instant,
     current: Second,
+    /// The worker's whole-test figures at the last hand-over, when the seconds' full-precision
+    /// figures are kept (`ExactSecond::take_delta`).
+    base: Option<Box<ExactSecond>>,
     shared: SharedTimeline,
 }
 
@@ -230,30 +233,26 @@ impl SecondTally {
                 exact: exact.then(Box::default),
                 ..Second::default()
             },
+            base: exact.then(Box::default),
             shared,
         }
     }
 
-    /// A measured reply that completed a request at `now` with corrected latency `latency_ns`
-    /// (`uncorrected_ns` from just before the write).
+    /// A measured reply that completed a request at `now` with corrected latency `latency_ns`.
     #[inline]
-    pub fn success(&mut self, now: Instant, latency_ns: u64, uncorrected_ns: u64) {
-        self.successes(now, latency_ns, uncorrected_ns, 1);
+    pub fn success(&mut self, now: Instant, latency_ns: u64) {
+        self.successes(now, latency_ns, 1);
     }
 
     /// `n` measured replies that completed requests at `now`, all with corrected latency
-    /// `latency_ns` and uncorrected latency `uncorrected_ns`.
+    /// `latency_ns`.
     #[inline]
-    pub fn successes(&mut self, now: Instant, latency_ns: u64, uncorrected_ns: u64, n: u64) {
+    pub fn successes(&mut self, now: Instant, latency_ns: u64, n: u64) {
         self.at(now);
         let slot = &mut self.current.slots[self.slot];
         slot.completed += n;
         slot.waited_ns = slot.waited_ns.max(latency_ns);
         self.current.latency.record_times(latency_ns, n);
-        if let Some(e) = self.current.exact.as_mut() {
-            e.corrected.record_times(latency_ns, n);
-            e.uncorrected.record_times(uncorrected_ns, n);
-        }
     }
 
     /// A sampled client's delay (`rx_delay`) of `ns`, taken at `now` (1 read event in
@@ -269,43 +268,11 @@ impl SecondTally {
         self.failures(now, 1);
     }
 
-    /// Gives the second's full-precision figures (when kept) a place for each of `n` mix
-    /// commands. Once, before the test.
-    pub fn with_commands(&mut self, n: usize) {
-        if let Some(e) = self.current.exact.as_mut() {
-            e.commands = (0..n).map(|_| Default::default()).collect();
-        }
-    }
-
-    /// Mix command `k`'s part of the reply just counted (after [`SecondTally::success`] or
-    /// [`SecondTally::error_reply`], so in the same second): `latency_ns` for a success, `error`
-    /// or `nil` for what it was. Only while full-precision figures are kept.
-    #[inline]
-    pub fn command(&mut self, k: usize, latency_ns: Option<u64>, error: bool, nil: bool) {
-        let Some(c) = self
-            .current
-            .exact
-            .as_mut()
-            .and_then(|e| e.commands.get_mut(k))
-        else {
-            return;
-        };
-        if let Some(ns) = latency_ns {
-            c.latency.record(ns);
-            c.completed += 1;
-        }
-        c.errors += u64::from(error);
-        c.nils += u64::from(nil);
-    }
-
     /// A measured error reply at `now` whose text (without the `-`) is `text`: counted by its
     /// first word too while the second's full-precision figures are kept (`ExactSecond`).
     #[inline]
-    pub fn error_reply(&mut self, now: Instant, text: &[u8]) {
+    pub fn error_reply(&mut self, now: Instant, _text: &[u8]) {
         self.failures(now, 1);
-        if let Some(e) = self.current.exact.as_mut() {
-            e.errors.record(text);
-        }
     }
 
     /// `n` measured requests failed at `now` (error replies).
@@ -335,29 +302,53 @@ impl SecondTally {
         self.current.slots[self.slot].reconnects += 1;
     }
 
+    /// Whether `now` is past the slot under way (the worker's `Recorder` then calls
+    /// [`SecondTally::hand_over`] before counting anything at `now`).
+    #[inline]
+    pub fn due(&self, now: Instant) -> bool {
+        now >= self.boundary
+    }
+
+    /// Moves to the slot `now` falls in, handing over the second that ended with its part of
+    /// `whole` (the worker's figures so far, none of them from `now`'s second) when the
+    /// second's full-precision figures are kept.
+    #[cold]
+    pub fn hand_over(&mut self, now: Instant, whole: &Whole<'_>) {
+        self.next_slot(now, Some(whole));
+    }
+
     /// Moves to the slot `now` falls in, handing over the second that ended.
     #[inline]
     fn at(&mut self, now: Instant) {
         if now >= self.boundary {
-            self.next_slot(now);
+            self.next_slot(now, None);
         }
     }
 
     /// Out of line: ten times a second per worker.
     #[cold]
-    fn next_slot(&mut self, now: Instant) {
+    fn next_slot(&mut self, now: Instant, whole: Option<&Whole<'_>>) {
         let slots = now.saturating_duration_since(self.start).as_millis() / SLOT.as_millis();
         let slots = slots as usize;
         if slots / SLOTS != self.index {
-            self.flush();
+            self.flush_with(whole);
             self.index = slots / SLOTS;
         }
         self.slot = slots % SLOTS;
         self.boundary = self.start + SLOT * (slots as u32 + 1);
     }
 
-    /// Hands the second under way to the shared timeline (the worker calls it when it stops).
+    /// Hands the second under way to the shared timeline, without its full-precision figures
+    /// (see [`SecondTally::flush_with`]).
     pub fn flush(&mut self) {
+        self.flush_with(None);
+    }
+
+    /// Hands the second under way to the shared timeline (the worker calls it when it stops),
+    /// with its full-precision figures when they are kept and `whole` is given: what `whole`
+    /// gained since the last hand-over (`ExactSecond::take_delta`). The worker's `Recorder`
+    /// always gives it; without it (a unit test's call) the second goes without them.
+    pub fn flush_with(&mut self, whole: Option<&Whole<'_>>) {
         // Replies are counted in their slot only; the second's totals are the slots' sums.
         let slots = &self.current.slots;
         self.current.completed = slots.iter().map(|s| s.completed).sum();
@@ -365,9 +356,23 @@ impl SecondTally {
         if self.current.is_empty() {
             return;
         }
+        let kept = match (
+            whole,
+            self.base.as_deref_mut(),
+            self.current.exact.as_deref_mut(),
+        ) {
+            (Some(w), Some(base), Some(e)) => {
+                e.take_delta(base, w);
+                None
+            }
+            _ => self.current.exact.take(),
+        };
         let mut t = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         t.second_mut(self.index).add(&self.current);
         drop(t);
+        if kept.is_some() {
+            self.current.exact = kept;
+        }
         self.current.clear();
     }
 }
@@ -384,11 +389,11 @@ mod tests {
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = SecondTally::new(start, shared.clone());
         let mut b = SecondTally::new(start, shared.clone());
-        a.success(at(10), 1_000, 900);
-        b.success(at(20), 2_000, 900);
+        a.success(at(10), 1_000);
+        b.success(at(20), 2_000);
         a.failure(at(900));
-        a.success(at(1_100), 3_000, 900); // second 1: second 0 handed over
-        b.success(at(2_500), 4_001, 4_001); // b skips second 1
+        a.success(at(1_100), 3_000); // second 1: second 0 handed over
+        b.success(at(2_500), 4_001); // b skips second 1
         a.flush();
         b.flush();
         a.flush(); // nothing left: no double count
@@ -405,12 +410,10 @@ mod tests {
             .map(|s| (s.completed, s.failed, s.latency.len()))
             .collect();
         assert_eq!(counts, [(2, 1, 2), (1, 0, 1), (1, 0, 1)]);
-        // The full-precision pair keeps what the coarse histogram rounds.
-        let exact = t.seconds[2].exact.as_deref().expect("exact second");
-        assert_eq!(exact.corrected.max_ns(), 4_001);
-        assert_eq!(exact.uncorrected.len(), 1);
-        let e0 = t.seconds[0].exact.as_deref().expect("exact second 0");
-        assert_eq!((e0.corrected.len(), e0.uncorrected.max_ns()), (2, 900));
+        assert!(
+            t.seconds.iter().all(|s| s.exact.is_none()),
+            "flushed without the whole-test figures: no full-precision part"
+        );
         assert!(t.seconds[2].latency.max_ns() >= 3_960 && t.seconds[2].latency.max_ns() <= 4_040);
     }
 

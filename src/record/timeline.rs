@@ -254,9 +254,9 @@ mod tests {
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut tally = SecondTally::new(start, shared.clone());
-        tally.success(at(10), 200_000, 200_000);
-        tally.success(at(20), 900_000, 900_000);
-        tally.success(at(350), 50_000, 50_000);
+        tally.success(at(10), 200_000);
+        tally.success(at(20), 900_000);
+        tally.success(at(350), 50_000);
         tally.failure(at(150));
         tally.flush();
         let t = shared.lock().unwrap().clone();
