@@ -427,3 +427,49 @@ fn a_killed_runs_error_replies_keep_their_word_on_valkey() {
 fn a_killed_runs_error_replies_keep_their_word_on_redis() {
     killed_error_replies_keep_their_word(&Server::start());
 }
+
+/// A killed SET:GET mix: the recovered test has each command's figures, adding up to the test's,
+/// each command's histogram counting its completed requests.
+fn killed_mix_keeps_its_commands(server: &Server) {
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.partial");
+    let run = server.spawn_bench(&[
+        "--ratio",
+        "1:1",
+        "-c",
+        "2",
+        "--duration",
+        "10",
+        "-q",
+        "--json",
+        path(&json),
+    ]);
+    wait_for_journal(&journal, "\"kind\":\"second\"", "\"kind\":\"second\"");
+    sigkill(run);
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let test = &rec["tests"][0];
+    let mix = test["mix"].as_array().expect("mix figures");
+    assert_eq!(mix.len(), 2, "{test}");
+    let mut sum = 0;
+    for c in mix {
+        let completed = c["completed"].as_u64().unwrap();
+        let mut h = respbench::metrics::LatencyHistogram::new();
+        respbench::record::hdr::add_encoded(&mut h, c["histogram"].as_str().unwrap(), "mix")
+            .unwrap();
+        assert_eq!(h.len(), completed, "{}", c["name"]);
+        sum += completed;
+    }
+    assert!(sum > 0);
+    assert_eq!(sum, test["requests"]["completed"].as_u64().unwrap());
+}
+
+#[test]
+fn a_killed_mix_keeps_its_commands_on_valkey() {
+    killed_mix_keeps_its_commands(&Server::start_valkey());
+}
+
+#[test]
+fn a_killed_mix_keeps_its_commands_on_redis() {
+    killed_mix_keeps_its_commands(&Server::start());
+}
