@@ -43,16 +43,6 @@ impl ExactSecond {
             a.nils += b.nils;
         }
     }
-
-    pub fn reset(&mut self) {
-        self.corrected.reset();
-        self.uncorrected.reset();
-        self.errors.zero();
-        for c in &mut self.commands {
-            c.latency.reset();
-            (c.completed, c.errors, c.nils) = (0, 0, 0);
-        }
-    }
 }
 
 /// A worker's whole-test figures so far (its `Recorder`'s), to take a second's part of.

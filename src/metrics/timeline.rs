@@ -119,10 +119,8 @@ impl Second {
         self.lost = [0; FAILURE_KINDS.len()];
         self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
+        // `exact` is left: the next hand-over sets all of it (`ExactSecond::take_delta`).
         self.client_delay.reset();
-        if let Some(e) = self.exact.as_mut() {
-            e.reset();
-        }
     }
 
     /// Reconnect attempts in this second.
