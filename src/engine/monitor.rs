@@ -43,6 +43,12 @@ pub trait Observer {
     /// Second `index` of the measured phase is over (`engine::seconds`): every second once, in
     /// order, empty ones too. The journal writes it; the default ignores it.
     fn second(&mut self, _index: usize, _second: &Second) {}
+    /// Whether the seconds handed to [`Observer::second`] carry their full-precision histograms
+    /// (`metrics::ExactSecond`, for the journal). They cost the workers two more histogram
+    /// records per reply, so only an observer that writes them asks.
+    fn exact_seconds(&self) -> bool {
+        false
+    }
 }
 
 /// Progress interval, as the reference.

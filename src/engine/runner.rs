@@ -57,6 +57,7 @@ pub fn run_test(
     let (start, measure_start, deadline) = clock(load);
     let total_clients = total_conns as u64;
     let timeline = SharedTimeline::default();
+    timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = observer.exact_seconds();
     let monitor = Monitor {
         lives: &lives,
         stop: &stop,
@@ -133,6 +134,7 @@ pub fn run_test(
         spawn_error,
     );
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    result.timeline.drop_exact();
     (result, fatal)
 }
 

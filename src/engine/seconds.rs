@@ -38,11 +38,18 @@ impl SecondsOut<'_> {
             return;
         }
         // Copied out so the observer's work (a file write and sync) is not done under the lock
-        // the workers take.
+        // the workers take. The full-precision histograms are moved, not copied: the timeline
+        // keeps only its coarse ones (`metrics::ExactSecond`).
         let seconds: Vec<Second> = {
-            let t = self.timeline.lock().unwrap_or_else(|e| e.into_inner());
+            let mut t = self.timeline.lock().unwrap_or_else(|e| e.into_inner());
             (self.next..done)
-                .map(|i| t.seconds.get(i).cloned().unwrap_or_default())
+                .map(|i| match t.seconds.get_mut(i) {
+                    Some(s) => {
+                        let exact = s.exact.take();
+                        Second { exact, ..s.clone() }
+                    }
+                    None => Second::default(),
+                })
                 .collect()
         };
         for (i, s) in seconds.iter().enumerate() {

@@ -6,40 +6,15 @@
 //! merge are those of the whole run — unlike averaging the shards' percentiles, which has no
 //! meaning. The property test below checks that claim on random samples.
 
-use base64::Engine as _;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
-
-use crate::metrics::LatencyHistogram;
-
-/// Decodes one record histogram (`hdrhistogram-v2-compressed-base64`, nanoseconds) and adds it to
-/// `into`. `what` names it in the error (`a.json: tests[0].histograms.corrected`).
-pub fn add_encoded(into: &mut LatencyHistogram, text: &str, what: &str) -> Result<(), String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("{what}: not base64 ({e})"))?;
-    let h: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("{what}: not an HdrHistogram V2 histogram ({e:?})"))?;
-    add(into, &h);
-    Ok(())
-}
-
-/// Adds `h`'s counts to `into`. Each bucket's count is recorded at the bucket's highest
-/// equivalent value, which lands in the same bucket of a histogram with respbench's bounds
-/// (1 ns .. 1 h, 3 significant figures, the bounds every record is written with), so min, max,
-/// mean and every percentile come out as if the samples had been recorded into `into` directly.
-pub fn add(into: &mut LatencyHistogram, h: &Histogram<u64>) {
-    for v in h.iter_recorded() {
-        into.record_n(v.value_iterated_to(), v.count_at_value());
-    }
-}
+/// Decoding and adding live in `record::hdr`, beside the encoding (the journal reads them too).
+pub use crate::record::hdr::add_encoded;
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::metrics::LatencyHistogram;
     use crate::record::document::LatencySummary;
     use crate::record::hdr;
 

@@ -61,6 +61,12 @@ impl LatencyHistogram {
         let _ = self.inner.add(&other.inner);
     }
 
+    /// Takes away `other`'s samples (a part of this histogram's, with the same bounds).
+    pub fn subtract(&mut self, other: &LatencyHistogram) {
+        // Cannot fail: identical bounds, and `other` is a part of `self`.
+        let _ = self.inner.subtract(&other.inner);
+    }
+
     pub fn reset(&mut self) {
         self.inner.reset();
     }

@@ -4,6 +4,7 @@
 //! sockets. Invariant: merging per-worker histograms gives exactly what recording every value into
 //! one histogram would have given.
 
+mod exact_second;
 mod histogram;
 pub mod outage;
 mod recorder;
@@ -11,6 +12,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
+pub use exact_second::{ExactSecond, Whole};
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};
@@ -64,6 +66,27 @@ impl ErrorCounts {
         } else {
             self.entries.push((kind.to_string(), n));
         }
+    }
+
+    /// Every count back to 0, the words kept: a worker's per-second counts
+    /// (`ExactSecond::errors`) then allocate a word once per test, not once per second.
+    pub fn zero(&mut self) {
+        for e in &mut self.entries {
+            e.1 = 0;
+        }
+    }
+
+    /// `(word, count)` in the order first seen, without allocating.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.entries.iter().map(|(w, c)| (w.as_str(), *c))
+    }
+
+    /// The count of `word` (0 when never seen).
+    pub fn count(&self, word: &str) -> u64 {
+        self.entries
+            .iter()
+            .find(|(w, _)| w == word)
+            .map_or(0, |(_, c)| *c)
     }
 
     /// Adds another worker's counts.

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::{
-    ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally, SharedTimeline,
+    ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally, SharedTimeline, Whole,
 };
 
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
@@ -70,7 +70,7 @@ impl Latency {
 }
 
 /// One command of a mix as one worker measured it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CommandTally {
     /// Corrected latency only: a second histogram per reply would cost a mix more client CPU
     /// than the target allows (the test's totals keep both).
@@ -164,6 +164,7 @@ impl Recorder {
         self.all_completed += 1;
         self.all_latency_sum_ns += latency_ns;
         if !warmup {
+            self.hand_over(now);
             match k.and_then(|k| self.commands.get_mut(k)) {
                 Some(c) => {
                     c.latency.record(latency_ns);
@@ -188,6 +189,7 @@ impl Recorder {
         self.all_completed += n;
         self.all_latency_sum_ns += latency_ns * n;
         if !warmup {
+            self.hand_over(now);
             self.latency.record_times(latency_ns, n);
             self.uncorrected.record_times(latency.uncorrected_ns, n);
             self.completed += n;
@@ -200,14 +202,16 @@ impl Recorder {
     /// counted.
     pub fn error(&mut self, warmup: bool, text: &[u8], now: Instant) {
         if !warmup {
+            self.hand_over(now);
             self.errors.record(text);
-            self.tally.failure(now);
+            self.tally.error_reply(now, text);
         }
     }
 
     /// Counts `n` measured requests that failed at `now` without a reply (a timeout, a lost
     /// connection), under `kind` (index into [`FAILURE_KINDS`]).
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
+        self.hand_over(now);
         self.errors.record_kind(FAILURE_KINDS[kind], n);
         self.tally.lost(now, kind, n);
         self.last_failure = Some(now);
@@ -215,14 +219,56 @@ impl Recorder {
 
     /// An attempt to reopen a failed connection at `now`.
     pub fn reconnect_attempt(&mut self, now: Instant) {
+        self.hand_over(now);
         self.reconnect_attempts += 1;
         self.tally.reconnect_attempt(now);
     }
 
     /// A reopened connection was answered at `now`: it is back.
     pub fn reconnected(&mut self, now: Instant) {
+        self.hand_over(now);
         self.reconnects += 1;
         self.tally.reconnected(now);
+    }
+
+    /// A client-side caching invalidation push that arrived at `now` (measured phase), for the
+    /// per-second count (the test's count is `pushes`).
+    pub fn invalidation(&mut self, now: Instant) {
+        self.hand_over(now);
+        self.tally.invalidation(now);
+    }
+
+    /// A sampled client's delay (`rx_delay`) of `ns`, taken at `now`.
+    pub fn client_delay(&mut self, now: Instant, ns: u64) {
+        self.hand_over(now);
+        self.tally.client_delay(now, ns);
+    }
+
+    /// Hands the second under way to the timeline when `now` is in a later one, before anything
+    /// at `now` is counted: its full-precision part is then what the whole-test figures gained
+    /// since the last hand-over (`metrics::ExactSecond`). One comparison per reply.
+    #[inline]
+    fn hand_over(&mut self, now: Instant) {
+        if self.tally.due(now) {
+            let whole = Whole {
+                latency: &self.latency,
+                uncorrected: &self.uncorrected,
+                errors: &self.errors,
+                commands: &self.commands,
+            };
+            self.tally.hand_over(now, &whole);
+        }
+    }
+
+    /// The worker stopped: the second under way to the timeline, with its full-precision part.
+    pub fn flush(&mut self) {
+        let whole = Whole {
+            latency: &self.latency,
+            uncorrected: &self.uncorrected,
+            errors: &self.errors,
+            commands: &self.commands,
+        };
+        self.tally.flush_with(Some(&whole));
     }
 
     /// The server refused an attempt to reopen a connection: a refusal, not a reconnect.
@@ -288,5 +334,62 @@ mod tests {
         let fa = figures(&mut a, &one_by_one);
         assert_eq!(fa, figures(&mut b, &together));
         assert_eq!(fa[0], 24, "the warmup read is not measured");
+    }
+
+    #[test]
+    fn each_seconds_full_precision_part_is_what_the_whole_test_gained_in_it() {
+        let shared = SharedTimeline::default();
+        shared.lock().unwrap().exact = true;
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut rec = Recorder::new(start, shared.clone()).with_commands(2);
+        let lat = |c: u64, u: u64| Latency {
+            corrected_ns: c,
+            uncorrected_ns: u,
+        };
+        rec.success_with(Some(0), lat(1_001, 901), false, at(10));
+        rec.success_with(Some(1), lat(2_003, 1_777), false, at(20));
+        rec.command_nil(1, false);
+        rec.error(false, b"WRONGTYPE x", at(30));
+        rec.command_error(0, false);
+        rec.failed(0, 2, at(40));
+        // Second 1: the reply that hands second 0 over is not in it.
+        rec.success_with(Some(0), lat(123_457, 5), false, at(1_100));
+        rec.successes(lat(7_777, 7), 3, false, at(2_500));
+        rec.error(false, b"OOM y", at(2_600));
+        rec.flush();
+        let t = shared.lock().unwrap();
+        let e: Vec<&crate::metrics::ExactSecond> = t
+            .seconds
+            .iter()
+            .map(|s| s.exact.as_deref().unwrap())
+            .collect();
+        assert_eq!(e.len(), 3);
+        assert_eq!(
+            (
+                e[0].corrected.len(),
+                e[0].corrected.max_ns(),
+                e[0].uncorrected.max_ns()
+            ),
+            (2, 2_003, 1_777)
+        );
+        assert_eq!(e[0].errors.iter().collect::<Vec<_>>(), [("WRONGTYPE", 1)]);
+        let c = &e[0].commands;
+        assert_eq!((c[0].completed, c[0].errors, c[1].nils), (1, 1, 1));
+        assert_eq!(e[1].corrected.len(), 1);
+        assert!(
+            e[1].corrected.min_ns() > 123_000,
+            "the reply of second 1 only"
+        );
+        assert_eq!(e[1].commands[0].completed, 1);
+        assert_eq!(e[1].errors.total(), 0);
+        assert_eq!((e[2].corrected.len(), e[2].uncorrected.max_ns()), (3, 7));
+        assert_eq!(e[2].errors.iter().filter(|x| x.1 > 0).count(), 1);
+        let mut sum = LatencyHistogram::new();
+        for s in &e {
+            sum.merge(&s.uncorrected);
+        }
+        assert_eq!(sum.len(), rec.uncorrected.len());
+        assert_eq!(sum.max_ns(), rec.uncorrected.max_ns());
     }
 }

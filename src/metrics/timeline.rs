@@ -18,7 +18,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{FAILURE_KINDS, LatencyHistogram, TestResult};
+use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult, Whole};
 
 /// 100 ms slots per second.
 pub const SLOTS: usize = 10;
@@ -74,6 +74,10 @@ pub struct Second {
     /// Client-side caching invalidations received in this second (`--enable-tracking`): the
     /// churn a moving hot set (`--key-drift`) causes, second by second.
     pub invalidations: u64,
+    /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
+    /// worker's second under way, and in the test's timeline until the second is handed over
+    /// (`engine::seconds` moves it out), `None` after.
+    pub exact: Option<Box<ExactSecond>>,
 }
 
 impl Default for Second {
@@ -86,6 +90,7 @@ impl Default for Second {
             latency: LatencyHistogram::coarse(),
             client_delay: LatencyHistogram::coarse(),
             invalidations: 0,
+            exact: None,
         }
     }
 }
@@ -110,6 +115,10 @@ impl Second {
         self.latency.merge(&other.latency);
         self.client_delay.merge(&other.client_delay);
         self.invalidations += other.invalidations;
+        if let Some(o) = &other.exact {
+            // Once per second of the test (the first worker to hand it over), off the hot path.
+            self.exact.get_or_insert_with(Default::default).add(o);
+        }
     }
 
     fn clear(&mut self) {
@@ -118,6 +127,7 @@ impl Second {
         self.lost = [0; FAILURE_KINDS.len()];
         self.slots = [Slot::default(); SLOTS];
         self.latency.reset();
+        // `exact` is left: the next hand-over sets all of it (`ExactSecond::take_delta`).
         self.client_delay.reset();
         self.invalidations = 0;
     }
@@ -143,6 +153,10 @@ impl Second {
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     pub seconds: Vec<Second>,
+    /// Whether the workers keep each second's full-precision histograms (`ExactSecond`): only
+    /// when a journal writes them (`engine::Observer::exact_seconds`), since they cost two more
+    /// histogram records per reply. Set before the workers start.
+    pub exact: bool,
 }
 
 /// The timeline the workers of one test add their seconds to.
@@ -155,6 +169,15 @@ impl Timeline {
             self.seconds.resize_with(index + 1, Second::default);
         }
         &mut self.seconds[index]
+    }
+
+    /// Drops the seconds' full-precision histograms (`ExactSecond`) not handed over: when the
+    /// test ends its record has the whole-test histograms, and a long suite keeps every test's
+    /// timeline.
+    pub fn drop_exact(&mut self) {
+        for s in &mut self.seconds {
+            s.exact = None;
+        }
     }
 
     /// Adds another timeline, second by second.
@@ -199,17 +222,25 @@ pub struct SecondTally {
     /// When slot `slot` ends: the per-reply check is one comparison with it.
     boundary: Instant,
     current: Second,
+    /// The worker's whole-test figures at the last hand-over, when the seconds' full-precision
+    /// figures are kept (`ExactSecond::take_delta`).
+    base: Option<Box<ExactSecond>>,
     shared: SharedTimeline,
 }
 
 impl SecondTally {
     pub fn new(start: Instant, shared: SharedTimeline) -> Self {
+        let exact = shared.lock().unwrap_or_else(|e| e.into_inner()).exact;
         Self {
             start,
             index: 0,
             slot: 0,
             boundary: start + SLOT,
-            current: Second::default(),
+            current: Second {
+                exact: exact.then(Box::default),
+                ..Second::default()
+            },
+            base: exact.then(Box::default),
             shared,
         }
     }
@@ -217,11 +248,7 @@ impl SecondTally {
     /// A measured reply that completed a request at `now` with corrected latency `latency_ns`.
     #[inline]
     pub fn success(&mut self, now: Instant, latency_ns: u64) {
-        self.at(now);
-        let slot = &mut self.current.slots[self.slot];
-        slot.completed += 1;
-        slot.waited_ns = slot.waited_ns.max(latency_ns);
-        self.current.latency.record(latency_ns);
+        self.successes(now, latency_ns, 1);
     }
 
     /// `n` measured replies that completed requests at `now`, all with corrected latency
@@ -245,6 +272,13 @@ impl SecondTally {
     /// A measured error reply at `now`.
     #[inline]
     pub fn failure(&mut self, now: Instant) {
+        self.failures(now, 1);
+    }
+
+    /// A measured error reply at `now` whose text (without the `-`) is `text`: counted by its
+    /// first word too while the second's full-precision figures are kept (`ExactSecond`).
+    #[inline]
+    pub fn error_reply(&mut self, now: Instant, _text: &[u8]) {
         self.failures(now, 1);
     }
 
@@ -275,11 +309,26 @@ impl SecondTally {
         self.current.slots[self.slot].reconnects += 1;
     }
 
+    /// Whether `now` is past the slot under way (the worker's `Recorder` then calls
+    /// [`SecondTally::hand_over`] before counting anything at `now`).
+    #[inline]
+    pub fn due(&self, now: Instant) -> bool {
+        now >= self.boundary
+    }
+
+    /// Moves to the slot `now` falls in, handing over the second that ended with its part of
+    /// `whole` (the worker's figures so far, none of them from `now`'s second) when the
+    /// second's full-precision figures are kept.
+    #[cold]
+    pub fn hand_over(&mut self, now: Instant, whole: &Whole<'_>) {
+        self.next_slot(now, Some(whole));
+    }
+
     /// Moves to the slot `now` falls in, handing over the second that ended.
     #[inline]
     fn at(&mut self, now: Instant) {
         if now >= self.boundary {
-            self.next_slot(now);
+            self.next_slot(now, None);
         }
     }
 
@@ -292,19 +341,28 @@ impl SecondTally {
 
     /// Out of line: ten times a second per worker.
     #[cold]
-    fn next_slot(&mut self, now: Instant) {
+    fn next_slot(&mut self, now: Instant, whole: Option<&Whole<'_>>) {
         let slots = now.saturating_duration_since(self.start).as_millis() / SLOT.as_millis();
         let slots = slots as usize;
         if slots / SLOTS != self.index {
-            self.flush();
+            self.flush_with(whole);
             self.index = slots / SLOTS;
         }
         self.slot = slots % SLOTS;
         self.boundary = self.start + SLOT * (slots as u32 + 1);
     }
 
-    /// Hands the second under way to the shared timeline (the worker calls it when it stops).
+    /// Hands the second under way to the shared timeline, without its full-precision figures
+    /// (see [`SecondTally::flush_with`]).
     pub fn flush(&mut self) {
+        self.flush_with(None);
+    }
+
+    /// Hands the second under way to the shared timeline (the worker calls it when it stops),
+    /// with its full-precision figures when they are kept and `whole` is given: what `whole`
+    /// gained since the last hand-over (`ExactSecond::take_delta`). The worker's `Recorder`
+    /// always gives it; without it (a unit test's call) the second goes without them.
+    pub fn flush_with(&mut self, whole: Option<&Whole<'_>>) {
         // Replies are counted in their slot only; the second's totals are the slots' sums.
         let slots = &self.current.slots;
         self.current.completed = slots.iter().map(|s| s.completed).sum();
@@ -312,9 +370,23 @@ impl SecondTally {
         if self.current.is_empty() {
             return;
         }
+        let kept = match (
+            whole,
+            self.base.as_deref_mut(),
+            self.current.exact.as_deref_mut(),
+        ) {
+            (Some(w), Some(base), Some(e)) => {
+                e.take_delta(base, w);
+                None
+            }
+            _ => self.current.exact.take(),
+        };
         let mut t = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         t.second_mut(self.index).add(&self.current);
         drop(t);
+        if kept.is_some() {
+            self.current.exact = kept;
+        }
         self.current.clear();
     }
 }
@@ -326,6 +398,7 @@ mod tests {
     #[test]
     fn tallies_from_several_workers_add_up_by_second() {
         let shared = SharedTimeline::default();
+        shared.lock().unwrap().exact = true;
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut a = SecondTally::new(start, shared.clone());
@@ -334,17 +407,27 @@ mod tests {
         b.success(at(20), 2_000);
         a.failure(at(900));
         a.success(at(1_100), 3_000); // second 1: second 0 handed over
-        b.success(at(2_500), 4_000); // b skips second 1
+        b.success(at(2_500), 4_001); // b skips second 1
         a.flush();
         b.flush();
         a.flush(); // nothing left: no double count
         let t = shared.lock().unwrap();
+        let quiet = SharedTimeline::default();
+        let plain = SecondTally::new(start, quiet);
+        assert!(
+            plain.current.exact.is_none(),
+            "no journal, no full-precision pair"
+        );
         let counts: Vec<(u64, u64, u64)> = t
             .seconds
             .iter()
             .map(|s| (s.completed, s.failed, s.latency.len()))
             .collect();
         assert_eq!(counts, [(2, 1, 2), (1, 0, 1), (1, 0, 1)]);
+        assert!(
+            t.seconds.iter().all(|s| s.exact.is_none()),
+            "flushed without the whole-test figures: no full-precision part"
+        );
         assert!(t.seconds[2].latency.max_ns() >= 3_960 && t.seconds[2].latency.max_ns() <= 4_040);
     }
 

@@ -162,6 +162,11 @@ impl RunRecord {
         }
     }
 
+    /// Whether a journal is being written (its seconds then carry full-precision histograms).
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
     /// Second `index` of the test under way is complete (`engine::seconds`): to the journal.
     pub fn second(
         &mut self,

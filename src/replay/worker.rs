@@ -183,7 +183,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         .flat_map(|c| c.inflight.iter())
         .filter(|s| s.measured)
         .count() as u64;
-    t.rec.tally.flush();
+    t.rec.flush();
     Outcome {
         recorder: t.rec,
         slip: t.slip,

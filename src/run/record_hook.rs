@@ -116,6 +116,9 @@ pub(super) struct Journaled<'a> {
     /// The commands the test sends, lower case, as its record names them.
     pub commands: Vec<String>,
     pub target_rps: Option<u64>,
+    /// A mix's commands as it names them, in its order (empty otherwise): the journal keeps
+    /// each one's seconds.
+    pub mix: Vec<String>,
 }
 
 impl<'a> Journaled<'a> {
@@ -142,6 +145,11 @@ impl<'a> Journaled<'a> {
             repetition: None,
             commands,
             target_rps: load.rps,
+            mix: load
+                .mix
+                .iter()
+                .flat_map(|m| m.commands.iter().map(|c| c.name.clone()))
+                .collect(),
         }
     }
 }
@@ -167,7 +175,12 @@ impl Observer for Journaled<'_> {
             commands: self.commands.clone(),
             target_rps: self.target_rps,
             started_at: None,
+            mix: self.mix.clone(),
         };
         self.rec.second(test, index, second);
+    }
+
+    fn exact_seconds(&self) -> bool {
+        self.rec.journaling()
     }
 }

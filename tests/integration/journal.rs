@@ -124,6 +124,8 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         completed as f64 / seconds.len() as f64
     );
 
+    histograms_are_the_sums_of_the_seconds(&journal, test);
+
     // compare reads the journal itself as that record (the same throughput), and says why.
     let out = respbench(&[
         "compare",
@@ -145,6 +147,54 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
     let html = dir.path().join("r.html");
     respbench(&["report", path(&journal), "-o", path(&html)]).assert_success();
     assert!(std::fs::read_to_string(&html).unwrap().contains("SET"));
+}
+
+/// The recovered test's corrected and uncorrected histograms are, bucket for bucket, the sums of
+/// the full-precision deltas its journal's seconds carry: the same count (the test's completed
+/// requests) and the same percentiles, exactly.
+fn histograms_are_the_sums_of_the_seconds(journal: &Path, test: &Value) {
+    use respbench::metrics::LatencyHistogram;
+    use respbench::record::hdr::add_encoded;
+    let text = std::fs::read_to_string(journal).unwrap();
+    let seconds: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["kind"] == "second")
+        .collect();
+    assert_eq!(
+        seconds.len(),
+        test["timeline"].as_array().unwrap().len(),
+        "one journal line per recovered second"
+    );
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    for which in ["corrected", "uncorrected"] {
+        let mut summed = LatencyHistogram::new();
+        for s in &seconds {
+            let delta = s["exact"][which].as_str().expect("each second's delta");
+            add_encoded(&mut summed, delta, "journal second").unwrap();
+        }
+        let mut recovered = LatencyHistogram::new();
+        let whole = test["histograms"][which].as_str().unwrap();
+        add_encoded(&mut recovered, whole, "recovered").unwrap();
+        assert_eq!(
+            summed.len(),
+            completed,
+            "{which}: the deltas count every request"
+        );
+        assert_eq!(
+            recovered.len(),
+            completed,
+            "{which}: the record's histogram too"
+        );
+        for p in [0.0, 50.0, 90.0, 99.0, 99.9, 100.0] {
+            assert_eq!(
+                recovered.value_at_percentile_ns(p),
+                summed.value_at_percentile_ns(p),
+                "{which} p{p}"
+            );
+        }
+        assert!(test["latency_us"][which]["p99"].as_f64().unwrap() > 0.0);
+    }
 }
 
 #[test]
@@ -329,4 +379,97 @@ fn merge_reads_the_journals_of_killed_shards_on_valkey() {
         recovered,
         "the merged total is the shards' recovered totals"
     );
+}
+
+/// A killed run whose every request gets an error reply: the recovered test counts them by their
+/// first word, as a finished test does, not together as `error replies`.
+fn killed_error_replies_keep_their_word(server: &Server) {
+    server.client().ok(&["SET", "thatkey", "a string"]);
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.partial");
+    let run = server.spawn_bench(&[
+        "-e",
+        "-c",
+        "2",
+        "--duration",
+        "10",
+        "-q",
+        "--json",
+        path(&json),
+        "lpush",
+        "thatkey",
+        "x",
+    ]);
+    // Two full seconds in the journal, then the kill.
+    wait_for_journal(&journal, "\"kind\":\"second\"", "\"kind\":\"second\"");
+    sigkill(run);
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let test = &rec["tests"][0];
+    let failed = test["requests"]["failed"].as_u64().unwrap();
+    assert!(failed > 0, "{test}");
+    assert_eq!(
+        test["requests"]["errors"]["WRONGTYPE"].as_u64(),
+        Some(failed)
+    );
+    assert!(
+        test["requests"]["errors"].get("error replies").is_none(),
+        "{test}"
+    );
+}
+
+#[test]
+fn a_killed_runs_error_replies_keep_their_word_on_valkey() {
+    killed_error_replies_keep_their_word(&Server::start_valkey());
+}
+
+#[test]
+fn a_killed_runs_error_replies_keep_their_word_on_redis() {
+    killed_error_replies_keep_their_word(&Server::start());
+}
+
+/// A killed SET:GET mix: the recovered test has each command's figures, adding up to the test's,
+/// each command's histogram counting its completed requests.
+fn killed_mix_keeps_its_commands(server: &Server) {
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let journal = dir.path().join("run.json.partial");
+    let run = server.spawn_bench(&[
+        "--ratio",
+        "1:1",
+        "-c",
+        "2",
+        "--duration",
+        "10",
+        "-q",
+        "--json",
+        path(&json),
+    ]);
+    wait_for_journal(&journal, "\"kind\":\"second\"", "\"kind\":\"second\"");
+    sigkill(run);
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    let test = &rec["tests"][0];
+    let mix = test["mix"].as_array().expect("mix figures");
+    assert_eq!(mix.len(), 2, "{test}");
+    let mut sum = 0;
+    for c in mix {
+        let completed = c["completed"].as_u64().unwrap();
+        let mut h = respbench::metrics::LatencyHistogram::new();
+        respbench::record::hdr::add_encoded(&mut h, c["histogram"].as_str().unwrap(), "mix")
+            .unwrap();
+        assert_eq!(h.len(), completed, "{}", c["name"]);
+        sum += completed;
+    }
+    assert!(sum > 0);
+    assert_eq!(sum, test["requests"]["completed"].as_u64().unwrap());
+}
+
+#[test]
+fn a_killed_mix_keeps_its_commands_on_valkey() {
+    killed_mix_keeps_its_commands(&Server::start_valkey());
+}
+
+#[test]
+fn a_killed_mix_keeps_its_commands_on_redis() {
+    killed_mix_keeps_its_commands(&Server::start());
 }

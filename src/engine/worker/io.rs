@@ -232,7 +232,7 @@ impl Worker<'_> {
             {
                 let fd = std::os::fd::AsRawFd::as_raw_fd(s);
                 if let Some(ns) = self.rec.rx_delay.sample(fd) {
-                    self.rec.tally.client_delay(Instant::now(), ns);
+                    self.rec.client_delay(Instant::now(), ns);
                 }
             }
             let n = match c.stream.read(&mut self.rbuf[carry..]) {

@@ -90,7 +90,7 @@ pub(super) fn on_reply(
         if !push::is_reply(kind, c.batch.pending, c.prefix_pending) {
             push::count(&mut rec.pushes, kind);
             if kind == push::PushKind::Invalidate && !c.batch.warmup {
-                rec.tally.invalidation(now);
+                rec.invalidation(now);
             }
             return Ok(nothing);
         }

@@ -312,7 +312,7 @@ impl<'a> Worker<'a> {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
         self.publish();
-        self.rec.tally.flush();
+        self.rec.flush();
         WorkerResult {
             cluster: self.cluster.map(|c| c.stats),
             recorder: self.rec,

@@ -55,6 +55,9 @@ struct BeginLine {
     repetition: Option<u32>,
     commands: Vec<String>,
     target_rps: Option<u64>,
+    /// A mix's commands as it names them (`--ratio`), in its order; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mix: Vec<String>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -70,6 +73,33 @@ struct SecondLine {
     slots: Vec<[u64; 6]>,
     /// `[value_ns, count]` per non-empty bucket of the second's corrected latency histogram.
     latency: Vec<[u64; 2]>,
+    /// The second's latencies at full precision (HDR V2 compressed, base64, as the record's
+    /// histograms): their sums over the seconds are the whole-test histograms, exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exact: Option<ExactLine>,
+}
+
+/// A second's full-precision corrected and uncorrected histograms (`metrics::ExactSecond`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ExactLine {
+    corrected: String,
+    uncorrected: String,
+    /// Error replies by first word, `[word, count]` (requests lost without a reply are in
+    /// `lost`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<(String, u64)>,
+    /// A mix's commands' second, in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    commands: Vec<ExactCommand>,
+}
+
+/// One mix command's second: as `metrics::CommandTally`, its histogram as the record's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ExactCommand {
+    completed: u64,
+    errors: u64,
+    nils: u64,
+    latency: String,
 }
 
 impl SecondLine {
@@ -99,6 +129,27 @@ impl SecondLine {
                 .iter_recorded()
                 .map(|v| [v.value_iterated_to(), v.count_at_value()])
                 .collect(),
+            exact: s.exact.as_deref().map(|e| ExactLine {
+                corrected: super::hdr::encode(&e.corrected),
+                uncorrected: super::hdr::encode(&e.uncorrected),
+                errors: e
+                    .errors
+                    .sorted()
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(w, n)| (w.to_string(), n))
+                    .collect(),
+                commands: e
+                    .commands
+                    .iter()
+                    .map(|c| ExactCommand {
+                        completed: c.completed,
+                        errors: c.errors,
+                        nils: c.nils,
+                        latency: super::hdr::encode(&c.latency),
+                    })
+                    .collect(),
+            }),
         }
     }
 
@@ -210,6 +261,7 @@ impl Journal {
                 repetition: test.repetition,
                 commands: test.commands,
                 target_rps: test.target_rps,
+                mix: test.mix,
             }))?;
             self.begun = true;
         }
@@ -246,6 +298,8 @@ pub struct TestStart<'a> {
     pub repetition: Option<u32>,
     pub commands: Vec<String>,
     pub target_rps: Option<u64>,
+    /// A mix's commands as it names them, in its order (empty otherwise).
+    pub mix: Vec<String>,
 }
 
 #[cfg(test)]

@@ -10,9 +10,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{BeginLine, FORMAT, Line, SecondLine};
-use crate::metrics::{FAILURE_KINDS, Outcome, Signal, TestResult, Timeline};
+use crate::metrics::{
+    CommandResult, FAILURE_KINDS, LatencyHistogram, Outcome, Signal, TestResult, Timeline,
+};
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
+use crate::record::hdr;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 
 /// `Some` when `text` is a journal (its first line is a journal head): the record it holds, as
@@ -98,7 +101,7 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     let mut doc = doc.ok_or("a journal without its head line")?;
     let mut ended = None;
     if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        let (rec, end) = partial_test(&o);
+        let (rec, end) = partial_test(&o)?;
         ended = end;
         tests.push(rec);
     }
@@ -129,7 +132,7 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
 
 /// The record of the test under way, from its full seconds, as an interrupted test's; and when
 /// its last second ended (wall clock), when its start is known.
-fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
+fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     let b = &o.begin;
     let mut r = TestResult::empty(
         &b.name,
@@ -148,15 +151,15 @@ fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
         r.reconnect_attempts += s.reconnect_attempts();
         r.reconnects += s.reconnects();
     }
+    exact_histograms(o, &mut r)?;
     for (k, kind) in FAILURE_KINDS.iter().enumerate() {
         let n: u64 = timeline.seconds.iter().map(|s| s.lost[k]).sum();
         if n > 0 {
             r.errors.record_kind(kind, n);
         }
     }
-    if replies_failed > 0 {
-        r.errors.record_kind("error replies", replies_failed);
-    }
+    error_replies(o, replies_failed, &mut r);
+    mix_commands(o, &mut r)?;
     let secs = timeline.seconds.len() as u64;
     r.elapsed = Duration::from_secs(secs);
     let start = b.started_at.as_deref().and_then(parse_time);
@@ -170,5 +173,82 @@ fn partial_test(o: &Open) -> (TestRecord, Option<String>) {
     let mut rec = build::test_record(&r, b.commands.clone(), &[], extras);
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
-    (rec, end)
+    Ok((rec, end))
+}
+
+/// A mix's commands (`--ratio`), each its seconds' sums, when every second that measured
+/// something has them.
+fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
+    let mix = &o.begin.mix;
+    let complete = o.seconds.iter().all(|s| {
+        s.completed + s.failed == 0
+            || s.exact
+                .as_ref()
+                .is_some_and(|e| e.commands.len() == mix.len())
+    });
+    if mix.is_empty() || !complete {
+        return Ok(());
+    }
+    r.commands = mix.iter().map(|n| CommandResult::new(n)).collect();
+    for s in &o.seconds {
+        for (c, e) in r
+            .commands
+            .iter_mut()
+            .zip(s.exact.iter().flat_map(|e| &e.commands))
+        {
+            c.completed += e.completed;
+            c.errors += e.errors;
+            c.nils += e.nils;
+            hdr::add_encoded(
+                &mut c.latency,
+                &e.latency,
+                &format!("journal second {}", s.second),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The test's error replies: by first word when every second that had some says which (its
+/// `exact` figures), else together as `error replies` (a journal of a respbench before them).
+fn error_replies(o: &Open, replies_failed: u64, r: &mut TestResult) {
+    let by_word: u64 = o
+        .seconds
+        .iter()
+        .filter_map(|s| s.exact.as_ref())
+        .flat_map(|e| e.errors.iter().map(|(_, n)| n))
+        .sum();
+    if by_word == replies_failed {
+        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
+            for (word, n) in &e.errors {
+                r.errors.record_kind(word, *n);
+            }
+        }
+    } else if replies_failed > 0 {
+        r.errors.record_kind("error replies", replies_failed);
+    }
+}
+
+/// The whole-test histograms from the seconds' full-precision ones, when every second that
+/// completed requests has them (a journal of a respbench before them has not: its corrected
+/// histogram stays the sum of the coarse ones, and there is no uncorrected one).
+fn exact_histograms(o: &Open, r: &mut TestResult) -> Result<(), String> {
+    if o.seconds
+        .iter()
+        .any(|s| s.exact.is_none() && s.completed > 0)
+    {
+        return Ok(());
+    }
+    let mut corrected = LatencyHistogram::new();
+    let mut uncorrected = LatencyHistogram::new();
+    for s in &o.seconds {
+        if let Some(e) = &s.exact {
+            let what = format!("journal second {}", s.second);
+            hdr::add_encoded(&mut corrected, &e.corrected, &what)?;
+            hdr::add_encoded(&mut uncorrected, &e.uncorrected, &what)?;
+        }
+    }
+    r.latency = corrected;
+    r.latency_uncorrected = uncorrected;
+    Ok(())
 }

@@ -2,7 +2,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use super::*;
-use crate::metrics::{Outcome, TestResult};
+use crate::metrics::{Outcome, Signal, TestResult};
 use crate::record::build::{self, TestExtras};
 
 /// A fresh directory for one test's journal.
@@ -44,6 +44,7 @@ fn start(name: &str) -> TestStart<'_> {
         repetition: Some(2),
         commands: vec!["set".into()],
         target_rps: None,
+        mix: Vec::new(),
     }
 }
 
@@ -168,4 +169,111 @@ fn what_is_not_a_journal_or_is_broken_is_told() {
     let broken = format!("{head_line}\nnot json\n{{\"kind\":\"discard\",\"index\":0}}\n");
     let e = recognise(&broken, None).unwrap().unwrap_err();
     assert!(e.contains("journal line 2"), "{e}");
+}
+
+/// Second with `n` requests around `base_ns`, its full-precision pair recorded as the workers
+/// record it; the same samples go into `whole` (corrected, uncorrected) as the test's own
+/// histograms record them.
+fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
+    let mut s = second(n, base_ns);
+    let mut e = crate::metrics::ExactSecond {
+        commands: vec![Default::default(), Default::default()],
+        ..Default::default()
+    };
+    for k in 0..n {
+        let (c, u) = (base_ns + k * 37, base_ns / 2 + k * 11);
+        // A mix of two commands, every third reply of the second a nil.
+        let (mine, all) = (
+            &mut e.commands[(k % 2) as usize],
+            &mut whole.commands[(k % 2) as usize],
+        );
+        mine.latency.record(c);
+        all.latency.record(c);
+        mine.completed += 1;
+        all.completed += 1;
+        mine.nils += u64::from(k % 3 == 0);
+        all.nils += u64::from(k % 3 == 0);
+        e.corrected.record_times(c, 1);
+        e.uncorrected.record_times(u, 1);
+        whole.latency.record(c);
+        whole.latency_uncorrected.record(u);
+    }
+    whole.completed += n;
+    // One error reply a second, by its first word.
+    s.failed += 1;
+    s.slots[5].failed += 1;
+    let reply: &[u8] = if base_ns.is_multiple_of(2) {
+        b"WRONGTYPE Operation against a key"
+    } else {
+        b"OOM command not allowed"
+    };
+    e.errors.record(reply);
+    whole.errors.record(reply);
+    s.exact = Some(Box::new(e));
+    s
+}
+
+#[test]
+fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_written() {
+    let d = dir("exact");
+    let path = d.join("run.json.partial");
+    let mut j = Journal::create(&path).unwrap();
+    j.head(&head()).unwrap();
+    // What the test measured up to its last full second, as a Ctrl-C there would hold it.
+    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
+    r.commands = ["SET", "GET"]
+        .map(crate::metrics::CommandResult::new)
+        .into();
+    let seconds = [
+        exact_second(1_000, 50_000, &mut r),
+        exact_second(2_000, 81_234, &mut r),
+        exact_second(0, 1, &mut r),
+        exact_second(777, 3_333_333, &mut r),
+    ];
+    let mix = || TestStart {
+        mix: vec!["SET".into(), "GET".into()],
+        ..start("SET")
+    };
+    for (i, s) in seconds.iter().enumerate() {
+        j.second(mix(), i, s).unwrap();
+    }
+    drop(j);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
+    let got = &doc.tests[0];
+
+    r.errors.record_kind("timeout", seconds.len() as u64);
+    r.elapsed = std::time::Duration::from_secs(seconds.len() as u64);
+    let b = start("SET");
+    r.started_at = b
+        .started_at
+        .as_deref()
+        .and_then(crate::timestamp::parse_time);
+    for (i, s) in seconds.iter().enumerate() {
+        *r.timeline.second_mut(i) = Second {
+            exact: None,
+            ..s.clone()
+        };
+    }
+    let extras = TestExtras {
+        timeline: Some(&r.timeline),
+        repetition: b.repetition,
+        ..TestExtras::default()
+    };
+    let mut want = build::test_record(&r, b.commands.clone(), &[], extras);
+    want.started_at = b.started_at.clone();
+    assert_eq!(
+        serde_json::to_value(got).unwrap(),
+        serde_json::to_value(&want).unwrap(),
+        "field for field, the histograms exact"
+    );
+    assert_eq!(got.requests.completed, 3_777);
+    assert_eq!(got.requests.errors.get("WRONGTYPE"), Some(&2));
+    assert_eq!(got.requests.errors.get("OOM"), Some(&2));
+    assert_eq!(got.requests.errors.get("error replies"), None);
+    assert_eq!(got.mix.len(), 2, "each command of the mix");
+    assert_eq!(got.mix[1].completed + got.mix[0].completed, 3_777);
+    assert!(got.mix[0].misses.unwrap() > 0);
+    assert!(text.contains("\"exact\""), "the seconds carry their deltas");
+    std::fs::remove_dir_all(&d).unwrap();
 }
