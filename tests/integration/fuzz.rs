@@ -390,3 +390,68 @@ fn fuzz_debug_level_logs_every_reply() {
     assert!(replies >= 190, "{replies} reply lines:\n{}", out.stdout);
     assert!(out.stdout.contains("[INFO ] === FINAL STATISTICS ==="));
 }
+
+/// TLS and AUTH as in a benchmark run: the fuzzer's clients and its watch connection go through
+/// the run's own connection set-up (Debian's Redis 7.0 has TLS; the Valkey wheel has none), and
+/// the password is in no output.
+#[test]
+fn fuzz_over_tls_with_a_password() {
+    use crate::harness::{ServerOptions, ServerTls, TestCerts};
+    let certs = TestCerts::new();
+    let server = Server::start_with(ServerOptions {
+        tls: Some(ServerTls::new(&certs)),
+        extra: vec!["--requirepass".into(), "fuzz-Secret-77".into()],
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("tls.json");
+    let ca = certs.ca.to_str().expect("UTF-8 path");
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        ca,
+        "-a",
+        "fuzz-Secret-77",
+        "--fuzz",
+        "--fuzz-loglevel",
+        "error",
+        "-c",
+        "2",
+        "-n",
+        "2000",
+        "--seed",
+        "3",
+        // The fuzzer must not end its own test by changing the password it logs in with.
+        "--fuzz-exclude",
+        "config|resetstat",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    out.assert_success()
+        .assert_stdout_contains("Server: survived");
+    let record = fs::read_to_string(&json).unwrap();
+    for text in [&out.stdout, &out.stderr, &record] {
+        assert!(
+            !text.contains("fuzz-Secret-77"),
+            "the password leaked: {text}"
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(doc["fuzz"]["commands_sent"], 2000);
+    // Commands really went over TLS with the password: the server counted them.
+    let mut c = server.client();
+    c.ok(&["AUTH", "fuzz-Secret-77"]);
+    let calls: u64 = c
+        .info("commandstats")
+        .lines()
+        .filter_map(|l| {
+            l.split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(calls >= 1000, "the server counted {calls} calls");
+}
