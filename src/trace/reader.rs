@@ -161,17 +161,26 @@ impl<R: BufRead> Reader<R> {
 
     fn next_monitor(&mut self, entry: &mut Entry) -> Result<bool, TraceError> {
         loop {
-            if let Some(first) = self.pending.take() {
+            let ended = if let Some(first) = self.pending.take() {
                 self.buf = first;
+                true
             } else {
                 self.line += 1;
-                if !read_line(&mut self.input, &mut self.buf, self.line)? {
-                    return Ok(false);
+                match read_line_ended(&mut self.input, &mut self.buf, self.line)? {
+                    None => return Ok(false),
+                    Some(ended) => ended,
                 }
-            }
+            };
             let line = self.line;
-            let is_command = monitor::parse_monitor_line(&self.buf, entry)
-                .map_err(|reason| TraceError::Malformed { line, reason })?;
+            // A last line the file ends inside (no newline) that does not parse is a capture cut
+            // short (`valkey-cli monitor > f` killed mid-line), not a malformed line.
+            let is_command = monitor::parse_monitor_line(&self.buf, entry).map_err(|reason| {
+                if ended {
+                    TraceError::Malformed { line, reason }
+                } else {
+                    TraceError::Truncated { line }
+                }
+            })?;
             if is_command {
                 entry.seq = self.next_seq;
                 self.next_seq += 1;

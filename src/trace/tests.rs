@@ -210,3 +210,21 @@ fn a_command_body_that_is_not_a_command_is_malformed() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_monitor_trace_cut_inside_its_last_line_is_cut_short() {
+    let text = b"1700000000.000000 [0 c] \"GET\" \"a\"\n1700000000.000001 [0 c] \"SET\" \"k";
+    let mut r = Reader::new(Cursor::new(&text[..])).unwrap();
+    let mut e = Entry::empty();
+    assert!(r.next_into(&mut e).unwrap());
+    assert_eq!(r.next_into(&mut e), Err(TraceError::Truncated { line: 2 }));
+    // The same line with its newline is malformed, not cut.
+    let mut whole = text.to_vec();
+    whole.push(b'\n');
+    let mut r = Reader::new(Cursor::new(whole)).unwrap();
+    assert!(r.next_into(&mut e).unwrap());
+    assert!(matches!(
+        r.next_into(&mut e),
+        Err(TraceError::Malformed { line: 2, .. })
+    ));
+}

@@ -418,3 +418,53 @@ fn a_client_blocked_for_ever_is_given_up_not_waited_for() {
         Some(&b"1"[..])
     );
 }
+
+/// A capture killed mid-line (`valkey-cli monitor > f` stopped by a kill) leaves its last line
+/// cut: the replay sends every command before the cut, says so once on stderr, and succeeds. A
+/// malformed line with its newline is still refused (exit 2).
+#[test]
+fn a_capture_cut_mid_line_replays_up_to_the_cut() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let trace = dir.path().join("cut.txt");
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!(
+            "1700000000.{:06} [0 c1] \"INCR\" \"n\"\n",
+            i * 100
+        ));
+    }
+    text.push_str("1700000000.900000 [0 c1] \"INCR\" \"");
+    std::fs::write(&trace, &text).unwrap();
+    let port = server.port().to_string();
+    let out = respbench(&[
+        "replay",
+        "-p",
+        &port,
+        "--speed",
+        "max",
+        "-q",
+        trace.to_str().unwrap(),
+    ]);
+    out.assert_success();
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("ends inside an entry at line 51"),
+        "{}",
+        out.stderr
+    );
+    let mut c = server.client();
+    assert_eq!(c.bulk(&["GET", "n"]).as_deref(), Some(&b"50"[..]));
+    text.push('\n');
+    std::fs::write(&trace, &text).unwrap();
+    let out = respbench(&[
+        "replay",
+        "-p",
+        &port,
+        "--speed",
+        "max",
+        "-q",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+}
