@@ -113,15 +113,14 @@ const KINDS: [(&str, &str, &str, &str, XAxis); 9] = [
     ),
     (
         "client-delay",
-        "Client delay per second: replies waiting for respbench to read them (avg solid, p99 \
-         dashed)",
+        "Client delay per second (avg solid, p99 dashed)",
         "second",
         "ms",
         XAxis::Linear,
     ),
     (
         "invalidations",
-        "Client-side caching invalidations per second (--enable-tracking: a moving hot set's churn)",
+        "Invalidations per second (--enable-tracking)",
         "second",
         "invalidations/s",
         XAxis::Linear,
