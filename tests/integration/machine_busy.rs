@@ -104,10 +104,14 @@ fn own_threads_are_not_a_busy_machine(start: fn() -> Server) {
     let waits = t["client_threads_runqueue_pct"].as_array().unwrap();
     assert_eq!(waits.len().to_string(), threads, "every thread's wait: {t}");
     if t["verdict"]["kind"] == "machine-busy" {
+        // Only other processes' load (the tests running beside this one) may make it so: a
+        // thread waits only for a CPU someone else holds, so others' CPU plus steal must be
+        // able to explain the 10% wait the verdict needs.
         let others = t["machine"]["others_cpu_pct"].as_f64().unwrap_or(0.0);
         let steal = t["machine"]["steal_pct"].as_f64().unwrap_or(0.0);
+        let cores = t["machine"]["cores"].as_f64().unwrap_or(1.0);
         assert!(
-            others >= 25.0 || steal >= 5.0,
+            others + steal * cores >= respbench::verdict::STARVED_PCT || steal >= 5.0,
             "machine-busy from respbench's own threads: {t}"
         );
     }
