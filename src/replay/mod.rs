@@ -15,6 +15,7 @@
 //! report).
 
 pub mod capture;
+mod connect;
 mod filter;
 mod journal;
 pub mod options;
@@ -31,11 +32,10 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::Target;
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
 use crate::trace::{Entry, Reader, TraceError};
 
-pub use options::{OPTIONS, ReplayArgs, Speed, help_text};
+pub use options::{OPTIONS, ReplayArgs, Speed, docs, help_text};
 use schedule::{Scheduler, Send, Sink};
 use worker::{Chunk, Job, SlipSecond};
 
@@ -267,24 +267,14 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     (stop, terminated)
 }
 
-fn target(a: &ReplayArgs) -> Result<Target, Fail> {
-    match &a.socket {
-        Some(p) => Ok(Target::Unix(p.clone())),
-        None => Target::tcp(&a.host, a.port).map_err(|e| Fail(1, e.to_string())),
-    }
-}
-
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
     let path = a.trace.as_deref().expect("checked by parse");
     Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
-    let target = target(a)?;
-    let auth = a.password.as_ref().map(|pw| match &a.user {
-        Some(u) => vec![u.clone(), pw.clone()],
-        None => vec![pw.clone()],
-    });
+    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
+    let auth = connect::auth(&a.conn);
     // Check the target (and the credentials) before reading the trace.
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;

@@ -234,9 +234,16 @@ fn redacted(argv: &[OsString]) -> Vec<String> {
     let mut i = 0;
     while i < argv.len() {
         let arg = argv[i].to_string_lossy().into_owned();
-        let secret = crate::cli::flag::find(&[OPTIONS], arg.split('=').next().unwrap_or(""))
-            .is_some_and(|(_, f)| f.doc.secret.is_some());
-        if secret && !arg.contains('=') && i + 1 < argv.len() {
+        // `--x=V`, or a short option with its value attached (`-aPW`, `-a=PW`).
+        let (name, attached) = match arg.strip_prefix("--") {
+            Some(_) => (arg.split('=').next().unwrap_or(""), arg.contains('=')),
+            None if arg.starts_with('-') && arg.len() > 2 => (arg.get(..2).unwrap_or(""), true),
+            None => (arg.as_str(), false),
+        };
+        let secret = crate::cli::flag::find(&[OPTIONS], name)
+            .is_some_and(|(_, f)| f.doc.secret.is_some())
+            || crate::cli::connection::secret_value(name).is_some();
+        if secret && !attached && i + 1 < argv.len() {
             let pair = [
                 OsString::from("respbench"),
                 argv[i].clone(),
@@ -282,6 +289,7 @@ pub fn head(
 
 fn document(r: &TestResult, f: &Facts) -> Document {
     let a = f.args;
+    let socket = a.conn.socket();
     let names: Vec<String> = r
         .commands
         .iter()
@@ -310,10 +318,11 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             cores: host::cores(),
         },
         target: TargetRecord {
-            transport: if a.socket.is_some() { "unix" } else { "tcp" }.into(),
-            host: a.socket.is_none().then(|| a.host.clone()),
-            port: a.socket.is_none().then_some(a.port),
-            socket: a.socket.as_ref().map(|p| p.display().to_string()),
+            transport: if socket.is_some() { "unix" } else { "tcp" }.into(),
+            host: socket.is_none().then(|| a.conn.host().to_string()),
+            port: socket.is_none().then_some(a.conn.port()),
+            socket: socket.map(|p| p.display().to_string()),
+            tls: socket.is_none() && a.conn.tls().enabled,
             ..Default::default()
         },
         // The shard's place, so `respbench merge` takes the shards' records as one replay.
@@ -389,6 +398,22 @@ mod tests {
         let line = redacted(&argv).join(" ");
         assert!(
             !line.contains("hunter2") && line.contains("t.trace"),
+            "{line}"
+        );
+        // Options after the trace, and a value attached to its option.
+        let argv: Vec<OsString> = [
+            "replay",
+            "t.trace",
+            "--tls",
+            "-ahunter2",
+            "-u=rediss://:hunter2@h",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(
+            !line.contains("hunter2") && line.contains("--tls"),
             "{line}"
         );
     }
