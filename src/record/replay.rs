@@ -43,6 +43,42 @@ pub struct ReplayRecord {
     pub max_slip_ms: f64,
     /// One row per second from the replay's start.
     pub seconds: Vec<ReplaySecond>,
+    /// `--cluster`: how the commands were routed (`null` without `--cluster`, and in records
+    /// written before it existed).
+    pub cluster: Option<ReplayCluster>,
+}
+
+/// `replay --cluster`: each command went to the primary owning its keys' slot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplayCluster {
+    /// Commands scheduled to each primary (`host:port`), from the slot map read at the start.
+    pub routed: BTreeMap<String, u64>,
+    /// Commands whose keys fall in more than one slot (the server would answer CROSSSLOT): not
+    /// sent, by command name.
+    pub crossslot: BTreeMap<String, u64>,
+    /// MULTI/EXEC blocks whose keys span slots: skipped whole, and the commands they held.
+    pub multi_across_slots: u64,
+    pub multi_commands_skipped: u64,
+    /// `-MOVED` and `-ASK` replies followed (the command sent again to the node named).
+    pub moved: u64,
+    pub ask: u64,
+}
+
+impl ReplayCluster {
+    /// Two shards' routing added up.
+    fn add(&mut self, b: &ReplayCluster) {
+        for (k, v) in &b.routed {
+            *self.routed.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &b.crossslot {
+            *self.crossslot.entry(k.clone()).or_default() += v;
+        }
+        self.multi_across_slots += b.multi_across_slots;
+        self.multi_commands_skipped += b.multi_commands_skipped;
+        self.moved += b.moved;
+        self.ask += b.ask;
+    }
 }
 
 /// One second of the schedule.
@@ -80,6 +116,11 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
         o.clients += b.clients;
         o.selects_added += b.selects_added;
         o.max_slip_ms = o.max_slip_ms.max(b.max_slip_ms);
+        match (&mut o.cluster, &b.cluster) {
+            (Some(x), Some(y)) => x.add(y),
+            (None, Some(y)) => o.cluster = Some(y.clone()),
+            _ => {}
+        }
         if o.seconds.len() < b.seconds.len() {
             o.seconds.resize(b.seconds.len(), ReplaySecond::default());
         }

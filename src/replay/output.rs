@@ -224,6 +224,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         selects_added: c.selects_added,
         max_slip_ms: seconds.iter().map(|s| s.slip_max_ms).fold(0.0, f64::max),
         seconds,
+        cluster: None,
     }
 }
 
