@@ -20,6 +20,8 @@ mod filter;
 mod journal;
 pub mod options;
 mod output;
+mod redirect;
+mod route;
 mod schedule;
 mod worker;
 
@@ -114,6 +116,38 @@ fn drive(
     Ok(())
 }
 
+/// [`drive`], through `router` under `--cluster` (each command to its keys' node; MULTI blocks
+/// still open at the end are sent as they are).
+fn drive_routed<S: Sink>(
+    a: &ReplayArgs,
+    sched: &mut Scheduler,
+    sink: &mut S,
+    router: Option<&mut route::Router>,
+    stop: &AtomicBool,
+) -> Result<(), Fail> {
+    let Some(router) = router else {
+        return drive(a, sched, sink, stop);
+    };
+    let mut routed = route::Routed {
+        router: &mut *router,
+        inner: &mut *sink,
+    };
+    drive(a, sched, &mut routed, stop)?;
+    router.finish(sched, sink).map_err(|e| Fail(1, e))
+}
+
+/// `--cluster`: the slot map and key specs, from the entry node.
+fn router(a: &ReplayArgs) -> Result<Option<route::Router>, Fail> {
+    if !a.cluster {
+        return Ok(None);
+    }
+    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
+    let auth = connect::auth(&a.conn);
+    route::Router::new(&target, a.conn.host(), auth.as_deref())
+        .map(Some)
+        .map_err(|e| Fail(1, e))
+}
+
 fn trace_error(path: &Path, e: &impl std::fmt::Display) -> String {
     format!("cannot read the trace {}: {e}", path.display())
 }
@@ -169,7 +203,8 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         "# seq\tintended send time (us from the start)\tconnection\tdatabase\tcommand"
     );
     let never = AtomicBool::new(false);
-    let driven = drive(a, &mut sched, &mut sink, &never);
+    let mut router = router(a)?;
+    let driven = drive_routed(a, &mut sched, &mut sink, router.as_mut(), &never);
     if sink.failed.is_some() {
         return Ok(0);
     }
@@ -179,7 +214,7 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         sink.out,
         "# {} entries, {} to send on {} connections, span {:.6} s, skipped {:?}, from scripts {}",
         c.entries,
-        c.sent,
+        c.sent - router.as_ref().map_or(0, |r| r.not_sent),
         sched.connections(),
         sched.span_us as f64 / 1e6,
         c.skipped,
@@ -241,6 +276,7 @@ impl Sink for Live {
         chunk.jobs.push(Job {
             due_ns: s.due_ns,
             conn: s.conn,
+            node: s.node,
             name: s.name,
             measured: s.measured,
             start: start as u32,
@@ -278,6 +314,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // Check the target (and the credentials) before reading the trace.
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
+    let mut router = router(a)?;
     let (stop, terminated) = signals();
     let threads = a
         .threads
@@ -298,6 +335,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
+            nodes: router.as_ref().map_or(Vec::new(), |r| r.targets.clone()),
             auth: auth.clone(),
             start,
             measure_start,
@@ -326,11 +364,16 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         stop: Arc::clone(&stop),
         journal,
     };
-    let driven = drive(a, &mut sched, &mut live, &stop)
+    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
         .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
     let journal = live.journal.take();
     drop(live);
-    let (mut result, slip, connections, fatal, last) = gather(handles, &sched.names)?;
+    let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
+    let cluster = router.map(|r| {
+        let mut c = r.record;
+        (c.moved, c.ask) = redirects;
+        (c, r.not_sent)
+    });
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.elapsed = last.map_or(Duration::ZERO, |l| {
         l.saturating_duration_since(measure_start)
@@ -347,6 +390,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         threads,
         wall_start,
         fatal: fatal.as_deref(),
+        cluster: cluster.as_ref(),
     };
     out.finish(&result, &facts)?;
     if let Some(j) = journal {
@@ -391,6 +435,7 @@ type Gathered = (
     u64,
     Option<String>,
     Option<Instant>,
+    (u64, u64),
 );
 
 fn gather(
@@ -403,6 +448,7 @@ fn gather(
     let mut connections = 0;
     let mut fatal = None;
     let mut last = None;
+    let mut redirects = (0, 0);
     for h in handles {
         let o = h
             .join()
@@ -424,6 +470,7 @@ fn gather(
         worker::merge_slip(&mut slip, &o.slip);
         connections += o.connections;
         fatal = fatal.or(o.fatal);
+        redirects = (redirects.0 + o.moved, redirects.1 + o.ask);
     }
-    Ok((result, slip, connections, fatal, last))
+    Ok((result, slip, connections, fatal, last, redirects))
 }

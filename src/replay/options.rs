@@ -51,6 +51,8 @@ pub struct ReplayArgs {
     /// `--allow`: skipped-by-default commands to send anyway (upper case; `CONFIG SET` or `CONFIG`).
     pub allow: Vec<String>,
     pub threads: Option<usize>,
+    /// `--cluster`: each command to the primary owning its keys' slot (`route.rs`).
+    pub cluster: bool,
     pub dry_run: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
@@ -74,6 +76,7 @@ impl Default for ReplayArgs {
             shard: None,
             allow: Vec::new(),
             threads: None,
+            cluster: false,
             dry_run: false,
             json: None,
             html: None,
@@ -231,6 +234,19 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--allow", "FLUSHDB,CONFIG SET", "t.trace"]),
+    F::switch(
+        &["--cluster"],
+        "--cluster",
+        "The target is a cluster node: each command goes to the\n\
+         primary owning its keys' slot (one connection per client\n\
+         and node); commands and MULTI/EXEC blocks whose keys span\n\
+         slots are skipped and counted; MOVED/ASK are followed",
+        |a, _, _| {
+            a.cluster = true;
+            Ok(())
+        },
+    )
+    .example(&["--cluster", "-p", "7000", "t.trace"]),
     F::switch(
         &["--dry-run"],
         "--dry-run",

@@ -12,7 +12,7 @@ use crate::metrics::{Outcome, TestResult};
 use crate::record::build::{TestExtras, test_record};
 use crate::record::document::{self, ClientHost, Document, Options, TargetRecord, Tool};
 use crate::record::host;
-use crate::record::replay::{ReplayRecord, ReplaySecond};
+use crate::record::replay::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::record::shard::ShardRecord;
 use crate::record::workload::{MixOptionRecord, WorkloadOptions};
 use crate::report::{ReportContext, write_full, write_quiet};
@@ -34,6 +34,16 @@ pub struct Facts<'a> {
     pub threads: usize,
     pub wall_start: SystemTime,
     pub fatal: Option<&'a str>,
+    /// `--cluster`: the routing's counts, and the commands it did not send (scheduled, so in
+    /// the schedule's `sent`, but CROSSSLOT or in a MULTI block across slots).
+    pub cluster: Option<&'a (ReplayCluster, u64)>,
+}
+
+impl Facts<'_> {
+    /// Commands sent: the schedule's, less those the cluster routing skipped.
+    fn sent(&self) -> u64 {
+        self.sched.counts.sent - self.cluster.map_or(0, |c| c.1)
+    }
 }
 
 /// The output files, created before the replay starts so a path that cannot be written stops it
@@ -158,7 +168,7 @@ fn summary(f: &Facts) -> String {
         "Replay: {} entries over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
         c.entries,
         rec.span_s,
-        c.sent,
+        rec.sent,
         f.connections,
         f.sched.clients(),
         rec.speed.map_or("max".to_string(), |x| format!("{x}x")),
@@ -213,7 +223,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         warmup_s: a.warmup_us as f64 / 1e6,
         shard: a.shard.map(|(i, n)| format!("{i}/{n}")),
         entries: c.entries,
-        sent: c.sent,
+        sent: f.sent(),
         connections: f.connections,
         clients: f.sched.clients() as u64,
         skipped: c.skipped.clone(),
@@ -224,7 +234,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         selects_added: c.selects_added,
         max_slip_ms: seconds.iter().map(|s| s.slip_max_ms).fold(0.0, f64::max),
         seconds,
-        cluster: None,
+        cluster: f.cluster.map(|c| c.0.clone()),
     }
 }
 
@@ -284,6 +294,7 @@ pub fn head(
         threads: 0,
         wall_start,
         fatal: None,
+        cluster: None,
     };
     document(&r, &f)
 }
@@ -324,6 +335,7 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             port: socket.is_none().then_some(a.conn.port()),
             socket: socket.map(|p| p.display().to_string()),
             tls: socket.is_none() && a.conn.tls().enabled,
+            cluster: a.cluster,
             ..Default::default()
         },
         // The shard's place, so `respbench merge` takes the shards' records as one replay.
