@@ -156,6 +156,8 @@ fn trace_error(path: &Path, e: &impl std::fmt::Display) -> String {
 struct DryRun<W: Write> {
     out: W,
     failed: Option<std::io::Error>,
+    /// `--cluster`: every node's `host:port`, printed after the command it is routed to.
+    nodes: Vec<String>,
 }
 
 impl<W: Write> Sink for DryRun<W> {
@@ -173,9 +175,13 @@ impl<W: Write> Sink for DryRun<W> {
         } else {
             "\twarmup"
         };
+        let node = match self.nodes.get(usize::from(s.node)) {
+            Some(n) => format!("\tnode {n}"),
+            None => String::new(),
+        };
         if let Err(e) = writeln!(
             self.out,
-            "{}\t{due}\tconn {}\tdb {}\t{name}{warm}",
+            "{}\t{due}\tconn {}\tdb {}\t{name}{warm}{node}",
             s.seq, s.conn, s.db
         ) {
             self.failed.get_or_insert(e);
@@ -194,16 +200,19 @@ impl<W: Write> Sink for DryRun<W> {
 fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
     let mut sched = Scheduler::new(a);
     let stdout = std::io::stdout();
+    let mut router = router(a)?;
     let mut sink = DryRun {
         out: BufWriter::new(stdout.lock()),
         failed: None,
+        nodes: router
+            .as_ref()
+            .map_or(Vec::new(), |r| r.node_names().to_vec()),
     };
     let _ = writeln!(
         sink.out,
         "# seq\tintended send time (us from the start)\tconnection\tdatabase\tcommand"
     );
     let never = AtomicBool::new(false);
-    let mut router = router(a)?;
     let driven = drive_routed(a, &mut sched, &mut sink, router.as_mut(), &never);
     if sink.failed.is_some() {
         return Ok(0);

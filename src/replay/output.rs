@@ -180,10 +180,37 @@ fn summary(f: &Facts) -> String {
             c.from_scripts
         ));
     }
+    if let Some(c) = &rec.cluster {
+        s.push_str(&cluster_line(c));
+    }
     if rec.speed.is_some() {
         s.push_str(&format!("  schedule slip: max {:.3} ms\n", rec.max_slip_ms));
     }
     s
+}
+
+/// `--cluster`'s line: where the commands went, what a cluster would refuse, redirects.
+fn cluster_line(c: &ReplayCluster) -> String {
+    let crossslot: Vec<String> = c
+        .crossslot
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    format!(
+        "  cluster: {} commands to {} primaries; not sent: CROSSSLOT {}, MULTI/EXEC across \
+         slots {} ({} commands); followed: MOVED {}, ASK {}\n",
+        c.routed.values().sum::<u64>(),
+        c.routed.len(),
+        if crossslot.is_empty() {
+            "0".to_string()
+        } else {
+            crossslot.join(", ")
+        },
+        c.multi_across_slots,
+        c.multi_commands_skipped,
+        c.moved,
+        c.ask
+    )
 }
 
 /// The record's `replay` block.
@@ -392,6 +419,25 @@ mod tests {
         );
         let only_auth = [("AUTH".to_string(), 2)].into_iter().collect();
         assert!(!skipped_lines(&only_auth).contains("--allow"));
+    }
+
+    #[test]
+    fn the_cluster_line_names_skips_and_redirects() {
+        let c = ReplayCluster {
+            routed: [("a:1".to_string(), 5), ("b:2".to_string(), 3)]
+                .into_iter()
+                .collect(),
+            crossslot: [("MSET".to_string(), 2)].into_iter().collect(),
+            multi_across_slots: 1,
+            multi_commands_skipped: 4,
+            moved: 0,
+            ask: 7,
+        };
+        assert_eq!(
+            cluster_line(&c),
+            "  cluster: 8 commands to 2 primaries; not sent: CROSSSLOT MSET 2, MULTI/EXEC \
+             across slots 1 (4 commands); followed: MOVED 0, ASK 7\n"
+        );
     }
 
     #[test]

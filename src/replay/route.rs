@@ -111,6 +111,11 @@ impl Router {
         })
     }
 
+    /// Every node's `host:port`, by node index (`Send::node`).
+    pub fn node_names(&self) -> &[String] {
+        &self.names
+    }
+
     /// The slots of a command's keys, by the server's key specs. A command whose keys cannot
     /// be found (GETKEYS refused its arguments) is taken as keyless: the server answers it.
     fn slots(&mut self, args: &[Vec<u8>]) -> Slots {

@@ -84,6 +84,20 @@ fn replay_routes_by_slot(c: Cluster) {
     };
     assert_eq!(skips("CROSSSLOT"), 1, "{}", dry.stdout);
     assert_eq!(skips("MULTI/EXEC across slots"), 4, "{}", dry.stdout);
+    // Each scheduled command names the node it goes to: its key's owner.
+    for i in [0, 17, 59] {
+        let owner = c.owner(key_slot(format!("r:{i}").as_bytes()));
+        let seq = 2 * i + 1;
+        let line = dry
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{seq}\t")))
+            .unwrap_or_else(|| panic!("entry {seq}: {}", dry.stdout));
+        assert!(
+            line.ends_with(&format!("\tnode 127.0.0.1:{owner}")),
+            "{line}"
+        );
+    }
 
     // `askme`'s slot being migrated, its key not yet moved: its owner answers -ASK.
     let slot = key_slot(b"askme");
@@ -117,6 +131,8 @@ fn replay_routes_by_slot(c: Cluster) {
         json.to_str().unwrap(),
     ]);
     assert!(out.code == Some(0), "replay: {out:?}");
+    out.assert_stdout_contains("cluster: 128 commands to 3 primaries");
+    out.assert_stdout_contains("CROSSSLOT MSET 1, MULTI/EXEC across slots 1 (4 commands)");
 
     // Every key on the primary that owns its slot, and all of them there.
     let mut found = Vec::new();
