@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::compare::input::Input;
-use crate::record::replay::ReplayRecord;
+use crate::record::replay::{ReplayCluster, ReplayRecord};
 
 use super::charts::{chart, colour};
 use super::esc;
@@ -53,23 +53,10 @@ fn row(s: &mut String, label: &str, r: &ReplayRecord) {
     if r.from_scripts > 0 {
         let _ = write!(not_sent, "; run by scripts {}", r.from_scripts);
     }
-    let cluster = match &r.cluster {
-        None => "-".to_string(),
-        Some(c) => format!(
-            "{} nodes; CROSSSLOT: {}; MULTI/EXEC across slots: {} ({} commands); \
-             MOVED {}, ASK {} followed",
-            c.routed.len(),
-            counts(&c.crossslot),
-            c.multi_across_slots,
-            c.multi_commands_skipped,
-            c.moved,
-            c.ask
-        ),
-    };
     let _ = write!(
         s,
         "<tr><td>{}</td><td>{}</td><td>{:.3} s</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td></tr>",
+         <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
         esc(label),
         esc(&r.trace),
         r.span_s,
@@ -81,8 +68,39 @@ fn row(s: &mut String, label: &str, r: &ReplayRecord) {
         r.clients,
         esc(&not_sent),
         r.max_slip_ms,
-        esc(&cluster)
     );
+}
+
+/// `--cluster` replays' routing: a row per run that has it; nothing when none does.
+fn cluster_table(s: &mut String, runs: &[(usize, &Input, &ReplayRecord)]) {
+    let rows: Vec<(&str, &ReplayCluster)> = runs
+        .iter()
+        .filter_map(|(_, i, r)| Some((i.label.as_str(), r.cluster.as_ref()?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    s.push_str(
+        "<h3>Cluster routing</h3><div class=\"scroll\"><table class=\"replay-cluster\"><tr>\
+         <th>run</th><th>commands per node</th><th>CROSSSLOT (not sent)</th>\
+         <th>MULTI/EXEC across slots (not sent)</th><th>MOVED followed</th>\
+         <th>ASK followed</th></tr>",
+    );
+    for (label, c) in rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} ({} commands)</td><td>{}</td>\
+             <td>{}</td></tr>",
+            esc(label),
+            esc(&counts(&c.routed)),
+            esc(&counts(&c.crossslot)),
+            c.multi_across_slots,
+            c.multi_commands_skipped,
+            c.moved,
+            c.ask
+        );
+    }
+    s.push_str("</table></div>");
 }
 
 /// The section, when some run is a replay; nothing otherwise.
@@ -98,15 +116,17 @@ pub fn section(s: &mut String, inputs: &[Input]) {
     s.push_str(
         "<section class=\"replay\" id=\"replay\"><h2>Replay</h2><p class=\"note\">The trace \
          replayed with its own timing: latency is measured from each command's intended send \
-         time; the slip is how late respbench sent it.</p><table class=\"replay\"><tr>\
+         time; the slip is how late respbench sent it.</p><div class=\"scroll\">\
+         <table class=\"replay\"><tr>\
          <th>run</th><th>trace</th><th>span</th><th>speed</th><th>window</th><th>entries</th>\
          <th>sent</th><th>connections</th><th>clients</th><th>not sent</th>\
-         <th>max slip ms</th><th>cluster</th></tr>",
+         <th>max slip ms</th></tr>",
     );
     for (_, input, r) in &runs {
         row(s, &input.label, r);
     }
-    s.push_str("</table>");
+    s.push_str("</table></div>");
+    cluster_table(s, &runs);
     let mut series = Vec::new();
     for (i, input, r) in &runs {
         let per = |f: fn(&crate::record::replay::ReplaySecond) -> f64| {
@@ -154,7 +174,7 @@ pub fn section(s: &mut String, inputs: &[Input]) {
 mod tests {
     use super::*;
     use crate::compare::input::Format;
-    use crate::record::replay::{ReplayCluster, ReplaySecond};
+    use crate::record::replay::ReplaySecond;
 
     fn input(label: &str, replay: Option<ReplayRecord>) -> Input {
         Input {
@@ -215,7 +235,7 @@ mod tests {
         assert!(s.contains("shop&lt;1&gt;.trace") && s.contains("2×"), "{s}");
         assert!(s.contains("FLUSHDB 3; run by scripts 2"), "{s}");
         assert!(
-            s.contains("CROSSSLOT: MSET 4") && s.contains("MOVED 2"),
+            s.contains("<td>a:1 50, b:2 40</td><td>MSET 4</td><td>1 (3 commands)</td><td>2</td>"),
             "{s}"
         );
         assert!(s.contains("data-chart=\"replay-slip\""), "{s}");
