@@ -144,3 +144,36 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_shards_add_their_cluster_routing() {
+        let shard = |node: &str, n: u64, ask: u64| ReplayRecord {
+            sent: n,
+            cluster: Some(ReplayCluster {
+                routed: [(node.to_string(), n)].into_iter().collect(),
+                crossslot: [("MSET".to_string(), 1)].into_iter().collect(),
+                multi_across_slots: 1,
+                multi_commands_skipped: 3,
+                moved: 0,
+                ask,
+            }),
+            ..Default::default()
+        };
+        let (a, b) = (shard("a:1", 5, 1), shard("b:2", 7, 2));
+        let m = merged([&a, &b].into_iter()).unwrap();
+        assert_eq!(m.sent, 12);
+        let c = m.cluster.unwrap();
+        assert_eq!(c.routed.values().sum::<u64>(), 12);
+        assert_eq!(c.routed.len(), 2);
+        assert_eq!(c.crossslot["MSET"], 2);
+        assert_eq!((c.multi_across_slots, c.multi_commands_skipped), (2, 6));
+        assert_eq!(c.ask, 3);
+        // A record from before `--cluster` existed reads with no cluster part.
+        let old: ReplayRecord = serde_json::from_str(r#"{"trace":"t","sent":3}"#).unwrap();
+        assert_eq!(old.cluster, None);
+    }
+}

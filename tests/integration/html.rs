@@ -493,7 +493,10 @@ fn report_shows_the_answer_at_both_widths() {
     let (dom, m) = at_both_widths(&browser, dir.path(), &page, "replay");
     assert!(dom.contains("id=\"replay\"") && dom.contains("prod.trace"));
     assert!(dom.contains("data-chart=\"replay-slip\""));
-    assert!(dom.contains("<td>MSET 14</td>"), "the cluster routing table");
+    assert!(
+        dom.contains("<td>MSET 14</td>"),
+        "the cluster routing table"
+    );
     assert!(
         m["tables"]
             .as_array()
