@@ -7,6 +7,7 @@
 //! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
 //! table is `cli::memtier`) or measure anything itself.
 
+mod breakdown;
 mod hdr_files;
 mod json;
 mod monitor;
@@ -133,6 +134,7 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 }
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
+    let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
     let (blocks, tests) = blocks(doc, opts);
     let (line, key, n) = length(opts, doc);
     let mut out = text::header(opts.threads, opts.clients, &line);
