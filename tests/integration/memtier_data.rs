@@ -265,3 +265,59 @@ fn compare_lines_up_the_json_out_file_and_the_record_of_one_run() {
         }
     }
 }
+
+#[test]
+fn command_stats_breakdown_groups_lines_by_command_unless_line() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let rows = |stdout: &str, name: &str| {
+        (stdout.lines())
+            .filter(|l| l.split_whitespace().next() == Some(name))
+            .count()
+    };
+    let lines = [
+        "--command=SET foo:__key__ __data__",
+        "--command=SET bar:__key__ __data__",
+        "--command=GET foo:__key__",
+        "--command=GET bar:__key__",
+    ];
+    let json = dir.path().join("by-command.json");
+    let mut args = lines.to_vec();
+    args.extend(["-n", "400", "--key-maximum=20", "--json-out-file"]);
+    args.push(json.to_str().unwrap());
+    let out = memtier(&server, &args);
+    // memtier's default: one row per command name, the lines' counts added.
+    assert_eq!(
+        (rows(&out.stdout, "Sets"), rows(&out.stdout, "Gets")),
+        (1, 1),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(rows(&out.stdout, "Set#2s"), 0, "{}", out.stdout);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let count = |row: &str| doc["ALL STATS"][row]["Count"].as_u64().unwrap();
+    let mut c = server.client();
+    assert_eq!(count("Sets"), c.calls("set"), "both SET lines in one row");
+    assert_eq!(count("Sets") + count("Gets"), 400);
+    let mut by_line = lines.to_vec();
+    by_line.extend([
+        "-n",
+        "400",
+        "--key-maximum=20",
+        "--command-stats-breakdown=line",
+    ]);
+    let out = memtier(&server, &by_line);
+    assert_eq!(
+        (rows(&out.stdout, "Sets"), rows(&out.stdout, "Set#2s")),
+        (1, 1),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        (rows(&out.stdout, "Gets"), rows(&out.stdout, "Get#2s")),
+        (1, 1),
+        "{}",
+        out.stdout
+    );
+}

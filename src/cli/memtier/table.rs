@@ -352,12 +352,12 @@ const COMMAND: &[M] = &[
             };
             Ok(())
         }).example(&["--monitor-pattern=R"]),
-    no(
+    super::data::scan(
         &["--scan-incremental-iteration"],
         Value::None,
         "--scan-incremental-iteration",
     ),
-    no(
+    super::data::scan(
         &["--scan-incremental-max-iterations"],
         Value::Text,
         "--scan-incremental-max-iterations=NUMBER",
@@ -396,11 +396,11 @@ const OBJECT: &[M] = &[
 ];
 
 const IMPORT: &[M] = &[
-    no(&["--data-import"], Value::Text, "--data-import=FILE"),
-    no(&["--data-verify"], Value::None, "--data-verify"),
-    no(&["--verify-only"], Value::None, "--verify-only"),
-    no(&["--generate-keys"], Value::None, "--generate-keys"),
-    no(&["--no-expiry"], Value::None, "--no-expiry"),
+    super::data::import(&["--data-import"], Value::Text, "--data-import=FILE"),
+    super::data::import(&["--data-verify"], Value::None, "--data-verify"),
+    super::data::import(&["--verify-only"], Value::None, "--verify-only"),
+    super::data::import(&["--generate-keys"], Value::None, "--generate-keys"),
+    super::data::import(&["--no-expiry"], Value::None, "--no-expiry"),
 ];
 
 const KEYS: &[M] = &[
