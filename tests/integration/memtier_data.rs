@@ -35,6 +35,8 @@ fn both() -> [Server; 2] {
 #[test]
 fn expiry_range_gives_every_key_a_ttl_in_the_range() {
     for server in both() {
+        let dir = TempDir::new();
+        let json = dir.path().join("run.json");
         memtier(
             &server,
             &[
@@ -43,6 +45,8 @@ fn expiry_range_gives_every_key_a_ttl_in_the_range() {
                 "300",
                 "--key-maximum=49",
                 "--expiry-range=100-200",
+                "--json",
+                json.to_str().unwrap(),
             ],
         );
         let mut c = server.client();
@@ -51,6 +55,18 @@ fn expiry_range_gives_every_key_a_ttl_in_the_range() {
             300,
             "memtier's SET with an expiry is SETEX"
         );
+        // The record says what ran, and passes the schema and the independent checker.
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let m = &record["options"]["memtier"];
+        assert_eq!(
+            m["expiry_range"],
+            serde_json::json!({"min": 100, "max": 200}),
+            "{m}"
+        );
+        assert_eq!(m["random_data"].as_bool(), Some(false), "{m}");
+        assert_eq!(m["data_size_pattern"].as_str(), Some("R"), "{m}");
+        super::record::check_with_python(&json);
         let keys = c.strings(&["KEYS", "memtier-*"]);
         assert!(keys.len() > 40, "{} keys", keys.len());
         let mut ttls = Vec::new();
