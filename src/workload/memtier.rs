@@ -140,11 +140,11 @@ impl MemtierShape {
         rng: &mut R,
         keys: &mut KeyGen,
     ) {
-        let k = keys.next(0);
         let Some(v) = t.values.first() else {
-            out.extend_from_slice(&t.unit);
-            return;
+            // No value argument (`-d 0`): the command as a line, its key still filled in.
+            return self.line(out, t, sizes, rng, keys);
         };
+        let k = keys.next(0);
         let full = v.body.len();
         let n = match (&self.size_by_key, sizes) {
             (Some(s), _) => s.size(k).min(full),
