@@ -38,6 +38,7 @@ mod replay_max;
 mod secrets;
 mod sentinel;
 mod shards;
+mod short_verdict;
 mod storm;
 mod synthetic;
 mod tls;
