@@ -188,10 +188,12 @@ fn the_client_delay_adds_up_by_its_samples_per_second_and_over_the_test() {
     let start = "2026-01-01T00:00:00.000000Z";
     a["tests"][0]["started_at"] = start.into();
     b["tests"][0]["started_at"] = start.into();
-    a["tests"][0]["timeline"] =
-        json!([row(json!({"avg": 10.0, "p50": 8.0, "p99": 40.0, "samples": 30}))]);
-    b["tests"][0]["timeline"] =
-        json!([row(json!({"avg": 50.0, "p50": 30.0, "p99": 20.0, "samples": 10}))]);
+    a["tests"][0]["timeline"] = json!([row(
+        json!({"avg": 10.0, "p50": 8.0, "p99": 40.0, "samples": 30})
+    )]);
+    b["tests"][0]["timeline"] = json!([row(
+        json!({"avg": 50.0, "p50": 30.0, "p99": 20.0, "samples": 10})
+    )]);
     a["tests"][0]["client_delay_us"] = json!({"count": 30, "avg": 10.0, "min": 1.0, "max": 90.0});
     b["tests"][0]["client_delay_us"] = json!({"count": 10, "avg": 50.0, "min": 2.0, "max": 70.0});
     let m = merged(inputs(vec![a, b])).unwrap();

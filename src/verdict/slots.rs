@@ -68,8 +68,19 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
             .and_then(|t| t.iter().copied().reduce(f64::max)),
     };
     if slots.len() < MIN_SLOTS {
-        // Too few replies to cross the slots' ends (a slow command): the whole test's figures,
-        // which for the server are all there is anyway, and the reason says so.
+        // A test too short for three full slots after the first, or too few replies to cross
+        // the slots' ends (a slow command): the whole test's figures, which for the server are
+        // all there is anyway, and the reason says why.
+        let full = full_slots(whole.seconds);
+        let why = if full < MIN_SLOTS {
+            format!(
+                "a {:.0} ms test has {full} whole slot{} after the first (which starts the clocks)",
+                whole.seconds * 1e3,
+                if full == 1 { "" } else { "s" }
+            )
+        } else {
+            "too few replies crossed their ends".to_string()
+        };
         let mut j = super::judge(
             whole.servers,
             whole.client_threads_pct,
@@ -79,7 +90,7 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
         );
         j.reason = format!(
             "{} (from the whole test's figures: only {} of its 100 ms slots had respbench's \
-             own, too few replies crossed their ends)",
+             own: {why})",
             j.reason,
             slots.len()
         );
@@ -144,6 +155,12 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
             reason_over(&median, top, "its median slot")
         ),
     )
+}
+
+/// The slots a test of `seconds` can have figures for: its whole 100 ms slots but the first
+/// (a worker's clocks start when it first crosses a slot's end).
+fn full_slots(seconds: f64) -> usize {
+    ((seconds * 10.0 + 1e-9).floor() as usize).saturating_sub(1)
 }
 
 /// Each verdict with its count, most frequent first (ties in [`Verdict::ALL`]'s order).
@@ -321,18 +338,35 @@ mod tests {
 
     #[test]
     fn too_few_slots_fall_back_to_the_whole_test_and_say_so() {
-        // Recorded: an EVAL loop of ~500 ms per call against Valkey 9.1 (-c 4, 1.01 s): one
-        // slot had figures, the server executed commands 84% of the time.
+        // Recorded: an EVAL loop of ~500 ms per call against Valkey 9.1 (-c 4, 1.01 s; here
+        // as if 0.71 s): one slot had figures, the server executed commands 84% of the time.
         let s = server(6.4, 83.9);
         let j = judge(&whole(&s, IDLE), &[slot(0.1, 2.3, 0.0)]);
         assert_eq!(j.verdict, Verdict::Neither, "{}", j.reason);
         assert!(
             j.reason.ends_with(
                 "(from the whole test's figures: only 1 of its 100 ms slots had respbench's \
-                 own, too few replies crossed their ends)"
+                 own: too few replies crossed their ends)"
             ),
             "{}",
             j.reason
+        );
+        // Recorded: the quick start's LPOP (-n 20000, Valkey 9.1, load 14) lasted 0.26 s.
+        let short = WholeTest {
+            seconds: 0.26,
+            ..whole(&s, IDLE)
+        };
+        let j = judge(&short, &[slot(35.0, 36.0, 300.0)]);
+        assert!(
+            j.reason.ends_with(
+                "own: a 260 ms test has 1 whole slot after the first (which starts the clocks))"
+            ),
+            "{}",
+            j.reason
+        );
+        assert_eq!(
+            (full_slots(0.3), full_slots(0.4), full_slots(0.05)),
+            (2, 3, 0)
         );
         let saturated = server(6.4, 95.0);
         let j = judge(&whole(&saturated, IDLE), &[]);
