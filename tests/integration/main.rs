@@ -41,6 +41,7 @@ mod replay_tls;
 mod secrets;
 mod sentinel;
 mod shards;
+mod short_verdict;
 mod storm;
 mod synthetic;
 mod tls;
