@@ -32,7 +32,7 @@ pub mod tls;
 mod worker;
 
 pub use cluster::{ClusterRun, ClusterShared};
-pub use conn::{Target, Transport};
+pub use conn::{Family, Target, Transport};
 pub use error::EngineError;
 pub use follow::{FollowedPrimary, PrimaryAddr};
 pub use idle::run_idle;

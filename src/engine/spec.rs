@@ -54,6 +54,13 @@ pub struct LoadSpec {
     pub rps: Option<u64>,
     /// `-k 1`: keep connections; `false` reconnects after every batch.
     pub keepalive: bool,
+    /// memtier's `--reconnect-interval N`: a connection that has sent N commands is replaced
+    /// (closed and opened again, prefix resent, as `-k 0` does) before its next batch. `None`
+    /// keeps it for the whole test.
+    pub reconnect_interval: Option<u64>,
+    /// memtier's `--thread-conn-start-min/max-jitter-micros`: a pause drawn uniformly from
+    /// this range (µs) before each connection is set up; `(0, 0)` sets them up back to back.
+    pub conn_start_jitter_us: (u64, u64),
     /// `-r`; `None` leaves placeholders literal.
     pub keyspace: Option<u64>,
     pub sequential: bool,

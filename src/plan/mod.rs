@@ -13,6 +13,7 @@ mod pushes;
 pub mod shard;
 pub mod start_at;
 pub mod storm;
+mod wait;
 mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -89,6 +90,10 @@ pub struct RunPlan {
     pub tls: Option<TlsOptions>,
     /// `--mptcp`.
     pub mptcp: bool,
+    /// memtier's `-4`/`-6` and `--connection-timeout`, carried into every connection's
+    /// `Transport`.
+    pub family: Option<crate::engine::Family>,
+    pub connect_timeout: Option<std::time::Duration>,
     pub prefix: Prefix,
     /// AUTH arguments (after the command name) for the control connection.
     pub auth: Option<Vec<Vec<u8>>>,
@@ -235,6 +240,11 @@ impl RunPlan {
             endpoint: args.endpoint.clone(),
             tls,
             mptcp: args.mptcp,
+            family: args.conn.family.map(|f| match f {
+                crate::cli::AddrFamily::V4 => crate::engine::Family::V4,
+                crate::cli::AddrFamily::V6 => crate::engine::Family::V6,
+            }),
+            connect_timeout: args.conn.connect_timeout,
             prefix,
             auth,
             load,
@@ -403,6 +413,8 @@ fn load_spec(args: &Args) -> LoadSpec {
         warmup: args.warmup.unwrap_or_default(),
         rps: args.rps,
         keepalive: args.keepalive != 0,
+        reconnect_interval: args.conn.reconnect_interval,
+        conn_start_jitter_us: args.conn.start_jitter_us,
         keyspace: args.keyspace,
         sequential: args.sequential,
         seed,
@@ -454,6 +466,7 @@ fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOpti
         key: t.key.clone(),
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
+        versions: args.conn.tls_versions.map(|v| (v.tls12, v.tls13)),
         resume: args.storm.tls_resume,
     }))
 }

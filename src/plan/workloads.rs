@@ -45,7 +45,9 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
         Ok(Some(p))
     };
     if let Some((set, get)) = w.ratio {
-        let commands = vec![
+        let title = format!("SET:GET {set}:{get}");
+        let (set, get, waits) = super::wait::with_waits(set, get, args.conn.wait);
+        let mut commands = vec![
             MixSpec {
                 name: "SET".into(),
                 source: MixSource::Suite(suite::by_name("set")),
@@ -59,7 +61,7 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
                 keys: own(w.get_key_dist)?,
             },
         ];
-        let title = format!("SET:GET {set}:{get}");
+        commands.extend(waits);
         return Ok(Some(Workload::Mix { title, commands }));
     }
     if w.commands.is_empty() {

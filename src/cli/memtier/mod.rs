@@ -14,6 +14,9 @@
 //! the raw values its JSON `configuration` block repeats) and the translation into [`Args`].
 //! Must not: open files or sockets.
 
+mod conn;
+#[cfg(test)]
+mod conn_tests;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -70,6 +73,10 @@ pub struct MemtierOptions {
     pub monitor_input: Option<PathBuf>,
     /// `--monitor-pattern R`: `__monitor_line@__` draws at random (else in order).
     pub monitor_random: bool,
+    /// `--show-config`: the configuration values printed before the run.
+    pub show_config: bool,
+    /// `-D`: what the line became printed on stderr before the run.
+    pub debug: bool,
     /// Every option as given, by its first spelling, with its raw value (the JSON's
     /// `configuration` block repeats them; secrets are redacted there by `crate::redact`).
     pub given: Vec<(&'static str, OsString)>,
@@ -92,6 +99,8 @@ impl Default for MemtierOptions {
             hdr_file_prefix: None,
             monitor_input: None,
             monitor_random: false,
+            show_config: false,
+            debug: false,
             given: Vec::new(),
         }
     }
@@ -307,10 +316,41 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
             w.get_key_dist = None;
         }
     }
+    check_conn(&mut a.conn, !a.workload.commands.is_empty())?;
     if let Some(rate) = o.rate_limiting {
         a.rps = Some(rate.saturating_mul(u64::from(total_clients)));
     }
     let opts = st.opts;
     let args = super::parse::finish(st.main)?;
     Ok((args, opts))
+}
+
+/// The connection options' cross-checks: the jitter range in order (a minimum alone is the
+/// pause), WAIT only in the `--ratio` mix.
+fn check_conn(c: &mut super::ConnArgs, commands: bool) -> Result<(), UsageError> {
+    let (min, max) = c.start_jitter_us;
+    if max == 0 {
+        c.start_jitter_us.1 = min;
+    } else if min > max {
+        return Err(UsageError(format!(
+            "--thread-conn-start-min-jitter-micros ({min}) is above \
+             --thread-conn-start-max-jitter-micros ({max})"
+        )));
+    }
+    if let Some(w) = c.wait
+        && w.waits > 0
+        && commands
+    {
+        return Err(UsageError(
+            "--wait-ratio adds WAIT to the SET:GET mix of --ratio, not to --command lines \
+             (add --command=\"WAIT 0 0\" instead)"
+                .into(),
+        ));
+    }
+    if c.wait.is_some_and(|w| w.waits > 0 && w.sets == 0) {
+        return Err(UsageError(
+            "--wait-ratio 0:N sends no SETs for the WAITs to follow; give at least 1:N".into(),
+        ));
+    }
+    Ok(())
 }

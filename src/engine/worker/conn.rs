@@ -120,6 +120,9 @@ pub(super) struct Conn {
     pub(super) push_kind: PushKind,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
     pub(super) used: bool,
+    /// Commands sent on this stream since it was opened (`--reconnect-interval`: it is replaced
+    /// before the batch that would go past the interval).
+    pub(super) since_open: u64,
     /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
     /// primary moves, the connection is reopened (to the new one) before its next batch.
     pub(super) epoch: Option<u64>,
@@ -156,6 +159,7 @@ impl Conn {
             scanner: Scanner::new(),
             push_kind: PushKind::Other,
             used: false,
+            since_open: 0,
             epoch: None,
             batch: Batch {
                 wbuf,

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use super::conn::{BACKOFF_START, State};
 use super::state::Worker;
-use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::{EngineError, ErrorPolicy};
 
 /// The longest wait between two attempts, so a server that comes back is used within half a
@@ -203,7 +202,7 @@ impl Worker<'_> {
 
     fn check_timeouts(&mut self, now: Instant) -> Result<(), EngineError> {
         let reply = self.cfg.load.reply_timeout;
-        let connect = reply.unwrap_or(CONNECT_TIMEOUT);
+        let connect = reply.unwrap_or(self.cfg.setup.target.connect_timeout());
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             let (late, limit) = match c.state {
@@ -247,6 +246,7 @@ impl Worker<'_> {
                     let c = &mut self.conns[i];
                     c.stream = stream;
                     c.epoch = epoch;
+                    c.since_open = 0;
                     c.state = State::Connecting;
                     c.want_write = true;
                     c.reopen.connect_started = now;
