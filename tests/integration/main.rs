@@ -27,6 +27,7 @@ mod live_metrics;
 mod machine_busy;
 mod memory;
 mod memtier;
+mod memtier_conn;
 mod mixes;
 mod mode_wiring;
 mod netfaults;
