@@ -135,6 +135,7 @@ fn base() -> LoadSpec {
         keepalive: true,
         reconnect_interval: None,
         conn_start_jitter_us: (0, 0),
+        ramp: None,
         keyspace: Some(100_000),
         sequential: false,
         seed: 1,

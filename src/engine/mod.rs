@@ -40,4 +40,4 @@ pub use monitor::{Observer, Snapshot, TICK};
 pub use pacer::Arrival;
 pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
-pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Stop};
+pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Ramp, Stop};

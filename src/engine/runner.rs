@@ -100,6 +100,12 @@ pub fn run_test(
                 allkeys: allkeys.clone(),
                 cluster,
                 new_node_conns: (load.clients as usize).div_ceil(workers),
+                ramp_target: crate::workload::split::even_part(
+                    u64::from(load.clients),
+                    id as u64,
+                    workers as u64,
+                )
+                .len as usize,
             };
             let handle = std::thread::Builder::new()
                 .name(format!("respbench-worker-{id}"))
@@ -212,7 +218,13 @@ fn places(
     let mut places: Vec<(Target, Placement)> = Vec::new();
     match cluster {
         None => {
-            places.extend((0..load.clients).map(|_| (setup.target.clone(), Placement::default())))
+            // A staircase ramp opens its first step here, the rest as the test goes (workers).
+            let first = load.ramp.map_or(load.clients, |r| {
+                r.start
+                    .saturating_mul(load.workers.max(1) as u32)
+                    .clamp(1, load.clients)
+            });
+            places.extend((0..first).map(|_| (setup.target.clone(), Placement::default())))
         }
         Some(run) => {
             let topo = run.shared.topology();

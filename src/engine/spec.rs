@@ -24,6 +24,14 @@ pub struct ConnSetup {
     pub prefix_commands: Vec<&'static str>,
 }
 
+/// A staircase ramp, per worker (memtier's counts are per thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    pub start: u32,
+    pub step: u32,
+    pub every: Duration,
+}
+
 /// When a test ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -61,6 +69,10 @@ pub struct LoadSpec {
     /// memtier's `--thread-conn-start-min/max-jitter-micros`: a pause drawn uniformly from
     /// this range (µs) before each connection is set up; `(0, 0)` sets them up back to back.
     pub conn_start_jitter_us: (u64, u64),
+    /// memtier's staircase ramp (`--clients-start`, `--clients-step`, `--step-duration`): each
+    /// worker starts with `start` connections and opens `step` more every `every` until it has
+    /// its share of `clients`; `None` opens them all before the test.
+    pub ramp: Option<Ramp>,
     /// `-r`; `None` leaves placeholders literal.
     pub keyspace: Option<u64>,
     pub sequential: bool,

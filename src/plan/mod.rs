@@ -415,6 +415,14 @@ fn load_spec(args: &Args) -> LoadSpec {
         keepalive: args.keepalive != 0,
         reconnect_interval: args.conn.reconnect_interval,
         conn_start_jitter_us: args.conn.start_jitter_us,
+        ramp: args
+            .conn
+            .ramp
+            .map(|(start, step, secs)| crate::engine::Ramp {
+                start,
+                step,
+                every: std::time::Duration::from_secs(secs),
+            }),
         keyspace: args.keyspace,
         sequential: args.sequential,
         seed,

@@ -294,3 +294,53 @@ fn connection_timeout_gives_up_a_connect_that_hangs() {
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("timed out"), "{}", out.stderr);
 }
+
+#[test]
+fn the_staircase_ramp_adds_connections_step_by_step() {
+    for server in both_dual_stack() {
+        let dir = TempDir::new();
+        let record = dir.path().join("ramp.json");
+        let out = memtier(
+            "127.0.0.1",
+            server.port(),
+            &[
+                "--clients-start=1",
+                "--clients-step=1",
+                "--step-duration=1",
+                "-c",
+                "3",
+                "-t",
+                "2",
+                "--test-time=4",
+                "--ratio=1:1",
+                "--key-maximum=100",
+                "--hide-histogram",
+                "--json",
+                record.to_str().unwrap(),
+            ],
+        );
+        out.assert_success();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        // The server's connected_clients at each second of the test (the watch's samples):
+        // 2 load connections first, 4 after a second, 6 from the second step on.
+        let clients: Vec<u64> = doc["tests"][0]["server"][0]["seconds"]
+            .as_array()
+            .expect("server seconds")
+            .iter()
+            .map(|s| s["connected_clients"].as_u64().unwrap())
+            .collect();
+        // The sample about a second in is taken a second before the last step: fewer
+        // connections than at the peak (without the ramp, all six are up from the start).
+        let peak = *clients.iter().max().unwrap();
+        assert!(
+            clients.len() >= 4 && clients[1] < peak,
+            "no staircase in {clients:?}"
+        );
+        assert!(clients[1] > clients[0] || clients[0] < peak, "{clients:?}");
+        let ramp = &clients[..clients.len() - 1];
+        assert!(ramp.windows(2).all(|w| w[0] <= w[1]), "{clients:?}");
+        // Every connection did its share: the server saw SETs and GETs.
+        let mut c = server.client();
+        assert!(c.calls("set") > 0 && c.calls("get") > 0);
+    }
+}

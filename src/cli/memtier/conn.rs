@@ -254,3 +254,65 @@ fn tls_versions(name: &str, v: &std::ffi::OsStr) -> Result<TlsVersionsArg, Usage
     }
     Ok(out)
 }
+
+pub(super) const CLIENTS_START: M = M::value(
+    &["--clients-start"],
+    Value::Text,
+    "--clients-start=NUMBER",
+    "Staircase ramp: connections per thread at the start\n(below --clients; needs --clients-step, --step-duration)",
+    |st, n, v| {
+        ramp(st).0 = whole(n, v, 1, 100_000)?;
+        Ok(())
+    },
+)
+.example(&[
+    "--clients-start=1",
+    "--clients-step=1",
+    "--step-duration=1",
+    "-c",
+    "3",
+    "--test-time=3",
+]);
+
+pub(super) const CLIENTS_STEP: M = M::value(
+    &["--clients-step"],
+    Value::Text,
+    "--clients-step=NUMBER",
+    "Staircase ramp: connections per thread added each step",
+    |st, n, v| {
+        ramp(st).1 = whole(n, v, 1, 100_000)?;
+        Ok(())
+    },
+)
+.example(&[
+    "--clients-start=2",
+    "--clients-step=2",
+    "--step-duration=5",
+    "-c",
+    "10",
+    "--test-time=30",
+]);
+
+pub(super) const STEP_DURATION: M = M::value(
+    &["--step-duration"],
+    Value::Text,
+    "--step-duration=SECS",
+    "Staircase ramp: seconds between steps",
+    |st, n, v| {
+        ramp(st).2 = whole(n, v, 1, 86_400)?;
+        Ok(())
+    },
+)
+.example(&[
+    "--clients-start=1",
+    "--clients-step=1",
+    "--step-duration=2",
+    "-c",
+    "2",
+    "--test-time=4",
+]);
+
+/// The ramp's three numbers, zero until given (`finish` checks that all three were).
+fn ramp(st: &mut MemtierState) -> &mut (u32, u32, u64) {
+    st.main.args.conn.ramp.get_or_insert((0, 0, 0))
+}

@@ -123,3 +123,35 @@ fn show_config_and_debug_are_noted() {
     let (_, o) = run(&["--show-config", "-D"]);
     assert!(o.show_config && o.debug);
 }
+
+#[test]
+fn the_staircase_needs_its_three_options_a_start_below_clients_and_a_test_time() {
+    let (a, _) = run(&[
+        "--clients-start=2",
+        "--clients-step=3",
+        "--step-duration=4",
+        "-c",
+        "10",
+        "--test-time=20",
+    ]);
+    assert_eq!(a.conn.ramp, Some((2, 3, 4)));
+    let e = err(&["--clients-start=2", "-c", "10", "--test-time=20"]);
+    assert!(e.contains("missing --clients-step, --step-duration"), "{e}");
+    let e = err(&[
+        "--clients-start=10",
+        "--clients-step=1",
+        "--step-duration=1",
+        "-c",
+        "10",
+        "--test-time=5",
+    ]);
+    assert!(e.contains("less than --clients"), "{e}");
+    let e = err(&[
+        "--clients-start=1",
+        "--clients-step=1",
+        "--step-duration=1",
+        "-c",
+        "10",
+    ]);
+    assert!(e.contains("--test-time"), "{e}");
+}

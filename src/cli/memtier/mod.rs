@@ -317,6 +317,7 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
         }
     }
     check_conn(&mut a.conn, !a.workload.commands.is_empty())?;
+    check_ramp(a.conn.ramp, o.clients, o.test_time.is_some(), a.cluster)?;
     if let Some(rate) = o.rate_limiting {
         a.rps = Some(rate.saturating_mul(u64::from(total_clients)));
     }
@@ -350,6 +351,50 @@ fn check_conn(c: &mut super::ConnArgs, commands: bool) -> Result<(), UsageError>
     if c.wait.is_some_and(|w| w.waits > 0 && w.sets == 0) {
         return Err(UsageError(
             "--wait-ratio 0:N sends no SETs for the WAITs to follow; give at least 1:N".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The staircase ramp's checks: all three options, a start below `--clients`, a run by time
+/// (memtier's steps are seconds), not in cluster mode (connections are per node there).
+fn check_ramp(
+    ramp: Option<(u32, u32, u64)>,
+    clients: u32,
+    by_time: bool,
+    cluster: bool,
+) -> Result<(), UsageError> {
+    let Some((start, step, secs)) = ramp else {
+        return Ok(());
+    };
+    let missing: Vec<&str> = [
+        ("--clients-start", start == 0),
+        ("--clients-step", step == 0),
+        ("--step-duration", secs == 0),
+    ]
+    .into_iter()
+    .filter_map(|(n, m)| m.then_some(n))
+    .collect();
+    if !missing.is_empty() {
+        return Err(UsageError(format!(
+            "the staircase ramp needs --clients-start, --clients-step and --step-duration \
+             (missing {})",
+            missing.join(", ")
+        )));
+    }
+    if start >= clients {
+        return Err(UsageError(format!(
+            "--clients-start ({start}) must be less than --clients ({clients})"
+        )));
+    }
+    if !by_time {
+        return Err(UsageError(
+            "the staircase ramp needs --test-time (its steps are seconds)".into(),
+        ));
+    }
+    if cluster {
+        return Err(UsageError(
+            "the staircase ramp is not supported with --cluster-mode".into(),
         ));
     }
     Ok(())

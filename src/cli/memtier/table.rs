@@ -287,9 +287,9 @@ const TEST: &[M] = &[
     M::value(&["--test-time"], Value::Text, "--test-time=SECS", "Run for this many seconds instead of a request count",
         |st, n, v| { st.opts.test_time = Some(whole(n, v, 1, 10_000_000)?); Ok(()) })
         .example(&["--test-time", "10"]),
-    no(&["--clients-start"], Value::Text, "--clients-start=NUMBER"),
-    no(&["--clients-step"], Value::Text, "--clients-step=NUMBER"),
-    no(&["--step-duration"], Value::Text, "--step-duration=SECS"),
+    conn::CLIENTS_START,
+    conn::CLIENTS_STEP,
+    conn::STEP_DURATION,
     M::value(&["--ratio"], Value::Text, "--ratio=RATIO", "Weights of SET and GET in the mix (1:10)",
         |st, n, v| via("--ratio", st, n, v)).example(&["--ratio=0:1"]),
     M::value(&["--pipeline"], Value::Text, "--pipeline=NUMBER",
