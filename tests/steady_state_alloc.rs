@@ -136,6 +136,7 @@ fn base() -> LoadSpec {
         reconnect_interval: None,
         conn_start_jitter_us: (0, 0),
         ramp: None,
+        backoff_factor: None,
         keyspace: Some(100_000),
         sequential: false,
         seed: 1,

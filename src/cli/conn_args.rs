@@ -45,6 +45,8 @@ pub struct ConnArgs {
     /// `--thread-conn-start-min/max-jitter-micros`: a pause drawn from this range (µs) before
     /// each connection a thread sets up.
     pub start_jitter_us: (u64, u64),
+    /// `--reconnect-backoff-factor`: how a failed connection's wait grows (0: no wait).
+    pub backoff_factor: Option<f64>,
     /// memtier's staircase ramp: connections per thread at the start, added per step, and the
     /// step's length in seconds (`--clients-start`, `--clients-step`, `--step-duration`).
     pub ramp: Option<(u32, u32, u64)>,

@@ -73,6 +73,10 @@ pub struct LoadSpec {
     /// worker starts with `start` connections and opens `step` more every `every` until it has
     /// its share of `clients`; `None` opens them all before the test.
     pub ramp: Option<Ramp>,
+    /// memtier's `--reconnect-backoff-factor` (with `-e`): a failed connection's wait before
+    /// the next attempt grows by this factor (0: no wait); `None` doubles it (respbench's own).
+    /// Either way it starts at 10 ms and stays under 500 ms.
+    pub backoff_factor: Option<f64>,
     /// `-r`; `None` leaves placeholders literal.
     pub keyspace: Option<u64>,
     pub sequential: bool,

@@ -415,6 +415,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         keepalive: args.keepalive != 0,
         reconnect_interval: args.conn.reconnect_interval,
         conn_start_jitter_us: args.conn.start_jitter_us,
+        backoff_factor: args.conn.backoff_factor,
         ramp: args
             .conn
             .ramp

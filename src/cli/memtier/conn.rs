@@ -110,10 +110,13 @@ pub(super) const RECONNECT_BACKOFF_FACTOR: M = M::value(
     &["--reconnect-backoff-factor"],
     Value::Text,
     "--reconnect-backoff-factor=NUM",
-    "Accepted: respbench's reopening waits double from 10 ms\nup to 500 ms, jittered, whatever the factor",
-    |_, n, v| match text(n, v)?.parse::<f64>() {
-        Ok(f) if f.is_finite() && f >= 0.0 => Ok(()),
-        _ => Err(invalid_value(n, v, "a number of at least 0")),
+    "Grow the wait before reopening a failed connection by\nNUM each time (0: no wait; from 10 ms, under 500 ms)",
+    |st, n, v| match text(n, v)?.parse::<f64>() {
+        Ok(f) if f.is_finite() && (0.0..=100.0).contains(&f) => {
+            st.main.args.conn.backoff_factor = Some(f);
+            Ok(())
+        }
+        _ => Err(invalid_value(n, v, "a number from 0 to 100")),
     },
 )
 .example(&["--reconnect-on-error", "--reconnect-backoff-factor", "2"]);

@@ -35,6 +35,7 @@ fn reconnect_and_connect_options_reach_the_args() {
     assert_eq!(a.conn.reconnect_interval, Some(50));
     assert!(a.continue_on_error, "--reconnect-on-error is -e");
     assert_eq!(a.conn.connect_timeout, Some(Duration::from_secs(3)));
+    assert_eq!(a.conn.backoff_factor, Some(1.5));
     let (a, _) = run(&["--connection-timeout=0"]);
     assert_eq!(a.conn.connect_timeout, None, "0 keeps respbench's bound");
     assert!(err(&["--reconnect-interval=0"]).contains("--reconnect-interval"));

@@ -131,9 +131,16 @@ impl Worker<'_> {
         if now.saturating_duration_since(c.reopen.connect_started) >= BACKOFF_RESET_AFTER {
             c.reopen.backoff = BACKOFF_START;
         }
-        let wait = c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter);
+        // memtier's `--reconnect-backoff-factor`: 0 retries at the next look, F grows the wait
+        // F-fold (at least 1); respbench's own is doubling.
+        let factor = self.cfg.load.backoff_factor.unwrap_or(2.0);
+        let wait = if factor == 0.0 {
+            Duration::ZERO
+        } else {
+            c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter)
+        };
         c.reopen.retry_at = now + wait;
-        c.reopen.backoff = (c.reopen.backoff * 2).min(BACKOFF_MAX);
+        c.reopen.backoff = c.reopen.backoff.mul_f64(factor.max(1.0)).min(BACKOFF_MAX);
         c.state = State::Down;
         c.batch.pending = 0;
         c.batch.wlen = 0;
