@@ -137,6 +137,7 @@ fn base() -> LoadSpec {
         conn_start_jitter_us: (0, 0),
         ramp: None,
         backoff_factor: None,
+        max_reconnect_attempts: None,
         keyspace: Some(100_000),
         sequential: false,
         seed: 1,

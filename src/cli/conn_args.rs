@@ -45,6 +45,8 @@ pub struct ConnArgs {
     /// `--thread-conn-start-min/max-jitter-micros`: a pause drawn from this range (µs) before
     /// each connection a thread sets up.
     pub start_jitter_us: (u64, u64),
+    /// `--max-reconnect-attempts` (memtier's 0, unlimited, is `None`).
+    pub max_reconnect_attempts: Option<u32>,
     /// `--reconnect-backoff-factor`: how a failed connection's wait grows (0: no wait).
     pub backoff_factor: Option<f64>,
     /// memtier's staircase ramp: connections per thread at the start, added per step, and the

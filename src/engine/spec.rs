@@ -77,6 +77,10 @@ pub struct LoadSpec {
     /// the next attempt grows by this factor (0: no wait); `None` doubles it (respbench's own).
     /// Either way it starts at 10 ms and stays under 500 ms.
     pub backoff_factor: Option<f64>,
+    /// memtier's `--max-reconnect-attempts` (with `-e`): a connection that failed this many
+    /// reopening attempts in a row ends the run with an error; `None` retries until the test
+    /// ends.
+    pub max_reconnect_attempts: Option<u32>,
     /// `-r`; `None` leaves placeholders literal.
     pub keyspace: Option<u64>,
     pub sequential: bool,

@@ -416,6 +416,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         reconnect_interval: args.conn.reconnect_interval,
         conn_start_jitter_us: args.conn.start_jitter_us,
         backoff_factor: args.conn.backoff_factor,
+        max_reconnect_attempts: args.conn.max_reconnect_attempts,
         ramp: args
             .conn
             .ramp

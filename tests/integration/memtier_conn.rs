@@ -2,12 +2,16 @@
 //! counters as the judge: `--reconnect-interval` (connections received), the WAIT options
 //! (`cmdstat_wait` and the `Waits` row), `-6` on `::1` (the slow log's client address),
 //! `--tls-protocols` against a server that speaks TLS 1.2 only, `--show-config` and `-D` (no
-//! secret in them), the connection start jitter and `--connection-timeout`.
+//! secret in them), the connection start jitter, `--connection-timeout`, the staircase ramp
+//! (connected clients per second) and `--max-reconnect-attempts` (a server that is gone).
+
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::harness::{
     Output, Server, ServerKind, ServerOptions, ServerTls, TempDir, TestCerts, run_respbench,
+    spawn_respbench, wait_until,
 };
 
 /// Every bulk string of a reply, depth first.
@@ -342,5 +346,51 @@ fn the_staircase_ramp_adds_connections_step_by_step() {
         // Every connection did its share: the server saw SETs and GETs.
         let mut c = server.client();
         assert!(c.calls("set") > 0 && c.calls("get") > 0);
+    }
+}
+
+#[test]
+fn max_reconnect_attempts_ends_the_run_once_a_connection_gave_up() {
+    for kind in [ServerKind::Redis, ServerKind::Valkey] {
+        let mut server = Server::start_with(ServerOptions {
+            kind,
+            ..Default::default()
+        });
+        let port = server.port().to_string();
+        let running = spawn_respbench(&[
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--reconnect-on-error",
+            "--max-reconnect-attempts=3",
+            "--reconnect-backoff-factor=2",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--test-time=20",
+            "--ratio=1:0",
+            "--hide-histogram",
+        ]);
+        let mut c = server.client();
+        assert!(
+            wait_until(Duration::from_secs(10), || c.calls("set") > 0),
+            "the run never started"
+        );
+        drop(c);
+        // The server is gone for good: every reopening attempt is refused.
+        server.kill();
+        let out = running.finish(Duration::from_secs(15));
+        assert_eq!(out.code, Some(1), "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("after 3 reconnect attempts (--max-reconnect-attempts)"),
+            "{}",
+            out.stderr
+        );
+        // memtier's tables are still written from what was measured.
+        assert!(out.stdout.contains("ALL STATS"), "{}", out.stdout);
     }
 }

@@ -94,17 +94,14 @@ pub(super) const MAX_RECONNECT_ATTEMPTS: M = M::value(
     &["--max-reconnect-attempts"],
     Value::Text,
     "--max-reconnect-attempts=NUM",
-    "0 (unlimited, the default) only: respbench retries a\nfailed connection until the test ends",
-    |_, n, v| match whole::<u64>(n, v, 0, u64::MAX)? {
-        0 => Ok(()),
-        _ => Err(refused(
-            n,
-            "a limit is not implemented (respbench's -e retries with a capped backoff \
-             until the test ends; --timeout bounds each attempt)",
-        )),
+    "With --reconnect-on-error: end the run once a connection\nfailed NUM reopening attempts in a row (0: unlimited)",
+    |st, n, v| {
+        let max: u32 = whole(n, v, 0, 1_000_000)?;
+        st.main.args.conn.max_reconnect_attempts = (max > 0).then_some(max);
+        Ok(())
     },
 )
-.example(&["--reconnect-on-error", "--max-reconnect-attempts", "0"]);
+.example(&["--reconnect-on-error", "--max-reconnect-attempts", "5"]);
 
 pub(super) const RECONNECT_BACKOFF_FACTOR: M = M::value(
     &["--reconnect-backoff-factor"],

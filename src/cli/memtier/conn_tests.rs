@@ -39,10 +39,12 @@ fn reconnect_and_connect_options_reach_the_args() {
     let (a, _) = run(&["--connection-timeout=0"]);
     assert_eq!(a.conn.connect_timeout, None, "0 keeps respbench's bound");
     assert!(err(&["--reconnect-interval=0"]).contains("--reconnect-interval"));
-    let e = err(&["--max-reconnect-attempts=3"]);
-    assert!(
-        e.starts_with("--max-reconnect-attempts is not supported"),
-        "{e}"
+    let (a, _) = run(&["--reconnect-on-error", "--max-reconnect-attempts=3"]);
+    assert_eq!(a.conn.max_reconnect_attempts, Some(3));
+    let (a, _) = run(&["--max-reconnect-attempts=0"]);
+    assert_eq!(
+        a.conn.max_reconnect_attempts, None,
+        "0 is memtier's unlimited"
     );
     assert!(err(&["--reconnect-backoff-factor=-1"]).contains("--reconnect-backoff-factor"));
 }

@@ -80,6 +80,8 @@ pub(super) struct Reopen {
     /// With `-e`: its first reply was the server's `ERR max number of clients reached` (the
     /// server closes it next), so the read that brought it fails the connection as refused.
     pub(super) refused: bool,
+    /// Reopening attempts since it was last up (memtier's `--max-reconnect-attempts`).
+    pub(super) attempts: u32,
 }
 
 /// Which node a connection serves and, in cluster mode, how it follows the topology.
@@ -179,6 +181,7 @@ impl Conn {
                 recovering: false,
                 reopened: false,
                 refused: false,
+                attempts: 0,
             },
             bind: Binding {
                 node: place.node,

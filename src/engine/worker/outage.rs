@@ -245,10 +245,12 @@ impl Worker<'_> {
             if c.state != State::Down || c.reopen.retry_at > now {
                 continue;
             }
+            let node = c.bind.node;
             self.outages.down -= 1;
+            self.gave_up(i)?;
             self.rec.reconnect_attempt(now);
-            let epoch = self.target(c.bind.node).epoch();
-            match self.connect_nonblocking(c.bind.node, i) {
+            let epoch = self.target(node).epoch();
+            match self.connect_nonblocking(node, i) {
                 Ok(stream) => {
                     let c = &mut self.conns[i];
                     c.stream = stream;
@@ -270,6 +272,21 @@ impl Worker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// memtier's `--max-reconnect-attempts N`: the attempt about to be made on connection `i`
+    /// would be its N+1-th since it was last up, so the run ends (as memtier gives up).
+    fn gave_up(&mut self, i: usize) -> Result<(), EngineError> {
+        let c = &mut self.conns[i];
+        c.reopen.attempts = c.reopen.attempts.saturating_add(1);
+        match self.cfg.load.max_reconnect_attempts {
+            Some(max) if c.reopen.attempts > max => Err(EngineError::Other(format!(
+                "gave up on a connection to {} after {max} reconnect attempts \
+                 (--max-reconnect-attempts)",
+                self.target(self.conns[i].bind.node).display()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// A reopened connection connected: it is free for the next batch (the prefix goes out
