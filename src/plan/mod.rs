@@ -455,7 +455,10 @@ fn load_spec(args: &Args) -> LoadSpec {
 fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;
     if !t.enabled {
-        let given = t.given_flags();
+        let mut given = t.given_flags();
+        if args.conn.tls_versions.is_some() {
+            given.push("--tls-protocols");
+        }
         if !given.is_empty() {
             warnings.push(format!(
                 "WARNING: {} {} no effect without --tls (or a rediss:// URI)",

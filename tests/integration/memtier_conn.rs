@@ -343,6 +343,12 @@ fn the_staircase_ramp_adds_connections_step_by_step() {
         assert!(clients[1] > clients[0] || clients[0] < peak, "{clients:?}");
         let ramp = &clients[..clients.len() - 1];
         assert!(ramp.windows(2).all(|w| w[0] <= w[1]), "{clients:?}");
+        // memtier's progress line counts the connections as they open.
+        assert!(
+            out.stderr.contains(" 2 conns:") && out.stderr.contains(" 6 conns:"),
+            "{}",
+            out.stderr
+        );
         // Every connection did its share: the server saw SETs and GETs.
         let mut c = server.client();
         assert!(c.calls("set") > 0 && c.calls("get") > 0);

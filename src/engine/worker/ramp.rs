@@ -23,6 +23,7 @@ impl Worker<'_> {
         }
         let n = ramp.step.min(state.left);
         state.left -= n;
+        state.opened += n;
         state.next_at += ramp.every;
         for _ in 0..n {
             let (wbuf, _) = self.cfg.template.batch(self.cfg.load.pipeline as usize);

@@ -220,6 +220,8 @@ pub(crate) struct Worker<'a> {
 pub(super) struct RampState {
     pub(super) next_at: Instant,
     pub(super) left: u32,
+    /// Opened so far (the progress figures' connection count adds them).
+    pub(super) opened: u32,
 }
 
 impl<'a> Worker<'a> {
@@ -292,6 +294,7 @@ impl<'a> Worker<'a> {
         let ramp_state = cfg.load.ramp.map(|r| RampState {
             next_at: cfg.start + r.every,
             left: u32::try_from(cfg.ramp_target.saturating_sub(conns.len())).unwrap_or(u32::MAX),
+            opened: 0,
         });
         Self {
             cfg,
@@ -351,6 +354,9 @@ impl<'a> Worker<'a> {
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
         let down = self.outages.down + self.outages.recovering;
         l.conns_down.store(down as u64, Ordering::Relaxed);
+        if let Some(r) = &self.ramp {
+            l.conns_added.store(u64::from(r.opened), Ordering::Relaxed);
+        }
     }
 
     /// Where node `node` is (the one server outside cluster mode).
