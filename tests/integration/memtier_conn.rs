@@ -343,6 +343,9 @@ fn the_staircase_ramp_adds_connections_step_by_step() {
         assert!(clients[1] > clients[0] || clients[0] < peak, "{clients:?}");
         let ramp = &clients[..clients.len() - 1];
         assert!(ramp.windows(2).all(|w| w[0] <= w[1]), "{clients:?}");
+        let ramp = &doc["options"]["connections"]["ramp"];
+        assert_eq!(ramp["start_per_thread"], 1, "{ramp}");
+        assert_eq!(ramp["step_per_thread"], 1);
         // memtier's progress line counts the connections as they open.
         assert!(
             out.stderr.contains(" 2 conns:") && out.stderr.contains(" 6 conns:"),
