@@ -133,6 +133,11 @@ fn base() -> LoadSpec {
         warmup: std::time::Duration::ZERO,
         rps: None,
         keepalive: true,
+        reconnect_interval: None,
+        conn_start_jitter_us: (0, 0),
+        ramp: None,
+        backoff_factor: None,
+        max_reconnect_attempts: None,
         keyspace: Some(100_000),
         sequential: false,
         seed: 1,
@@ -334,7 +339,7 @@ fn no_allocation_per_request_over_tls() {
     .unwrap();
     let transport = Transport {
         tls: Some(Arc::new(client)),
-        mptcp: false,
+        ..Transport::default()
     };
     let target = Target::tcp_with("127.0.0.1", server.tls_port(), transport).unwrap();
     let load = LoadSpec {

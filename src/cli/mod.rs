@@ -56,6 +56,8 @@ pub struct Args {
     pub threads: Option<u32>,
     /// `-k` as given (default 1); 0 = reconnect after every batch.
     pub keepalive: i64,
+    /// memtier's connection options (`--reconnect-interval`, `-4`/`-6`, `--tls-protocols`, …).
+    pub conn: ConnArgs,
     /// `-r` keyspace length (0 ..= 999_999_999_999).
     pub keyspace: Option<u64>,
     /// `--sequential`.
@@ -204,6 +206,7 @@ impl TlsArgs {
     }
 }
 
+mod conn_args;
 pub mod connection;
 mod delivery;
 pub mod flag;
@@ -224,6 +227,7 @@ mod value;
 mod words;
 mod workloads;
 
+pub use conn_args::{AddrFamily, ConnArgs, TlsVersionsArg, WaitArgs};
 pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
 pub use flag::SecretValue;
 pub use flags::{docs, metrics_address, secret_value, takes_value};
@@ -264,6 +268,7 @@ impl Default for Args {
             resp3: false,
             threads: None,
             keepalive: 1,
+            conn: ConnArgs::default(),
             keyspace: None,
             sequential: false,
             pipeline: 1,

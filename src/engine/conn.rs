@@ -33,6 +33,25 @@ pub struct Transport {
     pub tls: Option<Arc<TlsClient>>,
     /// Open sockets with `IPPROTO_MPTCP` (`--mptcp`, Linux).
     pub mptcp: bool,
+    /// memtier's `-4`/`-6`: host names resolve to addresses of this family only.
+    pub family: Option<Family>,
+    /// memtier's `--connection-timeout`: how long a blocking connect (and its TLS handshake)
+    /// may take instead of [`CONNECT_TIMEOUT`]; a worker's reopening uses it too.
+    pub connect_timeout: Option<Duration>,
+}
+
+/// An address family a host name may be limited to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    V4,
+    V6,
+}
+
+impl Transport {
+    /// How long a connect may take: `--connection-timeout`, else [`CONNECT_TIMEOUT`].
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout.unwrap_or(CONNECT_TIMEOUT)
+    }
 }
 
 /// A resolved server address and how to reach it.
@@ -72,12 +91,22 @@ impl Target {
                 target: display.clone(),
                 reason: e.to_string(),
             })?
+            .filter(|a| match transport.family {
+                Some(Family::V4) => a.is_ipv4(),
+                Some(Family::V6) => a.is_ipv6(),
+                None => true,
+            })
             .collect();
+        let timeout = transport.connect_timeout();
         let addr = match addrs.as_slice() {
             [] => {
                 return Err(EngineError::Connect {
                     target: display,
-                    reason: "the host name has no address".into(),
+                    reason: match transport.family {
+                        Some(Family::V4) => "the host name has no IPv4 address (-4)".into(),
+                        Some(Family::V6) => "the host name has no IPv6 address (-6)".into(),
+                        None => "the host name has no address".into(),
+                    },
                 });
             }
             [only] => *only,
@@ -85,7 +114,7 @@ impl Target {
             // a connection, as the reference does, so workers and reconnects agree on one.
             many => *many
                 .iter()
-                .find(|a| tcp_connect_blocking(a, false, CONNECT_TIMEOUT).is_ok())
+                .find(|a| tcp_connect_blocking(a, false, timeout).is_ok())
                 .unwrap_or(&many[0]),
         };
         Ok(Self::Tcp {
@@ -170,10 +199,17 @@ impl Target {
         }
     }
 
-    /// A blocking connect with [`CONNECT_TIMEOUT`] (and the TLS handshake, within the same
-    /// time), returned as a blocking stream.
+    /// A blocking connect with [`CONNECT_TIMEOUT`] (or `--connection-timeout`; and the TLS
+    /// handshake, within the same time), returned as a blocking stream.
     pub fn connect_blocking(&self) -> Result<BlockingStream, EngineError> {
-        self.connect_blocking_within(CONNECT_TIMEOUT)
+        self.connect_blocking_within(self.connect_timeout())
+    }
+
+    /// How long a connect to this target may take (`--connection-timeout`, else
+    /// [`CONNECT_TIMEOUT`]).
+    pub fn connect_timeout(&self) -> Duration {
+        self.transport()
+            .map_or(CONNECT_TIMEOUT, Transport::connect_timeout)
     }
 
     /// [`Target::connect_blocking`] with another timeout (the server watch, which must not
@@ -550,6 +586,7 @@ mod tests {
         Transport {
             tls: Some(Arc::new(client)),
             mptcp: true,
+            ..Transport::default()
         }
     }
 
@@ -617,8 +654,8 @@ mod tests {
             "127.0.0.1",
             addr.port(),
             Transport {
-                tls: None,
                 mptcp: true,
+                ..Transport::default()
             },
         )
         .unwrap();

@@ -36,7 +36,7 @@ pub struct ControlConn {
 impl ControlConn {
     /// Connects; no commands are sent.
     pub fn connect(target: &Target) -> Result<Self, EngineError> {
-        Self::connect_within(target, super::conn::CONNECT_TIMEOUT)
+        Self::connect_within(target, target.connect_timeout())
     }
 
     /// [`ControlConn::connect`] giving up on the connect after `timeout`.
@@ -65,7 +65,7 @@ impl ControlConn {
     /// Connects and sends `AUTH` when a password was given (`auth`: the arguments after `AUTH`);
     /// a refused password is an error naming the server.
     pub fn connect_auth(target: &Target, auth: Option<&[Vec<u8>]>) -> Result<Self, EngineError> {
-        Self::connect_auth_within(target, auth, super::conn::CONNECT_TIMEOUT)
+        Self::connect_auth_within(target, auth, target.connect_timeout())
     }
 
     /// [`ControlConn::connect_auth`] giving up on the connect after `timeout`.

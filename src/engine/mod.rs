@@ -32,7 +32,7 @@ pub mod tls;
 mod worker;
 
 pub use cluster::{ClusterRun, ClusterShared};
-pub use conn::{Target, Transport};
+pub use conn::{Family, Target, Transport};
 pub use error::EngineError;
 pub use follow::{FollowedPrimary, PrimaryAddr};
 pub use idle::run_idle;
@@ -40,4 +40,4 @@ pub use monitor::{Observer, Snapshot, TICK};
 pub use pacer::Arrival;
 pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
-pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Stop};
+pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Ramp, Stop};

@@ -64,6 +64,8 @@ pub(crate) struct Live {
     pub(super) measured_latency_sum_ns: AtomicU64,
     /// Connections down or being reopened after a failure.
     pub(super) conns_down: AtomicU64,
+    /// Connections a staircase ramp opened during the test (`worker/ramp.rs`).
+    pub(super) conns_added: AtomicU64,
     pub(super) failed: AtomicBool,
 }
 
@@ -141,7 +143,12 @@ impl Monitor<'_> {
                     interval_completed: all.0 - last_all.0,
                     interval_latency_sum_ns: all.1 - last_all.1,
                     interval_secs: now.duration_since(last_tick).as_secs_f64(),
-                    connections: self.connections,
+                    connections: self.connections
+                        + self
+                            .lives
+                            .iter()
+                            .map(|l| l.conns_added.load(Ordering::Relaxed))
+                            .sum::<u64>(),
                     connections_down: self
                         .lives
                         .iter()

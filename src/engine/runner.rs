@@ -37,7 +37,7 @@ pub fn run_test(
     let total_conns = places.len();
 
     let workers = load.workers.clamp(1, total_conns);
-    let per_worker = match connect_all(places, workers, observer) {
+    let per_worker = match connect_all(places, workers, load, observer) {
         Ok(p) => p,
         Err((outcome, e)) => return (empty(outcome), e),
     };
@@ -100,6 +100,12 @@ pub fn run_test(
                 allkeys: allkeys.clone(),
                 cluster,
                 new_node_conns: (load.clients as usize).div_ceil(workers),
+                ramp_target: crate::workload::split::even_part(
+                    u64::from(load.clients),
+                    id as u64,
+                    workers as u64,
+                )
+                .len as usize,
             };
             let handle = std::thread::Builder::new()
                 .name(format!("respbench-worker-{id}"))
@@ -212,7 +218,13 @@ fn places(
     let mut places: Vec<(Target, Placement)> = Vec::new();
     match cluster {
         None => {
-            places.extend((0..load.clients).map(|_| (setup.target.clone(), Placement::default())))
+            // A staircase ramp opens its first step here, the rest as the test goes (workers).
+            let first = load.ramp.map_or(load.clients, |r| {
+                r.start
+                    .saturating_mul(load.workers.max(1) as u32)
+                    .clamp(1, load.clients)
+            });
+            places.extend((0..first).map(|_| (setup.target.clone(), Placement::default())))
         }
         Some(run) => {
             let topo = run.shared.topology();
@@ -239,17 +251,22 @@ fn places(
 
 /// Connects everything first (connect time is not part of the measured phase, as in the
 /// reference), spreading connections round-robin over the workers. Stops at Ctrl-C
-/// (`Interrupted`) or the first failure (`Aborted`).
+/// (`Interrupted`) or the first failure (`Aborted`). With memtier's connection start jitter,
+/// each connect waits a pause drawn from the range first (the connects are made one after
+/// another here, so the pauses add up over all connections, not per thread).
 fn connect_all(
     places: Vec<(Target, Placement)>,
     workers: usize,
+    load: &LoadSpec,
     observer: &mut dyn Observer,
 ) -> Result<Vec<WorkerStreams>, (Outcome, Option<EngineError>)> {
     let mut per_worker: Vec<WorkerStreams> = (0..workers).map(|_| Vec::new()).collect();
+    let mut jitter = Jitter::new(load.conn_start_jitter_us, load.seed);
     for (i, (target, place)) in places.into_iter().enumerate() {
         if observer.interrupted() {
             return Err((Outcome::Interrupted(observer.signal()), None));
         }
+        jitter.pause();
         match target.connect_for_worker() {
             Ok(s) => per_worker[i % workers].push((s, place)),
             Err(e) => return Err((Outcome::Aborted, Some(e))),
@@ -414,5 +431,56 @@ mod tests {
                 assert_eq!(sum, total);
             }
         }
+    }
+}
+
+/// memtier's pause before each connection's set-up: uniform over `[min, max]` µs from a
+/// seeded xorshift (set-up time, not the hot path).
+struct Jitter {
+    min: u64,
+    span: u64,
+    state: u64,
+}
+
+impl Jitter {
+    fn new((min, max): (u64, u64), seed: u64) -> Self {
+        Jitter {
+            min,
+            span: max.saturating_sub(min),
+            state: seed | 1,
+        }
+    }
+
+    /// The next pause in µs.
+    fn next_us(&mut self) -> u64 {
+        if self.span == 0 {
+            return self.min;
+        }
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.min + self.state % (self.span + 1)
+    }
+
+    fn pause(&mut self) {
+        let us = self.next_us();
+        if us > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+    }
+}
+
+#[cfg(test)]
+mod jitter_tests {
+    use super::Jitter;
+
+    #[test]
+    fn pauses_stay_in_the_range_and_vary() {
+        let mut j = Jitter::new((100, 200), 42);
+        let draws: Vec<u64> = (0..1000).map(|_| j.next_us()).collect();
+        assert!(draws.iter().all(|d| (100..=200).contains(d)), "{draws:?}");
+        assert!(draws.iter().any(|d| *d < 130) && draws.iter().any(|d| *d > 170));
+        assert_eq!(Jitter::new((0, 0), 1).next_us(), 0);
+        assert_eq!(Jitter::new((7, 7), 1).next_us(), 7);
     }
 }

@@ -24,6 +24,14 @@ pub struct ConnSetup {
     pub prefix_commands: Vec<&'static str>,
 }
 
+/// A staircase ramp, per worker (memtier's counts are per thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    pub start: u32,
+    pub step: u32,
+    pub every: Duration,
+}
+
 /// When a test ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -54,6 +62,25 @@ pub struct LoadSpec {
     pub rps: Option<u64>,
     /// `-k 1`: keep connections; `false` reconnects after every batch.
     pub keepalive: bool,
+    /// memtier's `--reconnect-interval N`: a connection that has sent N commands is replaced
+    /// (closed and opened again, prefix resent, as `-k 0` does) before its next batch. `None`
+    /// keeps it for the whole test.
+    pub reconnect_interval: Option<u64>,
+    /// memtier's `--thread-conn-start-min/max-jitter-micros`: a pause drawn uniformly from
+    /// this range (µs) before each connection is set up; `(0, 0)` sets them up back to back.
+    pub conn_start_jitter_us: (u64, u64),
+    /// memtier's staircase ramp (`--clients-start`, `--clients-step`, `--step-duration`): each
+    /// worker starts with `start` connections and opens `step` more every `every` until it has
+    /// its share of `clients`; `None` opens them all before the test.
+    pub ramp: Option<Ramp>,
+    /// memtier's `--reconnect-backoff-factor` (with `-e`): a failed connection's wait before
+    /// the next attempt grows by this factor (0: no wait); `None` doubles it (respbench's own).
+    /// Either way it starts at 10 ms and stays under 500 ms.
+    pub backoff_factor: Option<f64>,
+    /// memtier's `--max-reconnect-attempts` (with `-e`): a connection that failed this many
+    /// reopening attempts in a row ends the run with an error; `None` retries until the test
+    /// ends.
+    pub max_reconnect_attempts: Option<u32>,
     /// `-r`; `None` leaves placeholders literal.
     pub keyspace: Option<u64>,
     pub sequential: bool,

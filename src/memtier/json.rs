@@ -118,6 +118,37 @@ fn time_series(t: &TestRecord) -> Value {
 
 /// memtier's `configuration` block, from the options as given (memtier's defaults otherwise).
 fn configuration(o: &MemtierOptions) -> Value {
+    let pairs = configuration_pairs(o);
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// `--show-config`: the configuration values as memtier prints them, `name = value` a line in
+/// its order (the same values as the JSON's `configuration` block, secrets redacted).
+pub fn show_config(o: &MemtierOptions) -> String {
+    let mut out = String::new();
+    for (k, v) in configuration_pairs(o) {
+        let v = match v {
+            Value::String(s) => s,
+            Value::Null => "(null)".into(),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("{k} = {v}\n"));
+    }
+    out
+}
+
+/// memtier's name for the address family `-4`/`-6` chose.
+fn family(o: &MemtierOptions) -> &'static str {
+    let last = o.given.iter().rev().find(|(n, _)| *n == "-4" || *n == "-6");
+    match last.map(|(n, _)| *n) {
+        Some("-4") => "AF_INET",
+        Some(_) => "AF_INET6",
+        None => "Unspecified",
+    }
+}
+
+/// The configuration block's entries in memtier's order.
+fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
     let raw = |name: &str| o.raw(name).map(|v| v.to_string_lossy().into_owned());
     let text = |name: &str, default: &str| json!(raw(name).unwrap_or_else(|| default.into()));
     let path = |name: &str| raw(name).map_or(Value::Null, Value::String);
@@ -147,7 +178,7 @@ fn configuration(o: &MemtierOptions) -> Value {
         ("port", json!(num("-p", 6379))),
         ("uri", json!(uri)),
         ("unix socket", json!(path("-S"))),
-        ("address family", json!("Unspecified")),
+        ("address family", json!(family(o))),
         ("protocol", json!(text("-P", "redis"))),
         ("out_file", json!(path("-o"))),
         ("tls", json!(flag("--tls"))),
@@ -158,7 +189,7 @@ fn configuration(o: &MemtierOptions) -> Value {
         ("sni", json!(path("--sni"))),
         ("client_stats", json!(Value::Null)),
         ("run_count", json!(o.run_count)),
-        ("debug", json!(0)),
+        ("debug", json!(u8::from(o.debug))),
         ("requests", requests),
         ("rate_limit", json!(o.rate_limiting.unwrap_or(0))),
         ("clients", json!(o.clients)),
@@ -211,21 +242,27 @@ fn configuration(o: &MemtierOptions) -> Value {
                     .unwrap_or(0.0)
             ),
         ),
-        ("reconnect_interval", json!(0)),
-        ("connection_timeout", json!(0)),
-        ("thread_conn_start_min_jitter_micros", json!(0)),
-        ("thread_conn_start_max_jitter_micros", json!(0)),
+        ("reconnect_interval", json!(num("--reconnect-interval", 0))),
+        ("connection_timeout", json!(num("--connection-timeout", 0))),
+        (
+            "thread_conn_start_min_jitter_micros",
+            json!(num("--thread-conn-start-min-jitter-micros", 0)),
+        ),
+        (
+            "thread_conn_start_max_jitter_micros",
+            json!(num("--thread-conn-start-max-jitter-micros", 0)),
+        ),
         ("multi_key_get", json!(0)),
         ("authenticate", json!(auth)),
         ("select-db", json!(num("--select-db", 0))),
         ("no-expiry", json!("false")),
-        ("wait-ratio", json!("0:0")),
-        ("num-slaves", json!("0:0")),
-        ("wait-timeout", json!("0-0")),
+        ("wait-ratio", json!(text("--wait-ratio", "0:0"))),
+        ("num-slaves", json!(text("--num-slaves", "0:0"))),
+        ("wait-timeout", json!(text("--wait-timeout", "0-0"))),
         (
             "print-all-runs",
             json!(if o.print_all_runs { "true" } else { "false" }),
         ),
     ];
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    pairs
 }

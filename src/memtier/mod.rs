@@ -8,6 +8,7 @@
 //! table is `cli::memtier`) or measure anything itself.
 
 mod breakdown;
+mod debug;
 mod hdr_files;
 mod json;
 mod monitor;
@@ -49,6 +50,16 @@ pub fn run(
 ) -> Result<(), Failure> {
     if opts.json_out_file.is_some() || opts.out_file.is_some() {
         check_outputs(opts)?;
+    }
+    if opts.show_config {
+        // As memtier: the frame on stderr, the values on stdout.
+        eprintln!("============== Configuration values: ==============");
+        print!("{}", json::show_config(opts));
+        let _ = io::stdout().flush();
+        eprintln!("===================================================");
+    }
+    if opts.debug {
+        eprint!("{}", debug::lines(plan));
     }
     eprintln!(
         "Writing results to {}",

@@ -9,7 +9,7 @@
 
 use crate::compare::input::spectrum;
 use crate::record::TestRecord;
-use crate::record::document::LatencySummary;
+use crate::record::document::{LatencySummary, MixRecord};
 
 /// One row of a results table.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -71,8 +71,11 @@ pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block
     let mut rows = Vec::new();
     let secs = t.duration_s.max(f64::MIN_POSITIVE);
     let ratio_mix = t.mix.iter().any(|m| m.name == "SET")
-        && t.mix.iter().all(|m| m.name == "SET" || m.name == "GET");
-    for m in &t.mix {
+        && t.mix
+            .iter()
+            .all(|m| m.name == "SET" || m.name == "GET" || is_wait(&m.name));
+    let waits: Vec<&MixRecord> = t.mix.iter().filter(|m| is_wait(&m.name)).collect();
+    for m in t.mix.iter().filter(|m| !ratio_mix || !is_wait(&m.name)) {
         let name = row_name(&m.name);
         let is_get = m.name == "GET";
         let mut row = latency_row(name, m.completed, &m.latency_us, &m.histogram, pcts);
@@ -119,9 +122,12 @@ pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block
                 },
             );
         }
-        rows.push(Row {
-            name: "Waits".into(),
-            ..Row::default()
+        rows.push(match waits.as_slice() {
+            [] => Row {
+                name: "Waits".into(),
+                ..Row::default()
+            },
+            ws => waits_row(ws, pcts),
         });
     }
     // memtier writes every percentile key for a row without requests too (its scripts index
@@ -301,4 +307,56 @@ fn average(runs: &[Block]) -> Block {
         }
     }
     out
+}
+
+/// A WAIT command of the `--ratio` mix (`--wait-ratio`; one per replica count: `WAIT`,
+/// `WAIT#2`, ...).
+fn is_wait(name: &str) -> bool {
+    name == "WAIT" || name.starts_with("WAIT#")
+}
+
+/// memtier's `Waits` row: every WAIT command of the mix together (their histograms added).
+fn waits_row(ws: &[&MixRecord], pcts: &[f64]) -> Row {
+    let count: u64 = ws.iter().map(|m| m.completed).sum();
+    let mut row = match ws {
+        [only] => latency_row(
+            "Waits".into(),
+            count,
+            &only.latency_us,
+            &only.histogram,
+            pcts,
+        ),
+        _ => {
+            let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+            for h in ws.iter().filter_map(|m| spectrum::decode(&m.histogram)) {
+                match &mut merged {
+                    Some(m) => {
+                        let _ = m.add(&h);
+                    }
+                    None => merged = Some(h),
+                }
+            }
+            let sum_us: f64 = ws
+                .iter()
+                .map(|m| m.latency_us.avg * m.completed as f64)
+                .sum();
+            Row {
+                name: "Waits".into(),
+                count,
+                avg_ms: (count > 0).then(|| sum_us / count as f64 / 1000.0),
+                min_ms: ws.iter().map(|m| m.latency_us.min).fold(f64::MAX, f64::min) / 1000.0,
+                max_ms: ws.iter().map(|m| m.latency_us.max).fold(0.0, f64::max) / 1000.0,
+                percentiles: match (&merged, count > 0) {
+                    (Some(h), true) => pcts
+                        .iter()
+                        .map(|&p| (p, h.value_at_percentile(p) as f64 / 1e6))
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                ..Row::default()
+            }
+        }
+    };
+    row.ops = ws.iter().map(|m| m.throughput_rps).sum();
+    row
 }

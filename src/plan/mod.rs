@@ -14,6 +14,7 @@ mod pushes;
 pub mod shard;
 pub mod start_at;
 pub mod storm;
+mod wait;
 mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -90,6 +91,10 @@ pub struct RunPlan {
     pub tls: Option<TlsOptions>,
     /// `--mptcp`.
     pub mptcp: bool,
+    /// memtier's `-4`/`-6` and `--connection-timeout`, carried into every connection's
+    /// `Transport`.
+    pub family: Option<crate::engine::Family>,
+    pub connect_timeout: Option<std::time::Duration>,
     pub prefix: Prefix,
     /// AUTH arguments (after the command name) for the control connection.
     pub auth: Option<Vec<Vec<u8>>>,
@@ -239,6 +244,11 @@ impl RunPlan {
             endpoint: args.endpoint.clone(),
             tls,
             mptcp: args.mptcp,
+            family: args.conn.family.map(|f| match f {
+                crate::cli::AddrFamily::V4 => crate::engine::Family::V4,
+                crate::cli::AddrFamily::V6 => crate::engine::Family::V6,
+            }),
+            connect_timeout: args.conn.connect_timeout,
             prefix,
             auth,
             load,
@@ -408,6 +418,18 @@ fn load_spec(args: &Args) -> LoadSpec {
         warmup: args.warmup.unwrap_or_default(),
         rps: args.rps,
         keepalive: args.keepalive != 0,
+        reconnect_interval: args.conn.reconnect_interval,
+        conn_start_jitter_us: args.conn.start_jitter_us,
+        backoff_factor: args.conn.backoff_factor,
+        max_reconnect_attempts: args.conn.max_reconnect_attempts,
+        ramp: args
+            .conn
+            .ramp
+            .map(|(start, step, secs)| crate::engine::Ramp {
+                start,
+                step,
+                every: std::time::Duration::from_secs(secs),
+            }),
         keyspace: args.keyspace,
         sequential: args.sequential,
         seed,
@@ -438,7 +460,10 @@ fn load_spec(args: &Args) -> LoadSpec {
 pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;
     if !t.enabled {
-        let given = t.given_flags();
+        let mut given = t.given_flags();
+        if args.conn.tls_versions.is_some() {
+            given.push("--tls-protocols");
+        }
         if !given.is_empty() {
             warnings.push(format!(
                 "WARNING: {} {} no effect without --tls (or a rediss:// URI)",
@@ -459,6 +484,7 @@ pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<Tls
         key: t.key.clone(),
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
+        versions: args.conn.tls_versions.map(|v| (v.tls12, v.tls13)),
         resume: args.storm.tls_resume,
     }))
 }

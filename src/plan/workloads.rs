@@ -45,10 +45,16 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
         Ok(Some(p))
     };
     if let Some((set, get)) = w.ratio {
+        let title = format!("SET:GET {set}:{get}");
         // memtier's --multi-key-get: MGETs of up to N keys make up the GET count.
         let multi = w.memtier.as_ref().map_or(0, |m| m.multi_key_get);
+        if multi > 1 && args.conn.wait.is_some_and(|x| x.waits > 0) {
+            // The MGETs' key counts follow memtier's SET:GET cycle, which WAITs would reshape.
+            return Err("--multi-key-get cannot be combined with --wait-ratio".into());
+        }
         let get_weight = crate::workload::memtier::MemtierShape::get_weight(get, multi);
-        let commands = vec![
+        let (set, get_weight, waits) = super::wait::with_waits(set, get_weight, args.conn.wait);
+        let mut commands = vec![
             MixSpec {
                 name: "SET".into(),
                 source: MixSource::Suite(suite::by_name("set")),
@@ -62,7 +68,7 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
                 keys: own(w.get_key_dist)?,
             },
         ];
-        let title = format!("SET:GET {set}:{get}");
+        commands.extend(waits);
         return Ok(Some(Workload::Mix { title, commands }));
     }
     if w.commands.is_empty() {

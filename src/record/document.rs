@@ -206,6 +206,9 @@ pub struct Options {
     /// `--rps` target (`null`: closed loop).
     pub rps: Option<u64>,
     pub keepalive: bool,
+    /// memtier's connection options (`record/conn.rs`); absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<super::conn::ConnectionOptions>,
     pub resp3: bool,
     pub dbnum_select: bool,
     pub continue_on_error: bool,

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod build;
+pub mod conn;
 pub mod delivery;
 
 pub mod document;
@@ -406,6 +407,7 @@ fn options(plan: &RunPlan) -> document::Options {
         sequential: load.sequential,
         rps: load.rps,
         keepalive: load.keepalive,
+        connections: conn::of(plan),
         resp3: plan.prefix.commands.contains(&"HELLO 3"),
         dbnum_select: plan.prefix.commands.contains(&"SELECT"),
         continue_on_error: load.on_error == crate::engine::ErrorPolicy::Count,

@@ -45,7 +45,12 @@ pub fn target(c: &ConnectionArgs, who: &str) -> Result<Target, String> {
         Some(options) => Some(Arc::new(TlsClient::new(&options)?)),
         None => None,
     };
-    let transport = Transport { tls, mptcp: false };
+    let transport = Transport {
+        tls,
+        mptcp: false,
+        family: None,
+        connect_timeout: None,
+    };
     Target::tcp_with(c.host(), c.port(), transport).map_err(|e| e.to_string())
 }
 

@@ -164,7 +164,11 @@ fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
         percent,
         secs: sec,
         threads: m.threads,
-        conns: m.conns,
+        // A staircase ramp's connections as they open (never above the line's own count:
+        // cluster mode places more, per node).
+        conns: m
+            .conns
+            .min(u32::try_from(s.connections).unwrap_or(u32::MAX)),
         ops: s.measured_completed,
         rps: per(s.interval_completed, s.interval_secs),
         avg_rps: per(s.measured_completed, s.measured_secs),

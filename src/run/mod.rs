@@ -348,6 +348,8 @@ fn conn_setup(plan: &RunPlan, sentinel: Option<&SentinelRun>) -> Result<ConnSetu
     let transport = Transport {
         tls,
         mptcp: plan.mptcp,
+        family: plan.family,
+        connect_timeout: plan.connect_timeout,
     };
     let target = match (sentinel, &plan.endpoint) {
         // Every connection (reopened ones too) goes where the Sentinels say the primary is now.

@@ -27,6 +27,7 @@ mod live_metrics;
 mod machine_busy;
 mod memory;
 mod memtier;
+mod memtier_conn;
 mod memtier_data;
 mod mixes;
 mod mode_wiring;

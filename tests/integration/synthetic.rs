@@ -169,6 +169,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
             sequential: false,
             rps: None,
             keepalive: true,
+            connections: None,
             resp3: false,
             dbnum_select: false,
             continue_on_error: false,

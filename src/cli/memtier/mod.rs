@@ -14,6 +14,9 @@
 //! the raw values its JSON `configuration` block repeats) and the translation into [`Args`].
 //! Must not: open files or sockets.
 
+mod conn;
+#[cfg(test)]
+mod conn_tests;
 mod data;
 mod table;
 #[cfg(test)]
@@ -73,6 +76,10 @@ pub struct MemtierOptions {
     pub monitor_random: bool,
     /// `--command-stats-breakdown=line`: a row per `--command` line (else per command name).
     pub command_stats_by_line: bool,
+    /// `--show-config`: the configuration values printed before the run.
+    pub show_config: bool,
+    /// `-D`: what the line became printed on stderr before the run.
+    pub debug: bool,
     /// Every option as given, by its first spelling, with its raw value (the JSON's
     /// `configuration` block repeats them; secrets are redacted there by `crate::redact`).
     pub given: Vec<(&'static str, OsString)>,
@@ -96,6 +103,8 @@ impl Default for MemtierOptions {
             monitor_input: None,
             monitor_random: false,
             command_stats_by_line: false,
+            show_config: false,
+            debug: false,
             given: Vec::new(),
         }
     }
@@ -320,10 +329,86 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
             w.get_key_dist = None;
         }
     }
+    check_conn(&mut a.conn, !a.workload.commands.is_empty())?;
+    check_ramp(a.conn.ramp, o.clients, o.test_time.is_some(), a.cluster)?;
     if let Some(rate) = o.rate_limiting {
         a.rps = Some(rate.saturating_mul(u64::from(total_clients)));
     }
     let opts = st.opts;
     let args = super::parse::finish(st.main)?;
     Ok((args, opts))
+}
+
+/// The connection options' cross-checks: the jitter range in order (a minimum alone is the
+/// pause), WAIT only in the `--ratio` mix.
+fn check_conn(c: &mut super::ConnArgs, commands: bool) -> Result<(), UsageError> {
+    let (min, max) = c.start_jitter_us;
+    if max == 0 {
+        c.start_jitter_us.1 = min;
+    } else if min > max {
+        return Err(UsageError(format!(
+            "--thread-conn-start-min-jitter-micros ({min}) is above \
+             --thread-conn-start-max-jitter-micros ({max})"
+        )));
+    }
+    if let Some(w) = c.wait
+        && w.waits > 0
+        && commands
+    {
+        return Err(UsageError(
+            "--wait-ratio adds WAIT to the SET:GET mix of --ratio, not to --command lines \
+             (add --command=\"WAIT 0 0\" instead)"
+                .into(),
+        ));
+    }
+    if c.wait.is_some_and(|w| w.waits > 0 && w.sets == 0) {
+        return Err(UsageError(
+            "--wait-ratio 0:N sends no SETs for the WAITs to follow; give at least 1:N".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The staircase ramp's checks: all three options, a start below `--clients`, a run by time
+/// (memtier's steps are seconds), not in cluster mode (connections are per node there).
+fn check_ramp(
+    ramp: Option<(u32, u32, u64)>,
+    clients: u32,
+    by_time: bool,
+    cluster: bool,
+) -> Result<(), UsageError> {
+    let Some((start, step, secs)) = ramp else {
+        return Ok(());
+    };
+    let missing: Vec<&str> = [
+        ("--clients-start", start == 0),
+        ("--clients-step", step == 0),
+        ("--step-duration", secs == 0),
+    ]
+    .into_iter()
+    .filter_map(|(n, m)| m.then_some(n))
+    .collect();
+    if !missing.is_empty() {
+        return Err(UsageError(format!(
+            "the staircase ramp needs --clients-start, --clients-step and --step-duration \
+             (missing {})",
+            missing.join(", ")
+        )));
+    }
+    if start >= clients {
+        return Err(UsageError(format!(
+            "--clients-start ({start}) must be less than --clients ({clients})"
+        )));
+    }
+    if !by_time {
+        return Err(UsageError(
+            "the staircase ramp needs --test-time (its steps are seconds)".into(),
+        ));
+    }
+    if cluster {
+        return Err(UsageError(
+            "the staircase ramp is not supported with --cluster-mode".into(),
+        ));
+    }
+    Ok(())
 }

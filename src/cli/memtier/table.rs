@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::super::flag::{Action, Flag, SecretValue, Value};
 use super::super::value::{invalid_value, text, whole};
-use super::{MemtierState, Requests, refused, via};
+use super::{MemtierState, Requests, conn, refused, via};
 
 type M = Flag<MemtierState>;
 
@@ -67,8 +67,8 @@ const CONNECTION: &[M] = &[
         |st, n, v| via("-s", st, n, v),
     )
     .example(&["-S", "/tmp/valkey.sock"]),
-    no(&["-4", "--ipv4"], Value::None, "-4, --ipv4"),
-    no(&["-6", "--ipv6"], Value::None, "-6, --ipv6"),
+    conn::IPV4,
+    conn::IPV6,
     M::value(
         &["-P", "--protocol"],
         Value::Choice(&["redis", "resp2", "resp3"]),
@@ -144,7 +144,7 @@ const CONNECTION: &[M] = &[
         |st, n, v| via("--insecure", st, n, v),
     )
     .example(&["--tls", "--tls-skip-verify"]),
-    no(&["--tls-protocols"], Value::Text, "--tls-protocols"),
+    conn::TLS_PROTOCOLS,
     M::value(
         &["--sni"],
         Value::Text,
@@ -164,7 +164,7 @@ const CONNECTION: &[M] = &[
         },
     )
     .example(&["--run-count", "3"]),
-    no(&["-D", "--debug"], Value::None, "-D, --debug"),
+    conn::DEBUG,
     M::switch(
         &["--cluster-mode"],
         "--cluster-mode",
@@ -216,7 +216,7 @@ const OUTPUT: &[M] = &[
         "Write each run's HDR histograms (all requests and each\ncommand) to PREFIX_*.txt and PREFIX_*.hgrm",
         |st, _, v| { st.opts.hdr_file_prefix = Some(PathBuf::from(v)); Ok(()) })
         .example(&["--hdr-file-prefix", "hdr"]),
-    no(&["--show-config"], Value::None, "--show-config"),
+    conn::SHOW_CONFIG,
     M::switch(
         &["--hide-histogram"],
         "--hide-histogram",
@@ -283,21 +283,21 @@ const TEST: &[M] = &[
     M::value(&["--test-time"], Value::Text, "--test-time=SECS", "Run for this many seconds instead of a request count",
         |st, n, v| { st.opts.test_time = Some(whole(n, v, 1, 10_000_000)?); Ok(()) })
         .example(&["--test-time", "10"]),
-    no(&["--clients-start"], Value::Text, "--clients-start=NUMBER"),
-    no(&["--clients-step"], Value::Text, "--clients-step=NUMBER"),
-    no(&["--step-duration"], Value::Text, "--step-duration=SECS"),
+    conn::CLIENTS_START,
+    conn::CLIENTS_STEP,
+    conn::STEP_DURATION,
     M::value(&["--ratio"], Value::Text, "--ratio=RATIO", "Weights of SET and GET in the mix (1:10)",
         |st, n, v| via("--ratio", st, n, v)).example(&["--ratio=0:1"]),
     M::value(&["--pipeline"], Value::Text, "--pipeline=NUMBER",
         "Requests in flight per connection (1)",
         |st, n, v| via("-P", st, n, v)).example(&["--pipeline=10"]),
-    no(&["--reconnect-interval"], Value::Text, "--reconnect-interval=NUM"),
-    no(&["--reconnect-on-error"], Value::None, "--reconnect-on-error"),
-    no(&["--max-reconnect-attempts"], Value::Text, "--max-reconnect-attempts=NUM"),
-    no(&["--reconnect-backoff-factor"], Value::Text, "--reconnect-backoff-factor=NUM"),
-    no(&["--connection-timeout"], Value::Text, "--connection-timeout=SECS"),
-    no(&["--thread-conn-start-min-jitter-micros"], Value::Text, "--thread-conn-start-min-jitter-micros=NUM"),
-    no(&["--thread-conn-start-max-jitter-micros"], Value::Text, "--thread-conn-start-max-jitter-micros=NUM"),
+    conn::RECONNECT_INTERVAL,
+    conn::RECONNECT_ON_ERROR,
+    conn::MAX_RECONNECT_ATTEMPTS,
+    conn::RECONNECT_BACKOFF_FACTOR,
+    conn::CONNECTION_TIMEOUT,
+    conn::JITTER_MIN,
+    conn::JITTER_MAX,
     super::data::MULTI_KEY_GET,
     M::value(&["--select-db"], Value::Text, "--select-db=DB", "SELECT this database first",
         |st, n, v| via("--dbnum", st, n, v)).example(&["--select-db", "2"]),
@@ -462,11 +462,7 @@ const KEYS: &[M] = &[
     .example(&["--key-pattern=Z:Z", "--key-zipf-exp=0.9"]),
 ];
 
-const WAIT: &[M] = &[
-    no(&["--wait-ratio"], Value::Text, "--wait-ratio=RATIO"),
-    no(&["--num-slaves"], Value::Text, "--num-slaves=RANGE"),
-    no(&["--wait-timeout"], Value::Text, "--wait-timeout=RANGE"),
-];
+const WAIT: &[M] = &[conn::WAIT_RATIO, conn::NUM_SLAVES, conn::WAIT_TIMEOUT];
 
 const OWN: &[M] = &[
     M::value(

@@ -139,8 +139,8 @@ fn refusals_are_one_line_naming_the_option() {
         e.starts_with("--protocol is not supported") && e.contains("memcache"),
         "{e}"
     );
-    let e = err(&["--wait-ratio=1:1"]);
-    assert!(e.starts_with("--wait-ratio is not supported"), "{e}");
+    let e = err(&["--tls-protocols=TLSv1.1"]);
+    assert!(e.starts_with("--tls-protocols is not supported"), "{e}");
     let e = err(&["--no-such"]);
     assert!(e.contains("--no-such"), "{e}");
     let e = err(&["GET", "x"]);

@@ -62,6 +62,9 @@ pub struct TlsOptions {
     pub ciphers: Option<String>,
     /// `--tls-ciphersuites`: OpenSSL TLS 1.3 ciphersuite list.
     pub ciphersuites: Option<String>,
+    /// memtier's `--tls-protocols`: the versions offered, `(TLS 1.2, TLS 1.3)`; `None` offers
+    /// both.
+    pub versions: Option<(bool, bool)>,
     /// `--tls-resume`: keep session tickets and resume (a connection storm times resumed
     /// handshakes apart from full ones); off by default, as valkey-benchmark never resumes.
     pub resume: bool,
@@ -108,6 +111,20 @@ fn cipher_suites(
         .collect())
 }
 
+/// The versions to offer: both unless `--tls-protocols` chose (the CLI refuses a choice of
+/// neither).
+fn protocol_versions(v: Option<(bool, bool)>) -> Vec<&'static rustls::SupportedProtocolVersion> {
+    let (tls12, tls13) = v.unwrap_or((true, true));
+    let mut out = Vec::with_capacity(2);
+    if tls13 {
+        out.push(&rustls::version::TLS13);
+    }
+    if tls12 {
+        out.push(&rustls::version::TLS12);
+    }
+    out
+}
+
 /// The client side of TLS, shared (in an `Arc`) by every connection of a run.
 pub struct TlsClient {
     config: Arc<ClientConfig>,
@@ -143,7 +160,7 @@ impl TlsClient {
             ..provider::default_provider()
         });
         let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(rustls::ALL_VERSIONS)
+            .with_protocol_versions(&protocol_versions(o.versions))
             .map_err(|e| format!("cannot set up TLS: {e}"))?;
 
         let builder = if o.insecure {

@@ -80,6 +80,8 @@ pub(super) struct Reopen {
     /// With `-e`: its first reply was the server's `ERR max number of clients reached` (the
     /// server closes it next), so the read that brought it fails the connection as refused.
     pub(super) refused: bool,
+    /// Reopening attempts since it was last up (memtier's `--max-reconnect-attempts`).
+    pub(super) attempts: u32,
 }
 
 /// Which node a connection serves and, in cluster mode, how it follows the topology.
@@ -120,6 +122,9 @@ pub(super) struct Conn {
     pub(super) push_kind: PushKind,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
     pub(super) used: bool,
+    /// Commands sent on this stream since it was opened (`--reconnect-interval`: it is replaced
+    /// before the batch that would go past the interval).
+    pub(super) since_open: u64,
     /// `--sentinel`: the followed primary's epoch when this connection was opened; once the
     /// primary moves, the connection is reopened (to the new one) before its next batch.
     pub(super) epoch: Option<u64>,
@@ -156,6 +161,7 @@ impl Conn {
             scanner: Scanner::new(),
             push_kind: PushKind::Other,
             used: false,
+            since_open: 0,
             epoch: None,
             batch: Batch {
                 wbuf,
@@ -175,6 +181,7 @@ impl Conn {
                 recovering: false,
                 reopened: false,
                 refused: false,
+                attempts: 0,
             },
             bind: Binding {
                 node: place.node,

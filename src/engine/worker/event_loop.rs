@@ -62,11 +62,14 @@ impl Worker<'_> {
                 return Ok(());
             }
             self.watch_outages(now)?;
+            self.ramp_tick(now)?;
             let timeout = self.poll_timeout(now);
-            let timeout = match (timeout, self.watch_timeout(now)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let timeout = [self.watch_timeout(now), self.ramp_timeout(now)]
+                .into_iter()
+                .fold(timeout, |t, other| match (t, other) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                });
             match self.poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

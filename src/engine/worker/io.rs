@@ -271,6 +271,7 @@ impl Worker<'_> {
             }
             // A reopened connection's first answer that is not a refusal: it is back.
             if std::mem::take(&mut self.conns[i].reopen.reopened) {
+                self.conns[i].reopen.attempts = 0;
                 self.rec.reconnected(now);
             }
             let c = &mut self.conns[i];

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use super::conn::{BACKOFF_START, State};
 use super::state::Worker;
-use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::{EngineError, ErrorPolicy};
 
 /// The longest wait between two attempts, so a server that comes back is used within half a
@@ -132,9 +131,16 @@ impl Worker<'_> {
         if now.saturating_duration_since(c.reopen.connect_started) >= BACKOFF_RESET_AFTER {
             c.reopen.backoff = BACKOFF_START;
         }
-        let wait = c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter);
+        // memtier's `--reconnect-backoff-factor`: 0 retries at the next look, F grows the wait
+        // F-fold (at least 1); respbench's own is doubling.
+        let factor = self.cfg.load.backoff_factor.unwrap_or(2.0);
+        let wait = if factor == 0.0 {
+            Duration::ZERO
+        } else {
+            c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter)
+        };
         c.reopen.retry_at = now + wait;
-        c.reopen.backoff = (c.reopen.backoff * 2).min(BACKOFF_MAX);
+        c.reopen.backoff = c.reopen.backoff.mul_f64(factor.max(1.0)).min(BACKOFF_MAX);
         c.state = State::Down;
         c.batch.pending = 0;
         c.batch.wlen = 0;
@@ -203,7 +209,7 @@ impl Worker<'_> {
 
     fn check_timeouts(&mut self, now: Instant) -> Result<(), EngineError> {
         let reply = self.cfg.load.reply_timeout;
-        let connect = reply.unwrap_or(CONNECT_TIMEOUT);
+        let connect = reply.unwrap_or(self.cfg.setup.target.connect_timeout());
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             let (late, limit) = match c.state {
@@ -239,14 +245,17 @@ impl Worker<'_> {
             if c.state != State::Down || c.reopen.retry_at > now {
                 continue;
             }
+            let node = c.bind.node;
             self.outages.down -= 1;
+            self.gave_up(i)?;
             self.rec.reconnect_attempt(now);
-            let epoch = self.target(c.bind.node).epoch();
-            match self.connect_nonblocking(c.bind.node, i) {
+            let epoch = self.target(node).epoch();
+            match self.connect_nonblocking(node, i) {
                 Ok(stream) => {
                     let c = &mut self.conns[i];
                     c.stream = stream;
                     c.epoch = epoch;
+                    c.since_open = 0;
                     c.state = State::Connecting;
                     c.want_write = true;
                     c.reopen.connect_started = now;
@@ -263,6 +272,21 @@ impl Worker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// memtier's `--max-reconnect-attempts N`: the attempt about to be made on connection `i`
+    /// would be its N+1-th since it was last up, so the run ends (as memtier gives up).
+    fn gave_up(&mut self, i: usize) -> Result<(), EngineError> {
+        let c = &mut self.conns[i];
+        c.reopen.attempts = c.reopen.attempts.saturating_add(1);
+        match self.cfg.load.max_reconnect_attempts {
+            Some(max) if c.reopen.attempts > max => Err(EngineError::Other(format!(
+                "gave up on a connection to {} after {max} reconnect attempts \
+                 (--max-reconnect-attempts)",
+                self.target(self.conns[i].bind.node).display()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// A reopened connection connected: it is free for the next batch (the prefix goes out

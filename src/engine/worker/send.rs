@@ -144,7 +144,13 @@ impl Worker<'_> {
             c.bind.route = node as u16;
             true
         } else {
-            (!self.cfg.load.keepalive && self.conns[i].used) || self.stale(i)
+            (!self.cfg.load.keepalive && self.conns[i].used)
+                || self
+                    .cfg
+                    .load
+                    .reconnect_interval
+                    .is_some_and(|n| self.conns[i].since_open >= n)
+                || self.stale(i)
         };
         // The parallel key pattern walks a slice per connection.
         self.fill.keys.select_conn(i);
@@ -154,6 +160,10 @@ impl Worker<'_> {
         let wlen = self.fill_batch(i, units);
         let c = &mut self.conns[i];
         c.used = true;
+        if reconnect {
+            c.since_open = 0;
+        }
+        c.since_open += units as u64 * self.fill.cmds_per_unit;
         c.batch.wlen = wlen;
         c.batch.written = 0;
         c.batch.pending = units as u64 * self.fill.cmds_per_unit;

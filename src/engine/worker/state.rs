@@ -80,6 +80,8 @@ pub(crate) struct WorkerConfig<'a> {
     pub cluster: Option<&'a ClusterRun>,
     /// Cluster: load connections this worker opens to a primary that appears during the test.
     pub new_node_conns: usize,
+    /// A staircase ramp (`LoadSpec::ramp`): the connections this worker grows to.
+    pub ramp_target: usize,
 }
 
 /// How a batch is written, chosen once per test from the test's load (`send.rs` follows it), so
@@ -209,6 +211,17 @@ pub(crate) struct Worker<'a> {
     pub(super) fill: Fill<'a>,
     pub(super) flow: Flow,
     pub(super) outages: Outages,
+    /// memtier's staircase ramp: when the next step's connections open, and how many are
+    /// still to open (`ramp.rs`).
+    pub(super) ramp: Option<RampState>,
+}
+
+/// A worker's place in the staircase ramp.
+pub(super) struct RampState {
+    pub(super) next_at: Instant,
+    pub(super) left: u32,
+    /// Opened so far (the progress figures' connection count adds them).
+    pub(super) opened: u32,
 }
 
 impl<'a> Worker<'a> {
@@ -221,7 +234,7 @@ impl<'a> Worker<'a> {
         let path = FillPath::of(cfg.load, cfg.template, cluster.is_some());
         let (wbuf, placeholders, gaps, unit_len) = batch_buffer(&cfg, path);
         let now = cfg.start;
-        let conns = streams
+        let conns: Vec<Conn> = streams
             .into_iter()
             .map(|(stream, place)| {
                 let route = cluster
@@ -278,6 +291,11 @@ impl<'a> Worker<'a> {
             size_scratch: Vec::with_capacity(most_values),
         };
         let id = cfg.id as u64;
+        let ramp_state = cfg.load.ramp.map(|r| RampState {
+            next_at: cfg.start + r.every,
+            left: u32::try_from(cfg.ramp_target.saturating_sub(conns.len())).unwrap_or(u32::MAX),
+            opened: 0,
+        });
         Self {
             cfg,
             cluster,
@@ -301,6 +319,7 @@ impl<'a> Worker<'a> {
                 next_watch: now,
                 jitter_state: (jitter_seed(now) ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
             },
+            ramp: ramp_state,
         }
     }
 
@@ -335,6 +354,9 @@ impl<'a> Worker<'a> {
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
         let down = self.outages.down + self.outages.recovering;
         l.conns_down.store(down as u64, Ordering::Relaxed);
+        if let Some(r) = &self.ramp {
+            l.conns_added.store(u64::from(r.opened), Ordering::Relaxed);
+        }
     }
 
     /// Where node `node` is (the one server outside cluster mode).
