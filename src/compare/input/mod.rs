@@ -242,6 +242,22 @@ pub struct FileRun {
     pub costs: super::costs::Costs,
 }
 
+impl FileRun {
+    /// A file that holds its tests' figures and nothing else (`--csv`, memtier's JSON): no
+    /// server, facts, search, outcome or costs.
+    fn of_tests(format: Format, tests: Vec<(String, Sample)>) -> FileRun {
+        FileRun {
+            format,
+            server: None,
+            facts: Vec::new(),
+            tests,
+            find_max: None,
+            problems: Vec::new(),
+            costs: Default::default(),
+        }
+    }
+}
+
 /// Reads and recognises one file.
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
@@ -314,6 +330,12 @@ fn recognise(text: &str) -> Result<FileRun, String> {
         return csv::read_headerless(trimmed);
     }
     Err("not a results file: expected a respbench --json record, valkey-benchmark/redis-benchmark --csv output (header \"test\",\"rps\",...) or memtier_benchmark --json-out-file output".into())
+}
+
+/// A respbench record already in the record's own types (the one a run has just built, for
+/// `--html`): read as the same record from a file would be, without a JSON tree in between.
+pub fn from_document(doc: crate::record::Document) -> Result<FileRun, String> {
+    respbench::from_document(doc)
 }
 
 /// Reads a JSON document: a respbench record or memtier output.
