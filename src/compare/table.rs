@@ -503,16 +503,10 @@ mod tests {
     use crate::compare::input::{Format, Test};
 
     fn input(label: &str, tests: &[(&str, &[f64])]) -> Input {
-        Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::BenchmarkCsv,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: tests
+        crate::compare::fixtures::input(
+            label,
+            Format::BenchmarkCsv,
+            tests
                 .iter()
                 .map(|(name, rps)| Test {
                     name: name.to_string(),
@@ -526,7 +520,7 @@ mod tests {
                         .collect(),
                 })
                 .collect(),
-        }
+        )
     }
 
     #[test]

@@ -473,17 +473,7 @@ mod tests {
 
     #[test]
     fn labels_are_made_unique() {
-        let side = |l: &str| Input {
-            label: l.into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            tests: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-        };
+        let side = |l: &str| crate::compare::fixtures::input(l, Format::Respbench, vec![]);
         let mut v = vec![side("run"), side("run"), side("x"), side("run")];
         dedup_labels(&mut v);
         let labels: Vec<_> = v.iter().map(|i| i.label.as_str()).collect();
