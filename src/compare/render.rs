@@ -479,7 +479,7 @@ mod tests {
 
     #[test]
     fn colour_only_when_asked_and_only_on_findings() {
-        use crate::compare::input::{Format, Input, Sample, Test};
+        use crate::compare::input::{Format, Sample, Test};
         let side = |label: &str, rps: &[f64]| {
             crate::compare::fixtures::input(
                 label,
