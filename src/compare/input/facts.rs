@@ -25,14 +25,17 @@ pub fn of_record(doc: &Document) -> Vec<Fact> {
     out
 }
 
-/// Each test entry's verdict kind (`client-bound`, …), in the record's order; `None` where the
-/// record has none: the default kind, `unknown`, says nothing about what limited the test (as in
-/// the report).
+/// Each test entry's verdict kind (`client-bound`, `unknown`, …), in the record's order; `None`
+/// where the record has no verdict (a record of a build before verdicts: the record model reads
+/// it as the default, `unknown` with no reason, where a run that could not tell gives its reason).
 pub fn verdicts(doc: &Document) -> Vec<Option<String>> {
     doc.tests
         .iter()
-        .map(|t| t.verdict.kind)
-        .map(|kind| (kind != Default::default()).then(|| kind.name().to_string()))
+        .map(|t| &t.verdict)
+        .map(|v| {
+            let recorded = v.kind != Default::default() || !v.reason.is_empty();
+            recorded.then(|| v.kind.name().to_string())
+        })
         .collect()
 }
 
@@ -155,6 +158,57 @@ mod tests {
         assert_eq!(verdicts(&d), [Some("client-bound".to_string()), None]);
         let empty = doc(serde_json::json!({"tests": []}));
         assert!(of_record(&empty).is_empty());
+    }
+
+    #[test]
+    fn records_of_earlier_builds_give_the_facts_their_json_holds() {
+        // Each record of an earlier build (tests/fixtures/records), read through the record's
+        // types, gives what its JSON text says: the facts are shown as the file writes them.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let raw: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let d = doc(raw.clone());
+            let f = of_record(&d);
+            let get = |k: &str| f.iter().find(|x| x.0 == k).map(|x| x.1.clone());
+            let at = |p: &str| {
+                raw.pointer(p)
+                    .filter(|v| !v.is_null())
+                    .map(|v| v.to_string())
+            };
+            let name = path.display();
+            assert_eq!(get("-c"), at("/options/clients"), "{name}");
+            assert_eq!(get("-P"), at("/options/pipeline"), "{name}");
+            assert_eq!(get("-n"), at("/options/requests"), "{name}");
+            assert_eq!(get("--duration"), at("/options/duration_s"), "{name}");
+            let id = raw["servers"].as_array().and_then(|s| {
+                s.iter()
+                    .find_map(|s| s.get("identity").filter(|i| i.is_object()))
+            });
+            if let Some(id) = id {
+                let version = format!(
+                    "{} {}",
+                    id["name"].as_str().unwrap(),
+                    id["version"].as_str().unwrap()
+                );
+                assert_eq!(get("version"), Some(version), "{name}");
+            }
+            let kinds: Vec<Option<String>> = raw["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.pointer("/verdict/kind").and_then(|k| k.as_str()))
+                .map(|k| k.map(str::to_string))
+                .collect();
+            assert_eq!(verdicts(&d), kinds, "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 8, "{checked} records");
     }
 
     #[test]
