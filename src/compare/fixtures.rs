@@ -1,6 +1,6 @@
 //! Records for the unit tests of `compare` and its HTML report.
 
-use super::input::{FileRun, Format, Input, Test, input_of, parse};
+use super::input::{FileRun, Format, Input, Sample, Test, input_of, parse};
 
 /// A respbench record of one mix test `name` whose commands are `commands` (`(name, completed,
 /// p99 µs)`, each with a p99.9 of 1.5 × its p99); the test's own figures are the last command's.
@@ -49,4 +49,15 @@ pub fn input(label: &str, format: Format, tests: Vec<Test>) -> Input {
         problems: vec![],
         costs: Default::default(),
     }
+}
+
+/// Tests named as in `tests`, a sample per throughput listed, each made by `sample`.
+pub fn tests_of(tests: &[(&str, &[f64])], sample: impl Fn(f64) -> Sample) -> Vec<Test> {
+    tests
+        .iter()
+        .map(|(name, rps)| Test {
+            name: name.to_string(),
+            samples: rps.iter().map(|&r| sample(r)).collect(),
+        })
+        .collect()
 }
