@@ -36,6 +36,7 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let problems = problems(&doc);
     let costs = crate::compare::costs::Costs {
         storm: doc.storm.take(),
+        replay: doc.replay.take(),
         memory: doc
             .tests
             .iter()
