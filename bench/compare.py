@@ -2,8 +2,6 @@
 """Helper for bench/compare.sh (Python 3.9+, standard library only).
 
 Subcommands:
-  free-port                     print a free loopback TCP port
-  wait-server SOCK SECONDS      wait until a server answers PING on the unix socket SOCK
   prefill SOCK KEYS SIZE        SET key:000000000000 .. key:<KEYS-1> to SIZE-byte values
   run ...                       run one client command, measure it, append a JSON line
   strace-summary FILE REQUESTS  summarise an `strace -f -c` file as JSON
@@ -48,36 +46,11 @@ def die(msg: str) -> None:
 # Server helpers
 
 
-def free_port() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        print(s.getsockname()[1])
-
-
 def resp_command(*args: bytes) -> bytes:
     out = [b"*%d\r\n" % len(args)]
     for a in args:
         out.append(b"$%d\r\n%s\r\n" % (len(a), a))
     return b"".join(out)
-
-
-def wait_server(sock_path: str, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    last = "no attempt"
-    while time.monotonic() < deadline:
-        try:
-            with socket.socket(socket.AF_UNIX) as s:
-                s.settimeout(1.0)
-                s.connect(sock_path)
-                s.sendall(resp_command(b"PING"))
-                reply = s.recv(64)
-                if reply.startswith(b"+PONG"):
-                    return
-                last = f"unexpected reply {reply!r}"
-        except OSError as e:
-            last = str(e)
-        time.sleep(0.05)
-    die(f"server on {sock_path} did not answer PING within {seconds}s ({last})")
 
 
 def prefill(sock_path: str, keys: int, size: int) -> None:
@@ -444,11 +417,7 @@ def main() -> None:
     if len(sys.argv) < 2:
         die("usage: compare.py SUBCOMMAND ... (see the docstring)")
     cmd, rest = sys.argv[1], sys.argv[2:]
-    if cmd == "free-port":
-        free_port()
-    elif cmd == "wait-server":
-        wait_server(rest[0], float(rest[1]))
-    elif cmd == "prefill":
+    if cmd == "prefill":
         prefill(rest[0], int(rest[1]), int(rest[2]))
     elif cmd == "run":
         run(rest)

@@ -40,9 +40,10 @@ with TLS (Debian's are); as root, missing Debian packages are installed with apt
 EOF
 }
 
-die() { echo "compare.sh: error: $*" >&2; exit 1; }
-warn() { echo "compare.sh: warning: $*" >&2; }
-info() { echo "compare.sh: $*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+die() { bench_die "$@"; }
+warn() { bench_warn "$@"; }
+info() { bench_info "$@"; }
 
 # ------------------------------------------------------------------------------------------------
 # Options
@@ -55,11 +56,10 @@ COST_N="${COST_N:-100000}"
 CALLGRIND_N="${CALLGRIND_N:-20000}"
 TRANSPORTS="${TRANSPORTS:-tcp,unix,tls}"
 OUT=""
-RESPBENCH=""
+RESPBENCH="${RESPBENCH:-}"
 BUILD=1
 COSTS=1
 FORCE_CALLGRIND=0
-KEEP_TMP=0
 
 need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "option $1 needs a value (see --help)"; }
 while [ "$#" -gt 0 ]; do
@@ -78,7 +78,7 @@ while [ "$#" -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --no-costs) COSTS=0; shift ;;
     --callgrind) FORCE_CALLGRIND=1; shift ;;
-    --keep-tmp) KEEP_TMP=1; shift ;;
+    --keep-tmp) BENCH_BENCH_KEEP_TMP=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -95,7 +95,7 @@ has_transport() { [[ ",$TRANSPORTS," == *",$1,"* ]]; }
 RUN_TIMEOUT="${RUN_TIMEOUT:-$((60 + N / 1000))}"
 [[ "$RUN_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "RUN_TIMEOUT must be a positive integer"
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$BENCH_ROOT"
 HELPER="$ROOT/bench/compare.py"
 [ -f "$HELPER" ] || die "missing $HELPER"
 
@@ -129,8 +129,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
   # The redis-server package may start a system instance on 6379; we never use or stop it.
 fi
-command -v cargo >/dev/null 2>&1 || [ "$BUILD" = 0 ] \
-  || die "cargo not found: install a Rust toolchain (https://rustup.rs) or pass --respbench PATH"
 
 optional_tool() { # cmd pkg -> 0 if available (installing it as root)
   command -v "$1" >/dev/null 2>&1 && return 0
@@ -142,74 +140,18 @@ optional_tool() { # cmd pkg -> 0 if available (installing it as root)
 # ------------------------------------------------------------------------------------------------
 # Build respbench (same way as the rest of the project; CARGO_TARGET_DIR respected).
 
-if [ -z "$RESPBENCH" ]; then
-  if [ "$BUILD" = 1 ]; then
-    info "building respbench (cargo build --release)..."
-    (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-  fi
-  target_dir="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')" \
-    || target_dir=""
-  if [ -z "$target_dir" ]; then
-    target_dir="${CARGO_TARGET_DIR:-target}"
-    case "$target_dir" in /*) ;; *) target_dir="$ROOT/$target_dir" ;; esac
-  fi
-  RESPBENCH="$target_dir/release/respbench"
-fi
-[ -x "$RESPBENCH" ] || die "respbench binary not found at $RESPBENCH (build it, or pass --respbench PATH)"
+BENCH_BUILD="$BUILD" bench_respbench
 REDIS_BENCHMARK="$(command -v redis-benchmark)"
 if has_transport tls && ! "$REDIS_BENCHMARK" --help 2>&1 | grep -q -- '--tls '; then
   die "this redis-benchmark is built without TLS: use --no-tls"
 fi
 
 # ------------------------------------------------------------------------------------------------
-# CPU pinning
+# Server (PIN_SERVER, PIN_CLIENT and PINNING come from bench/lib.sh: the server on SERVER_CPU, the
+# clients on CLIENT_CPU)
 
 NPROC="$(nproc)"
-SERVER_CPU="${SERVER_CPU:-0}"
-CLIENT_CPU="${CLIENT_CPU:-1}"
-if [ "$NPROC" -ge 2 ]; then
-  SERVER_PIN=(taskset -c "$SERVER_CPU")
-  CLIENT_PIN=(taskset -c "$CLIENT_CPU")
-  PINNING="server on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU (taskset)"
-else
-  warn "only $NPROC CPU: server and client are not pinned and compete for the same core;" \
-       "absolute numbers and server busy % are not meaningful, ratios only roughly"
-  SERVER_PIN=()
-  CLIENT_PIN=()
-  PINNING="none (nproc=$NPROC): server and client share one CPU"
-fi
-
-# ------------------------------------------------------------------------------------------------
-# Server
-
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/respbench-compare.XXXXXX")"
-SERVER_PID=""
-cleanup() {
-  local rc=$?
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    # Our unreaped child stays visible to kill -0 as a zombie: look at its state instead.
-    local state=""
-    for _ in $(seq 50); do
-      state="$(sed 's/.*) //' "/proc/$SERVER_PID/stat" 2>/dev/null | cut -c1)" || state=""
-      case "$state" in ""|Z) break ;; esac
-      sleep 0.1
-    done
-    case "$state" in ""|Z) ;; *) kill -9 "$SERVER_PID" 2>/dev/null || true ;; esac
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-  if [ "$KEEP_TMP" = 1 ] || [ "$rc" != 0 ]; then
-    info "temporary files kept in $TMP"
-  else
-    rm -rf "$TMP"
-  fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-PORT="$(python3 "$HELPER" free-port)"
+TMP="$BENCH_TMP"
 SOCK="$TMP/redis.sock"
 TLS_ARGS=()
 if has_transport tls; then
@@ -226,20 +168,13 @@ if has_transport tls; then
     openssl x509 -req -in "$CERTS/server.csr" -CA "$CERTS/ca.crt" -CAkey "$CERTS/ca.key" \
       -CAcreateserial -days 2 -extfile "$CERTS/server.ext" -out "$CERTS/server.crt"
   } >"$CERTS/openssl.log" 2>&1 || die "cannot make certificates with openssl; log:$(echo; cat "$CERTS/openssl.log")"
-  TLS_PORT="$(python3 "$HELPER" free-port)"
-  while [ "$TLS_PORT" = "$PORT" ]; do TLS_PORT="$(python3 "$HELPER" free-port)"; done
+  TLS_PORT="$(bench_free_port)"
   TLS_ARGS=(--tls-port "$TLS_PORT" --tls-cert-file "$CERTS/server.crt"
             --tls-key-file "$CERTS/server.key" --tls-ca-cert-file "$CERTS/ca.crt"
             --tls-auth-clients no)
 fi
-"${SERVER_PIN[@]}" redis-server --port "$PORT" --bind 127.0.0.1 --unixsocket "$SOCK" \
-  --unixsocketperm 700 --save '' --appendonly no --daemonize no --dir "$TMP" \
-  ${TLS_ARGS[@]+"${TLS_ARGS[@]}"} >"$TMP/redis.log" 2>&1 &
-SERVER_PID=$!   # taskset execs redis-server: same PID
-python3 "$HELPER" wait-server "$SOCK" 10 \
-  || die "redis-server did not start; log:$(echo; tail -n 20 "$TMP/redis.log")"
-[ "$(cat "/proc/$SERVER_PID/comm" 2>/dev/null)" = redis-server ] \
-  || die "PID $SERVER_PID is not redis-server"
+bench_start_server "$(command -v redis-server)" --unixsocket "$SOCK" --unixsocketperm 700 \
+  ${TLS_ARGS[@]+"${TLS_ARGS[@]}"}
 info "redis-server PID $SERVER_PID on 127.0.0.1:$PORT and $SOCK${TLS_PORT:+, TLS on 127.0.0.1:$TLS_PORT}"
 python3 "$HELPER" prefill "$SOCK" "$KEYSPACE" 3
 
@@ -278,7 +213,7 @@ for rep in $(seq "$REPS"); do
       python3 "$HELPER" run --results "$RESULTS" --tool "$tool" --test "$test" \
         --pipeline "$pipe" --transport "$tr" --rep "$rep" --requests "$N" \
         --server-pid "$SERVER_PID" --log "$TMP/run-$rep-$test-$pipe-$tr-$tool.log" -- \
-        timeout -k 5 "$RUN_TIMEOUT" "${CLIENT_PIN[@]}" "${CMD[@]}"
+        timeout -k 5 "$RUN_TIMEOUT" "${PIN_CLIENT[@]}" "${CMD[@]}"
     done
   done
 done
@@ -299,12 +234,12 @@ if [ "$COSTS" = 1 ]; then
       info "strace -f -c: $tool SET -P 1 $tr -n $COST_N"
       client_cmd "$tool" "$tr" set 1 "$COST_N"
       f="$TMP/strace-$tool-$tr"
-      if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" strace -f -c -o "$f.txt" \
+      if timeout -k 5 "$COST_TIMEOUT" "${PIN_CLIENT[@]}" strace -f -c -o "$f.txt" \
           "${CMD[@]}" >"$f.log" 2>&1; then
         python3 "$HELPER" strace-summary "$f.txt" "$COST_N" >"$f.json"
         REPORT_ARGS+=(--syscalls "$(label "$tool" "$tr")=$f.json")
       else
-        warn "strace run of $tool over $tr failed (see $f.log)"; KEEP_TMP=1
+        warn "strace run of $tool over $tr failed (see $f.log)"; BENCH_KEEP_TMP=1
         NOTES+=("strace run of $tool over $tr failed")
       fi
     done; done
@@ -325,11 +260,11 @@ if [ "$COSTS" = 1 ]; then
       client_cmd "$tool" "$tr" set 1 "$COST_N"
       f="$TMP/perf-$tool-$tr"
       if timeout -k 5 "$COST_TIMEOUT" perf stat -e instructions -x, -o "$f.txt" -- \
-          "${CLIENT_PIN[@]}" "${CMD[@]}" >"$f.log" 2>&1; then
+          "${PIN_CLIENT[@]}" "${CMD[@]}" >"$f.log" 2>&1; then
         python3 "$HELPER" perf-summary "$f.txt" >"$f.json"
         REPORT_ARGS+=(--perf "$(label "$tool" "$tr")=$f.json")
       else
-        warn "perf run of $tool over $tr failed (see $f.log)"; KEEP_TMP=1
+        warn "perf run of $tool over $tr failed (see $f.log)"; BENCH_KEEP_TMP=1
       fi
     done; done
   else
@@ -344,13 +279,13 @@ if [ "$COSTS" = 1 ]; then
           info "callgrind: $tool SET -P 1 $tr -n $n"
           out="$TMP/callgrind-$tool-$tr-$n.out"
           client_cmd "$tool" "$tr" set 1 "$n"
-          if timeout -k 5 "$COST_TIMEOUT" "${CLIENT_PIN[@]}" valgrind --tool=callgrind \
+          if timeout -k 5 "$COST_TIMEOUT" "${PIN_CLIENT[@]}" valgrind --tool=callgrind \
               --callgrind-out-file="$out" "${CMD[@]}" \
               >"$TMP/callgrind-$tool-$tr-$n.log" 2>&1; then
             points+=("$n:$(python3 "$HELPER" callgrind-summary "$out")")
           else
             warn "callgrind run of $tool over $tr failed (see $TMP/callgrind-$tool-$tr-$n.log)"
-            KEEP_TMP=1
+            BENCH_KEEP_TMP=1
           fi
         done
         if [ "${#points[@]}" -gt 0 ]; then

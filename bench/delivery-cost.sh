@@ -9,7 +9,8 @@
 #   N=50000 SUBS=10 REPS=1 bash bench/delivery-cost.sh
 #
 # Starts its own redis-server (or valkey-server with SERVER=path) on a free loopback port,
-# server pinned to CPU 0 and respbench to CPU 1 when there are two, and stops it by PID on exit.
+# server pinned to CPU 0 and respbench to CPU 1 when there are two, and stops it by PID on exit
+# (bench/lib.sh; RESPBENCH=path skips the build).
 # Client CPU is user + system time from the rusage wait4() returns (all threads, start-up
 # included). Prints a Markdown table: µs of client CPU per message delivered (pub/sub: per
 # subscriber delivery; streams: per entry) or per request.
@@ -19,45 +20,20 @@ N="${N:-200000}"
 SUBS="${SUBS:-10}"
 REPS="${REPS:-3}"
 SERVER="${SERVER:-$(command -v redis-server || true)}"
-[ -x "$SERVER" ] || { echo "delivery-cost.sh: error: no redis-server (set SERVER=path)" >&2; exit 1; }
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-TARGET="$(cargo metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-BIN="$TARGET/release/respbench"
+. "$(dirname "$0")/lib.sh"
+bench_respbench
+bench_start_server "$SERVER"
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-PIN_SERVER=() PIN_CLIENT=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-  PIN_SERVER=(taskset -c 0) PIN_CLIENT=(taskset -c 1)
-fi
-"${PIN_SERVER[@]}" "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-  --daemonize no >/dev/null 2>&1 &
-SERVER_PID=$!
-trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-  "$BIN" -p "$PORT" -n 1 -t ping_mbulk -q >/dev/null 2>&1 && break
-  sleep 0.1
-done
-
-# Runs respbench with the given arguments and --json; prints "cpu_seconds units" where units are
-# the test's completions (deliveries, or requests).
+# Runs respbench (pinned) with --json and the given arguments; prints "cpu_seconds units" where
+# units are the test's completions (deliveries, or requests).
 measure() {
-  python3 - "$@" <<'PY'
-import json, os, subprocess, sys, tempfile
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "r.json")
-    argv = sys.argv[1:]
-    # Right after the binary: after a custom command, --json would be one of its arguments.
-    at = next(i for i, a in enumerate(argv) if a.endswith("respbench")) + 1
-    argv[at:at] = ["--json", path]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    if status != 0:
-        sys.exit(f"failed: {sys.argv[1:]}")
-    units = sum(t["requests"]["completed"] for t in json.load(open(path))["tests"])
-print(ru.ru_utime + ru.ru_stime, units)
-PY
+  local cpu
+  rm -f "$BENCH_TMP/r.json"
+  # --json first: after a custom command, it would be one of the command's arguments.
+  cpu="$(bench_cpu /dev/null "${PIN_CLIENT[@]}" "$RESPBENCH" --json "$BENCH_TMP/r.json" "$@")"
+  echo "$cpu $(python3 -c 'import json, sys
+print(sum(t["requests"]["completed"] for t in json.load(open(sys.argv[1]))["tests"]))' \
+    "$BENCH_TMP/r.json")"
 }
 
 declare -A CASES=(
@@ -72,9 +48,9 @@ for name in "${!CASES[@]}"; do
   vals=()
   for _ in $(seq "$REPS"); do
     # shellcheck disable=SC2086
-    read -r cpu units < <(measure "${PIN_CLIENT[@]}" "$BIN" -p "$PORT" ${CASES[$name]})
+    read -r cpu units < <(measure -p "$PORT" ${CASES[$name]})
     vals+=("$(python3 -c "print($cpu * 1e6 / max($units, 1))")")
   done
-  med="$(printf '%s\n' "${vals[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+  med="$(printf '%s\n' "${vals[@]}" | bench_median)"
   printf '| %s | %.2f |\n' "$name" "$med"
 done

@@ -34,18 +34,17 @@ listen on 127.0.0.1 only and are stopped by PID on exit.
 EOF
 }
 
-die() { echo "find-max-agreement.sh: error: $*" >&2; exit 1; }
-info() { echo "find-max-agreement.sh: $*" >&2; }
+. "$(dirname "$0")/lib.sh"
+die() { bench_die "$@"; }
+info() { bench_info "$@"; }
 
 RUNS="${RUNS:-3}"
 STEP="${STEP:-1}"
 WARMUP="${WARMUP:-0.5}"
 SERVERS="${SERVERS:-valkey,redis}"
 CASES="${CASES:-server-bound,tight-slo}"
-RESPBENCH="${RESPBENCH_BIN:-}"
+RESPBENCH="${RESPBENCH_BIN:-${RESPBENCH:-}}"
 OUT=""
-SERVER_CPU="${SERVER_CPU:-0}"
-CLIENT_CPU="${CLIENT_CPU:-1}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-600}"
 TIGHT_SLO="${TIGHT_SLO:-p99<1ms}"
 VALKEY="${RESPBENCH_VALKEY_SERVER:-$HOME/.cache/respbench/valkey-9.1/valkey-server}"
@@ -65,50 +64,17 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 
-command -v taskset >/dev/null || die "taskset (util-linux) is needed"
 command -v python3 >/dev/null || die "python3 is needed"
 cd "$(dirname "$0")/.."
-if [ -z "$RESPBENCH" ]; then
-  info "building respbench (cargo build --release)"
-  cargo build --release --quiet
-  target="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  RESPBENCH="$target/release/respbench"
-fi
-[ -x "$RESPBENCH" ] || die "no respbench binary at $RESPBENCH"
+bench_respbench
 
-TMP="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# start_server NAME -> prints the port; the server's PID joins PIDS
+# start_server NAME: sets PORT; the server is stopped by PID on exit (bench/lib.sh)
 start_server() {
-  local name="$1" bin port
-  case "$name" in
-    valkey) bin="$VALKEY" ;;
-    redis) bin="$(command -v redis-server || true)" ;;
-    *) die "unknown server $name" ;;
+  case "$1" in
+    valkey) bench_start_server "$VALKEY" ;;
+    redis) bench_start_server "$(command -v redis-server || true)" ;;
+    *) die "unknown server $1" ;;
   esac
-  [ -x "$bin" ] || die "no $name server binary ($bin)"
-  port="$(free_port)"
-  taskset -c "$SERVER_CPU" "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --daemonize no --logfile "$TMP/$name.log" >/dev/null 2>&1 &
-  PIDS+=("$!")
-  for _ in $(seq 100); do
-    if "$RESPBENCH" -p "$port" -n 1 -c 1 -q -t ping >/dev/null 2>&1; then
-      echo "$port"
-      return
-    fi
-    sleep 0.1
-  done
-  die "$name did not start on port $port (see $TMP/$name.log)"
 }
 
 # case_args CASE -> the respbench arguments of the search
@@ -120,21 +86,23 @@ case_args() {
   esac
 }
 
+TMP="$BENCH_TMP"
 RESULTS="$TMP/results.tsv"
 : >"$RESULTS"
 IFS=, read -r -a server_list <<<"$SERVERS"
 IFS=, read -r -a case_list <<<"$CASES"
 for server in "${server_list[@]}"; do
-  port="$(start_server "$server")"
-  info "$server on 127.0.0.1:$port (CPU $SERVER_CPU)"
+  start_server "$server"
+  port="$PORT"
+  info "$server on 127.0.0.1:$port ($PINNING)"
   # Every GET hits.
-  taskset -c "$CLIENT_CPU" "$RESPBENCH" -p "$port" -q -t set -r 100000 -n 200000 >/dev/null
+  "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$port" -q -t set -r 100000 -n 200000 >/dev/null
   for c in "${case_list[@]}"; do
     for run in $(seq "$RUNS"); do
       json="$TMP/$server-$c-$run.json"
       info "$server $c run $run"
       eval "set -- $(case_args "$c")"
-      timeout "$RUN_TIMEOUT" taskset -c "$CLIENT_CPU" "$RESPBENCH" -p "$port" --json "$json" \
+      timeout "$RUN_TIMEOUT" "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$port" --json "$json" \
         --step-duration "$STEP" --warmup "$WARMUP" "$@" >"$TMP/$server-$c-$run.txt" 2>&1 || true
       cat "$TMP/$server-$c-$run.txt" >&2
       printf '%s\t%s\t%s\t%s\n' "$server" "$c" "$run" "$json" >>"$RESULTS"

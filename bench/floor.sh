@@ -29,14 +29,16 @@ Options (environment variable in brackets):
 EOF
 }
 
-die() { echo "floor.sh: error: $*" >&2; exit 1; }
-info() { echo "floor.sh: $*" >&2; }
+. "$(dirname "$0")/lib.sh"
+die() { bench_die "$@"; }
+ROOT="$BENCH_ROOT"
+TMP="$BENCH_TMP"
 
 N="${N:-500000}"
 REPS="${REPS:-5}"
 CLIENTS="${CLIENTS:-50}"
 SERVER="${SERVER:-redis-server}"
-RESPBENCH=""
+RESPBENCH="${RESPBENCH:-}"
 CALLGRIND=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -51,47 +53,14 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-TMP="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
 command -v "$SERVER" >/dev/null || die "$SERVER not found"
 command -v cc >/dev/null || die "cc not found (the floor client is C)"
 cc -O2 -o "$TMP/floor" "$ROOT/bench/floor.c" || die "building bench/floor.c failed"
-if [ -z "$RESPBENCH" ]; then
-  (cd "$ROOT" && cargo build --release --quiet) || die "cargo build --release failed"
-  target="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  RESPBENCH="$target/release/respbench"
-fi
-[ -x "$RESPBENCH" ] || die "no respbench binary at $RESPBENCH"
+bench_respbench
+bench_start_server "$(command -v "$SERVER")"
 
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-taskset -c 0 "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-  --daemonize no --logfile "$TMP/server.log" &
-SERVER_PID=$!
-for _ in $(seq 50); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null && break
-  sleep 0.1
-done
-kill -0 "$SERVER_PID" 2>/dev/null || die "the server did not start (see its log)"
-
-# Runs "$@" pinned to CPU 1; prints its user+system CPU seconds (wait4's rusage, microseconds).
-cpu_of() {
-  python3 - "$@" <<'EOF'
-import os, subprocess, sys
-p = subprocess.Popen(["taskset", "-c", "1", *sys.argv[1:]], stdout=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-if status != 0:
-    sys.exit(f"floor.sh: {' '.join(sys.argv[1:])} failed ({status})")
-print(f"{ru.ru_utime + ru.ru_stime:.6f}")
-EOF
-}
+# Runs "$@" pinned to the clients' CPU; prints its user+system CPU seconds (wait4's rusage).
+cpu_of() { bench_cpu /dev/null "${PIN_CLIENT[@]}" "$@"; }
 
 floor_cmd() { echo "$TMP/floor 127.0.0.1 $PORT $CLIENTS $1 $2"; }
 respbench_cmd() {
@@ -100,7 +69,7 @@ respbench_cmd() {
 
 echo "# respbench beside the floor ($(date -u +%Y-%m-%dT%H:%MZ), $(git -C "$ROOT" rev-parse --short HEAD))"
 echo
-echo "server: $("$SERVER" --version | cut -d" " -f1-3), CPU 0; clients: CPU 1; -c $CLIENTS, SET, 3-byte values"
+echo "server: $("$SERVER" --version | cut -d" " -f1-3); $PINNING; -c $CLIENTS, SET, 3-byte values"
 echo
 echo "| P | rep | floor µs/req | respbench µs/req | ratio |"
 echo "|---:|---:|---:|---:|---:|"

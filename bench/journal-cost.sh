@@ -14,7 +14,7 @@
 #   RESPBENCH=target/release/respbench bash bench/journal-cost.sh   # no build
 #
 # Needs redis-server, perf, valgrind, taskset and python3.
-# The server is stopped by PID on exit.
+# The server is stopped by PID on exit (bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,37 +23,21 @@ N1="${N1:-400000}"
 N16="${N16:-4000000}"
 # callgrind's M (-n M and -n 2M).
 M="${M:-20000}"
-if [ -z "${RESPBENCH:-}" ]; then
-  cargo build --release --quiet
-  RESPBENCH="$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/respbench"
-fi
-
-pin_server=() pin_client=()
-if [ "$(nproc)" -ge 2 ]; then
-  pin_server=(taskset -c 0) pin_client=(taskset -c 1)
-fi
-
-tmp="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+. bench/lib.sh
+bench_respbench
+command -v perf >/dev/null || bench_die "perf (linux-perf) is needed"
+command -v valgrind >/dev/null || bench_die "valgrind is needed"
+bench_start_server "$(command -v redis-server || true)"
 
 # One run: prints "cpu_ns_per_request".
 run() {
   local n="$1" p="$2"; shift 2
-  rm -f "$tmp/run.json"
-  "${pin_client[@]}" perf stat -x, -o "$tmp/perf.csv" -e task-clock \
-    "$RESPBENCH" -p "$port" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" >/dev/null
+  rm -f "$BENCH_TMP/run.json"
+  "${PIN_CLIENT[@]}" perf stat -x, -o "$BENCH_TMP/perf.csv" -e task-clock \
+    "$RESPBENCH" -p "$PORT" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" >/dev/null
   python3 -c "
 import sys
-for line in open('$tmp/perf.csv'):
+for line in open('$BENCH_TMP/perf.csv'):
     f = line.strip().split(',')
     if len(f) > 3 and f[2] == 'task-clock':
         print(f'{float(f[0]) * 1e6 / $n:.1f}')
@@ -63,13 +47,13 @@ for line in open('$tmp/perf.csv'):
 # User-space instructions of one run under callgrind.
 instructions() {
   local n="$1" p="$2"; shift 2
-  rm -f "$tmp/run.json" "$tmp/cg.out"
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-    "$RESPBENCH" -p "$port" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" >/dev/null 2>&1
-  sed -n 's/^summary: \([0-9]*\).*/\1/p; s/^totals: \([0-9]*\).*/\1/p' "$tmp/cg.out" | head -1
+  rm -f "$BENCH_TMP/run.json" "$BENCH_TMP/cg.out"
+  valgrind --tool=callgrind --callgrind-out-file="$BENCH_TMP/cg.out" \
+    "$RESPBENCH" -p "$PORT" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" >/dev/null 2>&1
+  sed -n 's/^summary: \([0-9]*\).*/\1/p; s/^totals: \([0-9]*\).*/\1/p' "$BENCH_TMP/cg.out" | head -1
 }
 
-med() { printf '%s\n' "$@" | sort -n | python3 -c 'import sys; v=[float(x) for x in sys.stdin]; print(f"{v[len(v)//2]:.4f}")'; }
+med() { printf '%s\n' "$@" | bench_median | python3 -c 'print(f"{float(input()):.4f}")'; }
 
 echo "| -P | rep | CPU ns/req without | with --json | ratio |"
 echo "|---|---|---:|---:|---:|"
@@ -78,9 +62,9 @@ for p in 1 16; do
   rc=()
   for rep in $(seq "$REPS"); do
     if [ $((rep % 2)) = 1 ]; then
-      off="$(run "$n" "$p")"; on="$(run "$n" "$p" --json "$tmp/run.json")"
+      off="$(run "$n" "$p")"; on="$(run "$n" "$p" --json "$BENCH_TMP/run.json")"
     else
-      on="$(run "$n" "$p" --json "$tmp/run.json")"; off="$(run "$n" "$p")"
+      on="$(run "$n" "$p" --json "$BENCH_TMP/run.json")"; off="$(run "$n" "$p")"
     fi
     b="$(python3 -c "print(f'{$on / $off:.4f}')")"
     rc+=("$b")
@@ -95,8 +79,8 @@ echo "|---|---:|---:|---:|"
 for p in 1 16; do
   m="$M"; [ "$p" = 16 ] && m=$((M * 4))
   a1="$(instructions "$m" "$p")"; a2="$(instructions $((2 * m)) "$p")"
-  b1="$(instructions "$m" "$p" --json "$tmp/run.json")"
-  b2="$(instructions $((2 * m)) "$p" --json "$tmp/run.json")"
+  b1="$(instructions "$m" "$p" --json "$BENCH_TMP/run.json")"
+  b2="$(instructions $((2 * m)) "$p" --json "$BENCH_TMP/run.json")"
   python3 -c "
 off = ($a2 - $a1) / $m; on = ($b2 - $b1) / $m
 print(f'| $p | {off:.0f} | {on:.0f} | {on / off:.4f} |')"

@@ -9,7 +9,8 @@
 # 2. MONITOR's cost: the same closed-loop benchmark (SET/GET, -P 1 and -P 16) without and with a
 #    `respbench capture` attached, so the throughput lost to MONITOR is measured, not guessed.
 #
-# The server is stopped by its PID on exit. Results go to stdout as a Markdown table.
+# The server (pinned to CPU 0, respbench unpinned) is stopped by its PID on exit (bench/lib.sh).
+# Results go to stdout as a Markdown table.
 set -euo pipefail
 
 SERVER="${SERVER:-${RESPBENCH_VALKEY_SERVER:-valkey-server}}"
@@ -17,25 +18,12 @@ SECONDS_SPAN="${SPAN:-20}"
 RATE="${RATE:-2000}"
 N="${N:-300000}"
 cd "$(dirname "$0")/.."
-RESPBENCH="${RESPBENCH:-}"
-if [ -z "$RESPBENCH" ]; then
-  cargo build --release --quiet --bin respbench
-  RESPBENCH="${CARGO_TARGET_DIR:-target}/release/respbench"
-fi
-WORK="$(mktemp -d)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-cleanup() { kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-for _ in $(seq 100); do
-  redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+. bench/lib.sh
+bench_respbench
+bench_start_server "$(command -v "$SERVER" || echo "$SERVER")"
 
 # The trace: valkey-cli monitor's text, so any reader can check it.
-python3 - "$WORK/t.trace" "$SECONDS_SPAN" "$RATE" <<'EOF'
+python3 - "$BENCH_TMP/t.trace" "$SECONDS_SPAN" "$RATE" <<'EOF'
 import random, sys
 path, span, rate = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 random.seed(7)
@@ -59,9 +47,9 @@ echo "| speed | commands | span/speed (s) | wall (s) | max slip (ms) | median pe
 echo "|---|---|---|---|---|---|---|"
 for speed in 1 2; do
   start=$(date +%s.%N)
-  "$RESPBENCH" replay -p "$PORT" --speed "$speed" -q --json "$WORK/r$speed.json" "$WORK/t.trace" >/dev/null
+  "$RESPBENCH" replay -p "$PORT" --speed "$speed" -q --json "$BENCH_TMP/r$speed.json" "$BENCH_TMP/t.trace" >/dev/null
   end=$(date +%s.%N)
-  python3 - "$WORK/r$speed.json" "$speed" "$start" "$end" <<'EOF'
+  python3 - "$BENCH_TMP/r$speed.json" "$speed" "$start" "$end" <<'EOF'
 import json, statistics, sys
 doc = json.load(open(sys.argv[1])); speed = float(sys.argv[2])
 r = doc["replay"]; secs = r["seconds"]
@@ -82,7 +70,7 @@ for p in 1 16; do
       awk -F, 'NR>1 {gsub(/"/,"",$2); s+=$2; n++} END {printf "%.0f", s/n}'
   }
   without=$(rps)
-  "$RESPBENCH" capture -p "$PORT" -o "$WORK/cap.trace" --max-backlog 1024 2>/dev/null &
+  "$RESPBENCH" capture -p "$PORT" -o "$BENCH_TMP/cap.trace" --max-backlog 1024 2>/dev/null &
   CAP=$!
   sleep 0.5
   with=$(rps)

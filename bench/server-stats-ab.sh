@@ -8,38 +8,20 @@
 #   N=200000 REPS=3 bash bench/server-stats-ab.sh
 #   RESPBENCH=target/release/respbench bash bench/server-stats-ab.sh   # no build
 #
-# Needs redis-server, taskset and python3. The server is stopped by PID on exit.
+# Needs redis-server, taskset and python3. The server is stopped by PID on exit (bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N="${N:-1000000}"
 REPS="${REPS:-5}"
 TESTS="${TESTS:-set get}"
-if [ -z "${RESPBENCH:-}" ]; then
-  cargo build --release --quiet
-  RESPBENCH="$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/respbench"
-fi
-
-pin_server=() pin_client=()
-if [ "$(nproc)" -ge 2 ]; then
-  pin_server=(taskset -c 0) pin_client=(taskset -c 1)
-fi
-
-tmp="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+. bench/lib.sh
+bench_respbench
+bench_start_server "$(command -v redis-server || true)"
 
 # One run: prints the throughput of the -q line.
 run() {
-  "${pin_client[@]}" "$RESPBENCH" -p "$port" -c 50 -n "$N" -r 100000 -q -t "$1" "${@:2}" |
+  "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" -c 50 -n "$N" -r 100000 -q -t "$1" "${@:2}" |
     sed -n 's/^[^:]*: \([0-9.]*\) requests per second.*/\1/p'
 }
 
@@ -57,12 +39,12 @@ for t in $TESTS; do
     ratios+=("$ratio")
     echo "| $t | $rep | $on | $off | $ratio |"
   done
-  echo "| $t | median | | | $(printf '%s\n' "${ratios[@]}" | sort -n | python3 -c 'import sys; v=[float(x) for x in sys.stdin]; print(f"{v[len(v)//2]:.4f}")') |"
+  echo "| $t | median | | | $(printf '%s\n' "${ratios[@]}" | bench_median) |"
 done
 
 # The cost in the server's own terms, which wall-clock noise does not blur: the time it spent
 # answering INFO (commandstats), as a share of the time the runs with server stats lasted.
-python3 - "$port" <<'PY'
+python3 - "$PORT" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"INFO commandstats\r\n")

@@ -8,8 +8,9 @@
 #   SERVER=/path/to/valkey-server bash bench/storm-cost.sh
 #
 # Starts its own redis-server (or SERVER=path) on a free loopback port, server pinned to CPU 0
-# and client to CPU 1 when there are two, and stops it by PID on exit. Client CPU is user +
-# system time from the rusage wait4() returns (all threads), start-up included. One opener
+# and client to CPU 1 when there are two, and stops it by PID on exit (bench/lib.sh;
+# RESPBENCH=path skips the build). Client CPU is user + system time from the rusage wait4()
+# returns (all threads), start-up included. One opener
 # (-c 1) and one connection (-c 1), so both sides do one thing at a time. Connections close in
 # TIME_WAIT on the client side: CONNECTS stays well below the ephemeral port range.
 set -euo pipefail
@@ -18,50 +19,19 @@ CONNECTS="${CONNECTS:-20000}"
 N="${N:-200000}"
 REPS="${REPS:-3}"
 SERVER="${SERVER:-$(command -v redis-server || true)}"
-[ -x "$SERVER" ] || { echo "storm-cost.sh: error: no redis-server (set SERVER=path)" >&2; exit 1; }
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-TARGET="$(cargo metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-BIN="$TARGET/release/respbench"
-
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-PIN_SERVER=() PIN_CLIENT=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-  PIN_SERVER=(taskset -c 0) PIN_CLIENT=(taskset -c 1)
-fi
-"${PIN_SERVER[@]}" "$SERVER" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
-  --daemonize no >/dev/null 2>&1 &
-SERVER_PID=$!
-trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-  "$BIN" -p "$PORT" -n 1 -t ping_mbulk -q >/dev/null 2>&1 && break
-  sleep 0.1
-done
-
-# Runs respbench with the given arguments; prints its CPU seconds (user + system).
-cpu() {
-  python3 - "$@" <<'PY'
-import os, subprocess, sys
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-if status != 0:
-    sys.exit(f"failed: {sys.argv[1:]}")
-print(ru.ru_utime + ru.ru_stime)
-PY
-}
-
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(dirname "$0")/lib.sh"
+bench_respbench
+bench_start_server "$SERVER"
 
 storm=() req=()
 for _ in $(seq "$REPS"); do
-  storm+=("$(cpu "${PIN_CLIENT[@]}" "$BIN" -p "$PORT" -3 --dbnum 1 --connect-storm -c 1 \
-    -n "$CONNECTS" --no-server-stats)")
-  req+=("$(cpu "${PIN_CLIENT[@]}" "$BIN" -p "$PORT" -t ping_mbulk -c 1 -n "$N" -q \
-    --no-server-stats)")
+  storm+=("$(bench_cpu /dev/null "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" -3 --dbnum 1 \
+    --connect-storm -c 1 -n "$CONNECTS" --no-server-stats)")
+  req+=("$(bench_cpu /dev/null "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" -t ping_mbulk -c 1 \
+    -n "$N" -q --no-server-stats)")
 done
-S="$(printf '%s\n' "${storm[@]}" | median)"
-R="$(printf '%s\n' "${req[@]}" | median)"
+S="$(printf '%s\n' "${storm[@]}" | bench_median)"
+R="$(printf '%s\n' "${req[@]}" | bench_median)"
 python3 - "$S" "$CONNECTS" "$R" "$N" <<'PY'
 import sys
 s, c, r, n = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])

@@ -122,6 +122,17 @@ impl<S> Flag<S> {
         Self::new(names, Value::None, usage, help, Action::Set(set))
     }
 
+    /// `--help`, `-h`: a subcommand's "this help" (the same entry in every subcommand's table).
+    pub const fn help() -> Self {
+        Self::new(
+            &["--help", "-h"],
+            Value::None,
+            "--help",
+            "this help",
+            Action::Help,
+        )
+    }
+
     /// An option whose value sets something.
     pub const fn value(
         names: &'static [&'static str],
@@ -149,6 +160,14 @@ impl<S> Flag<S> {
         self.doc.example = argv;
         self
     }
+}
+
+/// An option's value as UTF-8 text, or the one-line complaint naming `what` it is (`--label`,
+/// `an argument`): the subcommands' options hold names and paths they print back.
+pub fn utf8(v: &OsStr, what: &str) -> Result<String, UsageError> {
+    v.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| UsageError(format!("{what} is not valid UTF-8")))
 }
 
 /// The entry `name` is a spelling of, in `tables` (searched in order).

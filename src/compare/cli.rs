@@ -3,12 +3,12 @@
 //! Exit codes: 0 compared; 1 `--fail-if-worse` tripped (the offending rows go to stderr); 2 a
 //! usage mistake or an input that cannot be read (one line naming the file).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::Path;
 
 use crate::cli::UsageError;
-use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
+use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 
 use super::files::{check_output, emit, load_inputs};
 use super::input::Input;
@@ -62,7 +62,7 @@ pub const OPTIONS: &[F] = &[
         "--format FORMAT",
         "text (default), markdown, csv, html or json",
         |a, name, v| {
-            a.format = match text(v, name)?.as_str() {
+            a.format = match utf8(v, name)?.as_str() {
                 "text" => OutFormat::Text,
                 "markdown" | "md" => OutFormat::Markdown,
                 "csv" => OutFormat::Csv,
@@ -84,7 +84,7 @@ pub const OPTIONS: &[F] = &[
         "metrics to show and check, comma-separated\n\
          (default rps,avg,min,p50,p95,p99,max)",
         |a, name, v| {
-            a.metrics = text(v, name)?
+            a.metrics = utf8(v, name)?
                 .split(',')
                 .map(|m| {
                     Metric::from_name(m.trim()).ok_or_else(|| {
@@ -106,7 +106,7 @@ pub const OPTIONS: &[F] = &[
          zero does not count; one without an interval does);\n\
          the offending rows go to stderr",
         |a, name, v| {
-            let v = text(v, name)?;
+            let v = utf8(v, name)?;
             let pct: f64 = v
                 .trim_end_matches('%')
                 .parse()
@@ -127,7 +127,7 @@ pub const OPTIONS: &[F] = &[
         "--label NAME",
         "name the inputs in order (repeat; default: file names)",
         |a, name, v| {
-            a.labels.push(text(v, name)?);
+            a.labels.push(utf8(v, name)?);
             Ok(())
         },
     ),
@@ -137,7 +137,7 @@ pub const OPTIONS: &[F] = &[
         "-o, --output FILE",
         "write to FILE instead of stdout",
         |a, _, v| {
-            a.output = Some(text(v, "--output")?);
+            a.output = Some(utf8(v, "--output")?);
             Ok(())
         },
     ),
@@ -151,13 +151,7 @@ pub const OPTIONS: &[F] = &[
             Ok(())
         },
     ),
-    F::new(
-        &["--help", "-h"],
-        Value::None,
-        "--help",
-        "this help",
-        Action::Help,
-    ),
+    F::help(),
 ];
 
 /// Output formats.
@@ -190,13 +184,6 @@ pub enum Parsed {
     Compare(CompareArgs),
 }
 
-/// A UTF-8 value, or the one-line complaint naming `what` it is.
-fn text(v: &OsStr, what: &str) -> Result<String, UsageError> {
-    v.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| UsageError(format!("{what} is not valid UTF-8")))
-}
-
 /// Parses the arguments after `compare`.
 pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
     let mut a = CompareArgs {
@@ -209,7 +196,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
         no_color: false,
     };
     let side = |a: &mut CompareArgs, v: OsString| {
-        let v = text(&v, "a file name").map_err(|e| e.0)?;
+        let v = utf8(&v, "a file name").map_err(|e| e.0)?;
         a.sides.push(
             v.split(',')
                 .filter(|s| !s.is_empty())

@@ -262,20 +262,14 @@ mod tests {
                 ..Sample::default()
             })
             .collect();
-        Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Costs::default(),
-            tests: vec![Test {
+        crate::compare::fixtures::input(
+            label,
+            Format::Respbench,
+            vec![Test {
                 name: "PUBLISH -> SUBSCRIBE".into(),
                 samples,
             }],
-        }
+        )
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Records for the unit tests of `compare` and its HTML report.
 
-use super::input::{FileRun, Input, input_of, parse};
+use super::input::{FileRun, Format, Input, Sample, Test, input_of, parse};
 
 /// A respbench record of one mix test `name` whose commands are `commands` (`(name, completed,
 /// p99 µs)`, each with a p99.9 of 1.5 × its p99); the test's own figures are the last command's.
@@ -33,4 +33,31 @@ pub fn mix_record(name: &str, rps: f64, commands: &[(&str, u64, f64)]) -> FileRu
 /// One side labelled `label` from one run.
 pub fn side(label: &str, run: FileRun) -> Input {
     input_of(label.into(), vec![format!("{label}.json")], vec![run]).unwrap()
+}
+
+/// A side labelled `label` of `format` with `tests` and nothing else (no files, server, facts,
+/// search, problems or costs): what most unit tests of a comparison start from.
+pub fn input(label: &str, format: Format, tests: Vec<Test>) -> Input {
+    Input {
+        label: label.into(),
+        files: vec![],
+        format,
+        server: None,
+        facts: vec![],
+        tests,
+        find_max: None,
+        problems: vec![],
+        costs: Default::default(),
+    }
+}
+
+/// Tests named as in `tests`, a sample per throughput listed, each made by `sample`.
+pub fn tests_of(tests: &[(&str, &[f64])], sample: impl Fn(f64) -> Sample) -> Vec<Test> {
+    tests
+        .iter()
+        .map(|(name, rps)| Test {
+            name: name.to_string(),
+            samples: rps.iter().map(|&r| sample(r)).collect(),
+        })
+        .collect()
 }

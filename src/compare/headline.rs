@@ -250,7 +250,7 @@ fn warnings(cmp: &Comparison) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::input::{Format, Input, Sample, Test};
+    use crate::compare::input::{Format, Input, Sample};
 
     fn side(
         label: &str,
@@ -259,38 +259,27 @@ mod tests {
         facts: &[(&'static str, &str)],
     ) -> Input {
         Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::Respbench,
             server: Some(server.into()),
             facts: facts.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: tests
-                .iter()
-                .map(|(name, rps)| Test {
-                    name: name.to_string(),
-                    samples: rps
-                        .iter()
-                        .map(|&r| Sample {
-                            rps: r,
-                            p99: Some(1e8 / r),
-                            limited_by: Some(
-                                if r > 150.0 {
-                                    "client-bound"
-                                } else if r < 50.0 {
-                                    "machine-busy"
-                                } else {
-                                    "neither"
-                                }
-                                .into(),
-                            ),
-                            ..Sample::default()
-                        })
-                        .collect(),
-                })
-                .collect(),
+            ..crate::compare::fixtures::input(
+                label,
+                Format::Respbench,
+                crate::compare::fixtures::tests_of(tests, |r| Sample {
+                    rps: r,
+                    p99: Some(1e8 / r),
+                    limited_by: Some(
+                        if r > 150.0 {
+                            "client-bound"
+                        } else if r < 50.0 {
+                            "machine-busy"
+                        } else {
+                            "neither"
+                        }
+                        .into(),
+                    ),
+                    ..Sample::default()
+                }),
+            )
         }
     }
 

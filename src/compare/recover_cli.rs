@@ -4,11 +4,10 @@
 //! recovering it changes nothing they show; it only makes a file every tool reads, and the
 //! journal can go.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::Path;
 
-use crate::cli::UsageError;
-use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
+use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 use crate::record::Document;
 
 use super::files::check_output;
@@ -57,24 +56,12 @@ pub const OPTIONS: &[F] = &[
         "-o, --output FILE",
         "the --json record to write (required; - for stdout)",
         |a, _, v| {
-            a.output = Some(utf8(v)?);
+            a.output = Some(utf8(v, "an argument")?);
             Ok(())
         },
     ),
-    F::new(
-        &["--help", "-h"],
-        Value::None,
-        "--help",
-        "this help",
-        Action::Help,
-    ),
+    F::help(),
 ];
-
-fn utf8(v: &OsStr) -> Result<String, UsageError> {
-    v.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| UsageError("an argument is not valid UTF-8".to_string()))
-}
 
 /// `respbench recover ...`: returns the exit code.
 pub fn main(argv: Vec<OsString>) -> u8 {
@@ -138,7 +125,7 @@ fn parse(argv: Vec<OsString>) -> Result<Option<(String, String)>, String> {
         if a.journal.is_some() {
             return Err("recover reads one JOURNAL; see respbench recover --help".to_string());
         }
-        a.journal = Some(utf8(&v).map_err(|e| e.0)?);
+        a.journal = Some(utf8(&v, "an argument").map_err(|e| e.0)?);
         Ok(())
     };
     if parse_subcommand(

@@ -346,6 +346,14 @@ pub fn csv(cmp: &Comparison) -> String {
 /// The comparison as a JSON document (`respbench-compare/2`), for tools and dashboards: the
 /// summary (headline, differences, warnings), then every row with each change's interval.
 pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
+    let mut s = serde_json::to_string_pretty(&json_value(cmp, files)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// [`json`]'s document before it is written out: the HTML report embeds it without indentation
+/// when it has thousands of tests, and need not parse the indented text back to drop it.
+pub fn json_value(cmp: &Comparison, files: &[Vec<String>]) -> Value {
     let tests: Vec<Value> = cmp
         .tests
         .iter()
@@ -387,7 +395,7 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
         .map(|(l, f)| json!({"label": l, "files": f}))
         .collect();
     let summary = headline::summary(cmp);
-    let doc = json!({
+    json!({
         "schema": "respbench-compare/2",
         "confidence": CONFIDENCE,
         "base": cmp.labels[0],
@@ -396,10 +404,7 @@ pub fn json(cmp: &Comparison, files: &[Vec<String>]) -> String {
         "warnings": summary.warnings,
         "inputs": inputs,
         "tests": tests,
-    });
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    s.push('\n');
-    s
+    })
 }
 
 #[cfg(test)]
@@ -474,27 +479,23 @@ mod tests {
 
     #[test]
     fn colour_only_when_asked_and_only_on_findings() {
-        use crate::compare::input::{Format, Input, Sample, Test};
-        let side = |label: &str, rps: &[f64]| Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::BenchmarkCsv,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: vec![Test {
-                name: "SET".into(),
-                samples: rps
-                    .iter()
-                    .map(|&rps| Sample {
-                        rps,
-                        p99: Some(1000.0),
-                        ..Sample::default()
-                    })
-                    .collect(),
-            }],
+        use crate::compare::input::{Format, Sample, Test};
+        let side = |label: &str, rps: &[f64]| {
+            crate::compare::fixtures::input(
+                label,
+                Format::BenchmarkCsv,
+                vec![Test {
+                    name: "SET".into(),
+                    samples: rps
+                        .iter()
+                        .map(|&rps| Sample {
+                            rps,
+                            p99: Some(1000.0),
+                            ..Sample::default()
+                        })
+                        .collect(),
+                }],
+            )
         };
         let cmp = Comparison::new(
             &[

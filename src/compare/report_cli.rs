@@ -2,10 +2,9 @@
 //! code. The page itself is `compare::html`'s (the same page as `compare --format html` and a
 //! run's `--html`); `src/report` is the run's text report, not this command.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
-use crate::cli::UsageError;
-use crate::cli::flag::{Action, Flag, Value, help_block, parse_subcommand};
+use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 
 use super::files::{check_output, emit, load_inputs};
 use super::html;
@@ -62,7 +61,7 @@ pub const OPTIONS: &[F] = &[
         "-o, --output FILE",
         "the HTML file to write (required; - for stdout)",
         |a, _, v| {
-            a.output = Some(utf8(v)?);
+            a.output = Some(utf8(v, "an argument")?);
             Ok(())
         },
     ),
@@ -72,24 +71,12 @@ pub const OPTIONS: &[F] = &[
         "--label NAME",
         "name the runs in order (repeat; default: file names)",
         |a, _, v| {
-            a.labels.push(utf8(v)?);
+            a.labels.push(utf8(v, "an argument")?);
             Ok(())
         },
     ),
-    F::new(
-        &["--help", "-h"],
-        Value::None,
-        "--help",
-        "this help",
-        Action::Help,
-    ),
+    F::help(),
 ];
-
-fn utf8(v: &OsStr) -> Result<String, UsageError> {
-    v.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| UsageError("an argument is not valid UTF-8".to_string()))
-}
 
 /// `respbench report ...`: returns the exit code.
 pub fn main(argv: Vec<OsString>) -> u8 {
@@ -125,7 +112,7 @@ fn parse(argv: Vec<OsString>) -> Result<Option<Request>, String> {
     let mut a = ReportArgs::default();
     let run = |a: &mut ReportArgs, v: OsString| {
         a.sides.push(
-            utf8(&v)
+            utf8(&v, "an argument")
                 .map_err(|e| e.0)?
                 .split(',')
                 .filter(|s| !s.is_empty())

@@ -500,33 +500,18 @@ fn row(metric: Metric, per_input: &[Option<&[Sample]>]) -> Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::input::{Format, Test};
+    use crate::compare::input::Format;
 
     fn input(label: &str, tests: &[(&str, &[f64])]) -> Input {
-        Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::BenchmarkCsv,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: tests
-                .iter()
-                .map(|(name, rps)| Test {
-                    name: name.to_string(),
-                    samples: rps
-                        .iter()
-                        .map(|&r| Sample {
-                            rps: r,
-                            p99: Some(1_000_000.0 / r),
-                            ..Sample::default()
-                        })
-                        .collect(),
-                })
-                .collect(),
-        }
+        crate::compare::fixtures::input(
+            label,
+            Format::BenchmarkCsv,
+            crate::compare::fixtures::tests_of(tests, |r| Sample {
+                rps: r,
+                p99: Some(1_000_000.0 / r),
+                ..Sample::default()
+            }),
+        )
     }
 
     #[test]

@@ -17,22 +17,16 @@ pub const MAX_INPUT_ENV: &str = "RESPBENCH_MAX_INPUT_SIZE";
 /// The default cap: 256 MiB, about ten times a 24-hour run's record.
 pub const DEFAULT_MAX_INPUT: u64 = 256 << 20;
 
-/// Why a file could not be read.
+/// Why a file could not be read, in one line naming the path: the OS's reason, a size over the
+/// cap, or a cap that does not parse. One kind only: every command refuses any of them the same
+/// way (exit 2), so there is nothing for a caller to tell apart.
 #[derive(Debug, PartialEq, Eq)]
-pub enum ReadError {
-    /// The file could not be opened or read (the OS's reason, the path named).
-    Io(String),
-    /// The input is not usable as given: larger than the cap, or a cap that does not parse.
-    /// Exit 2 wherever it happens.
-    Bad(String),
-}
+pub struct ReadError(String);
 
 impl ReadError {
     /// The one-line message.
     pub fn message(&self) -> &str {
-        match self {
-            ReadError::Io(m) | ReadError::Bad(m) => m,
-        }
+        &self.0
     }
 }
 
@@ -41,7 +35,7 @@ pub fn max_input() -> Result<u64, ReadError> {
     match std::env::var(MAX_INPUT_ENV) {
         Err(_) => Ok(DEFAULT_MAX_INPUT),
         Ok(v) => parse_size(&v).ok_or_else(|| {
-            ReadError::Bad(format!(
+            ReadError(format!(
                 "{MAX_INPUT_ENV}={v:?}: expected a size in bytes (a number, optionally with K, M or G)"
             ))
         }),
@@ -69,14 +63,14 @@ pub fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
 /// The whole of `path`, if it is at most `cap` bytes; reads at most `cap + 1` bytes.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let shown = path.display();
-    let io = |e: std::io::Error| ReadError::Io(format!("cannot read {shown}: {e}"));
+    let io = |e: std::io::Error| ReadError(format!("cannot read {shown}: {e}"));
     let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
     file.take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io)?;
     if bytes.len() as u64 > cap {
-        return Err(ReadError::Bad(format!(
+        return Err(ReadError(format!(
             "{shown}: larger than {} (not a results file? set {MAX_INPUT_ENV} to read larger inputs)",
             size_text(cap)
         )));
@@ -109,7 +103,7 @@ mod tests {
         let e = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err();
         assert_eq!(
             e,
-            ReadError::Bad(format!(
+            ReadError(format!(
                 "/dev/zero: larger than 1 MiB (not a results file? set {MAX_INPUT_ENV} to read larger inputs)"
             ))
         );
@@ -122,9 +116,14 @@ mod tests {
         let p = dir.join("x.csv");
         std::fs::write(&p, b"0123456789").unwrap();
         assert_eq!(read_capped(&p, 10).unwrap(), b"0123456789");
-        assert!(matches!(read_capped(&p, 9), Err(ReadError::Bad(_))));
+        assert!(
+            read_capped(&p, 9)
+                .unwrap_err()
+                .message()
+                .contains("larger than 9 bytes")
+        );
         let e = read_capped(&dir.join("missing"), 10).unwrap_err();
-        assert!(matches!(e, ReadError::Io(m) if m.starts_with("cannot read ")));
+        assert!(e.message().starts_with("cannot read "), "{e:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

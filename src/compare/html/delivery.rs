@@ -145,16 +145,10 @@ mod tests {
             }],
             ..DeliveryRecord::default()
         };
-        let input = Input {
-            label: "run".into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: vec![Test {
+        let input = crate::compare::fixtures::input(
+            "run",
+            Format::Respbench,
+            vec![Test {
                 name: "PUBLISH -> SUBSCRIBE".into(),
                 samples: vec![Sample {
                     detail: Some(Box::new(Detail {
@@ -164,7 +158,7 @@ mod tests {
                     ..Sample::default()
                 }],
             }],
-        };
+        );
         let mut s = String::new();
         table(&mut s, &[input], "PUBLISH -> SUBSCRIBE");
         assert!(

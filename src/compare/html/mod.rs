@@ -71,14 +71,15 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
 
 /// `--html FILE` at the end of a run: the report of `records` (one per run; several for runs to
 /// overlay) written to `path`. Each run is labelled by its server (`valkey 9.1.2`), else `run`.
-/// The records go through the same reader as `respbench report RUN.json`, so both pages agree.
+/// The records go through the same reader as `respbench report RUN.json`, so both pages agree,
+/// from their typed form: a JSON tree of a record of thousands of tests would cost several times
+/// its size. No second redaction is needed: a run builds its record redacted (the `--json` file
+/// is these same values), and the reader redacts again only what comes from a file.
 pub fn write_html(records: &[&Document], path: &Path) -> Result<(), String> {
     let mut inputs = Vec::new();
     for doc in records {
-        let value =
-            serde_json::to_value(doc).map_err(|e| format!("cannot build the HTML report: {e}"))?;
-        let run =
-            input::from_json(value).map_err(|e| format!("cannot build the HTML report: {e}"))?;
+        let run = input::from_document((*doc).clone())
+            .map_err(|e| format!("cannot build the HTML report: {e}"))?;
         let label = run.server.clone().unwrap_or_else(|| "run".to_string());
         inputs.extend(input::input_of(label, Vec::new(), vec![run]));
     }

@@ -178,18 +178,11 @@ mod tests {
 
     fn input(label: &str, replay: Option<ReplayRecord>) -> Input {
         Input {
-            label: label.into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
             costs: crate::compare::costs::Costs {
                 replay,
                 ..Default::default()
             },
-            tests: vec![],
+            ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
         }
     }
 

@@ -66,16 +66,10 @@ mod tests {
             })),
             ..Sample::default()
         };
-        let input = Input {
-            label: "v<1>".into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-            tests: vec![Test {
+        let input = crate::compare::fixtures::input(
+            "v<1>",
+            Format::Respbench,
+            vec![Test {
                 name: "SET".into(),
                 samples: vec![
                     sample(1000.0, 900.0),
@@ -83,7 +77,7 @@ mod tests {
                     sample(3000.0, 600.0),
                 ],
             }],
-        };
+        );
         let mut s = String::new();
         table(&mut s, std::slice::from_ref(&input), "SET");
         assert!(s.starts_with("<h3>Where the latency went</h3>"), "{s}");

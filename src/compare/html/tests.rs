@@ -401,18 +401,31 @@ fn seconds_without_server_figures_stay_a_gap() {
 
 #[test]
 fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
-    // A 1.5 s test: two seconds of slots, the last cut short at 1.5 s.
-    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
-        "reconnect_attempts": 0, "reconnects": 0});
-    let row = |s: u64| {
-        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
-            "p99_us": 120.0, "max_us": 130.0, "server": [], "slots": vec![slot.clone(); 10]})
+    // A 1.5 s test: two seconds of slots, the last cut short at 1.5 s; each slot with its longest
+    // latency (`max_us`), or without it as in a record of an earlier build.
+    let charts_of = |slot_max: Option<f64>| {
+        let mut slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
+            "reconnect_attempts": 0, "reconnects": 0});
+        if let Some(m) = slot_max {
+            slot["max_us"] = m.into();
+        }
+        let row = |s: u64| {
+            serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
+                "p99_us": 120.0, "max_us": slot_max.unwrap_or(130.0), "server": [],
+                "slots": vec![slot.clone(); 10]})
+        };
+        let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
+            "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
+        let run = crate::compare::input::parse(&doc.to_string()).unwrap();
+        let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
+        charts::for_test(&inputs, "PING")
     };
-    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
-        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
-    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
-    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
-    let charts = charts::for_test(&inputs, "PING");
+    let max_of = |charts: &[svg::Chart]| {
+        let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
+        let max = lat.series.iter().find(|s| s.label.ends_with("max"));
+        (max.unwrap().points.clone(), lat.title.clone())
+    };
+    let charts = charts_of(None);
     let tp = charts.iter().find(|c| c.kind == "throughput").unwrap();
     assert_eq!(
         tp.series[0].points.len(),
@@ -427,34 +440,13 @@ fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
     );
     assert!(tp.title.contains("0.1 s"));
     // A record of an earlier build: slots without their max, so the max stays per second.
-    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
-    let max = lat
-        .series
-        .iter()
-        .find(|s| s.label.ends_with("max"))
-        .unwrap();
-    assert_eq!(max.points.len(), 2, "{:?}", max.points);
+    let (max, _) = max_of(&charts);
+    assert_eq!(max.len(), 2, "{max:?}");
     // With each slot's longest latency: the max drawn at 0.1 s.
-    let slot = serde_json::json!({"completed": 100, "failed": 0, "lost": 0,
-        "reconnect_attempts": 0, "reconnects": 0, "max_us": 2500.0});
-    let row = |s: u64| {
-        serde_json::json!({"second": s, "completed": 1000, "failed": 0, "p50_us": 80.0,
-            "p99_us": 120.0, "max_us": 2500.0, "server": [], "slots": vec![slot.clone(); 10]})
-    };
-    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{"name": "PING",
-        "throughput_rps": 1000.0, "duration_s": 1.5, "timeline": [row(0), row(1)]}]});
-    let run = crate::compare::input::parse(&doc.to_string()).unwrap();
-    let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
-    let charts = charts::for_test(&inputs, "PING");
-    let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
-    let max = lat
-        .series
-        .iter()
-        .find(|s| s.label.ends_with("max"))
-        .unwrap();
-    assert_eq!(max.points.len(), 15, "one per slot, none past the end");
-    assert!(max.points.iter().all(|p| (p.1 - 2.5).abs() < 1e-9));
-    assert!(lat.title.contains("max dotted per 0.1 s"), "{}", lat.title);
+    let (max, title) = max_of(&charts_of(Some(2500.0)));
+    assert_eq!(max.len(), 15, "one per slot, none past the end");
+    assert!(max.iter().all(|p| (p.1 - 2.5).abs() < 1e-9));
+    assert!(title.contains("max dotted per 0.1 s"), "{title}");
 }
 
 #[test]

@@ -121,15 +121,7 @@ fn rows<'a>(
     if tests.is_empty() {
         return Err("a CSV header without any test rows".into());
     }
-    Ok(FileRun {
-        format: Format::BenchmarkCsv,
-        server: None,
-        facts: Vec::new(),
-        tests,
-        find_max: None,
-        problems: Vec::new(),
-        costs: Default::default(),
-    })
+    Ok(FileRun::of_tests(Format::BenchmarkCsv, tests))
 }
 
 #[cfg(test)]

@@ -35,15 +35,7 @@ pub fn read(doc: &Value) -> Result<FileRun, String> {
     if tests.is_empty() {
         return Err("memtier JSON without any requests in \"ALL STATS\"".into());
     }
-    Ok(FileRun {
-        format: Format::Memtier,
-        server: None,
-        facts: Vec::new(),
-        tests,
-        find_max: None,
-        problems: Vec::new(),
-        costs: Default::default(),
-    })
+    Ok(FileRun::of_tests(Format::Memtier, tests))
 }
 
 /// The results block: `ALL STATS`, or with `--run-count` the `AGGREGATED AVERAGE RESULTS (N

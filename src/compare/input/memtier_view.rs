@@ -43,17 +43,7 @@ mod tests {
     use super::*;
 
     fn input(format: Format, tests: Vec<Test>) -> Input {
-        Input {
-            label: "x".into(),
-            files: Vec::new(),
-            format,
-            server: None,
-            facts: Vec::new(),
-            tests,
-            find_max: None,
-            problems: Vec::new(),
-            costs: Default::default(),
-        }
+        crate::compare::fixtures::input("x", format, tests)
     }
 
     #[test]

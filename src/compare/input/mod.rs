@@ -243,6 +243,22 @@ pub struct FileRun {
     pub costs: super::costs::Costs,
 }
 
+impl FileRun {
+    /// A file that holds its tests' figures and nothing else (`--csv`, memtier's JSON): no
+    /// server, facts, search, outcome or costs.
+    fn of_tests(format: Format, tests: Vec<(String, Sample)>) -> FileRun {
+        FileRun {
+            format,
+            server: None,
+            facts: Vec::new(),
+            tests,
+            find_max: None,
+            problems: Vec::new(),
+            costs: Default::default(),
+        }
+    }
+}
+
 /// Reads and recognises one file.
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
@@ -315,6 +331,12 @@ fn recognise(text: &str) -> Result<FileRun, String> {
         return csv::read_headerless(trimmed);
     }
     Err("not a results file: expected a respbench --json record, valkey-benchmark/redis-benchmark --csv output (header \"test\",\"rps\",...) or memtier_benchmark --json-out-file output".into())
+}
+
+/// A respbench record already in the record's own types (the one a run has just built, for
+/// `--html`): read as the same record from a file would be, without a JSON tree in between.
+pub fn from_document(doc: crate::record::Document) -> Result<FileRun, String> {
+    respbench::from_document(doc)
 }
 
 /// Reads a JSON document: a respbench record or memtier output.
@@ -452,17 +474,7 @@ mod tests {
 
     #[test]
     fn labels_are_made_unique() {
-        let side = |l: &str| Input {
-            label: l.into(),
-            files: vec![],
-            format: Format::Respbench,
-            server: None,
-            facts: vec![],
-            tests: vec![],
-            find_max: None,
-            problems: vec![],
-            costs: Default::default(),
-        };
+        let side = |l: &str| crate::compare::fixtures::input(l, Format::Respbench, vec![]);
         let mut v = vec![side("run"), side("run"), side("x"), side("run")];
         dedup_labels(&mut v);
         let labels: Vec<_> = v.iter().map(|i| i.label.as_str()).collect();

@@ -25,9 +25,14 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
             format!("unknown schema \"{schema}\"; expected \"{SCHEMA}\"")
         });
     }
-    let facts = super::facts::of_record(&value);
-    let verdicts = super::facts::verdicts(&value);
-    let mut doc = Document::read(value)?;
+    from_document(Document::read(value)?)
+}
+
+/// Reads a record already in the record's types: one read back from a file (see [`read`]), or
+/// the one a run has just built (`--html`), which needs no JSON tree in between.
+pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
+    let facts = super::facts::of_record(&doc);
+    let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
     let costs = crate::compare::costs::Costs {
         storm: doc.storm.take(),
@@ -144,8 +149,13 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
 }
 
 /// Every slot of the test's measured time, when every second has its slots (slots past the end
-/// of a cut-short last second are left out: they were not measured, not empty).
-fn slots(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, u64)> {
+/// of a cut-short last second are left out: they were not measured, not empty), with `of` of
+/// each slot that has it.
+fn kept_slots<T>(
+    t: &TestRecord,
+    duration: Option<f64>,
+    of: impl Fn(&crate::record::timeline::SlotRow) -> Option<T> + Copy,
+) -> Vec<(f64, T)> {
     if t.timeline.is_empty() || t.timeline.iter().any(|r| r.slots.is_none()) {
         return Vec::new();
     }
@@ -157,26 +167,7 @@ fn slots(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, u64)> {
             slots
                 .iter()
                 .enumerate()
-                .map(move |(k, s)| (r.second as f64 + k as f64 * 0.1, s.completed))
-        })
-        .filter(|(start, _)| *start + 0.1 <= end + 1e-9)
-        .collect()
-}
-
-/// The longest latency of each kept slot that has one (see [`slots`]), µs.
-fn slot_max(t: &TestRecord, duration: Option<f64>) -> Vec<(f64, f64)> {
-    if t.timeline.is_empty() || t.timeline.iter().any(|r| r.slots.is_none()) {
-        return Vec::new();
-    }
-    let end = duration.unwrap_or(f64::MAX);
-    t.timeline
-        .iter()
-        .flat_map(|r| {
-            let slots = r.slots.as_deref().unwrap_or_default();
-            slots
-                .iter()
-                .enumerate()
-                .filter_map(move |(k, s)| Some((r.second as f64 + k as f64 * 0.1, s.max_us?)))
+                .filter_map(move |(k, s)| Some((r.second as f64 + k as f64 * 0.1, of(s)?)))
         })
         .filter(|(start, _)| *start + 0.1 <= end + 1e-9)
         .collect()
@@ -200,8 +191,8 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     };
     // 0: a record without the test's duration (built outside a run); its seconds are whole.
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
-    let kept_slots = slots(&t, duration);
-    let kept_max = slot_max(&t, duration);
+    let completed = kept_slots(&t, duration, |s| Some(s.completed));
+    let kept_max = kept_slots(&t, duration, |s| s.max_us);
     let detail = Detail {
         latency_split: t.latency_split.clone(),
         delivery: t.delivery.clone(),
@@ -285,7 +276,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
         verdict_reason: t.verdict.reason.clone(),
         p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
         slot_max: kept_max,
-        slots: kept_slots,
+        slots: completed,
     };
     let mix = t
         .mix
