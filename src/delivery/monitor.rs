@@ -38,9 +38,9 @@ pub struct SecondRow {
 /// What the monitor asks the server.
 #[derive(Clone, Debug)]
 pub(super) enum Probe {
-    /// `CLIENT LIST TYPE pubsub`, and each subscriber's `CLIENT ID` (to see which the server
-    /// dropped).
-    PubSub { ids: Vec<Option<u64>> },
+    /// `CLIENT LIST TYPE pubsub` on every node, and each subscriber's node (index into the
+    /// nodes watched) and `CLIENT ID` there (to see which the server dropped).
+    PubSub { ids: Vec<Option<(usize, u64)>> },
     /// `XINFO GROUPS key`, the group's name.
     Stream { key: Vec<u8>, group: Vec<u8> },
 }
@@ -49,20 +49,25 @@ pub(super) enum Probe {
 /// placed within a quarter of one.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
-/// Samples the server every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
+/// Samples the servers (`nodes`: one, or each cluster node the test uses; a stream's probe
+/// asks the first) every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
 /// `behind` says how far receivers are behind now. Returns the rows (the cumulative delivery
 /// count turned into per-second ones; the publishers count their own seconds exactly) and the
 /// subscribers the server dropped.
 pub(super) fn watch(
-    setup: &ConnSetup,
+    nodes: &[ConnSetup],
     live: &Live,
     probe: &Probe,
     behind: &dyn Fn() -> u64,
 ) -> (Vec<SecondRow>, Vec<Disconnect>) {
-    let mut control = conn::open(setup).ok();
-    if let Some(c) = control.as_mut() {
-        let _ = c.set_timeout(Duration::from_secs(1));
-    }
+    let mut control: Vec<Option<ControlConn>> = nodes
+        .iter()
+        .map(|setup| {
+            let mut c = conn::open(setup).ok()?;
+            c.set_timeout(Duration::from_secs(1)).ok()?;
+            Some(c)
+        })
+        .collect();
     let mut seen = Seen::default();
     let mut rows = Vec::new();
     let mut delivered = 0u64;
@@ -76,9 +81,7 @@ pub(super) fn watch(
             while std::time::Instant::now() < end && !live.stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            if let Some(c) = control.as_mut() {
-                sample(c, probe, live, &mut row, &mut seen);
-            }
+            sample(&mut control, probe, live, &mut row, &mut seen);
             if live.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -111,19 +114,34 @@ struct Seen {
     drops: Vec<Disconnect>,
 }
 
-fn sample(c: &mut ControlConn, probe: &Probe, live: &Live, row: &mut SecondRow, seen: &mut Seen) {
+fn sample(
+    nodes: &mut [Option<ControlConn>],
+    probe: &Probe,
+    live: &Live,
+    row: &mut SecondRow,
+    seen: &mut Seen,
+) {
     match probe {
         Probe::PubSub { ids } => {
-            let Ok(reply) = c.call(&[b"CLIENT".as_slice(), b"LIST", b"TYPE", b"pubsub"]) else {
-                return;
-            };
-            let Some(text) = reply.as_str() else { return };
-            let clients = client_omem(text);
-            let largest = clients.iter().map(|&(_, m)| m).max();
+            // Each node's subscribers; a node that did not answer is skipped this time.
+            let mut lists: Vec<Option<Vec<(u64, u64)>>> = Vec::with_capacity(nodes.len());
+            for c in nodes.iter_mut() {
+                let list = c.as_mut().and_then(|c| {
+                    let reply = c
+                        .call(&[b"CLIENT".as_slice(), b"LIST", b"TYPE", b"pubsub"])
+                        .ok()?;
+                    Some(client_omem(reply.as_str()?))
+                });
+                lists.push(list);
+            }
+            let largest = lists.iter().flatten().flatten().map(|&(_, m)| m).max();
             row.output_buffer_bytes = row.output_buffer_bytes.max(largest);
             seen.omem.resize(ids.len(), None);
             for (i, id) in ids.iter().enumerate() {
-                let Some(id) = id else { continue };
+                let Some((node, id)) = id else { continue };
+                let Some(Some(clients)) = lists.get(*node) else {
+                    continue;
+                };
                 match clients.iter().find(|(c, _)| c == id) {
                     Some(&(_, omem)) => seen.omem[i] = Some(omem),
                     // Gone from the list: dropped, unless its subscriber had ended (it sets
@@ -138,6 +156,9 @@ fn sample(c: &mut ControlConn, probe: &Probe, live: &Live, row: &mut SecondRow, 
             }
         }
         Probe::Stream { key, group } => {
+            let Some(Some(c)) = nodes.first_mut() else {
+                return;
+            };
             if let Ok(reply) = c.call(&[b"XINFO".as_slice(), b"GROUPS", key]) {
                 let (pending, lag) = group_figures(&reply, group);
                 row.pending = pending;

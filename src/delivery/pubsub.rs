@@ -12,10 +12,13 @@ use resp::Value;
 
 use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
+use super::route::{Nodes, Router};
+use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
-use crate::engine::{ConnSetup, EngineError};
+use crate::engine::seconds::SecondsOut;
+use crate::engine::{ConnSetup, EngineError, Observer};
 use crate::watch::Info;
 
 /// How long a subscription's confirmation may take.
@@ -42,8 +45,9 @@ impl Command for Names {
 
 pub(super) fn run(
     spec: &DeliverySpec,
-    setup: &ConnSetup,
+    nodes: &Nodes,
     interrupted: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
 ) -> Result<DeliveryResult, EngineError> {
     let Mode::PubSub {
         subscribers,
@@ -59,11 +63,11 @@ pub(super) fn run(
         channels: (0..channels).map(|k| spec.channel(k)).collect(),
         publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
     };
-    let (subs, ids) = subscribe_all(setup, &names, subscribers, patterns, sharded)?;
+    let (subs, ids) = subscribe_all(nodes, &names, subscribers, patterns, sharded)?;
     let mut pubs = (0..spec.publishers)
-        .map(|_| conn::open(setup))
+        .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
-    let before = buffer_limit_disconnections(setup);
+    let before = buffer_limit_disconnections(nodes);
     let live = Live::new(channels as usize, subscribers as usize, interrupted);
     let behind = || {
         (0..subscribers as usize)
@@ -76,7 +80,7 @@ pub(super) fn run(
     };
     let probe = Probe::PubSub { ids };
     let (published, mut received, (rows, drops)) = std::thread::scope(|s| {
-        let monitor = s.spawn(|| monitor::watch(setup, &live, &probe, &behind));
+        let monitor = s.spawn(|| monitor::watch(&nodes.setups, &live, &probe, &behind));
         let receivers: Vec<_> = subs
             .into_iter()
             .enumerate()
@@ -85,7 +89,9 @@ pub(super) fn run(
                 let wait = slow.and_then(|(n, p)| (i < n as usize).then_some(p));
                 let k = i % channels as usize;
                 s.spawn(move || {
-                    let end = receive(c, live, i as u32, k, spec.messages, wait);
+                    let mut handing = Handing::default();
+                    let end = receive(c, live, (i as u32, k), spec.messages, wait, &mut handing);
+                    handing.rest(&end.0, &live.timeline);
                     live.finished[i].store(true, Ordering::Release);
                     end
                 })
@@ -99,16 +105,33 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, names))
             })
             .collect();
+        let mut out = SecondsOut {
+            timeline: &live.timeline,
+            measure_start: live.origin,
+            next: 0,
+        };
+        let ended = || publishers.iter().all(|h| h.is_finished());
+        seconds::wait(&ended, &mut out, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
+        seconds::wait(
+            &|| receivers.iter().all(|h| h.is_finished()),
+            &mut out,
+            observer,
+        );
         let received: Vec<_> = receivers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, received, monitor.join().unwrap_or_default())
     });
-    let after = buffer_limit_disconnections(setup);
+    let after = buffer_limit_disconnections(nodes);
+    let delivered: Vec<u64> = (0..subscribers as usize)
+        .map(|i| live.received[i].load(Ordering::Relaxed))
+        .collect();
+    let node_of = |i: usize| nodes.of_name[i % channels as usize];
+    let per_node = super::result::per_node(nodes, &published, &node_of, &delivered);
     let owed = |i: usize| live.published[i % channels as usize].load(Ordering::Relaxed);
     let expected = (0..subscribers as usize).map(owed).sum();
     // The server's view first: a subscriber it dropped may have read on for a while.
@@ -120,18 +143,23 @@ pub(super) fn run(
     let mut result = super::result::finish(&live, &published, received, rows, expected);
     result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
     result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    result.nodes = per_node;
     Ok(result)
 }
 
-/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`),
-/// with its `CLIENT ID`.
+/// A subscriber's node (index into the test's nodes) and `CLIENT ID` there; `None` when the
+/// server refused `CLIENT ID`.
+type SubscriberId = Option<(usize, u64)>;
+
+/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`,
+/// on that channel's node), with its node and `CLIENT ID` there.
 fn subscribe_all(
-    setup: &ConnSetup,
+    nodes: &Nodes,
     names: &Names,
     subscribers: u32,
     patterns: bool,
     sharded: bool,
-) -> Result<(Vec<ControlConn>, Vec<Option<u64>>), EngineError> {
+) -> Result<(Vec<ControlConn>, Vec<SubscriberId>), EngineError> {
     let (verb, glob): (&[u8], bool) = match (patterns, sharded) {
         (true, _) => (b"PSUBSCRIBE", true),
         (_, true) => (b"SSUBSCRIBE", false),
@@ -146,9 +174,10 @@ fn subscribe_all(
             name.pop();
             name.push(b'*');
         }
-        let (c, id) = subscribe(setup, verb, &name)?;
+        let node = nodes.of_name[i % names.channels.len()];
+        let (c, id) = subscribe(&nodes.setups[node], verb, &name)?;
         subs.push(c);
-        ids.push(id);
+        ids.push(id.map(|id| (node, id)));
     }
     Ok((subs, ids))
 }
@@ -207,18 +236,20 @@ pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
 
 /// Subscriber `i`'s loop (listening to channel `k`): until it has everything its channel was
 /// sent, the drain limits after the last publish, a signal, or the server drops it.
+/// Its finished seconds go to the test's timeline as its clock passes them (`handing`).
 fn receive(
     mut c: ControlConn,
     live: &Live,
-    i: u32,
-    k: usize,
+    (i, k): (u32, usize),
     messages: u64,
     pause: Option<Duration>,
+    handing: &mut Handing,
 ) -> (Tally, Option<Disconnect>) {
     let mut tally = Tally::new(messages);
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
+        handing.hand(&tally, live.now_ns(), &live.timeline);
         if live.interrupted.load(Ordering::Relaxed) {
             return (tally, None);
         }
@@ -264,11 +295,18 @@ fn receive(
     }
 }
 
-/// The server's `client_output_buffer_limit_disconnections` (Redis 7.0+, Valkey), or `None`.
-fn buffer_limit_disconnections(setup: &ConnSetup) -> Option<u64> {
-    let mut c = conn::open(setup).ok()?;
-    let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
-    Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
+/// The servers' `client_output_buffer_limit_disconnections` (Redis 7.0+, Valkey) added over
+/// the nodes, or `None` when one does not report it.
+fn buffer_limit_disconnections(nodes: &Nodes) -> Option<u64> {
+    nodes
+        .setups
+        .iter()
+        .map(|setup| {
+            let mut c = conn::open(setup).ok()?;
+            let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
+            Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
+        })
+        .sum()
 }
 
 #[cfg(test)]

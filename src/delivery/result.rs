@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::conn::Published;
 use super::monitor::SecondRow;
+use super::route::Nodes;
 use super::tally::Tally;
-use super::{DeliveryResult, Disconnect, Live};
+use super::{DeliveryResult, Disconnect, Live, NodeFigures};
 
 /// `received`: each receiver's tally and how it ended (`None`: its thread panicked);
 /// `expected`: the deliveries owed.
@@ -50,5 +51,46 @@ pub(super) fn finish(
         disconnects,
         buffer_limit_disconnections: None,
         interrupted: live.interrupted.load(Ordering::Relaxed),
+        nodes: Vec::new(),
+        moved: published.iter().map(|p| p.moved).sum(),
     }
+}
+
+/// Each node's figures: the names it owned, the receivers on it (`receiver_node`), what the
+/// publishers' routers say it acknowledged (by `host:port`), and its receivers' first
+/// deliveries (`delivered`, per receiver).
+pub(super) fn per_node(
+    nodes: &Nodes,
+    published: &[Published],
+    receiver_node: &dyn Fn(usize) -> usize,
+    delivered: &[u64],
+) -> Vec<NodeFigures> {
+    let mut out: Vec<NodeFigures> = nodes
+        .names
+        .iter()
+        .enumerate()
+        .map(|(n, name)| NodeFigures {
+            node: name.clone(),
+            channels: nodes.of_name.iter().filter(|&&at| at == n).count() as u32,
+            ..NodeFigures::default()
+        })
+        .collect();
+    for (i, d) in delivered.iter().enumerate() {
+        if let Some(f) = out.get_mut(receiver_node(i)) {
+            f.receivers += 1;
+            f.delivered += d;
+        }
+    }
+    for (name, n) in published.iter().flat_map(|p| &p.per_node) {
+        match out.iter_mut().find(|f| &f.node == name) {
+            Some(f) => f.published += n,
+            // A node a `MOVED` named, not one the test began with.
+            None => out.push(NodeFigures {
+                node: name.clone(),
+                published: *n,
+                ..NodeFigures::default()
+            }),
+        }
+    }
+    out
 }

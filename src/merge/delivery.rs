@@ -5,7 +5,7 @@
 //! the test's own and are added with every test's (`hist`).
 
 use crate::record::TestRecord;
-use crate::record::delivery::{DeliveryRecord, DeliverySecond};
+use crate::record::delivery::{DeliveryNode, DeliveryRecord, DeliverySecond};
 
 use super::counts;
 
@@ -63,8 +63,27 @@ pub(super) fn merge(
         disconnects: blocks.iter().flat_map(|b| b.disconnects.clone()).collect(),
         buffer_limit_disconnections: some_sum(|b| b.buffer_limit_disconnections),
         seconds,
+        nodes: nodes(&blocks),
+        moved: blocks.iter().filter_map(|b| b.moved).reduce(|a, b| a + b),
         ..(*first).clone()
     }))
+}
+
+/// The shards' nodes, each node's figures added up (shards of one cluster share nodes).
+fn nodes(blocks: &[&DeliveryRecord]) -> Vec<DeliveryNode> {
+    let mut out: Vec<DeliveryNode> = Vec::new();
+    for n in blocks.iter().flat_map(|b| &b.nodes) {
+        match out.iter_mut().find(|o| o.node == n.node) {
+            Some(o) => {
+                o.channels += n.channels;
+                o.receivers += n.receivers;
+                o.published += n.published;
+                o.delivered += n.delivered;
+            }
+            None => out.push(n.clone()),
+        }
+    }
+    out
 }
 
 /// Adds one shard's second into the merged one.

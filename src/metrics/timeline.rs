@@ -180,6 +180,12 @@ impl Timeline {
         }
     }
 
+    /// Adds one second of another timeline at `index` (a delivery receiver handing over a
+    /// second it has finished: `delivery::seconds`).
+    pub fn add_second(&mut self, index: usize, s: &Second) {
+        self.second_mut(index).add(s);
+    }
+
     /// Adds another timeline, second by second.
     pub fn merge(&mut self, other: &Timeline) {
         for (i, s) in other.seconds.iter().enumerate() {

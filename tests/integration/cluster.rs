@@ -9,17 +9,28 @@ use resp::Value;
 use respbench::cluster::slot::key_slot;
 
 use crate::harness::{
-    Client, Output, Running, Server, ServerOptions, ServerTls, TempDir, TestCerts, free_port,
-    wait_until,
+    Client, Output, Running, Server, ServerKind, ServerOptions, ServerTls, TempDir, TestCerts,
+    free_port, wait_until,
 };
 
 mod allkeys;
+mod delivery;
 mod storm;
 
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
 /// and its bus and replication use TLS. `node_timeout`: `cluster-node-timeout` in ms (how long
 /// until a dead primary's replica is elected).
 fn cluster_node(bus: u16, certs: Option<&TestCerts>, node_timeout: &str) -> Server {
+    cluster_node_of(ServerKind::Redis, bus, certs, node_timeout)
+}
+
+/// [`cluster_node`] of either server.
+fn cluster_node_of(
+    kind: ServerKind,
+    bus: u16,
+    certs: Option<&TestCerts>,
+    node_timeout: &str,
+) -> Server {
     let mut extra: Vec<String> = [
         "--cluster-enabled",
         "yes",
@@ -35,6 +46,7 @@ fn cluster_node(bus: u16, certs: Option<&TestCerts>, node_timeout: &str) -> Serv
         extra.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
     }
     Server::start_with(ServerOptions {
+        kind,
         tls: certs.map(ServerTls::new),
         extra,
         ..ServerOptions::default()
@@ -62,8 +74,13 @@ impl Cluster {
     /// With `certs`, every node also listens with TLS and the cluster bus and replication use
     /// TLS (`--tls-cluster yes --tls-replication yes`).
     fn start_with(certs: Option<&TestCerts>, node_timeout: &str) -> Cluster {
+        Cluster::start_of(ServerKind::Redis, certs, node_timeout)
+    }
+
+    /// [`Cluster::start_with`] of either server (Valkey 9.1 or Redis 7.0).
+    fn start_of(kind: ServerKind, certs: Option<&TestCerts>, node_timeout: &str) -> Cluster {
         let nodes: Vec<Server> = (0..6)
-            .map(|_| cluster_node(free_port(), certs, node_timeout))
+            .map(|_| cluster_node_of(kind, free_port(), certs, node_timeout))
             .collect();
         let mut args: Vec<String> = Vec::new();
         if let Some(certs) = certs {

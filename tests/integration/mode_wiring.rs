@@ -3,7 +3,8 @@
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
 //! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
 //! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
-//! its exact totals. On Valkey 9.1 and Redis 7.0.
+//! its exact totals, and one SIGKILLed mid-way is recovered with its finished seconds. On
+//! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -326,6 +327,68 @@ fn pubsub_is_live_valkey() {
 #[test]
 fn pubsub_is_live_redis() {
     pubsub_is_live(ServerKind::Redis);
+}
+
+/// A `--pubsub` run (2 subscribers, 200 messages a second for 15 s) on `/metrics` while it
+/// runs, SIGKILLed after two journaled seconds: `recover` reads the deliveries of its finished
+/// seconds (never more than the 400 a second the rate allows) with their publish -> receive
+/// latencies, as a test's.
+fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("pubsub.json");
+    let journal = dir.path().join("pubsub.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "--pubsub",
+        "2",
+        "-n",
+        "3000",
+        "--rps",
+        "200",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+    ]);
+    // Deliveries show while the test runs (it runs 15 s; the kill below finds it running).
+    counter_above(port, "PUBLISH -> SUBSCRIBE", 0.0);
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, "PUBLISH -> SUBSCRIBE");
+    let test = &rec["tests"][0];
+    for s in test["timeline"].as_array().unwrap() {
+        let n = s["completed"].as_u64().unwrap();
+        assert!(n <= 400, "a second of 200 messages to 2 subscribers: {s}");
+    }
+    let completed = test["requests"]["completed"].as_u64().unwrap();
+    assert!(
+        completed >= 400,
+        "two seconds at 400 deliveries a second: {test}"
+    );
+    assert!(
+        test["latency_us"]["corrected"]["max"]
+            .as_f64()
+            .is_some_and(|m| m > 0.0),
+        "publish -> receive latencies recovered: {test}"
+    );
+}
+
+#[test]
+fn pubsub_killed_keeps_its_seconds_valkey() {
+    pubsub_killed_keeps_its_seconds(ServerKind::Valkey);
+}
+
+#[test]
+fn pubsub_killed_keeps_its_seconds_redis() {
+    pubsub_killed_keeps_its_seconds(ServerKind::Redis);
 }
 
 /// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's
