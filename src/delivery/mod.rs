@@ -16,6 +16,7 @@
 mod conn;
 mod monitor;
 mod pubsub;
+mod resubscribe;
 mod result;
 mod route;
 mod seconds;
@@ -155,6 +156,8 @@ pub struct DeliveryResult {
     pub nodes: Vec<NodeFigures>,
     /// `MOVED` replies the publishers followed (a slot migrated during the test).
     pub moved: u64,
+    /// Sharded subscribers that subscribed again after their channel's slot moved.
+    pub resubscribed: u64,
 }
 
 /// One cluster node's part of a delivery test.
@@ -192,6 +195,9 @@ pub(crate) struct Live {
     /// The seconds the receivers have finished (`seconds.rs`), handed on to the run's observer
     /// while the test goes on.
     pub timeline: SharedTimeline,
+    /// Sharded subscribers that subscribed again after their channel's slot moved
+    /// (`resubscribe.rs`).
+    pub resubscribed: AtomicU64,
 }
 
 impl Live {
@@ -205,6 +211,7 @@ impl Live {
             stop: AtomicBool::new(false),
             interrupted,
             timeline: SharedTimeline::default(),
+            resubscribed: AtomicU64::new(0),
         }
     }
 

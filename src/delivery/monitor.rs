@@ -37,10 +37,12 @@ pub struct SecondRow {
 
 /// What the monitor asks the server.
 #[derive(Clone, Debug)]
-pub(super) enum Probe {
+pub(super) enum Probe<'a> {
     /// `CLIENT LIST TYPE pubsub` on every node, and each subscriber's node (index into the
     /// nodes watched) and `CLIENT ID` there (to see which the server dropped).
-    PubSub { ids: Vec<Option<(usize, u64)>> },
+    PubSub {
+        ids: &'a [std::sync::Mutex<super::pubsub::SubscriberId>],
+    },
     /// `XINFO GROUPS key`, the group's name.
     Stream { key: Vec<u8>, group: Vec<u8> },
 }
@@ -57,7 +59,7 @@ const PROBE_EVERY: Duration = Duration::from_millis(250);
 pub(super) fn watch(
     nodes: &[ConnSetup],
     live: &Live,
-    probe: &Probe,
+    probe: &Probe<'_>,
     behind: &dyn Fn() -> u64,
 ) -> (Vec<SecondRow>, Vec<Disconnect>) {
     let mut control: Vec<Option<ControlConn>> = nodes
@@ -116,7 +118,7 @@ struct Seen {
 
 fn sample(
     nodes: &mut [Option<ControlConn>],
-    probe: &Probe,
+    probe: &Probe<'_>,
     live: &Live,
     row: &mut SecondRow,
     seen: &mut Seen,
@@ -138,11 +140,12 @@ fn sample(
             row.output_buffer_bytes = row.output_buffer_bytes.max(largest);
             seen.omem.resize(ids.len(), None);
             for (i, id) in ids.iter().enumerate() {
+                let id = *id.lock().unwrap_or_else(|e| e.into_inner());
                 let Some((node, id)) = id else { continue };
-                let Some(Some(clients)) = lists.get(*node) else {
+                let Some(Some(clients)) = lists.get(node) else {
                     continue;
                 };
-                match clients.iter().find(|(c, _)| c == id) {
+                match clients.iter().find(|&&(c, _)| c == id) {
                     Some(&(_, omem)) => seen.omem[i] = Some(omem),
                     // Gone from the list: dropped, unless its subscriber had ended (it sets
                     // `finished` before closing, so a finished one is never taken for dropped).

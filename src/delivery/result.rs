@@ -53,17 +53,18 @@ pub(super) fn finish(
         interrupted: live.interrupted.load(Ordering::Relaxed),
         nodes: Vec::new(),
         moved: published.iter().map(|p| p.moved).sum(),
+        resubscribed: live.resubscribed.load(Ordering::Relaxed),
     }
 }
 
-/// Each node's figures: the names it owned, the receivers on it (`receiver_node`), what the
-/// publishers' routers say it acknowledged (by `host:port`), and its receivers' first
-/// deliveries (`delivered`, per receiver).
+/// Each node's figures: the names it owned, the receivers that began on it, what the
+/// publishers' routers say it acknowledged (by `host:port`), and the first deliveries it made:
+/// `receivers` holds, per receiver, the nodes it was subscribed on in turn with its deliveries
+/// there (more than one when its channel's slot moved).
 pub(super) fn per_node(
     nodes: &Nodes,
     published: &[Published],
-    receiver_node: &dyn Fn(usize) -> usize,
-    delivered: &[u64],
+    receivers: &[Vec<(String, u64)>],
 ) -> Vec<NodeFigures> {
     let mut out: Vec<NodeFigures> = nodes
         .names
@@ -75,22 +76,29 @@ pub(super) fn per_node(
             ..NodeFigures::default()
         })
         .collect();
-    for (i, d) in delivered.iter().enumerate() {
-        if let Some(f) = out.get_mut(receiver_node(i)) {
-            f.receivers += 1;
-            f.delivered += d;
+    fn at<'a>(out: &'a mut Vec<NodeFigures>, name: &str) -> &'a mut NodeFigures {
+        match out.iter().position(|f| f.node == name) {
+            Some(i) => &mut out[i],
+            // A node a `MOVED` named, not one the test began with.
+            None => {
+                out.push(NodeFigures {
+                    node: name.to_string(),
+                    ..NodeFigures::default()
+                });
+                out.last_mut().expect("just pushed")
+            }
+        }
+    }
+    for parts in receivers {
+        if let Some((first, _)) = parts.first() {
+            at(&mut out, first).receivers += 1;
+        }
+        for (name, d) in parts {
+            at(&mut out, name).delivered += d;
         }
     }
     for (name, n) in published.iter().flat_map(|p| &p.per_node) {
-        match out.iter_mut().find(|f| &f.node == name) {
-            Some(f) => f.published += n,
-            // A node a `MOVED` named, not one the test began with.
-            None => out.push(NodeFigures {
-                node: name.clone(),
-                published: *n,
-                ..NodeFigures::default()
-            }),
-        }
+        at(&mut out, name).published += n;
     }
     out
 }

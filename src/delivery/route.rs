@@ -85,19 +85,28 @@ impl Nodes {
         })
     }
 
-    /// A connection to `host:port` set up as the first node's (a node a `MOVED` named).
-    pub(crate) fn open_at(&self, host: &str, port: u16) -> Result<ControlConn, EngineError> {
+    /// How to reach `host:port` (a node a `MOVED` named): set up as the first node.
+    pub(crate) fn setup_at(&self, host: &str, port: u16) -> Result<ConnSetup, EngineError> {
         let base = &self.setups[0];
         // An empty host (`MOVED 3999 :7001`): the node is where the others are.
         let host = match (host, self.names[0].rsplit_once(':')) {
             ("", Some((h, _))) => h.trim_matches(['[', ']']).to_string(),
             (h, _) => h.to_string(),
         };
-        let setup = ConnSetup {
+        Ok(ConnSetup {
             target: base.target.at(&host, port)?,
             ..base.clone()
-        };
-        super::conn::open(&setup)
+        })
+    }
+
+    /// A connection to `host:port`, set up as the first node's.
+    pub(crate) fn open_at(&self, host: &str, port: u16) -> Result<ControlConn, EngineError> {
+        super::conn::open(&self.setup_at(host, port)?)
+    }
+
+    /// The index of the node named `host:port`, if the test began with it.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
     }
 }
 

@@ -129,11 +129,11 @@ pub(super) fn run(
     let mut received = vec![Some((tally, None))];
     received.extend(disconnects.map(|d| Some((Tally::new(0), Some(d)))));
     let expected = live.published[0].load(Ordering::Relaxed);
-    let delivered: Vec<u64> = (0..consumers as usize)
-        .map(|i| live.received[i].load(Ordering::Relaxed))
+    let home = &nodes.names[nodes.of_name[0]];
+    let parts: Vec<Vec<(String, u64)>> = (0..consumers as usize)
+        .map(|i| vec![(home.clone(), live.received[i].load(Ordering::Relaxed))])
         .collect();
-    let node = nodes.of_name[0];
-    let per_node = super::result::per_node(nodes, &published, &|_| node, &delivered);
+    let per_node = super::result::per_node(nodes, &published, &parts);
     let mut result = super::result::finish(&live, &published, received, rows, expected);
     result.acked = Some(acked);
     result.nodes = per_node;

@@ -65,6 +65,10 @@ pub(super) fn merge(
         seconds,
         nodes: nodes(&blocks),
         moved: blocks.iter().filter_map(|b| b.moved).reduce(|a, b| a + b),
+        resubscribed: blocks
+            .iter()
+            .filter_map(|b| b.resubscribed)
+            .reduce(|a, b| a + b),
         ..(*first).clone()
     }))
 }

@@ -58,6 +58,10 @@ pub struct DeliveryRecord {
     /// `--cluster`: `MOVED` replies the publishers followed (a slot migrated during the test).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved: Option<u64>,
+    /// `--cluster`: sharded subscribers that subscribed again after the server's
+    /// `sunsubscribe` (their channel's slot moved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resubscribed: Option<u64>,
 }
 
 /// One cluster node's part of a delivery test.
@@ -199,6 +203,7 @@ impl DeliveryRecord {
                 })
                 .collect(),
             moved: (!r.nodes.is_empty()).then_some(r.moved),
+            resubscribed: (!r.nodes.is_empty()).then_some(r.resubscribed),
         }
     }
 }
