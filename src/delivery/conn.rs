@@ -9,6 +9,7 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
+use super::seconds::hand_published;
 use super::{DeliverySpec, Live, stamp};
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::{ConnSetup, EngineError};
@@ -79,6 +80,8 @@ pub(super) fn publish(
     let mut out = Published::default();
     let mut payload = stamp::payload(spec.payload);
     let start = live.origin;
+    // The seconds handed to the test's timeline (`seconds::hand_published`).
+    let mut handed = 0;
     for k in 0..part.len {
         if live.stopping() {
             out.errors += part.len - k;
@@ -110,6 +113,7 @@ pub(super) fn publish(
                     out.per_second.resize(second + 1, 0);
                 }
                 out.per_second[second] += 1;
+                hand_published(&out.per_second, &mut handed, second, &live.timeline);
             }
             Err(_) => {
                 out.errors += part.len - k;
@@ -117,6 +121,7 @@ pub(super) fn publish(
             }
         }
     }
+    hand_published(&out.per_second, &mut handed, usize::MAX, &live.timeline);
     out.moved = router.moved;
     out.per_node = router
         .addrs

@@ -24,6 +24,12 @@ pub(super) fn finish(
         all.merge_figures(&t);
         disconnects.extend(d);
     }
+    // The timeline's seconds carry the publishes too (by send time), as the journal's did.
+    for p in published {
+        for (i, n) in p.per_second.iter().enumerate() {
+            all.timeline.second_mut(i).published += n;
+        }
+    }
     for row in &mut rows {
         let at = row.second as usize;
         row.published = published.iter().filter_map(|p| p.per_second.get(at)).sum();

@@ -59,6 +59,26 @@ impl Handing {
     }
 }
 
+/// A publisher's messages per second (`per_second`, by send time) handed to the test's
+/// timeline up to second `upto` (not included); `next` is the first not handed yet. The lock
+/// is taken only when a second is due, about once a second.
+pub(super) fn hand_published(
+    per_second: &[u64],
+    next: &mut usize,
+    upto: usize,
+    to: &SharedTimeline,
+) {
+    let upto = upto.min(per_second.len());
+    if upto <= *next {
+        return;
+    }
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    for (i, n) in per_second.iter().enumerate().take(upto).skip(*next) {
+        shared.second_mut(i).published += n;
+    }
+    *next = upto;
+}
+
 /// Waits until `done()` says the threads it waits for have ended, handing each finished second
 /// to `observer` meanwhile (`out` keeps which were handed).
 pub(super) fn wait(done: &dyn Fn() -> bool, out: &mut SecondsOut<'_>, observer: &mut dyn Observer) {

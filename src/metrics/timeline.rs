@@ -74,6 +74,9 @@ pub struct Second {
     /// Client-side caching invalidations received in this second (`--enable-tracking`): the
     /// churn a moving hot set (`--key-drift`) causes, second by second.
     pub invalidations: u64,
+    /// Messages published in this second (`--pubsub`/`--stream`: acknowledged publishes or
+    /// `XADD`s, by their send time); 0 in other tests, whose `completed` are the requests.
+    pub published: u64,
     /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
     /// worker's second under way, and in the test's timeline until the second is handed over
     /// (`engine::seconds` moves it out), `None` after.
@@ -90,6 +93,7 @@ impl Default for Second {
             latency: LatencyHistogram::coarse(),
             client_delay: LatencyHistogram::coarse(),
             invalidations: 0,
+            published: 0,
             exact: None,
         }
     }
@@ -101,6 +105,7 @@ impl Second {
             && self.failed == 0
             && self.reconnect_attempts() == 0
             && self.invalidations == 0
+            && self.published == 0
     }
 
     fn add(&mut self, other: &Second) {
@@ -115,6 +120,7 @@ impl Second {
         self.latency.merge(&other.latency);
         self.client_delay.merge(&other.client_delay);
         self.invalidations += other.invalidations;
+        self.published += other.published;
         if let Some(o) = &other.exact {
             // Once per second of the test (the first worker to hand it over), off the hot path.
             self.exact.get_or_insert_with(Default::default).add(o);
@@ -130,6 +136,7 @@ impl Second {
         // `exact` is left: the next hand-over sets all of it (`ExactSecond::take_delta`).
         self.client_delay.reset();
         self.invalidations = 0;
+        self.published = 0;
     }
 
     /// Reconnect attempts in this second.
