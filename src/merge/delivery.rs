@@ -158,4 +158,39 @@ mod tests {
         assert!(merge(&[&a, &plain], &|f: &str| f.to_string()).is_err());
         assert_eq!(merge(&[&plain], &|f: &str| f.to_string()).unwrap(), None);
     }
+
+    #[test]
+    fn shards_of_one_cluster_add_their_nodes_by_name() {
+        let node = |name: &str, published| DeliveryNode {
+            node: name.into(),
+            channels: 1,
+            receivers: 2,
+            published,
+            delivered: 2 * published,
+        };
+        let (mut a, mut b) = (test(100, 0), test(100, 0));
+        if let Some(d) = a.delivery.as_mut() {
+            d.nodes = vec![node("n:1", 10), node("n:2", 20)];
+            d.moved = Some(1);
+            d.resubscribed = Some(0);
+        }
+        if let Some(d) = b.delivery.as_mut() {
+            d.nodes = vec![node("n:2", 5), node("n:3", 7)];
+            d.moved = Some(2);
+            d.resubscribed = Some(2);
+        }
+        let m = merge(&[&a, &b], &|f: &str| f.to_string()).unwrap().unwrap();
+        let names: Vec<(&str, u64, u32)> = m
+            .nodes
+            .iter()
+            .map(|n| (n.node.as_str(), n.published, n.receivers))
+            .collect();
+        assert_eq!(names, [("n:1", 10, 2), ("n:2", 25, 4), ("n:3", 7, 2)]);
+        assert_eq!((m.moved, m.resubscribed), (Some(3), Some(2)));
+        let (plain, other) = (test(100, 0), test(100, 0));
+        let m = merge(&[&plain, &other], &|f: &str| f.to_string())
+            .unwrap()
+            .unwrap();
+        assert!(m.nodes.is_empty() && m.moved.is_none());
+    }
 }
