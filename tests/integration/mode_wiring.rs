@@ -3,7 +3,8 @@
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
 //! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
 //! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
-//! its exact totals, and one SIGKILLed mid-way is recovered with its finished seconds. On
+//! its exact totals, and a `--pubsub` or `--stream` run SIGKILLed mid-way is recovered with its
+//! finished seconds. On
 //! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
@@ -335,11 +336,12 @@ fn pubsub_is_live_redis() {
     pubsub_is_live(ServerKind::Redis);
 }
 
-/// A `--pubsub` run (2 subscribers, 200 messages a second for 15 s) on `/metrics` while it
-/// runs, SIGKILLed after two journaled seconds: the journal's seconds count the messages sent,
-/// and `recover` reads the deliveries of its finished seconds (never more than the pacing
-/// allows by each second's end) with their publish -> receive latencies, as a test's.
-fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
+/// A `--pubsub` run (2 subscribers) or a `--stream` run (a group of 2), 200 messages a second
+/// for 15 s, on `/metrics` while it runs, SIGKILLed after two journaled seconds: the journal's
+/// seconds count the messages sent, and `recover` reads the deliveries of its finished seconds
+/// (never more than the pacing allows by each second's end: `per_message` deliveries each) with
+/// their latencies, as a test's.
+fn delivery_killed_keeps_its_seconds(kind: ServerKind, (mode, name, per_message): Delivery) {
     let server = Server::start_with(ServerOptions {
         kind,
         ..ServerOptions::default()
@@ -350,8 +352,8 @@ fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let run = server.spawn_bench(&[
-        "--pubsub",
-        "2",
+        mode[0],
+        mode[1],
         "-n",
         "3000",
         "--rps",
@@ -362,7 +364,7 @@ fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
         path(&json),
     ]);
     // Deliveries show while the test runs (it runs 15 s; the kill below finds it running).
-    counter_above(port, "PUBLISH -> SUBSCRIBE", 0.0);
+    counter_above(port, name, 0.0);
     wait_for_journal(&journal, "\"second\":1,");
     sigkill(run);
     assert!(!json.exists(), "no record: the run was killed before it");
@@ -383,14 +385,14 @@ fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
     assert!(sent.len() >= 2 && cumulative > 0, "{sent:?}");
 
     let rec = recover(&journal, &dir.path().join("recovered.json"));
-    assert_recovered(&rec, "PUBLISH -> SUBSCRIBE");
+    assert_recovered(&rec, name);
     let test = &rec["tests"][0];
     let mut cumulative = 0;
     for (i, s) in test["timeline"].as_array().unwrap().iter().enumerate() {
         cumulative += s["completed"].as_u64().unwrap();
         assert!(
-            cumulative <= 400 * (i as u64 + 1),
-            "200 messages a second to 2 subscribers: {test}"
+            cumulative <= 200 * per_message * (i as u64 + 1),
+            "200 messages a second, {per_message} deliveries each: {test}"
         );
     }
     assert!(
@@ -401,14 +403,29 @@ fn pubsub_killed_keeps_its_seconds(kind: ServerKind) {
     );
 }
 
+/// A delivery mode's arguments, its test's name, and the deliveries each message owes.
+type Delivery = ([&'static str; 2], &'static str, u64);
+const PUBSUB: Delivery = (["--pubsub", "2"], "PUBLISH -> SUBSCRIBE", 2);
+const STREAM: Delivery = (["--stream", "2"], "XADD -> XREADGROUP", 1);
+
 #[test]
 fn pubsub_killed_keeps_its_seconds_valkey() {
-    pubsub_killed_keeps_its_seconds(ServerKind::Valkey);
+    delivery_killed_keeps_its_seconds(ServerKind::Valkey, PUBSUB);
 }
 
 #[test]
 fn pubsub_killed_keeps_its_seconds_redis() {
-    pubsub_killed_keeps_its_seconds(ServerKind::Redis);
+    delivery_killed_keeps_its_seconds(ServerKind::Redis, PUBSUB);
+}
+
+#[test]
+fn stream_killed_keeps_its_seconds_valkey() {
+    delivery_killed_keeps_its_seconds(ServerKind::Valkey, STREAM);
+}
+
+#[test]
+fn stream_killed_keeps_its_seconds_redis() {
+    delivery_killed_keeps_its_seconds(ServerKind::Redis, STREAM);
 }
 
 /// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's
