@@ -13,6 +13,7 @@ use serde_json::Value as Json;
 
 use super::{Cluster, key_slot};
 use crate::harness::{Client, ServerKind, TempDir, wait_until};
+use crate::record::check_with_python;
 
 /// `cmdstat_<command>`'s calls on the node at `port` (0 when it never ran).
 fn calls(port: u16, command: &str) -> u64 {
@@ -27,11 +28,14 @@ fn calls(port: u16, command: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Runs respbench in cluster mode with `--json`; the record, checked against the schema.
 fn run_json(c: &Cluster, dir: &TempDir, name: &str, args: &[&str]) -> Json {
     let json = dir.path().join(name);
     let mut all = args.to_vec();
     all.extend(["--json", json.to_str().unwrap()]);
     c.bench(&all).assert_success();
+    // The record's per-node block and redirect counts are in the schema.
+    check_with_python(&json);
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
 }
 
@@ -191,6 +195,7 @@ fn a_moved_channel_is_followed(kind: ServerKind) {
         setslot(p);
     }
     run.finish(Duration::from_secs(60)).assert_success();
+    check_with_python(&json);
     let rec: Json = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let d = &rec["tests"][0]["delivery"];
     let at_source = calls(source, "spublish");
