@@ -207,6 +207,12 @@ fn consume(
             }
         }
         let reply = match c.call(&read) {
+            // An error reply (the stream's slot moved away, the group was deleted) would come
+            // back at once on every call: the consumer ends with it rather than spin.
+            Ok(Value::Error(e)) => {
+                let reason = format!("XREADGROUP failed: {}", String::from_utf8_lossy(&e));
+                return (acked, Some(gone(live, i, reason)));
+            }
             Ok(r) => r,
             Err(e) => return (acked, Some(gone(live, i, e.to_string()))),
         };
