@@ -170,7 +170,25 @@ pub fn parse_subcommand<S>(
     table: &[Flag<S>],
     argv: Vec<OsString>,
     st: &mut S,
+    positional: impl FnMut(&mut S, OsString) -> Result<(), String>,
+    see: &str,
+) -> Result<bool, String> {
+    parse_subcommand_sharing(table, argv, st, positional, |_, _, _| None, see)
+}
+
+/// Takes an option's value from the command line (for [`parse_subcommand_sharing`]'s `shared`).
+pub type ValueOf<'a> = dyn FnMut() -> Result<OsString, String> + 'a;
+
+/// [`parse_subcommand`], with `shared` asked about every option `table` does not have: it applies
+/// the option spelled so (taking its value from the given function) and answers `Some`, or
+/// answers `None` for an unknown option. How `replay` and `capture` take the main table's
+/// connection entries (`cli::connection`) without copies of them.
+pub fn parse_subcommand_sharing<S>(
+    table: &[Flag<S>],
+    argv: Vec<OsString>,
+    st: &mut S,
     mut positional: impl FnMut(&mut S, OsString) -> Result<(), String>,
+    mut shared: impl FnMut(&mut S, &str, &mut ValueOf<'_>) -> Option<Result<(), String>>,
     see: &str,
 ) -> Result<bool, String> {
     let mut p = lexopt::Parser::from_args(argv);
@@ -184,7 +202,15 @@ pub fn parse_subcommand<S>(
             }
         };
         let Some((name, flag)) = find(&[table], &spelling) else {
-            return Err(format!("{}; {see}", arg.unexpected()));
+            let unknown = format!("{}; {see}", arg.unexpected());
+            let mut value = || p.value().map_err(|e| e.to_string());
+            match shared(st, &spelling, &mut value) {
+                Some(applied) => {
+                    applied?;
+                    continue;
+                }
+                None => return Err(unknown),
+            }
         };
         match flag.action {
             Action::Set(set) => {

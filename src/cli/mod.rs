@@ -204,6 +204,7 @@ impl TlsArgs {
     }
 }
 
+pub mod connection;
 mod delivery;
 pub mod flag;
 mod flags;

@@ -104,8 +104,13 @@ impl Commands {
         Ok(info)
     }
 
-    /// Whether the command writes, and the indexes of its key arguments.
-    fn keys_of(&mut self, call: &mut Call, args: &[&[u8]]) -> Result<(bool, Vec<usize>), String> {
+    /// Whether the command writes, and the indexes of its key arguments (also `replay --cluster`:
+    /// the slot of each replayed command).
+    pub fn keys_of(
+        &mut self,
+        call: &mut Call,
+        args: &[&[u8]],
+    ) -> Result<(bool, Vec<usize>), String> {
         let Some(name) = args.first() else {
             return Ok((false, Vec::new()));
         };

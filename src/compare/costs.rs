@@ -18,6 +18,8 @@ pub struct Costs {
     pub storm: Option<StormRecord>,
     /// Each test that measured memory per key, by test name, in record order.
     pub memory: Vec<(String, MemoryRecord)>,
+    /// A `respbench replay` record's block (the HTML report's replay section).
+    pub replay: Option<crate::record::replay::ReplayRecord>,
 }
 
 impl Costs {
@@ -25,6 +27,9 @@ impl Costs {
     pub fn absorb(&mut self, other: Costs) {
         if self.storm.is_none() {
             self.storm = other.storm;
+        }
+        if self.replay.is_none() {
+            self.replay = other.replay;
         }
         for (name, m) in other.memory {
             if !self.memory.iter().any(|(n, _)| *n == name) {

@@ -91,14 +91,14 @@ pub fn commands() -> Vec<Command> {
             name: "replay",
             summary: "replay a traffic trace with its own timing",
             help: crate::replay::help_text(),
-            options: docs(crate::replay::OPTIONS),
+            options: crate::replay::docs(),
             operands: Operands::Files,
         },
         Command {
             name: "capture",
             summary: "record a server's traffic into a trace (MONITOR)",
             help: crate::replay::capture::help_text(),
-            options: docs(crate::replay::capture::OPTIONS),
+            options: crate::replay::capture::docs(),
             operands: Operands::Nothing,
         },
         Command {

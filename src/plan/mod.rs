@@ -430,7 +430,7 @@ fn load_spec(args: &Args) -> LoadSpec {
 /// `cli::TlsArgs` and `engine::tls::TlsOptions` stay two types on purpose: `cli` imports nothing
 /// of the crate and the engine nothing of `cli`, so the one place that knows both copies the
 /// fields across, here.
-fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
+pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;
     if !t.enabled {
         let given = t.given_flags();

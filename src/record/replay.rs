@@ -43,6 +43,42 @@ pub struct ReplayRecord {
     pub max_slip_ms: f64,
     /// One row per second from the replay's start.
     pub seconds: Vec<ReplaySecond>,
+    /// `--cluster`: how the commands were routed (`null` without `--cluster`, and in records
+    /// written before it existed).
+    pub cluster: Option<ReplayCluster>,
+}
+
+/// `replay --cluster`: each command went to the primary owning its keys' slot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplayCluster {
+    /// Commands scheduled to each primary (`host:port`), from the slot map read at the start.
+    pub routed: BTreeMap<String, u64>,
+    /// Commands whose keys fall in more than one slot (the server would answer CROSSSLOT): not
+    /// sent, by command name.
+    pub crossslot: BTreeMap<String, u64>,
+    /// MULTI/EXEC blocks whose keys span slots: skipped whole, and the commands they held.
+    pub multi_across_slots: u64,
+    pub multi_commands_skipped: u64,
+    /// `-MOVED` and `-ASK` replies followed (the command sent again to the node named).
+    pub moved: u64,
+    pub ask: u64,
+}
+
+impl ReplayCluster {
+    /// Two shards' routing added up.
+    fn add(&mut self, b: &ReplayCluster) {
+        for (k, v) in &b.routed {
+            *self.routed.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &b.crossslot {
+            *self.crossslot.entry(k.clone()).or_default() += v;
+        }
+        self.multi_across_slots += b.multi_across_slots;
+        self.multi_commands_skipped += b.multi_commands_skipped;
+        self.moved += b.moved;
+        self.ask += b.ask;
+    }
 }
 
 /// One second of the schedule.
@@ -80,6 +116,11 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
         o.clients += b.clients;
         o.selects_added += b.selects_added;
         o.max_slip_ms = o.max_slip_ms.max(b.max_slip_ms);
+        match (&mut o.cluster, &b.cluster) {
+            (Some(x), Some(y)) => x.add(y),
+            (None, Some(y)) => o.cluster = Some(y.clone()),
+            _ => {}
+        }
         if o.seconds.len() < b.seconds.len() {
             o.seconds.resize(b.seconds.len(), ReplaySecond::default());
         }
@@ -102,4 +143,37 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_shards_add_their_cluster_routing() {
+        let shard = |node: &str, n: u64, ask: u64| ReplayRecord {
+            sent: n,
+            cluster: Some(ReplayCluster {
+                routed: [(node.to_string(), n)].into_iter().collect(),
+                crossslot: [("MSET".to_string(), 1)].into_iter().collect(),
+                multi_across_slots: 1,
+                multi_commands_skipped: 3,
+                moved: 0,
+                ask,
+            }),
+            ..Default::default()
+        };
+        let (a, b) = (shard("a:1", 5, 1), shard("b:2", 7, 2));
+        let m = merged([&a, &b].into_iter()).unwrap();
+        assert_eq!(m.sent, 12);
+        let c = m.cluster.unwrap();
+        assert_eq!(c.routed.values().sum::<u64>(), 12);
+        assert_eq!(c.routed.len(), 2);
+        assert_eq!(c.crossslot["MSET"], 2);
+        assert_eq!((c.multi_across_slots, c.multi_commands_skipped), (2, 6));
+        assert_eq!(c.ask, 3);
+        // A record from before `--cluster` existed reads with no cluster part.
+        let old: ReplayRecord = serde_json::from_str(r#"{"trace":"t","sent":3}"#).unwrap();
+        assert_eq!(old.cluster, None);
+    }
 }

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use resp::Value;
 
 use crate::cli::UsageError;
-use crate::cli::flag::{self, Action, Flag, help_block, parse_subcommand};
-use crate::engine::Target;
+use crate::cli::connection::{self, ConnectionArgs};
+use crate::cli::flag::{self, Action, Doc, Flag, help_block, parse_subcommand_sharing};
 use crate::engine::control::ControlConn;
 use crate::trace::{Entry, Writer, parse_monitor_line};
 
@@ -29,11 +29,9 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// `capture`'s options as given.
 #[derive(Clone, Debug)]
 pub struct CaptureArgs {
-    pub host: String,
-    pub port: u16,
-    pub socket: Option<PathBuf>,
-    pub password: Option<Vec<u8>>,
-    pub user: Option<Vec<u8>>,
+    /// Where the server is, the capture connection's credentials and TLS: the main command
+    /// line's own entries (`cli::connection`).
+    pub conn: ConnectionArgs,
     pub out: Option<PathBuf>,
     pub duration: Option<Duration>,
     pub max_backlog: u64,
@@ -42,11 +40,7 @@ pub struct CaptureArgs {
 impl Default for CaptureArgs {
     fn default() -> Self {
         Self {
-            host: "127.0.0.1".into(),
-            port: 6379,
-            socket: None,
-            password: None,
-            user: None,
+            conn: ConnectionArgs::default(),
             out: None,
             duration: None,
             max_backlog: 64 << 20,
@@ -73,62 +67,6 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["-o", "t.trace"]),
-    F::value(
-        &["-h"],
-        flag::Value::Text,
-        "-h <hostname>",
-        "Server hostname (default 127.0.0.1)",
-        |a, _, v| {
-            a.host = v.to_string_lossy().into_owned();
-            Ok(())
-        },
-    )
-    .example(&["-h", "localhost", "-o", "t.trace"]),
-    F::value(
-        &["-p"],
-        flag::Value::Text,
-        "-p <port>",
-        "Server port (default 6379)",
-        |a, f, v| {
-            a.port = v.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| bad(f, v, "a port"))?;
-            Ok(())
-        },
-    )
-    .example(&["-p", "7000", "-o", "t.trace"]),
-    F::value(
-        &["-s"],
-        flag::Value::File("a unix socket"),
-        "-s <socket>",
-        "Server socket (overrides host and port)",
-        |a, _, v| {
-            a.socket = Some(PathBuf::from(v));
-            Ok(())
-        },
-    )
-    .example(&["-s", "/tmp/valkey.sock", "-o", "t.trace"]),
-    F::value(
-        &["-a"],
-        flag::Value::Text,
-        "-a <password>",
-        "Password for the capture's connection (never written)",
-        |a, _, v| {
-            a.password = Some(v.as_encoded_bytes().to_vec());
-            Ok(())
-        },
-    )
-    .secret()
-    .example(&["-a", "secret", "-o", "t.trace"]),
-    F::value(
-        &["--user"],
-        flag::Value::Text,
-        "--user <username>",
-        "ACL user (with -a)",
-        |a, _, v| {
-            a.user = Some(v.as_encoded_bytes().to_vec());
-            Ok(())
-        },
-    )
-    .example(&["--user", "ops", "-a", "pw", "-o", "t.trace"]),
     F::value(
         &["--duration"],
         flag::Value::Text,
@@ -180,23 +118,28 @@ Ends after --duration or at Ctrl-C (exit 0 either way, the trace complete).
 Options:
 ";
 
+/// Every option of `capture`, in help order: the shared connection entries, then its own.
+pub fn docs() -> Vec<&'static Doc> {
+    connection::docs()
+        .chain(OPTIONS.iter().map(|f| &f.doc))
+        .collect()
+}
+
 /// `respbench capture --help`.
 pub fn help_text() -> String {
-    format!(
-        "{HELP_HEAD}{}",
-        help_block(OPTIONS.iter().map(|f| &f.doc), 1, 22)
-    )
+    format!("{HELP_HEAD}{}", help_block(docs(), 1, 22))
 }
 
 /// The arguments after `capture`; `Ok(None)` when the help was asked for.
 pub fn parse(argv: Vec<OsString>) -> Result<Option<CaptureArgs>, String> {
     let mut a = CaptureArgs::default();
     let see = "see respbench capture --help";
-    let help = parse_subcommand(
+    let help = parse_subcommand_sharing(
         OPTIONS,
         argv,
         &mut a,
         |_, v| Err(format!("unexpected argument {v:?} ({see})")),
+        |a, name, value| a.conn.apply(name, value),
         see,
     )?;
     if help {
@@ -205,9 +148,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<CaptureArgs>, String> {
     if a.out.is_none() {
         return Err(format!("-o FILE is required (- for stdout; {see})"));
     }
-    if a.password.is_none() && a.user.is_some() {
-        return Err("--user needs -a (the user's password)".into());
-    }
+    super::connect::check(&a.conn)?;
     Ok(Some(a))
 }
 
@@ -262,14 +203,8 @@ fn backlog(watch: &mut ControlConn, id: i64) -> Result<u64, crate::engine::Engin
 }
 
 fn capture(a: &CaptureArgs) -> Result<String, (u8, String)> {
-    let target = match &a.socket {
-        Some(p) => Target::Unix(p.clone()),
-        None => Target::tcp(&a.host, a.port).map_err(io)?,
-    };
-    let auth = a.password.as_ref().map(|pw| match &a.user {
-        Some(u) => vec![u.clone(), pw.clone()],
-        None => vec![pw.clone()],
-    });
+    let target = super::connect::target(&a.conn, "capture").map_err(io)?;
+    let auth = super::connect::auth(&a.conn);
     let mut watch = ControlConn::connect_auth(&target, auth.as_deref()).map_err(io)?;
     let mut mon = ControlConn::connect_auth(&target, auth.as_deref()).map_err(io)?;
     let id = match mon.call(&["CLIENT", "ID"]).map_err(io)? {

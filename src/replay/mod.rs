@@ -15,10 +15,13 @@
 //! report).
 
 pub mod capture;
+mod connect;
 mod filter;
 mod journal;
 pub mod options;
 mod output;
+mod redirect;
+mod route;
 mod schedule;
 mod worker;
 
@@ -31,11 +34,10 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::engine::Target;
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
 use crate::trace::{Entry, Reader, TraceError};
 
-pub use options::{OPTIONS, ReplayArgs, Speed, help_text};
+pub use options::{OPTIONS, ReplayArgs, Speed, docs, help_text};
 use schedule::{Scheduler, Send, Sink};
 use worker::{Chunk, Job, SlipSecond};
 
@@ -114,6 +116,38 @@ fn drive(
     Ok(())
 }
 
+/// [`drive`], through `router` under `--cluster` (each command to its keys' node; MULTI blocks
+/// still open at the end are sent as they are).
+fn drive_routed<S: Sink>(
+    a: &ReplayArgs,
+    sched: &mut Scheduler,
+    sink: &mut S,
+    router: Option<&mut route::Router>,
+    stop: &AtomicBool,
+) -> Result<(), Fail> {
+    let Some(router) = router else {
+        return drive(a, sched, sink, stop);
+    };
+    let mut routed = route::Routed {
+        router: &mut *router,
+        inner: &mut *sink,
+    };
+    drive(a, sched, &mut routed, stop)?;
+    router.finish(sched, sink).map_err(|e| Fail(1, e))
+}
+
+/// `--cluster`: the slot map and key specs, from the entry node.
+fn router(a: &ReplayArgs) -> Result<Option<route::Router>, Fail> {
+    if !a.cluster {
+        return Ok(None);
+    }
+    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
+    let auth = connect::auth(&a.conn);
+    route::Router::new(&target, a.conn.host(), auth.as_deref())
+        .map(Some)
+        .map_err(|e| Fail(1, e))
+}
+
 fn trace_error(path: &Path, e: &impl std::fmt::Display) -> String {
     format!("cannot read the trace {}: {e}", path.display())
 }
@@ -122,6 +156,8 @@ fn trace_error(path: &Path, e: &impl std::fmt::Display) -> String {
 struct DryRun<W: Write> {
     out: W,
     failed: Option<std::io::Error>,
+    /// `--cluster`: every node's `host:port`, printed after the command it is routed to.
+    nodes: Vec<String>,
 }
 
 impl<W: Write> Sink for DryRun<W> {
@@ -139,9 +175,13 @@ impl<W: Write> Sink for DryRun<W> {
         } else {
             "\twarmup"
         };
+        let node = match self.nodes.get(usize::from(s.node)) {
+            Some(n) => format!("\tnode {n}"),
+            None => String::new(),
+        };
         if let Err(e) = writeln!(
             self.out,
-            "{}\t{due}\tconn {}\tdb {}\t{name}{warm}",
+            "{}\t{due}\tconn {}\tdb {}\t{name}{warm}{node}",
             s.seq, s.conn, s.db
         ) {
             self.failed.get_or_insert(e);
@@ -160,16 +200,20 @@ impl<W: Write> Sink for DryRun<W> {
 fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
     let mut sched = Scheduler::new(a);
     let stdout = std::io::stdout();
+    let mut router = router(a)?;
     let mut sink = DryRun {
         out: BufWriter::new(stdout.lock()),
         failed: None,
+        nodes: router
+            .as_ref()
+            .map_or(Vec::new(), |r| r.node_names().to_vec()),
     };
     let _ = writeln!(
         sink.out,
         "# seq\tintended send time (us from the start)\tconnection\tdatabase\tcommand"
     );
     let never = AtomicBool::new(false);
-    let driven = drive(a, &mut sched, &mut sink, &never);
+    let driven = drive_routed(a, &mut sched, &mut sink, router.as_mut(), &never);
     if sink.failed.is_some() {
         return Ok(0);
     }
@@ -179,7 +223,7 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         sink.out,
         "# {} entries, {} to send on {} connections, span {:.6} s, skipped {:?}, from scripts {}",
         c.entries,
-        c.sent,
+        c.sent - router.as_ref().map_or(0, |r| r.not_sent),
         sched.connections(),
         sched.span_us as f64 / 1e6,
         c.skipped,
@@ -241,6 +285,7 @@ impl Sink for Live {
         chunk.jobs.push(Job {
             due_ns: s.due_ns,
             conn: s.conn,
+            node: s.node,
             name: s.name,
             measured: s.measured,
             start: start as u32,
@@ -267,27 +312,18 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     (stop, terminated)
 }
 
-fn target(a: &ReplayArgs) -> Result<Target, Fail> {
-    match &a.socket {
-        Some(p) => Ok(Target::Unix(p.clone())),
-        None => Target::tcp(&a.host, a.port).map_err(|e| Fail(1, e.to_string())),
-    }
-}
-
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
     let path = a.trace.as_deref().expect("checked by parse");
     Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
-    let target = target(a)?;
-    let auth = a.password.as_ref().map(|pw| match &a.user {
-        Some(u) => vec![u.clone(), pw.clone()],
-        None => vec![pw.clone()],
-    });
+    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
+    let auth = connect::auth(&a.conn);
     // Check the target (and the credentials) before reading the trace.
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
+    let mut router = router(a)?;
     let (stop, terminated) = signals();
     let threads = a
         .threads
@@ -308,6 +344,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
+            nodes: router.as_ref().map_or(Vec::new(), |r| r.targets.clone()),
             auth: auth.clone(),
             start,
             measure_start,
@@ -336,11 +373,16 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         stop: Arc::clone(&stop),
         journal,
     };
-    let driven = drive(a, &mut sched, &mut live, &stop)
+    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
         .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
     let journal = live.journal.take();
     drop(live);
-    let (mut result, slip, connections, fatal, last) = gather(handles, &sched.names)?;
+    let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
+    let cluster = router.map(|r| {
+        let mut c = r.record;
+        (c.moved, c.ask) = redirects;
+        (c, r.not_sent)
+    });
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.elapsed = last.map_or(Duration::ZERO, |l| {
         l.saturating_duration_since(measure_start)
@@ -357,6 +399,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         threads,
         wall_start,
         fatal: fatal.as_deref(),
+        cluster: cluster.as_ref(),
     };
     out.finish(&result, &facts)?;
     if let Some(j) = journal {
@@ -401,6 +444,7 @@ type Gathered = (
     u64,
     Option<String>,
     Option<Instant>,
+    (u64, u64),
 );
 
 fn gather(
@@ -413,6 +457,7 @@ fn gather(
     let mut connections = 0;
     let mut fatal = None;
     let mut last = None;
+    let mut redirects = (0, 0);
     for h in handles {
         let o = h
             .join()
@@ -434,6 +479,7 @@ fn gather(
         worker::merge_slip(&mut slip, &o.slip);
         connections += o.connections;
         fatal = fatal.or(o.fatal);
+        redirects = (redirects.0 + o.moved, redirects.1 + o.ask);
     }
-    Ok((result, slip, connections, fatal, last))
+    Ok((result, slip, connections, fatal, last, redirects))
 }

@@ -5,7 +5,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
 use crate::cli::UsageError;
-use crate::cli::flag::{self, Action, Flag, help_block, parse_subcommand};
+use crate::cli::connection::{self, ConnectionArgs};
+use crate::cli::flag::{self, Action, Doc, Flag, help_block, parse_subcommand_sharing};
 
 /// How fast the trace is replayed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,11 +33,9 @@ impl Speed {
 #[derive(Clone, Debug)]
 pub struct ReplayArgs {
     pub trace: Option<PathBuf>,
-    pub host: String,
-    pub port: u16,
-    pub socket: Option<PathBuf>,
-    pub password: Option<Vec<u8>>,
-    pub user: Option<Vec<u8>>,
+    /// Where the target is, its credentials and TLS: the main command line's own entries
+    /// (`cli::connection`). The trace's own AUTH commands are never sent; these are used.
+    pub conn: ConnectionArgs,
     pub speed: Speed,
     pub loops: u32,
     /// `--start`/`--end`: the window, in µs from the trace's first entry.
@@ -52,6 +51,8 @@ pub struct ReplayArgs {
     /// `--allow`: skipped-by-default commands to send anyway (upper case; `CONFIG SET` or `CONFIG`).
     pub allow: Vec<String>,
     pub threads: Option<usize>,
+    /// `--cluster`: each command to the primary owning its keys' slot (`route.rs`).
+    pub cluster: bool,
     pub dry_run: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
@@ -64,11 +65,7 @@ impl Default for ReplayArgs {
     fn default() -> Self {
         Self {
             trace: None,
-            host: "127.0.0.1".into(),
-            port: 6379,
-            socket: None,
-            password: None,
-            user: None,
+            conn: ConnectionArgs::default(),
             speed: Speed::Factor(1.0),
             loops: 1,
             start_us: 0,
@@ -79,6 +76,7 @@ impl Default for ReplayArgs {
             shard: None,
             allow: Vec::new(),
             threads: None,
+            cluster: false,
             dry_run: false,
             json: None,
             html: None,
@@ -118,83 +116,6 @@ fn count<T: std::str::FromStr + PartialOrd + From<u8>>(
 
 /// `replay`'s options, one entry each, in help order.
 pub const OPTIONS: &[F] = &[
-    F::value(
-        &["-h"],
-        flag::Value::Text,
-        "-h <hostname>",
-        "Server hostname (default 127.0.0.1)",
-        |a, _, v| {
-            a.host = v.to_string_lossy().into_owned();
-            Ok(())
-        },
-    )
-    .example(&["-h", "localhost", "t.trace"]),
-    F::value(
-        &["-p"],
-        flag::Value::Text,
-        "-p <port>",
-        "Server port (default 6379)",
-        |a, f, v| {
-            a.port = text(v).parse().map_err(|_| bad(f, v, "a port"))?;
-            Ok(())
-        },
-    )
-    .example(&["-p", "7000", "t.trace"]),
-    F::value(
-        &["-s"],
-        flag::Value::File("a unix socket"),
-        "-s <socket>",
-        "Server socket (overrides host and port)",
-        |a, _, v| {
-            a.socket = Some(PathBuf::from(v));
-            Ok(())
-        },
-    )
-    .example(&["-s", "/tmp/valkey.sock", "t.trace"]),
-    F::value(
-        &["-a"],
-        flag::Value::Text,
-        "-a <password>",
-        "The target's password: the trace's own AUTH commands are\nnever sent (a trace holds no passwords)",
-        |a, _, v| {
-            a.password = Some(v.as_encoded_bytes().to_vec());
-            Ok(())
-        },
-    )
-    .secret()
-    .example(&["-a", "secret", "t.trace"]),
-    F::value(
-        &["--user"],
-        flag::Value::Text,
-        "--user <username>",
-        "ACL user for the target's AUTH (with -a)",
-        |a, _, v| {
-            a.user = Some(v.as_encoded_bytes().to_vec());
-            Ok(())
-        },
-    )
-    .example(&["--user", "bench", "-a", "pw", "t.trace"]),
-    F::value(
-        &["-u"],
-        flag::Value::Text,
-        "-u <uri>",
-        "Server URI: redis://[[user]:password@]host[:port]\n(rediss:// and a /db are refused: no TLS here yet; the\ntrace's own SELECTs choose databases)",
-        |a, _, v| {
-            let uri = crate::cli::parse_uri(v)?;
-            if uri.tls || uri.db.is_some() {
-                return Err(UsageError(
-                    "-u: replay takes no TLS (rediss://) and no /db".into(),
-                ));
-            }
-            a.host = uri.host.unwrap_or(a.host.clone());
-            a.port = uri.port.unwrap_or(a.port);
-            a.user = uri.user.or(a.user.take());
-            a.password = uri.password.or(a.password.take());
-            Ok(())
-        },
-    )
-    .secret_as(crate::cli::SecretValue::Uri)
-    .example(&["-u", "redis://default:pw@localhost:6380", "t.trace"]),
     F::value(
         &["--speed"],
         flag::Value::Text,
@@ -314,6 +235,19 @@ pub const OPTIONS: &[F] = &[
     )
     .example(&["--allow", "FLUSHDB,CONFIG SET", "t.trace"]),
     F::switch(
+        &["--cluster"],
+        "--cluster",
+        "The target is a cluster node: each command goes to the\n\
+         primary owning its keys' slot (one connection per client\n\
+         and node); commands and MULTI/EXEC blocks whose keys span\n\
+         slots are skipped and counted; MOVED/ASK are followed",
+        |a, _, _| {
+            a.cluster = true;
+            Ok(())
+        },
+    )
+    .example(&["--cluster", "-p", "7000", "t.trace"]),
+    F::switch(
         &["--dry-run"],
         "--dry-run",
         "Print the schedule (each command's intended send time,\nconnection and database, or why it is skipped); send nothing",
@@ -393,19 +327,23 @@ run; the record's \"replay\" section has the trace, span, speed, skipped
 commands and slip. See docs/replay.md.
 ";
 
+/// Every option of `replay`, in help order: the shared connection entries, then its own.
+pub fn docs() -> Vec<&'static Doc> {
+    connection::docs()
+        .chain(OPTIONS.iter().map(|f| &f.doc))
+        .collect()
+}
+
 /// `respbench replay --help`.
 pub fn help_text() -> String {
-    format!(
-        "{HELP_HEAD}{}{HELP_TAIL}",
-        help_block(OPTIONS.iter().map(|f| &f.doc), 1, 22)
-    )
+    format!("{HELP_HEAD}{}{HELP_TAIL}", help_block(docs(), 1, 22))
 }
 
 /// The arguments after `replay`; `Ok(None)` when the help was asked for.
 pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
     let mut a = ReplayArgs::default();
     let see = "see respbench replay --help";
-    let help = parse_subcommand(
+    let help = parse_subcommand_sharing(
         OPTIONS,
         argv,
         &mut a,
@@ -416,6 +354,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
             }
             Some(_) => Err(format!("one trace only ({see})")),
         },
+        |a, name, value| a.conn.apply(name, value),
         see,
     )?;
     if help {
@@ -429,9 +368,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
     {
         return Err("--end must be later than --start".into());
     }
-    if a.password.is_none() && a.user.is_some() {
-        return Err("--user needs -a (the user's password)".into());
-    }
+    super::connect::check(&a.conn)?;
     Ok(Some(a))
 }
 

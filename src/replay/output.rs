@@ -12,7 +12,7 @@ use crate::metrics::{Outcome, TestResult};
 use crate::record::build::{TestExtras, test_record};
 use crate::record::document::{self, ClientHost, Document, Options, TargetRecord, Tool};
 use crate::record::host;
-use crate::record::replay::{ReplayRecord, ReplaySecond};
+use crate::record::replay::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::record::shard::ShardRecord;
 use crate::record::workload::{MixOptionRecord, WorkloadOptions};
 use crate::report::{ReportContext, write_full, write_quiet};
@@ -34,6 +34,16 @@ pub struct Facts<'a> {
     pub threads: usize,
     pub wall_start: SystemTime,
     pub fatal: Option<&'a str>,
+    /// `--cluster`: the routing's counts, and the commands it did not send (scheduled, so in
+    /// the schedule's `sent`, but CROSSSLOT or in a MULTI block across slots).
+    pub cluster: Option<&'a (ReplayCluster, u64)>,
+}
+
+impl Facts<'_> {
+    /// Commands sent: the schedule's, less those the cluster routing skipped.
+    fn sent(&self) -> u64 {
+        self.sched.counts.sent - self.cluster.map_or(0, |c| c.1)
+    }
 }
 
 /// The output files, created before the replay starts so a path that cannot be written stops it
@@ -158,7 +168,7 @@ fn summary(f: &Facts) -> String {
         "Replay: {} entries over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
         c.entries,
         rec.span_s,
-        c.sent,
+        rec.sent,
         f.connections,
         f.sched.clients(),
         rec.speed.map_or("max".to_string(), |x| format!("{x}x")),
@@ -170,10 +180,37 @@ fn summary(f: &Facts) -> String {
             c.from_scripts
         ));
     }
+    if let Some(c) = &rec.cluster {
+        s.push_str(&cluster_line(c));
+    }
     if rec.speed.is_some() {
         s.push_str(&format!("  schedule slip: max {:.3} ms\n", rec.max_slip_ms));
     }
     s
+}
+
+/// `--cluster`'s line: where the commands went, what a cluster would refuse, redirects.
+fn cluster_line(c: &ReplayCluster) -> String {
+    let crossslot: Vec<String> = c
+        .crossslot
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    format!(
+        "  cluster: {} commands to {} primaries; not sent: CROSSSLOT {}, MULTI/EXEC across \
+         slots {} ({} commands); followed: MOVED {}, ASK {}\n",
+        c.routed.values().sum::<u64>(),
+        c.routed.len(),
+        if crossslot.is_empty() {
+            "0".to_string()
+        } else {
+            crossslot.join(", ")
+        },
+        c.multi_across_slots,
+        c.multi_commands_skipped,
+        c.moved,
+        c.ask
+    )
 }
 
 /// The record's `replay` block.
@@ -213,7 +250,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         warmup_s: a.warmup_us as f64 / 1e6,
         shard: a.shard.map(|(i, n)| format!("{i}/{n}")),
         entries: c.entries,
-        sent: c.sent,
+        sent: f.sent(),
         connections: f.connections,
         clients: f.sched.clients() as u64,
         skipped: c.skipped.clone(),
@@ -224,6 +261,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         selects_added: c.selects_added,
         max_slip_ms: seconds.iter().map(|s| s.slip_max_ms).fold(0.0, f64::max),
         seconds,
+        cluster: f.cluster.map(|c| c.0.clone()),
     }
 }
 
@@ -234,9 +272,16 @@ fn redacted(argv: &[OsString]) -> Vec<String> {
     let mut i = 0;
     while i < argv.len() {
         let arg = argv[i].to_string_lossy().into_owned();
-        let secret = crate::cli::flag::find(&[OPTIONS], arg.split('=').next().unwrap_or(""))
-            .is_some_and(|(_, f)| f.doc.secret.is_some());
-        if secret && !arg.contains('=') && i + 1 < argv.len() {
+        // `--x=V`, or a short option with its value attached (`-aPW`, `-a=PW`).
+        let (name, attached) = match arg.strip_prefix("--") {
+            Some(_) => (arg.split('=').next().unwrap_or(""), arg.contains('=')),
+            None if arg.starts_with('-') && arg.len() > 2 => (arg.get(..2).unwrap_or(""), true),
+            None => (arg.as_str(), false),
+        };
+        let secret = crate::cli::flag::find(&[OPTIONS], name)
+            .is_some_and(|(_, f)| f.doc.secret.is_some())
+            || crate::cli::connection::secret_value(name).is_some();
+        if secret && !attached && i + 1 < argv.len() {
             let pair = [
                 OsString::from("respbench"),
                 argv[i].clone(),
@@ -276,12 +321,14 @@ pub fn head(
         threads: 0,
         wall_start,
         fatal: None,
+        cluster: None,
     };
     document(&r, &f)
 }
 
 fn document(r: &TestResult, f: &Facts) -> Document {
     let a = f.args;
+    let socket = a.conn.socket();
     let names: Vec<String> = r
         .commands
         .iter()
@@ -310,10 +357,12 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             cores: host::cores(),
         },
         target: TargetRecord {
-            transport: if a.socket.is_some() { "unix" } else { "tcp" }.into(),
-            host: a.socket.is_none().then(|| a.host.clone()),
-            port: a.socket.is_none().then_some(a.port),
-            socket: a.socket.as_ref().map(|p| p.display().to_string()),
+            transport: if socket.is_some() { "unix" } else { "tcp" }.into(),
+            host: socket.is_none().then(|| a.conn.host().to_string()),
+            port: socket.is_none().then_some(a.conn.port()),
+            socket: socket.map(|p| p.display().to_string()),
+            tls: socket.is_none() && a.conn.tls().enabled,
+            cluster: a.cluster,
             ..Default::default()
         },
         // The shard's place, so `respbench merge` takes the shards' records as one replay.
@@ -373,6 +422,25 @@ mod tests {
     }
 
     #[test]
+    fn the_cluster_line_names_skips_and_redirects() {
+        let c = ReplayCluster {
+            routed: [("a:1".to_string(), 5), ("b:2".to_string(), 3)]
+                .into_iter()
+                .collect(),
+            crossslot: [("MSET".to_string(), 2)].into_iter().collect(),
+            multi_across_slots: 1,
+            multi_commands_skipped: 4,
+            moved: 0,
+            ask: 7,
+        };
+        assert_eq!(
+            cluster_line(&c),
+            "  cluster: 8 commands to 2 primaries; not sent: CROSSSLOT MSET 2, MULTI/EXEC \
+             across slots 1 (4 commands); followed: MOVED 0, ASK 7\n"
+        );
+    }
+
+    #[test]
     fn the_password_never_reaches_the_recorded_command_line() {
         let argv: Vec<OsString> = ["replay", "-a", "hunter2", "--speed", "2", "t.trace"]
             .iter()
@@ -389,6 +457,22 @@ mod tests {
         let line = redacted(&argv).join(" ");
         assert!(
             !line.contains("hunter2") && line.contains("t.trace"),
+            "{line}"
+        );
+        // Options after the trace, and a value attached to its option.
+        let argv: Vec<OsString> = [
+            "replay",
+            "t.trace",
+            "--tls",
+            "-ahunter2",
+            "-u=rediss://:hunter2@h",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let line = redacted(&argv).join(" ");
+        assert!(
+            !line.contains("hunter2") && line.contains("--tls"),
             "{line}"
         );
     }

@@ -23,6 +23,8 @@ pub struct Send<'a> {
     /// Intended send time in ns from the replay's start (`None` at `--speed max`).
     pub due_ns: Option<u64>,
     pub conn: u32,
+    /// `--cluster`: the node it goes to (`route.rs`); 0 otherwise (the one target).
+    pub node: u16,
     pub db: u32,
     /// Outside `--warmup-from`'s prefix.
     pub measured: bool,
@@ -251,6 +253,7 @@ impl Scheduler {
                 seq: 0,
                 due_ns,
                 conn,
+                node: 0,
                 db: e.db,
                 measured: false,
                 name: ADDED,
@@ -279,6 +282,7 @@ impl Scheduler {
             seq: e.seq,
             due_ns,
             conn,
+            node: 0,
             db: e.db,
             measured,
             name,

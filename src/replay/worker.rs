@@ -26,6 +26,8 @@ use crate::engine::conn::Stream;
 use crate::engine::control::ControlConn;
 use crate::metrics::{Recorder, SharedTimeline};
 
+use super::redirect::{Redirects, is_redirect};
+
 /// Requests a connection may have unanswered before its next write waits (`--speed max`, or a
 /// server that fell far behind).
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -44,6 +46,8 @@ const TIMEOUT: usize = 0;
 pub struct Job {
     pub due_ns: Option<u64>,
     pub conn: u32,
+    /// `--cluster`: the node (an index of [`Setup::nodes`]) its connection goes to.
+    pub node: u16,
     pub name: u16,
     pub measured: bool,
     pub start: u32,
@@ -89,6 +93,9 @@ pub fn merge_slip(into: &mut Vec<SlipSecond>, other: &[SlipSecond]) {
 /// What a thread needs.
 pub struct Setup {
     pub target: Target,
+    /// `--cluster`: every node's target, by node index (empty: every connection goes to
+    /// `target`). With nodes, `-MOVED`/`-ASK` replies are followed (`redirect.rs`).
+    pub nodes: Vec<Target>,
     /// `AUTH`'s arguments (the target's credentials), when given.
     pub auth: Option<Vec<Vec<u8>>>,
     /// The replay's start: intended times are offsets from it.
@@ -106,6 +113,9 @@ pub struct Outcome {
     pub issued: u64,
     pub connections: u64,
     pub fatal: Option<String>,
+    /// `--cluster`: redirects followed.
+    pub moved: u64,
+    pub ask: u64,
 }
 
 /// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
@@ -124,6 +134,8 @@ struct Sent {
     sent: Instant,
     name: u16,
     measured: bool,
+    /// `--cluster`: the command, to send again where a redirect says.
+    bytes: Option<Box<[u8]>>,
 }
 
 struct Conn {
@@ -147,6 +159,7 @@ struct Thread {
     issued: u64,
     opened: u64,
     read_buf: Vec<u8>,
+    redirects: Option<Redirects>,
 }
 
 /// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
@@ -163,9 +176,13 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
                     issued: 0,
                     connections: 0,
                     fatal: Some(format!("cannot create a poller: {e}")),
+                    moved: 0,
+                    ask: 0,
                 };
             }
         },
+        redirects: (!setup.nodes.is_empty())
+            .then(|| Redirects::new(setup.target.clone(), setup.auth.clone())),
         setup,
         events: Events::with_capacity(256),
         conns: Vec::new(),
@@ -184,12 +201,15 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         .filter(|s| s.measured)
         .count() as u64;
     t.rec.flush();
+    let (moved, ask) = t.redirects.as_ref().map_or((0, 0), |r| (r.moved, r.ask));
     Outcome {
         recorder: t.rec,
         slip: t.slip,
         issued: t.issued,
         connections: t.opened,
         fatal,
+        moved,
+        ask,
     }
 }
 
@@ -257,7 +277,7 @@ impl Thread {
             self.conns.resize_with(k + 1, || None);
         }
         if self.conns[k].is_none() {
-            self.conns[k] = Some(self.open(k)?);
+            self.conns[k] = Some(self.open(k, job.node)?);
         }
         if let Some(due) = due {
             loop {
@@ -303,6 +323,7 @@ impl Thread {
             sent: now,
             name: job.name,
             measured: job.measured,
+            bytes: self.redirects.is_some().then(|| bytes.into()),
         });
         if job.measured {
             self.issued += 1;
@@ -332,14 +353,18 @@ impl Thread {
         }
     }
 
-    fn open(&mut self, k: usize) -> Result<Conn, String> {
+    fn open(&mut self, k: usize, node: u16) -> Result<Conn, String> {
         let auth = self.setup.auth.as_deref();
-        let control =
-            ControlConn::connect_auth(&self.setup.target, auth).map_err(|e| e.to_string())?;
+        let target = self
+            .setup
+            .nodes
+            .get(usize::from(node))
+            .unwrap_or(&self.setup.target);
+        let control = ControlConn::connect_auth(target, auth).map_err(|e| e.to_string())?;
         let mut stream = control
             .into_stream()
             .into_nonblocking()
-            .map_err(|e| format!("{}: {e}", self.setup.target.display()))?;
+            .map_err(|e| format!("{}: {e}", target.display()))?;
         self.poll
             .registry()
             .register(&mut stream, Token(k), Interest::READABLE)
@@ -468,10 +493,19 @@ impl Thread {
                     if s.measured && self.rec.commands.len() <= k {
                         self.rec.commands.resize_with(k + 1, Default::default);
                     }
-                    match info.error {
-                        Some(range) => {
-                            let text = reply.get(range).unwrap_or(b"ERR");
-                            self.rec.error(!s.measured, text, now);
+                    let mut at = now;
+                    let mut error = info.error.map(|r| reply.get(r).unwrap_or(b"ERR").to_vec());
+                    if let (Some(text), Some(r), Some(bytes)) =
+                        (&error, self.redirects.as_mut(), s.bytes.as_deref())
+                        && is_redirect(text)
+                    {
+                        // The redirected node's answer is the command's, timed when it came.
+                        error = r.follow(text, bytes).err();
+                        at = Instant::now();
+                    }
+                    match error {
+                        Some(text) => {
+                            self.rec.error(!s.measured, &text, at);
                             self.rec.command_error(s.name as usize, !s.measured);
                         }
                         None => {
@@ -480,12 +514,12 @@ impl Thread {
                                 s.intended,
                                 s.sent,
                                 !s.measured,
-                                now,
+                                at,
                             );
                         }
                     }
                     if s.measured {
-                        self.rec.last_reply = Some(now);
+                        self.rec.last_reply = Some(at);
                     }
                 }
                 Ok(Scan::Partial { consumed }) => {

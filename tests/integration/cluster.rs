@@ -15,6 +15,7 @@ use crate::harness::{
 
 mod allkeys;
 mod delivery;
+mod replay;
 mod storm;
 
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
@@ -24,7 +25,7 @@ fn cluster_node(bus: u16, certs: Option<&TestCerts>, node_timeout: &str) -> Serv
     cluster_node_of(ServerKind::Redis, bus, certs, node_timeout)
 }
 
-/// [`cluster_node`] of either server.
+/// [`cluster_node`] of the server `kind` (Valkey 9.1 has no TLS: `certs` only with Redis).
 fn cluster_node_of(
     kind: ServerKind,
     bus: u16,
@@ -46,9 +47,9 @@ fn cluster_node_of(
         extra.extend(["--tls-cluster", "yes", "--tls-replication", "yes"].map(String::from));
     }
     Server::start_with(ServerOptions {
-        kind,
         tls: certs.map(ServerTls::new),
         extra,
+        kind,
         ..ServerOptions::default()
     })
 }
@@ -77,7 +78,11 @@ impl Cluster {
         Cluster::start_of(ServerKind::Redis, certs, node_timeout)
     }
 
-    /// [`Cluster::start_with`] of either server (Valkey 9.1 or Redis 7.0).
+    /// A cluster of Valkey 9.1 nodes (created with Debian's redis-cli, as the Redis one).
+    fn start_valkey() -> Cluster {
+        Cluster::start_of(ServerKind::Valkey, None, "3000")
+    }
+
     fn start_of(kind: ServerKind, certs: Option<&TestCerts>, node_timeout: &str) -> Cluster {
         let nodes: Vec<Server> = (0..6)
             .map(|_| cluster_node_of(kind, free_port(), certs, node_timeout))

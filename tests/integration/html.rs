@@ -474,6 +474,37 @@ fn report_shows_the_answer_at_both_widths() {
     assert!(dom.contains("data-rule=\"slo\""));
     assert!(dom.contains("class=\"dot\" data-ok=\"true\""));
     assert!(dom.contains("max throughput with"));
+
+    // A replay (issue 25): its section, table and slip chart, at both widths.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("outage.json")).unwrap())
+            .unwrap();
+    doc["replay"] = serde_json::json!({"trace": "prod.trace", "span_s": 2.0, "speed": 3.0,
+        "loops": 1, "entries": 500, "sent": 480, "connections": 12, "clients": 12,
+        "skipped": {"FLUSHALL": 2}, "max_slip_ms": 3.5,
+        "seconds": [{"due": 240, "sent": 240, "slip_max_ms": 1.5, "slip_mean_ms": 0.2},
+                    {"due": 240, "sent": 240, "slip_max_ms": 3.5, "slip_mean_ms": 0.4}],
+        "cluster": {"routed": {"127.0.0.1:7001": 300, "127.0.0.1:7002": 180},
+            "crossslot": {"MSET": 14}, "multi_across_slots": 1, "multi_commands_skipped": 4,
+            "moved": 0, "ask": 2}});
+    let replayed = dir.path().join("replay.json");
+    std::fs::write(&replayed, doc.to_string()).unwrap();
+    let page = report(dir.path(), "replay.html", &[&replayed]);
+    let (dom, m) = at_both_widths(&browser, dir.path(), &page, "replay");
+    assert!(dom.contains("id=\"replay\"") && dom.contains("prod.trace"));
+    assert!(dom.contains("data-chart=\"replay-slip\""));
+    assert!(
+        dom.contains("<td>MSET 14</td>"),
+        "the cluster routing table"
+    );
+    assert!(
+        m["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["cls"] == "replay"),
+        "{m}"
+    );
 }
 
 /// Prints `page` to PDF and renders its pages as images with `pdftoppm` (kept under

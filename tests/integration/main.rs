@@ -35,6 +35,8 @@ mod pushes;
 mod record;
 mod replay;
 mod replay_max;
+mod replay_report;
+mod replay_tls;
 mod secrets;
 mod sentinel;
 mod shards;

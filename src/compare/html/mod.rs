@@ -16,6 +16,7 @@ mod find_max;
 mod forest;
 mod mix;
 mod page;
+mod replay;
 mod split;
 mod summary;
 mod svg;

@@ -72,6 +72,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     }
     find_max(&mut s, inputs);
     super::costs::section(&mut s, inputs);
+    super::replay::section(&mut s, inputs);
     let sections = cmp.tests.iter().filter(|t| t.mix_of.is_none()).count();
     if sections > MAX_CHARTED_TESTS {
         let _ = write!(

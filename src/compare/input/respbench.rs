@@ -31,6 +31,7 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
     let problems = problems(&doc);
     let costs = crate::compare::costs::Costs {
         storm: doc.storm.take(),
+        replay: doc.replay.take(),
         memory: doc
             .tests
             .iter()
