@@ -230,6 +230,60 @@ fn no_allocation_per_request_command_mix_pipelined() {
 }
 
 #[test]
+fn no_allocation_per_request_memtier_shapes() {
+    use respbench::workload::memtier::{MemtierShape, POOL_SLACK, random_pool};
+    use respbench::workload::mix::{Mix, MixCommand};
+    use respbench::workload::sizes::SizeDist;
+    let command = |name: &str, line: &str, weight| MixCommand {
+        name: name.to_string(),
+        template: template(line),
+        weight,
+        keys: None,
+    };
+    // memtier's writer: unpadded keys, random values, SETEX, MGETs of up to 4 keys, and a
+    // --command line with a key and a sized value.
+    let shape = MemtierShape {
+        key_prefix: b"memtier-".to_vec(),
+        expiry: Some((100, 200)),
+        random_pool: random_pool(16 + POOL_SLACK, 1),
+        multi_key_get: 4,
+        gets_per_cycle: 10,
+        data_size: 16,
+        ..MemtierShape::default()
+    };
+    let mix = Mix::new(vec![
+        command("SET", "SET memtier-__rand_int__ __data__", 1),
+        command("GET", "GET memtier-__rand_int__", 3),
+    ])
+    .unwrap()
+    .in_order()
+    .with_memtier(Arc::new(shape.clone()), true);
+    let load = LoadSpec {
+        pipeline: 16,
+        workers: 2,
+        value_sizes: Some(SizeDist::Range { min: 4, max: 16 }),
+        mix: Some(Arc::new(mix)),
+        ..base()
+    };
+    check(
+        "memtier SET:GET -R --expiry-range --multi-key-get",
+        false,
+        load,
+        "GET k:__rand_int__",
+    );
+    let lines = Mix::new(vec![command("HSET", "HSET h:__rand_int__ f __data__", 1)])
+        .unwrap()
+        .with_memtier(Arc::new(shape), false);
+    let load = LoadSpec {
+        pipeline: 16,
+        value_sizes: Some(SizeDist::Range { min: 4, max: 16 }),
+        mix: Some(Arc::new(lines)),
+        ..base()
+    };
+    check("memtier --command line", false, load, "GET k:__rand_int__");
+}
+
+#[test]
 fn no_allocation_per_request_counting_errors() {
     let load = LoadSpec {
         on_error: ErrorPolicy::Count,

@@ -237,7 +237,7 @@ pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
-pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, WorkloadArgs};
+pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, MemtierData, WorkloadArgs};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";

@@ -85,6 +85,24 @@ pub struct WorkloadArgs {
     /// The mix's commands in their weights' cycle rather than drawn (`respbench memtier`: its
     /// `--ratio 1:10` is one SET then ten GETs, an exact split).
     pub in_order: bool,
+    /// `respbench memtier`'s data and key options (`None` outside memtier mode).
+    pub memtier: Option<MemtierData>,
+}
+
+/// memtier's data options as given (`cli::memtier`); `plan` turns them into the mix's
+/// `workload::memtier::MemtierShape`. Its keys are `memtier-123`, never zero-padded.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemtierData {
+    /// `-R`, `--random-data`.
+    pub random_data: bool,
+    /// `--data-size-pattern S` (sizes spread over the key range; `R` is the default).
+    pub size_pattern_s: bool,
+    /// `--data-offset`.
+    pub data_offset: u64,
+    /// `--expiry-range MIN-MAX`, seconds.
+    pub expiry: Option<(u64, u64)>,
+    /// `--multi-key-get N` (0: plain GETs).
+    pub multi_key_get: u32,
 }
 
 /// One `--command` of a weighted mix.

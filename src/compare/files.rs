@@ -16,6 +16,8 @@ pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input
         inputs[i].label = l.clone();
     }
     input::dedup_labels(&mut inputs);
+    // A respbench record beside memtier's JSON: its mix as memtier's rows (SET, GET, TOTALS).
+    input::memtier_view::align_with_memtier(&mut inputs);
     Ok(inputs)
 }
 

@@ -7,6 +7,7 @@
 //! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
 //! table is `cli::memtier`) or measure anything itself.
 
+mod breakdown;
 mod hdr_files;
 mod json;
 mod monitor;
@@ -96,8 +97,10 @@ fn length(opts: &MemtierOptions, doc: &Document) -> (String, &'static str, u64) 
 
 /// Blocks of the run: `ALL STATS` for one run; each run's and the aggregates for `--run-count`.
 fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d TestRecord>) {
+    let w = &doc.options.workload;
     let sizes = stats::Sizes {
-        key: doc.options.workload.key_prefix.len() + 12,
+        // memtier's keys are unpadded: the range's mean digit count.
+        key: w.key_prefix.len() + mean_digits(w.key_minimum, w.key_maximum.unwrap_or(0)),
         value: doc.options.data_size,
     };
     let pcts = &opts.print_percentiles;
@@ -133,6 +136,7 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 }
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
+    let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
     let (blocks, tests) = blocks(doc, opts);
     let (line, key, n) = length(opts, doc);
     let mut out = text::header(opts.threads, opts.clients, &line);
@@ -169,4 +173,39 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         eprintln!("Json file {} created...", p.display());
     }
     Ok(())
+}
+
+/// The mean number of decimal digits of the numbers `min..=max`, rounded (KB/sec's key size).
+fn mean_digits(min: u64, max: u64) -> usize {
+    let (min, max) = (min.min(max), max.max(min));
+    let mut sum = 0u128;
+    let mut lo = min;
+    for d in 1..=20u32 {
+        let top = 10u128.pow(d).saturating_sub(1).min(u128::from(u64::MAX)) as u64;
+        if lo > max {
+            break;
+        }
+        if lo <= top {
+            let hi = top.min(max);
+            sum += u128::from(hi - lo + 1) * u128::from(d);
+            lo = hi.saturating_add(1);
+            if hi == u64::MAX {
+                break;
+            }
+        }
+    }
+    let n = u128::from(max - min) + 1;
+    ((sum + n / 2) / n) as usize
+}
+
+#[cfg(test)]
+mod key_size_tests {
+    #[test]
+    fn mean_digits_of_a_key_range() {
+        assert_eq!(super::mean_digits(0, 9), 1);
+        assert_eq!(super::mean_digits(0, 10_000_000), 7);
+        assert_eq!(super::mean_digits(0, 99), 2);
+        assert_eq!(super::mean_digits(5, 5), 1);
+        assert_eq!(super::mean_digits(100, 149), 3);
+    }
 }

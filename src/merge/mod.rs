@@ -17,6 +17,7 @@
 
 mod check;
 mod counts;
+mod delay;
 mod delivery;
 mod failures;
 mod hist;

@@ -4,9 +4,10 @@
 //!
 //! Per-second rows hold summaries, not histograms, so a merged second's `p50_us`/`p99_us`/`max_us`
 //! are the **largest over the shards** for that second (an upper bound; the whole test's figures
-//! are exact). The per-second failure counters add up; slots and outages: see `failures`. Server
-//! figures describe the server, which all shards watched at once: the merge keeps the first
-//! shard's (lowest index), rather than adding the same CPU N times.
+//! are exact); the client delay's rule is `delay`'s. The per-second failure counters add up;
+//! slots and outages: see `failures`. Server figures describe the server, which all shards
+//! watched at once: the merge keeps the first shard's (lowest index), rather than adding the
+//! same CPU N times.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -23,6 +24,7 @@ use crate::verdict::Verdict;
 
 use super::check::Input;
 use super::counts;
+use super::delay;
 use super::failures;
 use super::hist::add_encoded;
 use super::together::{self, Spans};
@@ -122,11 +124,12 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         outages: failures::outages(&tests, &starts),
         client_threads_cpu_pct: (!threads.is_empty()).then_some(threads),
         verdict: verdict(&tests),
-        // Each shard's machine, client delay and latency split are its own (shards may run on
-        // different machines, and summaries do not add up): they stay in the shards' records.
+        // Each shard's machine and latency split are its own (shards may run on different
+        // machines, and a split's parts are not additive): they stay in the shards' records.
         machine: None,
         client_threads_runqueue_pct: None,
-        client_delay_us: None,
+        // The client delay adds up by its samples (`delay`).
+        client_delay_us: delay::whole(tests.iter().map(|t| t.client_delay_us.as_ref())),
         latency_split: None,
         // Memory per key read by each shard from the same server overlaps (each saw the others'
         // keys arrive): it stays in the shards' records.
@@ -357,6 +360,7 @@ fn timeline(tests: &[&TestRecord], starts: &[Option<SystemTime>]) -> Vec<Timelin
             m.p50_us = m.p50_us.max(row.p50_us);
             m.p99_us = m.p99_us.max(row.p99_us);
             m.max_us = m.max_us.max(row.max_us);
+            delay::add_row(&mut m.client_delay_us, row.client_delay_us.as_ref());
         }
     }
     rows.into_values()

@@ -176,6 +176,37 @@ fn timelines_align_by_wall_clock_second() {
     );
 }
 
+#[test]
+fn the_client_delay_adds_up_by_its_samples_per_second_and_over_the_test() {
+    let mut a = shard_record(&["--shard", "0/2"], "SET", &samples(0));
+    let mut b = shard_record(&["--shard", "1/2"], "SET", &samples(1));
+    let row = |delay: Value| {
+        json!({"second": 0, "completed": 10, "failed": 0, "p50_us": 1.0, "p99_us": 2.0,
+               "max_us": 2.0, "server": [], "lost": {}, "reconnect_attempts": 0,
+               "reconnects": 0, "client_delay_us": delay})
+    };
+    let start = "2026-01-01T00:00:00.000000Z";
+    a["tests"][0]["started_at"] = start.into();
+    b["tests"][0]["started_at"] = start.into();
+    a["tests"][0]["timeline"] = json!([row(
+        json!({"avg": 10.0, "p50": 8.0, "p99": 40.0, "samples": 30})
+    )]);
+    b["tests"][0]["timeline"] = json!([row(
+        json!({"avg": 50.0, "p50": 30.0, "p99": 20.0, "samples": 10})
+    )]);
+    a["tests"][0]["client_delay_us"] = json!({"count": 30, "avg": 10.0, "min": 1.0, "max": 90.0});
+    b["tests"][0]["client_delay_us"] = json!({"count": 10, "avg": 50.0, "min": 2.0, "max": 70.0});
+    let m = merged(inputs(vec![a, b])).unwrap();
+    let t = &m["tests"][0];
+    assert_eq!(
+        t["timeline"][0]["client_delay_us"],
+        json!({"avg": 20.0, "p50": 30.0, "p99": 40.0, "samples": 40})
+    );
+    let whole = &t["client_delay_us"];
+    assert_eq!((&whole["count"], &whole["avg"]), (&json!(40), &json!(20.0)));
+    assert_eq!((&whole["min"], &whole["max"]), (&json!(1.0), &json!(90.0)));
+}
+
 /// A shard's record of a SET test (as a run makes it) whose timeline is one second longer than a
 /// test that keeps every second's slots: second 1 loses `lost` requests to resets in slots
 /// `from..to` (nothing completes there) and reconnects in slot `to`; every other slot completes

@@ -83,6 +83,28 @@ impl ThreadCpuMark {
         }
     }
 
+    /// The calling thread's usage since this mark, and the mark moved to now (one reading of
+    /// the clocks serves both: the per-slot figures read them ten times a second).
+    pub fn advance(&mut self) -> ThreadCpuUsage {
+        let runqueue = thread_runqueue_wait();
+        let wall = Instant::now();
+        let cpu = thread_cpu_time();
+        let used = ThreadCpuUsage {
+            cpu: cpu.saturating_sub(self.cpu),
+            runqueue: match (runqueue, self.runqueue) {
+                (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+                _ => None,
+            },
+            wall: wall.saturating_duration_since(self.wall),
+        };
+        *self = Self {
+            cpu,
+            runqueue,
+            wall,
+        };
+        used
+    }
+
     /// The calling thread's usage since this mark (call it on the same thread).
     pub fn usage_since(&self) -> ThreadCpuUsage {
         let cpu = thread_cpu_time();

@@ -18,6 +18,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, cpu_percent};
 use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult, Whole};
 
 /// 100 ms slots per second.
@@ -40,6 +41,18 @@ pub struct Slot {
     /// waiting for so long, so the empty slots before it were a stall, not a quiet spell
     /// (`outage.rs`). Not in the record: outages are.
     pub waited_ns: u64,
+    /// The busiest worker's CPU over the slot, per mille of one core, and the longest run-queue
+    /// wait, per mille of the slot's wall time; `cpu_workers`/`runqueue_workers` workers
+    /// measured them (0: not measured). Each worker reads its clocks when it crosses the slot's
+    /// end (`SlotClock`), so a sub-second test is judged from its slots (`verdict::slots`),
+    /// not from figures that mix its start-up into its steady state.
+    pub cpu_max_permille: u32,
+    pub runqueue_max_permille: u32,
+    pub cpu_workers: u32,
+    pub runqueue_workers: u32,
+    /// The sampled client delays (`rx_delay`) taken in the slot: their sum (ns) and count.
+    pub delay_sum_ns: u64,
+    pub delay_samples: u64,
 }
 
 impl Slot {
@@ -50,6 +63,38 @@ impl Slot {
         self.reconnect_attempts += o.reconnect_attempts;
         self.reconnects += o.reconnects;
         self.waited_ns = self.waited_ns.max(o.waited_ns);
+        self.cpu_max_permille = self.cpu_max_permille.max(o.cpu_max_permille);
+        self.runqueue_max_permille = self.runqueue_max_permille.max(o.runqueue_max_permille);
+        self.cpu_workers += o.cpu_workers;
+        self.runqueue_workers += o.runqueue_workers;
+        self.delay_sum_ns = self.delay_sum_ns.saturating_add(o.delay_sum_ns);
+        self.delay_samples += o.delay_samples;
+    }
+
+    /// The busiest worker's CPU in the slot, percent of one core (`None`: not measured).
+    pub fn client_cpu_pct(&self) -> Option<f64> {
+        (self.cpu_workers > 0).then(|| f64::from(self.cpu_max_permille) / 10.0)
+    }
+
+    /// The longest run-queue wait of a worker in the slot, percent of its wall time.
+    pub fn client_runqueue_pct(&self) -> Option<f64> {
+        (self.runqueue_workers > 0).then(|| f64::from(self.runqueue_max_permille) / 10.0)
+    }
+
+    /// The slot's average sampled client delay, ns (`None`: no sample in it).
+    pub fn client_delay_avg_ns(&self) -> Option<f64> {
+        (self.delay_samples > 0).then(|| self.delay_sum_ns as f64 / self.delay_samples as f64)
+    }
+
+    /// Records one worker's clocks over the slot.
+    fn measured(&mut self, u: &ThreadCpuUsage) {
+        let permille = |part: Duration| (cpu_percent(part, u.wall) * 10.0).round() as u32;
+        self.cpu_max_permille = self.cpu_max_permille.max(permille(u.cpu));
+        self.cpu_workers += 1;
+        if let Some(w) = u.runqueue {
+            self.runqueue_max_permille = self.runqueue_max_permille.max(permille(w));
+            self.runqueue_workers += 1;
+        }
     }
 }
 
@@ -239,7 +284,15 @@ pub struct SecondTally {
     /// figures are kept (`ExactSecond::take_delta`).
     base: Option<Box<ExactSecond>>,
     shared: SharedTimeline,
+    /// The worker's clocks when it last crossed a slot's end: `None` until the first crossing,
+    /// because the tally may be built on another thread than the worker that fills it (a
+    /// thread's CPU clock means nothing on another thread), so the first slot has no figures.
+    clock: Option<ThreadCpuMark>,
 }
+
+/// A span between two slot crossings shorter than this gives no slot figures: a few
+/// milliseconds of CPU time are a handful of scheduler decisions, not a share of a core.
+const MIN_SPAN: Duration = Duration::from_millis(50);
 
 impl SecondTally {
     pub fn new(start: Instant, shared: SharedTimeline) -> Self {
@@ -255,6 +308,7 @@ impl SecondTally {
             },
             base: exact.then(Box::default),
             shared,
+            clock: None,
         }
     }
 
@@ -280,6 +334,9 @@ impl SecondTally {
     pub fn client_delay(&mut self, now: Instant, ns: u64) {
         self.at(now);
         self.current.client_delay.record(ns);
+        let slot = &mut self.current.slots[self.slot];
+        slot.delay_sum_ns = slot.delay_sum_ns.saturating_add(ns);
+        slot.delay_samples += 1;
     }
 
     /// A measured error reply at `now`.
@@ -355,6 +412,17 @@ impl SecondTally {
     /// Out of line: ten times a second per worker.
     #[cold]
     fn next_slot(&mut self, now: Instant, whole: Option<&Whole<'_>>) {
+        // The slot under way ends here: its share of the worker's CPU and run-queue wait
+        // (clocks read ten times a second, no allocation: `ThreadCpuMark`).
+        match &mut self.clock {
+            Some(mark) => {
+                let used = mark.advance();
+                if used.wall >= MIN_SPAN {
+                    self.current.slots[self.slot].measured(&used);
+                }
+            }
+            None => self.clock = Some(ThreadCpuMark::now()),
+        }
         let slots = now.saturating_duration_since(self.start).as_millis() / SLOT.as_millis();
         let slots = slots as usize;
         if slots / SLOTS != self.index {
@@ -442,6 +510,60 @@ mod tests {
             "flushed without the whole-test figures: no full-precision part"
         );
         assert!(t.seconds[2].latency.max_ns() >= 3_960 && t.seconds[2].latency.max_ns() <= 4_040);
+    }
+
+    #[test]
+    fn each_slot_a_worker_crossed_the_end_of_carries_its_cpu_and_client_delay() {
+        let shared = SharedTimeline::default();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut a = SecondTally::new(start, shared.clone());
+        a.success(at(10), 1_000);
+        // The first crossing only sets the clock: slot 0 gets no figures.
+        a.success(at(150), 1_000);
+        // Burn real CPU for longer than a span must last to count.
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < MIN_SPAN + Duration::from_millis(10) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        a.success(at(250), 1_000);
+        a.client_delay(at(260), 5_000);
+        a.client_delay(at(270), 7_000);
+        // A crossing right after the last: a span too short to count.
+        a.success(at(350), 1_000);
+        a.flush();
+        let t = shared.lock().unwrap();
+        let slots = &t.seconds[0].slots;
+        assert_eq!(
+            slots[0].client_cpu_pct(),
+            None,
+            "no clock before the first crossing"
+        );
+        let cpu = slots[1].client_cpu_pct().expect("slot 1 measured");
+        assert!(cpu > 0.0, "a spinning worker used CPU: {:?}", slots[1]);
+        assert_eq!(slots[1].cpu_workers, 1);
+        if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+            assert!(slots[1].client_runqueue_pct().is_some(), "{:?}", slots[1]);
+        }
+        assert_eq!(slots[2].client_cpu_pct(), None, "a span under MIN_SPAN");
+        assert_eq!(slots[2].client_delay_avg_ns(), Some(6_000.0));
+        assert_eq!(slots[1].client_delay_avg_ns(), None, "no sample in it");
+        // Workers add up: the busiest worker's CPU, every worker counted, delays summed.
+        let mut sum = slots[1];
+        sum.add(&Slot {
+            cpu_max_permille: 2,
+            cpu_workers: 1,
+            delay_sum_ns: 3_000,
+            delay_samples: 1,
+            ..Slot::default()
+        });
+        assert_eq!(sum.client_cpu_pct(), Some(cpu.max(0.2)));
+        assert_eq!(
+            (sum.cpu_workers, sum.client_delay_avg_ns()),
+            (2, Some(3_000.0))
+        );
     }
 
     #[test]

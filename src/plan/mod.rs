@@ -9,6 +9,7 @@ pub mod dataset;
 mod delivery;
 pub mod find_max;
 pub mod memory;
+pub mod memtier;
 mod pushes;
 pub mod shard;
 pub mod start_at;
@@ -132,6 +133,8 @@ pub struct RunPlan {
     pub repeat: u32,
     /// A mix's commands in their weights' cycle (memtier's order), not drawn.
     pub mix_in_order: bool,
+    /// `respbench memtier`: the mix's request shapes (its keys, `-R`, `--expiry-range`, …).
+    pub memtier: Option<std::sync::Arc<crate::workload::memtier::MemtierShape>>,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
@@ -231,6 +234,7 @@ impl RunPlan {
         }
         delivery::key_drift(args, &mut load)?;
         let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
+        let memtier = memtier::shape(args, &load, data_size);
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -267,6 +271,7 @@ impl RunPlan {
             metrics_linger: args.metrics_linger.unwrap_or_default(),
             repeat: args.repeat,
             mix_in_order: args.workload.in_order,
+            memtier,
             server_stats: !args.no_server_stats,
             shard,
             start_at,

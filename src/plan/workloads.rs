@@ -45,6 +45,9 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
         Ok(Some(p))
     };
     if let Some((set, get)) = w.ratio {
+        // memtier's --multi-key-get: MGETs of up to N keys make up the GET count.
+        let multi = w.memtier.as_ref().map_or(0, |m| m.multi_key_get);
+        let get_weight = crate::workload::memtier::MemtierShape::get_weight(get, multi);
         let commands = vec![
             MixSpec {
                 name: "SET".into(),
@@ -55,7 +58,7 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
             MixSpec {
                 name: "GET".into(),
                 source: MixSource::Suite(suite::by_name("get")),
-                weight: get,
+                weight: get_weight,
                 keys: own(w.get_key_dist)?,
             },
         ];

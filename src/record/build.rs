@@ -333,7 +333,19 @@ fn verdict_record(
             cores: m.cores,
         },
     });
-    let j = verdict::judge(&servers, client, rate, r.elapsed.as_secs_f64(), machine);
+    let seconds = r.elapsed.as_secs_f64();
+    let j = if seconds < verdict::slots::UNDER_SECONDS {
+        let whole = verdict::slots::WholeTest {
+            servers: &servers,
+            client_threads_pct: client,
+            rate,
+            seconds,
+            machine,
+        };
+        verdict::slots::judge(&whole, &slot_figures(&r.timeline))
+    } else {
+        verdict::judge(&servers, client, rate, seconds, machine)
+    };
     VerdictRecord {
         kind: j.verdict,
         reason: j.reason,
@@ -341,6 +353,22 @@ fn verdict_record(
         server_busy_pct: j.server_busy_pct,
         client_max_thread_cpu_pct: j.client_max_thread_cpu_pct,
     }
+}
+
+/// The timeline's slots that have respbench's CPU figures, in order (a sub-second test's
+/// verdict is drawn from them).
+fn slot_figures(t: &Timeline) -> Vec<verdict::slots::SlotFigures> {
+    t.seconds
+        .iter()
+        .flat_map(|s| &s.slots)
+        .filter_map(|s| {
+            Some(verdict::slots::SlotFigures {
+                client_cpu_pct: s.client_cpu_pct()?,
+                runqueue_pct: s.client_runqueue_pct(),
+                client_delay_us: s.client_delay_avg_ns().map(|ns| ns / 1000.0),
+            })
+        })
+        .collect()
 }
 
 /// Intervals at least this long count as full seconds (a sample may come a little early or

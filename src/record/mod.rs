@@ -23,6 +23,7 @@ pub mod host;
 pub mod input_file;
 pub mod journal;
 pub mod memory;
+pub mod memtier_data;
 pub mod replay;
 pub mod shard;
 pub mod storm;

@@ -153,6 +153,17 @@ pub struct SlotRow {
     /// completed, and in records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_us: Option<f64>,
+    /// The busiest respbench worker's CPU in the slot (percent of one core), the longest
+    /// run-queue wait of a worker (percent of the slot) and the slot's average sampled client
+    /// delay (µs): what a sub-second test's verdict is judged from (`verdict::slots`). Absent
+    /// where not measured (the first slot, the cut-short last one, a merged record) and in
+    /// records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_cpu_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_runqueue_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_delay_us: Option<f64>,
 }
 
 impl SlotRow {
@@ -164,6 +175,9 @@ impl SlotRow {
             reconnect_attempts: s.reconnect_attempts,
             reconnects: s.reconnects,
             max_us: (s.completed > 0).then(|| us(s.waited_ns)),
+            client_cpu_pct: s.client_cpu_pct(),
+            client_runqueue_pct: s.client_runqueue_pct(),
+            client_delay_us: s.client_delay_avg_ns().map(|ns| ns / 1000.0),
         }
     }
 }

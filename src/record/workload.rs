@@ -87,6 +87,9 @@ pub struct WorkloadOptions {
     /// `--key-drift`: how the hot spot moved (absent without it, and in older records).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_drift: Option<KeyDriftRecord>,
+    /// `respbench memtier`'s data options (absent outside memtier mode, and in older records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memtier: Option<super::memtier_data::MemtierDataRecord>,
 }
 
 /// `--key-drift` as run (`workload::drift`).
@@ -134,6 +137,7 @@ impl Default for WorkloadOptions {
             mix: Vec::new(),
             arrival: "uniform".into(),
             key_drift: None,
+            memtier: None,
         }
     }
 }
@@ -197,6 +201,7 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
         }
         .into(),
         key_drift: load.key_drift.map(KeyDriftRecord::of),
+        memtier: (plan.memtier.as_deref()).map(super::memtier_data::MemtierDataRecord::of),
     }
 }
 

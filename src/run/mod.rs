@@ -465,6 +465,11 @@ impl<W: Write> Session<'_, W> {
         if self.plan.mix_in_order {
             mix = mix.in_order();
         }
+        if let Some(shape) = &self.plan.memtier {
+            // `--ratio`'s SET and GET come from the suite; `--command` lines do not.
+            let ratio = (specs.iter()).any(|s| matches!(s.source, MixSource::Suite(_)));
+            mix = mix.with_memtier(shape.clone(), ratio);
+        }
         let first = mix.commands[0].template.clone();
         self.load.mix = Some(Arc::new(mix));
         let ended = self.run_test(title, &first);

@@ -16,6 +16,7 @@
 //! beyond the cores wait for each other, and that is not someone else's load.
 
 mod own;
+pub mod slots;
 
 pub use own::OwnDemand;
 
@@ -32,8 +33,9 @@ pub const NEAR_FULL_CORE_PCT: f64 = 90.0;
 pub const BOTH_NEAR_PCT: f64 = 80.0;
 
 /// A test shorter than this (its measured phase, seconds) is "can't tell": under one 100 ms
-/// timeline slot, CPU figures are a handful of scheduler ticks and thread start-up. Longer tests,
-/// sub-second ones included, are judged from the whole test's figures.
+/// timeline slot, CPU figures are a handful of scheduler ticks and thread start-up. A test
+/// shorter than [`slots::UNDER_SECONDS`] is judged from its slots (`slots`), longer ones from
+/// the whole test's figures.
 pub const MIN_SECONDS: f64 = 0.1;
 
 /// With `--rps`, the rate counts as met from this share of the target (percent): the schedule's
@@ -172,6 +174,12 @@ impl MachineLoad {
     /// The first figure that shows a busy machine, as a phrase for the reason; `None` when none
     /// does.
     pub fn busy_figure(&self) -> Option<String> {
+        self.busy_figure_over("the test")
+    }
+
+    /// [`MachineLoad::busy_figure`] with the run-queue wait said as a share of `span` (the
+    /// test, or one of its slots: `slots`).
+    pub fn busy_figure_over(&self, span: &str) -> Option<String> {
         let over = |p: Option<f64>, limit: f64| p.filter(|&p| p >= limit);
         let own = self.own.own_wait_pct();
         let net = if own > 0.0 {
@@ -196,7 +204,7 @@ impl MachineLoad {
         });
         if let Some(w) = over(runqueue, STARVED_PCT) {
             return Some(format!(
-                "a respbench thread waited for a CPU {w:.0}% of the test{net}"
+                "a respbench thread waited for a CPU {w:.0}% of {span}{net}"
             ));
         }
         if let Some(s) = over(self.steal_pct, STEAL_PCT) {
@@ -383,11 +391,16 @@ pub fn decide(input: &VerdictInput) -> Verdict {
 /// The record's and the report's sentence: the advice, and the figure that decided (a busy
 /// machine's) or that is missing (can't tell).
 pub fn reason(input: &VerdictInput, verdict: Verdict) -> String {
+    reason_over(input, verdict, "the test")
+}
+
+/// [`reason`] with a busy machine's run-queue figure said as a share of `span`.
+pub fn reason_over(input: &VerdictInput, verdict: Verdict, span: &str) -> String {
     match verdict {
         Verdict::MachineBusy => format!(
             "{}: {}",
             verdict.advice(),
-            input.machine.busy_figure().unwrap_or_default()
+            input.machine.busy_figure_over(span).unwrap_or_default()
         ),
         Verdict::CantTell => format!("can't tell: {}", missing(input)),
         v => v.advice().to_string(),

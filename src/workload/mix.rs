@@ -13,6 +13,7 @@ use rand_core::RngCore;
 
 use super::distribution::KeyPattern;
 use super::keys::{KeyGen, SequentialCounters};
+use super::memtier::{MemtierShape, Role};
 use super::sizes::{SizeDist, append_sized};
 use super::template::{Template, fill_unit};
 
@@ -48,6 +49,8 @@ pub struct Mix {
     in_order: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// The running weight sums (the cycle's boundaries), for `in_order`.
     bounds: Vec<u64>,
+    /// `respbench memtier`: its own request shapes (`workload::memtier`) and each command's role.
+    memtier: Option<(Arc<MemtierShape>, Vec<Role>)>,
 }
 
 impl Mix {
@@ -92,12 +95,32 @@ impl Mix {
             counters,
             in_order: None,
             bounds,
+            memtier: None,
         })
     }
 
     /// Sends the commands in their weights' cycle instead of drawing them (memtier's order).
     pub fn in_order(mut self) -> Self {
         self.in_order = Some(Arc::default());
+        self
+    }
+
+    /// Writes the commands as memtier does (`workload::memtier`): with `ratio`, the commands
+    /// named SET and GET are the ratio's (their shapes are memtier's SET/SETEX/SETRANGE and
+    /// GET/MGET/GETRANGE), any other is a `--command` line.
+    pub fn with_memtier(mut self, shape: Arc<MemtierShape>, ratio: bool) -> Self {
+        let roles = (self.commands.iter())
+            .map(|c| match (ratio, c.name.as_str()) {
+                (true, "SET") => Role::Set,
+                (true, "GET") => Role::Get,
+                _ => Role::Line,
+            })
+            .collect();
+        self.longest = (self.commands.iter())
+            .map(|c| shape.bound(&c.template))
+            .max()
+            .unwrap_or(0);
+        self.memtier = Some((shape, roles));
         self
     }
 
@@ -156,6 +179,14 @@ impl Mix {
         if kinds.len() < units {
             kinds.resize(units, 0);
         }
+        if let Some((shape, roles)) = &self.memtier {
+            let keys = if shared {
+                Keys::Shared(&mut keys[0])
+            } else {
+                Keys::Own(keys)
+            };
+            return self.fill_memtier(shape, roles, out, &mut kinds[..units], rng, sizes, keys);
+        }
         // memtier's order: this batch's positions in the cycle, claimed at once.
         let mut turn = self
             .in_order
@@ -202,6 +233,54 @@ impl Mix {
             pos += t.unit.len();
         }
         pos
+    }
+}
+
+/// A batch's key generators: one for every command, or one per command.
+enum Keys<'a> {
+    Shared(&'a mut KeyGen),
+    Own(&'a mut [KeyGen]),
+}
+
+impl Mix {
+    /// [`Mix::fill_batch`] for `respbench memtier`: each unit written by its role's shape, in
+    /// the weights' cycle (each GET's place in its block gives an MGET's key count) or drawn.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_memtier<R: RngCore>(
+        &self,
+        shape: &MemtierShape,
+        roles: &[Role],
+        out: &mut Vec<u8>,
+        kinds: &mut [u8],
+        rng: &mut R,
+        sizes: Option<&SizeDist>,
+        mut keys: Keys<'_>,
+    ) -> usize {
+        let mut turn = (self.in_order.as_ref())
+            .map(|t| t.fetch_add(kinds.len() as u64, std::sync::atomic::Ordering::Relaxed));
+        out.clear();
+        out.reserve(kinds.len() * self.longest);
+        for kind in kinds.iter_mut() {
+            let (k, nth) = match &mut turn {
+                Some(t) => {
+                    *t += 1;
+                    let total = self.bounds[self.bounds.len() - 1];
+                    let at = (*t - 1) % total;
+                    let k = self.turn(*t - 1);
+                    let start = if k == 0 { 0 } else { self.bounds[k - 1] };
+                    (k, Some(at - start))
+                }
+                None => (self.draw(rng), None),
+            };
+            *kind = k as u8;
+            let keys = match &mut keys {
+                Keys::Shared(g) => &mut **g,
+                Keys::Own(all) => &mut all[k],
+            };
+            let t = &self.commands[k].template;
+            shape.append_unit(out, t, roles[k], nth, sizes, rng, keys);
+        }
+        out.len()
     }
 }
 

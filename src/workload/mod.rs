@@ -10,6 +10,7 @@ pub mod dataset;
 pub mod distribution;
 pub mod drift;
 pub mod keys;
+pub mod memtier;
 pub mod mix;
 pub mod sizes;
 pub mod split;

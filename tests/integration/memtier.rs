@@ -87,9 +87,9 @@ fn allkeys_with_p_p_writes_every_key_of_the_range_exactly_once() {
         let mut c = server.client();
         assert_eq!(c.dbsize(), 3000);
         assert_eq!(c.calls("set"), 3000, "each key once");
-        assert!(c.bulk(&["GET", "memtier-000000000001"]).is_some());
-        assert!(c.bulk(&["GET", "memtier-000000003000"]).is_some());
-        assert!(c.bulk(&["GET", "memtier-000000000000"]).is_none());
+        assert!(c.bulk(&["GET", "memtier-1"]).is_some());
+        assert!(c.bulk(&["GET", "memtier-3000"]).is_some());
+        assert!(c.bulk(&["GET", "memtier-0"]).is_none());
     }
 }
 
@@ -215,7 +215,7 @@ fn hits_and_misses_are_counted_from_the_replies() {
         let json = dir.path().join("hits.json");
         let mut c = server.client();
         for k in 1..=10 {
-            c.ok(&["SET", &format!("memtier-{k:012}"), "v"]);
+            c.ok(&["SET", &format!("memtier-{k}"), "v"]);
         }
         // Keys 1..=20: half exist. The server's keyspace_hits/misses judge our counts.
         let out = memtier(

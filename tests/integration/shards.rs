@@ -106,6 +106,14 @@ fn shards_split_n_exactly_cover_the_keyspace_and_merge() {
         assert_eq!(s["shard"]["source"], "flag");
         assert_eq!(s["shard"]["requests_total"], 3001);
     }
+    // The client delay adds up by its samples (absent only when no shard measured it).
+    let delay_count = |d: &Value| d["tests"][0]["client_delay_us"]["count"].as_u64();
+    let counts: Vec<u64> = shards.iter().filter_map(delay_count).collect();
+    if counts.is_empty() {
+        assert!(merged["tests"][0].get("client_delay_us").is_none());
+    } else {
+        assert_eq!(delay_count(&merged), Some(counts.iter().sum::<u64>()));
+    }
     let mut all_files = files.clone();
     all_files.push(all);
     check_with_python(&all_files);

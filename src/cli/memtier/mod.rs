@@ -14,6 +14,7 @@
 //! the raw values its JSON `configuration` block repeats) and the translation into [`Args`].
 //! Must not: open files or sockets.
 
+mod data;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -70,6 +71,8 @@ pub struct MemtierOptions {
     pub monitor_input: Option<PathBuf>,
     /// `--monitor-pattern R`: `__monitor_line@__` draws at random (else in order).
     pub monitor_random: bool,
+    /// `--command-stats-breakdown=line`: a row per `--command` line (else per command name).
+    pub command_stats_by_line: bool,
     /// Every option as given, by its first spelling, with its raw value (the JSON's
     /// `configuration` block repeats them; secrets are redacted there by `crate::redact`).
     pub given: Vec<(&'static str, OsString)>,
@@ -92,6 +95,7 @@ impl Default for MemtierOptions {
             hdr_file_prefix: None,
             monitor_input: None,
             monitor_random: false,
+            command_stats_by_line: false,
             given: Vec::new(),
         }
     }
@@ -284,6 +288,15 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     }
     if w.ratio.is_none() && w.commands.is_empty() {
         w.ratio = Some(defaults::RATIO);
+    }
+    // memtier's keys (`memtier-123`, no padding) and data options: the mix's own shapes.
+    let sized_by_range = matches!(w.data_sizes, Some(super::DataSizes::Range(..)));
+    if w.memtier.get_or_insert_default().size_pattern_s && !sized_by_range {
+        return Err(UsageError(
+            "--data-size-pattern S spreads --data-size-range over the key range: give \
+             --data-size-range MIN-MAX"
+                .into(),
+        ));
     }
     // memtier sends a mix in its weights' order: `--ratio 1:10` is exactly 1 SET in 11
     // (`--monitor-pattern R` draws instead).

@@ -248,11 +248,7 @@ const OUTPUT: &[M] = &[
         },
     )
     .example(&["--print-all-runs"]),
-    no(
-        &["--command-stats-breakdown"],
-        Value::Text,
-        "--command-stats-breakdown=command|line",
-    ),
+    super::data::STATS_BREAKDOWN,
     no(&["--statsd-host"], Value::Text, "--statsd-host=HOST"),
     no(&["--statsd-port"], Value::Text, "--statsd-port=PORT"),
     no(&["--statsd-prefix"], Value::Text, "--statsd-prefix=PREFIX"),
@@ -302,7 +298,7 @@ const TEST: &[M] = &[
     no(&["--connection-timeout"], Value::Text, "--connection-timeout=SECS"),
     no(&["--thread-conn-start-min-jitter-micros"], Value::Text, "--thread-conn-start-min-jitter-micros=NUM"),
     no(&["--thread-conn-start-max-jitter-micros"], Value::Text, "--thread-conn-start-max-jitter-micros=NUM"),
-    no(&["--multi-key-get"], Value::Text, "--multi-key-get=NUM"),
+    super::data::MULTI_KEY_GET,
     M::value(&["--select-db"], Value::Text, "--select-db=DB", "SELECT this database first",
         |st, n, v| via("--dbnum", st, n, v)).example(&["--select-db", "2"]),
     M::switch(&["--distinct-client-seed"], "--distinct-client-seed",
@@ -356,12 +352,12 @@ const COMMAND: &[M] = &[
             };
             Ok(())
         }).example(&["--monitor-pattern=R"]),
-    no(
+    super::data::scan(
         &["--scan-incremental-iteration"],
         Value::None,
         "--scan-incremental-iteration",
     ),
-    no(
+    super::data::scan(
         &["--scan-incremental-max-iterations"],
         Value::Text,
         "--scan-incremental-max-iterations=NUMBER",
@@ -377,8 +373,8 @@ const OBJECT: &[M] = &[
         |st, n, v| via("-d", st, n, v),
     )
     .example(&["-d", "1024"]),
-    no(&["--data-offset"], Value::Text, "--data-offset=OFFSET"),
-    no(&["-R", "--random-data"], Value::None, "-R, --random-data"),
+    super::data::DATA_OFFSET,
+    super::data::RANDOM_DATA,
     M::value(
         &["--data-size-range"],
         Value::Text,
@@ -395,30 +391,16 @@ const OBJECT: &[M] = &[
         |st, n, v| via("--data-size-list", st, n, v),
     )
     .example(&["--data-size-list=32:1,1024:3"]),
-    M::value(
-        &["--data-size-pattern"],
-        Value::Choice(&["R"]),
-        "--data-size-pattern=R",
-        "R (sizes drawn at random); S is refused",
-        |_, n, v| match v.as_encoded_bytes() {
-            b"R" => Ok(()),
-            b"S" => Err(refused(
-                n,
-                "S (sizes spread over the key range) is not implemented",
-            )),
-            _ => Err(invalid_value(n, v, "R or S")),
-        },
-    )
-    .example(&["--data-size-range=32-64", "--data-size-pattern=R"]),
-    no(&["--expiry-range"], Value::Text, "--expiry-range=RANGE"),
+    super::data::SIZE_PATTERN,
+    super::data::EXPIRY_RANGE,
 ];
 
 const IMPORT: &[M] = &[
-    no(&["--data-import"], Value::Text, "--data-import=FILE"),
-    no(&["--data-verify"], Value::None, "--data-verify"),
-    no(&["--verify-only"], Value::None, "--verify-only"),
-    no(&["--generate-keys"], Value::None, "--generate-keys"),
-    no(&["--no-expiry"], Value::None, "--no-expiry"),
+    super::data::import(&["--data-import"], Value::Text, "--data-import=FILE"),
+    super::data::import(&["--data-verify"], Value::None, "--data-verify"),
+    super::data::import(&["--verify-only"], Value::None, "--verify-only"),
+    super::data::import(&["--generate-keys"], Value::None, "--generate-keys"),
+    super::data::import(&["--no-expiry"], Value::None, "--no-expiry"),
 ];
 
 const KEYS: &[M] = &[

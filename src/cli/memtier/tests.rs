@@ -163,3 +163,40 @@ fn help_lists_every_section_and_the_table_knows_secrets() {
     assert_eq!(takes_value("--hide-histogram"), Some(false));
     assert_eq!(takes_value("-c"), Some(true));
 }
+
+#[test]
+fn imports_and_scan_iteration_are_refused_with_the_reason() {
+    for (args, says) in [
+        (&["--data-import=dump.csv"][..], "import file"),
+        (&["--data-verify"][..], "import file"),
+        (&["--no-expiry"][..], "import file"),
+        (&["--scan-incremental-iteration"][..], "cursor"),
+        (&["--scan-incremental-max-iterations=3"][..], "cursor"),
+    ] {
+        let e = err(args);
+        let name = args[0].split('=').next().unwrap();
+        assert!(e.starts_with(&format!("{name} is not supported")), "{e}");
+        assert!(e.contains(says) && !e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn data_options_set_memtiers_data() {
+    let (a, _) = run(&[
+        "-R",
+        "--expiry-range=5-9",
+        "--data-offset=3",
+        "--multi-key-get=4",
+        "--data-size-range=10-20",
+        "--data-size-pattern=S",
+    ]);
+    let d = a.workload.memtier.clone().expect("memtier data");
+    assert!(d.random_data && d.size_pattern_s);
+    assert_eq!(
+        (d.expiry, d.data_offset, d.multi_key_get),
+        (Some((5, 9)), 3, 4)
+    );
+    let e = err(&["--data-size-pattern=S"]);
+    assert!(e.contains("--data-size-range"), "{e}");
+    assert!(err(&["--expiry-range=9-3"]).contains("--expiry-range"));
+}

@@ -13,6 +13,7 @@
 mod csv;
 pub mod facts;
 mod memtier;
+pub mod memtier_view;
 mod respbench;
 pub mod spectrum;
 

@@ -1,0 +1,48 @@
+//! The record's `options.workload.memtier`: `respbench memtier`'s data options as they ran
+//! (`workload::memtier::MemtierShape`), so a record says whether its SETs were `SETEX`,
+//! `SETRANGE` or plain and its GETs `MGET`s without anyone parsing `command_line`. Absent
+//! outside memtier mode and in records of earlier builds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::memtier::MemtierShape;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemtierDataRecord {
+    /// `-R`: values were slices of a random pool.
+    pub random_data: bool,
+    /// `--data-size-pattern`: `R` (sizes drawn) or `S` (sizes spread over the key range).
+    pub data_size_pattern: String,
+    /// `--data-offset`: SETRANGE/GETRANGE at this offset (0: SET/GET).
+    pub data_offset: u64,
+    /// `--expiry-range` in seconds (`SETEX`); `null` without it.
+    pub expiry_range: Option<ExpiryRangeRecord>,
+    /// `--multi-key-get`: keys per `MGET` at most (0: plain GETs).
+    pub multi_key_get: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExpiryRangeRecord {
+    pub min: u64,
+    pub max: u64,
+}
+
+impl MemtierDataRecord {
+    pub fn of(shape: &MemtierShape) -> Self {
+        Self {
+            random_data: !shape.random_pool.is_empty(),
+            data_size_pattern: if shape.size_by_key.is_some() {
+                "S"
+            } else {
+                "R"
+            }
+            .into(),
+            data_offset: shape.data_offset,
+            expiry_range: shape
+                .expiry
+                .map(|(min, max)| ExpiryRangeRecord { min, max }),
+            multi_key_get: shape.multi_key_get,
+        }
+    }
+}
