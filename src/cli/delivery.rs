@@ -118,7 +118,9 @@ pub(super) const FLAGS: &[Flag<State>] = &[
     F::switch(
         &["--sharded"],
         "--sharded",
-        "--pubsub: sharded pub/sub (SSUBSCRIBE and SPUBLISH)",
+        "--pubsub: sharded pub/sub (SSUBSCRIBE and SPUBLISH); with\n\
+         --cluster (where it is needed) each channel goes to the\n\
+         node owning its slot",
         |st, _, _| {
             st.args.delivery.sharded = true;
             Ok(())

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use resp::Value;
 
+use super::route::Router;
+use super::seconds::hand_published;
 use super::{DeliverySpec, Live, stamp};
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::{ConnSetup, EngineError};
@@ -40,6 +42,10 @@ pub(super) struct Published {
     /// Acknowledged messages by the second they were sent in (their stamp), so the record's
     /// per-second publish counts are exact rather than sampled.
     pub per_second: Vec<u64>,
+    /// Acknowledged messages per node (`host:port`), as the publisher's router sent them.
+    pub per_node: Vec<(String, u64)>,
+    /// `MOVED` replies followed (a slot that migrated during the test).
+    pub moved: u64,
 }
 
 /// How a publisher sends message `number`: the command's arguments around the payload, and the
@@ -56,11 +62,12 @@ pub(super) const MAX_ARGS: usize = 5;
 pub(super) type Args<'a> = ([&'a [u8]; MAX_ARGS], usize);
 
 /// Publisher `index`'s loop: its part of the message numbers, at its part of the rate, until
-/// done or stopped. A connection that fails ends the loop (what was left counts as errors).
+/// done or stopped, each to its name's node (`route::Router`). A connection that fails ends
+/// the loop (what was left counts as errors).
 pub(super) fn publish(
     spec: &DeliverySpec,
     live: &Live,
-    conn: &mut ControlConn,
+    router: &mut Router<'_>,
     index: u32,
     command: &dyn Command,
 ) -> Published {
@@ -73,6 +80,8 @@ pub(super) fn publish(
     let mut out = Published::default();
     let mut payload = stamp::payload(spec.payload);
     let start = live.origin;
+    // The seconds handed to the test's timeline (`seconds::hand_published`).
+    let mut handed = 0;
     for k in 0..part.len {
         if live.stopping() {
             out.errors += part.len - k;
@@ -90,10 +99,11 @@ pub(super) fn publish(
         let sent_ns = live.now_ns();
         stamp::write(&mut payload, sent_ns, number);
         let (channel, (args, n)) = command.args(number, &payload);
-        match conn.call(&args[..n]) {
-            Ok(Value::Error(_)) => out.errors += 1,
-            Ok(reply) => {
+        match router.call(channel, &args[..n]) {
+            Ok((_, Value::Error(_))) => out.errors += 1,
+            Ok((node, reply)) => {
                 out.acked += 1;
+                router.acked[node] += 1;
                 if let Value::Integer(n) = reply {
                     out.reply_sum += n.max(0) as u64;
                 }
@@ -103,6 +113,7 @@ pub(super) fn publish(
                     out.per_second.resize(second + 1, 0);
                 }
                 out.per_second[second] += 1;
+                hand_published(&out.per_second, &mut handed, second, &live.timeline);
             }
             Err(_) => {
                 out.errors += part.len - k;
@@ -110,5 +121,13 @@ pub(super) fn publish(
             }
         }
     }
+    hand_published(&out.per_second, &mut handed, usize::MAX, &live.timeline);
+    out.moved = router.moved;
+    out.per_node = router
+        .addrs
+        .iter()
+        .cloned()
+        .zip(router.acked.clone())
+        .collect();
     out
 }

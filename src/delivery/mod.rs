@@ -16,7 +16,10 @@
 mod conn;
 mod monitor;
 mod pubsub;
+mod resubscribe;
 mod result;
+mod route;
+mod seconds;
 pub mod stamp;
 mod stream;
 pub mod tally;
@@ -25,8 +28,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::engine::{ConnSetup, EngineError};
-use crate::metrics::LatencyHistogram;
+use crate::engine::{ClusterShared, ConnSetup, EngineError, Observer};
+use crate::metrics::{LatencyHistogram, SharedTimeline};
 
 pub use monitor::SecondRow;
 
@@ -149,6 +152,27 @@ pub struct DeliveryResult {
     pub buffer_limit_disconnections: Option<u64>,
     /// Ctrl-C or SIGTERM cut the run short.
     pub interrupted: bool,
+    /// `--cluster`: each node the test used, with what went through it (empty otherwise).
+    pub nodes: Vec<NodeFigures>,
+    /// `MOVED` replies the publishers followed (a slot migrated during the test).
+    pub moved: u64,
+    /// Sharded subscribers that subscribed again after their channel's slot moved.
+    pub resubscribed: u64,
+}
+
+/// One cluster node's part of a delivery test.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeFigures {
+    /// `host:port`.
+    pub node: String,
+    /// Channels (or the stream) whose slot the node owned when the test began.
+    pub channels: u32,
+    /// Receivers connected to it.
+    pub receivers: u32,
+    /// Messages it acknowledged.
+    pub published: u64,
+    /// First deliveries to its receivers.
+    pub delivered: u64,
 }
 
 /// What publishers and receivers share while the test runs.
@@ -168,6 +192,12 @@ pub(crate) struct Live {
     pub stop: AtomicBool,
     /// The run's Ctrl-C/SIGTERM flag.
     pub interrupted: Arc<AtomicBool>,
+    /// The seconds the receivers have finished (`seconds.rs`), handed on to the run's observer
+    /// while the test goes on.
+    pub timeline: SharedTimeline,
+    /// Sharded subscribers that subscribed again after their channel's slot moved
+    /// (`resubscribe.rs`).
+    pub resubscribed: AtomicU64,
 }
 
 impl Live {
@@ -180,6 +210,8 @@ impl Live {
             publishing_done: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             interrupted,
+            timeline: SharedTimeline::default(),
+            resubscribed: AtomicU64::new(0),
         }
     }
 
@@ -200,14 +232,31 @@ pub(crate) const DRAIN_IDLE: Duration = Duration::from_secs(2);
 
 /// Runs one delivery test to its end (all messages published and delivered, the drain's idle
 /// limit, or a signal). A failure to set up (connect, subscribe, create the group) is an error;
-/// failures during the test are counted.
+/// failures during the test are counted. Each second the receivers finish goes to `observer`
+/// while the test runs (`Observer::second`: the journal, live metrics).
+///
+/// `cluster`: the run's cluster (`--cluster`); each channel's subscribers and publishes, or the
+/// stream and its group, then go to the primary owning its slot (`route.rs`).
 pub fn run(
     spec: &DeliverySpec,
-    setup: &ConnSetup,
+    (setup, cluster): (&ConnSetup, Option<&ClusterShared>),
     interrupted: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
 ) -> Result<DeliveryResult, EngineError> {
-    match spec.mode {
-        Mode::PubSub { .. } => pubsub::run(spec, setup, interrupted),
-        Mode::Stream { .. } => stream::run(spec, setup, interrupted),
+    let names: Vec<Vec<u8>> = match spec.mode {
+        Mode::PubSub { channels, .. } => (0..channels).map(|k| spec.channel(k)).collect(),
+        Mode::Stream { .. } => vec![spec.stream_key()],
+    };
+    let nodes = match cluster {
+        Some(shared) => route::Nodes::cluster(setup, shared, &names)?,
+        None => route::Nodes::single(setup, names.len()),
+    };
+    let mut result = match spec.mode {
+        Mode::PubSub { .. } => pubsub::run(spec, &nodes, interrupted, observer)?,
+        Mode::Stream { .. } => stream::run(spec, &nodes, interrupted, observer)?,
+    };
+    if cluster.is_none() {
+        result.nodes.clear();
     }
+    Ok(result)
 }

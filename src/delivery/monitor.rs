@@ -1,6 +1,6 @@
 //! Once a second during a delivery test: how far the receivers are behind (client side, from the
 //! shared counters) and what the server holds for them (pub/sub: the largest subscriber output
-//! buffer, `CLIENT LIST TYPE pubsub`'s `omem`; streams: the group's pending entries and lag,
+//! buffer, `CLIENT LIST`'s `omem` of the clients subscribed; streams: the group's pending entries and lag,
 //! `XINFO GROUPS`). Its own connection, so a slow reply delays a sample, never a delivery; a
 //! server that refuses a command leaves that column empty.
 
@@ -37,10 +37,12 @@ pub struct SecondRow {
 
 /// What the monitor asks the server.
 #[derive(Clone, Debug)]
-pub(super) enum Probe {
-    /// `CLIENT LIST TYPE pubsub`, and each subscriber's `CLIENT ID` (to see which the server
-    /// dropped).
-    PubSub { ids: Vec<Option<u64>> },
+pub(super) enum Probe<'a> {
+    /// `CLIENT LIST TYPE pubsub` on every node, and each subscriber's node (index into the
+    /// nodes watched) and `CLIENT ID` there (to see which the server dropped).
+    PubSub {
+        ids: &'a [std::sync::Mutex<super::pubsub::SubscriberId>],
+    },
     /// `XINFO GROUPS key`, the group's name.
     Stream { key: Vec<u8>, group: Vec<u8> },
 }
@@ -49,20 +51,25 @@ pub(super) enum Probe {
 /// placed within a quarter of one.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 
-/// Samples the server every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
+/// Samples the servers (`nodes`: one, or each cluster node the test uses; a stream's probe
+/// asks the first) every [`PROBE_EVERY`] and closes a row every second until `live.stop`;
 /// `behind` says how far receivers are behind now. Returns the rows (the cumulative delivery
 /// count turned into per-second ones; the publishers count their own seconds exactly) and the
 /// subscribers the server dropped.
 pub(super) fn watch(
-    setup: &ConnSetup,
+    nodes: &[ConnSetup],
     live: &Live,
-    probe: &Probe,
+    probe: &Probe<'_>,
     behind: &dyn Fn() -> u64,
 ) -> (Vec<SecondRow>, Vec<Disconnect>) {
-    let mut control = conn::open(setup).ok();
-    if let Some(c) = control.as_mut() {
-        let _ = c.set_timeout(Duration::from_secs(1));
-    }
+    let mut control: Vec<Option<ControlConn>> = nodes
+        .iter()
+        .map(|setup| {
+            let mut c = conn::open(setup).ok()?;
+            c.set_timeout(Duration::from_secs(1)).ok()?;
+            Some(c)
+        })
+        .collect();
     let mut seen = Seen::default();
     let mut rows = Vec::new();
     let mut delivered = 0u64;
@@ -76,9 +83,7 @@ pub(super) fn watch(
             while std::time::Instant::now() < end && !live.stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            if let Some(c) = control.as_mut() {
-                sample(c, probe, live, &mut row, &mut seen);
-            }
+            sample(&mut control, probe, live, &mut row, &mut seen);
             if live.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -111,21 +116,43 @@ struct Seen {
     drops: Vec<Disconnect>,
 }
 
-fn sample(c: &mut ControlConn, probe: &Probe, live: &Live, row: &mut SecondRow, seen: &mut Seen) {
+fn sample(
+    nodes: &mut [Option<ControlConn>],
+    probe: &Probe<'_>,
+    live: &Live,
+    row: &mut SecondRow,
+    seen: &mut Seen,
+) {
     match probe {
         Probe::PubSub { ids } => {
-            let Ok(reply) = c.call(&[b"CLIENT".as_slice(), b"LIST", b"TYPE", b"pubsub"]) else {
-                return;
-            };
-            let Some(text) = reply.as_str() else { return };
-            let clients = client_omem(text);
-            let largest = clients.iter().map(|&(_, m)| m).max();
+            let id_of = |i: usize| *ids[i].lock().unwrap_or_else(|e| e.into_inner());
+            let before: Vec<_> = (0..ids.len()).map(id_of).collect();
+            // Each node's clients, all of them: a subscriber whose channel's slot moved has
+            // been unsubscribed by the server (gone from `TYPE pubsub`) but keeps its
+            // connection until it has subscribed on the new node. A node that did not answer
+            // is skipped this time.
+            let mut lists: Vec<Option<Vec<ClientLine>>> = Vec::with_capacity(nodes.len());
+            for c in nodes.iter_mut() {
+                let list = c.as_mut().and_then(|c| {
+                    let reply = c.call(&[b"CLIENT".as_slice(), b"LIST"]).ok()?;
+                    Some(client_lines(reply.as_str()?))
+                });
+                lists.push(list);
+            }
+            let subscribers = lists.iter().flatten().flatten().filter(|c| c.pubsub);
+            let largest = subscribers.map(|c| c.omem).max();
             row.output_buffer_bytes = row.output_buffer_bytes.max(largest);
             seen.omem.resize(ids.len(), None);
-            for (i, id) in ids.iter().enumerate() {
-                let Some(id) = id else { continue };
-                match clients.iter().find(|(c, _)| c == id) {
-                    Some(&(_, omem)) => seen.omem[i] = Some(omem),
+            for (i, was) in before.into_iter().enumerate() {
+                // Moved to another connection while the lists were read: next time.
+                let Some((node, id)) = was.filter(|_| id_of(i) == was) else {
+                    continue;
+                };
+                let Some(Some(clients)) = lists.get(node) else {
+                    continue;
+                };
+                match clients.iter().find(|c| c.id == id) {
+                    Some(c) => seen.omem[i] = Some(c.omem),
                     // Gone from the list: dropped, unless its subscriber had ended (it sets
                     // `finished` before closing, so a finished one is never taken for dropped).
                     None if !live.finished[i].load(Ordering::Acquire)
@@ -138,6 +165,9 @@ fn sample(c: &mut ControlConn, probe: &Probe, live: &Live, row: &mut SecondRow, 
             }
         }
         Probe::Stream { key, group } => {
+            let Some(Some(c)) = nodes.first_mut() else {
+                return;
+            };
             if let Ok(reply) = c.call(&[b"XINFO".as_slice(), b"GROUPS", key]) {
                 let (pending, lag) = group_figures(&reply, group);
                 row.pending = pending;
@@ -163,8 +193,17 @@ fn dropped(i: usize, live: &Live, omem: Option<u64>) -> Disconnect {
     }
 }
 
-/// `(id, omem)` of each `CLIENT LIST` line that has both.
-pub(super) fn client_omem(text: &str) -> Vec<(u64, u64)> {
+/// One `CLIENT LIST` line's figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct ClientLine {
+    pub id: u64,
+    pub omem: u64,
+    /// Subscribed to something (`flags` has `P`).
+    pub pubsub: bool,
+}
+
+/// Each `CLIENT LIST` line that has an `id` and an `omem`.
+pub(super) fn client_lines(text: &str) -> Vec<ClientLine> {
     text.lines()
         .filter_map(|line| {
             let field = |name: &str| {
@@ -172,7 +211,12 @@ pub(super) fn client_omem(text: &str) -> Vec<(u64, u64)> {
                     .find_map(|f| f.strip_prefix(name))
                     .and_then(|v| v.parse::<u64>().ok())
             };
-            Some((field("id=")?, field("omem=")?))
+            let flags = line.split(' ').find_map(|f| f.strip_prefix("flags="));
+            Some(ClientLine {
+                id: field("id=")?,
+                omem: field("omem=")?,
+                pubsub: flags.is_some_and(|f| f.contains('P')),
+            })
         })
         .collect()
 }
@@ -215,10 +259,15 @@ mod tests {
 
     #[test]
     fn the_largest_output_buffer_is_found_in_client_list() {
-        let text = "id=3 addr=127.0.0.1:1 omem=0 tot-mem=100 cmd=subscribe\n\
-                    id=4 addr=127.0.0.1:2 omem=81920 tot-mem=9 cmd=subscribe\n";
-        assert_eq!(client_omem(text), [(3, 0), (4, 81920)]);
-        assert!(client_omem("").is_empty());
+        let text = "id=3 addr=127.0.0.1:1 flags=P omem=0 tot-mem=100 cmd=subscribe\n\
+                    id=4 addr=127.0.0.1:2 flags=P omem=81920 tot-mem=9 cmd=subscribe\n\
+                    id=5 addr=127.0.0.1:3 flags=N omem=0 tot-mem=9 cmd=client|list\n";
+        let line = |id, omem, pubsub| ClientLine { id, omem, pubsub };
+        assert_eq!(
+            client_lines(text),
+            [line(3, 0, true), line(4, 81920, true), line(5, 0, false)]
+        );
+        assert!(client_lines("").is_empty());
     }
 
     #[test]

@@ -4,24 +4,28 @@
 //! (`Tally`) and notes when the server drops it. Subscriber `i` listens to channel `i mod C`, so
 //! a message on channel `k` is owed to every subscriber of `k`.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use resp::Value;
 
 use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
+use super::resubscribe::{Follow, is_sunsubscribe};
+use super::route::{Nodes, Router};
+use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
-use crate::engine::{ConnSetup, EngineError};
+use crate::engine::seconds::SecondsOut;
+use crate::engine::{ConnSetup, EngineError, Observer};
 use crate::watch::Info;
 
 /// How long a subscription's confirmation may take.
-const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A subscriber's read timeout: how often it looks at the stop flags while nothing arrives.
-const POLL: Duration = Duration::from_millis(100);
+pub(super) const POLL: Duration = Duration::from_millis(100);
 /// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
 /// lost beyond it, so the run stays bounded).
 pub(super) const DRAIN_MAX: Duration = Duration::from_secs(3);
@@ -42,8 +46,9 @@ impl Command for Names {
 
 pub(super) fn run(
     spec: &DeliverySpec,
-    setup: &ConnSetup,
+    nodes: &Nodes,
     interrupted: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
 ) -> Result<DeliveryResult, EngineError> {
     let Mode::PubSub {
         subscribers,
@@ -59,11 +64,11 @@ pub(super) fn run(
         channels: (0..channels).map(|k| spec.channel(k)).collect(),
         publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
     };
-    let (subs, ids) = subscribe_all(setup, &names, subscribers, patterns, sharded)?;
+    let (subs, ids) = subscribe_all(nodes, &names, subscribers, patterns, sharded)?;
     let mut pubs = (0..spec.publishers)
-        .map(|_| conn::open(setup))
+        .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
-    let before = buffer_limit_disconnections(setup);
+    let before = buffer_limit_disconnections(nodes);
     let live = Live::new(channels as usize, subscribers as usize, interrupted);
     let behind = || {
         (0..subscribers as usize)
@@ -74,9 +79,11 @@ pub(super) fn run(
             .max()
             .unwrap_or(0)
     };
-    let probe = Probe::PubSub { ids };
+    let ids: Vec<Mutex<SubscriberId>> = ids.into_iter().map(Mutex::new).collect();
+    let moves: Vec<Mutex<Vec<(String, u64)>>> = ids.iter().map(|_| Mutex::default()).collect();
+    let probe = Probe::PubSub { ids: &ids };
     let (published, mut received, (rows, drops)) = std::thread::scope(|s| {
-        let monitor = s.spawn(|| monitor::watch(setup, &live, &probe, &behind));
+        let monitor = s.spawn(|| monitor::watch(&nodes.setups, &live, &probe, &behind));
         let receivers: Vec<_> = subs
             .into_iter()
             .enumerate()
@@ -84,8 +91,25 @@ pub(super) fn run(
                 let live = &live;
                 let wait = slow.and_then(|(n, p)| (i < n as usize).then_some(p));
                 let k = i % channels as usize;
+                // Sharded: follow the channel when its slot moves (`resubscribe.rs`).
+                let follow = sharded.then(|| Follow {
+                    nodes,
+                    channel: &names.channels[k],
+                    id: &ids[i],
+                    moves: &moves[i],
+                });
+                let me = Receiver {
+                    live,
+                    i: i as u32,
+                    k,
+                    messages: spec.messages,
+                    pause: wait,
+                    follow,
+                };
                 s.spawn(move || {
-                    let end = receive(c, live, i as u32, k, spec.messages, wait);
+                    let mut handing = Handing::default();
+                    let end = receive(c, &me, &mut handing);
+                    handing.rest(&end.0, &live.timeline);
                     live.finished[i].store(true, Ordering::Release);
                     end
                 })
@@ -99,16 +123,36 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, names))
             })
             .collect();
+        let mut out = SecondsOut {
+            timeline: &live.timeline,
+            measure_start: live.origin,
+            next: 0,
+        };
+        let ended = || publishers.iter().all(|h| h.is_finished());
+        seconds::wait(&ended, &mut out, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
+        seconds::wait(
+            &|| receivers.iter().all(|h| h.is_finished()),
+            &mut out,
+            observer,
+        );
         let received: Vec<_> = receivers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, received, monitor.join().unwrap_or_default())
     });
-    let after = buffer_limit_disconnections(setup);
+    let after = buffer_limit_disconnections(nodes);
+    let parts: Vec<Vec<(String, u64)>> = (0..subscribers as usize)
+        .map(|i| {
+            let start = &nodes.names[nodes.of_name[i % channels as usize]];
+            let moves = moves[i].lock().unwrap_or_else(|e| e.into_inner());
+            parts_of(start, &moves, live.received[i].load(Ordering::Relaxed))
+        })
+        .collect();
+    let per_node = super::result::per_node(nodes, &published, &parts);
     let owed = |i: usize| live.published[i % channels as usize].load(Ordering::Relaxed);
     let expected = (0..subscribers as usize).map(owed).sum();
     // The server's view first: a subscriber it dropped may have read on for a while.
@@ -120,18 +164,23 @@ pub(super) fn run(
     let mut result = super::result::finish(&live, &published, received, rows, expected);
     result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
     result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    result.nodes = per_node;
     Ok(result)
 }
 
-/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`),
-/// with its `CLIENT ID`.
+/// A subscriber's node (index into the test's nodes) and `CLIENT ID` there; `None` when the
+/// server refused `CLIENT ID`.
+pub(super) type SubscriberId = Option<(usize, u64)>;
+
+/// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`,
+/// on that channel's node), with its node and `CLIENT ID` there.
 fn subscribe_all(
-    setup: &ConnSetup,
+    nodes: &Nodes,
     names: &Names,
     subscribers: u32,
     patterns: bool,
     sharded: bool,
-) -> Result<(Vec<ControlConn>, Vec<Option<u64>>), EngineError> {
+) -> Result<(Vec<ControlConn>, Vec<SubscriberId>), EngineError> {
     let (verb, glob): (&[u8], bool) = match (patterns, sharded) {
         (true, _) => (b"PSUBSCRIBE", true),
         (_, true) => (b"SSUBSCRIBE", false),
@@ -146,16 +195,17 @@ fn subscribe_all(
             name.pop();
             name.push(b'*');
         }
-        let (c, id) = subscribe(setup, verb, &name)?;
+        let node = nodes.of_name[i % names.channels.len()];
+        let (c, id) = subscribe(&nodes.setups[node], verb, &name)?;
         subs.push(c);
-        ids.push(id);
+        ids.push(id.map(|id| (node, id)));
     }
     Ok((subs, ids))
 }
 
 /// A subscriber connection, its subscription confirmed, and its `CLIENT ID` (`None` when the
 /// server refuses it: then the monitor cannot tell the server dropped it).
-fn subscribe(
+pub(super) fn subscribe(
     setup: &ConnSetup,
     verb: &[u8],
     name: &[u8],
@@ -189,6 +239,33 @@ fn subscribe(
     Ok((c, id))
 }
 
+/// A subscriber's deliveries by node: from `start`, then each node it moved to (`moves`: the
+/// node, and its deliveries before the move), up to `total`.
+fn parts_of(start: &str, moves: &[(String, u64)], total: u64) -> Vec<(String, u64)> {
+    let mut out = Vec::with_capacity(moves.len() + 1);
+    let (mut node, mut from) = (start.to_string(), 0);
+    for (next, at) in moves {
+        out.push((std::mem::replace(&mut node, next.clone()), at - from));
+        from = *at;
+    }
+    out.push((node, total - from));
+    out
+}
+
+/// One subscriber's part: which it is, its channel, and how it reads.
+struct Receiver<'a> {
+    live: &'a Live,
+    i: u32,
+    /// Its channel's index.
+    k: usize,
+    /// Messages in the test (the tally's size).
+    messages: u64,
+    /// `--slow-subscribers`: its pause after each message.
+    pause: Option<Duration>,
+    /// Sharded: how it follows its channel to another node.
+    follow: Option<Follow<'a>>,
+}
+
 /// The payload of a `message`/`smessage`/`pmessage` (array or push); `None` for anything else.
 pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
     let (Value::Array(items) | Value::Push(items)) = v else {
@@ -207,18 +284,18 @@ pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
 
 /// Subscriber `i`'s loop (listening to channel `k`): until it has everything its channel was
 /// sent, the drain limits after the last publish, a signal, or the server drops it.
+/// Its finished seconds go to the test's timeline as its clock passes them (`handing`).
 fn receive(
     mut c: ControlConn,
-    live: &Live,
-    i: u32,
-    k: usize,
-    messages: u64,
-    pause: Option<Duration>,
+    me: &Receiver<'_>,
+    handing: &mut Handing,
 ) -> (Tally, Option<Disconnect>) {
-    let mut tally = Tally::new(messages);
+    let (live, i, k, pause) = (me.live, me.i, me.k, me.pause);
+    let mut tally = Tally::new(me.messages);
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
+        handing.hand(&tally, live.now_ns(), &live.timeline);
         if live.interrupted.load(Ordering::Relaxed) {
             return (tally, None);
         }
@@ -233,6 +310,19 @@ fn receive(
             }
         }
         match c.wait_next() {
+            Ok(Some(v)) if me.follow.is_some() && is_sunsubscribe(&v) => {
+                let Some(follow) = &me.follow else { continue };
+                if let Err(e) = follow.resubscribe(&mut c, live, tally.delivered) {
+                    let gone = Disconnect {
+                        receiver: i,
+                        at_s: live.origin.elapsed().as_secs_f64(),
+                        reason: format!("its channel's slot moved and it could not follow: {e}"),
+                        by_server: false,
+                        output_buffer_bytes: None,
+                    };
+                    return (tally, Some(gone));
+                }
+            }
             Ok(Some(v)) => {
                 match message_payload(&v).map(stamp::read) {
                     Some(Some((sent, number))) if tally.receive(number, sent, live.now_ns()) => {
@@ -264,16 +354,33 @@ fn receive(
     }
 }
 
-/// The server's `client_output_buffer_limit_disconnections` (Redis 7.0+, Valkey), or `None`.
-fn buffer_limit_disconnections(setup: &ConnSetup) -> Option<u64> {
-    let mut c = conn::open(setup).ok()?;
-    let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
-    Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
+/// The servers' `client_output_buffer_limit_disconnections` (Redis 7.0+, Valkey) added over
+/// the nodes, or `None` when one does not report it.
+fn buffer_limit_disconnections(nodes: &Nodes) -> Option<u64> {
+    nodes
+        .setups
+        .iter()
+        .map(|setup| {
+            let mut c = conn::open(setup).ok()?;
+            let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
+            Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
+        })
+        .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moved_subscribers_deliveries_are_split_by_node() {
+        let moves = [("b:2".to_string(), 40), ("c:3".to_string(), 70)];
+        assert_eq!(
+            parts_of("a:1", &moves, 100),
+            [("a:1".into(), 40), ("b:2".into(), 30), ("c:3".into(), 30)]
+        );
+        assert_eq!(parts_of("a:1", &[], 5), [("a:1".into(), 5)]);
+    }
 
     #[test]
     fn message_payloads_are_found_in_every_shape() {

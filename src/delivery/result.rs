@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::conn::Published;
 use super::monitor::SecondRow;
+use super::route::Nodes;
 use super::tally::Tally;
-use super::{DeliveryResult, Disconnect, Live};
+use super::{DeliveryResult, Disconnect, Live, NodeFigures};
 
 /// `received`: each receiver's tally and how it ended (`None`: its thread panicked);
 /// `expected`: the deliveries owed.
@@ -22,6 +23,12 @@ pub(super) fn finish(
     for (t, d) in received.into_iter().flatten() {
         all.merge_figures(&t);
         disconnects.extend(d);
+    }
+    // The timeline's seconds carry the publishes too (by send time), as the journal's did.
+    for p in published {
+        for (i, n) in p.per_second.iter().enumerate() {
+            all.timeline.second_mut(i).published += n;
+        }
     }
     for row in &mut rows {
         let at = row.second as usize;
@@ -50,5 +57,54 @@ pub(super) fn finish(
         disconnects,
         buffer_limit_disconnections: None,
         interrupted: live.interrupted.load(Ordering::Relaxed),
+        nodes: Vec::new(),
+        moved: published.iter().map(|p| p.moved).sum(),
+        resubscribed: live.resubscribed.load(Ordering::Relaxed),
     }
+}
+
+/// Each node's figures: the names it owned, the receivers that began on it, what the
+/// publishers' routers say it acknowledged (by `host:port`), and the first deliveries it made:
+/// `receivers` holds, per receiver, the nodes it was subscribed on in turn with its deliveries
+/// there (more than one when its channel's slot moved).
+pub(super) fn per_node(
+    nodes: &Nodes,
+    published: &[Published],
+    receivers: &[Vec<(String, u64)>],
+) -> Vec<NodeFigures> {
+    let mut out: Vec<NodeFigures> = nodes
+        .names
+        .iter()
+        .enumerate()
+        .map(|(n, name)| NodeFigures {
+            node: name.clone(),
+            channels: nodes.of_name.iter().filter(|&&at| at == n).count() as u32,
+            ..NodeFigures::default()
+        })
+        .collect();
+    fn at<'a>(out: &'a mut Vec<NodeFigures>, name: &str) -> &'a mut NodeFigures {
+        match out.iter().position(|f| f.node == name) {
+            Some(i) => &mut out[i],
+            // A node a `MOVED` named, not one the test began with.
+            None => {
+                out.push(NodeFigures {
+                    node: name.to_string(),
+                    ..NodeFigures::default()
+                });
+                out.last_mut().expect("just pushed")
+            }
+        }
+    }
+    for parts in receivers {
+        if let Some((first, _)) = parts.first() {
+            at(&mut out, first).receivers += 1;
+        }
+        for (name, d) in parts {
+            at(&mut out, name).delivered += d;
+        }
+    }
+    for (name, n) in published.iter().flat_map(|p| &p.per_node) {
+        at(&mut out, name).published += n;
+    }
+    out
 }

@@ -13,10 +13,13 @@ use resp::Value;
 use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
 use super::pubsub::DRAIN_MAX;
+use super::route::{Nodes, Router};
+use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
-use crate::engine::{ConnSetup, EngineError};
+use crate::engine::seconds::SecondsOut;
+use crate::engine::{ConnSetup, EngineError, Observer};
 
 /// The consumer group's name.
 const GROUP: &[u8] = b"respbench";
@@ -39,8 +42,9 @@ impl Command for Add {
 
 pub(super) fn run(
     spec: &DeliverySpec,
-    setup: &ConnSetup,
+    nodes: &Nodes,
     interrupted: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
 ) -> Result<DeliveryResult, EngineError> {
     let Mode::Stream { consumers } = spec.mode else {
         unreachable!("stream::run is for --stream")
@@ -48,16 +52,19 @@ pub(super) fn run(
     let add = Add {
         key: spec.stream_key(),
     };
+    // The stream's node (in a cluster, the primary owning its key's slot): the group, the
+    // consumers and the producers all go there.
+    let setup = &nodes.setups[nodes.of_name[0]];
     let mut control = conn::open(setup)?;
     prepare(&mut control, &add.key, setup)?;
     let mut readers = (0..consumers)
         .map(|_| conn::open(setup))
         .collect::<Result<Vec<_>, _>>()?;
     let mut producers = (0..spec.publishers)
-        .map(|_| conn::open(setup))
+        .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
     let live = Live::new(1, consumers as usize, interrupted);
-    let shared = Mutex::new(Tally::new(spec.messages));
+    let shared = Mutex::new((Tally::new(spec.messages), Handing::default()));
     let behind = || {
         let added = live.published[0].load(Ordering::Relaxed);
         let got: u64 = live
@@ -72,7 +79,8 @@ pub(super) fn run(
         group: GROUP.to_vec(),
     };
     let (published, ends, (rows, _)) = std::thread::scope(|s| {
-        let monitor = s.spawn(|| monitor::watch(setup, &live, &probe, &behind));
+        let monitor =
+            s.spawn(|| monitor::watch(std::slice::from_ref(setup), &live, &probe, &behind));
         let consumers: Vec<_> = readers
             .iter_mut()
             .enumerate()
@@ -93,23 +101,42 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, add))
             })
             .collect();
+        let mut out = SecondsOut {
+            timeline: &live.timeline,
+            measure_start: live.origin,
+            next: 0,
+        };
+        let ended = || publishers.iter().all(|h| h.is_finished());
+        seconds::wait(&ended, &mut out, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
+        seconds::wait(
+            &|| consumers.iter().all(|h| h.is_finished()),
+            &mut out,
+            observer,
+        );
         let ends: Vec<_> = consumers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, ends, monitor.join().unwrap_or_default())
     });
-    let tally = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    handing.rest(&tally, &live.timeline);
     let acked = ends.iter().flatten().map(|(a, _)| a).sum();
     let disconnects = ends.into_iter().flatten().filter_map(|(_, d)| d);
     let mut received = vec![Some((tally, None))];
     received.extend(disconnects.map(|d| Some((Tally::new(0), Some(d)))));
     let expected = live.published[0].load(Ordering::Relaxed);
+    let home = &nodes.names[nodes.of_name[0]];
+    let parts: Vec<Vec<(String, u64)>> = (0..consumers as usize)
+        .map(|i| vec![(home.clone(), live.received[i].load(Ordering::Relaxed))])
+        .collect();
+    let per_node = super::result::per_node(nodes, &published, &parts);
     let mut result = super::result::finish(&live, &published, received, rows, expected);
     result.acked = Some(acked);
+    result.nodes = per_node;
     Ok(result)
 }
 
@@ -141,7 +168,7 @@ fn prepare(c: &mut ControlConn, key: &[u8], setup: &ConnSetup) -> Result<(), Eng
 fn consume(
     c: &mut ControlConn,
     live: &Live,
-    shared: &Mutex<Tally>,
+    shared: &Mutex<(Tally, Handing)>,
     key: &[u8],
     i: u32,
 ) -> (u64, Option<Disconnect>) {
@@ -180,6 +207,12 @@ fn consume(
             }
         }
         let reply = match c.call(&read) {
+            // An error reply (the stream's slot moved away, the group was deleted) would come
+            // back at once on every call: the consumer ends with it rather than spin.
+            Ok(Value::Error(e)) => {
+                let reason = format!("XREADGROUP failed: {}", String::from_utf8_lossy(&e));
+                return (acked, Some(gone(live, i, reason)));
+            }
             Ok(r) => r,
             Err(e) => return (acked, Some(gone(live, i, e.to_string()))),
         };
@@ -189,7 +222,10 @@ fn consume(
         ack.extend([b"XACK".as_slice(), key, GROUP]);
         let now = live.now_ns();
         {
-            let mut tally = shared.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
+            let (tally, handing) = &mut *guard;
+            // The seconds the group has finished, to the test's timeline (`seconds.rs`).
+            handing.hand(tally, now, &live.timeline);
             for &(id, payload) in &found {
                 ack.push(id);
                 match stamp::read(payload) {

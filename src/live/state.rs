@@ -90,6 +90,8 @@ pub struct Counters {
     pub buckets: [u64; BUCKETS.len()],
     /// Sum of the latencies, seconds (from the histograms' equivalent values).
     pub latency_sum: f64,
+    /// Messages published (`--pubsub`/`--stream`; 0 in other tests).
+    pub published: u64,
 }
 
 impl Counters {
@@ -103,6 +105,7 @@ impl Counters {
         }
         self.reconnect_attempts += s.reconnect_attempts();
         self.reconnects += s.reconnects();
+        self.published += s.published;
         self.add_latency(&s.latency);
     }
 
@@ -134,6 +137,7 @@ impl Counters {
             *a += b;
         }
         c.latency_sum += o.latency_sum;
+        c.published += o.published;
         c
     }
 }

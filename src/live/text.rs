@@ -178,6 +178,18 @@ fn test_families(o: &mut Out, st: &State) {
             o.sample(&format!("{name}_total"), t, get(c) as f64);
         }
     }
+    // Only where a delivery test published something, so other runs' scrapes stay as they were.
+    if totals.iter().any(|(_, c)| c.published > 0) {
+        o.family(
+            "respbench_messages_published",
+            "counter",
+            "Messages published (--pubsub/--stream), by their send time; the deliveries are \
+             respbench_requests_completed_total.",
+        );
+        for (t, c) in &totals {
+            o.sample("respbench_messages_published_total", t, c.published as f64);
+        }
+    }
     o.family(
         "respbench_requests_failed",
         "counter",

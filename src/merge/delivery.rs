@@ -5,7 +5,7 @@
 //! the test's own and are added with every test's (`hist`).
 
 use crate::record::TestRecord;
-use crate::record::delivery::{DeliveryRecord, DeliverySecond};
+use crate::record::delivery::{DeliveryNode, DeliveryRecord, DeliverySecond};
 
 use super::counts;
 
@@ -63,8 +63,31 @@ pub(super) fn merge(
         disconnects: blocks.iter().flat_map(|b| b.disconnects.clone()).collect(),
         buffer_limit_disconnections: some_sum(|b| b.buffer_limit_disconnections),
         seconds,
+        nodes: nodes(&blocks),
+        moved: blocks.iter().filter_map(|b| b.moved).reduce(|a, b| a + b),
+        resubscribed: blocks
+            .iter()
+            .filter_map(|b| b.resubscribed)
+            .reduce(|a, b| a + b),
         ..(*first).clone()
     }))
+}
+
+/// The shards' nodes, each node's figures added up (shards of one cluster share nodes).
+fn nodes(blocks: &[&DeliveryRecord]) -> Vec<DeliveryNode> {
+    let mut out: Vec<DeliveryNode> = Vec::new();
+    for n in blocks.iter().flat_map(|b| &b.nodes) {
+        match out.iter_mut().find(|o| o.node == n.node) {
+            Some(o) => {
+                o.channels += n.channels;
+                o.receivers += n.receivers;
+                o.published += n.published;
+                o.delivered += n.delivered;
+            }
+            None => out.push(n.clone()),
+        }
+    }
+    out
 }
 
 /// Adds one shard's second into the merged one.
@@ -134,5 +157,40 @@ mod tests {
         let plain = TestRecord::default();
         assert!(merge(&[&a, &plain], &|f: &str| f.to_string()).is_err());
         assert_eq!(merge(&[&plain], &|f: &str| f.to_string()).unwrap(), None);
+    }
+
+    #[test]
+    fn shards_of_one_cluster_add_their_nodes_by_name() {
+        let node = |name: &str, published| DeliveryNode {
+            node: name.into(),
+            channels: 1,
+            receivers: 2,
+            published,
+            delivered: 2 * published,
+        };
+        let (mut a, mut b) = (test(100, 0), test(100, 0));
+        if let Some(d) = a.delivery.as_mut() {
+            d.nodes = vec![node("n:1", 10), node("n:2", 20)];
+            d.moved = Some(1);
+            d.resubscribed = Some(0);
+        }
+        if let Some(d) = b.delivery.as_mut() {
+            d.nodes = vec![node("n:2", 5), node("n:3", 7)];
+            d.moved = Some(2);
+            d.resubscribed = Some(2);
+        }
+        let m = merge(&[&a, &b], &|f: &str| f.to_string()).unwrap().unwrap();
+        let names: Vec<(&str, u64, u32)> = m
+            .nodes
+            .iter()
+            .map(|n| (n.node.as_str(), n.published, n.receivers))
+            .collect();
+        assert_eq!(names, [("n:1", 10, 2), ("n:2", 25, 4), ("n:3", 7, 2)]);
+        assert_eq!((m.moved, m.resubscribed), (Some(3), Some(2)));
+        let (plain, other) = (test(100, 0), test(100, 0));
+        let m = merge(&[&plain, &other], &|f: &str| f.to_string())
+            .unwrap()
+            .unwrap();
+        assert!(m.nodes.is_empty() && m.moved.is_none());
     }
 }

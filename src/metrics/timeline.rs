@@ -119,6 +119,9 @@ pub struct Second {
     /// Client-side caching invalidations received in this second (`--enable-tracking`): the
     /// churn a moving hot set (`--key-drift`) causes, second by second.
     pub invalidations: u64,
+    /// Messages published in this second (`--pubsub`/`--stream`: acknowledged publishes or
+    /// `XADD`s, by their send time); 0 in other tests, whose `completed` are the requests.
+    pub published: u64,
     /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
     /// worker's second under way, and in the test's timeline until the second is handed over
     /// (`engine::seconds` moves it out), `None` after.
@@ -135,6 +138,7 @@ impl Default for Second {
             latency: LatencyHistogram::coarse(),
             client_delay: LatencyHistogram::coarse(),
             invalidations: 0,
+            published: 0,
             exact: None,
         }
     }
@@ -146,6 +150,7 @@ impl Second {
             && self.failed == 0
             && self.reconnect_attempts() == 0
             && self.invalidations == 0
+            && self.published == 0
     }
 
     fn add(&mut self, other: &Second) {
@@ -160,6 +165,7 @@ impl Second {
         self.latency.merge(&other.latency);
         self.client_delay.merge(&other.client_delay);
         self.invalidations += other.invalidations;
+        self.published += other.published;
         if let Some(o) = &other.exact {
             // Once per second of the test (the first worker to hand it over), off the hot path.
             self.exact.get_or_insert_with(Default::default).add(o);
@@ -175,6 +181,7 @@ impl Second {
         // `exact` is left: the next hand-over sets all of it (`ExactSecond::take_delta`).
         self.client_delay.reset();
         self.invalidations = 0;
+        self.published = 0;
     }
 
     /// Reconnect attempts in this second.
@@ -223,6 +230,12 @@ impl Timeline {
         for s in &mut self.seconds {
             s.exact = None;
         }
+    }
+
+    /// Adds one second of another timeline at `index` (a delivery receiver handing over a
+    /// second it has finished: `delivery::seconds`).
+    pub fn add_second(&mut self, index: usize, s: &Second) {
+        self.second_mut(index).add(s);
     }
 
     /// Adds another timeline, second by second.

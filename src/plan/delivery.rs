@@ -6,6 +6,8 @@
 //! `--duration` needs `--rps`), and every receiver keeps one bit per message, so receivers ×
 //! messages is capped. In a sharded run each shard publishes and subscribes on its own names
 //! (`{prefix}{shard}:…`), so shards never see each other's messages and their records add up.
+//! With `--cluster`, `--pubsub` is sharded pub/sub (`--sharded`): each channel lives on the
+//! node owning its slot (`delivery::route`), as the stream's key does for `--stream`.
 
 use crate::cli::{Args, KeyDriftArg};
 use crate::delivery::{DeliverySpec, Mode};
@@ -95,8 +97,14 @@ pub(super) fn spec(
     } else {
         "--stream"
     };
+    if args.cluster && d.pubsub.is_some() && !d.sharded {
+        return Err(
+            "--pubsub with --cluster is sharded pub/sub (each channel on the node \
+                    owning its slot): add --sharded"
+                .into(),
+        );
+    }
     let refused = [
-        (args.cluster, "--cluster"),
         (
             !matches!(workload, Workload::Suite(_)) || args.tests.is_some(),
             "a test or command",
@@ -221,7 +229,7 @@ mod tests {
             ),
             (
                 &["--pubsub", "2", "--cluster"],
-                "--pubsub runs its own test",
+                "--pubsub with --cluster is sharded pub/sub",
             ),
             (
                 &["--pubsub", "2", "-t", "set"],

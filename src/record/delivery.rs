@@ -52,6 +52,32 @@ pub struct DeliveryRecord {
     /// does not report it): the disconnections above that were the buffer limit's.
     pub buffer_limit_disconnections: Option<u64>,
     pub seconds: Vec<DeliverySecond>,
+    /// `--cluster`: each node the test used (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<DeliveryNode>,
+    /// `--cluster`: `MOVED` replies the publishers followed (a slot migrated during the test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved: Option<u64>,
+    /// `--cluster`: sharded subscribers that subscribed again after the server's
+    /// `sunsubscribe` (their channel's slot moved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resubscribed: Option<u64>,
+}
+
+/// One cluster node's part of a delivery test.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeliveryNode {
+    /// `host:port`.
+    pub node: String,
+    /// Channels (or the stream) whose slot it owned when the test began.
+    pub channels: u32,
+    /// Receivers connected to it.
+    pub receivers: u32,
+    /// Messages it acknowledged.
+    pub published: u64,
+    /// First deliveries to its receivers.
+    pub delivered: u64,
 }
 
 /// A receiver whose connection ended.
@@ -165,6 +191,19 @@ impl DeliveryRecord {
                 .collect(),
             buffer_limit_disconnections: r.buffer_limit_disconnections,
             seconds,
+            nodes: r
+                .nodes
+                .iter()
+                .map(|n| DeliveryNode {
+                    node: n.node.clone(),
+                    channels: n.channels,
+                    receivers: n.receivers,
+                    published: n.published,
+                    delivered: n.delivered,
+                })
+                .collect(),
+            moved: (!r.nodes.is_empty()).then_some(r.moved),
+            resubscribed: (!r.nodes.is_empty()).then_some(r.resubscribed),
         }
     }
 }

@@ -62,7 +62,36 @@ pub fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()
         )?,
         _ => {}
     }
+    write_nodes(out, d)?;
     write_seconds(out, d)
+}
+
+/// `--cluster`: each node's part, and the slot moves followed.
+fn write_nodes(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()> {
+    if d.nodes.is_empty() {
+        return Ok(());
+    }
+    let moved = d.moved.unwrap_or(0);
+    let resubscribed = d.resubscribed.unwrap_or(0);
+    if moved > 0 || resubscribed > 0 {
+        writeln!(
+            out,
+            "  slots moved during the test: {moved} MOVED followed by the publishers, \
+             {resubscribed} subscriber(s) subscribed again on the new node"
+        )?;
+    }
+    writeln!(
+        out,
+        "  node                     channels  receivers  published  delivered"
+    )?;
+    for n in &d.nodes {
+        writeln!(
+            out,
+            "  {:<24} {:>8} {:>10} {:>10} {:>10}",
+            n.node, n.channels, n.receivers, n.published, n.delivered
+        )?;
+    }
+    Ok(())
 }
 
 fn write_seconds(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()> {
@@ -152,5 +181,46 @@ mod tests {
         );
         assert!(text.contains("client-output-buffer-limit"), "{text}");
         assert!(text.contains("2048 B"), "{text}");
+    }
+
+    #[test]
+    fn a_cluster_run_lists_its_nodes_and_the_moves_it_followed() {
+        use crate::record::delivery::DeliveryNode;
+        let node = |name: &str, published| DeliveryNode {
+            node: name.into(),
+            channels: 2,
+            receivers: 4,
+            published,
+            delivered: 2 * published,
+        };
+        let mut d = DeliveryRecord {
+            mode: "pubsub".into(),
+            nodes: vec![node("127.0.0.1:7000", 100), node("127.0.0.1:7001", 300)],
+            moved: Some(0),
+            resubscribed: Some(0),
+            ..DeliveryRecord::default()
+        };
+        let text = |d: &DeliveryRecord| {
+            let mut out = Vec::new();
+            write_delivery(&mut out, d).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let quiet = text(&d);
+        assert!(quiet.contains("node  "), "{quiet}");
+        assert!(
+            quiet.contains("  127.0.0.1:7001                  2          4        300        600"),
+            "{quiet}"
+        );
+        assert!(!quiet.contains("slots moved"), "{quiet}");
+        d.moved = Some(3);
+        d.resubscribed = Some(2);
+        let moved = text(&d);
+        assert!(moved.contains("3 MOVED followed"), "{moved}");
+        assert!(
+            moved.contains("2 subscriber(s) subscribed again"),
+            "{moved}"
+        );
+        d.nodes.clear();
+        assert!(!text(&d).contains("node  "));
     }
 }

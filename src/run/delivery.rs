@@ -1,7 +1,8 @@
 //! A `--pubsub`/`--stream` run in place of the workload: the delivery test measured by
 //! `delivery::run`, recorded as an ordinary test (its latency is send → first delivery, its
 //! completions the deliveries, its requests issued the deliveries owed) with the record's
-//! `delivery` block beside it, and reported with the block's lines.
+//! `delivery` block beside it, and reported with the block's lines. Its seconds go to the
+//! journal and live metrics while it runs, through the engine's observer (`record_hook`).
 
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -20,15 +21,26 @@ impl<W: Write> Session<'_, W> {
     /// Runs the delivery test and prints its report; Ctrl-C is returned after the report.
     pub(super) fn run_delivery(&mut self, spec: &DeliverySpec) -> Result<(), Failure> {
         let title = spec.title();
+        let template = template(spec, title)?;
         let watch = self.rec.begin_test();
-        // Live metrics see the test and, at its end, its totals (no seconds while it runs: the
-        // delivery threads keep their tallies until then).
+        // Live metrics see the test, each second the receivers finish (deliveries and their
+        // latencies, as the journal gets them), and at its end its totals.
         live_metrics::test_started(&self.console, title, watch.as_ref());
-        let measured = delivery::run(spec, &self.setup, self.console.interrupted.clone())?;
+        let interrupted = self.console.interrupted.clone();
+        let measured = {
+            let mut observer = super::record_hook::Journaled::new(
+                &mut self.console,
+                self.rec,
+                title,
+                &template,
+                &self.load,
+            );
+            let cluster = self.cluster.as_ref().map(|c| &*c.shared);
+            delivery::run(spec, (&self.setup, cluster), interrupted, &mut observer)?
+        };
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
         live_metrics::test_ended(&self.console, &result);
-        let template = template(spec, title)?;
         let block = DeliveryRecord::of(spec, &measured);
         let extras = TestExtras {
             delivery: Some(&block),

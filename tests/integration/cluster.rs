@@ -14,6 +14,7 @@ use crate::harness::{
 };
 
 mod allkeys;
+mod delivery;
 mod replay;
 mod storm;
 

@@ -3,7 +3,9 @@
 //! mid-way leaves a journal that `respbench recover` turns into a record of its finished
 //! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
 //! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
-//! its exact totals. On Valkey 9.1 and Redis 7.0.
+//! its exact totals, and a `--pubsub` or `--stream` run SIGKILLed mid-way is recovered with its
+//! finished seconds. On
+//! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -310,6 +312,12 @@ fn pubsub_is_live(kind: ServerKind) {
         path(&json),
     ]);
     let end = counter_above(port, "", 399.0);
+    // The messages published, counted by second like the deliveries, end at their total.
+    let body = scrape(port).expect("served during the linger");
+    assert!(
+        body.contains("respbench_messages_published_total{test=\"PUBLISH -> SUBSCRIBE\"} 200\n"),
+        "{body}"
+    );
     // Ends on its own after the linger (a Ctrl-C could land before the linger, which then
     // would not end it).
     run.finish(Duration::from_secs(30)).assert_success();
@@ -326,6 +334,98 @@ fn pubsub_is_live_valkey() {
 #[test]
 fn pubsub_is_live_redis() {
     pubsub_is_live(ServerKind::Redis);
+}
+
+/// A `--pubsub` run (2 subscribers) or a `--stream` run (a group of 2), 200 messages a second
+/// for 15 s, on `/metrics` while it runs, SIGKILLed after two journaled seconds: the journal's
+/// seconds count the messages sent, and `recover` reads the deliveries of its finished seconds
+/// (never more than the pacing allows by each second's end: `per_message` deliveries each) with
+/// their latencies, as a test's.
+fn delivery_killed_keeps_its_seconds(kind: ServerKind, (mode, name, per_message): Delivery) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("pubsub.json");
+    let journal = dir.path().join("pubsub.json.partial");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        mode[0],
+        mode[1],
+        "-n",
+        "3000",
+        "--rps",
+        "200",
+        "--metrics-listen",
+        &listen,
+        "--json",
+        path(&json),
+    ]);
+    // Deliveries show while the test runs (it runs 15 s; the kill below finds it running).
+    counter_above(port, name, 0.0);
+    wait_for_journal(&journal, "\"second\":1,");
+    sigkill(run);
+    assert!(!json.exists(), "no record: the run was killed before it");
+    // The journal's seconds count the messages sent too: by the end of second s at most the
+    // 200 (s + 1) the pacing allows (a late message goes out in a later second), and some.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let sent: Vec<u64> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "second")
+        .map(|v| v["published"].as_u64().unwrap_or(0))
+        .collect();
+    let mut cumulative = 0;
+    for (s, n) in sent.iter().enumerate() {
+        cumulative += n;
+        assert!(cumulative <= 200 * (s as u64 + 1), "{sent:?}");
+    }
+    assert!(sent.len() >= 2 && cumulative > 0, "{sent:?}");
+
+    let rec = recover(&journal, &dir.path().join("recovered.json"));
+    assert_recovered(&rec, name);
+    let test = &rec["tests"][0];
+    let mut cumulative = 0;
+    for (i, s) in test["timeline"].as_array().unwrap().iter().enumerate() {
+        cumulative += s["completed"].as_u64().unwrap();
+        assert!(
+            cumulative <= 200 * per_message * (i as u64 + 1),
+            "200 messages a second, {per_message} deliveries each: {test}"
+        );
+    }
+    assert!(
+        test["latency_us"]["corrected"]["max"]
+            .as_f64()
+            .is_some_and(|m| m > 0.0),
+        "publish -> receive latencies recovered: {test}"
+    );
+}
+
+/// A delivery mode's arguments, its test's name, and the deliveries each message owes.
+type Delivery = ([&'static str; 2], &'static str, u64);
+const PUBSUB: Delivery = (["--pubsub", "2"], "PUBLISH -> SUBSCRIBE", 2);
+const STREAM: Delivery = (["--stream", "2"], "XADD -> XREADGROUP", 1);
+
+#[test]
+fn pubsub_killed_keeps_its_seconds_valkey() {
+    delivery_killed_keeps_its_seconds(ServerKind::Valkey, PUBSUB);
+}
+
+#[test]
+fn pubsub_killed_keeps_its_seconds_redis() {
+    delivery_killed_keeps_its_seconds(ServerKind::Redis, PUBSUB);
+}
+
+#[test]
+fn stream_killed_keeps_its_seconds_valkey() {
+    delivery_killed_keeps_its_seconds(ServerKind::Valkey, STREAM);
+}
+
+#[test]
+fn stream_killed_keeps_its_seconds_redis() {
+    delivery_killed_keeps_its_seconds(ServerKind::Redis, STREAM);
 }
 
 /// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's

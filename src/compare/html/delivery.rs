@@ -57,7 +57,41 @@ pub fn table(s: &mut String, inputs: &[Input], test: &str) {
     }
     s.push_str("</table>");
     for (label, d) in runs {
+        nodes(s, label, d);
         seconds(s, label, d);
+    }
+}
+
+/// `--cluster`: one run's nodes, and the slot moves it followed.
+fn nodes(s: &mut String, label: &str, d: &DeliveryRecord) {
+    if d.nodes.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<h4>{} per node</h4><table class=\"delivery-nodes\"><tr><th>node</th>\
+         <th>channels</th><th>receivers</th><th>published</th><th>delivered</th></tr>",
+        esc(label)
+    );
+    for n in &d.nodes {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&n.node),
+            n.channels,
+            n.receivers,
+            n.published,
+            n.delivered
+        );
+    }
+    s.push_str("</table>");
+    let (moved, again) = (d.moved.unwrap_or(0), d.resubscribed.unwrap_or(0));
+    if moved > 0 || again > 0 {
+        let _ = write!(
+            s,
+            "<p class=\"note\">slots moved during the test: {moved} MOVED followed by the \
+             publishers, {again} subscriber(s) subscribed again on the new node</p>"
+        );
     }
 }
 
@@ -167,8 +201,33 @@ mod tests {
         );
         assert!(s.contains("<td>4096</td>"), "{s}");
         assert!(s.contains("closed by the server &lt;x&gt;"), "{s}");
+        assert!(!s.contains("per node"), "{s}");
         let mut none = String::new();
         table(&mut none, &[], "PUBLISH -> SUBSCRIBE");
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_cluster_runs_nodes_and_moves_are_a_table() {
+        let d = DeliveryRecord {
+            mode: "pubsub".into(),
+            nodes: vec![crate::record::delivery::DeliveryNode {
+                node: "127.0.0.1:7000".into(),
+                channels: 3,
+                receivers: 6,
+                published: 300,
+                delivered: 600,
+            }],
+            moved: Some(1),
+            resubscribed: Some(2),
+            ..DeliveryRecord::default()
+        };
+        let mut s = String::new();
+        nodes(&mut s, "run", &d);
+        assert!(
+            s.contains("<td>127.0.0.1:7000</td><td>3</td><td>6</td><td>300</td><td>600</td>"),
+            "{s}"
+        );
+        assert!(s.contains("1 MOVED followed"), "{s}");
     }
 }

@@ -77,6 +77,13 @@ struct SecondLine {
     /// histograms): their sums over the seconds are the whole-test histograms, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     exact: Option<ExactLine>,
+    /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
+    #[serde(skip_serializing_if = "is_zero")]
+    published: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A second's full-precision corrected and uncorrected histograms (`metrics::ExactSecond`).
@@ -108,6 +115,7 @@ impl SecondLine {
             second: index,
             completed: s.completed,
             failed: s.failed,
+            published: s.published,
             lost: s.lost.to_vec(),
             slots: s
                 .slots
@@ -159,6 +167,7 @@ impl SecondLine {
         let mut s = Second {
             completed: self.completed,
             failed: self.failed,
+            published: self.published,
             ..Second::default()
         };
         for (a, b) in s.lost.iter_mut().zip(&self.lost) {

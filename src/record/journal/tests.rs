@@ -277,3 +277,17 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_delivery_seconds_publishes_read_back_and_other_seconds_do_not_carry_them() {
+    let mut s = second(10, 1_000);
+    let plain = serde_json::to_string(&SecondLine::of(0, &s)).unwrap();
+    assert!(!plain.contains("published"), "{plain}");
+    s.published = 7;
+    let line = SecondLine::of(3, &s);
+    let text = serde_json::to_string(&line).unwrap();
+    assert!(text.contains("\"published\":7"), "{text}");
+    let back: SecondLine = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.to_second().published, 7);
+    assert_eq!(back.to_second().completed, 10);
+}

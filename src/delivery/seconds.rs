@@ -1,0 +1,122 @@
+//! A delivery test's seconds while it runs (issue 22): each receiver hands the seconds it has
+//! finished (first deliveries and their publish → receive latencies, 100 ms slots) to the
+//! test's [`SharedTimeline`], and the calling thread hands them on with the engine's own rule
+//! (`engine::seconds::SecondsOut`, a second once its grace has passed) to the run's
+//! [`Observer`]: the journal (`record::journal`) and live metrics, as for any test. A killed
+//! `--pubsub`/`--stream` run so leaves its finished seconds, and `/metrics` moves while it runs.
+//!
+//! Why handed by the receivers and not counted into a shared place per message: a receiver
+//! keeps its own [`Tally`] (no lock per message) and takes the shared timeline's lock about once
+//! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
+//! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. The receivers'
+//! own timelines are left whole: the test's record is built from them at its end, as before.
+
+use std::time::Duration;
+
+use super::tally::Tally;
+use crate::engine::Observer;
+use crate::engine::seconds::SecondsOut;
+use crate::metrics::SharedTimeline;
+
+/// How often the calling thread looks for seconds to hand over while the test's threads run.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The seconds one receiver (or a consumer group's shared tally) has handed over so far.
+#[derive(Debug, Default)]
+pub(super) struct Handing {
+    /// The first second not handed yet.
+    next: usize,
+}
+
+impl Handing {
+    /// Hands every second of `tally` that ended before `now_ns` (since the test's origin) and
+    /// was not handed yet.
+    pub(super) fn hand(&mut self, tally: &Tally, now_ns: u64, to: &SharedTimeline) {
+        let done = (now_ns / 1_000_000_000) as usize;
+        self.upto(tally, done, to);
+    }
+
+    /// Hands everything left (the receiver has ended).
+    pub(super) fn rest(&mut self, tally: &Tally, to: &SharedTimeline) {
+        self.upto(tally, tally.timeline.seconds.len(), to);
+    }
+
+    fn upto(&mut self, tally: &Tally, done: usize, to: &SharedTimeline) {
+        let done = done.min(tally.timeline.seconds.len());
+        if done <= self.next {
+            self.next = self.next.max(done);
+            return;
+        }
+        let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, s) in tally.timeline.seconds[..done]
+            .iter()
+            .enumerate()
+            .skip(self.next)
+        {
+            shared.add_second(i, s);
+        }
+        self.next = done;
+    }
+}
+
+/// A publisher's messages per second (`per_second`, by send time) handed to the test's
+/// timeline up to second `upto` (not included); `next` is the first not handed yet. The lock
+/// is taken only when a second is due, about once a second.
+pub(super) fn hand_published(
+    per_second: &[u64],
+    next: &mut usize,
+    upto: usize,
+    to: &SharedTimeline,
+) {
+    let upto = upto.min(per_second.len());
+    if upto <= *next {
+        return;
+    }
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    for (i, n) in per_second.iter().enumerate().take(upto).skip(*next) {
+        shared.second_mut(i).published += n;
+    }
+    *next = upto;
+}
+
+/// Waits until `done()` says the threads it waits for have ended, handing each finished second
+/// to `observer` meanwhile (`out` keeps which were handed).
+pub(super) fn wait(done: &dyn Fn() -> bool, out: &mut SecondsOut<'_>, observer: &mut dyn Observer) {
+    while !done() {
+        out.hand(std::time::Instant::now(), observer);
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_receiver_second_reaches_the_shared_timeline_once() {
+        let shared = SharedTimeline::default();
+        let (mut a, mut b) = (Tally::new(100), Tally::new(100));
+        let (mut ha, mut hb) = (Handing::default(), Handing::default());
+        a.receive(0, 0, 100);
+        a.receive(1, 0, 1_100_000_000);
+        b.receive(0, 0, 200);
+        // Second 0 has ended for both; a's second 1 is still under way.
+        ha.hand(&a, 1_200_000_000, &shared);
+        hb.hand(&b, 1_200_000_000, &shared);
+        ha.hand(&a, 1_300_000_000, &shared);
+        {
+            let t = shared.lock().unwrap();
+            assert_eq!(t.seconds.len(), 1);
+            assert_eq!(t.seconds[0].completed, 2);
+            assert_eq!(t.seconds[0].latency.len(), 2);
+        }
+        a.receive(2, 1_000_000_000, 1_500_000_000);
+        ha.rest(&a, &shared);
+        hb.rest(&b, &shared);
+        let t = shared.lock().unwrap();
+        assert_eq!(t.seconds.len(), 2);
+        assert_eq!((t.seconds[0].completed, t.seconds[1].completed), (2, 2));
+        let total: u64 = t.seconds.iter().map(|s| s.completed).sum();
+        assert_eq!(total, a.delivered + b.delivered);
+    }
+}
