@@ -193,8 +193,8 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
         all.completed += 1;
         mine.nils += u64::from(k % 3 == 0);
         all.nils += u64::from(k % 3 == 0);
-        e.corrected.record_times(c, 1);
-        e.uncorrected.record_times(u, 1);
+        e.corrected.record(c);
+        e.uncorrected.record(u);
         whole.latency.record(c);
         whole.latency_uncorrected.record(u);
     }
