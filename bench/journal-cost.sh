@@ -12,10 +12,10 @@
 #    the two parts are measured apart and put together at the real rate:
 #      - per request: the marginal count without --json between `-n M` and `-n 2M` (start-up
 #        cancels out);
-#      - per second of test: the inclusive instructions of the journal's per-second work in
-#        the `-n 2M --json` run (the workers' `ExactSecond::take_delta`, the main thread's
-#        `Observer::second` that writes and syncs the line), divided by the test's seconds (its
-#        record's duration);
+#      - per second of test: the inclusive instructions of the journal's per-second work (the
+#        workers' `ExactSecond::take_delta`, the main thread's `Observer::second` that writes
+#        and syncs the line) between the `-n M --json` and `-n 2M --json` runs, divided by the
+#        difference of their tests' seconds (their records' durations);
 #      - per request at the real rate: per second / the requests per second of the CPU runs
 #        without --json (one worker thread: one worker's rate).
 #    The whole-process marginal with --json is printed too, for what it is.
@@ -29,7 +29,7 @@
 #   REPS=3 N1=300000 N16=3000000 bash bench/journal-cost.sh
 #   RESPBENCH=target/release/respbench BASE=/tmp/respbench-before bash bench/journal-cost.sh
 #
-# Needs redis-server, perf, valgrind, taskset and python3.
+# Needs redis-server, perf, valgrind (callgrind_annotate), objcopy, taskset and python3.
 # The server is stopped by PID on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,18 +80,24 @@ for line in open('$tmp/perf.csv'):
 "
 }
 
+# Copies without debug info for callgrind: with it, callgrind_annotate splits a function's
+# inclusive count over the files its inlined code came from; without it, one line per function.
+for b in "${!BINS[@]}"; do
+  objcopy --strip-debug "${BINS[$b]}" "$tmp/bin$b"
+done
+
 # User-space instructions of one run of binary $1 under callgrind (output kept in $tmp/cg.out).
 instructions() {
-  local bin="$1" n="$2" p="$3"; shift 3
+  local bin="$tmp/bin$1" n="$2" p="$3"; shift 3
   rm -f "$tmp/run.json" "$tmp/cg.out"
   "${pin_client[@]}" valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
     "$bin" -p "$port" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" >/dev/null 2>&1
   sed -n 's/^summary: \([0-9]*\).*/\1/p; s/^totals: \([0-9]*\).*/\1/p' "$tmp/cg.out" | head -1
 }
 
-# The journal's per-second instructions in $tmp/cg.out (inclusive), per second of the test in
-# $tmp/run.json.
-journal_per_second() {
+# The journal's per-second work in $tmp/cg.out: its inclusive instructions, and the seconds of
+# the test in $tmp/run.json ("instructions seconds").
+journal_inclusive() {
   callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null | python3 -c "
 import json, re, sys
 total = 0
@@ -100,7 +106,7 @@ for line in sys.stdin:
     if m:
         total += int(m[1].replace(',', ''))
 secs = sum(t['duration_s'] for t in json.load(open('$tmp/run.json'))['tests'])
-print(f'{total / secs:.0f}')
+print(total, secs)
 "
 }
 
@@ -147,12 +153,14 @@ echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for p in 1 16; do
   m="$M"; [ "$p" = 16 ] && m=$((M * 4))
   for b in "${!BINS[@]}"; do
-    bin="${BINS[$b]}"
-    a1="$(instructions "$bin" "$m" "$p")"
-    a2="$(instructions "$bin" $((2 * m)) "$p")"
-    j1="$(instructions "$bin" "$m" "$p" --json "$tmp/run.json")"
-    j2="$(instructions "$bin" $((2 * m)) "$p" --json "$tmp/run.json")"
-    per_s="$(journal_per_second)"
+    a1="$(instructions "$b" "$m" "$p")"
+    a2="$(instructions "$b" $((2 * m)) "$p")"
+    j1="$(instructions "$b" "$m" "$p" --json "$tmp/run.json")"
+    read -r t1 s1 <<<"$(journal_inclusive)"
+    j2="$(instructions "$b" $((2 * m)) "$p" --json "$tmp/run.json")"
+    read -r t2 s2 <<<"$(journal_inclusive)"
+    # Between the two lengths, so once-per-test lines (a test's start) cancel out.
+    per_s="$(python3 -c "print(f'{($t2 - $t1) / ($s2 - $s1):.0f}')")"
     # shellcheck disable=SC2086
     rate="$(med ${RPS[$p,$b]})"
     python3 -c "

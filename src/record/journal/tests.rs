@@ -275,5 +275,9 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     assert_eq!(got.mix[1].completed + got.mix[0].completed, 3_777);
     assert!(got.mix[0].misses.unwrap() > 0);
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
+    assert!(
+        text.contains("\"corrected\":\"HISTEw"),
+        "the deltas are uncompressed V2 (`hdr::encode_sparse`)"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
