@@ -16,7 +16,9 @@
 #        workers' `ExactSecond::take_delta`, the main thread's `Observer::second` that writes
 #        and syncs the line) in the `-n 2M --json` run, divided by its test's seconds (its
 #        record's duration). It follows the seconds' latency spread, which is wide under
-#        callgrind (a slow client): read it as an upper bound;
+#        callgrind (a slow client): read it as an upper bound. With a small M the test lasts
+#        only a few seconds and its once-per-test lines dominate it (M=2000 read 4-5 M/s where
+#        M=20000 read 1-1.5 M/s);
 #      - per request at the real rate: per second / the requests per second of the CPU runs
 #        without --json (one worker thread: one worker's rate).
 #    The whole-process marginal with --json is printed too, for what it is.
