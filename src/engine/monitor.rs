@@ -44,8 +44,8 @@ pub trait Observer {
     /// order, empty ones too. The journal writes it; the default ignores it.
     fn second(&mut self, _index: usize, _second: &Second) {}
     /// Whether the seconds handed to [`Observer::second`] carry their full-precision histograms
-    /// (`metrics::ExactSecond`, for the journal). They cost the workers two more histogram
-    /// records per reply, so only an observer that writes them asks.
+    /// (`metrics::ExactSecond`, for the journal). Taking them costs each worker a read of part
+    /// of its histograms once a second, so only an observer that writes them asks.
     fn exact_seconds(&self) -> bool {
         false
     }

@@ -1,43 +1,56 @@
-//! One second's full-precision histograms (3 significant figures, as the record's), for the
+//! One second's full-precision latencies (3 significant figures, as the record's), for the
 //! journal only: summed over a killed test's full seconds they are exactly the whole-test
 //! histograms a Ctrl-C at its last full second would have written (`docs/journal.md`).
 //!
 //! Why the difference of the worker's whole-test figures between hand-overs, and not a second
 //! pair of histograms recorded per reply: a histogram record costs about 50 instructions, so two
 //! more per reply cost the worker about 10% (measured with callgrind, `docs/performance.md`);
-//! the difference costs a few passes over the histograms' counts once a second per worker
-//! ([`ExactSecond::take_delta`]) and nothing per reply. The timeline keeps its own histograms
-//! coarse (2 significant figures, one per second for the whole test); these are moved out of it
-//! when the second is handed over (`engine::seconds`), so memory holds only the seconds not yet
-//! handed over. No allocation after the test's start, but an error reply's word, once per test.
+//! the difference costs nothing per reply and, once a second per worker, a read of the buckets
+//! in the band the second's replies fell in (`metrics::handed_over`: the band comes from the
+//! second's coarse histogram, the difference is exact whatever the band). The parts are lists of
+//! `(bucket, count)` pairs ([`SparseHistogram`]): the worker never clears or copies a whole
+//! histogram, and the journal's writer (main thread) turns them into histograms. The timeline
+//! keeps its own histograms coarse (2 significant figures, one per second for the whole test);
+//! these are moved out of it when the second is handed over (`engine::seconds`), so memory holds
+//! only the seconds not yet handed over.
 
-use super::{CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram};
+use super::handed_over::HandedOver;
+use super::{CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram, SparseHistogram};
 
 /// A second's corrected and uncorrected latencies at full precision.
 #[derive(Clone, Debug, Default)]
 pub struct ExactSecond {
-    pub corrected: LatencyHistogram,
-    pub uncorrected: LatencyHistogram,
+    pub corrected: SparseHistogram,
+    pub uncorrected: SparseHistogram,
     /// The second's error replies by first word (requests lost without a reply are counted by
     /// kind in the second itself). Words with a count of 0 may be listed.
     pub errors: ErrorCounts,
     /// A mix's commands (`--ratio`), by their index in the mix: each one's second (empty
     /// otherwise).
-    pub commands: Vec<CommandTally>,
+    pub commands: Vec<ExactCommand>,
+}
+
+/// One mix command's second: as [`CommandTally`], its corrected latencies as pairs.
+#[derive(Clone, Debug, Default)]
+pub struct ExactCommand {
+    pub latency: SparseHistogram,
+    pub completed: u64,
+    pub errors: u64,
+    pub nils: u64,
 }
 
 impl ExactSecond {
     /// Adds another second's (another worker's part of the same second).
     pub fn add(&mut self, o: &ExactSecond) {
-        self.corrected.merge(&o.corrected);
-        self.uncorrected.merge(&o.uncorrected);
+        self.corrected.add(&o.corrected);
+        self.uncorrected.add(&o.uncorrected);
         self.errors.merge(&o.errors);
         if self.commands.len() < o.commands.len() {
             self.commands
-                .resize_with(o.commands.len(), CommandTally::default);
+                .resize_with(o.commands.len(), ExactCommand::default);
         }
         for (a, b) in self.commands.iter_mut().zip(&o.commands) {
-            a.latency.merge(&b.latency);
+            a.latency.add(&b.latency);
             a.completed += b.completed;
             a.errors += b.errors;
             a.nils += b.nils;
@@ -54,21 +67,39 @@ pub struct Whole<'a> {
     pub commands: &'a [CommandTally],
 }
 
+/// A worker's whole-test figures as of its last hand-over (what [`ExactSecond::take_delta`]
+/// takes the next second's part against). Allocated once, when the test starts.
+#[derive(Clone, Debug, Default)]
+pub struct SecondBase {
+    latency: HandedOver,
+    uncorrected: HandedOver,
+    errors: ErrorCounts,
+    commands: Vec<CommandBase>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct CommandBase {
+    latency: HandedOver,
+    completed: u64,
+    errors: u64,
+    nils: u64,
+}
+
 impl ExactSecond {
     /// Sets `self` to what `whole` gained since `base`, and `base` to `whole`: the figures of
     /// the second that ended (each reply was counted in `whole` after its second's hand-over).
-    pub fn take_delta(&mut self, base: &mut ExactSecond, whole: &Whole<'_>) {
-        self.corrected.reset();
-        self.corrected.merge(whole.latency);
-        for c in whole.commands {
-            self.corrected.merge(&c.latency);
-        }
-        self.corrected.subtract(&base.corrected);
-        base.corrected.merge(&self.corrected);
-        self.uncorrected.reset();
-        self.uncorrected.merge(whole.uncorrected);
-        self.uncorrected.subtract(&base.uncorrected);
-        base.uncorrected.merge(&self.uncorrected);
+    /// `band` (`[low, high]` ns): the lowest and highest corrected latency of the second (its
+    /// coarse histogram's), where its values are looked for first (`metrics::handed_over`).
+    // Never inlined: once a second per worker, and `bench/journal-cost.sh` counts it by name.
+    #[inline(never)]
+    pub fn take_delta(&mut self, base: &mut SecondBase, whole: &Whole<'_>, band: (u64, u64)) {
+        self.corrected.clear();
+        self.uncorrected.clear();
+        base.latency.take(whole.latency, band, &mut self.corrected);
+        // A reply's uncorrected latency is at most its corrected one (it is timed from the
+        // write, not from the intended send): the band's top holds, its bottom is the whole's.
+        base.uncorrected
+            .take(whole.uncorrected, (0, band.1), &mut self.uncorrected);
         self.errors.zero();
         // Error replies only: lost requests are counted by kind in the second itself.
         for (word, n) in whole.errors.iter() {
@@ -80,9 +111,9 @@ impl ExactSecond {
         }
         if self.commands.len() < whole.commands.len() {
             self.commands
-                .resize_with(whole.commands.len(), CommandTally::default);
+                .resize_with(whole.commands.len(), ExactCommand::default);
             base.commands
-                .resize_with(whole.commands.len(), CommandTally::default);
+                .resize_with(whole.commands.len(), CommandBase::default);
         }
         for ((d, b), w) in self
             .commands
@@ -90,10 +121,10 @@ impl ExactSecond {
             .zip(&mut base.commands)
             .zip(whole.commands)
         {
-            d.latency.reset();
-            d.latency.merge(&w.latency);
-            d.latency.subtract(&b.latency);
-            b.latency.merge(&d.latency);
+            d.latency.clear();
+            b.latency.take(&w.latency, band, &mut d.latency);
+            // The second's corrected latencies include the mix commands'.
+            self.corrected.add(&d.latency);
             (d.completed, d.errors, d.nils) = (
                 w.completed - b.completed,
                 w.errors - b.errors,

@@ -5,6 +5,7 @@
 //! one histogram would have given.
 
 mod exact_second;
+mod handed_over;
 mod histogram;
 pub mod outage;
 mod recorder;
@@ -12,8 +13,9 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
-pub use exact_second::{ExactSecond, Whole};
-pub use histogram::LatencyHistogram;
+pub use exact_second::{ExactCommand, ExactSecond, SecondBase, Whole};
+pub use handed_over::SparseHistogram;
+pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};
 pub use thread_cpu::ThreadCpuUsage;

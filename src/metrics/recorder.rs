@@ -365,31 +365,83 @@ mod tests {
             .map(|s| s.exact.as_deref().unwrap())
             .collect();
         assert_eq!(e.len(), 3);
+        let h: Vec<[LatencyHistogram; 2]> = e
+            .iter()
+            .map(|e| [e.corrected.to_histogram(), e.uncorrected.to_histogram()])
+            .collect();
         assert_eq!(
-            (
-                e[0].corrected.len(),
-                e[0].corrected.max_ns(),
-                e[0].uncorrected.max_ns()
-            ),
+            (h[0][0].len(), h[0][0].max_ns(), h[0][1].max_ns()),
             (2, 2_003, 1_777)
         );
         assert_eq!(e[0].errors.iter().collect::<Vec<_>>(), [("WRONGTYPE", 1)]);
         let c = &e[0].commands;
         assert_eq!((c[0].completed, c[0].errors, c[1].nils), (1, 1, 1));
         assert_eq!(e[1].corrected.len(), 1);
-        assert!(
-            e[1].corrected.min_ns() > 123_000,
-            "the reply of second 1 only"
-        );
+        assert!(h[1][0].min_ns() > 123_000, "the reply of second 1 only");
         assert_eq!(e[1].commands[0].completed, 1);
         assert_eq!(e[1].errors.total(), 0);
-        assert_eq!((e[2].corrected.len(), e[2].uncorrected.max_ns()), (3, 7));
+        assert_eq!((h[2][0].len(), h[2][1].max_ns()), (3, 7));
         assert_eq!(e[2].errors.iter().filter(|x| x.1 > 0).count(), 1);
         let mut sum = LatencyHistogram::new();
-        for s in &e {
-            sum.merge(&s.uncorrected);
+        for s in &h {
+            sum.merge(&s[1]);
         }
         assert_eq!(sum.len(), rec.uncorrected.len());
         assert_eq!(sum.max_ns(), rec.uncorrected.max_ns());
+    }
+
+    /// The histograms' buckets and counts, to compare exactly.
+    fn buckets(h: &LatencyHistogram) -> Vec<(u64, u64)> {
+        h.raw()
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    #[test]
+    fn a_seconds_exact_part_is_the_difference_of_the_whole_for_sparse_and_wide_values() {
+        let shared = SharedTimeline::default();
+        shared.lock().unwrap().exact = true;
+        let start = Instant::now();
+        let mut rec = Recorder::new(start, shared.clone());
+        // Per second: the whole-test histograms after it (the difference of two is its part).
+        let mut after = vec![(LatencyHistogram::new(), LatencyHistogram::new())];
+        for sec in 0..6u64 {
+            for k in 0..(200 * sec + 3) {
+                // From 1 ns to an hour: dense around 100 µs, a sparse tail, a few far outliers.
+                let c = match k % 50 {
+                    0 => 10u64.pow((k / 50 % 13) as u32),
+                    1 => 3_600_000_000_000 - k,
+                    _ => 100_000 + (k * 7919 + sec * 104_729) % 50_000,
+                };
+                let u = if k % 7 == 0 { c } else { c / 3 };
+                let at = start + Duration::from_millis(sec * 1_000 + k % 900);
+                let lat = Latency {
+                    corrected_ns: c,
+                    uncorrected_ns: u,
+                };
+                if k % 5 == 0 {
+                    rec.successes(lat, 2, false, at);
+                } else {
+                    rec.success_with(None, lat, false, at);
+                }
+            }
+            after.push((rec.latency.clone(), rec.uncorrected.clone()));
+        }
+        rec.flush();
+        let t = shared.lock().unwrap();
+        assert_eq!(t.seconds.len(), 6);
+        for (sec, s) in t.seconds.iter().enumerate() {
+            let e = s.exact.as_deref().unwrap();
+            let mut want_c = after[sec + 1].0.clone();
+            want_c.subtract(&after[sec].0);
+            let mut want_u = after[sec + 1].1.clone();
+            want_u.subtract(&after[sec].1);
+            let (c, u) = (e.corrected.to_histogram(), e.uncorrected.to_histogram());
+            assert_eq!(buckets(&c), buckets(&want_c), "second {sec}, corrected");
+            assert_eq!(buckets(&u), buckets(&want_u), "second {sec}, uncorrected");
+            assert_eq!(c.len(), s.completed, "second {sec}");
+            assert_eq!((c.min_ns(), c.max_ns()), (want_c.min_ns(), want_c.max_ns()));
+        }
     }
 }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, cpu_percent};
-use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, TestResult, Whole};
+use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, SecondBase, TestResult, Whole};
 
 /// 100 ms slots per second.
 pub const SLOTS: usize = 10;
@@ -206,8 +206,9 @@ impl Second {
 pub struct Timeline {
     pub seconds: Vec<Second>,
     /// Whether the workers keep each second's full-precision histograms (`ExactSecond`): only
-    /// when a journal writes them (`engine::Observer::exact_seconds`), since they cost two more
-    /// histogram records per reply. Set before the workers start.
+    /// when a journal writes them (`engine::Observer::exact_seconds`), since taking them costs
+    /// each worker a read of part of its histograms once a second. Set before the workers
+    /// start.
     pub exact: bool,
 }
 
@@ -282,7 +283,7 @@ pub struct SecondTally {
     current: Second,
     /// The worker's whole-test figures at the last hand-over, when the seconds' full-precision
     /// figures are kept (`ExactSecond::take_delta`).
-    base: Option<Box<ExactSecond>>,
+    base: Option<Box<SecondBase>>,
     shared: SharedTimeline,
     /// The worker's clocks when it last crossed a slot's end: `None` until the first crossing,
     /// because the tally may be built on another thread than the worker that fills it (a
@@ -451,13 +452,15 @@ impl SecondTally {
         if self.current.is_empty() {
             return;
         }
+        // Where the second's values lie: its coarse histogram's range (`metrics::handed_over`).
+        let band = (self.current.latency.min_ns(), self.current.latency.max_ns());
         let kept = match (
             whole,
             self.base.as_deref_mut(),
             self.current.exact.as_deref_mut(),
         ) {
             (Some(w), Some(base), Some(e)) => {
-                e.take_delta(base, w);
+                e.take_delta(base, w, band);
                 None
             }
             _ => self.current.exact.take(),

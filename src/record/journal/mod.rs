@@ -73,8 +73,9 @@ struct SecondLine {
     slots: Vec<[u64; 6]>,
     /// `[value_ns, count]` per non-empty bucket of the second's corrected latency histogram.
     latency: Vec<[u64; 2]>,
-    /// The second's latencies at full precision (HDR V2 compressed, base64, as the record's
-    /// histograms): their sums over the seconds are the whole-test histograms, exactly.
+    /// The second's latencies at full precision (HDR V2 base64, uncompressed since this
+    /// version: `record::hdr::encode_sparse`; older journals' compressed ones read the same):
+    /// their sums over the seconds are the whole-test histograms, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     exact: Option<ExactLine>,
     /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
@@ -138,8 +139,8 @@ impl SecondLine {
                 .map(|v| [v.value_iterated_to(), v.count_at_value()])
                 .collect(),
             exact: s.exact.as_deref().map(|e| ExactLine {
-                corrected: super::hdr::encode(&e.corrected),
-                uncorrected: super::hdr::encode(&e.uncorrected),
+                corrected: super::hdr::encode_sparse(&e.corrected),
+                uncorrected: super::hdr::encode_sparse(&e.uncorrected),
                 errors: e
                     .errors
                     .sorted()
@@ -154,7 +155,7 @@ impl SecondLine {
                         completed: c.completed,
                         errors: c.errors,
                         nils: c.nils,
-                        latency: super::hdr::encode(&c.latency),
+                        latency: super::hdr::encode_sparse(&c.latency),
                     })
                     .collect(),
             }),

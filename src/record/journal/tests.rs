@@ -193,8 +193,8 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
         all.completed += 1;
         mine.nils += u64::from(k % 3 == 0);
         all.nils += u64::from(k % 3 == 0);
-        e.corrected.record_times(c, 1);
-        e.uncorrected.record_times(u, 1);
+        e.corrected.record(c);
+        e.uncorrected.record(u);
         whole.latency.record(c);
         whole.latency_uncorrected.record(u);
     }
@@ -275,6 +275,10 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     assert_eq!(got.mix[1].completed + got.mix[0].completed, 3_777);
     assert!(got.mix[0].misses.unwrap() > 0);
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
+    assert!(
+        text.contains("\"corrected\":\"HISTEw"),
+        "the deltas are uncompressed V2 (`hdr::encode_sparse`)"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

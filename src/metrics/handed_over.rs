@@ -1,0 +1,295 @@
+//! What a worker's whole-test histogram gained since its last hand-over, read from a narrow
+//! band of its buckets instead of all of them (`metrics::ExactSecond`, for the journal).
+//!
+//! Why: a full-precision histogram ([`LatencyHistogram::new`]) has 33,792 counts. Taking a
+//! second's part as "whole minus the last hand-over" with whole-histogram operations (copy,
+//! subtract, add back, clear) cost about ten passes over two such histograms per worker per
+//! second: about 4 M instructions, 3–5% of the instructions per request at `-P 1`
+//! (`docs/performance.md`). A second's replies fall in a narrow band of buckets, and the
+//! second's own coarse histogram (which the tally keeps anyway) knows that band's ends, so the
+//! worker reads only those buckets. The total count says whether anything was recorded outside
+//! the band (a value the coarse histogram did not see): then the rest of the whole histogram's
+//! own min..max range is read too. So the part is exact whatever band it is given; a good band
+//! only makes it cheap. The part is a list of `(bucket value, count)` pairs
+//! ([`SparseHistogram`]), so the worker never clears or copies a 270 kB histogram either: the
+//! journal's writer, on the main thread, turns it into a histogram.
+
+use std::ops::Range;
+
+use super::LatencyHistogram;
+
+/// log2 of half the sub-buckets of [`LatencyHistogram::new`]'s layout: 3 significant figures
+/// give 2,048 sub-buckets per bucket, lowest value 1 ns (unit magnitude 0). The tests check
+/// [`index_of`] and [`value_of`] against hdrhistogram for every bucket.
+const HALF_MAGNITUDE: u32 = 10;
+const HALF: u64 = 1 << HALF_MAGNITUDE;
+/// How many counts that layout has (1 ns to 1 hour: 33 half-buckets of 1,024).
+pub const BUCKETS: usize = 33 * HALF as usize;
+
+/// The index of the count that holds `v` (hdrhistogram's `index_for` for this layout).
+#[inline]
+fn index_of(v: u64) -> usize {
+    let bucket = (64 - HALF_MAGNITUDE - 1) - (v | (2 * HALF - 1)).leading_zeros();
+    let sub = v >> bucket;
+    (((u64::from(bucket) + 1) << HALF_MAGNITUDE) + sub - HALF) as usize
+}
+
+/// The lowest value held by count `i` (hdrhistogram's `value_for` for this layout).
+#[inline]
+fn value_of(i: usize) -> u64 {
+    let i = i as u64;
+    match (i >> HALF_MAGNITUDE).checked_sub(1) {
+        None => i,
+        Some(bucket) => ((i & (HALF - 1)) + HALF) << bucket,
+    }
+}
+
+/// A histogram's part as `(value, count)` pairs, one per bucket that gained (a value may appear
+/// more than once: the parts of several histograms or workers are appended, and counts add up).
+/// Values are in nanoseconds, in [`LatencyHistogram::new`]'s buckets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SparseHistogram {
+    pairs: Vec<(u64, u64)>,
+}
+
+impl SparseHistogram {
+    /// `n` more at `value_ns` (recorded as [`LatencyHistogram::record_times`] does).
+    pub fn record_n(&mut self, value_ns: u64, n: u64) {
+        if n > 0 {
+            self.pairs.push((value_ns, n));
+        }
+    }
+
+    pub fn record(&mut self, value_ns: u64) {
+        self.record_n(value_ns, 1);
+    }
+
+    /// Appends `other`'s pairs.
+    pub fn add(&mut self, other: &SparseHistogram) {
+        self.pairs.extend_from_slice(&other.pairs);
+    }
+
+    /// Empties it, keeping its memory (the worker's part is refilled every second).
+    pub fn clear(&mut self) {
+        self.pairs.clear();
+    }
+
+    /// How many values it holds.
+    pub fn len(&self) -> u64 {
+        self.pairs.iter().map(|p| p.1).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Its counts by bucket index of [`LatencyHistogram::new`]'s layout, in index order, one
+    /// entry per bucket: what the journal encodes (`record::hdr::encode_sparse`) without
+    /// building a histogram. Values past the last bucket count in it, as recording clamps them.
+    pub fn by_index(&self) -> Vec<(usize, u64)> {
+        let mut v: Vec<(usize, u64)> = self
+            .pairs
+            .iter()
+            .map(|&(x, n)| (index_of(x.max(1)).min(BUCKETS - 1), n))
+            .collect();
+        v.sort_unstable_by_key(|p| p.0);
+        v.dedup_by(|cur, prev| {
+            let same = cur.0 == prev.0;
+            if same {
+                prev.1 += cur.1;
+            }
+            same
+        });
+        v
+    }
+
+    /// As a full-precision histogram (the record's form).
+    pub fn to_histogram(&self) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for &(v, n) in &self.pairs {
+            // `record_times`, not `record_n`: the last bucket's value is past the clamp.
+            h.record_times(v, n);
+        }
+        h
+    }
+}
+
+/// A histogram's counts as of the last hand-over, to take what it gained since.
+#[derive(Clone, Debug)]
+pub struct HandedOver {
+    /// Count by bucket index, as the histogram held it at the last hand-over.
+    counts: Vec<u64>,
+    /// Their sum: the histogram's `len` then.
+    total: u64,
+}
+
+impl Default for HandedOver {
+    fn default() -> Self {
+        Self {
+            counts: vec![0; BUCKETS],
+            total: 0,
+        }
+    }
+}
+
+impl HandedOver {
+    /// Adds to `out` what `whole` gained since the last call, and remembers `whole`'s counts.
+    /// `band` (`[low, high]` ns) is where the gain is expected (the second's coarse
+    /// histogram's min and max); a gain outside it is found too, at the cost of reading the
+    /// rest of `whole`'s range. `whole` only ever gains (a worker's recording histogram).
+    pub fn take(&mut self, whole: &LatencyHistogram, band: (u64, u64), out: &mut SparseHistogram) {
+        let gained = whole.len().saturating_sub(self.total);
+        if gained == 0 {
+            return;
+        }
+        let last = self.counts.len() - 1;
+        let all = index_of(whole.min_ns()).min(last)..index_of(whole.max_ns()).min(last) + 1;
+        let lo = index_of(band.0).clamp(all.start, all.end);
+        let hi = (index_of(band.1).min(last) + 1).clamp(lo, all.end);
+        let mut found = self.read(whole, lo..hi, out);
+        if found < gained {
+            found += self.read(whole, all.start..lo, out);
+            found += self.read(whole, hi..all.end, out);
+        }
+        debug_assert_eq!(
+            found, gained,
+            "every gained value lies in the histogram's range"
+        );
+        self.total = whole.len();
+    }
+
+    /// Reads buckets `r` of `whole`: each one's gain to `out`, its count remembered. Returns the
+    /// sum of the gains.
+    fn read(
+        &mut self,
+        whole: &LatencyHistogram,
+        r: Range<usize>,
+        out: &mut SparseHistogram,
+    ) -> u64 {
+        let raw = whole.raw();
+        let mut found = 0;
+        for (i, was) in r.clone().zip(&mut self.counts[r]) {
+            let v = value_of(i);
+            let now = raw.count_at(v);
+            if now > *was {
+                out.pairs.push((v, now - *was));
+                found += now - *was;
+                *was = now;
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_is_hdrhistograms_for_every_bucket() {
+        let h = LatencyHistogram::new();
+        let raw = h.raw();
+        let n = raw.distinct_values();
+        assert_eq!(n, BUCKETS);
+        for i in 1..n {
+            let v = value_of(i);
+            assert_eq!(index_of(v), i, "bucket {i}");
+            assert_eq!(raw.lowest_equivalent(v), v, "bucket {i} starts at {v}");
+            if i + 1 < n {
+                assert_eq!(raw.next_non_equivalent(v), value_of(i + 1), "bucket {i}");
+                assert_eq!(index_of(value_of(i + 1) - 1), i, "bucket {i}'s last value");
+            }
+        }
+    }
+
+    /// Records `values` into `whole` and returns what the hand-over took, as a histogram.
+    fn take(
+        whole: &mut LatencyHistogram,
+        base: &mut HandedOver,
+        values: &[u64],
+        band: (u64, u64),
+    ) -> LatencyHistogram {
+        for &v in values {
+            whole.record(v);
+        }
+        let mut out = SparseHistogram::default();
+        base.take(whole, band, &mut out);
+        out.to_histogram()
+    }
+
+    /// The difference `after - before`, with hdrhistogram's own subtraction.
+    fn difference(after: &LatencyHistogram, before: &LatencyHistogram) -> LatencyHistogram {
+        let mut d = after.clone();
+        d.subtract(before);
+        d
+    }
+
+    fn same(a: &LatencyHistogram, b: &LatencyHistogram) {
+        assert_eq!(a.len(), b.len());
+        let (a, b) = (a.raw(), b.raw());
+        let pairs = |h: &hdrhistogram::Histogram<u64>| -> Vec<(u64, u64)> {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        };
+        assert_eq!(pairs(a), pairs(b));
+        assert_eq!((a.min(), a.max()), (b.min(), b.max()));
+    }
+
+    #[test]
+    fn each_part_is_the_difference_sparse_wide_and_outside_the_band() {
+        let mut whole = LatencyHistogram::new();
+        let mut base = HandedOver::default();
+        // Sparse and wide: 1 ns to past the one-hour clamp, a few values per decade.
+        let wide: Vec<u64> = (0..20)
+            .map(|k| 10u64.pow(k / 2) * if k % 2 == 0 { 1 } else { 3 })
+            .chain([u64::MAX, 0])
+            .collect();
+        let dense: Vec<u64> = (0..50_000u64)
+            .map(|k| 40_000 + (k * 7919) % 900_000)
+            .collect();
+        let seconds: [(&[u64], (u64, u64)); 5] = [
+            (&dense, (40_000, 940_000)),
+            (&wide, (1, u64::MAX)),
+            // A band that misses most of the second's values: found all the same.
+            (&wide, (1_000, 2_000)),
+            (&dense[..10], (5, 6)),
+            (&[], (0, 0)),
+        ];
+        let mut sum = LatencyHistogram::new();
+        for (values, band) in seconds {
+            let before = whole.clone();
+            let got = take(&mut whole, &mut base, values, band);
+            same(&got, &difference(&whole, &before));
+            sum.merge(&got);
+        }
+        same(&sum, &whole);
+    }
+
+    #[test]
+    fn a_parts_pairs_add_up_in_any_order() {
+        let mut a = SparseHistogram::default();
+        a.record_n(1_000, 3);
+        a.record(5);
+        let mut b = SparseHistogram::default();
+        b.record_n(1_000, 2);
+        b.record_n(7, 0);
+        a.add(&b);
+        assert_eq!(a.len(), 6);
+        let h = a.to_histogram();
+        assert_eq!((h.len(), h.raw().count_at(1_000), h.min_ns()), (6, 5, 5));
+        a.record_n(u64::MAX, 2);
+        a.record(0);
+        let by_index = a.by_index();
+        assert_eq!(by_index.len(), 4, "{by_index:?}");
+        assert_eq!(by_index[0], (1, 1), "0 ns counts as 1 ns, as recorded");
+        assert_eq!(
+            by_index[2],
+            (index_of(1_000), 5),
+            "one entry per bucket, counts added"
+        );
+        assert_eq!(by_index[3], (BUCKETS - 1, 2), "past the last bucket: in it");
+        a.clear();
+        assert!(a.is_empty());
+    }
+}
