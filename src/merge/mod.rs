@@ -20,6 +20,7 @@ mod counts;
 mod delivery;
 mod failures;
 mod hist;
+mod memory;
 mod storm;
 mod test_record;
 mod together;

@@ -128,9 +128,8 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_threads_runqueue_pct: None,
         client_delay_us: None,
         latency_split: None,
-        // Memory per key read by each shard from the same server overlaps (each saw the others'
-        // keys arrive): it stays in the shards' records.
-        memory: None,
+        // One server read by every shard: the earliest reading to the latest (`merge/memory.rs`).
+        memory: super::memory::merge(&tests, &what)?,
         // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
         // not compile here until someone decides how shards combine it, rather than silently
         // being the first shard's. These are the same on every shard (checked by `check`), or

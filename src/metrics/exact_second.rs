@@ -11,7 +11,7 @@
 //! when the second is handed over (`engine::seconds`), so memory holds only the seconds not yet
 //! handed over. No allocation after the test's start, but an error reply's word, once per test.
 
-use super::{CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram};
+use super::{ClusterStats, CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram};
 
 /// A second's corrected and uncorrected latencies at full precision.
 #[derive(Clone, Debug, Default)]
@@ -24,11 +24,37 @@ pub struct ExactSecond {
     /// A mix's commands (`--ratio`), by their index in the mix: each one's second (empty
     /// otherwise).
     pub commands: Vec<CommandTally>,
+    /// Cluster mode: each node's part of the second, by node index (empty otherwise). Handed
+    /// over only by the cluster code's hand-overs (`Recorder::hand_over_cluster`): what a node
+    /// gained before another path handed a second over goes with the next second, so the sums
+    /// over the seconds are still every node's figures.
+    pub nodes: Vec<NodeSecond>,
+    /// Cluster mode: redirects by `RedirectKind` index, handed over as `nodes`.
+    pub redirects: [u64; 4],
+}
+
+/// One cluster node's part of a second (as `NodeStats` counts it).
+#[derive(Clone, Debug, Default)]
+pub struct NodeSecond {
+    pub completed: u64,
+    pub lost: u64,
+    pub latency: LatencyHistogram,
 }
 
 impl ExactSecond {
     /// Adds another second's (another worker's part of the same second).
     pub fn add(&mut self, o: &ExactSecond) {
+        if self.nodes.len() < o.nodes.len() {
+            self.nodes.resize_with(o.nodes.len(), NodeSecond::default);
+        }
+        for (a, b) in self.redirects.iter_mut().zip(&o.redirects) {
+            *a += b;
+        }
+        for (a, b) in self.nodes.iter_mut().zip(&o.nodes) {
+            a.completed += b.completed;
+            a.lost += b.lost;
+            a.latency.merge(&b.latency);
+        }
         self.corrected.merge(&o.corrected);
         self.uncorrected.merge(&o.uncorrected);
         self.errors.merge(&o.errors);
@@ -52,6 +78,9 @@ pub struct Whole<'a> {
     pub uncorrected: &'a LatencyHistogram,
     pub errors: &'a ErrorCounts,
     pub commands: &'a [CommandTally],
+    /// Cluster mode: the worker's redirect and per-node figures (`None` when the hand-over is
+    /// not the cluster code's: their part then waits for the next one).
+    pub cluster: Option<&'a ClusterStats>,
 }
 
 impl ExactSecond {
@@ -101,5 +130,84 @@ impl ExactSecond {
             );
             (b.completed, b.errors, b.nils) = (w.completed, w.errors, w.nils);
         }
+        self.take_cluster(base, whole.cluster);
+    }
+
+    /// The cluster part of [`ExactSecond::take_delta`]: none without `cluster` (the base stays,
+    /// so the next hand-over with it takes what was gained meanwhile).
+    fn take_cluster(&mut self, base: &mut ExactSecond, cluster: Option<&ClusterStats>) {
+        for d in &mut self.nodes {
+            d.latency.reset();
+            (d.completed, d.lost) = (0, 0);
+        }
+        self.redirects = [0; 4];
+        let Some(cluster) = cluster else {
+            return;
+        };
+        for ((d, b), w) in self
+            .redirects
+            .iter_mut()
+            .zip(&mut base.redirects)
+            .zip(&cluster.redirects)
+        {
+            (*d, *b) = (w - *b, *w);
+        }
+        let nodes = &cluster.nodes;
+        if self.nodes.len() < nodes.len() {
+            self.nodes.resize_with(nodes.len(), NodeSecond::default);
+            base.nodes.resize_with(nodes.len(), NodeSecond::default);
+        }
+        for ((d, b), w) in self.nodes.iter_mut().zip(&mut base.nodes).zip(nodes) {
+            d.latency.merge(&w.latency);
+            d.latency.subtract(&b.latency);
+            b.latency.merge(&d.latency);
+            (d.completed, d.lost) = (w.completed - b.completed, w.lost - b.lost);
+            (b.completed, b.lost) = (w.completed, w.lost);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::NodeStats;
+
+    #[test]
+    fn the_cluster_part_waits_for_a_hand_over_that_has_it_and_adds_up() {
+        let (latency, uncorrected, errors) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            ErrorCounts::default(),
+        );
+        let mut stats = ClusterStats {
+            nodes: vec![NodeStats::new(), NodeStats::new()],
+            ..ClusterStats::default()
+        };
+        let mut base = ExactSecond::default();
+        let mut sums = ExactSecond::default();
+        for (second, with) in [(0u64, true), (1, false), (2, true), (3, true)] {
+            stats.nodes[0].completed += 10;
+            stats.nodes[0].latency.record(1_000 * (second + 1));
+            stats.nodes[1].lost += 1;
+            stats.redirects[0] += 2;
+            let mut d = ExactSecond::default();
+            let whole = Whole {
+                latency: &latency,
+                uncorrected: &uncorrected,
+                errors: &errors,
+                commands: &[],
+                cluster: with.then_some(&stats),
+            };
+            d.take_delta(&mut base, &whole);
+            if !with {
+                assert!(d.nodes.iter().all(|n| n.completed == 0 && n.lost == 0));
+                assert_eq!(d.redirects, [0; 4]);
+            }
+            sums.add(&d);
+        }
+        assert_eq!(sums.nodes[0].completed, 40);
+        assert_eq!(sums.nodes[0].latency.len(), 4);
+        assert_eq!(sums.nodes[1].lost, 4);
+        assert_eq!(sums.redirects, [8, 0, 0, 0]);
     }
 }

@@ -12,7 +12,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
-pub use exact_second::{ExactSecond, Whole};
+pub use exact_second::{ExactSecond, NodeSecond, Whole};
 pub use histogram::LatencyHistogram;
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};

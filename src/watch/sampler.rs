@@ -185,6 +185,15 @@ impl SampleFeed {
             _ => None,
         }
     }
+
+    /// The samples taken so far from the `from`-th on (the journal keeps each once).
+    pub fn samples_from(&self, from: usize) -> Vec<ServerSample> {
+        lock(&self.shared)
+            .samples
+            .get(from..)
+            .map(<[ServerSample]>::to_vec)
+            .unwrap_or_default()
+    }
 }
 
 /// The sampling thread's state.
