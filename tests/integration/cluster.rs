@@ -15,6 +15,7 @@ use crate::harness::{
 
 mod allkeys;
 mod drift;
+mod journal;
 mod storm;
 
 /// A cluster-enabled server with its bus on port `bus`; with `certs`, it also listens with TLS
