@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::Failure;
 use super::cluster::ClusterCtx;
-use super::storm_seconds::{Counts, FUZZ, TallySeconds};
+use super::storm_seconds::{FUZZ, ModeSeconds};
 use crate::engine::ConnSetup;
 use crate::fuzz::route::Routes;
 use crate::fuzz::{FuzzOutcome, FuzzRun};
@@ -34,22 +34,12 @@ pub(super) fn run_fuzz(
     };
     // Commands sent, second by second, to the journal and live metrics (`storm_seconds`).
     let clients = plan.load.clients;
-    let seconds = RefCell::new(TallySeconds::new(
-        rec,
-        FUZZ,
-        live,
-        None,
-        clients,
-        Vec::new(),
-    ));
-    let counts = |sent: u64| Counts {
-        completed: sent,
-        failed: 0,
-    };
+    let seconds = RefCell::new(ModeSeconds::new(rec, FUZZ, live, None, clients, Vec::new()));
+    let timeline = seconds.borrow().timeline();
     let last = std::cell::Cell::new(0);
     let tell = |sent: u64| {
         last.set(sent);
-        seconds.borrow_mut().poll(Instant::now(), counts(sent));
+        seconds.borrow_mut().poll(Instant::now(), sent);
     };
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
@@ -65,10 +55,11 @@ pub(super) fn run_fuzz(
         interrupted: interrupted.clone(),
         stdout_taken,
         on_progress: Some(&tell),
+        timeline: Some(timeline),
     };
     let ran = crate::fuzz::run(run, &mut out);
     // The last tick's count: the fuzz block has the exact one.
-    seconds.into_inner().end(counts(last.get()));
+    seconds.into_inner().end(last.get());
     let FuzzOutcome { record, broken } = ran.map_err(Failure::Fatal)?;
     let message = match broken {
         true => Some(format!(

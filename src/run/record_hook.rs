@@ -194,6 +194,7 @@ impl Observer for Journaled<'_> {
             started_at: None,
             mix: self.mix.clone(),
             nodes: self.nodes.clone(),
+            storm: None,
         };
         self.rec.second(test, index, second);
     }

@@ -8,6 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::engine::Stop;
+use crate::metrics::{ErrorCounts, SecondTally, Whole};
 use crate::workload::split::even_part;
 
 use super::stages::connect_once;
@@ -19,7 +20,7 @@ const NAP: Duration = Duration::from_millis(50);
 /// Runs every opener and merges what they measured.
 pub(super) fn run_openers(spec: &StormSpec, interrupted: Arc<AtomicBool>) -> StormResult {
     let openers = u64::from(spec.openers.max(1));
-    let start = Instant::now();
+    let start = spec.start;
     let results: Vec<StormResult> = thread::scope(|s| {
         let handles: Vec<_> = (0..openers)
             .map(|i| {
@@ -65,6 +66,9 @@ fn open_loop(
     if rate == Some(0) {
         return out;
     }
+    let mut seconds = SecondTally::new(start, spec.timeline.clone());
+    // A storm's failures are counted by stage and kind in its block, not as error replies.
+    let no_errors = ErrorCounts::default();
     let mut k: u64 = 0;
     loop {
         if count.is_some_and(|c| k >= c) {
@@ -83,16 +87,39 @@ fn open_loop(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let done = out.completed;
+        let (done, sum) = (out.completed, out.total.sum_ns);
+        // The second under way goes before this connection counts, with what the totals
+        // gained in it at full precision (`metrics::ExactSecond`, for the journal).
+        let now = Instant::now();
+        if seconds.due(now) {
+            seconds.hand_over(now, &whole(&out, &no_errors));
+        }
         connect_once(spec, &mut out);
+        let now = Instant::now();
         let tally = if out.completed > done {
+            let total = u64::try_from(out.total.sum_ns - sum).unwrap_or(u64::MAX);
+            seconds.success(now, total);
             &spec.tally.completed
         } else {
+            seconds.failure(now);
             &spec.tally.failed
         };
         tally.fetch_add(1, Ordering::Relaxed);
         spec.ended.fetch_add(1, Ordering::Relaxed);
         k += 1;
     }
+    seconds.flush_with(Some(&whole(&out, &no_errors)));
     out
+}
+
+/// The opener's figures so far as the tally's whole-test figures: connection totals (the
+/// storm has no second clock, so they are both histograms).
+fn whole<'a>(out: &'a StormResult, no_errors: &'a ErrorCounts) -> Whole<'a> {
+    Whole {
+        latency: &out.total.hist,
+        uncorrected: &out.total.hist,
+        errors: no_errors,
+        commands: &[],
+        cluster: None,
+    }
 }

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{Document, TestRecord};
+use super::storm::StormContext;
 use crate::machine::Load;
 use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
 use crate::watch::ServerSample;
@@ -64,6 +65,9 @@ struct BeginLine {
     /// Cluster mode: each node's address and role at the test's start, by node index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     nodes: Vec<(String, String)>,
+    /// `--connect-storm`: what its `storm` block needs beyond the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    storm: Option<StormContext>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -361,6 +365,7 @@ impl Journal {
                 target_rps: test.target_rps,
                 mix: test.mix,
                 nodes: test.nodes,
+                storm: test.storm,
             }))?;
             self.begun = true;
         }
@@ -401,6 +406,8 @@ pub struct TestStart<'a> {
     pub mix: Vec<String>,
     /// Cluster mode: each node's address and role (`primary`, `replica`), by node index.
     pub nodes: Vec<(String, String)>,
+    /// `--connect-storm`: what its record block needs beyond the seconds.
+    pub storm: Option<StormContext>,
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use crate::metrics::{
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
+use crate::record::storm::{StageRecord, StormContext, StormRecord};
+use crate::storm::StageFigures;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 use crate::watch::Watched;
 
@@ -105,9 +107,19 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     let mut doc = doc.ok_or("a journal without its head line")?;
     let mut ended = None;
     if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        let (rec, end) = partial_test(&o)?;
-        ended = end;
-        tests.push(rec);
+        match &o.begin.storm {
+            // A storm is the record's `storm` block, as its finished run writes it.
+            Some(ctx) => {
+                let (block, end) = storm_block(&o, ctx)?;
+                ended = end;
+                doc.storm.get_or_insert(block);
+            }
+            None => {
+                let (rec, end) = partial_test(&o)?;
+                ended = end;
+                tests.push(rec);
+            }
+        }
     }
     // Killed between tests: the run's end is the last test's.
     let ended = ended.or_else(|| {
@@ -215,6 +227,65 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A killed `--connect-storm`'s block from its full seconds (a connection is a second's
+/// request: completed when it finished every stage, its total the latency), and when its last
+/// second ended. What the seconds do not say stays out: the stages' own histograms and the
+/// failures by stage and kind are only in a finished storm's block (`failed` counts them); the
+/// total's `sum_ns` is its histogram's (exact to 3 significant figures), not the clock's sum.
+fn storm_block(o: &Open, ctx: &StormContext) -> Result<(StormRecord, Option<String>), String> {
+    let completed: u64 = o.seconds.iter().map(|s| s.completed).sum();
+    let failed: u64 = o.seconds.iter().map(|s| s.failed).sum();
+    let mut total = LatencyHistogram::new();
+    if o.seconds
+        .iter()
+        .all(|s| s.exact.is_some() || s.completed == 0)
+    {
+        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
+            hdr::add_encoded(&mut total, &e.corrected, "journal storm second")?;
+        }
+    } else {
+        for s in &o.seconds {
+            total.merge(&s.to_second().latency);
+        }
+    }
+    let elapsed = Duration::from_secs(o.seconds.len() as u64);
+    let secs = elapsed.as_secs_f64();
+    let sum_ns = (total.mean_ns() * total.len() as f64) as u128;
+    let server = Beside::of(&o.seconds)
+        .watched
+        .iter()
+        .map(|w| build::server_record(w, &[]))
+        .collect();
+    let block = StormRecord {
+        openers: ctx.openers,
+        target_rate: ctx.target_rate,
+        tls_resume: ctx.tls_resume,
+        command: ctx.command.clone(),
+        duration_s: secs,
+        attempted: completed + failed,
+        completed,
+        failed,
+        connects_per_s: completed as f64 / secs,
+        interrupted: true,
+        total: StageRecord::of(
+            "total",
+            &StageFigures {
+                hist: total,
+                sum_ns,
+            },
+            true,
+        ),
+        stages: Vec::new(),
+        failures: Vec::new(),
+        client_limits: Vec::new(),
+        connections_received: None,
+        connected_clients_after: None,
+        server,
+    };
+    let start = o.begin.started_at.as_deref().and_then(parse_time);
+    Ok((block, start.map(|t| rfc3339(t + elapsed))))
 }
 
 /// Cluster mode: the redirects and each node's figures, their seconds' sums (the nodes named as

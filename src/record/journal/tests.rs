@@ -46,6 +46,7 @@ fn start(name: &str) -> TestStart<'_> {
         target_rps: None,
         mix: Vec::new(),
         nodes: Vec::new(),
+        storm: None,
     }
 }
 
