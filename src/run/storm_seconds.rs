@@ -72,15 +72,9 @@ impl<'a> ModeSeconds<'a> {
         }
     }
 
-    /// A storm: what its record block needs beyond the seconds, for the journal, which also
-    /// gets the seconds' full-precision histograms (the openers hand them over; set before any
-    /// of them starts).
+    /// A storm: what its record block needs beyond the seconds, for the journal.
     pub(super) fn storm(mut self, ctx: StormContext) -> Self {
         self.storm = Some(ctx);
-        self.timeline
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .exact = self.rec.journaling();
         self
     }
 

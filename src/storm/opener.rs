@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::engine::Stop;
-use crate::metrics::{ErrorCounts, SecondTally, Whole};
+use crate::metrics::SecondTally;
 use crate::workload::split::even_part;
 
 use super::stages::connect_once;
@@ -66,9 +66,10 @@ fn open_loop(
     if rate == Some(0) {
         return out;
     }
+    // Coarse seconds only (the timeline keeps no full-precision part for a storm): a
+    // full-precision difference per opener and second would cost a storm of many openers more
+    // than its connections do.
     let mut seconds = SecondTally::new(start, spec.timeline.clone());
-    // A storm's failures are counted by stage and kind in its block, not as error replies.
-    let no_errors = ErrorCounts::default();
     let mut k: u64 = 0;
     loop {
         if count.is_some_and(|c| k >= c) {
@@ -88,12 +89,6 @@ fn open_loop(
             break;
         }
         let (done, sum) = (out.completed, out.total.sum_ns);
-        // The second under way goes before this connection counts, with what the totals
-        // gained in it at full precision (`metrics::ExactSecond`, for the journal).
-        let now = Instant::now();
-        if seconds.due(now) {
-            seconds.hand_over(now, &whole(&out, &no_errors));
-        }
         connect_once(spec, &mut out);
         let now = Instant::now();
         let tally = if out.completed > done {
@@ -108,18 +103,6 @@ fn open_loop(
         spec.ended.fetch_add(1, Ordering::Relaxed);
         k += 1;
     }
-    seconds.flush_with(Some(&whole(&out, &no_errors)));
+    seconds.flush();
     out
-}
-
-/// The opener's figures so far as the tally's whole-test figures: connection totals (the
-/// storm has no second clock, so they are both histograms).
-fn whole<'a>(out: &'a StormResult, no_errors: &'a ErrorCounts) -> Whole<'a> {
-    Whole {
-        latency: &out.total.hist,
-        uncorrected: &out.total.hist,
-        errors: no_errors,
-        commands: &[],
-        cluster: None,
-    }
 }

@@ -233,7 +233,8 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
 /// request: completed when it finished every stage, its total the latency), and when its last
 /// second ended. What the seconds do not say stays out: the stages' own histograms and the
 /// failures by stage and kind are only in a finished storm's block (`failed` counts them); the
-/// total's `sum_ns` is its histogram's (exact to 3 significant figures), not the clock's sum.
+/// total's histogram is the seconds' (2 significant figures: an opener keeps no full-precision
+/// part) and its `sum_ns` the histogram's, not the clock's sum.
 fn storm_block(o: &Open, ctx: &StormContext) -> Result<(StormRecord, Option<String>), String> {
     let completed: u64 = o.seconds.iter().map(|s| s.completed).sum();
     let failed: u64 = o.seconds.iter().map(|s| s.failed).sum();
