@@ -87,6 +87,10 @@ struct SecondLine {
     /// histograms): their sums over the seconds are the whole-test histograms, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     exact: Option<ExactLine>,
+    /// `[value_ns, count]` per non-empty bucket of the second's sampled client delays
+    /// (`rx_delay`, coarse as `latency`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    client_delay: Vec<[u64; 2]>,
     /// Each worker thread's CPU from the test's start to this second's hand-over (cumulative:
     /// the last second's is the test's so far).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -204,12 +208,8 @@ impl SecondLine {
                     ]
                 })
                 .collect(),
-            latency: s
-                .latency
-                .raw()
-                .iter_recorded()
-                .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                .collect(),
+            latency: buckets(&s.latency),
+            client_delay: buckets(&s.client_delay),
             exact: s.exact.as_deref().map(|e| ExactLine {
                 corrected: super::hdr::encode(&e.corrected),
                 uncorrected: super::hdr::encode(&e.uncorrected),
@@ -265,13 +265,24 @@ impl SecondLine {
                 waited_ns: x[5],
             };
         }
-        let mut latency = LatencyHistogram::coarse();
-        for [v, n] in &self.latency {
-            latency.record_n(*v, *n);
+        for (h, from) in [
+            (&mut s.latency, &self.latency),
+            (&mut s.client_delay, &self.client_delay),
+        ] {
+            for [v, n] in from {
+                h.record_n(*v, *n);
+            }
         }
-        s.latency = latency;
         s
     }
+}
+
+/// A coarse histogram's non-empty buckets, `[value_ns, count]`.
+fn buckets(h: &LatencyHistogram) -> Vec<[u64; 2]> {
+    h.raw()
+        .iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
 }
 
 /// The journal being written: the open file (locked) and where it is.

@@ -164,6 +164,7 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
         r.completed += s.completed;
         replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
         r.latency.merge(&s.latency);
+        r.client_delay.merge(&s.client_delay);
         r.reconnect_attempts += s.reconnect_attempts();
         r.reconnects += s.reconnects();
     }

@@ -326,6 +326,11 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
         .enumerate()
     {
         let mut s = exact_second(*n, *base, &mut r);
+        // The sampled client delays (`rx_delay`) of the second.
+        for k in 0..(i as u64 + 2) {
+            s.client_delay.record(20_000 + 3_000 * k);
+        }
+        r.client_delay.merge(&s.client_delay);
         let e = s.exact.as_mut().unwrap();
         // Every completed request on node 0, one lost on node 1; a MOVED and an ASK a second.
         e.nodes = vec![NodeSecond::default(), NodeSecond::default()];
@@ -437,5 +442,6 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
     assert_eq!(cpu.len(), 2);
     assert!((cpu[1] - 40.0333).abs() < 0.01, "{cpu:?}");
     assert_eq!(got.machine.as_ref().map(|m| m.cores), Some(2));
+    assert_eq!(got.client_delay_us.as_ref().map(|d| d.count), Some(9));
     std::fs::remove_dir_all(&d).unwrap();
 }
