@@ -193,7 +193,13 @@ impl RunRecord {
                     .map(|(feed, kept)| {
                         let samples = feed.samples_from(*kept);
                         *kept += samples.len();
-                        (feed.address.clone(), samples)
+                        let (before, latest) = feed.commandstats();
+                        journal::ServerSeconds {
+                            address: feed.address.clone(),
+                            samples,
+                            commandstats_before: before,
+                            commandstats: latest,
+                        }
                     })
                     .collect(),
             };
@@ -263,6 +269,9 @@ impl RunRecord {
             (Some(w), Some(_)) => w.feeds().into_iter().map(|f| (f, 0)).collect(),
             _ => Vec::new(),
         };
+        for (feed, _) in &self.feeds {
+            feed.follow_commandstats();
+        }
         watch
     }
 

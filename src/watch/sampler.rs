@@ -77,6 +77,10 @@ pub struct Watched {
     /// Times the watch lost the server and got it back during the test (the seconds between
     /// have no figures).
     pub gaps: u32,
+    /// Commandstats read after each sample too ([`SampleFeed::follow_commandstats`]: a journal
+    /// keeps them, so a killed test has the server's time per call); the latest here.
+    pub follow_commandstats: bool,
+    pub commandstats_latest: Option<Vec<CommandCounters>>,
 }
 
 /// The stop signal: a flag under a mutex, so the thread can sleep until the next sample time
@@ -186,6 +190,20 @@ impl SampleFeed {
         }
     }
 
+    /// Reads commandstats after each sample from now on (for the journal; one more `INFO
+    /// commandstats` a second on the watch connection).
+    pub fn follow_commandstats(&self) {
+        lock(&self.shared).follow_commandstats = true;
+    }
+
+    /// Commandstats at the test's start and the latest read ([`SampleFeed::follow_commandstats`]);
+    /// `None` where not read (or after a reconnect: the counters may have started again).
+    pub fn commandstats(&self) -> (Option<Vec<CommandCounters>>, Option<Vec<CommandCounters>>) {
+        let w = lock(&self.shared);
+        let latest = w.commandstats_latest.clone().filter(|_| w.gaps == 0);
+        (w.commandstats_before.clone(), latest)
+    }
+
     /// The samples taken so far from the `from`-th on (the journal keeps each once).
     pub fn samples_from(&self, from: usize) -> Vec<ServerSample> {
         lock(&self.shared)
@@ -242,7 +260,17 @@ impl Watch {
                     w.lost = true;
                 }
             }
+            let follow = w.follow_commandstats && self.segment == 0;
             drop(w);
+            if follow
+                && !stopped
+                && let Some(c) = self.conn.as_mut()
+            {
+                let latest = fetch_info(c, &["commandstats"])
+                    .ok()
+                    .map(|t| commandstats::parse(&t));
+                lock(shared).commandstats_latest = latest;
+            }
             if stopped {
                 // The counters may have started again after a reconnect: no difference then.
                 if self.segment == 0

@@ -154,8 +154,8 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
 /// the full-precision deltas its journal's seconds carry: the same count (the test's completed
 /// requests) and the same percentiles, exactly.
 /// What the record takes from beside the engine is in the recovered test as in a finished one:
-/// each worker's CPU, the server's block from the watch's samples (one interval a second), the
-/// machine's figures, and the verdict drawn from them.
+/// each worker's CPU, the server's block from the watch's samples (one interval a second) and
+/// commandstats, the latency split, the machine's figures, and the verdict drawn from them.
 fn beside_the_engine_is_kept(server: &Server, test: &Value) {
     let cpu = test["client_threads_cpu_pct"]
         .as_array()
@@ -179,6 +179,16 @@ fn beside_the_engine_is_kept(server: &Server, test: &Value) {
     assert!(
         s["used_memory"]["peak"].as_u64().unwrap() > 0,
         "the samples' memory: {s}"
+    );
+    // The server's time per call, from the commandstats the watch read each second.
+    let set = s["commands"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["command"] == "set"))
+        .unwrap_or_else(|| panic!("commandstats of SET: {s}"));
+    assert!(set["calls"].as_u64().unwrap() > 0, "{set}");
+    assert!(
+        test["latency_split"]["server_us"].as_f64().is_some(),
+        "{test}"
     );
     assert!(test["machine"]["cores"].as_u64().unwrap() >= 1, "{test}");
     let v = &test["verdict"];

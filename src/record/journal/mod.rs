@@ -27,6 +27,7 @@ use super::storm::StormContext;
 use crate::machine::Load;
 use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
 use crate::watch::ServerSample;
+use crate::watch::commandstats::CommandCounters;
 
 pub use read::recognise;
 
@@ -100,7 +101,7 @@ struct SecondLine {
     machine: Option<Load>,
     /// Each watched server's samples taken since the previous second's line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    server: Vec<ServerLine>,
+    server: Vec<ServerSeconds>,
 }
 
 /// One worker thread's CPU so far (`metrics::ThreadCpuUsage`), nanoseconds.
@@ -113,12 +114,18 @@ struct ThreadLine {
     wall_ns: u64,
 }
 
-/// A watched server's new samples (`watch::ServerSample`, as the sampler took them).
+/// A watched server's new samples (`watch::ServerSample`, as the sampler took them), and its
+/// commandstats at the test's start and the latest read (both cumulative: the last line's
+/// count).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-struct ServerLine {
-    address: String,
-    samples: Vec<ServerSample>,
+pub struct ServerSeconds {
+    pub address: String,
+    pub samples: Vec<ServerSample>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commandstats_before: Option<Vec<CommandCounters>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commandstats: Option<Vec<CommandCounters>>,
 }
 
 /// What a second's line holds from beside the engine (`RunRecord` gathers it).
@@ -126,8 +133,8 @@ struct ServerLine {
 pub struct SecondContext {
     /// The machine's load since the test's start.
     pub machine: Option<Load>,
-    /// Each watched server's address and the samples it took since the last second's line.
-    pub server: Vec<(String, Vec<ServerSample>)>,
+    /// Each watched server's samples since the last second's line, and its commandstats.
+    pub server: Vec<ServerSeconds>,
 }
 
 /// A second's full-precision corrected and uncorrected histograms (`metrics::ExactSecond`).
@@ -182,14 +189,7 @@ impl SecondLine {
                 })
                 .collect(),
             machine: ctx.machine,
-            server: ctx
-                .server
-                .iter()
-                .map(|(address, samples)| ServerLine {
-                    address: address.clone(),
-                    samples: samples.clone(),
-                })
-                .collect(),
+            server: ctx.server.clone(),
             second: index,
             completed: s.completed,
             failed: s.failed,

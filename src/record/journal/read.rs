@@ -425,6 +425,11 @@ impl Beside {
             };
             let w = &mut watched[at];
             w.samples.extend_from_slice(&line.samples);
+            if w.commandstats_before.is_none() {
+                w.commandstats_before.clone_from(&line.commandstats_before);
+            }
+            // Cumulative: the latest read (none once a line has none: a reconnect).
+            w.commandstats_after.clone_from(&line.commandstats);
             // A reconnect starts a new segment: the gaps are the segments after the first.
             w.gaps = w.samples.iter().map(|s| s.segment).max().unwrap_or(0);
         }

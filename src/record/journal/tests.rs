@@ -370,10 +370,22 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
             .collect(),
         ..start("SET")
     };
+    let stats = |calls: u64| {
+        vec![crate::watch::commandstats::CommandCounters {
+            name: "set".into(),
+            calls,
+            usec: 3 * calls,
+        }]
+    };
     for (i, s) in seconds.iter().enumerate() {
         let ctx = SecondContext {
             machine: Some(machine(i)),
-            server: vec![("127.0.0.1:7000".into(), server_seconds[i].clone())],
+            server: vec![ServerSeconds {
+                address: "127.0.0.1:7000".into(),
+                samples: server_seconds[i].clone(),
+                commandstats_before: Some(stats(100)),
+                commandstats: Some(stats(100 + 1_000 * (i as u64 + 1))),
+            }],
         };
         j.second_with(test(), i, s, &ctx).unwrap();
     }
@@ -405,6 +417,8 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
     let watched = [crate::watch::Watched {
         address: "127.0.0.1:7000".into(),
         samples: server_seconds.concat(),
+        commandstats_before: Some(stats(100)),
+        commandstats_after: Some(stats(3_100)),
         ..Default::default()
     }];
     let threads = seconds[2].client_threads.clone();
@@ -443,5 +457,11 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
     assert!((cpu[1] - 40.0333).abs() < 0.01, "{cpu:?}");
     assert_eq!(got.machine.as_ref().map(|m| m.cores), Some(2));
     assert_eq!(got.client_delay_us.as_ref().map(|d| d.count), Some(9));
+    let set = &got.server[0].commands;
+    assert_eq!((set.len(), set[0].calls), (1, 3_000), "{set:?}");
+    assert!(
+        got.latency_split.is_some(),
+        "the server's time per call splits the latency"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
