@@ -193,12 +193,13 @@ impl RunRecord {
                     .map(|(feed, kept)| {
                         let samples = feed.samples_from(*kept);
                         *kept += samples.len();
-                        let (before, latest) = feed.commandstats();
+                        let stats = feed.commandstats();
                         journal::ServerSeconds {
                             address: feed.address.clone(),
                             samples,
-                            commandstats_before: before,
-                            commandstats: latest,
+                            commandstats_before: stats.before,
+                            commandstats: stats.latest,
+                            latencystats: stats.latencystats,
                         }
                     })
                     .collect(),

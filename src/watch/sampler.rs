@@ -190,18 +190,22 @@ impl SampleFeed {
         }
     }
 
-    /// Reads commandstats after each sample from now on (for the journal; one more `INFO
-    /// commandstats` a second on the watch connection).
+    /// Reads commandstats and latencystats after each sample from now on (for the journal; one
+    /// more `INFO` a second on the watch connection).
     pub fn follow_commandstats(&self) {
         lock(&self.shared).follow_commandstats = true;
     }
 
-    /// Commandstats at the test's start and the latest read ([`SampleFeed::follow_commandstats`]);
-    /// `None` where not read (or after a reconnect: the counters may have started again).
-    pub fn commandstats(&self) -> (Option<Vec<CommandCounters>>, Option<Vec<CommandCounters>>) {
+    /// Commandstats at the test's start and the latest read, and the latest latencystats lines
+    /// ([`SampleFeed::follow_commandstats`]); `None` where not read (commandstats after a
+    /// reconnect too: the counters may have started again).
+    pub fn commandstats(&self) -> FollowedStats {
         let w = lock(&self.shared);
-        let latest = w.commandstats_latest.clone().filter(|_| w.gaps == 0);
-        (w.commandstats_before.clone(), latest)
+        FollowedStats {
+            before: w.commandstats_before.clone(),
+            latest: w.commandstats_latest.clone().filter(|_| w.gaps == 0),
+            latencystats: w.latencystats.clone(),
+        }
     }
 
     /// The samples taken so far from the `from`-th on (the journal keeps each once).
@@ -212,6 +216,14 @@ impl SampleFeed {
             .map(<[ServerSample]>::to_vec)
             .unwrap_or_default()
     }
+}
+
+/// What [`SampleFeed::commandstats`] gives.
+#[derive(Clone, Debug, Default)]
+pub struct FollowedStats {
+    pub before: Option<Vec<CommandCounters>>,
+    pub latest: Option<Vec<CommandCounters>>,
+    pub latencystats: Option<String>,
 }
 
 /// The sampling thread's state.
@@ -266,10 +278,17 @@ impl Watch {
                 && !stopped
                 && let Some(c) = self.conn.as_mut()
             {
-                let latest = fetch_info(c, &["commandstats"])
-                    .ok()
-                    .map(|t| commandstats::parse(&t));
-                lock(shared).commandstats_latest = latest;
+                // One request for both: the server's time per call and its own percentiles
+                // (cumulative; kept as their lines only, as the stop's read would give them).
+                let text = fetch_info(c, &["commandstats", "latencystats"]).ok();
+                let mut w = lock(shared);
+                w.commandstats_latest = text.as_deref().map(commandstats::parse);
+                w.latencystats = text.map(|t| {
+                    t.lines()
+                        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+                        .map(|l| format!("{l}\r\n"))
+                        .collect()
+                });
             }
             if stopped {
                 // The counters may have started again after a reconnect: no difference then.

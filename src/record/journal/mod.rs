@@ -126,6 +126,9 @@ pub struct ServerSeconds {
     pub commandstats_before: Option<Vec<CommandCounters>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commandstats: Option<Vec<CommandCounters>>,
+    /// `INFO latencystats`' percentile lines as last read (cumulative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latencystats: Option<String>,
 }
 
 /// What a second's line holds from beside the engine (`RunRecord` gathers it).

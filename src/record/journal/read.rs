@@ -430,6 +430,7 @@ impl Beside {
             }
             // Cumulative: the latest read (none once a line has none: a reconnect).
             w.commandstats_after.clone_from(&line.commandstats);
+            w.latencystats.clone_from(&line.latencystats);
             // A reconnect starts a new segment: the gaps are the segments after the first.
             w.gaps = w.samples.iter().map(|s| s.segment).max().unwrap_or(0);
         }

@@ -385,6 +385,7 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
                 samples: server_seconds[i].clone(),
                 commandstats_before: Some(stats(100)),
                 commandstats: Some(stats(100 + 1_000 * (i as u64 + 1))),
+                latencystats: Some(format!("latency_percentiles_usec_set:p50={i}.5,p99=9\r\n")),
             }],
         };
         j.second_with(test(), i, s, &ctx).unwrap();
@@ -419,6 +420,7 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
         samples: server_seconds.concat(),
         commandstats_before: Some(stats(100)),
         commandstats_after: Some(stats(3_100)),
+        latencystats: Some("latency_percentiles_usec_set:p50=2.5,p99=9\r\n".into()),
         ..Default::default()
     }];
     let threads = seconds[2].client_threads.clone();
@@ -462,6 +464,11 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
     assert!(
         got.latency_split.is_some(),
         "the server's time per call splits the latency"
+    );
+    assert_eq!(
+        got.server[0].latency_percentiles.len(),
+        1,
+        "the last second's"
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
