@@ -257,6 +257,7 @@ impl Watch {
                 self.reconnect(shared);
             }
             let taken = self.conn.as_mut().and_then(|c| sample(c, self.start));
+            let sampled = taken.is_some();
             let mut w = lock(shared);
             match taken {
                 Some(mut s) => {
@@ -272,7 +273,8 @@ impl Watch {
                     w.lost = true;
                 }
             }
-            let follow = w.follow_commandstats && self.segment == 0;
+            // Only after a sample that worked: a server that stopped answering is not asked again.
+            let follow = w.follow_commandstats && self.segment == 0 && sampled;
             drop(w);
             if follow
                 && !stopped
