@@ -127,6 +127,7 @@ pub(super) fn run(
             timeline: &live.timeline,
             measure_start: live.origin,
             next: 0,
+            threads: Default::default(),
         };
         let ended = || publishers.iter().all(|h| h.is_finished());
         seconds::wait(&ended, &mut out, observer);

@@ -21,7 +21,7 @@ use super::control::{ControlConn, error_text};
 use crate::cluster::route::UnitRoutes;
 use crate::cluster::slot::{SLOTS, TagTable};
 use crate::cluster::topology::{NO_OWNER, NodeAddr, Topology};
-use crate::metrics::{ClusterStats, NodeOutage, NodeStats, RedirectKind};
+use crate::metrics::{ClusterStats, NodeOutage, NodeStats, RedirectKind, Role};
 
 /// How many times one request may be redirected before it counts as an error.
 pub(crate) const MAX_ATTEMPTS: u32 = 16;
@@ -237,6 +237,27 @@ pub struct ClusterRun {
     /// Load goes to every primary: a primary that appears during the test (slots migrated to a
     /// new node) gets load connections too.
     pub all_primaries: bool,
+}
+
+impl ClusterRun {
+    /// Each node's address and role as the topology says now, by node index: the labels of the
+    /// per-node figures (the runner's at the test's end; the journal's at its start).
+    pub fn node_labels(&self) -> Vec<(String, Role)> {
+        let topo = self.shared.topology();
+        let primaries = topo.primaries();
+        topo.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, addr)| {
+                let role = if primaries.contains(&i) {
+                    Role::Primary
+                } else {
+                    Role::Replica
+                };
+                (addr.display(), role)
+            })
+            .collect()
+    }
 }
 
 /// A request being re-sent after a redirect.

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::seconds::SecondsOut;
+use super::seconds::{SecondsOut, ThreadClocks};
 use crate::metrics::{Second, SharedTimeline, Signal};
 
 /// Live figures for the progress line, read by the main thread every 250 ms.
@@ -67,6 +67,9 @@ pub(crate) struct Live {
     /// Connections a staircase ramp opened during the test (`worker/ramp.rs`).
     pub(super) conns_added: AtomicU64,
     pub(super) failed: AtomicBool,
+    /// The worker thread's kernel id once it runs (0 before), so the main thread can read its
+    /// CPU each second (`engine::seconds`) without the worker doing anything for it.
+    pub(super) tid: AtomicU64,
 }
 
 /// Tells every worker to stop and wakes it from its poll.
@@ -117,6 +120,7 @@ impl Monitor<'_> {
             timeline: self.timeline,
             measure_start: self.measure_start,
             next: 0,
+            threads: ThreadClocks::default(),
         };
         loop {
             if finished() {
@@ -159,6 +163,11 @@ impl Monitor<'_> {
                     rate.sample(now, self.measure_start, measured.0);
                 }
                 observer.tick(&snap);
+                if !warming_up && observer.exact_seconds() {
+                    // Only for a journal: each worker's CPU from its mark to each hand-over.
+                    let tids = self.lives.iter().map(|l| l.tid.load(Ordering::Relaxed));
+                    seconds.threads.mark(tids);
+                }
                 seconds.hand(now, observer);
                 last_all = all;
                 last_tick = now;

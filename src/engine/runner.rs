@@ -366,20 +366,20 @@ fn merge(
 /// Cluster: gives every node of the topology a row in the per-node figures, with its address
 /// and role.
 fn label_nodes(run: &ClusterRun, stats: &mut ClusterStats) {
-    let topo = run.shared.topology();
-    let primaries = topo.primaries();
-    while stats.nodes.len() < topo.nodes.len() {
+    let labels = run.node_labels();
+    while stats.nodes.len() < labels.len() {
         stats.nodes.push(NodeStats::new());
     }
     for (i, n) in stats.nodes.iter_mut().enumerate() {
-        if let Some(addr) = topo.nodes.get(i) {
-            n.address = addr.display();
+        let (address, role) = match labels.get(i) {
+            Some((a, r)) => (Some(a), *r),
+            // A node past the topology (as before: named by nothing, a replica).
+            None => (None, Role::Replica),
+        };
+        if let Some(a) = address {
+            n.address.clone_from(a);
         }
-        n.role = Some(if primaries.contains(&i) {
-            Role::Primary
-        } else {
-            Role::Replica
-        });
+        n.role = Some(role);
     }
 }
 

@@ -13,6 +13,7 @@
 use std::time::{Duration, Instant};
 
 use super::monitor::Observer;
+use crate::metrics::thread_cpu::TaskCpuMark;
 use crate::metrics::{Second, SharedTimeline};
 
 /// How long after a second's end it is handed over.
@@ -25,6 +26,44 @@ pub struct SecondsOut<'a> {
     pub measure_start: Instant,
     /// The next second to hand over.
     pub next: usize,
+    /// The workers' CPU clocks (the engine's monitor marks them; empty for other loops): each
+    /// handed second carries every worker's CPU so far (`Second::client_threads`).
+    pub threads: ThreadClocks,
+}
+
+/// Each worker thread's CPU as the main thread reads it (`metrics::thread_cpu::TaskCpuMark`), so
+/// a journal can keep the client's CPU of a test that is killed: a worker does nothing for it.
+#[derive(Debug, Default)]
+pub struct ThreadClocks {
+    marks: Vec<Option<TaskCpuMark>>,
+}
+
+impl ThreadClocks {
+    /// Marks every worker not marked yet whose thread id is known (`tids`, 0 while unknown; in
+    /// the workers' order).
+    pub fn mark(&mut self, tids: impl ExactSizeIterator<Item = u64>) {
+        if self.marks.len() < tids.len() {
+            self.marks.resize(tids.len(), None);
+        }
+        for (m, tid) in self.marks.iter_mut().zip(tids) {
+            if m.is_none() && tid != 0 {
+                *m = TaskCpuMark::of(tid);
+            }
+        }
+    }
+
+    /// Every worker's usage since its mark, when all are marked (else none: a partial set would
+    /// read as fewer workers).
+    fn usage(&self) -> Vec<crate::metrics::ThreadCpuUsage> {
+        if self.marks.iter().any(Option::is_none) {
+            return Vec::new();
+        }
+        self.marks
+            .iter()
+            .flatten()
+            .map(|m| m.usage_since())
+            .collect()
+    }
 }
 
 impl SecondsOut<'_> {
@@ -40,7 +79,7 @@ impl SecondsOut<'_> {
         // Copied out so the observer's work (a file write and sync) is not done under the lock
         // the workers take. The full-precision histograms are moved, not copied: the timeline
         // keeps only its coarse ones (`metrics::ExactSecond`).
-        let seconds: Vec<Second> = {
+        let mut seconds: Vec<Second> = {
             let mut t = self.timeline.lock().unwrap_or_else(|e| e.into_inner());
             (self.next..done)
                 .map(|i| match t.seconds.get_mut(i) {
@@ -52,7 +91,9 @@ impl SecondsOut<'_> {
                 })
                 .collect()
         };
-        for (i, s) in seconds.iter().enumerate() {
+        let threads = self.threads.usage();
+        for (i, s) in seconds.iter_mut().enumerate() {
+            s.client_threads.clone_from(&threads);
             observer.second(self.next + i, s);
         }
         self.next = done;
@@ -87,6 +128,7 @@ mod tests {
             timeline: &timeline,
             measure_start: start,
             next: 0,
+            threads: ThreadClocks::default(),
         };
         let mut seen = Seen::default();
         out.hand(start + Duration::from_millis(1_100), &mut seen);

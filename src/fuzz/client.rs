@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use resp::Value;
 
@@ -19,6 +19,7 @@ use super::{Payload, Say, describe};
 use crate::cli::FuzzLogLevel;
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
+use crate::metrics::{SecondTally, SharedTimeline};
 
 /// Reconnect attempts after a lost connection (the reference's).
 const RECONNECT_ATTEMPTS: u32 = 5;
@@ -43,6 +44,9 @@ pub struct Common {
     pub say: Say,
     /// `--cluster`: the slot map and the nodes.
     pub routes: Option<Arc<Routes>>,
+    /// Where each client counts its commands by second, with their reply times
+    /// (`FuzzRun::timeline`).
+    pub timeline: Option<(SharedTimeline, Instant)>,
 }
 
 /// What a client did.
@@ -75,6 +79,10 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
         }
     };
     let mut db = 0u32;
+    let mut seconds = common
+        .timeline
+        .as_ref()
+        .map(|(t, start)| SecondTally::new(*start, t.clone()));
     // --cluster: connections to the other nodes, opened when a command first goes there.
     let mut others: HashMap<usize, ControlConn> = HashMap::new();
     for _ in 0..count {
@@ -93,10 +101,12 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
             }
             Payload::Command(args) => {
                 let node = common.routes.as_ref().and_then(|r| r.node_of(&args));
+                let sent_at = Instant::now();
                 let result = match node {
                     None => conn.as_mut().expect("connected").call(&args),
                     Some(n) => node_conn(&mut others, n, common).and_then(|c| c.call(&args)),
                 };
+                count_second(seconds.as_mut(), sent_at, &result);
                 match result {
                     Ok(v) => note_reply(&mut r, &v, &args, &mut db, common, id),
                     Err(e) => {
@@ -126,7 +136,20 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
             }
         }
     }
+    if let Some(s) = seconds.as_mut() {
+        s.flush();
+    }
     r
+}
+
+/// A command's second: a reply that is not an error completed it, its reply time the latency.
+fn count_second<E>(seconds: Option<&mut SecondTally>, sent_at: Instant, result: &Result<Value, E>) {
+    let Some(s) = seconds else { return };
+    let now = Instant::now();
+    match result {
+        Ok(Value::Error(_) | Value::BlobError(_)) | Err(_) => s.failure(now),
+        Ok(_) => s.success(now, now.duration_since(sent_at).as_nanos() as u64),
+    }
 }
 
 /// Counts a reply by kind; follows `SELECT` (the log's database column).

@@ -42,6 +42,7 @@ use self::table::Table;
 use self::watch::{Health, Watch};
 use crate::cli::FuzzArgs;
 use crate::engine::ConnSetup;
+use crate::metrics::SharedTimeline;
 use crate::record::fuzz::FuzzRecord;
 use crate::workload::split::even_part;
 
@@ -64,6 +65,10 @@ pub struct FuzzRun<'a> {
     /// Told the commands sent so far every 100 ms, on the thread that started the run (the
     /// run's journal and live metrics).
     pub on_progress: Option<&'a dyn Fn(u64)>,
+    /// The per-second timeline the clients count their commands into (each with its reply
+    /// time), from the instant given (the run hands its seconds to the journal and live
+    /// metrics); `None`: not counted.
+    pub timeline: Option<(SharedTimeline, Instant)>,
 }
 
 /// How the fuzz run ended.
@@ -197,6 +202,7 @@ fn fuzz_and_watch(
         reply_timeout: f.args.hang_timeout * 2 + Duration::from_secs(1),
         say,
         routes,
+        timeline: f.timeline.clone(),
     });
     let started = Instant::now();
     let results = run_clients(f, shared, &common);

@@ -45,7 +45,9 @@ pub struct Snapshot {
 }
 
 /// The machine over a test, from two snapshots. Percentages of one core unless named otherwise.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Serialisable for the journal (`record::journal`), which keeps a killed test's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Load {
     pub seconds: f64,
     /// Share of the test's wall time in which some runnable task waited for a CPU, percent.

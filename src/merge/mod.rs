@@ -21,6 +21,7 @@ mod delay;
 mod delivery;
 mod failures;
 mod hist;
+mod memory;
 mod storm;
 mod test_record;
 mod together;

@@ -131,9 +131,8 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         // The client delay adds up by its samples (`delay`).
         client_delay_us: delay::whole(tests.iter().map(|t| t.client_delay_us.as_ref())),
         latency_split: None,
-        // Memory per key read by each shard from the same server overlaps (each saw the others'
-        // keys arrive): it stays in the shards' records.
-        memory: None,
+        // One server read by every shard: the earliest reading to the latest (`merge/memory.rs`).
+        memory: super::memory::merge(&tests, &what)?,
         // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
         // not compile here until someone decides how shards combine it, rather than silently
         // being the first shard's. These are the same on every shard (checked by `check`), or

@@ -15,7 +15,9 @@
 //! only the seconds not yet handed over.
 
 use super::handed_over::HandedOver;
-use super::{CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram, SparseHistogram};
+use super::{
+    ClusterStats, CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram, SparseHistogram,
+};
 
 /// A second's corrected and uncorrected latencies at full precision.
 #[derive(Clone, Debug, Default)]
@@ -28,6 +30,22 @@ pub struct ExactSecond {
     /// A mix's commands (`--ratio`), by their index in the mix: each one's second (empty
     /// otherwise).
     pub commands: Vec<ExactCommand>,
+    /// Cluster mode: each node's part of the second, by node index (empty otherwise). Handed
+    /// over only by the cluster code's hand-overs (`Recorder::hand_over_cluster`): what a node
+    /// gained before another path handed a second over goes with the next second, so the sums
+    /// over the seconds are still every node's figures.
+    pub nodes: Vec<NodeSecond>,
+    /// Cluster mode: redirects by `RedirectKind` index, handed over as `nodes`.
+    pub redirects: [u64; 4],
+}
+
+/// One cluster node's part of a second (as `NodeStats` counts it). Its latency is a whole
+/// histogram's difference (cluster mode only: a few passes per node and second).
+#[derive(Clone, Debug, Default)]
+pub struct NodeSecond {
+    pub completed: u64,
+    pub lost: u64,
+    pub latency: LatencyHistogram,
 }
 
 /// One mix command's second: as [`CommandTally`], its corrected latencies as pairs.
@@ -42,6 +60,17 @@ pub struct ExactCommand {
 impl ExactSecond {
     /// Adds another second's (another worker's part of the same second).
     pub fn add(&mut self, o: &ExactSecond) {
+        if self.nodes.len() < o.nodes.len() {
+            self.nodes.resize_with(o.nodes.len(), NodeSecond::default);
+        }
+        for (a, b) in self.redirects.iter_mut().zip(&o.redirects) {
+            *a += b;
+        }
+        for (a, b) in self.nodes.iter_mut().zip(&o.nodes) {
+            a.completed += b.completed;
+            a.lost += b.lost;
+            a.latency.merge(&b.latency);
+        }
         self.corrected.add(&o.corrected);
         self.uncorrected.add(&o.uncorrected);
         self.errors.merge(&o.errors);
@@ -65,6 +94,9 @@ pub struct Whole<'a> {
     pub uncorrected: &'a LatencyHistogram,
     pub errors: &'a ErrorCounts,
     pub commands: &'a [CommandTally],
+    /// Cluster mode: the worker's redirect and per-node figures (`None` when the hand-over is
+    /// not the cluster code's: their part then waits for the next one).
+    pub cluster: Option<&'a ClusterStats>,
 }
 
 /// A worker's whole-test figures as of its last hand-over (what [`ExactSecond::take_delta`]
@@ -75,6 +107,9 @@ pub struct SecondBase {
     uncorrected: HandedOver,
     errors: ErrorCounts,
     commands: Vec<CommandBase>,
+    /// Cluster mode: each node's figures and the redirects at the last cluster hand-over.
+    nodes: Vec<NodeSecond>,
+    redirects: [u64; 4],
 }
 
 #[derive(Clone, Debug, Default)]
@@ -132,5 +167,84 @@ impl ExactSecond {
             );
             (b.completed, b.errors, b.nils) = (w.completed, w.errors, w.nils);
         }
+        self.take_cluster(base, whole.cluster);
+    }
+
+    /// The cluster part of [`ExactSecond::take_delta`]: none without `cluster` (the base stays,
+    /// so the next hand-over with it takes what was gained meanwhile).
+    fn take_cluster(&mut self, base: &mut SecondBase, cluster: Option<&ClusterStats>) {
+        for d in &mut self.nodes {
+            d.latency.reset();
+            (d.completed, d.lost) = (0, 0);
+        }
+        self.redirects = [0; 4];
+        let Some(cluster) = cluster else {
+            return;
+        };
+        for ((d, b), w) in self
+            .redirects
+            .iter_mut()
+            .zip(&mut base.redirects)
+            .zip(&cluster.redirects)
+        {
+            (*d, *b) = (w - *b, *w);
+        }
+        let nodes = &cluster.nodes;
+        if self.nodes.len() < nodes.len() {
+            self.nodes.resize_with(nodes.len(), NodeSecond::default);
+            base.nodes.resize_with(nodes.len(), NodeSecond::default);
+        }
+        for ((d, b), w) in self.nodes.iter_mut().zip(&mut base.nodes).zip(nodes) {
+            d.latency.merge(&w.latency);
+            d.latency.subtract(&b.latency);
+            b.latency.merge(&d.latency);
+            (d.completed, d.lost) = (w.completed - b.completed, w.lost - b.lost);
+            (b.completed, b.lost) = (w.completed, w.lost);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::NodeStats;
+
+    #[test]
+    fn the_cluster_part_waits_for_a_hand_over_that_has_it_and_adds_up() {
+        let (latency, uncorrected, errors) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            ErrorCounts::default(),
+        );
+        let mut stats = ClusterStats {
+            nodes: vec![NodeStats::new(), NodeStats::new()],
+            ..ClusterStats::default()
+        };
+        let mut base = SecondBase::default();
+        let mut sums = ExactSecond::default();
+        for (second, with) in [(0u64, true), (1, false), (2, true), (3, true)] {
+            stats.nodes[0].completed += 10;
+            stats.nodes[0].latency.record(1_000 * (second + 1));
+            stats.nodes[1].lost += 1;
+            stats.redirects[0] += 2;
+            let mut d = ExactSecond::default();
+            let whole = Whole {
+                latency: &latency,
+                uncorrected: &uncorrected,
+                errors: &errors,
+                commands: &[],
+                cluster: with.then_some(&stats),
+            };
+            d.take_delta(&mut base, &whole, (0, u64::MAX));
+            if !with {
+                assert!(d.nodes.iter().all(|n| n.completed == 0 && n.lost == 0));
+                assert_eq!(d.redirects, [0; 4]);
+            }
+            sums.add(&d);
+        }
+        assert_eq!(sums.nodes[0].completed, 40);
+        assert_eq!(sums.nodes[0].latency.len(), 4);
+        assert_eq!(sums.nodes[1].lost, 4);
+        assert_eq!(sums.redirects, [8, 0, 0, 0]);
     }
 }

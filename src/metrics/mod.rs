@@ -13,7 +13,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
-pub use exact_second::{ExactCommand, ExactSecond, SecondBase, Whole};
+pub use exact_second::{ExactCommand, ExactSecond, NodeSecond, SecondBase, Whole};
 pub use handed_over::SparseHistogram;
 pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};
 pub use outage::NodeOutage;

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use super::{
-    ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally, SharedTimeline, Whole,
+    ClusterStats, ErrorCounts, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondTally,
+    SharedTimeline, Whole,
 };
 
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
@@ -255,6 +256,24 @@ impl Recorder {
                 uncorrected: &self.uncorrected,
                 errors: &self.errors,
                 commands: &self.commands,
+                cluster: None,
+            };
+            self.tally.hand_over(now, &whole);
+        }
+    }
+
+    /// Cluster mode, before a measured reply at `now` is counted: hands the second under way
+    /// over with the cluster's part (`cluster`, the worker's redirect and per-node figures, which the plain
+    /// hand-over cannot see), for the journal's per-node figures (`metrics::ExactSecond`).
+    #[inline]
+    pub fn hand_over_cluster(&mut self, now: Instant, cluster: &ClusterStats) {
+        if self.tally.due(now) {
+            let whole = Whole {
+                latency: &self.latency,
+                uncorrected: &self.uncorrected,
+                errors: &self.errors,
+                commands: &self.commands,
+                cluster: Some(cluster),
             };
             self.tally.hand_over(now, &whole);
         }
@@ -262,11 +281,17 @@ impl Recorder {
 
     /// The worker stopped: the second under way to the timeline, with its full-precision part.
     pub fn flush(&mut self) {
+        self.flush_cluster(None);
+    }
+
+    /// The same, with cluster mode's per-node figures (see [`Recorder::hand_over_cluster`]).
+    pub fn flush_cluster(&mut self, cluster: Option<&ClusterStats>) {
         let whole = Whole {
             latency: &self.latency,
             uncorrected: &self.uncorrected,
             errors: &self.errors,
             commands: &self.commands,
+            cluster,
         };
         self.tally.flush_with(Some(&whole));
     }

@@ -53,6 +53,57 @@ pub fn thread_runqueue_wait() -> Option<Duration> {
     parse_schedstat(buf.get(..n)?)
 }
 
+/// Another thread of this process (`tid`, its kernel thread id): its CPU time and run-queue
+/// wait so far, from `/proc/self/task/TID/schedstat` (`None` where the kernel does not give
+/// it). Why: the main thread reads the workers' CPU once a second for the journal
+/// (`engine::seconds`), so a worker does nothing more for it.
+pub fn task_cpu_and_wait(tid: u64) -> Option<(Duration, Duration)> {
+    let text = std::fs::read(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let on_cpu = text.split(|b| b.is_ascii_whitespace()).next()?;
+    let on_cpu: u64 = std::str::from_utf8(on_cpu).ok()?.parse().ok()?;
+    Some((Duration::from_nanos(on_cpu), parse_schedstat(&text)?))
+}
+
+/// The calling thread's kernel id, for [`task_cpu_and_wait`] read from another thread.
+pub fn current_tid() -> u64 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    u64::try_from(unsafe { libc::gettid() }).unwrap_or(0)
+}
+
+/// A worker's CPU as the main thread sees it: from a mark taken once it began (its thread id
+/// published), to each later reading ([`TaskCpuMark::usage_since`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TaskCpuMark {
+    tid: u64,
+    cpu: Duration,
+    runqueue: Duration,
+    wall: Instant,
+}
+
+impl TaskCpuMark {
+    /// Thread `tid`'s clocks now; `None` when they cannot be read.
+    pub fn of(tid: u64) -> Option<Self> {
+        let wall = Instant::now();
+        let (cpu, runqueue) = task_cpu_and_wait(tid)?;
+        Some(Self {
+            tid,
+            cpu,
+            runqueue,
+            wall,
+        })
+    }
+
+    /// Its usage since this mark (all zeros once the thread is gone).
+    pub fn usage_since(&self) -> ThreadCpuUsage {
+        let (cpu, runqueue) = task_cpu_and_wait(self.tid).unwrap_or((self.cpu, self.runqueue));
+        ThreadCpuUsage {
+            cpu: cpu.saturating_sub(self.cpu),
+            runqueue: Some(runqueue.saturating_sub(self.runqueue)),
+            wall: self.wall.elapsed(),
+        }
+    }
+}
+
 /// `on_cpu_ns wait_ns timeslices` → the wait.
 fn parse_schedstat(text: &[u8]) -> Option<Duration> {
     let wait = text.split(|b| b.is_ascii_whitespace()).nth(1)?;
@@ -178,6 +229,38 @@ mod tests {
         assert!((u.runqueue_percent().unwrap() - 10.0).abs() < 1e-9);
         assert!((u.percent() - 90.0).abs() < 1e-9);
         assert_eq!(cpu_percent(Duration::from_secs(1), Duration::ZERO), 0.0);
+    }
+
+    #[test]
+    fn another_thread_is_read_by_its_id() {
+        use std::sync::mpsc::channel;
+        let (tid_tx, tid_rx) = channel();
+        let (go_tx, go_rx) = channel::<()>();
+        let (spun_tx, spun_rx) = channel::<()>();
+        let t = std::thread::spawn(move || {
+            tid_tx.send(current_tid()).unwrap();
+            go_rx.recv().unwrap();
+            let mark = ThreadCpuMark::now();
+            let mut x = 0u64;
+            while thread_cpu_time().saturating_sub(mark.cpu) < Duration::from_millis(30) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            std::hint::black_box(x);
+            spun_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        assert_ne!(tid, current_tid());
+        let mark = TaskCpuMark::of(tid);
+        go_tx.send(()).unwrap();
+        spun_rx.recv().unwrap();
+        if let Some(mark) = mark {
+            let u = mark.usage_since();
+            assert!(u.cpu >= Duration::from_millis(30), "{u:?}");
+            assert!(u.cpu <= u.wall, "{u:?}");
+        }
+        go_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 
     #[test]

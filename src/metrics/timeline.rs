@@ -126,6 +126,10 @@ pub struct Second {
     /// worker's second under way, and in the test's timeline until the second is handed over
     /// (`engine::seconds` moves it out), `None` after.
     pub exact: Option<Box<ExactSecond>>,
+    /// Each worker thread's CPU from the measured phase's start to this second's hand-over
+    /// (`engine::seconds` reads it on the main thread, into the copy it hands to the observer,
+    /// for the journal); empty in the timeline itself.
+    pub client_threads: Vec<super::ThreadCpuUsage>,
 }
 
 impl Default for Second {
@@ -140,6 +144,7 @@ impl Default for Second {
             invalidations: 0,
             published: 0,
             exact: None,
+            client_threads: Vec::new(),
         }
     }
 }

@@ -492,6 +492,7 @@ mod tests {
             latencystats: Some("latency_percentiles_usec_set:p50=1.003,p99=2.007\r\n".into()),
             lost: false,
             gaps: 0,
+            ..Watched::default()
         };
         let s = server_record(&w, &["set".to_string()]);
         assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);

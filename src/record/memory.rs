@@ -31,6 +31,10 @@ pub struct MemoryRecord {
     pub server_version: String,
     /// How the "after" figures were read: after rehashing finished, once steady, or anyway.
     pub read: String,
+    /// A merged record's block (`respbench merge`): how the shards' readings of the one server
+    /// became this one (which shard's "before" and "after" it holds); absent in a shard's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<String>,
 }
 
 /// One memory figure before and after, per key added, and its overhead over the payload.
@@ -46,7 +50,8 @@ pub struct MemoryFigure {
 }
 
 impl MemoryFigure {
-    fn of(before: u64, after: u64, keys: i64, payload: u64) -> Self {
+    /// The figure between two readings, per key of the `keys` added (`payload` bytes each).
+    pub fn of(before: u64, after: u64, keys: i64, payload: u64) -> Self {
         let per = (keys > 0).then(|| (after as f64 - before as f64) / keys as f64);
         Self {
             before,
@@ -87,6 +92,7 @@ impl MemoryRecord {
             allocator: after.allocator.clone(),
             server_version: after.version.clone(),
             read: settled.name().into(),
+            merged: None,
         }
     }
 }

@@ -77,6 +77,9 @@ pub struct RunRecord {
     /// A caller writes its own report from the document (memtier mode): the run's human report
     /// goes nowhere.
     report_silenced: bool,
+    /// The test's server samplers as they go, and how many samples of each the journal has, so
+    /// a killed test keeps its server figures (`journal::SecondContext`).
+    feeds: Vec<(crate::watch::SampleFeed, usize)>,
 }
 
 impl RunRecord {
@@ -139,6 +142,7 @@ impl RunRecord {
             machine_started: None,
             journal,
             report_silenced: false,
+            feeds: Vec::new(),
         };
         rec.journal_head();
         Ok(rec)
@@ -181,7 +185,28 @@ impl RunRecord {
                 started_at: self.test_started.map(rfc3339_micros),
                 ..test
             };
-            let written = j.second(test, index, second);
+            // What the record takes from beside the engine, so far: the machine's load since the
+            // test began and the server samples not journaled yet.
+            let ctx = journal::SecondContext {
+                machine: self.machine_started.map(|m| m.load_since()),
+                server: self
+                    .feeds
+                    .iter_mut()
+                    .map(|(feed, kept)| {
+                        let samples = feed.samples_from(*kept);
+                        *kept += samples.len();
+                        let stats = feed.commandstats();
+                        journal::ServerSeconds {
+                            address: feed.address.clone(),
+                            samples,
+                            commandstats_before: stats.before,
+                            commandstats: stats.latest,
+                            latencystats: stats.latencystats,
+                        }
+                    })
+                    .collect(),
+            };
+            let written = j.second_with(test, index, second, &ctx);
             self.journaled(written);
         }
     }
@@ -242,7 +267,15 @@ impl RunRecord {
     pub fn begin_test_at(&mut self, start: Instant) -> Option<TestWatch> {
         self.test_started = Some(SystemTime::now());
         self.machine_started = Some(crate::machine::Snapshot::take());
-        self.watch.as_ref().map(|w| w.begin_test(start))
+        let watch = self.watch.as_ref().map(|w| w.begin_test(start));
+        self.feeds = match (&watch, &self.journal) {
+            (Some(w), Some(_)) => w.feeds().into_iter().map(|f| (f, 0)).collect(),
+            _ => Vec::new(),
+        };
+        for (feed, _) in &self.feeds {
+            feed.follow_commandstats();
+        }
+        watch
     }
 
     /// Notes when the measured run began (after any `--start-at` wait; `late`: seconds after the

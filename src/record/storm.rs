@@ -86,7 +86,14 @@ pub struct ClientLimitRecord {
     pub figure: String,
 }
 
-/// What the run knows beyond the storm's own result.
+/// The test name a storm's seconds have in the journal (`record::journal`), which `recover`
+/// turns back into a `storm` block.
+pub const JOURNAL_NAME: &str = "connect storm";
+
+/// What the run knows beyond the storm's own result (in the journal's `begin` line too, without
+/// the counters read after the storm).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct StormContext {
     pub openers: u32,
     pub target_rate: Option<u64>,
@@ -97,7 +104,7 @@ pub struct StormContext {
 }
 
 impl StageRecord {
-    fn of(name: &str, f: &StageFigures, keep_hdr: bool) -> Self {
+    pub(super) fn of(name: &str, f: &StageFigures, keep_hdr: bool) -> Self {
         Self {
             name: name.into(),
             sum_ns: u64::try_from(f.sum_ns).unwrap_or(u64::MAX),

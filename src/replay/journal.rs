@@ -111,6 +111,7 @@ impl ReplayJournal {
             timeline: &j.timeline,
             measure_start: j.measure_start,
             next: j.next,
+            threads: Default::default(),
         };
         let mut writer = Writer {
             journal: j.journal.as_mut(),

@@ -324,6 +324,7 @@ mod tests {
             ),
             lost: false,
             gaps: 0,
+            ..Watched::default()
         }
     }
 

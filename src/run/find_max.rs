@@ -236,7 +236,8 @@ impl<W: Write> Session<'_, W> {
         super::live_metrics::test_started(console, title, None);
         let (result, fatal) = {
             let mut observer =
-                super::record_hook::Journaled::new(console, self.rec, title, template, load);
+                super::record_hook::Journaled::new(console, self.rec, title, template, load)
+                    .in_cluster(cluster);
             engine::run_test(&self.setup, load, title, template, cluster, &mut observer)
         };
         super::live_metrics::test_ended(console, &result);

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::Failure;
 use super::cluster::ClusterCtx;
-use super::storm_seconds::{Counts, FUZZ, TallySeconds};
+use super::storm_seconds::{FUZZ, ModeSeconds};
 use crate::engine::ConnSetup;
 use crate::fuzz::route::Routes;
 use crate::fuzz::{FuzzOutcome, FuzzRun};
@@ -34,23 +34,10 @@ pub(super) fn run_fuzz(
     };
     // Commands sent, second by second, to the journal and live metrics (`storm_seconds`).
     let clients = plan.load.clients;
-    let seconds = RefCell::new(TallySeconds::new(
-        rec,
-        FUZZ,
-        live,
-        None,
-        clients,
-        Vec::new(),
-    ));
-    let counts = |sent: u64| Counts {
-        completed: sent,
-        failed: 0,
-    };
-    let last = std::cell::Cell::new(0);
-    let tell = |sent: u64| {
-        last.set(sent);
-        seconds.borrow_mut().poll(Instant::now(), counts(sent));
-    };
+    let seconds = RefCell::new(ModeSeconds::new(rec, FUZZ, live, None, clients, Vec::new()));
+    let timeline = seconds.borrow().timeline();
+    // The commands sent include errors: the live counter follows the seconds' answered ones.
+    let tell = |_sent: u64| seconds.borrow_mut().poll(Instant::now(), 0);
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
         args: &plan.fuzz,
@@ -65,10 +52,11 @@ pub(super) fn run_fuzz(
         interrupted: interrupted.clone(),
         stdout_taken,
         on_progress: Some(&tell),
+        timeline: Some(timeline),
     };
     let ran = crate::fuzz::run(run, &mut out);
-    // The last tick's count: the fuzz block has the exact one.
-    seconds.into_inner().end(counts(last.get()));
+    // The seconds' counts: the fuzz block has the commands sent.
+    seconds.into_inner().end(0);
     let FuzzOutcome { record, broken } = ran.map_err(Failure::Fatal)?;
     let message = match broken {
         true => Some(format!(

@@ -563,7 +563,8 @@ impl<W: Write> Session<'_, W> {
         let (result, fatal) = {
             // The console, and each completed second to the journal.
             let mut observer =
-                record_hook::Journaled::new(console, self.rec, title, template, &self.load);
+                record_hook::Journaled::new(console, self.rec, title, template, &self.load)
+                    .in_cluster(run.as_ref());
             observer.repetition = repetition;
             engine::run_test(
                 &self.setup,

@@ -119,6 +119,9 @@ pub(super) struct Journaled<'a> {
     /// A mix's commands as it names them, in its order (empty otherwise): the journal keeps
     /// each one's seconds.
     pub mix: Vec<String>,
+    /// Cluster mode: each node's address and role, by node index (the journal's per-node
+    /// figures are by index).
+    pub nodes: Vec<(String, String)>,
 }
 
 impl<'a> Journaled<'a> {
@@ -150,7 +153,21 @@ impl<'a> Journaled<'a> {
                 .iter()
                 .flat_map(|m| m.commands.iter().map(|c| c.name.clone()))
                 .collect(),
+            nodes: Vec::new(),
         }
+    }
+
+    /// Cluster mode: names the test's nodes (`run`, the test's cluster part) for the journal.
+    pub(super) fn in_cluster(mut self, run: Option<&crate::engine::ClusterRun>) -> Self {
+        self.nodes = run
+            .map(|r| {
+                r.node_labels()
+                    .into_iter()
+                    .map(|(address, role)| (address, role.name().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self
     }
 }
 
@@ -176,6 +193,8 @@ impl Observer for Journaled<'_> {
             target_rps: self.target_rps,
             started_at: None,
             mix: self.mix.clone(),
+            nodes: self.nodes.clone(),
+            storm: None,
         };
         self.rec.second(test, index, second);
     }

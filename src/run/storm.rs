@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::console::Console;
-use super::storm_seconds::{Counts, STORM, TallySeconds};
+use super::storm_seconds::{ModeSeconds, STORM};
 use crate::engine::ConnSetup;
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::ControlConn;
@@ -34,7 +34,7 @@ pub(super) fn run_storm(
     let interrupted = console.interrupted.clone();
     let setup_commands = split_commands(&setup.prefix)
         .ok_or_else(|| Failure::Fatal("cannot split the setup commands".into()))?;
-    let spec = StormSpec {
+    let mut spec = StormSpec {
         target: setup.target.clone(),
         setup: setup_commands
             .iter()
@@ -49,46 +49,56 @@ pub(super) fn run_storm(
         stage_timeout: plan.load.reply_timeout.unwrap_or(CONNECT_TIMEOUT),
         ended: Arc::new(AtomicU64::new(0)),
         tally: Arc::default(),
+        timeline: Default::default(),
+        start: Instant::now(),
+    };
+    let (openers, target_rate) = (spec.openers, spec.rate);
+    let ctx = |connections_received, connected_clients_after| StormContext {
+        openers,
+        target_rate,
+        tls_resume: plan.tls.as_ref().is_some_and(|t| t.resume),
+        command: storm.command_name.clone(),
+        connections_received,
+        connected_clients_after,
     };
     let before = counters(control);
     let watch = rec.begin_test();
     let progress = io::stderr().is_terminal();
     let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
     // Its seconds to the journal and live metrics, as a test's (`storm_seconds`).
-    let mut seconds = TallySeconds::new(
+    let mut seconds = ModeSeconds::new(
         rec,
         STORM,
         console.live.clone(),
         storm.command_name.as_deref(),
         spec.openers,
         servers,
-    );
+    )
+    .storm(ctx(None, None));
+    (spec.timeline, spec.start) = seconds.timeline();
+    let completed = || spec.tally.completed.load(Ordering::Relaxed);
     let mut result = std::thread::scope(|s| {
         let storm = s.spawn(|| crate::storm::run(&spec, interrupted));
         show_progress(progress, &spec.ended, || {
-            seconds.poll(Instant::now(), Counts::of(&spec.tally));
+            seconds.poll(Instant::now(), completed());
             storm.is_finished()
         });
         storm.join().unwrap_or_default()
     });
-    seconds.end(Counts::of(&spec.tally));
+    seconds.end(completed());
     // An error reply may echo an argument (a password): scrubbed before the record or report.
     let secrets = super::secrets(plan);
     for m in result.messages.values_mut() {
         *m = crate::redact::scrub(m, &secrets);
     }
     let after = counters(control);
-    let ctx = StormContext {
-        openers: spec.openers,
-        target_rate: spec.rate,
-        tls_resume: plan.tls.as_ref().is_some_and(|t| t.resume),
-        command: storm.command_name.clone(),
-        connections_received: match (before, after) {
+    let ctx = ctx(
+        match (before, after) {
             (Some((b, _)), Some((a, _))) => Some(a.saturating_sub(b)),
             _ => None,
         },
-        connected_clients_after: after.map(|(_, c)| c),
-    };
+        after.map(|(_, c)| c),
+    );
     let record = rec.end_storm(watch, &result, ctx);
     crate::report::write_storm(out, record, &setup.target.display())?;
     out.flush()?;

@@ -1,76 +1,57 @@
 //! `--connect-storm`'s (and `--fuzz`'s) seconds for the journal (`record::journal`) and live
-//! metrics (`crate::live`). The fuzzer keeps one counter, commands sent, which is fed here as
-//! `completed` under the test name `fuzz`. The storm is its own loop (`crate::storm`), with no engine seconds: what it
-//! keeps while it runs is two counters (connections that finished every stage, and connections
-//! that failed). This turns them into the same `metrics::Second`s the engine hands over, so
-//! a storm goes through the one journal writer and the one endpoint instead of a copy of either:
-//! a storm killed mid-way leaves a journal that `recover` turns into a record of its finished
-//! seconds (a connection is a "request": `completed` finished every stage, `failed` did not), and
-//! `/metrics` shows the connections counter move.
+//! metrics (`crate::live`), as a test's.
 //!
-//! Why polled from the main thread rather than counted per connection: the openers stay as they
-//! are (one relaxed atomic add each), and the journal's write and `fdatasync` stay off them. A
-//! 100 ms slot is closed on the first poll after its end (the poll naps 10 ms), so a connection
-//! ended a few milliseconds after a boundary can land in the slot before it; the totals are
-//! exact. The seconds carry no latency: a connection's stage times are only in the storm block
-//! the record gets at the end.
+//! Why this way: both modes are loops of their own (`crate::storm`, `crate::fuzz`), but each of
+//! their threads counts in the engine's own per-second tally (`metrics::SecondTally`, into a
+//! `metrics::SharedTimeline`): a storm's connection is a "request" (completed when it finished
+//! every stage, with its total as latency; failed otherwise), a fuzz command one with its reply
+//! time. So the seconds carry latency, and this file only hands them over by the engine's one
+//! rule (`engine::seconds::SecondsOut`, from the main thread, a second once its grace has passed)
+//! to the one journal writer and the one endpoint, instead of a copy of either. The storm's
+//! `begin` line carries what its record block needs beyond the seconds (openers, rate, command),
+//! so `recover` rebuilds a killed storm as the record's `storm` block.
 
 use std::time::{Duration, Instant};
 
+use crate::engine::seconds::SecondsOut;
+use crate::engine::{Observer, Snapshot};
 use crate::live::Feed;
-use crate::metrics::{SLOTS, Second};
+use crate::metrics::{Second, SharedTimeline};
 use crate::record::RunRecord;
 use crate::record::journal::TestStart;
+use crate::record::storm::StormContext;
 
-/// The test name the journal and `/metrics` give a storm.
-pub(super) const STORM: &str = "connect storm";
+/// The test name the journal and `/metrics` give a storm (`recover` makes a `storm` block of
+/// it).
+pub(super) const STORM: &str = crate::record::storm::JOURNAL_NAME;
 /// And the fuzzer.
 pub(super) const FUZZ: &str = "fuzz";
 
-/// One 100 ms slot.
-const SLOT: Duration = Duration::from_millis(100);
-
-/// The counters read at one poll: connections that finished every stage, and that failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct Counts {
-    pub completed: u64,
-    pub failed: u64,
-}
-
-impl Counts {
-    /// The storm's tally now.
-    pub(super) fn of(tally: &crate::storm::Tally) -> Self {
-        use std::sync::atomic::Ordering::Relaxed;
-        Self {
-            completed: tally.completed.load(Relaxed),
-            failed: tally.failed.load(Relaxed),
-        }
-    }
-}
-
-/// The second under way, fed from polls.
-pub(super) struct TallySeconds<'a> {
+/// A mode's timeline, handed over second by second.
+pub(super) struct ModeSeconds<'a> {
     rec: &'a mut RunRecord,
     title: &'static str,
     live: Option<Feed>,
     commands: Vec<String>,
-    openers: u64,
+    /// A storm's context, for its `begin` line.
+    storm: Option<StormContext>,
+    /// Threads counting (for the live progress).
+    threads: u64,
+    timeline: SharedTimeline,
     start: Instant,
-    /// Slots closed since the start.
-    slots: usize,
-    /// The counts when the last slot closed.
-    seen: Counts,
-    current: Second,
+    /// The next second to hand over.
+    next: usize,
 }
 
-impl<'a> TallySeconds<'a> {
-    /// Starts the test (live metrics see its name and the server watch's samplers).
+impl<'a> ModeSeconds<'a> {
+    /// Starts the test (live metrics see its name and the server watch's samplers); the
+    /// threads count into [`ModeSeconds::timeline`] from its start.
     pub(super) fn new(
         rec: &'a mut RunRecord,
         title: &'static str,
         live: Option<Feed>,
         command: Option<&str>,
-        openers: u32,
+        threads: u32,
         servers: Vec<crate::watch::SampleFeed>,
     ) -> Self {
         if let Some(feed) = &live {
@@ -83,70 +64,101 @@ impl<'a> TallySeconds<'a> {
             commands: command
                 .map(|c| vec![c.to_ascii_lowercase()])
                 .unwrap_or_default(),
-            openers: u64::from(openers),
+            storm: None,
+            threads: u64::from(threads),
+            timeline: SharedTimeline::default(),
             start: Instant::now(),
-            slots: 0,
-            seen: Counts::default(),
-            current: Second::default(),
+            next: 0,
         }
     }
 
-    /// A poll at `now` with the counters `counts`: closes every slot that has ended (and every
-    /// second with its tenth slot), and tells live metrics the progress.
-    pub(super) fn poll(&mut self, now: Instant, counts: Counts) {
+    /// A storm: what its record block needs beyond the seconds, for the journal.
+    pub(super) fn storm(mut self, ctx: StormContext) -> Self {
+        self.storm = Some(ctx);
+        self
+    }
+
+    /// The timeline the threads count into, and second 0's start.
+    pub(super) fn timeline(&self) -> (SharedTimeline, Instant) {
+        (self.timeline.clone(), self.start)
+    }
+
+    /// A poll at `now` (`completed`: the mode's count so far, for the live progress): hands
+    /// over every second complete by now.
+    pub(super) fn poll(&mut self, now: Instant, completed: u64) {
         if let Some(feed) = &self.live {
-            feed.progress(false, counts.completed, self.openers, 0);
+            feed.progress(false, completed, self.threads, 0);
         }
-        while now >= self.start + SLOT * (self.slots as u32 + 1) {
-            // Counts go into the first slot closed; the ones after it (a late poll) stay empty.
-            self.close_slot(counts);
-        }
+        self.hand(now);
     }
 
-    fn close_slot(&mut self, counts: Counts) {
-        let slot = &mut self.current.slots[self.slots % SLOTS];
-        slot.completed = counts.completed - self.seen.completed;
-        slot.failed = counts.failed - self.seen.failed;
-        self.current.completed += slot.completed;
-        self.current.failed += slot.failed;
-        self.seen = counts;
-        self.slots += 1;
-        if self.slots.is_multiple_of(SLOTS) {
-            let second = std::mem::take(&mut self.current);
-            let index = self.slots / SLOTS - 1;
-            let test = TestStart {
-                name: self.title,
-                commands: self.commands.clone(),
-                ..TestStart::default()
-            };
-            self.rec.second(test, index, &second);
-            if let Some(feed) = &self.live {
-                feed.second(&second);
-            }
-        }
-    }
-
-    /// The storm ended with `counts`: live metrics get the rest of the last, partial second,
-    /// so their counters end at the storm's totals. (The journal keeps whole seconds only; the
-    /// record the run writes next has the storm block.)
-    pub(super) fn end(mut self, counts: Counts) {
-        let Some(feed) = self.live.take() else {
-            return;
+    fn hand(&mut self, now: Instant) {
+        let mut out = SecondsOut {
+            timeline: &self.timeline,
+            measure_start: self.start,
+            next: self.next,
+            threads: Default::default(),
         };
-        self.current.completed += counts.completed - self.seen.completed;
-        self.current.failed += counts.failed - self.seen.failed;
-        feed.second(&self.current);
-        feed.progress(false, counts.completed, 0, 0);
+        let mut writer = Writer {
+            rec: self.rec,
+            live: self.live.as_ref(),
+            name: self.title,
+            commands: &self.commands,
+            storm: self.storm.as_ref(),
+        };
+        out.hand(now, &mut writer);
+        self.next = out.next;
+    }
+
+    /// The mode ended (its threads have handed their last second over): every second left,
+    /// the last partial one too, so live metrics end at the totals. (The record the run writes
+    /// next has the mode's block; the journal goes then.)
+    pub(super) fn end(mut self, completed: u64) {
+        self.hand(Instant::now() + Duration::from_secs(1) + crate::engine::seconds::GRACE);
+        if let Some(feed) = &self.live {
+            feed.progress(false, completed, 0, 0);
+        }
+    }
+}
+
+/// The journal and live metrics as the hand-over's observer.
+struct Writer<'a> {
+    rec: &'a mut RunRecord,
+    live: Option<&'a Feed>,
+    name: &'static str,
+    commands: &'a [String],
+    storm: Option<&'a StormContext>,
+}
+
+impl Observer for Writer<'_> {
+    fn interrupted(&self) -> bool {
+        false
+    }
+
+    fn tick(&mut self, _: &Snapshot) {}
+
+    fn second(&mut self, index: usize, second: &Second) {
+        let test = TestStart {
+            name: self.name,
+            commands: self.commands.to_vec(),
+            storm: self.storm.cloned(),
+            ..TestStart::default()
+        };
+        self.rec.second(test, index, second);
+        if let Some(feed) = self.live {
+            feed.second(second);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::SecondTally;
     use crate::plan::RunPlan;
 
     #[test]
-    fn counts_become_slots_and_a_whole_second_reaches_the_journal() {
+    fn a_threads_tally_reaches_the_journal_with_its_latency_once_its_second_is_over() {
         let dir = std::env::temp_dir().join(format!("respbench-tally-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let journal = dir.join("j.partial");
@@ -159,15 +171,27 @@ mod tests {
         };
         let plan = RunPlan::new(&args, None).unwrap();
         let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
-        let base = Instant::now();
-        let mut t = TallySeconds::new(&mut rec, STORM, None, Some("PING"), 2, Vec::new());
-        let counts = |completed, failed| Counts { completed, failed };
-        // Slot 0 closes with 5 + 1; the late poll closes slots 1..9 (the rest in slot 1) and
-        // second 0 with it.
-        t.poll(base + Duration::from_millis(150), counts(5, 1));
-        assert_eq!(t.slots, 1);
-        t.poll(base + Duration::from_millis(1_050), counts(20, 3));
-        assert_eq!(t.slots, SLOTS);
+        let mut m = ModeSeconds::new(&mut rec, STORM, None, Some("PING"), 2, Vec::new());
+        let (timeline, start) = m.timeline();
+        // A thread's connections in second 0: 20 finished (100 µs and 300 µs), 3 failed.
+        let mut tally = SecondTally::new(start, timeline);
+        for k in 0..20u64 {
+            tally.success(
+                start + Duration::from_millis(10 * k),
+                100_000 + 200_000 * (k % 2),
+            );
+        }
+        for _ in 0..3 {
+            tally.failure(start + Duration::from_millis(500));
+        }
+        tally.success(start + Duration::from_millis(1_100), 50_000);
+        m.poll(start + Duration::from_millis(1_100), 20);
+        let text = std::fs::read_to_string(&journal).unwrap_or_default();
+        assert!(
+            !text.contains("\"kind\":\"second\""),
+            "second 0 is not over yet"
+        );
+        m.poll(start + Duration::from_millis(1_250), 21);
         let text = std::fs::read_to_string(&journal).unwrap();
         let second: serde_json::Value = text
             .lines()
@@ -178,10 +202,9 @@ mod tests {
             (second["completed"].as_u64(), second["failed"].as_u64()),
             (Some(20), Some(3))
         );
-        let slots = second["slots"].as_array().unwrap();
-        let pair = |i: usize| (slots[i][0].as_u64().unwrap(), slots[i][1].as_u64().unwrap());
-        assert_eq!((pair(0), pair(1)), ((5, 1), (15, 2)));
-        assert!(slots[2..].iter().all(|s| s[0] == 0 && s[1] == 0));
+        let buckets = second["latency"].as_array().unwrap();
+        let count: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(count, 20, "each connection's total: {buckets:?}");
         assert!(text.contains("\"name\":\"connect storm\"") && text.contains("\"ping\""));
         let _ = std::fs::remove_dir_all(&dir);
     }

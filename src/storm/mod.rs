@@ -21,10 +21,10 @@ mod stages;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::engine::{Stop, Target};
-use crate::metrics::LatencyHistogram;
+use crate::metrics::{LatencyHistogram, SharedTimeline};
 
 pub use failure::{ClientLimit, Side};
 pub use stages::split_commands;
@@ -115,8 +115,15 @@ pub struct StormSpec {
     /// Connections ended so far (finished or failed), for a progress line while it runs.
     pub ended: Arc<AtomicU64>,
     /// Of those, the ones that finished every stage and the ones that failed: each only grows,
-    /// so the run's per-second figures (journal, live metrics) read them without a race.
+    /// so the progress and live metrics read them without a race.
     pub tally: Arc<Tally>,
+    /// The storm's seconds, as a test's (`metrics::Timeline`): each opener counts its
+    /// connections in a `metrics::SecondTally` (a finished connection is a completed request
+    /// with its total as latency, a failed one a failed request), so the run hands them to the
+    /// journal and live metrics by the engine's one hand-over (`engine::seconds`).
+    pub timeline: SharedTimeline,
+    /// Second 0's start: the openers' pacing and the timeline's seconds count from it.
+    pub start: Instant,
 }
 
 /// Connections finished and failed so far, while the storm runs.

@@ -8,6 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::engine::Stop;
+use crate::metrics::SecondTally;
 use crate::workload::split::even_part;
 
 use super::stages::connect_once;
@@ -19,7 +20,7 @@ const NAP: Duration = Duration::from_millis(50);
 /// Runs every opener and merges what they measured.
 pub(super) fn run_openers(spec: &StormSpec, interrupted: Arc<AtomicBool>) -> StormResult {
     let openers = u64::from(spec.openers.max(1));
-    let start = Instant::now();
+    let start = spec.start;
     let results: Vec<StormResult> = thread::scope(|s| {
         let handles: Vec<_> = (0..openers)
             .map(|i| {
@@ -65,6 +66,10 @@ fn open_loop(
     if rate == Some(0) {
         return out;
     }
+    // Coarse seconds only (the timeline keeps no full-precision part for a storm): a
+    // full-precision difference per opener and second would cost a storm of many openers more
+    // than its connections do.
+    let mut seconds = SecondTally::new(start, spec.timeline.clone());
     let mut k: u64 = 0;
     loop {
         if count.is_some_and(|c| k >= c) {
@@ -83,16 +88,21 @@ fn open_loop(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let done = out.completed;
+        let (done, sum) = (out.completed, out.total.sum_ns);
         connect_once(spec, &mut out);
+        let now = Instant::now();
         let tally = if out.completed > done {
+            let total = u64::try_from(out.total.sum_ns - sum).unwrap_or(u64::MAX);
+            seconds.success(now, total);
             &spec.tally.completed
         } else {
+            seconds.failure(now);
             &spec.tally.failed
         };
         tally.fetch_add(1, Ordering::Relaxed);
         spec.ended.fetch_add(1, Ordering::Relaxed);
         k += 1;
     }
+    seconds.flush();
     out
 }

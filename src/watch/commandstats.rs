@@ -6,8 +6,9 @@
 //! counters are cumulative, so the figure for one test is a difference (`CONFIG RESETSTAT` would
 //! change the server's state for everyone else).
 
-/// One command's cumulative counters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One command's cumulative counters (serialisable for the journal, which keeps them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CommandCounters {
     /// As in `cmdstat_<name>`: lower case, subcommands as `function|load`.
     pub name: String,

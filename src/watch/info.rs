@@ -166,8 +166,10 @@ impl std::iter::Sum for ServerCounters {
     }
 }
 
-/// The server's counters at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// The server's counters at one moment. Serialisable for the journal (`record::journal`), which
+/// keeps a killed test's samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ServerSample {
     /// When it was taken, from the start of the sampling (the test's start).
     pub at: Duration,

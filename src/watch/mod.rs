@@ -17,7 +17,7 @@ use crate::engine::control::{ControlConn, error_text};
 
 pub use commandstats::CommandTime;
 pub use info::{Info, ServerCounters, ServerIdentity, ServerInterval, ServerSample};
-pub use sampler::{SampleFeed, Sampler, WatchTarget, Watched};
+pub use sampler::{FollowedStats, SampleFeed, Sampler, WatchTarget, Watched};
 
 /// Why `INFO` gave nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -77,6 +77,10 @@ pub struct Watched {
     /// Times the watch lost the server and got it back during the test (the seconds between
     /// have no figures).
     pub gaps: u32,
+    /// Commandstats read after each sample too ([`SampleFeed::follow_commandstats`]: a journal
+    /// keeps them, so a killed test has the server's time per call); the latest here.
+    pub follow_commandstats: bool,
+    pub commandstats_latest: Option<Vec<CommandCounters>>,
 }
 
 /// The stop signal: a flag under a mutex, so the thread can sleep until the next sample time
@@ -185,6 +189,41 @@ impl SampleFeed {
             _ => None,
         }
     }
+
+    /// Reads commandstats and latencystats after each sample from now on (for the journal; one
+    /// more `INFO` a second on the watch connection).
+    pub fn follow_commandstats(&self) {
+        lock(&self.shared).follow_commandstats = true;
+    }
+
+    /// Commandstats at the test's start and the latest read, and the latest latencystats lines
+    /// ([`SampleFeed::follow_commandstats`]); `None` where not read (commandstats after a
+    /// reconnect too: the counters may have started again).
+    pub fn commandstats(&self) -> FollowedStats {
+        let w = lock(&self.shared);
+        FollowedStats {
+            before: w.commandstats_before.clone(),
+            latest: w.commandstats_latest.clone().filter(|_| w.gaps == 0),
+            latencystats: w.latencystats.clone(),
+        }
+    }
+
+    /// The samples taken so far from the `from`-th on (the journal keeps each once).
+    pub fn samples_from(&self, from: usize) -> Vec<ServerSample> {
+        lock(&self.shared)
+            .samples
+            .get(from..)
+            .map(<[ServerSample]>::to_vec)
+            .unwrap_or_default()
+    }
+}
+
+/// What [`SampleFeed::commandstats`] gives.
+#[derive(Clone, Debug, Default)]
+pub struct FollowedStats {
+    pub before: Option<Vec<CommandCounters>>,
+    pub latest: Option<Vec<CommandCounters>>,
+    pub latencystats: Option<String>,
 }
 
 /// The sampling thread's state.
@@ -218,6 +257,7 @@ impl Watch {
                 self.reconnect(shared);
             }
             let taken = self.conn.as_mut().and_then(|c| sample(c, self.start));
+            let sampled = taken.is_some();
             let mut w = lock(shared);
             match taken {
                 Some(mut s) => {
@@ -233,7 +273,25 @@ impl Watch {
                     w.lost = true;
                 }
             }
+            // Only after a sample that worked: a server that stopped answering is not asked again.
+            let follow = w.follow_commandstats && self.segment == 0 && sampled;
             drop(w);
+            if follow
+                && !stopped
+                && let Some(c) = self.conn.as_mut()
+            {
+                // One request for both: the server's time per call and its own percentiles
+                // (cumulative; kept as their lines only, as the stop's read would give them).
+                let text = fetch_info(c, &["commandstats", "latencystats"]).ok();
+                let mut w = lock(shared);
+                w.commandstats_latest = text.as_deref().map(commandstats::parse);
+                w.latencystats = text.map(|t| {
+                    t.lines()
+                        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+                        .map(|l| format!("{l}\r\n"))
+                        .collect()
+                });
+            }
             if stopped {
                 // The counters may have started again after a reconnect: no difference then.
                 if self.segment == 0

@@ -15,6 +15,8 @@ use crate::harness::{
 
 mod allkeys;
 mod delivery;
+mod drift;
+mod journal;
 mod replay;
 mod storm;
 

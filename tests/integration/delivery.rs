@@ -238,7 +238,7 @@ fn keys_written(server: &Server) -> Vec<u64> {
 
 /// A hot set of 10 keys replaced every 0.4 s over 2 s: the keys written are whole consecutive
 /// sets of 10 from the range's start, at least five of them (intervals 0..=4 all occur within
-/// the 2 s the test lasts at least).
+/// the 2 s the test lasts at least), but for the last, which the end may cut.
 fn hot_set_moves(server: &Server) {
     let (r, _) = run(
         server,
@@ -262,11 +262,14 @@ fn hot_set_moves(server: &Server) {
         (Some("hot_set"), 10)
     );
     let keys = keys_written(server);
-    let sets = keys.len() / 10;
-    assert!(sets >= 5, "{} keys: {keys:?}", keys.len());
+    // The set the test's end cut into (interval 5 begins at 2 s, as the last requests go) may
+    // be partial; every set before it is whole, and nothing outside the sets was written.
+    let last = keys.last().copied().unwrap_or(0) / 10;
+    assert!(last >= 4, "{} keys: {keys:?}", keys.len());
+    let whole: Vec<u64> = keys.iter().copied().filter(|k| k / 10 < last).collect();
     assert_eq!(
-        keys,
-        (0..sets as u64 * 10).collect::<Vec<_>>(),
+        whole,
+        (0..last * 10).collect::<Vec<_>>(),
         "whole consecutive sets"
     );
 }

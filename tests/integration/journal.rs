@@ -125,6 +125,7 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
     );
 
     histograms_are_the_sums_of_the_seconds(&journal, test);
+    beside_the_engine_is_kept(server, test);
 
     // compare reads the journal itself as that record (the same throughput), and says why.
     let out = respbench(&[
@@ -152,6 +153,49 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
 /// The recovered test's corrected and uncorrected histograms are, bucket for bucket, the sums of
 /// the full-precision deltas its journal's seconds carry: the same count (the test's completed
 /// requests) and the same percentiles, exactly.
+/// What the record takes from beside the engine is in the recovered test as in a finished one:
+/// each worker's CPU, the server's block from the watch's samples (one interval a second) and
+/// commandstats, the latency split, the machine's figures, and the verdict drawn from them.
+fn beside_the_engine_is_kept(server: &Server, test: &Value) {
+    let cpu = test["client_threads_cpu_pct"]
+        .as_array()
+        .unwrap_or_else(|| panic!("client CPU: {test}"));
+    assert!(!cpu.is_empty());
+    for pct in cpu {
+        let pct = pct.as_f64().unwrap();
+        assert!(pct > 0.0 && pct <= 105.0, "a worker's CPU: {pct}");
+    }
+    let servers = test["server"].as_array().expect("the server block");
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    let s = &servers[0];
+    let address = s["address"].as_str().unwrap();
+    assert!(
+        address.ends_with(&format!(":{}", server.port())),
+        "{address}"
+    );
+    let intervals = s["seconds"].as_array().unwrap().len();
+    assert!(intervals >= 3, "{intervals} server intervals: {s}");
+    assert!(s["cpu_pct"].as_f64().unwrap() > 0.0, "{s}");
+    assert!(
+        s["used_memory"]["peak"].as_u64().unwrap() > 0,
+        "the samples' memory: {s}"
+    );
+    // The server's time per call, from the commandstats the watch read each second.
+    let set = s["commands"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["command"] == "set"))
+        .unwrap_or_else(|| panic!("commandstats of SET: {s}"));
+    assert!(set["calls"].as_u64().unwrap() > 0, "{set}");
+    assert!(
+        test["latency_split"]["server_us"].as_f64().is_some(),
+        "{test}"
+    );
+    assert!(test["machine"]["cores"].as_u64().unwrap() >= 1, "{test}");
+    let v = &test["verdict"];
+    assert!(v["server_cpu_pct"].as_f64().is_some(), "{v}");
+    assert!(v["client_max_thread_cpu_pct"].as_f64().is_some(), "{v}");
+}
+
 fn histograms_are_the_sums_of_the_seconds(journal: &Path, test: &Value) {
     use respbench::metrics::LatencyHistogram;
     use respbench::record::hdr::add_encoded;
@@ -170,7 +214,11 @@ fn histograms_are_the_sums_of_the_seconds(journal: &Path, test: &Value) {
     for which in ["corrected", "uncorrected"] {
         let mut summed = LatencyHistogram::new();
         for s in &seconds {
-            let delta = s["exact"][which].as_str().expect("each second's delta");
+            // A second in which nothing completed (a stall on a loaded machine) has no delta.
+            let Some(delta) = s["exact"][which].as_str() else {
+                assert_eq!(s["completed"], 0, "each second's delta: {s}");
+                continue;
+            };
             add_encoded(&mut summed, delta, "journal second").unwrap();
         }
         let mut recovered = LatencyHistogram::new();

@@ -147,3 +147,64 @@ fn compare_shows_redis_and_valkey_memory_beside_the_speed_table() {
         "the HTML report has the table"
     );
 }
+
+/// A fill in two shards, one after the other, on one server: `merge` keeps memory per key as
+/// one fill from the first shard's "before" (no key) to the second's "after" (every key), not a
+/// sum, and says so.
+#[test]
+fn merged_fill_shards_of_one_server_keep_memory_per_key_as_one_fill() {
+    for kind in [ServerKind::Valkey, ServerKind::Redis] {
+        let server = Server::start_with(ServerOptions {
+            kind,
+            ..ServerOptions::default()
+        });
+        let dir = super::harness::TempDir::new();
+        let json = dir.path().join("fill-{shard}.json");
+        let json = json.to_str().expect("UTF-8 path");
+        for shard in ["0/2", "1/2"] {
+            server
+                .bench(&[
+                    "--shard", shard, "-t", "set", "-r", "4000", "-d", "100", "--fill", "--json",
+                    json, "-q",
+                ])
+                .assert_success();
+        }
+        let all = dir.path().join("all.json");
+        let all = all.to_str().expect("UTF-8 path");
+        let shards: Vec<String> = (0..2)
+            .map(|i| {
+                dir.path()
+                    .join(format!("fill-{i}.json"))
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        super::harness::respbench(&["merge", "-o", all, &shards[0], &shards[1]]).assert_success();
+        super::record::check_with_python(std::path::Path::new(all));
+        let read = |p: &str| -> Json {
+            serde_json::from_str(&std::fs::read_to_string(p).expect("a record")).expect("JSON")
+        };
+        let m = &read(all)["tests"][0]["memory"];
+        assert_eq!(
+            (m["keys_before"].as_u64(), m["keys_after"].as_u64()),
+            (Some(0), Some(4000)),
+            "{m}"
+        );
+        assert_eq!(m["keys_added"].as_i64(), Some(4000), "{m}");
+        let first = read(&shards[0]);
+        let second = read(&shards[1]);
+        let fm = &first["tests"][0]["memory"];
+        let sm = &second["tests"][0]["memory"];
+        assert_eq!(m["used_memory"]["before"], fm["used_memory"]["before"]);
+        assert_eq!(m["used_memory"]["after"], sm["used_memory"]["after"]);
+        let per_key = m["used_memory"]["bytes_per_key"].as_f64().unwrap();
+        let want = (sm["used_memory"]["after"].as_f64().unwrap()
+            - fm["used_memory"]["before"].as_f64().unwrap())
+            / 4000.0;
+        assert!((per_key - want).abs() < 1e-9, "{m}");
+        assert!(
+            m["merged"].as_str().unwrap_or("").contains("not a sum"),
+            "{m}"
+        );
+    }
+}

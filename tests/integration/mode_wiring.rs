@@ -1,7 +1,7 @@
 //! Modes with their own loops go through the run's journal and live metrics (the one journal
 //! writer, the one `/metrics` endpoint): `--connect-storm` scraped while it runs and SIGKILLed
-//! mid-way leaves a journal that `respbench recover` turns into a record of its finished
-//! seconds, outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
+//! mid-way leaves a journal that `respbench recover` turns into a record whose `storm` block has
+//! its finished seconds (connection totals included), outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
 //! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
 //! its exact totals, and a `--pubsub` or `--stream` run SIGKILLed mid-way is recovered with its
 //! finished seconds. On
@@ -152,8 +152,37 @@ fn storm_is_journaled_and_live(kind: ServerKind) {
     sigkill(run);
     assert!(!json.exists(), "no record: the run was killed before it");
 
-    let rec = recover(&journal, &dir.path().join("recovered.json"));
-    assert_recovered(&rec, "connect storm");
+    let out = dir.path().join("recovered.json");
+    let rec = recover(&journal, &out);
+    crate::record::check_with_python(&out);
+    // A storm's block, as its finished run writes it, not a test.
+    assert_eq!(rec["outcome"], "killed", "{rec}");
+    assert_eq!(rec["tests"].as_array().map(Vec::len), Some(0), "{rec}");
+    let storm = &rec["storm"];
+    assert_eq!(
+        (storm["openers"].as_u64(), storm["target_rate"].as_u64()),
+        (Some(2), Some(200)),
+        "{storm}"
+    );
+    assert_eq!(storm["interrupted"], true);
+    let completed = storm["completed"].as_u64().unwrap();
+    assert!(completed > 0, "{storm}");
+    assert_eq!(
+        storm["attempted"].as_u64(),
+        Some(completed + storm["failed"].as_u64().unwrap())
+    );
+    assert!(storm["duration_s"].as_f64().unwrap() >= 2.0, "{storm}");
+    // Each connection's total, second by second: the latency is kept.
+    let total = &storm["total"];
+    assert!(!total["hdr"].as_str().unwrap().is_empty(), "{total}");
+    assert!(
+        total["latency_us"]["p50"].as_f64().unwrap() > 0.0,
+        "{total}"
+    );
+    assert!(
+        storm["server"].as_array().is_some_and(|s| !s.is_empty()),
+        "the watch's samples: {storm}"
+    );
 }
 
 #[test]
@@ -468,6 +497,13 @@ fn fuzz_is_journaled_and_live(kind: ServerKind) {
     assert!(!json.exists(), "no record: the fuzzer was killed before it");
     let rec = recover(&journal, &dir.path().join("recovered.json"));
     assert_recovered(&rec, "fuzz");
+    // Each command's reply time, second by second.
+    let test = &rec["tests"][0];
+    assert!(
+        test["latency_us"]["corrected"]["p50"].as_f64().unwrap() > 0.0,
+        "{test}"
+    );
+    assert!(!test["histograms"]["corrected"].as_str().unwrap().is_empty());
 }
 
 #[test]

@@ -153,6 +153,12 @@ pub(super) fn on_reply(
             plain_success: true,
         });
     } else {
+        if let Some(cl) = cluster.as_deref()
+            && !c.batch.warmup
+        {
+            // The second under way goes with the nodes' part before this reply is counted.
+            rec.hand_over_cluster(now, &cl.stats);
+        }
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
         // A nil reply to a mix command is a miss (memtier's Misses/sec): one compare, no cost.
         if info.kind == Kind::Null
@@ -296,6 +302,9 @@ pub(super) fn side_reply(
         let warmup = retry.warmup;
         cl.retire(retry.cmd);
         return record_error(rec, ctx.policy, warmup, text, now);
+    }
+    if !retry.warmup {
+        rec.hand_over_cluster(now, &cl.stats);
     }
     let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {

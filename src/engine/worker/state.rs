@@ -325,13 +325,21 @@ impl<'a> Worker<'a> {
 
     pub(crate) fn run(mut self) -> WorkerResult {
         let cpu = ThreadCpuMark::now();
+        // For the main thread's once-a-second CPU reading (`engine::seconds::ThreadClocks`).
+        self.cfg
+            .live
+            .tid
+            .store(crate::metrics::thread_cpu::current_tid(), Ordering::Relaxed);
         let fatal = self.event_loop().err();
         self.count_unanswered();
         if fatal.is_some() {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
         self.publish();
-        self.rec.flush();
+        match &self.cluster {
+            Some(cl) => self.rec.flush_cluster(Some(&cl.stats)),
+            None => self.rec.flush(),
+        }
         WorkerResult {
             cluster: self.cluster.map(|c| c.stats),
             recorder: self.rec,

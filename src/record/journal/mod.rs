@@ -17,12 +17,17 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::document::{Document, TestRecord};
+use super::storm::StormContext;
+use crate::machine::Load;
 use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
+use crate::watch::ServerSample;
+use crate::watch::commandstats::CommandCounters;
 
 pub use read::recognise;
 
@@ -37,8 +42,8 @@ enum Line {
     Head { journal: String, document: Value },
     /// A test's measured phase began.
     Begin(BeginLine),
-    /// One second of the test under way, complete.
-    Second(SecondLine),
+    /// One second of the test under way, complete (boxed: by far the largest line).
+    Second(Box<SecondLine>),
     /// A test ended: its whole record, exactly as `--json` will hold it.
     Test { record: Value },
     /// The record at `index` was dropped (a `--find-max` step that is not kept).
@@ -58,6 +63,12 @@ struct BeginLine {
     /// A mix's commands as it names them (`--ratio`), in its order; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     mix: Vec<String>,
+    /// Cluster mode: each node's address and role at the test's start, by node index.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<(String, String)>,
+    /// `--connect-storm`: what its `storm` block needs beyond the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    storm: Option<StormContext>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -78,6 +89,20 @@ struct SecondLine {
     /// their sums over the seconds are the whole-test histograms, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     exact: Option<ExactLine>,
+    /// `[value_ns, count]` per non-empty bucket of the second's sampled client delays
+    /// (`rx_delay`, coarse as `latency`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    client_delay: Vec<[u64; 2]>,
+    /// Each worker thread's CPU from the test's start to this second's hand-over (cumulative:
+    /// the last second's is the test's so far).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    threads: Vec<ThreadLine>,
+    /// The machine's load from the test's start to this second (cumulative, as `threads`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<Load>,
+    /// Each watched server's samples taken since the previous second's line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    server: Vec<ServerSeconds>,
     /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
     #[serde(skip_serializing_if = "is_zero")]
     published: u64,
@@ -85,6 +110,42 @@ struct SecondLine {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// One worker thread's CPU so far (`metrics::ThreadCpuUsage`), nanoseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct ThreadLine {
+    cpu_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runqueue_ns: Option<u64>,
+    wall_ns: u64,
+}
+
+/// A watched server's new samples (`watch::ServerSample`, as the sampler took them), and its
+/// commandstats at the test's start and the latest read (both cumulative: the last line's
+/// count).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerSeconds {
+    pub address: String,
+    pub samples: Vec<ServerSample>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commandstats_before: Option<Vec<CommandCounters>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commandstats: Option<Vec<CommandCounters>>,
+    /// `INFO latencystats`' percentile lines as last read (cumulative).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latencystats: Option<String>,
+}
+
+/// What a second's line holds from beside the engine (`RunRecord` gathers it).
+#[derive(Debug, Default)]
+pub struct SecondContext {
+    /// The machine's load since the test's start.
+    pub machine: Option<Load>,
+    /// Each watched server's samples since the last second's line, and its commandstats.
+    pub server: Vec<ServerSeconds>,
 }
 
 /// A second's full-precision corrected and uncorrected histograms (`metrics::ExactSecond`).
@@ -99,6 +160,21 @@ struct ExactLine {
     /// A mix's commands' second, in the mix's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     commands: Vec<ExactCommand>,
+    /// Cluster mode: each node's part of the second, by node index (the `begin` line names
+    /// them), and the redirects by kind (`metrics::RedirectKind` order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<ExactNode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redirects: Option<[u64; 4]>,
+}
+
+/// One cluster node's part of a second (`metrics::NodeSecond`), its histogram as the record's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct ExactNode {
+    completed: u64,
+    lost: u64,
+    latency: String,
 }
 
 /// One mix command's second: as `metrics::CommandTally`, its histogram as the record's.
@@ -111,8 +187,20 @@ struct ExactCommand {
 }
 
 impl SecondLine {
-    fn of(index: usize, s: &Second) -> Self {
+    fn of(index: usize, s: &Second, ctx: &SecondContext) -> Self {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Self {
+            threads: s
+                .client_threads
+                .iter()
+                .map(|t| ThreadLine {
+                    cpu_ns: nanos(t.cpu),
+                    runqueue_ns: t.runqueue.map(nanos),
+                    wall_ns: nanos(t.wall),
+                })
+                .collect(),
+            machine: ctx.machine,
+            server: ctx.server.clone(),
             second: index,
             completed: s.completed,
             failed: s.failed,
@@ -132,12 +220,8 @@ impl SecondLine {
                     ]
                 })
                 .collect(),
-            latency: s
-                .latency
-                .raw()
-                .iter_recorded()
-                .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                .collect(),
+            latency: buckets(&s.latency),
+            client_delay: buckets(&s.client_delay),
             exact: s.exact.as_deref().map(|e| ExactLine {
                 corrected: super::hdr::encode_sparse(&e.corrected),
                 uncorrected: super::hdr::encode_sparse(&e.uncorrected),
@@ -158,6 +242,16 @@ impl SecondLine {
                         latency: super::hdr::encode_sparse(&c.latency),
                     })
                     .collect(),
+                nodes: e
+                    .nodes
+                    .iter()
+                    .map(|n| ExactNode {
+                        completed: n.completed,
+                        lost: n.lost,
+                        latency: super::hdr::encode(&n.latency),
+                    })
+                    .collect(),
+                redirects: (!e.nodes.is_empty()).then_some(e.redirects),
             }),
         }
     }
@@ -187,13 +281,24 @@ impl SecondLine {
                 ..Slot::default()
             };
         }
-        let mut latency = LatencyHistogram::coarse();
-        for [v, n] in &self.latency {
-            latency.record_n(*v, *n);
+        for (h, from) in [
+            (&mut s.latency, &self.latency),
+            (&mut s.client_delay, &self.client_delay),
+        ] {
+            for [v, n] in from {
+                h.record_n(*v, *n);
+            }
         }
-        s.latency = latency;
         s
     }
+}
+
+/// A coarse histogram's non-empty buckets, `[value_ns, count]`.
+fn buckets(h: &LatencyHistogram) -> Vec<[u64; 2]> {
+    h.raw()
+        .iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
 }
 
 /// The journal being written: the open file (locked) and where it is.
@@ -267,6 +372,17 @@ impl Journal {
     /// A completed second of the test under way (`name` and the rest go into its `begin` line,
     /// written before its first second).
     pub fn second(&mut self, test: TestStart<'_>, index: usize, s: &Second) -> io::Result<()> {
+        self.second_with(test, index, s, &SecondContext::default())
+    }
+
+    /// The same, with what the record takes from beside the engine (`ctx`).
+    pub fn second_with(
+        &mut self,
+        test: TestStart<'_>,
+        index: usize,
+        s: &Second,
+        ctx: &SecondContext,
+    ) -> io::Result<()> {
         if !self.begun {
             self.write(&Line::Begin(BeginLine {
                 name: crate::redact::command_text(test.name),
@@ -275,10 +391,12 @@ impl Journal {
                 commands: test.commands,
                 target_rps: test.target_rps,
                 mix: test.mix,
+                nodes: test.nodes,
+                storm: test.storm,
             }))?;
             self.begun = true;
         }
-        self.write(&Line::Second(SecondLine::of(index, s)))
+        self.write(&Line::Second(Box::new(SecondLine::of(index, s, ctx))))
     }
 
     /// A test's whole record, as the record holds it.
@@ -313,6 +431,10 @@ pub struct TestStart<'a> {
     pub target_rps: Option<u64>,
     /// A mix's commands as it names them, in its order (empty otherwise).
     pub mix: Vec<String>,
+    /// Cluster mode: each node's address and role (`primary`, `replica`), by node index.
+    pub nodes: Vec<(String, String)>,
+    /// `--connect-storm`: what its record block needs beyond the seconds.
+    pub storm: Option<StormContext>,
 }
 
 #[cfg(test)]

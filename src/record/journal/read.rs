@@ -10,13 +10,19 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{BeginLine, FORMAT, Line, SecondLine};
+use crate::machine::Load;
+use crate::metrics::ThreadCpuUsage;
 use crate::metrics::{
-    CommandResult, FAILURE_KINDS, LatencyHistogram, Outcome, Signal, TestResult, Timeline,
+    ClusterStats, CommandResult, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome, Role, Signal,
+    TestResult, Timeline,
 };
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
+use crate::record::storm::{StageRecord, StormContext, StormRecord};
+use crate::storm::StageFigures;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
+use crate::watch::Watched;
 
 /// `Some` when `text` is a journal (its first line is a journal head): the record it holds, as
 /// the JSON value of a record (for `record::Document::read`, the one reader), or why it cannot be
@@ -81,7 +87,7 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
             }
             Line::Second(s) => {
                 if let Some(o) = open.as_mut() {
-                    o.seconds.push(s);
+                    o.seconds.push(*s);
                 }
             }
             Line::Test { record } => {
@@ -101,9 +107,19 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     let mut doc = doc.ok_or("a journal without its head line")?;
     let mut ended = None;
     if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        let (rec, end) = partial_test(&o)?;
-        ended = end;
-        tests.push(rec);
+        match &o.begin.storm {
+            // A storm is the record's `storm` block, as its finished run writes it.
+            Some(ctx) => {
+                let (block, end) = storm_block(&o, ctx)?;
+                ended = end;
+                doc.storm.get_or_insert(block);
+            }
+            None => {
+                let (rec, end) = partial_test(&o)?;
+                ended = end;
+                tests.push(rec);
+            }
+        }
     }
     // Killed between tests: the run's end is the last test's.
     let ended = ended.or_else(|| {
@@ -148,6 +164,7 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
         r.completed += s.completed;
         replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
         r.latency.merge(&s.latency);
+        r.client_delay.merge(&s.client_delay);
         r.reconnect_attempts += s.reconnect_attempts();
         r.reconnects += s.reconnects();
     }
@@ -160,17 +177,21 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     }
     error_replies(o, replies_failed, &mut r);
     mix_commands(o, &mut r)?;
+    r.cluster = cluster(o)?;
     let secs = timeline.seconds.len() as u64;
     r.elapsed = Duration::from_secs(secs);
     let start = b.started_at.as_deref().and_then(parse_time);
     r.started_at = start;
     r.timeline = timeline;
+    let beside = Beside::of(&o.seconds);
     let extras = TestExtras {
         timeline: Some(&r.timeline),
         repetition: b.repetition,
+        client_threads: (!beside.threads.is_empty()).then_some(beside.threads.as_slice()),
+        machine: beside.machine,
         ..TestExtras::default()
     };
-    let mut rec = build::test_record(&r, b.commands.clone(), &[], extras);
+    let mut rec = build::test_record(&r, b.commands.clone(), &beside.watched, extras);
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
     Ok((rec, end))
@@ -207,6 +228,116 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A killed `--connect-storm`'s block from its full seconds (a connection is a second's
+/// request: completed when it finished every stage, its total the latency), and when its last
+/// second ended. What the seconds do not say stays out: the stages' own histograms and the
+/// failures by stage and kind are only in a finished storm's block (`failed` counts them); the
+/// total's histogram is the seconds' (2 significant figures: an opener keeps no full-precision
+/// part) and its `sum_ns` the histogram's, not the clock's sum.
+fn storm_block(o: &Open, ctx: &StormContext) -> Result<(StormRecord, Option<String>), String> {
+    let completed: u64 = o.seconds.iter().map(|s| s.completed).sum();
+    let failed: u64 = o.seconds.iter().map(|s| s.failed).sum();
+    let mut total = LatencyHistogram::new();
+    if o.seconds
+        .iter()
+        .all(|s| s.exact.is_some() || s.completed == 0)
+    {
+        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
+            hdr::add_encoded(&mut total, &e.corrected, "journal storm second")?;
+        }
+    } else {
+        for s in &o.seconds {
+            total.merge(&s.to_second().latency);
+        }
+    }
+    let elapsed = Duration::from_secs(o.seconds.len() as u64);
+    let secs = elapsed.as_secs_f64();
+    let sum_ns = (total.mean_ns() * total.len() as f64) as u128;
+    let server = Beside::of(&o.seconds)
+        .watched
+        .iter()
+        .map(|w| build::server_record(w, &[]))
+        .collect();
+    let block = StormRecord {
+        openers: ctx.openers,
+        target_rate: ctx.target_rate,
+        tls_resume: ctx.tls_resume,
+        command: ctx.command.clone(),
+        duration_s: secs,
+        attempted: completed + failed,
+        completed,
+        failed,
+        connects_per_s: completed as f64 / secs,
+        interrupted: true,
+        total: StageRecord::of(
+            "total",
+            &StageFigures {
+                hist: total,
+                sum_ns,
+            },
+            true,
+        ),
+        stages: Vec::new(),
+        failures: Vec::new(),
+        client_limits: Vec::new(),
+        connections_received: None,
+        connected_clients_after: None,
+        server,
+    };
+    let start = o.begin.started_at.as_deref().and_then(parse_time);
+    Ok((block, start.map(|t| rfc3339(t + elapsed))))
+}
+
+/// Cluster mode: the redirects and each node's figures, their seconds' sums (the nodes named as
+/// the `begin` line names them), when the test named its nodes and its seconds carry them.
+fn cluster(o: &Open) -> Result<Option<ClusterStats>, String> {
+    if o.begin.nodes.is_empty() {
+        return Ok(None);
+    }
+    let mut c = ClusterStats {
+        nodes: o
+            .begin
+            .nodes
+            .iter()
+            .map(|(address, role)| NodeStats {
+                address: address.clone(),
+                role: Some(if role == "primary" {
+                    Role::Primary
+                } else {
+                    Role::Replica
+                }),
+                ..NodeStats::new()
+            })
+            .collect(),
+        ..ClusterStats::default()
+    };
+    for s in &o.seconds {
+        let Some(e) = &s.exact else { continue };
+        let mut second = [0; 4];
+        for (k, n) in e.redirects.iter().flatten().enumerate() {
+            c.redirects[k] += n;
+            second[k] += n;
+        }
+        if second.iter().any(|&n| n > 0) {
+            if c.timeline.len() <= s.second {
+                c.timeline.resize(s.second + 1, [0; 4]);
+            }
+            c.timeline[s.second] = second;
+        }
+        for (i, n) in e.nodes.iter().enumerate() {
+            if c.nodes.len() <= i {
+                c.nodes.resize_with(i + 1, NodeStats::new);
+            }
+            let node = &mut c.nodes[i];
+            node.completed += n.completed;
+            node.lost += n.lost;
+            let what = format!("journal second {} node {i}", s.second);
+            hdr::add_encoded(&mut node.latency, &n.latency, &what)?;
+        }
+    }
+    Ok(Some(c))
 }
 
 /// The test's error replies: by first word when every second that had some says which (its
@@ -251,4 +382,62 @@ fn exact_histograms(o: &Open, r: &mut TestResult) -> Result<(), String> {
     r.latency = corrected;
     r.latency_uncorrected = uncorrected;
     Ok(())
+}
+
+/// What the test's record takes from beside the engine, as its seconds left it: each worker's
+/// CPU and the machine's load up to the last second (cumulative figures: the last one counts),
+/// and each watched server's samples, in the order taken.
+struct Beside {
+    threads: Vec<ThreadCpuUsage>,
+    machine: Option<Load>,
+    watched: Vec<Watched>,
+}
+
+impl Beside {
+    fn of(seconds: &[SecondLine]) -> Self {
+        let threads = seconds
+            .iter()
+            .rev()
+            .find(|s| !s.threads.is_empty())
+            .map(|s| {
+                s.threads
+                    .iter()
+                    .map(|t| ThreadCpuUsage {
+                        cpu: Duration::from_nanos(t.cpu_ns),
+                        runqueue: t.runqueue_ns.map(Duration::from_nanos),
+                        wall: Duration::from_nanos(t.wall_ns),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let machine = seconds.iter().rev().find_map(|s| s.machine);
+        let mut watched: Vec<Watched> = Vec::new();
+        for line in seconds.iter().flat_map(|s| &s.server) {
+            let at = match watched.iter().position(|w| w.address == line.address) {
+                Some(at) => at,
+                None => {
+                    watched.push(Watched {
+                        address: line.address.clone(),
+                        ..Watched::default()
+                    });
+                    watched.len() - 1
+                }
+            };
+            let w = &mut watched[at];
+            w.samples.extend_from_slice(&line.samples);
+            if w.commandstats_before.is_none() {
+                w.commandstats_before.clone_from(&line.commandstats_before);
+            }
+            // Cumulative: the latest read (none once a line has none: a reconnect).
+            w.commandstats_after.clone_from(&line.commandstats);
+            w.latencystats.clone_from(&line.latencystats);
+            // A reconnect starts a new segment: the gaps are the segments after the first.
+            w.gaps = w.samples.iter().map(|s| s.segment).max().unwrap_or(0);
+        }
+        Self {
+            threads,
+            machine,
+            watched,
+        }
+    }
 }

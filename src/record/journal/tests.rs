@@ -45,6 +45,8 @@ fn start(name: &str) -> TestStart<'_> {
         commands: vec!["set".into()],
         target_rps: None,
         mix: Vec::new(),
+        nodes: Vec::new(),
+        storm: None,
     }
 }
 
@@ -285,13 +287,206 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
 #[test]
 fn a_delivery_seconds_publishes_read_back_and_other_seconds_do_not_carry_them() {
     let mut s = second(10, 1_000);
-    let plain = serde_json::to_string(&SecondLine::of(0, &s)).unwrap();
+    let plain = serde_json::to_string(&SecondLine::of(0, &s, &SecondContext::default())).unwrap();
     assert!(!plain.contains("published"), "{plain}");
     s.published = 7;
-    let line = SecondLine::of(3, &s);
+    let line = SecondLine::of(3, &s, &SecondContext::default());
     let text = serde_json::to_string(&line).unwrap();
     assert!(text.contains("\"published\":7"), "{text}");
     let back: SecondLine = serde_json::from_str(&text).unwrap();
     assert_eq!(back.to_second().published, 7);
     assert_eq!(back.to_second().completed, 10);
+}
+
+/// A server sample at `at_s` seconds, its CPU and commands growing with it.
+fn sample(at_s: u64) -> crate::watch::ServerSample {
+    crate::watch::ServerSample {
+        at: std::time::Duration::from_secs(at_s),
+        cpu_user: 0.5 * at_s as f64,
+        cpu_sys: 0.25 * at_s as f64,
+        cpu_main: Some(0.6 * at_s as f64),
+        used_memory: 1_000_000 + at_s * 10,
+        connected_clients: 51,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
+    use crate::metrics::thread_cpu::ThreadCpuUsage;
+    use crate::metrics::{ClusterStats, NodeSecond, NodeStats, Role};
+    use std::time::Duration;
+    let d = dir("beside");
+    let path = d.join("run.json.partial");
+    let mut j = Journal::create(&path).unwrap();
+    j.head(&head()).unwrap();
+    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
+    r.commands = ["SET", "GET"]
+        .map(crate::metrics::CommandResult::new)
+        .into();
+    let labels = [
+        ("127.0.0.1:7000", Role::Primary),
+        ("127.0.0.1:7001", Role::Replica),
+    ];
+    let mut nodes: Vec<NodeStats> = labels
+        .iter()
+        .map(|(a, role)| NodeStats {
+            address: a.to_string(),
+            role: Some(*role),
+            ..NodeStats::new()
+        })
+        .collect();
+    let mut redirects = [0u64; 4];
+    let mut timeline_redirects = Vec::new();
+    let mut seconds = Vec::new();
+    for (i, (n, base)) in [(1_000, 50_000), (2_000, 81_234), (0, 1)]
+        .iter()
+        .enumerate()
+    {
+        let mut s = exact_second(*n, *base, &mut r);
+        // The sampled client delays (`rx_delay`) of the second.
+        for k in 0..(i as u64 + 2) {
+            s.client_delay.record(20_000 + 3_000 * k);
+        }
+        r.client_delay.merge(&s.client_delay);
+        let e = s.exact.as_mut().unwrap();
+        // Every completed request on node 0, one lost on node 1; a MOVED and an ASK a second.
+        e.nodes = vec![NodeSecond::default(), NodeSecond::default()];
+        e.nodes[0].latency = e.corrected.to_histogram();
+        e.nodes[0].completed = *n;
+        e.nodes[1].lost = 1;
+        nodes[0].latency.merge(&e.corrected.to_histogram());
+        nodes[0].completed += n;
+        nodes[1].lost += 1;
+        e.redirects = [1, 1, 0, 0];
+        for (a, b) in redirects.iter_mut().zip(&e.redirects) {
+            *a += b;
+        }
+        timeline_redirects.push(e.redirects);
+        // Each worker's CPU so far, as the main thread read it at the hand-over.
+        s.client_threads = (0..2)
+            .map(|w| ThreadCpuUsage {
+                cpu: Duration::from_millis(400 * (i as u64 + 1) + w),
+                runqueue: Some(Duration::from_millis(10 * (i as u64 + 1))),
+                wall: Duration::from_millis(1_000 * (i as u64 + 1)),
+            })
+            .collect();
+        seconds.push(s);
+    }
+    let server_seconds = [vec![sample(0), sample(1)], vec![sample(2)], vec![]];
+    let machine = |i: usize| crate::machine::Load {
+        seconds: i as f64 + 1.0,
+        busy_pct: Some(150.0 + i as f64),
+        cores: 2,
+        ..Default::default()
+    };
+    let test = || TestStart {
+        mix: vec!["SET".into(), "GET".into()],
+        nodes: labels
+            .iter()
+            .map(|(a, role)| (a.to_string(), role.name().to_string()))
+            .collect(),
+        ..start("SET")
+    };
+    let stats = |calls: u64| {
+        vec![crate::watch::commandstats::CommandCounters {
+            name: "set".into(),
+            calls,
+            usec: 3 * calls,
+        }]
+    };
+    for (i, s) in seconds.iter().enumerate() {
+        let ctx = SecondContext {
+            machine: Some(machine(i)),
+            server: vec![ServerSeconds {
+                address: "127.0.0.1:7000".into(),
+                samples: server_seconds[i].clone(),
+                commandstats_before: Some(stats(100)),
+                commandstats: Some(stats(100 + 1_000 * (i as u64 + 1))),
+                latencystats: Some(format!("latency_percentiles_usec_set:p50={i}.5,p99=9\r\n")),
+            }],
+        };
+        j.second_with(test(), i, s, &ctx).unwrap();
+    }
+    drop(j);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
+    let got = &doc.tests[0];
+
+    // What the Ctrl-C at the last full second holds, from the same figures.
+    r.errors.record_kind("timeout", seconds.len() as u64);
+    r.elapsed = Duration::from_secs(seconds.len() as u64);
+    let b = start("SET");
+    r.started_at = b
+        .started_at
+        .as_deref()
+        .and_then(crate::timestamp::parse_time);
+    for (i, s) in seconds.iter().enumerate() {
+        *r.timeline.second_mut(i) = Second {
+            exact: None,
+            client_threads: Vec::new(),
+            ..s.clone()
+        };
+    }
+    r.cluster = Some(ClusterStats {
+        redirects,
+        timeline: timeline_redirects,
+        nodes,
+    });
+    let watched = [crate::watch::Watched {
+        address: "127.0.0.1:7000".into(),
+        samples: server_seconds.concat(),
+        commandstats_before: Some(stats(100)),
+        commandstats_after: Some(stats(3_100)),
+        latencystats: Some("latency_percentiles_usec_set:p50=2.5,p99=9\r\n".into()),
+        ..Default::default()
+    }];
+    let threads = seconds[2].client_threads.clone();
+    let extras = TestExtras {
+        timeline: Some(&r.timeline),
+        repetition: b.repetition,
+        client_threads: Some(&threads),
+        machine: Some(machine(2)),
+        ..TestExtras::default()
+    };
+    let mut want = build::test_record(&r, b.commands.clone(), &watched, extras);
+    want.started_at = b.started_at.clone();
+    assert_eq!(
+        serde_json::to_value(got).unwrap(),
+        serde_json::to_value(&want).unwrap(),
+        "field for field: nodes, server block, client CPU, machine, verdict"
+    );
+    assert_eq!(got.nodes.len(), 2, "{:?}", got.nodes);
+    assert_eq!(got.nodes[0].completed, got.requests.completed);
+    assert_eq!(
+        (got.nodes[1].role.as_str(), got.nodes[1].lost),
+        ("replica", 3)
+    );
+    assert_eq!(
+        got.requests.redirects.as_ref().and_then(|m| m.get("MOVED")),
+        Some(&3)
+    );
+    assert_eq!(got.server.len(), 1, "the watched server's block");
+    assert_eq!(
+        got.server[0].seconds.len(),
+        2,
+        "three samples: two intervals"
+    );
+    let cpu = got.client_threads_cpu_pct.as_ref().unwrap();
+    assert_eq!(cpu.len(), 2);
+    assert!((cpu[1] - 40.0333).abs() < 0.01, "{cpu:?}");
+    assert_eq!(got.machine.as_ref().map(|m| m.cores), Some(2));
+    assert_eq!(got.client_delay_us.as_ref().map(|d| d.count), Some(9));
+    let set = &got.server[0].commands;
+    assert_eq!((set.len(), set[0].calls), (1, 3_000), "{set:?}");
+    assert!(
+        got.latency_split.is_some(),
+        "the server's time per call splits the latency"
+    );
+    assert_eq!(
+        got.server[0].latency_percentiles.len(),
+        1,
+        "the last second's"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
 }
