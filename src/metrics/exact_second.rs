@@ -97,6 +97,9 @@ pub struct Whole<'a> {
     /// Cluster mode: the worker's redirect and per-node figures (`None` when the hand-over is
     /// not the cluster code's: their part then waits for the next one).
     pub cluster: Option<&'a ClusterStats>,
+    /// Measured commands the worker wrote so far ([`Recorder::issued`](super::Recorder)): each
+    /// second gets its part (`Second::issued`), so a journal's recovered test has `issued`.
+    pub issued: u64,
 }
 
 /// A worker's whole-test figures as of its last hand-over (what [`ExactSecond::take_delta`]
@@ -234,6 +237,7 @@ mod tests {
                 errors: &errors,
                 commands: &[],
                 cluster: with.then_some(&stats),
+                issued: 0,
             };
             d.take_delta(&mut base, &whole, (0, u64::MAX));
             if !with {

@@ -35,6 +35,9 @@ pub struct Recorder {
     pub tally: SecondTally,
     /// Measured commands in flight when the worker stopped.
     pub unanswered: u64,
+    /// Measured commands written so far (the record's `issued`): the worker's send path counts
+    /// here (one add per batch, as before), so each second's hand-over takes its part with it.
+    pub issued: u64,
     /// Attempts to reopen a failed connection, those the server answered on, and those it
     /// refused (a refused connect, or `ERR max number of clients reached`).
     pub reconnect_attempts: u64,
@@ -99,6 +102,7 @@ impl Recorder {
             last_failure: None,
             tally: SecondTally::new(measure_start, timeline),
             unanswered: 0,
+            issued: 0,
             reconnect_attempts: 0,
             reconnects: 0,
             reconnect_refusals: 0,
@@ -257,6 +261,7 @@ impl Recorder {
                 errors: &self.errors,
                 commands: &self.commands,
                 cluster: None,
+                issued: self.issued,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -274,6 +279,7 @@ impl Recorder {
                 errors: &self.errors,
                 commands: &self.commands,
                 cluster: Some(cluster),
+                issued: self.issued,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -292,6 +298,7 @@ impl Recorder {
             errors: &self.errors,
             commands: &self.commands,
             cluster,
+            issued: self.issued,
         };
         self.tally.flush_with(Some(&whole));
     }
@@ -468,5 +475,40 @@ mod tests {
             assert_eq!(c.len(), s.completed, "second {sec}");
             assert_eq!((c.min_ns(), c.max_ns()), (want_c.min_ns(), want_c.max_ns()));
         }
+    }
+
+    #[test]
+    fn each_second_carries_what_the_worker_wrote_since_its_last_hand_over() {
+        let shared = SharedTimeline::default();
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let l = Latency {
+            corrected_ns: 1_000,
+            uncorrected_ns: 900,
+        };
+        let mut rec = Recorder::new(start, shared.clone());
+        rec.issued = 3;
+        rec.successes(l, 2, false, at(10));
+        rec.issued += 4; // still in flight at second 0's end
+        rec.successes(l, 1, false, at(1_100)); // hands second 0 over
+        rec.issued += 1;
+        rec.failed(0, 1, at(1_500));
+        rec.issued += 5; // written in second 2, nothing answered there
+        rec.successes(l, 1, false, at(3_200)); // hands second 1 over, with the 5
+        rec.flush();
+        let t = shared.lock().unwrap();
+        let issued: Vec<Option<u64>> = t.seconds.iter().map(|s| s.issued).collect();
+        assert_eq!(issued, [Some(7), Some(6), None, Some(0)]);
+        let mut replies = 0;
+        let mut written = 0;
+        for s in &t.seconds {
+            replies += s.completed + s.failed;
+            written += s.issued.unwrap_or(0);
+            assert!(
+                written >= replies,
+                "never fewer written than answered so far"
+            );
+        }
+        assert_eq!((written, rec.issued), (13, 13));
     }
 }

@@ -122,6 +122,11 @@ pub struct Second {
     /// Messages published in this second (`--pubsub`/`--stream`: acknowledged publishes or
     /// `XADD`s, by their send time); 0 in other tests, whose `completed` are the requests.
     pub published: u64,
+    /// Measured commands written, as the workers handed them over with this second (each
+    /// worker's count since its previous hand-over, so a few written just after the second's
+    /// end may be in it: never fewer than its replies'). `None` where no worker counts them
+    /// (`storm`, `fuzz`): the journal's recovered test then says `issued` is unknown.
+    pub issued: Option<u64>,
     /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
     /// worker's second under way, and in the test's timeline until the second is handed over
     /// (`engine::seconds` moves it out), `None` after.
@@ -143,6 +148,7 @@ impl Default for Second {
             client_delay: LatencyHistogram::coarse(),
             invalidations: 0,
             published: 0,
+            issued: None,
             exact: None,
             client_threads: Vec::new(),
         }
@@ -171,6 +177,9 @@ impl Second {
         self.client_delay.merge(&other.client_delay);
         self.invalidations += other.invalidations;
         self.published += other.published;
+        if let Some(n) = other.issued {
+            *self.issued.get_or_insert(0) += n;
+        }
         if let Some(o) = &other.exact {
             // Once per second of the test (the first worker to hand it over), off the hot path.
             self.exact.get_or_insert_with(Default::default).add(o);
@@ -187,6 +196,7 @@ impl Second {
         self.client_delay.reset();
         self.invalidations = 0;
         self.published = 0;
+        self.issued = None;
     }
 
     /// Reconnect attempts in this second.
@@ -294,6 +304,8 @@ pub struct SecondTally {
     /// because the tally may be built on another thread than the worker that fills it (a
     /// thread's CPU clock means nothing on another thread), so the first slot has no figures.
     clock: Option<ThreadCpuMark>,
+    /// The worker's issued count ([`Whole::issued`]) at the last hand-over that had it.
+    issued_base: u64,
 }
 
 /// A span between two slot crossings shorter than this gives no slot figures: a few
@@ -315,6 +327,7 @@ impl SecondTally {
             base: exact.then(Box::default),
             shared,
             clock: None,
+            issued_base: 0,
         }
     }
 
@@ -456,6 +469,12 @@ impl SecondTally {
         self.current.failed = slots.iter().map(|s| s.failed).sum();
         if self.current.is_empty() {
             return;
+        }
+        // Once a second: what the worker wrote since its last hand-over goes with this second's
+        // replies (an empty second keeps it for the next: none of it was answered yet).
+        if let Some(w) = whole {
+            self.current.issued = Some(w.issued.saturating_sub(self.issued_base));
+            self.issued_base = w.issued;
         }
         // Where the second's values lie: its coarse histogram's range (`metrics::handed_over`).
         let band = (self.current.latency.min_ns(), self.current.latency.max_ns());

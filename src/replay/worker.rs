@@ -156,7 +156,6 @@ struct Thread {
     conns: Vec<Option<Conn>>,
     rec: Recorder,
     slip: Vec<SlipSecond>,
-    issued: u64,
     opened: u64,
     read_buf: Vec<u8>,
     redirects: Option<Redirects>,
@@ -188,7 +187,6 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         conns: Vec::new(),
         rec,
         slip: Vec::new(),
-        issued: 0,
         opened: 0,
         read_buf: vec![0; 64 * 1024],
     };
@@ -203,9 +201,9 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
     t.rec.flush();
     let (moved, ask) = t.redirects.as_ref().map_or((0, 0), |r| (r.moved, r.ask));
     Outcome {
+        issued: t.rec.issued,
         recorder: t.rec,
         slip: t.slip,
-        issued: t.issued,
         connections: t.opened,
         fatal,
         moved,
@@ -312,7 +310,7 @@ impl Thread {
         if conn.closed {
             // Counted as issued and lost, so completed + failed + unanswered = issued holds.
             if job.measured {
-                self.issued += 1;
+                self.rec.issued += 1;
                 lost_one(&mut self.rec, job.name, CLOSED);
             }
             return Ok(());
@@ -326,7 +324,7 @@ impl Thread {
             bytes: self.redirects.is_some().then(|| bytes.into()),
         });
         if job.measured {
-            self.issued += 1;
+            self.rec.issued += 1;
         }
         self.flush(k)
     }

@@ -119,6 +119,16 @@ fn sigkill_after_5_s_keeps_4_s(server: &Server) {
         completed, sum,
         "totals are the sum of the recovered seconds"
     );
+    // As a Ctrl-C record counts them: every command written is answered, failed or still
+    // unanswered, and no more than -c 4 × -P 1 can be in flight.
+    let q = &test["requests"];
+    let n = |k: &str| q[k].as_u64().unwrap_or_else(|| panic!("requests.{k}: {q}"));
+    assert_eq!(
+        n("issued"),
+        completed + n("failed") + n("unanswered"),
+        "{q}"
+    );
+    assert!(n("unanswered") <= 4, "{q}");
     assert_eq!(
         test["throughput_rps"].as_f64().unwrap(),
         completed as f64 / seconds.len() as f64

@@ -86,7 +86,7 @@ impl Worker<'_> {
             }
         }
         if !warmup {
-            self.flow.issued += units as u64 * self.fill.cmds_per_unit;
+            self.rec.issued += units as u64 * self.fill.cmds_per_unit;
         }
         if let Some(p) = self.flow.pacer.as_mut() {
             p.advance(units as u64 * self.fill.cmds_per_unit);

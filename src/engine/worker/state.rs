@@ -165,8 +165,6 @@ pub(super) struct Fill<'a> {
 pub(super) struct Flow {
     /// Commands counted against the `-n` quota (measured phase only).
     pub(super) quota_used: u64,
-    /// Measured commands written, with or without a quota (the record's "issued").
-    pub(super) issued: u64,
     /// Nothing more will be sent (quota issued or deadline passed); the loop ends once nothing
     /// is in flight.
     pub(super) exhausted: bool,
@@ -306,7 +304,6 @@ impl<'a> Worker<'a> {
             fill,
             flow: Flow {
                 quota_used: 0,
-                issued: 0,
                 exhausted: false,
                 active: 0,
                 free: Vec::new(),
@@ -341,11 +338,11 @@ impl<'a> Worker<'a> {
             None => self.rec.flush(),
         }
         WorkerResult {
+            issued: self.rec.issued,
             cluster: self.cluster.map(|c| c.stats),
             recorder: self.rec,
             fatal,
             cpu: cpu.usage_since(),
-            issued: self.flow.issued,
         }
     }
 

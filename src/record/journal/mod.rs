@@ -106,6 +106,11 @@ struct SecondLine {
     /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
     #[serde(skip_serializing_if = "is_zero")]
     published: u64,
+    /// Measured commands written, as the workers handed them over with the second
+    /// (`metrics::Second::issued`): their sum is the recovered test's `issued`. Absent in older
+    /// journals and in modes that do not count them (`issued` is then unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    issued: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -205,6 +210,7 @@ impl SecondLine {
             completed: s.completed,
             failed: s.failed,
             published: s.published,
+            issued: s.issued,
             lost: s.lost.to_vec(),
             slots: s
                 .slots
@@ -263,6 +269,7 @@ impl SecondLine {
             completed: self.completed,
             failed: self.failed,
             published: self.published,
+            issued: self.issued,
             ..Second::default()
         };
         for (a, b) in s.lost.iter_mut().zip(&self.lost) {

@@ -183,9 +183,11 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     let start = b.started_at.as_deref().and_then(parse_time);
     r.started_at = start;
     r.timeline = timeline;
+    let issued = issued(&mut r);
     let beside = Beside::of(&o.seconds);
     let extras = TestExtras {
         timeline: Some(&r.timeline),
+        issued,
         repetition: b.repetition,
         client_threads: (!beside.threads.is_empty()).then_some(beside.threads.as_slice()),
         machine: beside.machine,
@@ -195,6 +197,19 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     rec.started_at = start.map(rfc3339_micros);
     let end = start.map(|t| rfc3339(t + r.elapsed));
     Ok((rec, end))
+}
+
+/// The commands written up to the last full second (the seconds' sum, when any second has
+/// them: older journals' and other modes' do not), and `r.unanswered` from it as a Ctrl-C there
+/// would count it: `completed + failed + unanswered = issued`. A second's count may hold a few
+/// commands written just after its end, never fewer than its replies (`metrics::Second`).
+fn issued(r: &mut TestResult) -> Option<u64> {
+    let seconds = &r.timeline.seconds;
+    seconds.iter().any(|s| s.issued.is_some()).then(|| {
+        let n: u64 = seconds.iter().filter_map(|s| s.issued).sum();
+        r.unanswered = n.saturating_sub(r.completed + r.errors.total());
+        n
+    })
 }
 
 /// A mix's commands (`--ratio`), each its seconds' sums, when every second that measured

@@ -101,6 +101,11 @@ fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
     assert_eq!(t.requests.completed, 3_000);
     assert_eq!(t.requests.failed, 3);
     assert_eq!(t.requests.errors.get("timeout"), Some(&3));
+    assert_eq!(
+        (t.requests.issued, t.requests.unanswered),
+        (None, 0),
+        "seconds without an issued count (an older journal's): unknown"
+    );
     assert_eq!(t.duration_s, 3.0);
     assert_eq!(t.throughput_rps, 1_000.0);
     assert_eq!(t.started_at.as_deref(), Some("2026-01-02T03:04:05.000006Z"));
@@ -201,6 +206,9 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
         whole.latency_uncorrected.record(u);
     }
     whole.completed += n;
+    // Written: its replies, its lost request, its error reply and 5 still in flight.
+    s.issued = Some(n + 7);
+    whole.issued += n + 7;
     // One error reply a second, by its first word.
     s.failed += 1;
     s.slots[5].failed += 1;
@@ -246,6 +254,7 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
 
     r.errors.record_kind("timeout", seconds.len() as u64);
     r.elapsed = std::time::Duration::from_secs(seconds.len() as u64);
+    r.unanswered = r.issued - r.completed - r.errors.total();
     let b = start("SET");
     r.started_at = b
         .started_at
@@ -260,6 +269,7 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     let extras = TestExtras {
         timeline: Some(&r.timeline),
         repetition: b.repetition,
+        issued: Some(r.issued),
         ..TestExtras::default()
     };
     let mut want = build::test_record(&r, b.commands.clone(), &[], extras);
@@ -270,6 +280,9 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
         "field for field, the histograms exact"
     );
     assert_eq!(got.requests.completed, 3_777);
+    let q = &got.requests;
+    assert_eq!((q.issued, q.unanswered), (Some(3_805), 20));
+    assert_eq!(q.issued, Some(q.completed + q.failed + q.unanswered));
     assert_eq!(got.requests.errors.get("WRONGTYPE"), Some(&2));
     assert_eq!(got.requests.errors.get("OOM"), Some(&2));
     assert_eq!(got.requests.errors.get("error replies"), None);
@@ -416,6 +429,7 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
     // What the Ctrl-C at the last full second holds, from the same figures.
     r.errors.record_kind("timeout", seconds.len() as u64);
     r.elapsed = Duration::from_secs(seconds.len() as u64);
+    r.unanswered = r.issued - r.completed - r.errors.total();
     let b = start("SET");
     r.started_at = b
         .started_at
@@ -447,6 +461,7 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
         repetition: b.repetition,
         client_threads: Some(&threads),
         machine: Some(machine(2)),
+        issued: Some(r.issued),
         ..TestExtras::default()
     };
     let mut want = build::test_record(&r, b.commands.clone(), &watched, extras);
