@@ -333,22 +333,25 @@ fn the_staircase_ramp_adds_connections_step_by_step() {
             .iter()
             .map(|s| s["connected_clients"].as_u64().unwrap())
             .collect();
-        // The sample about a second in is taken a second before the last step: fewer
-        // connections than at the peak (without the ramp, all six are up from the start).
+        // The first sample is taken before the last step: fewer connections than at the peak
+        // (without the ramp, all six are up from the start). Which later sample first shows
+        // the peak depends on when the watch's samples fall between the steps, so only the
+        // first is compared (a loaded CI machine saw [5, 8, 8, 8, 2]).
         let peak = *clients.iter().max().unwrap();
         assert!(
-            clients.len() >= 4 && clients[1] < peak,
+            clients.len() >= 4 && clients[0] < peak,
             "no staircase in {clients:?}"
         );
-        assert!(clients[1] > clients[0] || clients[0] < peak, "{clients:?}");
         let ramp = &clients[..clients.len() - 1];
         assert!(ramp.windows(2).all(|w| w[0] <= w[1]), "{clients:?}");
         let ramp = &doc["options"]["connections"]["ramp"];
         assert_eq!(ramp["start_per_thread"], 1, "{ramp}");
         assert_eq!(ramp["step_per_thread"], 1);
         // memtier's progress line counts the connections as they open.
+        // (Which counts below the peak a progress line catches depends on when it is printed.)
         assert!(
-            out.stderr.contains(" 2 conns:") && out.stderr.contains(" 6 conns:"),
+            (out.stderr.contains(" 2 conns:") || out.stderr.contains(" 4 conns:"))
+                && out.stderr.contains(" 6 conns:"),
             "{}",
             out.stderr
         );
