@@ -102,11 +102,7 @@ impl Target {
             [] => {
                 return Err(EngineError::Connect {
                     target: display,
-                    reason: match transport.family {
-                        Some(Family::V4) => "the host name has no IPv4 address (-4)".into(),
-                        Some(Family::V6) => "the host name has no IPv6 address (-6)".into(),
-                        None => "the host name has no address".into(),
-                    },
+                    reason: no_address_reason(host, transport.family),
                 });
             }
             [only] => *only,
@@ -571,6 +567,24 @@ impl Source for Stream {
     }
 }
 
+/// Why a host gave no address to connect to. An address written out (`-s 127.0.0.1 -6`) is not a
+/// host name that failed to resolve: the line says which family it is, so the user drops the
+/// `-4`/`-6` or the address rather than looking at DNS.
+fn no_address_reason(host: &str, family: Option<Family>) -> String {
+    let literal = host.parse::<std::net::IpAddr>().ok();
+    match (family, literal) {
+        (Some(Family::V6), Some(std::net::IpAddr::V4(_))) => {
+            format!("{host} is an IPv4 address, and -6 asks for IPv6")
+        }
+        (Some(Family::V4), Some(std::net::IpAddr::V6(_))) => {
+            format!("{host} is an IPv6 address, and -4 asks for IPv4")
+        }
+        (Some(Family::V4), _) => "the host name has no IPv4 address (-4)".into(),
+        (Some(Family::V6), _) => "the host name has no IPv6 address (-6)".into(),
+        (None, _) => "the host name has no address".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,6 +604,29 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_address_of_the_other_family_is_named_not_looked_up() {
+        let v6 = Transport {
+            family: Some(Family::V6),
+            ..Transport::default()
+        };
+        let v4 = Transport {
+            family: Some(Family::V4),
+            ..Transport::default()
+        };
+        let reason = |host: &str, t: &Transport| match Target::tcp_with(host, 6379, t.clone()) {
+            Err(EngineError::Connect { reason, .. }) => reason,
+            other => panic!("{host}: expected a connect error, got {other:?}"),
+        };
+        assert_eq!(
+            reason("127.0.0.1", &v6),
+            "127.0.0.1 is an IPv4 address, and -6 asks for IPv6"
+        );
+        assert_eq!(
+            reason("::1", &v4),
+            "::1 is an IPv6 address, and -4 asks for IPv4"
+        );
+    }
     #[test]
     fn another_node_is_reached_the_same_way() {
         let first = Target::tcp_with("127.0.0.1", 7000, tls_transport(None)).unwrap();

@@ -158,13 +158,15 @@ fn ipv6_resolves_to_the_ipv6_loopback_and_minus_six_refuses_an_ipv4_address() {
         let out = memtier("127.0.0.1", server.port(), &["-6", "-n", "5"]);
         assert_eq!(out.code, Some(1), "{}", out.stderr);
         assert!(
-            out.stderr.contains("no IPv6 address (-6)"),
+            out.stderr
+                .contains("127.0.0.1 is an IPv4 address, and -6 asks for IPv6"),
             "{}",
             out.stderr
         );
         let out = memtier("::1", server.port(), &["-4", "-n", "5"]);
         assert!(
-            out.stderr.contains("no IPv4 address (-4)"),
+            out.stderr
+                .contains("::1 is an IPv6 address, and -4 asks for IPv4"),
             "{}",
             out.stderr
         );

@@ -25,7 +25,7 @@ mod trust;
 use std::fmt;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -206,6 +206,11 @@ impl TlsClient {
                             key.display(),
                             cert.display()
                         ),
+                        // rustls reads the certificate itself here (not the server's): its
+                        // "invalid peer certificate" wording would point at the wrong side.
+                        RustlsError::InvalidCertificate(e) => {
+                            unusable_client_certificate(cert, &format!("{e:?}"))
+                        }
                         e => format!("--cert/--key: {e}"),
                     })?
             }
@@ -701,6 +706,24 @@ fn describe_failure(e: &RustlsError, h: &Hints) -> String {
     }
 }
 
+/// The one line for a `--cert` that rustls refuses to load. OpenSSL (and so `openssl x509 -req`
+/// without `-extfile`) makes X.509 v1 certificates, which servers accept but webpki does not:
+/// that case is named with what to do, as a user cannot tell it from rustls's words.
+fn unusable_client_certificate(cert: &Path, reason: &str) -> String {
+    if reason.contains("UnsupportedCertVersion") {
+        format!(
+            "--cert {}: an X.509 v1 certificate, which rustls does not use: issue a v3 one \
+             (with extensions, e.g. openssl x509 -req ... -extfile)",
+            cert.display()
+        )
+    } else {
+        format!(
+            "--cert {}: rustls cannot use this certificate ({reason})",
+            cert.display()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -788,6 +811,49 @@ mod tests {
             e.starts_with("cannot read --cacertdir /nonexistent/respbench: "),
             "{e}"
         );
+    }
+
+    /// A self-signed X.509 v1 certificate (`openssl x509 -req -signkey` without `-extfile`) and
+    /// its throwaway P-256 key, made for this test only.
+    const V1_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBFjCBvQIULNQCBEAv5uI9QDxu+T7po5cD4OwwCgYIKoZIzj0EAwIwDTELMAkG
+A1UEAwwCdjEwIBcNMjYxMTI1MTMxNjIzWhgPMjEyNjExMDExMzE2MjNaMA0xCzAJ
+BgNVBAMMAnYxMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEjqzTdbHC5cnAY6/m
+lIyWcn+sPv3s0pwNgFV8+y79ryMcSSUUK44y3yegKVv7ebLfZ0pCJxcbCnJnhj53
+WTMXsjAKBggqhkjOPQQDAgNIADBFAiBFyjPriA/zShX618wFVXikL4+U0T3Pyrr9
+tFaxOb6odgIhAKjU/pyL5Z+WDrCU/eyQR6lDXBIFEmg0Y9S23emh3eCl
+-----END CERTIFICATE-----
+";
+    const V1_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgILpdkKzlwT1EGnRr
+w/LRoPEZOPacx8GvZUl0Ji25MAGhRANCAASOrNN1scLlycBjr+aUjJZyf6w+/ezS
+nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
+-----END PRIVATE KEY-----
+";
+
+    #[test]
+    fn a_v1_client_certificate_is_named_as_such_not_as_the_peers() {
+        let dir = std::env::temp_dir().join(format!("respbench-tls-v1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = (dir.join("v1.crt"), dir.join("v1.key"));
+        std::fs::write(&cert, V1_CERT).unwrap();
+        std::fs::write(&key, V1_KEY).unwrap();
+        let e = TlsClient::new(&TlsOptions {
+            cert: Some(cert.clone()),
+            key: Some(key),
+            ..opts()
+        })
+        .unwrap_err();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            e,
+            format!(
+                "--cert {}: an X.509 v1 certificate, which rustls does not use: issue a v3 one \
+                 (with extensions, e.g. openssl x509 -req ... -extfile)",
+                cert.display()
+            )
+        );
+        assert!(!e.contains("peer"), "{e}");
     }
 
     #[test]
