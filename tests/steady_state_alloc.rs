@@ -290,6 +290,32 @@ fn no_allocation_per_request_memtier_shapes() {
 }
 
 #[test]
+fn no_allocation_per_request_scan_cursor_walk() {
+    // memtier's --scan-incremental-iteration: every SCAN is rewritten with the cursor its
+    // connection's last reply returned; 2,000 keys make walks of many cursors.
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = harness::Server::start();
+    let mut mset = vec!["MSET".to_string()];
+    for i in 0..2_000 {
+        mset.extend([format!("k:{i}"), "v".to_string()]);
+    }
+    server.client().ok(&mset);
+    let load = LoadSpec {
+        scan_walk: Some(respbench::engine::ScanWalk::default()),
+        ..base()
+    };
+    let target = Target::tcp("127.0.0.1", server.port()).unwrap();
+    check_on(
+        target,
+        "SCAN cursor walk -P 1",
+        false,
+        load,
+        "SCAN 0 COUNT 10",
+        0,
+    );
+}
+
+#[test]
 fn no_allocation_per_request_counting_errors() {
     let load = LoadSpec {
         on_error: ErrorPolicy::Count,

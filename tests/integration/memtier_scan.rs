@@ -6,7 +6,7 @@
 
 use resp::Value;
 
-use super::harness::{Client, Server, run_respbench};
+use super::harness::{Client, Server, TempDir, run_respbench};
 
 const KEYS: usize = 300;
 const COUNT: &str = "10";
@@ -129,9 +129,23 @@ fn scan_iteration_follows_the_cursor_through_whole_walks() {
 
         // At most two continuations per cycle: 0, c1, c2, then 0 again.
         c.ok(&["SLOWLOG", "RESET"]);
-        scan_run(&server, 6, &["--scan-incremental-max-iterations=2"]);
+        let dir = TempDir::new();
+        let json = dir.path().join("run.json");
+        let json_arg = json.to_str().unwrap();
+        scan_run(
+            &server,
+            6,
+            &["--scan-incremental-max-iterations=2", "--json", json_arg],
+        );
         let cycle = &cursors[..3];
         let want: Vec<String> = cycle.iter().chain(cycle).cloned().collect();
         assert_eq!(logged_cursors(&mut c), want);
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(
+            record["options"]["memtier"]["scan_incremental"],
+            serde_json::json!({"max_iterations": 2}),
+            "the record says the SCAN followed its cursor"
+        );
     }
 }

@@ -239,9 +239,11 @@ impl Worker<'_> {
                     // Once per connection: every later request fits.
                     c.batch.wbuf.resize(need, 0);
                 }
-                // The mix's one command: its replies are timed into its row.
-                c.batch.kinds.clear();
-                c.batch.kinds.push(0);
+                if self.cfg.load.mix.is_some() {
+                    // The mix's one command (memtier's `--command`): timed into its row.
+                    c.batch.kinds.clear();
+                    c.batch.kinds.push(0);
+                }
                 scan_walk::write(&mut c.batch.wbuf, unit, &(arg.0..arg.1), c.walk.cursor)
             }
         }
