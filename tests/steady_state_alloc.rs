@@ -151,6 +151,7 @@ fn base() -> LoadSpec {
         mix: None,
         shard: respbench::workload::split::Share::WHOLE,
         key_drift: None,
+        scan_walk: None,
     }
 }
 
@@ -286,6 +287,32 @@ fn no_allocation_per_request_memtier_shapes() {
         ..base()
     };
     check("memtier --command line", false, load, "GET k:__rand_int__");
+}
+
+#[test]
+fn no_allocation_per_request_scan_cursor_walk() {
+    // memtier's --scan-incremental-iteration: every SCAN is rewritten with the cursor its
+    // connection's last reply returned; 2,000 keys make walks of many cursors.
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = harness::Server::start();
+    let mut mset = vec!["MSET".to_string()];
+    for i in 0..2_000 {
+        mset.extend([format!("k:{i}"), "v".to_string()]);
+    }
+    server.client().ok(&mset);
+    let load = LoadSpec {
+        scan_walk: Some(respbench::engine::ScanWalk::default()),
+        ..base()
+    };
+    let target = Target::tcp("127.0.0.1", server.port()).unwrap();
+    check_on(
+        target,
+        "SCAN cursor walk -P 1",
+        false,
+        load,
+        "SCAN 0 COUNT 10",
+        0,
+    );
 }
 
 #[test]

@@ -103,6 +103,10 @@ pub struct MemtierData {
     pub expiry: Option<(u64, u64)>,
     /// `--multi-key-get N` (0: plain GETs).
     pub multi_key_get: u32,
+    /// `--scan-incremental-iteration`: the `SCAN` command follows the returned cursor.
+    pub scan_incremental: bool,
+    /// `--scan-incremental-max-iterations` (0: until the cursor returns 0).
+    pub scan_max_iterations: u64,
 }
 
 /// One `--command` of a weighted mix.

@@ -10,7 +10,8 @@
 //! test), `worker/` (one thread's event loop: `conn` I/O, `reply` accounting, `cluster`), `pacer`
 //! (`--rps`), `cluster` (shared topology, a worker's view), `conn`/`tls`/`control` (sockets),
 //! `connect` (blocking connects a signal cuts short),
-//! `follow` (a primary that moves: Sentinel), `error`. `docs/architecture.md` has the table.
+//! `follow` (a primary that moves: Sentinel), `scan_walk` (memtier's SCAN cursor following),
+//! `error`. `docs/architecture.md` has the table.
 
 mod allkeys;
 pub mod cluster;
@@ -25,6 +26,7 @@ mod monitor;
 mod pacer;
 mod push;
 mod runner;
+pub mod scan_walk;
 pub mod seconds;
 mod spec;
 mod timer;
@@ -40,4 +42,5 @@ pub use monitor::{Observer, Snapshot, TICK};
 pub use pacer::Arrival;
 pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
+pub use scan_walk::ScanWalk;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Ramp, Stop};

@@ -113,4 +113,8 @@ pub struct LoadSpec {
     /// `--key-drift`: the random pattern's hot spot moves during the test (`workload::drift`);
     /// `None` keeps it where it is.
     pub key_drift: Option<KeyDrift>,
+    /// memtier's `--scan-incremental-iteration` (`-P 1`, one `SCAN` command): each connection's
+    /// next `SCAN` sends the cursor its last reply returned (`scan_walk.rs`); `None` sends the
+    /// template as it is.
+    pub scan_walk: Option<super::ScanWalk>,
 }

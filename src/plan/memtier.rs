@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::cli::{Args, DataSizes};
-use crate::engine::LoadSpec;
+use crate::engine::{LoadSpec, ScanWalk};
 use crate::workload::memtier::{MemtierShape, POOL_SLACK, SizeByKey, random_pool};
 
 /// The shapes of a memtier-mode run; `None` outside memtier mode.
@@ -34,4 +34,13 @@ pub(super) fn shape(args: &Args, load: &LoadSpec, data_size: usize) -> Option<Ar
         gets_per_cycle: args.workload.ratio.map_or(0, |r| u64::from(r.1)),
         data_size,
     }))
+}
+
+/// `--scan-incremental-iteration` as the engine's walk (`cli::memtier::scan` checked the line:
+/// one `--command` of the form `SCAN <cursor> …`, `-P 1`, no cluster mode).
+pub(super) fn scan_walk(args: &Args) -> Option<ScanWalk> {
+    let d = args.workload.memtier.as_ref()?;
+    d.scan_incremental.then_some(ScanWalk {
+        max_continuations: (d.scan_max_iterations > 0).then_some(d.scan_max_iterations),
+    })
 }

@@ -238,6 +238,7 @@ impl RunPlan {
             return Err("--metrics-linger needs --metrics-listen".to_string().into());
         }
         delivery::key_drift(args, &mut load)?;
+        load.scan_walk = memtier::scan_walk(args);
         let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
         let memtier = memtier::shape(args, &load, data_size);
         Ok(Self {
@@ -447,6 +448,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         mix: None,
         shard: crate::workload::split::Share::WHOLE,
         key_drift: None,
+        scan_walk: None,
     }
 }
 

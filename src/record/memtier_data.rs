@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::ScanWalk;
 use crate::workload::memtier::MemtierShape;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -20,6 +21,16 @@ pub struct MemtierDataRecord {
     pub expiry_range: Option<ExpiryRangeRecord>,
     /// `--multi-key-get`: keys per `MGET` at most (0: plain GETs).
     pub multi_key_get: u32,
+    /// `--scan-incremental-iteration`: the `SCAN` followed each reply's cursor; `null` without
+    /// it (and in records of earlier builds).
+    pub scan_incremental: Option<ScanIncrementalRecord>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScanIncrementalRecord {
+    /// `--scan-incremental-max-iterations`: continuations per cycle at most (0: until the
+    /// cursor returns 0).
+    pub max_iterations: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -29,7 +40,7 @@ pub struct ExpiryRangeRecord {
 }
 
 impl MemtierDataRecord {
-    pub fn of(shape: &MemtierShape) -> Self {
+    pub fn of(shape: &MemtierShape, scan: Option<ScanWalk>) -> Self {
         Self {
             random_data: !shape.random_pool.is_empty(),
             data_size_pattern: if shape.size_by_key.is_some() {
@@ -43,6 +54,9 @@ impl MemtierDataRecord {
                 .expiry
                 .map(|(min, max)| ExpiryRangeRecord { min, max }),
             multi_key_get: shape.multi_key_get,
+            scan_incremental: scan.map(|w| ScanIncrementalRecord {
+                max_iterations: w.max_continuations.unwrap_or(0),
+            }),
         }
     }
 }

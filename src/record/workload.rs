@@ -201,7 +201,8 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
         }
         .into(),
         key_drift: load.key_drift.map(KeyDriftRecord::of),
-        memtier: (plan.memtier.as_deref()).map(super::memtier_data::MemtierDataRecord::of),
+        memtier: (plan.memtier.as_deref())
+            .map(|m| super::memtier_data::MemtierDataRecord::of(m, load.scan_walk)),
     }
 }
 

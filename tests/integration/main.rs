@@ -29,6 +29,7 @@ mod memory;
 mod memtier;
 mod memtier_conn;
 mod memtier_data;
+mod memtier_scan;
 mod mixes;
 mod mode_wiring;
 mod netfaults;

@@ -114,16 +114,8 @@ const IMPORT: &str = "memtier's import file (its dump CSV: dumpflags, time, expt
      nsuffix, it_flags, clsid, nkey, key, data) is not read, nor its keys read back after the \
      run; respbench's --dataset sends a CSV/TSV file's records";
 
-/// Why the SCAN iteration options are refused.
-const SCAN: &str = "each continuation SCAN takes its cursor from the previous reply on the same \
-     connection, and respbench's connections send batches filled before the replies arrive";
-
 fn import_refused(_: &mut MemtierState, n: &'static str, _: &OsStr) -> Result<(), UsageError> {
     Err(refused(n, IMPORT))
-}
-
-fn scan_refused(_: &mut MemtierState, n: &'static str, _: &OsStr) -> Result<(), UsageError> {
-    Err(refused(n, SCAN))
 }
 
 /// A memtier import option, refused with the reason.
@@ -134,16 +126,5 @@ pub(super) const fn import(names: &'static [&'static str], value: Value, usage: 
         usage,
         "refused: memtier's import file is not read (docs/memtier.md)",
         Action::Set(import_refused),
-    )
-}
-
-/// A SCAN iteration option, refused with the reason.
-pub(super) const fn scan(names: &'static [&'static str], value: Value, usage: &'static str) -> M {
-    M::new(
-        names,
-        value,
-        usage,
-        "refused: a request cannot wait for a reply's cursor\n(docs/memtier.md)",
-        Action::Set(scan_refused),
     )
 }

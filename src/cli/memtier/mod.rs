@@ -18,6 +18,7 @@ mod conn;
 #[cfg(test)]
 mod conn_tests;
 mod data;
+mod scan;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -330,6 +331,7 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
         }
     }
     check_conn(&mut a.conn, !a.workload.commands.is_empty())?;
+    scan::check(a)?;
     check_ramp(a.conn.ramp, o.clients, o.test_time.is_some(), a.cluster)?;
     if let Some(rate) = o.rate_limiting {
         a.rps = Some(rate.saturating_mul(u64::from(total_clients)));

@@ -352,16 +352,8 @@ const COMMAND: &[M] = &[
             };
             Ok(())
         }).example(&["--monitor-pattern=R"]),
-    super::data::scan(
-        &["--scan-incremental-iteration"],
-        Value::None,
-        "--scan-incremental-iteration",
-    ),
-    super::data::scan(
-        &["--scan-incremental-max-iterations"],
-        Value::Text,
-        "--scan-incremental-max-iterations=NUMBER",
-    ),
+    super::scan::ITERATION,
+    super::scan::MAX_ITERATIONS,
 ];
 
 const OBJECT: &[M] = &[

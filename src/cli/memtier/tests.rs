@@ -165,19 +165,42 @@ fn help_lists_every_section_and_the_table_knows_secrets() {
 }
 
 #[test]
-fn imports_and_scan_iteration_are_refused_with_the_reason() {
-    for (args, says) in [
-        (&["--data-import=dump.csv"][..], "import file"),
-        (&["--data-verify"][..], "import file"),
-        (&["--no-expiry"][..], "import file"),
-        (&["--scan-incremental-iteration"][..], "cursor"),
-        (&["--scan-incremental-max-iterations=3"][..], "cursor"),
+fn imports_are_refused_with_the_reason() {
+    for args in [
+        &["--data-import=dump.csv"][..],
+        &["--data-verify"][..],
+        &["--no-expiry"][..],
     ] {
         let e = err(args);
         let name = args[0].split('=').next().unwrap();
         assert!(e.starts_with(&format!("{name} is not supported")), "{e}");
-        assert!(e.contains(says) && !e.contains('\n'), "{e}");
+        assert!(e.contains("import file") && !e.contains('\n'), "{e}");
     }
+}
+
+#[test]
+fn scan_iteration_needs_one_scan_command_and_pipeline_one() {
+    let scan = "--command=SCAN 0 COUNT 10";
+    let on = "--scan-incremental-iteration";
+    for (args, says) in [
+        (&[on][..], "exactly one --command"),
+        (&["--command=GET __key__", on][..], "exactly one --command"),
+        (&["--command=SCAN __key__", on][..], "exactly one --command"),
+        (&[scan, "--command=SCAN 0", on][..], "exactly one --command"),
+        (&[scan, "--pipeline=2", on][..], "--pipeline 1"),
+        (&[scan, "--cluster-mode", on][..], "--cluster-mode"),
+        (
+            &[scan, "--scan-incremental-max-iterations=3"][..],
+            "needs --scan-incremental-iteration",
+        ),
+    ] {
+        let e = err(args);
+        assert!(e.contains(says) && !e.contains('\n'), "{args:?}: {e}");
+    }
+    let (a, _) = run(&[scan, on, "--scan-incremental-max-iterations=3"]);
+    let d = a.workload.memtier.unwrap();
+    assert!(d.scan_incremental);
+    assert_eq!(d.scan_max_iterations, 3);
 }
 
 #[test]

@@ -7,10 +7,11 @@ use std::time::Instant;
 use resp::{Kind, Scan};
 
 use super::conn::Conn;
-use super::state::Worker;
+use super::state::{FillPath, Worker};
 use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_redirect};
 use crate::engine::push::{self, Peek};
+use crate::engine::scan_walk::{self, Peek as ScanPeek};
 use crate::engine::{ConnSetup, EngineError, ErrorPolicy};
 use crate::metrics::{Latency, Recorder, RedirectKind};
 use crate::workload::template::Template;
@@ -233,6 +234,19 @@ impl Worker<'_> {
         let mut batch_done = false;
         let mut pos = 0;
         while pos < end {
+            if let FillPath::Scan { walk, .. } = self.fill.path
+                && !c.scanner.in_progress()
+                && c.prefix_pending == 0
+                && c.batch.pending > 0
+                && self.rbuf[pos] != b'>'
+            {
+                // The cursor is read from the reply's head before the scanner consumes it.
+                match scan_walk::peek(&self.rbuf[pos..end]) {
+                    ScanPeek::Cursor(cursor) => c.walk.follow(Some(cursor), walk),
+                    ScanPeek::Other => c.walk.follow(None, walk),
+                    ScanPeek::Incomplete => break,
+                }
+            }
             if self.rbuf[pos] == b'>' && !c.scanner.in_progress() {
                 // Classify a push while its head is in hand; wait for more if it is not.
                 match push::classify(&self.rbuf[pos..end]) {

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::conn::State;
 use super::state::{FillPath, Worker};
 use crate::engine::EngineError;
+use crate::engine::scan_walk;
 use crate::workload::sizes::fill_sized;
 use crate::workload::template::fill;
 
@@ -229,6 +230,21 @@ impl Worker<'_> {
             FillPath::Cluster => {
                 self.fill_cluster(i, units);
                 units * self.fill.unit_len
+            }
+            FillPath::Scan { arg, .. } => {
+                let unit = &self.cfg.template.unit;
+                let c = &mut self.conns[i];
+                let need = unit.len() + scan_walk::MAX_CURSOR_ARG;
+                if c.batch.wbuf.len() < need {
+                    // Once per connection: every later request fits.
+                    c.batch.wbuf.resize(need, 0);
+                }
+                if self.cfg.load.mix.is_some() {
+                    // The mix's one command (memtier's `--command`): timed into its row.
+                    c.batch.kinds.clear();
+                    c.batch.kinds.push(0);
+                }
+                scan_walk::write(&mut c.batch.wbuf, unit, &(arg.0..arg.1), c.walk.cursor)
             }
         }
     }

@@ -19,6 +19,7 @@ use crate::engine::cluster::{ClusterRun, ClusterWorker};
 use crate::engine::conn::{Stream, Target};
 use crate::engine::monitor::Live;
 use crate::engine::pacer::Pacer;
+use crate::engine::scan_walk::{self, ScanWalk};
 use crate::engine::timer::Timer;
 use crate::engine::{ConnSetup, EngineError, LoadSpec};
 use crate::metrics::thread_cpu::ThreadCpuMark;
@@ -98,6 +99,9 @@ pub(super) enum FillPath<'a> {
     Sized(&'a SizeDist),
     /// Placeholders overwritten in place.
     Plain,
+    /// memtier's `--scan-incremental-iteration`: the unit rewritten with the connection's cursor
+    /// in the argument at `arg` (`engine/scan_walk.rs`).
+    Scan { arg: (usize, usize), walk: ScanWalk },
 }
 
 /// The batch buffer every connection starts from, its placeholders, its large values left out
@@ -120,6 +124,16 @@ impl<'a> FillPath<'a> {
     fn of(load: &'a LoadSpec, template: &Template, cluster: bool) -> Self {
         if let Some(dataset) = &load.dataset {
             return FillPath::Dataset(dataset);
+        }
+        // The one `--command` (the mix's first, so the template): the memtier line is refused
+        // without one of the form `SCAN <cursor> …` (`cli/memtier/scan.rs`).
+        if let Some(walk) = load.scan_walk
+            && let Some(arg) = scan_walk::split(&template.unit)
+        {
+            return FillPath::Scan {
+                arg: (arg.start, arg.end),
+                walk,
+            };
         }
         if let Some(mix) = &load.mix {
             return FillPath::Mix(mix, load.value_sizes.as_ref());
