@@ -151,6 +151,7 @@ fn base() -> LoadSpec {
         mix: None,
         shard: respbench::workload::split::Share::WHOLE,
         key_drift: None,
+        conn_seconds: false,
     }
 }
 

@@ -113,4 +113,7 @@ pub struct LoadSpec {
     /// `--key-drift`: the random pattern's hot spot moves during the test (`workload::drift`);
     /// `None` keeps it where it is.
     pub key_drift: Option<KeyDrift>,
+    /// memtier's `--client-stats`: every connection keeps its own per-second counts
+    /// (`metrics::ConnSeconds`), handed to the test's timeline at the end.
+    pub conn_seconds: bool,
 }

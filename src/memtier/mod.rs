@@ -8,6 +8,7 @@
 //! table is `cli::memtier`) or measure anything itself.
 
 mod breakdown;
+mod client_stats;
 mod debug;
 mod hdr_files;
 mod json;
@@ -174,6 +175,12 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
             for note in hdr_files::write(prefix, i + 1, t, start)? {
                 eprintln!("{note}");
             }
+        }
+    }
+    if let Some(prefix) = &opts.client_stats {
+        for (i, t) in doc.tests.iter().enumerate() {
+            eprintln!("[RUN {}] Writing client stats files...", i + 1);
+            client_stats::write(prefix, i + 1, t)?;
         }
     }
     if let Some(p) = &opts.json_out_file {

@@ -447,6 +447,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         mix: None,
         shard: crate::workload::split::Share::WHOLE,
         key_drift: None,
+        conn_seconds: args.conn.client_stats,
     }
 }
 

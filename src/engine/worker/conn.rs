@@ -9,6 +9,7 @@ use resp::Scanner;
 use crate::engine::cluster::SideQueue;
 use crate::engine::conn::Stream;
 use crate::engine::push::PushKind;
+use crate::metrics::ConnSeconds;
 
 /// The first wait before reopening a failed connection; it doubles on every failure in a row
 /// (`outage.rs`).
@@ -131,6 +132,8 @@ pub(super) struct Conn {
     pub(super) batch: Batch,
     pub(super) reopen: Reopen,
     pub(super) bind: Binding,
+    /// memtier's `--client-stats`: this connection's seconds (empty, never grown, otherwise).
+    pub(super) seconds: ConnSeconds,
 }
 
 impl Conn {
@@ -192,6 +195,7 @@ impl Conn {
                 side,
                 lost_on: None,
             },
+            seconds: ConnSeconds::default(),
         }
     }
 }
