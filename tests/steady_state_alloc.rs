@@ -357,3 +357,20 @@ fn no_allocation_per_request_over_tls() {
         2,
     );
 }
+
+/// memtier's `--client-stats`: each connection counts its replies per second in its own state
+/// (a row added once a second, never per request).
+#[test]
+fn no_allocation_per_request_client_stats() {
+    let load = LoadSpec {
+        conn_seconds: true,
+        workers: 2,
+        ..base()
+    };
+    check(
+        "--client-stats",
+        false,
+        load,
+        "SET key:__rand_int__ __data__",
+    );
+}

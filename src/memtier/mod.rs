@@ -52,6 +52,12 @@ pub fn run(
     if opts.json_out_file.is_some() || opts.out_file.is_some() {
         check_outputs(opts)?;
     }
+    if let Some(prefix) = &opts.client_stats {
+        // Its directory takes the files (exit 1 before anything connects).
+        let first = client_stats::path(prefix, 1, &Default::default());
+        crate::record::atomic::check_writable(&first)
+            .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", first.display())))?;
+    }
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
         eprintln!("============== Configuration values: ==============");

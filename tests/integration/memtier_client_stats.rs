@@ -87,3 +87,32 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
         assert_eq!((all_sets, all_gets), (sets, gets));
     }
 }
+
+#[test]
+fn client_stats_in_a_missing_directory_fails_before_connecting() {
+    let server = Server::start();
+    let dir = TempDir::new();
+    let prefix = dir.path().join("missing").join("cs");
+    let port = server.port().to_string();
+    let sets_before = server.client().calls("set");
+    let args = [
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-n",
+        "10",
+        "--hide-histogram",
+        "--client-stats",
+        prefix.to_str().unwrap(),
+    ];
+    let out = run_respbench(&args.map(String::from), None);
+    out.assert_code(1);
+    assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
+    assert_eq!(
+        server.client().calls("set"),
+        sets_before,
+        "nothing was sent"
+    );
+}
