@@ -1,5 +1,5 @@
 //! memtier's `--client-stats` against Redis 7.0 and Valkey 9.1 (issue 23): one CSV file per
-//! connection with memtier's header, whose per-second requests add up to the server's own
+//! connection and run with memtier's header, whose per-second requests add up to the server's own
 //! `cmdstat_set`/`cmdstat_get` calls.
 
 use super::harness::{Server, TempDir, run_respbench};
@@ -53,14 +53,16 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
             "--ratio=1:3",
             "--key-maximum=500",
             "--hide-histogram",
+            "--run-count",
+            "2",
             "--client-stats",
             prefix.to_str().unwrap(),
         ];
         run_respbench(&args.map(String::from), None).assert_success();
         let sets = c.calls("set") - sets_before;
         let gets = c.calls("get") - gets_before;
-        // 2 threads × 2 connections × 300 requests, one SET to three GETs.
-        assert_eq!((sets, gets), (300, 900));
+        // 2 runs × 2 threads × 2 connections × 300 requests, one SET to three GETs.
+        assert_eq!((sets, gets), (600, 1800));
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -72,7 +74,11 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
                 "cs-1-0-0.csv",
                 "cs-1-0-1.csv",
                 "cs-1-1-0.csv",
-                "cs-1-1-1.csv"
+                "cs-1-1-1.csv",
+                "cs-2-0-0.csv",
+                "cs-2-0-1.csv",
+                "cs-2-1-0.csv",
+                "cs-2-1-1.csv",
             ]
         );
         let (mut all_sets, mut all_gets) = (0, 0);
