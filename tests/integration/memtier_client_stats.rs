@@ -35,6 +35,8 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
     for server in [Server::start(), Server::start_valkey()] {
         let dir = TempDir::new();
         let prefix = dir.path().join("cs");
+        let json_dir = TempDir::new();
+        let json = json_dir.path().join("out.json");
         let mut c = server.client();
         let (sets_before, gets_before) = (c.calls("set"), c.calls("get"));
         let port = server.port().to_string();
@@ -57,8 +59,16 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
             "2",
             "--client-stats",
             prefix.to_str().unwrap(),
+            "--json-out-file",
+            json.to_str().unwrap(),
         ];
         run_respbench(&args.map(String::from), None).assert_success();
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(
+            config["configuration"]["client_stats"],
+            prefix.to_str().unwrap()
+        );
         let sets = c.calls("set") - sets_before;
         let gets = c.calls("get") - gets_before;
         // 2 runs × 2 threads × 2 connections × 300 requests, one SET to three GETs.
