@@ -152,6 +152,7 @@ fn base() -> LoadSpec {
         shard: respbench::workload::split::Share::WHOLE,
         key_drift: None,
         scan_walk: None,
+        conn_seconds: false,
     }
 }
 
@@ -381,5 +382,22 @@ fn no_allocation_per_request_over_tls() {
         load,
         "SET key:__rand_int__ __data__",
         2,
+    );
+}
+
+/// memtier's `--client-stats`: each connection counts its replies per second in its own state
+/// (a row added once a second, never per request).
+#[test]
+fn no_allocation_per_request_client_stats() {
+    let load = LoadSpec {
+        conn_seconds: true,
+        workers: 2,
+        ..base()
+    };
+    check(
+        "--client-stats",
+        false,
+        load,
+        "SET key:__rand_int__ __data__",
     );
 }

@@ -54,4 +54,6 @@ pub struct ConnArgs {
     pub ramp: Option<(u32, u32, u64)>,
     /// `--wait-ratio` with `--num-slaves` and `--wait-timeout`.
     pub wait: Option<WaitArgs>,
+    /// memtier's `--client-stats`: keep per-connection seconds (`LoadSpec::conn_seconds`).
+    pub client_stats: bool,
 }

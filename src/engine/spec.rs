@@ -117,4 +117,7 @@ pub struct LoadSpec {
     /// next `SCAN` sends the cursor its last reply returned (`scan_walk.rs`); `None` sends the
     /// template as it is.
     pub scan_walk: Option<super::ScanWalk>,
+    /// memtier's `--client-stats`: every connection keeps its own per-second counts
+    /// (`metrics::ConnSeconds`), handed to the test's timeline at the end.
+    pub conn_seconds: bool,
 }

@@ -187,7 +187,7 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ("cacert", json!(path("--cacert"))),
         ("tls_skip_verify", json!(flag("--tls-skip-verify"))),
         ("sni", json!(path("--sni"))),
-        ("client_stats", json!(Value::Null)),
+        ("client_stats", json!(path("--client-stats"))),
         ("run_count", json!(o.run_count)),
         ("debug", json!(u8::from(o.debug))),
         ("requests", requests),

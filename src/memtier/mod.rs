@@ -8,6 +8,7 @@
 //! table is `cli::memtier`) or measure anything itself.
 
 mod breakdown;
+mod client_stats;
 mod debug;
 mod hdr_files;
 mod json;
@@ -50,6 +51,12 @@ pub fn run(
 ) -> Result<(), Failure> {
     if opts.json_out_file.is_some() || opts.out_file.is_some() {
         check_outputs(opts)?;
+    }
+    if let Some(prefix) = &opts.client_stats {
+        // Its directory takes the files (exit 1 before anything connects).
+        let first = client_stats::path(prefix, 1, &Default::default());
+        crate::record::atomic::check_writable(&first)
+            .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", first.display())))?;
     }
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
@@ -174,6 +181,12 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
             for note in hdr_files::write(prefix, i + 1, t, start)? {
                 eprintln!("{note}");
             }
+        }
+    }
+    if let Some(prefix) = &opts.client_stats {
+        for (i, t) in doc.tests.iter().enumerate() {
+            eprintln!("[RUN {}] Writing client stats files...", i + 1);
+            client_stats::write(prefix, i + 1, t)?;
         }
     }
     if let Some(p) = &opts.json_out_file {

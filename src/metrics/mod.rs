@@ -4,6 +4,7 @@
 //! sockets. Invariant: merging per-worker histograms gives exactly what recording every value into
 //! one histogram would have given.
 
+mod conn_seconds;
 mod exact_second;
 mod handed_over;
 mod histogram;
@@ -13,6 +14,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
+pub use conn_seconds::{CONN_KINDS, ConnReply, ConnSecond, ConnSeconds};
 pub use exact_second::{ExactCommand, ExactSecond, NodeSecond, SecondBase, Whole};
 pub use handed_over::SparseHistogram;
 pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};

@@ -225,6 +225,9 @@ pub struct Timeline {
     /// each worker a read of part of its histograms once a second. Set before the workers
     /// start.
     pub exact: bool,
+    /// memtier's `--client-stats`: each load connection's own seconds, added by its worker when
+    /// it ends (empty unless `LoadSpec::conn_seconds`).
+    pub connections: Vec<super::ConnSeconds>,
 }
 
 /// The timeline the workers of one test add their seconds to.

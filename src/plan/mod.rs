@@ -449,6 +449,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         shard: crate::workload::split::Share::WHOLE,
         key_drift: None,
         scan_walk: None,
+        conn_seconds: args.conn.client_stats,
     }
 }
 

@@ -223,6 +223,7 @@ pub fn test_record(
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
         delivery: extras.delivery.cloned(),
+        client_seconds: super::client_seconds::of(&r.timeline.connections),
         server,
     }
 }

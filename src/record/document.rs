@@ -285,6 +285,9 @@ pub struct TestRecord {
     /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<super::delivery::DeliveryRecord>,
+    /// memtier's `--client-stats` only (absent otherwise): see `record::client_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_seconds: Option<Vec<super::client_seconds::ClientSecondsRecord>>,
 }
 
 /// A test's average latency split into the server's own time per call, the time replies waited

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod build;
+pub mod client_seconds;
 pub mod conn;
 pub mod delivery;
 

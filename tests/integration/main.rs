@@ -27,6 +27,7 @@ mod live_metrics;
 mod machine_busy;
 mod memory;
 mod memtier;
+mod memtier_client_stats;
 mod memtier_conn;
 mod memtier_data;
 mod memtier_scan;

@@ -71,6 +71,8 @@ pub struct MemtierOptions {
     pub json_out_file: Option<PathBuf>,
     /// `--hdr-file-prefix`: HDR histogram files per run and command.
     pub hdr_file_prefix: Option<PathBuf>,
+    /// `--client-stats`: a CSV file per run and connection, `PREFIX-RUN-THREAD-CLIENT.csv`.
+    pub client_stats: Option<PathBuf>,
     /// `--monitor-input`: a `MONITOR` trace whose commands `__monitor_lineN__` names.
     pub monitor_input: Option<PathBuf>,
     /// `--monitor-pattern R`: `__monitor_line@__` draws at random (else in order).
@@ -101,6 +103,7 @@ impl Default for MemtierOptions {
             out_file: None,
             json_out_file: None,
             hdr_file_prefix: None,
+            client_stats: None,
             monitor_input: None,
             monitor_random: false,
             command_stats_by_line: false,

@@ -211,7 +211,18 @@ const OUTPUT: &[M] = &[
         },
     )
     .example(&["--json-out-file", "out.json"]),
-    no(&["--client-stats"], Value::Text, "--client-stats=FILE"),
+    M::value(
+        &["--client-stats"],
+        Value::File("a path prefix"),
+        "--client-stats=FILE",
+        "Write each connection's per-second figures to\nPREFIX-RUN-THREAD-CLIENT.csv",
+        |st, _, v| {
+            st.opts.client_stats = Some(PathBuf::from(v));
+            st.main.args.conn.client_stats = true;
+            Ok(())
+        },
+    )
+    .example(&["--client-stats", "cs"]),
     M::value(&["--hdr-file-prefix"], Value::File("a path prefix"), "--hdr-file-prefix=FILE",
         "Write each run's HDR histograms (all requests and each\ncommand) to PREFIX_*.txt and PREFIX_*.hgrm",
         |st, _, v| { st.opts.hdr_file_prefix = Some(PathBuf::from(v)); Ok(()) })

@@ -10,6 +10,7 @@ use crate::engine::cluster::SideQueue;
 use crate::engine::conn::Stream;
 use crate::engine::push::PushKind;
 use crate::engine::scan_walk::Walk;
+use crate::metrics::ConnSeconds;
 
 /// The first wait before reopening a failed connection; it doubles on every failure in a row
 /// (`outage.rs`).
@@ -134,6 +135,8 @@ pub(super) struct Conn {
     pub(super) bind: Binding,
     /// `--scan-incremental-iteration`: the cursor its next `SCAN` sends.
     pub(super) walk: Walk,
+    /// memtier's `--client-stats`: this connection's seconds (empty, never grown, otherwise).
+    pub(super) seconds: ConnSeconds,
 }
 
 impl Conn {
@@ -196,6 +199,7 @@ impl Conn {
                 lost_on: None,
             },
             walk: Walk::default(),
+            seconds: ConnSeconds::default(),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_red
 use crate::engine::push::{self, Peek};
 use crate::engine::scan_walk::{self, Peek as ScanPeek};
 use crate::engine::{ConnSetup, EngineError, ErrorPolicy};
-use crate::metrics::{Latency, Recorder, RedirectKind};
+use crate::metrics::{ConnReply, Latency, Recorder, RedirectKind};
 use crate::workload::template::Template;
 
 /// What [`on_reply`] needs besides the connection and the recorder.
@@ -25,6 +25,9 @@ pub(super) struct ReplyCtx<'a> {
     pub(super) cmds_per_unit: u64,
     /// The latencies of a reply to the connection's batch in this read (the same for each).
     pub(super) latency: Latency,
+    /// memtier's `--client-stats`: the measured phase's start, from which each connection
+    /// counts its replies' seconds; `None` keeps no per-connection seconds.
+    pub(super) seconds_from: Option<Instant>,
 }
 
 /// The error reply of a server that has `maxclients` connections already.
@@ -133,6 +136,9 @@ pub(super) fn on_reply(
         rec.last_reply = Some(now);
     }
     let batch_done = c.batch.pending == 0;
+    if info.error.is_none() {
+        count_conn_second(c, ctx, kind, info, reply.len(), now);
+    }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
         if let Some(cl) = cluster
@@ -144,6 +150,7 @@ pub(super) fn on_reply(
                 ..nothing
             });
         }
+        count_conn_second(c, ctx, kind, info, reply.len(), now);
         record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
             rec.command_error(k, c.batch.warmup);
@@ -177,6 +184,34 @@ pub(super) fn on_reply(
         batch_done,
         ..nothing
     })
+}
+
+/// memtier's `--client-stats`: one measured reply to the connection's batch counted in its own
+/// second (one branch when not asked for).
+#[inline]
+fn count_conn_second(
+    c: &mut Conn,
+    ctx: &ReplyCtx,
+    kind: Option<usize>,
+    info: &resp::ReplyInfo,
+    bytes: usize,
+    now: Instant,
+) {
+    if let Some(from) = ctx.seconds_from
+        && !c.batch.warmup
+    {
+        let second = now.saturating_duration_since(from).as_secs();
+        c.seconds.count(
+            second,
+            ConnReply {
+                kind,
+                latency_ns: ctx.latency.uncorrected_ns,
+                bytes,
+                nil: info.kind == Kind::Null,
+                error: info.error.is_some(),
+            },
+        );
+    }
 }
 
 /// A reply arrived on a connection with nothing outstanding.
@@ -230,6 +265,7 @@ impl Worker<'_> {
             unit_len: self.fill.unit_len,
             cmds_per_unit: self.fill.cmds_per_unit,
             latency,
+            seconds_from: self.cfg.load.conn_seconds.then_some(self.cfg.measure_start),
         };
         let mut batch_done = false;
         let mut pos = 0;

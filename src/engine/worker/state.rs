@@ -347,6 +347,7 @@ impl<'a> Worker<'a> {
             self.cfg.live.failed.store(true, Ordering::Relaxed);
         }
         self.publish();
+        self.hand_over_conn_seconds();
         match &self.cluster {
             Some(cl) => self.rec.flush_cluster(Some(&cl.stats)),
             None => self.rec.flush(),
@@ -358,6 +359,26 @@ impl<'a> Worker<'a> {
             fatal,
             cpu: cpu.usage_since(),
         }
+    }
+
+    /// memtier's `--client-stats`: each load connection's seconds (side connections of cluster
+    /// mode are not memtier's clients) added to the test's timeline, once, at the end.
+    fn hand_over_conn_seconds(&mut self) {
+        if !self.cfg.load.conn_seconds {
+            return;
+        }
+        let id = self.cfg.id;
+        let own: Vec<_> = (self.conns.iter_mut())
+            .filter(|c| c.bind.side.is_none())
+            .enumerate()
+            .map(|(n, c)| {
+                let mut s = std::mem::take(&mut c.seconds);
+                (s.worker, s.conn) = (id, n);
+                s
+            })
+            .collect();
+        let mut timeline = self.cfg.timeline.lock().unwrap_or_else(|e| e.into_inner());
+        timeline.connections.extend(own);
     }
 
     /// Makes the live counters visible to the main thread (plain stores: one writer).
