@@ -92,7 +92,10 @@ impl SparseHistogram {
             .iter()
             .map(|&(x, n)| (index_of(x.max(1)).min(BUCKETS - 1), n))
             .collect();
-        v.sort_unstable_by_key(|p| p.0);
+        // A stable sort, because it takes ordered runs as they are: a part is one run per
+        // worker (its band read in order), so this is a merge of a few runs, not a sort of
+        // thousands of pairs (which cost the journal's writer most of its time per second).
+        v.sort_by_key(|p| p.0);
         v.dedup_by(|cur, prev| {
             let same = cur.0 == prev.0;
             if same {
@@ -150,6 +153,49 @@ impl HandedOver {
         if found < gained {
             found += self.read(whole, all.start..lo, out);
             found += self.read(whole, hi..all.end, out);
+        }
+        debug_assert_eq!(
+            found, gained,
+            "every gained value lies in the histogram's range"
+        );
+        self.total = whole.len();
+    }
+
+    /// [`HandedOver::take`] for a histogram whose values are some of those another part
+    /// gained (`among`: a cluster node's latencies are its worker's, bucket for bucket): only
+    /// the buckets `among` names are read, until the whole gain is found; the rest of `whole`'s
+    /// range only when it is not (a node's replies that waited for the next cluster hand-over
+    /// lie in an earlier second's buckets), so the part is exact whatever `among` holds.
+    pub fn take_among(
+        &mut self,
+        whole: &LatencyHistogram,
+        among: &SparseHistogram,
+        out: &mut SparseHistogram,
+    ) {
+        let gained = whole.len().saturating_sub(self.total);
+        if gained == 0 {
+            return;
+        }
+        let raw = whole.raw();
+        let last = self.counts.len() - 1;
+        let mut found = 0;
+        for &(v, _) in &among.pairs {
+            if found == gained {
+                break;
+            }
+            let i = index_of(v.max(1)).min(last);
+            let at = value_of(i);
+            let now = raw.count_at(at);
+            let was = &mut self.counts[i];
+            if now > *was {
+                out.pairs.push((at, now - *was));
+                found += now - *was;
+                *was = now;
+            }
+        }
+        if found < gained {
+            let all = index_of(whole.min_ns()).min(last)..index_of(whole.max_ns()).min(last) + 1;
+            found += self.read(whole, all, out);
         }
         debug_assert_eq!(
             found, gained,
@@ -264,6 +310,39 @@ mod tests {
             sum.merge(&got);
         }
         same(&sum, &whole);
+    }
+
+    /// A node's part taken among its worker's buckets is the difference too: when the node's
+    /// values are some of the worker's, and when some lie elsewhere (an earlier second's).
+    #[test]
+    fn a_part_taken_among_anothers_buckets_is_the_difference() {
+        let mut worker = LatencyHistogram::new();
+        let mut node = LatencyHistogram::new();
+        let (mut worker_base, mut node_base) = (HandedOver::default(), HandedOver::default());
+        let mut sum = LatencyHistogram::new();
+        for (second, earlier) in [(0u64, false), (1, true), (2, false)] {
+            let before = node.clone();
+            for k in 0..3_000u64 {
+                let v = 50_000 + second * 10_000 + (k * 7919) % 400_000;
+                worker.record(v);
+                if k % 3 == 0 {
+                    node.record(v);
+                }
+            }
+            if earlier {
+                // Gained before the last hand-over that saw the node: not among this second's.
+                node.record(3);
+                node.record(9_000_000_000);
+            }
+            let mut among = SparseHistogram::default();
+            worker_base.take(&worker, (0, u64::MAX), &mut among);
+            let mut out = SparseHistogram::default();
+            node_base.take_among(&node, &among, &mut out);
+            let got = out.to_histogram();
+            same(&got, &difference(&node, &before));
+            sum.merge(&got);
+        }
+        same(&sum, &node);
     }
 
     #[test]
