@@ -30,7 +30,14 @@
 #    line's write and fdatasync, the watch's INFO). Unlike 2., at the real rate and with the real seconds' latency spread (a second
 #    under callgrind is ~50x slower and its latencies far wider, which the per-second work
 #    follows); unlike 1., a share of one run's own samples, so the machine's load does not move
-#    it much. Its error is about sqrt(share / samples).
+#    it much. Its error is about sqrt(share / samples). Twice: of all samples (user and kernel
+#    time, as client CPU per request counts them), and of user-space samples only
+#    (`cpu-clock:u`): a request's CPU is mostly its system calls, and the journal's work nearly
+#    all user space, so this share is the one closest to the share of user-space instructions
+#    that 2. estimates from above. perf shares the client's CPU, so both are upper bounds.
+#
+# PARTS picks measurements ("cpu callgrind share" by default; callgrind's per-request columns
+# need cpu's rates).
 #
 # With BASE=PATH (another respbench binary, e.g. an earlier commit's release build) every
 # measurement is also made for it, in the same run and interleaved: before and after side by
@@ -44,6 +51,7 @@
 #   bash bench/journal-cost.sh                      # SET -P 1, -P 16 and --cluster, 5 reps
 #   REPS=3 N1=300000 N16=3000000 bash bench/journal-cost.sh
 #   CASES=cluster REPS=3 bash bench/journal-cost.sh
+#   PARTS=share CASES="1 cluster" N1=1000000 bash bench/journal-cost.sh
 #   RESPBENCH=target/release/respbench BASE=/tmp/respbench-before bash bench/journal-cost.sh
 #
 # Needs redis-server, perf, valgrind (callgrind_annotate), objcopy, taskset and python3, and
@@ -57,6 +65,8 @@ N16="${N16:-4000000}"
 # callgrind's M (-n M and -n 2M) at -P 1; four times that at -P 16, eight in cluster mode.
 M="${M:-20000}"
 SAMPLE_HZ="${SAMPLE_HZ:-999}"
+# Which measurements (all three by default); callgrind's per-request figures need cpu's rates.
+PARTS="${PARTS:-cpu callgrind share}"
 BASE="${BASE:-}"
 CASES="${CASES:-1 16 cluster}"
 . bench/lib.sh
@@ -164,9 +174,10 @@ echo "# journal cost ($(date -u +%Y-%m-%dT%H:%MZ); load average $(cut -d' ' -f1-
 echo
 echo "binaries: ${BINS[*]}"
 echo
+declare -A RPS RATIOS
+if [[ " $PARTS " == *" cpu "* ]]; then
 echo "| case | binary | rep | CPU ns/req without | with --json | ratio |"
 echo "|---|---|---|---:|---:|---:|"
-declare -A RPS RATIOS
 for c in $CASES; do
   read -r p _ args <<<"$(case_args "$c")"
   n="$N1"; [ "$p" = 16 ] && n="$N16"
@@ -192,7 +203,9 @@ for c in $CASES; do
     echo "| $c | $b | median | | | $(med ${RATIOS[$c,$b]}) |"
   done
 done
+fi
 
+if [[ " $PARTS " == *" callgrind "* ]]; then
 echo
 echo "Instructions (callgrind): per request without --json (marginal), the journal's work per"
 echo "second of test (inclusive), that per request at the median real rate of the runs above,"
@@ -218,19 +231,23 @@ for c in $CASES; do
     read -r t2 s2 <<<"$(journal_inclusive)"
     per_s="$(python3 -c "print(f'{$t2 / $s2:.0f}')")"
     # shellcheck disable=SC2086
-    rate="$(med ${RPS[$c,$b]})"
+    rate="$(if [ -n "${RPS[$c,$b]:-}" ]; then med ${RPS[$c,$b]}; else echo 0; fi)"
     python3 -c "
 per_req = ($a2 - $a1) / $m
-extra = $per_s / $rate
-print(f'| $c | $b | {per_req:,.0f} | {$per_s:,.0f} | {$rate:,.0f} | {extra:.1f} | {(per_req + extra) / per_req:.4f} | {($j2 - $j1) / $m:,.0f} |')"
+extra = $per_s / $rate if $rate else None
+at_rate = (f'{$rate:,.0f} | {extra:.1f} | {(per_req + extra) / per_req:.4f}' if extra is not None
+           else '- | - | -')  # no CPU runs: no real rate
+print(f'| $c | $b | {per_req:,.0f} | {$per_s:,.0f} | {at_rate} | {($j2 - $j1) / $m:,.0f} |')"
   done
 done
+fi
 
-# The journal's share of the samples of one native --json run of binary $1 ("share_pct samples").
+# The journal's share of the samples (event $1: cpu-clock, or cpu-clock:u for user space only) of
+# one native --json run of binary $2 ("share_pct samples").
 share() {
-  local bin="$1" n="$2" p="$3"; shift 3
+  local event="$1" bin="$2" n="$3" p="$4"; shift 4
   rm -f "$BENCH_TMP/run.json" "$BENCH_TMP/perf.data"
-  "${PIN_CLIENT[@]}" perf record -q -F "$SAMPLE_HZ" --call-graph dwarf,16384 -o "$BENCH_TMP/perf.data" \
+  "${PIN_CLIENT[@]}" perf record -q -e "$event" -F "$SAMPLE_HZ" --call-graph dwarf,16384 -o "$BENCH_TMP/perf.data" \
     "$bin" -c 50 -n "$n" -P "$p" -r 100000 -q -t set "$@" --json "$BENCH_TMP/run.json" >/dev/null 2>&1
   perf report -i "$BENCH_TMP/perf.data" --children --stdio --sort symbol 2>/dev/null | python3 -c "
 import re, sys
@@ -249,18 +266,26 @@ print(f'{journal_sum(found):.2f} {samples}')
   rm -f "$BENCH_TMP/perf.data"
 }
 
+if [[ " $PARTS " == *" share "* ]]; then
 echo
-echo "The journal's share of the client's CPU, natively (perf record at $SAMPLE_HZ Hz, -n N1/N16):"
+echo "The journal's share of the client's CPU, natively (perf record at $SAMPLE_HZ Hz, -n N1/N16;"
+echo "perf shares the client's CPU, so the rate is lower than unobserved and the share an upper"
+echo "bound). All: user and kernel time (what client CPU per request counts); user space: user"
+echo "time only (a request's CPU is mostly its system calls; this is the share closest to the"
+echo "share of user-space instructions)."
 echo
-echo "| case | binary | journal share of client CPU samples | samples | req/s |"
-echo "|---|---|---:|---:|---:|"
+echo "| case | binary | share of all samples | samples | share of user-space samples | samples | req/s |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 for c in $CASES; do
   read -r p _ args <<<"$(case_args "$c")"
   n="$N1"; [ "$p" = 16 ] && n="$N16"
   for b in "${!BINS[@]}"; do
     # shellcheck disable=SC2086
-    read -r pct samples <<<"$(share "${BINS[$b]}" "$n" "$p" $args)"
+    read -r pct samples <<<"$(share cpu-clock "${BINS[$b]}" "$n" "$p" $args)"
+    # shellcheck disable=SC2086
+    read -r upct usamples <<<"$(share cpu-clock:u "${BINS[$b]}" "$n" "$p" $args)"
     rps="$(python3 -c "import json; t = json.load(open('$BENCH_TMP/run.json'))['tests'][0]; print(f\"{t['throughput_rps']:,.0f}\")")"
-    echo "| $c | $b | $pct% | $samples | $rps |"
+    echo "| $c | $b | $pct% | $samples | $upct% | $usamples | $rps |"
   done
 done
+fi

@@ -40,10 +40,11 @@ pub struct ExactSecond {
 }
 
 /// One cluster node's part of a second (as `NodeStats` counts it), its corrected latencies as
-/// pairs, taken from the band as the test's own ([`HandedOver`]): a node's whole-histogram
-/// difference (reset, add, subtract, add back: four passes over 33,792 counts per node, worker
-/// and second, and a 270 kB histogram per node for every second of the timeline) cost a cluster
-/// run about 1.8 M instructions a second per node (`docs/performance.md`).
+/// pairs, taken among the buckets of the second's corrected part (`HandedOver::take_among`): a
+/// node's whole-histogram difference (reset, add, subtract, add back: four passes over 33,792
+/// counts per node, worker and second, a 270 kB histogram per node for every second of the
+/// timeline, deflated on the main thread) made a three-node run's journal about three times as
+/// costly, 24 M instructions a second under callgrind against 9 M now (`docs/performance.md`).
 #[derive(Clone, Debug, Default)]
 pub struct NodeSecond {
     pub completed: u64,

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 
-use crate::metrics::{LatencyHistogram, MAX_LATENCY_NS, SparseHistogram};
+use crate::metrics::{DenseCounts, LatencyHistogram, MAX_LATENCY_NS, SparseHistogram};
 
 /// The histogram's V2 compressed bytes in standard base64 (with padding). Values are in
 /// nanoseconds, as recorded.
@@ -34,12 +34,22 @@ pub fn encode(h: &LatencyHistogram) -> String {
 /// this costs a few instructions per non-empty bucket. The bytes are about twice deflate's, a
 /// few kB per second of journal, and the journal is removed when the run ends.
 pub fn encode_sparse(h: &SparseHistogram) -> String {
+    encode_counts(&h.by_index())
+}
+
+/// [`encode_sparse`], the part added up in `dense` (`SparseHistogram::by_index_with`): the
+/// journal's writer keeps one for the run.
+pub fn encode_sparse_with(h: &SparseHistogram, dense: &mut DenseCounts) -> String {
+    encode_counts(&h.by_index_with(dense))
+}
+
+/// Counts by bucket index, in index order, as uncompressed V2 in base64.
+fn encode_counts(counts: &[(usize, u64)]) -> String {
     /// The V2 format's cookie (uncompressed), as HdrHistogram's `V2EncodingCookieBase | 0x10`.
     const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
-    let counts = h.by_index();
     let mut payload = Vec::with_capacity(counts.len() * 3);
     let mut next = 0;
-    for (i, n) in counts {
+    for &(i, n) in counts {
         // A run of empty buckets is one negative number; a single one is a count of 0.
         match i - next {
             0 => {}

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::document::{Document, TestRecord};
 use super::storm::StormContext;
 use crate::machine::Load;
-use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
+use crate::metrics::{DenseCounts, LatencyHistogram, SLOTS, Second, Slot};
 
 pub use read::{read_file, recognise};
 pub use server::ServerSeconds;
@@ -124,8 +124,8 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// A second's coarse histogram (2 significant figures) in its line: HdrHistogram V2
-/// uncompressed, base64 (format 2: `hdr::encode_plain`, about a fifth of the bytes of the pairs
-/// for a second whose latencies span a few milliseconds), or `[value_ns, count]` per non-empty
+/// uncompressed, base64 (format 2: `hdr::encode_plain`, about an eighth of the bytes of the
+/// pairs for a second whose latencies span a few milliseconds), or `[value_ns, count]` per non-empty
 /// bucket (format 1; format 2 too for an empty one: `[]`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -230,8 +230,8 @@ struct ExactCommand {
 
 impl SecondLine {
     /// Second `index` as a line, with what `ctx` holds beside it but the servers (the journal
-    /// writes what changed of those: `server::Written`).
-    fn of(index: usize, s: &Second, ctx: &SecondContext) -> Self {
+    /// writes what changed of those: `server::Written`); its parts are added up in `dense`.
+    fn of(index: usize, s: &Second, ctx: &SecondContext, dense: &mut DenseCounts) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Self {
             threads: s
@@ -268,8 +268,8 @@ impl SecondLine {
             latency: Coarse::of(&s.latency),
             client_delay: Coarse::of(&s.client_delay),
             exact: s.exact.as_deref().map(|e| ExactLine {
-                corrected: super::hdr::encode_sparse(&e.corrected),
-                uncorrected: super::hdr::encode_sparse(&e.uncorrected),
+                corrected: super::hdr::encode_sparse_with(&e.corrected, dense),
+                uncorrected: super::hdr::encode_sparse_with(&e.uncorrected, dense),
                 errors: e
                     .errors
                     .sorted()
@@ -284,7 +284,7 @@ impl SecondLine {
                         completed: c.completed,
                         errors: c.errors,
                         nils: c.nils,
-                        latency: super::hdr::encode_sparse(&c.latency),
+                        latency: super::hdr::encode_sparse_with(&c.latency, dense),
                     })
                     .collect(),
                 nodes: e
@@ -293,7 +293,7 @@ impl SecondLine {
                     .map(|n| ExactNode {
                         completed: n.completed,
                         lost: n.lost,
-                        latency: super::hdr::encode_sparse(&n.latency),
+                        latency: super::hdr::encode_sparse_with(&n.latency, dense),
                     })
                     .collect(),
                 redirects: (!e.nodes.is_empty()).then_some(e.redirects),
@@ -342,6 +342,8 @@ pub struct Journal {
     begun: bool,
     /// What its lines said of each watched server so far.
     servers: server::Written,
+    /// Where each second's parts are put in bucket order.
+    dense: DenseCounts,
 }
 
 impl Journal {
@@ -376,6 +378,7 @@ impl Journal {
             path: path.to_path_buf(),
             begun: false,
             servers: server::Written::default(),
+            dense: DenseCounts::default(),
         })
     }
 
@@ -433,7 +436,7 @@ impl Journal {
             self.begun = true;
             self.servers.clear();
         }
-        let mut line = SecondLine::of(index, s, ctx);
+        let mut line = SecondLine::of(index, s, ctx, &mut self.dense);
         line.server = ctx.server.iter().map(|x| self.servers.line(x)).collect();
         self.write(&Line::Second(Box::new(line)))
     }

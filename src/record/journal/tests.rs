@@ -300,10 +300,21 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
 #[test]
 fn a_delivery_seconds_publishes_read_back_and_other_seconds_do_not_carry_them() {
     let mut s = second(10, 1_000);
-    let plain = serde_json::to_string(&SecondLine::of(0, &s, &SecondContext::default())).unwrap();
+    let plain = serde_json::to_string(&SecondLine::of(
+        0,
+        &s,
+        &SecondContext::default(),
+        &mut DenseCounts::default(),
+    ))
+    .unwrap();
     assert!(!plain.contains("published"), "{plain}");
     s.published = 7;
-    let line = SecondLine::of(3, &s, &SecondContext::default());
+    let line = SecondLine::of(
+        3,
+        &s,
+        &SecondContext::default(),
+        &mut DenseCounts::default(),
+    );
     let text = serde_json::to_string(&line).unwrap();
     assert!(text.contains("\"published\":7"), "{text}");
     let back: SecondLine = serde_json::from_str(&text).unwrap();
@@ -553,6 +564,7 @@ fn long_journal(seconds: usize, r: &mut TestResult) -> (String, Vec<Second>) {
         ..BeginLine::default()
     }));
     let mut kept = Vec::new();
+    let mut dense = DenseCounts::default();
     for i in 0..seconds {
         // Latencies that move over the run, a second now and then with nothing completed.
         let n = if i % 97 == 13 { 0 } else { 20 + (i % 7) as u64 };
@@ -561,6 +573,7 @@ fn long_journal(seconds: usize, r: &mut TestResult) -> (String, Vec<Second>) {
             i,
             &s,
             &SecondContext::default(),
+            &mut dense,
         ))));
         kept.push(Second { exact: None, ..s });
     }
