@@ -44,7 +44,7 @@ pub struct ExactSecond {
 /// node's whole-histogram difference (reset, add, subtract, add back: four passes over 33,792
 /// counts per node, worker and second, a 270 kB histogram per node for every second of the
 /// timeline, deflated on the main thread) made a three-node run's journal about three times as
-/// costly, 24 M instructions a second under callgrind against 9 M now (`docs/performance.md`).
+/// costly: 16 M instructions a second under callgrind, against 5.2 M now (`docs/performance.md`).
 #[derive(Clone, Debug, Default)]
 pub struct NodeSecond {
     pub completed: u64,
