@@ -122,6 +122,11 @@ pub struct FindMaxRecord {
     /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
     /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
+    /// With `end` `too-noisy`: a rate at least twice the failing bound's at which the SLO broke
+    /// by no more than at the failing bound, so the load did not set the boundary (the
+    /// machine's stalls did). Absent otherwise, and in records from before the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_growth_rps: Option<u64>,
 }
 
 /// One measured window of a `--find-max` search (a step is one or more windows at one rate).

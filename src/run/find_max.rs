@@ -190,6 +190,7 @@ impl<W: Write> Session<'_, W> {
             p999_us: figures.p999_us,
             errors: r.errors.total(),
             slo_met: fm.slo.met(&figures),
+            slo_ratio: fm.slo.ratio(&figures),
             decided: None,
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
@@ -321,6 +322,7 @@ impl<W: Write> Session<'_, W> {
         }
         .into();
         rec.limit = limit.map(|l| l.name().into());
+        rec.no_growth_rps = c.no_growth.map(|t| t.offered);
         self.rec.set_find_max(rec.clone());
         writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;
         self.out.flush()?;

@@ -2,7 +2,7 @@
 //! and the sentence that answers the question. Pure formatting, so the wording is unit-tested.
 
 use super::expr::Slo;
-use super::search::{Conclusion, Decision, End, Noise, TOLERANCE, Tally, Window};
+use super::search::{Conclusion, Decision, End, LOAD_MULTIPLE, Noise, TOLERANCE, Tally, Window};
 
 /// One window as the table shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -18,6 +18,8 @@ pub struct Row {
     pub p999_us: f64,
     pub errors: u64,
     pub slo_met: bool,
+    /// The SLO's figure over its limit ([`Window::slo_ratio`]).
+    pub slo_ratio: f64,
     /// Every window at the rate so far, this one included, when they decide it: the row then
     /// says what the rate's windows add up to.
     pub decided: Option<Tally>,
@@ -30,6 +32,7 @@ impl Row {
             offered: self.offered,
             achieved: self.achieved,
             slo_met: self.slo_met,
+            slo_ratio: self.slo_ratio,
         }
     }
 }
@@ -210,6 +213,9 @@ fn noise(n: &Noise) -> String {
 /// what held back the failing bound's window, when it fell behind.
 pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
     let rps = |t: &Tally| group(t.achieved().round() as u64);
+    if let (End::TooNoisy, Some(u), Some(flat)) = (c.end, &c.upper, &c.no_growth) {
+        return not_the_load(slo, c.best.as_ref(), u, flat);
+    }
     match (c.end, &c.best, &c.upper) {
         (End::Converged, Some(b), Some(u)) => format!(
             "max throughput with {slo}: {} req/s (within {:.0}%: {}; {})",
@@ -282,6 +288,31 @@ pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
     }
 }
 
+/// The answer when load did not set the boundary: the failing bound and the rate far above it
+/// at which the SLO broke by no more ([`Conclusion::no_growth`]).
+fn not_the_load(slo: &Slo, best: Option<&Tally>, u: &Tally, flat: &Tally) -> String {
+    let met = best.map_or(String::new(), |b| {
+        format!(
+            "; the highest rate that met it, {} req/s offered, met it in {} of {} windows",
+            group(b.offered),
+            b.met,
+            b.windows()
+        )
+    });
+    format!(
+        "too noisy to answer {slo} on this machine: {} req/s offered broke it ({:.2}x the limit, \
+         the median of {} windows), and {} req/s, at least {LOAD_MULTIPLE}x that rate, broke it \
+         by no more ({:.2}x): the boundary is set by this machine's stalls, not by the load, so \
+         another run would answer elsewhere{met} (loosen the SLO, run longer --step-duration, or \
+         on a quieter machine)",
+        group(u.offered),
+        u.median_ratio(),
+        u.windows(),
+        group(flat.offered),
+        flat.median_ratio()
+    )
+}
+
 /// A whole number with thousands separators: `83,200`.
 pub fn group(n: u64) -> String {
     let digits = n.to_string();
@@ -306,6 +337,7 @@ mod tests {
                 offered,
                 achieved,
                 slo_met,
+                slo_ratio: if slo_met { 0.5 } else { 1.5 },
             })
             .collect();
         Tally::of(&ws).unwrap()
@@ -321,6 +353,7 @@ mod tests {
                 disagreeing: 1,
                 windows: 12,
             },
+            no_growth: None,
         }
     }
 
@@ -465,6 +498,7 @@ mod tests {
             p999_us: 12_000.0,
             errors: 0,
             slo_met: false,
+            slo_ratio: 9.0,
             decided: None,
         };
         let line = row(&r, 3);

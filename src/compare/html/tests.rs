@@ -210,6 +210,7 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
         answer_rps: Some(3_100.0),
         end: "converged".into(),
         limit: None,
+        no_growth_rps: None,
         points: vec![
             step(1_000.0, 200.0, true),
             step(4_000.0, 9_000.0, false),
@@ -236,6 +237,19 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
     let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
     assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
+
+    // A search that ended too noisy says so and why, never "no step met it".
+    let mut noisy = inputs[0].clone();
+    let curve = noisy.find_max.as_mut().unwrap();
+    (curve.answer_rps, curve.end, curve.no_growth_rps) = (None, "too-noisy".into(), Some(8_000));
+    let notes = super::find_max::find_max_notes(&[noisy.clone()]);
+    assert!(
+        notes[0].contains("too noisy to answer on that machine (the SLO broke by no more at 8000"),
+        "{notes:?}"
+    );
+    noisy.find_max.as_mut().unwrap().no_growth_rps = None;
+    let notes = super::find_max::find_max_notes(&[noisy]);
+    assert!(notes[0].contains("(its windows disagreed)"), "{notes:?}");
 }
 
 #[test]

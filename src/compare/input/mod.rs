@@ -76,11 +76,14 @@ pub struct Curve {
     /// The SLO expression as given.
     pub slo: String,
     pub answer_rps: Option<f64>,
-    /// How the search ended (`converged`, `step-limit`, `stopped`, ...), as the record says: the
+    /// How the search ended (`converged`, `window-limit`, `stopped`, ...), as the record says: the
     /// answer's caveat.
     pub end: String,
     /// What held back the failing step above the answer, when it fell behind.
     pub limit: Option<String>,
+    /// With `too-noisy`: the rate, at least twice the failing one, at which the SLO broke by no
+    /// more (the machine's stalls, not the load, set the boundary).
+    pub no_growth_rps: Option<u64>,
     /// In the order the steps ran.
     pub points: Vec<CurvePoint>,
 }

@@ -73,6 +73,7 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
         answer_rps: f.answer_rps,
         end: f.end.clone(),
         limit: f.limit.clone(),
+        no_growth_rps: f.no_growth_rps,
         points: f
             .steps
             .iter()
