@@ -104,8 +104,14 @@ fn legend(cmp: &Comparison) -> Vec<String> {
             "Values are medians; ±: the largest distance of a repetition from the median. A change is the ratio of the repetitions' geometric means with its {pct:.0}% interval (Welch, on logarithms); better/worse: the interval does not include zero; ~: it does (within the noise), \"too noisy to tell\" when it could hide {NOISY_PCT:.0}% either way."
         ));
     } else if cmp.labels.len() > 1 {
+        // Storms and delivery tests refuse --repeat: their repetitions are separate runs.
+        let repeat = if cmp.repeat_refused {
+            "Repeat each side as separate runs given comma-separated (a1.json,a2.json,a3.json; --connect-storm, --pubsub and --stream refuse --repeat)"
+        } else {
+            "Repeat each side (--repeat 3)"
+        };
         out.push(format!(
-            "One run per side: a change with an interval comes from blocks of the runs' seconds ({pct:.0}%, within-run evidence only: it cannot see how much two runs of one server differ); without per-second figures there is none (can't tell). Repeat each side (--repeat 3) for a verdict."
+            "One run per side: a change with an interval comes from blocks of the runs' seconds ({pct:.0}%, within-run evidence only: it cannot see how much two runs of one server differ); without per-second figures there is none (can't tell). {repeat} for a verdict."
         ));
     }
     // A mix's command rows are missing where their test is: said once, for the test.
@@ -574,6 +580,46 @@ mod tests {
             doc["tests"][2]["mix_of"],
             json!({"test": "SET:GET 1:10", "command": "GET"})
         );
+    }
+
+    #[test]
+    fn runs_of_modes_that_refuse_repeat_are_advised_comma_separated_runs() {
+        use crate::compare::input::{Detail, Format, Sample, Test};
+        use crate::record::delivery::DeliveryRecord;
+        let side = |label: &str, delivery: bool| {
+            let detail = delivery.then(|| {
+                Box::new(Detail {
+                    delivery: Some(DeliveryRecord::default()),
+                    ..Detail::default()
+                })
+            });
+            crate::compare::fixtures::input(
+                label,
+                Format::Respbench,
+                vec![Test {
+                    name: "PUBLISH -> SUBSCRIBE".into(),
+                    samples: vec![Sample {
+                        rps: 100.0,
+                        detail,
+                        ..Sample::default()
+                    }],
+                }],
+            )
+        };
+        let advice = |delivery: bool| {
+            let cmp = Comparison::new(&[side("a", delivery), side("b", false)], &[Metric::Rps]);
+            (text(&cmp, false), markdown(&cmp))
+        };
+        let (t, md) = advice(true);
+        for out in [&t, &md] {
+            assert!(
+                out.contains("comma-separated (a1.json,a2.json,a3.json"),
+                "{out}"
+            );
+            assert!(!out.contains("(--repeat 3)"), "{out}");
+        }
+        let (t, _) = advice(false);
+        assert!(t.contains("Repeat each side (--repeat 3)"), "{t}");
     }
 
     #[test]

@@ -355,6 +355,20 @@ pub struct Comparison {
     /// Per input, each test's repetitions on a busy machine: `(test, machine-busy, of)`.
     pub machine_busy: Vec<Vec<(String, usize, usize)>>,
     pub tests: Vec<TestRows>,
+    /// Some side ran a mode that refuses `--repeat` (`--connect-storm`, `--pubsub`,
+    /// `--stream`): its repetitions are separate runs given comma-separated, and the advice
+    /// says so.
+    pub repeat_refused: bool,
+}
+
+/// Whether `input` is a storm or a delivery test, whose modes refuse `--repeat`.
+fn refuses_repeat(input: &Input) -> bool {
+    !input.costs.storms.is_empty()
+        || input
+            .tests
+            .iter()
+            .flat_map(|t| &t.samples)
+            .any(|s| s.detail.as_ref().is_some_and(|d| d.delivery.is_some()))
 }
 
 impl Comparison {
@@ -422,6 +436,7 @@ impl Comparison {
                 .map(|i| limited_by(i, "machine-busy"))
                 .collect(),
             tests,
+            repeat_refused: inputs.iter().any(refuses_repeat),
         }
     }
 

@@ -154,6 +154,8 @@ pub struct RunPlan {
     pub storm: Option<storm::StormPlan>,
     /// `--memory-per-key` (or `--fill`): memory per key around every test.
     pub memory_per_key: bool,
+    /// `--dbnum`: the db the tests write, whose keys memory per key samples by type.
+    pub dbnum: u32,
     /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
     pub delivery: Option<crate::delivery::DeliverySpec>,
 }
@@ -291,6 +293,7 @@ impl RunPlan {
             counters,
             storm,
             memory_per_key,
+            dbnum: args.dbnum,
             delivery,
         })
     }

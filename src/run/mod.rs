@@ -556,7 +556,12 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
-        let memory_before = memory::before(self.plan, &mut self.control, self.cluster.as_ref());
+        let memory_before = memory::before(
+            self.plan,
+            &mut self.control,
+            self.cluster.as_ref(),
+            template,
+        );
         let watch = self.rec.begin_test();
         // The console, and each completed second to the journal.
         live_metrics::test_started(console, title, watch.as_ref());
@@ -576,7 +581,12 @@ impl<W: Write> Session<'_, W> {
             )
         };
         live_metrics::test_ended(console, &result);
-        let memory = memory::after(&mut self.control, memory_before, template);
+        let memory = memory::after(
+            &mut self.control,
+            memory_before,
+            template,
+            self.load.value_sizes.as_ref(),
+        );
         let extras = TestExtras {
             repetition,
             memory: memory.as_ref(),

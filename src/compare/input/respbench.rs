@@ -35,7 +35,7 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
     let costs = crate::compare::costs::Costs {
-        storm: doc.storm.take(),
+        storms: doc.storm.take().into_iter().collect(),
         replay: doc.replay.take(),
         memory: doc
             .tests
