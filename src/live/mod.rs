@@ -11,6 +11,7 @@
 //! is a usage error (exit 2) found before the record is opened and before any load starts.
 
 mod state;
+mod statsd;
 mod text;
 
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use state::State;
 pub use state::{BUCKETS, KINDS, Phase};
+pub use statsd::{RunShape, Statsd};
 pub use text::Format;
 
 use crate::metrics::{Second, TestResult};

@@ -12,30 +12,46 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::memtier::{MemtierOptions, defaults};
 use crate::record::TestRecord;
+use crate::record::memtier_data::VerifyRecord;
 use crate::redact;
 
 use super::stats::{Block, Row};
 
 /// The whole document.
+/// `length`: the run information's length entry, `None` when no test ran (`--verify-only`);
+/// `verify`: what `--data-verify` found.
 pub fn document(
     opts: &MemtierOptions,
     blocks: &[Block],
     tests: &[&TestRecord],
-    length: (&str, u64),
+    length: Option<(&str, u64)>,
+    verify: Option<&VerifyRecord>,
 ) -> Value {
     let mut top = Map::new();
     top.insert("configuration".into(), configuration(opts));
-    top.insert(
-        "run information".into(),
-        json!({
-            "Threads": opts.threads,
-            "Connections per thread": opts.clients,
-            length.0: length.1,
-            "Format version": 2,
-        }),
-    );
+    if let Some(length) = length {
+        top.insert(
+            "run information".into(),
+            json!({
+                "Threads": opts.threads,
+                "Connections per thread": opts.clients,
+                length.0: length.1,
+                "Format version": 2,
+            }),
+        );
+    }
     for (i, b) in blocks.iter().enumerate() {
         top.insert(b.title.clone(), block(b, tests.get(i).copied()));
+    }
+    if let Some(v) = verify {
+        // memtier's keys, its spelling kept.
+        top.insert(
+            "client verifications results".into(),
+            json!({
+                "keys verified successfuly": v.verified,
+                "keys failed": v.missing + v.mismatched,
+            }),
+        );
     }
     Value::Object(top)
 }
@@ -159,7 +175,8 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
                 .unwrap_or(default)
         )
     };
-    let flag = |name: &str| json!(if raw(name).is_some() { "true" } else { "false" });
+    let either = |on: bool| if on { "true" } else { "false" };
+    let flag = |name: &str| json!(either(raw(name).is_some()));
     let uri = raw("-u")
         .map(|u| redact::uri(&u).unwrap_or(u))
         .unwrap_or_default();
@@ -204,10 +221,15 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ("data_size_list", json!(text("--data-size-list", ""))),
         ("data_size_pattern", json!(text("--data-size-pattern", "R"))),
         ("expiry_range", json!("0:0")),
-        ("data_import", json!(Value::Null)),
-        ("data_verify", json!("false")),
-        ("verify_only", json!("false")),
-        ("generate_keys", json!("false")),
+        ("data_import", json!(path("--data-import"))),
+        (
+            "data_verify",
+            json!(either(
+                raw("--data-verify").or(raw("--verify-only")).is_some()
+            )),
+        ),
+        ("verify_only", json!(flag("--verify-only"))),
+        ("generate_keys", json!(flag("--generate-keys"))),
         (
             "key_prefix",
             json!(text("--key-prefix", defaults::KEY_PREFIX)),
@@ -255,7 +277,7 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ("multi_key_get", json!(0)),
         ("authenticate", json!(auth)),
         ("select-db", json!(num("--select-db", 0))),
-        ("no-expiry", json!("false")),
+        ("no-expiry", json!(flag("--no-expiry"))),
         ("wait-ratio", json!(text("--wait-ratio", "0:0"))),
         ("num-slaves", json!(text("--num-slaves", "0:0"))),
         ("wait-timeout", json!(text("--wait-timeout", "0-0"))),

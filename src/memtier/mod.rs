@@ -74,12 +74,17 @@ pub fn run(
             .as_deref()
             .map_or("stdout".into(), |p| p.display().to_string())
     );
-    eprintln!("[RUN #1] Preparing benchmark client...");
-    eprintln!("[RUN #1] Launching threads now...");
+    let test = !plan.verify.is_some_and(|v| v.only);
+    if test {
+        eprintln!("[RUN #1] Preparing benchmark client...");
+        eprintln!("[RUN #1] Launching threads now...");
+    }
     let (result, doc) = run_for_document(plan, interrupted, terminated);
-    // Ends the progress line (written after carriage returns).
-    eprintln!();
-    if !doc.tests.is_empty() {
+    if test {
+        // Ends the progress line (written after carriage returns).
+        eprintln!();
+    }
+    if !doc.tests.is_empty() || doc.verify.is_some() {
         write_outputs(&doc, opts).map_err(|e| match e.kind() {
             io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
             _ => Failure::Fatal(format!("cannot write memtier output: {e}")),
@@ -155,9 +160,17 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
-    let (blocks, tests) = blocks(doc, opts);
+    // `--verify-only` runs no test: only the verification's lines, as memtier.
+    let ran = !doc.tests.is_empty();
+    let (blocks, tests) = match ran {
+        true => blocks(doc, opts),
+        false => (Vec::new(), Vec::new()),
+    };
     let (line, key, n) = length(opts, doc);
-    let mut out = text::header(opts.threads, opts.clients, &line);
+    let mut out = match ran {
+        true => text::header(opts.threads, opts.clients, &line),
+        false => String::new(),
+    };
     for b in &blocks {
         out.push_str(&text::table(b, &opts.print_percentiles));
         out.push_str("\n\n");
@@ -166,6 +179,9 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         && let Some(t) = doc.tests.last()
     {
         out.push_str(&text::distribution(t));
+    }
+    if let Some(v) = &doc.verify {
+        out.push_str(&text::verification(v));
     }
     match &opts.out_file {
         Some(p) => std::fs::write(p, &out)?,
@@ -190,8 +206,9 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         }
     }
     if let Some(p) = &opts.json_out_file {
-        let mut text = serde_json::to_vec_pretty(&json::document(opts, &blocks, &tests, (key, n)))
-            .map_err(io::Error::other)?;
+        let length = ran.then_some((key, n));
+        let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
+        let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
         std::fs::write(p, text)?;
         eprintln!("Json file {} created...", p.display());

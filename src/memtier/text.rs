@@ -7,12 +7,24 @@ use std::fmt::Write as _;
 
 use crate::compare::input::spectrum;
 use crate::record::TestRecord;
+use crate::record::memtier_data::VerifyRecord;
 
 use super::stats::{Block, Row};
 
 /// The lines before the tables: threads, connections per thread, and the test's length.
 pub fn header(threads: u32, clients: u32, length: &str) -> String {
     format!("{threads:<10}Threads\n{clients:<10}Connections per thread\n{length}\n\n\n")
+}
+
+/// `--data-verify`'s lines, as memtier writes them after the tables (its spelling kept: scripts
+/// match it).
+pub fn verification(v: &VerifyRecord) -> String {
+    format!(
+        "\n\nPerforming data verification...\nData verification completed:\n\
+         {:<10} keys verified successfuly.\n{:<10} keys failed.\n",
+        v.verified,
+        v.missing + v.mismatched
+    )
 }
 
 /// One results table.

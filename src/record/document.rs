@@ -85,6 +85,10 @@ pub struct Document {
     /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storm: Option<super::storm::StormRecord>,
+    /// `respbench memtier --data-verify` runs only (absent otherwise): see
+    /// `record::memtier_data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<super::memtier_data::VerifyRecord>,
 }
 
 impl Document {

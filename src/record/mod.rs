@@ -132,6 +132,7 @@ impl RunRecord {
             fuzz: None,
             replay: None,
             storm: None,
+            verify: None,
         };
         let mut rec = Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),
@@ -398,6 +399,12 @@ impl RunRecord {
     /// `--check-counters`: one INCR test's lost-writes figures.
     pub fn add_counters(&mut self, c: failover::CounterRecord) {
         self.doc.counters.push(c);
+        self.journal_head();
+    }
+
+    /// memtier's `--data-verify`: what reading the keys back found.
+    pub fn set_verify(&mut self, v: memtier_data::VerifyRecord) {
+        self.doc.verify = Some(v);
         self.journal_head();
     }
 

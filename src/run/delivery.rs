@@ -25,7 +25,7 @@ impl<W: Write> Session<'_, W> {
         let watch = self.rec.begin_test();
         // Live metrics see the test, each second the receivers finish (deliveries and their
         // latencies, as the journal gets them), and at its end its totals.
-        live_metrics::test_started(&self.console, title, watch.as_ref());
+        live_metrics::test_started(&mut self.console, title, watch.as_ref());
         let interrupted = self.console.interrupted.clone();
         let measured = {
             let mut observer = super::record_hook::Journaled::new(
@@ -40,7 +40,7 @@ impl<W: Write> Session<'_, W> {
         };
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
-        live_metrics::test_ended(&self.console, &result);
+        live_metrics::test_ended(&mut self.console, &result);
         let block = DeliveryRecord::of(spec, &measured);
         let extras = TestExtras {
             delivery: Some(&block),
