@@ -30,6 +30,7 @@ mod memtier;
 mod memtier_client_stats;
 mod memtier_conn;
 mod memtier_data;
+mod memtier_outputs;
 mod memtier_scan;
 mod mixes;
 mod mode_wiring;
