@@ -183,6 +183,9 @@ pub(crate) struct Live {
     pub published: Vec<AtomicU64>,
     /// First deliveries per receiver.
     pub received: Vec<AtomicU64>,
+    /// Their publish → receive latencies' sum per receiver, ns (for the progress ticks:
+    /// `seconds::Waiting`).
+    pub latency_ns: Vec<AtomicU64>,
     /// Each receiver has ended (set before its connection is closed, so the monitor does not
     /// take a receiver that finished for one the server dropped).
     pub finished: Vec<AtomicBool>,
@@ -206,6 +209,7 @@ impl Live {
             origin: Instant::now(),
             published: (0..channels).map(|_| AtomicU64::new(0)).collect(),
             received: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
+            latency_ns: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..receivers).map(|_| AtomicBool::new(false)).collect(),
             publishing_done: AtomicBool::new(false),
             stop: AtomicBool::new(false),

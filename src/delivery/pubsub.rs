@@ -18,7 +18,6 @@ use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
-use crate::engine::seconds::SecondsOut;
 use crate::engine::{ConnSetup, EngineError, Observer};
 use crate::watch::Info;
 
@@ -123,24 +122,15 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, names))
             })
             .collect();
-        let mut out = SecondsOut {
-            timeline: &live.timeline,
-            measure_start: live.origin,
-            next: 0,
-            threads: Default::default(),
-        };
+        let mut waiting = seconds::Waiting::new(&live, spec.publishers);
         let ended = || publishers.iter().all(|h| h.is_finished());
-        seconds::wait(&ended, &mut out, observer);
+        waiting.wait(&ended, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
-        seconds::wait(
-            &|| receivers.iter().all(|h| h.is_finished()),
-            &mut out,
-            observer,
-        );
+        waiting.wait(&|| receivers.iter().all(|h| h.is_finished()), observer);
         let received: Vec<_> = receivers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, received, monitor.join().unwrap_or_default())
@@ -328,6 +318,7 @@ fn receive(
                 match message_payload(&v).map(stamp::read) {
                     Some(Some((sent, number))) if tally.receive(number, sent, live.now_ns()) => {
                         live.received[i as usize].store(tally.delivered, Ordering::Relaxed);
+                        live.latency_ns[i as usize].store(tally.latency_sum_ns, Ordering::Relaxed);
                         last = Instant::now();
                     }
                     // A duplicate (counted by `receive`), or not a message.

@@ -10,12 +10,17 @@
 //! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
 //! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. The receivers'
 //! own timelines are left whole: the test's record is built from them at its end, as before.
+//! Every 250 ms the calling thread also reads the receivers' live counts (first deliveries and
+//! their latency sum, one relaxed store each per delivery, next to the count they already kept)
+//! and ticks the observer with them, as the engine's monitor ticks it with its workers' figures.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
+use super::Live;
 use super::tally::Tally;
-use crate::engine::Observer;
 use crate::engine::seconds::SecondsOut;
+use crate::engine::{Observer, Snapshot, TICK};
 use crate::metrics::SharedTimeline;
 
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
@@ -79,12 +84,78 @@ pub(super) fn hand_published(
     *next = upto;
 }
 
-/// Waits until `done()` says the threads it waits for have ended, handing each finished second
-/// to `observer` meanwhile (`out` keeps which were handed).
-pub(super) fn wait(done: &dyn Fn() -> bool, out: &mut SecondsOut<'_>, observer: &mut dyn Observer) {
-    while !done() {
-        out.hand(std::time::Instant::now(), observer);
-        std::thread::sleep(POLL);
+/// The calling thread's side while the test's threads run: it hands over each finished second
+/// (`out`) and, every [`TICK`], tells the observer how the test goes (`Observer::tick`, as the
+/// engine's monitor does for its workers: live metrics' phase, connections and completed
+/// counter, and the progress line), from the receivers' live counts. Without the ticks
+/// `/metrics` would show the test as still warming up with no connection, its completed counter
+/// moving only in whole seconds.
+pub(super) struct Waiting<'a> {
+    out: SecondsOut<'a>,
+    live: &'a Live,
+    publishers: u64,
+    /// The last tick: when, and the deliveries and their latency sum then.
+    at: Instant,
+    counted: (u64, u64),
+}
+
+impl<'a> Waiting<'a> {
+    pub(super) fn new(live: &'a Live, publishers: u32) -> Self {
+        Self {
+            out: SecondsOut {
+                timeline: &live.timeline,
+                measure_start: live.origin,
+                next: 0,
+                threads: Default::default(),
+            },
+            live,
+            publishers: u64::from(publishers),
+            at: live.origin,
+            counted: (0, 0),
+        }
+    }
+
+    /// Waits until `done()` says the threads it waits for have ended, handing each finished
+    /// second to `observer` meanwhile, and a tick every [`TICK`].
+    pub(super) fn wait(&mut self, done: &dyn Fn() -> bool, observer: &mut dyn Observer) {
+        while !done() {
+            let now = Instant::now();
+            if now.duration_since(self.at) >= TICK {
+                self.tick(now, observer);
+            }
+            self.out.hand(now, observer);
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// The test's figures so far: its first deliveries (the test's completions) and their
+    /// latency, and its connections, of which those that ended (a receiver done or dropped by
+    /// the server, the publishers once publishing is over) are not up.
+    fn tick(&mut self, now: Instant, observer: &mut dyn Observer) {
+        let sum = |v: &[AtomicU64]| v.iter().map(|a| a.load(Ordering::Relaxed)).sum::<u64>();
+        let (completed, latency) = (sum(&self.live.received), sum(&self.live.latency_ns));
+        let ended = self
+            .live
+            .finished
+            .iter()
+            .filter(|f| f.load(Ordering::Relaxed))
+            .count() as u64;
+        let published = self.live.publishing_done.load(Ordering::Relaxed);
+        observer.tick(&Snapshot {
+            warming_up: false,
+            measured_secs: now.duration_since(self.live.origin).as_secs_f64(),
+            measured_completed: completed,
+            measured_latency_sum_ns: latency,
+            interval_completed: completed.saturating_sub(self.counted.0),
+            interval_latency_sum_ns: latency.saturating_sub(self.counted.1),
+            interval_secs: now.duration_since(self.at).as_secs_f64(),
+            connections: self.live.received.len() as u64 + self.publishers,
+            connections_down: ended + if published { self.publishers } else { 0 },
+            // A message is known lost only when the test ends.
+            in_flight: None,
+        });
+        self.at = now;
+        self.counted = (completed, latency);
     }
 }
 

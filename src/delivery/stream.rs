@@ -18,7 +18,6 @@ use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
-use crate::engine::seconds::SecondsOut;
 use crate::engine::{ConnSetup, EngineError, Observer};
 
 /// The consumer group's name.
@@ -101,24 +100,15 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, add))
             })
             .collect();
-        let mut out = SecondsOut {
-            timeline: &live.timeline,
-            measure_start: live.origin,
-            next: 0,
-            threads: Default::default(),
-        };
+        let mut waiting = seconds::Waiting::new(&live, spec.publishers);
         let ended = || publishers.iter().all(|h| h.is_finished());
-        seconds::wait(&ended, &mut out, observer);
+        waiting.wait(&ended, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
-        seconds::wait(
-            &|| consumers.iter().all(|h| h.is_finished()),
-            &mut out,
-            observer,
-        );
+        waiting.wait(&|| consumers.iter().all(|h| h.is_finished()), observer);
         let ends: Vec<_> = consumers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, ends, monitor.join().unwrap_or_default())
@@ -187,7 +177,8 @@ fn consume(
         key,
         b">",
     ];
-    let (mut acked, mut mine) = (0u64, 0u64);
+    // This consumer's first deliveries and their latency sum (the live progress).
+    let (mut acked, mut mine, mut mine_ns) = (0u64, 0u64, 0u64);
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
@@ -232,6 +223,7 @@ fn consume(
                 match stamp::read(payload) {
                     Some((sent, number)) if tally.receive(number, sent, now) => {
                         mine += 1;
+                        mine_ns = mine_ns.saturating_add(now.saturating_sub(sent));
                         last = Instant::now();
                     }
                     // A duplicate (counted by `receive`).
@@ -241,6 +233,7 @@ fn consume(
             }
         }
         live.received[i as usize].store(mine, Ordering::Relaxed);
+        live.latency_ns[i as usize].store(mine_ns, Ordering::Relaxed);
         if ack.len() > 3 {
             match c.call(&ack) {
                 Ok(Value::Integer(n)) => acked += n.max(0) as u64,

@@ -17,6 +17,8 @@ pub struct Tally {
     pub foreign: u64,
     /// Send → receive of first deliveries, ns.
     pub latency: LatencyHistogram,
+    /// Their sum, ns (the live progress's average: `seconds::Waiting`).
+    pub latency_sum_ns: u64,
     /// Per second since the origin (with its 100 ms slots), as the engine's tests keep it, so
     /// the record's timeline and outages read a delivery test like any other.
     pub timeline: Timeline,
@@ -33,6 +35,7 @@ impl Tally {
             duplicates: 0,
             foreign: 0,
             latency: LatencyHistogram::new(),
+            latency_sum_ns: 0,
             timeline: Timeline::default(),
             last_ns: 0,
         }
@@ -55,6 +58,7 @@ impl Tally {
         self.last_ns = self.last_ns.max(now_ns);
         let ns = now_ns.saturating_sub(sent_ns);
         self.latency.record(ns.max(1));
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(ns);
         let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
         second.completed += 1;
         second.latency.record(ns.max(1));
@@ -72,6 +76,7 @@ impl Tally {
         self.duplicates += other.duplicates;
         self.foreign += other.foreign;
         self.latency.merge(&other.latency);
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
         self.last_ns = self.last_ns.max(other.last_ns);
         self.timeline.merge(&other.timeline);
     }

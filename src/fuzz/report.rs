@@ -207,15 +207,17 @@ pub fn reduce(
         return Ok(rec);
     }
     let path = trace.with_file_name(REPRO_FILE);
+    // Whole or not at all (`record::atomic`): a reproducer of an earlier run in that directory
+    // stays until this one replaces it.
     let write = || -> io::Result<()> {
-        let mut w = Writer::new(io::BufWriter::new(std::fs::File::create(&path)?))?;
+        let mut w = Writer::new(Vec::new())?;
         w.comment(
             "respbench --fuzz reproducer: replay in this order, each client on its own connection",
         )?;
         for e in &reduced.entries {
             w.write(e)?;
         }
-        w.flush()
+        crate::record::atomic::write(&path, w.get_mut())
     };
     write().map_err(|e| format!("{}: {e}", path.display()))?;
     rec.path = Some(path.display().to_string());

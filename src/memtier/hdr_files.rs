@@ -8,15 +8,23 @@
 
 use std::fmt::Write as _;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
 use crate::compare::input::spectrum;
 use crate::metrics::LatencyHistogram;
-use crate::record::TestRecord;
+use crate::record::{TestRecord, atomic};
 
-/// Writes the files of run `run` (from 1) of `t`; returns the lines memtier prints on stderr.
+/// The first file a run writes (run 1's `FULL_RUN` distribution), to check before the run that
+/// its directory takes files.
+pub fn first_path(prefix: &Path) -> PathBuf {
+    PathBuf::from(format!("{}_FULL_RUN_1.txt", prefix.display()))
+}
+
+/// Writes the files of run `run` (from 1) of `t`, each whole or not at all (`record::atomic`: an
+/// earlier file of that name stays until the new one replaces it); returns the lines memtier
+/// prints on stderr.
 pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Result<Vec<String>> {
     let mut notes = Vec::new();
     let mut files = vec![(
@@ -39,12 +47,15 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
         let us = micros(&ns);
         let base = format!("{}_{suffix}", prefix.display());
         let txt = format!("{base}.txt");
-        std::fs::write(&txt, distribution(us.raw()))?;
+        atomic::write(Path::new(&txt), distribution(us.raw()).as_bytes())?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results to {txt}..."
         ));
         let hgrm = format!("{base}.hgrm");
-        std::fs::write(&hgrm, log(&title, &us, start_s, t.duration_s))?;
+        atomic::write(
+            Path::new(&hgrm),
+            log(&title, &us, start_s, t.duration_s).as_bytes(),
+        )?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results in HistogramLogProcessor format to {hgrm}..."
         ));

@@ -16,7 +16,6 @@ mod monitor;
 mod stats;
 mod text;
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::memtier::{MemtierOptions, Requests};
 use crate::plan::RunPlan;
-use crate::record::{Document, TestRecord};
+use crate::record::{Document, TestRecord, atomic};
 use crate::run::{Failure, run_for_document};
 
 pub use monitor::resolve as resolve_monitor_input;
@@ -49,15 +48,7 @@ pub fn run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    if opts.json_out_file.is_some() || opts.out_file.is_some() {
-        check_outputs(opts)?;
-    }
-    if let Some(prefix) = &opts.client_stats {
-        // Its directory takes the files (exit 1 before anything connects).
-        let first = client_stats::path(prefix, 1, &Default::default());
-        crate::record::atomic::check_writable(&first)
-            .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", first.display())))?;
-    }
+    check_outputs(opts)?;
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
         eprintln!("============== Configuration values: ==============");
@@ -93,10 +84,20 @@ pub fn run(
     result
 }
 
-/// The outputs can be created (exit 1 before anything connects, as for `--json`).
+/// The outputs can be written when the run ends (exit 1 before anything connects, as for
+/// `--json`): `--json-out-file`, `--out-file`, and the directories of `--hdr-file-prefix`'s and
+/// `--client-stats`' files (their first run's). Checked without touching an earlier file: every
+/// output is written whole at the end by the one atomic writer (`record::atomic`), so a run
+/// killed before it leaves the earlier file as it was, and `compare` can still read it.
 fn check_outputs(opts: &MemtierOptions) -> Result<(), Failure> {
-    for p in [&opts.json_out_file, &opts.out_file].into_iter().flatten() {
-        File::create(p)
+    let files = [&opts.json_out_file, &opts.out_file].into_iter().flatten();
+    let hdr = opts.hdr_file_prefix.as_deref().map(hdr_files::first_path);
+    let csv = opts
+        .client_stats
+        .as_deref()
+        .map(|p| client_stats::path(p, 1, &Default::default()));
+    for p in files.cloned().chain(hdr).chain(csv) {
+        atomic::check_writable(&p)
             .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", p.display())))?;
     }
     Ok(())
@@ -184,7 +185,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         out.push_str(&text::verification(v));
     }
     match &opts.out_file {
-        Some(p) => std::fs::write(p, &out)?,
+        Some(p) => atomic::write(p, out.as_bytes())?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout.write_all(out.as_bytes())?;
@@ -210,7 +211,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
         let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
-        std::fs::write(p, text)?;
+        atomic::write(p, &text)?;
         eprintln!("Json file {} created...", p.display());
     }
     Ok(())

@@ -24,6 +24,10 @@ pub struct Recorder {
     pub all_latency_sum_ns: u64,
     /// Error replies counted with `-e`, by first word (measured phase only).
     pub errors: ErrorCounts,
+    /// Measured requests failed (error replies and requests lost without one): `errors`' total
+    /// as one count, which the engine's worker publishes each loop turn so the main thread knows
+    /// the requests in flight (`issued − completed − failures`: live metrics' outages).
+    pub failures: u64,
     /// RESP3 pushes that were not replies, by kind.
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
@@ -97,6 +101,7 @@ impl Recorder {
             all_completed: 0,
             all_latency_sum_ns: 0,
             errors: ErrorCounts::default(),
+            failures: 0,
             pushes: PushCounts::default(),
             last_reply: None,
             last_failure: None,
@@ -209,6 +214,7 @@ impl Recorder {
         if !warmup {
             self.hand_over(now);
             self.errors.record(text);
+            self.failures += 1;
             self.tally.error_reply(now, text);
         }
     }
@@ -218,6 +224,7 @@ impl Recorder {
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
         self.hand_over(now);
         self.errors.record_kind(FAILURE_KINDS[kind], n);
+        self.failures += n;
         self.tally.lost(now, kind, n);
         self.last_failure = Some(now);
     }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot};
-use crate::live::{Endpoint, Feed};
+use crate::live::{Endpoint, Feed, Tick};
 use crate::metrics::{Second, SharedTimeline};
 use crate::record::document::Document;
 use crate::record::journal::{Journal, TestStart};
@@ -103,10 +103,26 @@ impl ReplayJournal {
         }))
     }
 
-    /// Writes every second that is complete by now. A journal that cannot be written is
-    /// dropped with one warning; the replay goes on.
-    pub(super) fn poll(this: &mut Option<Self>) {
+    /// Writes every second that is complete by now, and tells live metrics how the replay goes
+    /// (`Feed::progress`: the phase, the `connections` the schedule has opened so far, the
+    /// requests completed by the seconds the threads have added to the timeline). A journal that
+    /// cannot be written is dropped with one warning; the replay goes on.
+    pub(super) fn poll(this: &mut Option<Self>, connections: u32) {
         let Some(j) = this.as_mut() else { return };
+        if let Some(feed) = &j.feed {
+            let completed = {
+                let t = j.timeline.lock().unwrap_or_else(|e| e.into_inner());
+                t.seconds.iter().map(|s| s.completed).sum()
+            };
+            let now = Instant::now();
+            feed.progress(&Tick {
+                warming_up: now < j.measure_start,
+                measured_secs: now.saturating_duration_since(j.measure_start).as_secs_f64(),
+                completed,
+                connections: u64::from(connections),
+                ..Tick::default()
+            });
+        }
         let mut out = SecondsOut {
             timeline: &j.timeline,
             measure_start: j.measure_start,

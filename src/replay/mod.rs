@@ -255,15 +255,16 @@ impl Live {
             .map_err(|_| "a replay thread stopped".to_string())
     }
 
-    fn hand_over_all(&mut self) -> Result<(), String> {
+    /// `connections`: those the schedule has opened so far (for live metrics).
+    fn hand_over_all(&mut self, connections: u32) -> Result<(), String> {
         // Also every ≤ 50 ms while the schedule waits: the journal's completed seconds.
-        journal::ReplayJournal::poll(&mut self.journal);
+        journal::ReplayJournal::poll(&mut self.journal, connections);
         (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
     }
 }
 
 impl Sink for Live {
-    fn send(&mut self, s: &Send<'_>, _: &Scheduler) -> Result<(), String> {
+    fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
         if let Some(ns) = s.due_ns {
             let due = self.start + Duration::from_nanos(ns);
             loop {
@@ -271,7 +272,7 @@ impl Sink for Live {
                 if due <= now + LOOKAHEAD {
                     break;
                 }
-                self.hand_over_all()?;
+                self.hand_over_all(sched.connections())?;
                 if self.stop.load(Ordering::Relaxed) {
                     return Err("stopped".into());
                 }
@@ -373,8 +374,10 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         stop: Arc::clone(&stop),
         journal,
     };
-    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
-        .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
+    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop).and_then(|()| {
+        let connections = sched.connections();
+        live.hand_over_all(connections).map_err(|e| Fail(1, e))
+    });
     let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;

@@ -123,12 +123,14 @@ impl Observer for Console {
 
     fn tick(&mut self, s: &Snapshot) {
         if let Some(live) = &self.live {
-            live.progress(
-                s.warming_up,
-                s.measured_completed,
-                s.connections,
-                s.connections_down,
-            );
+            live.progress(&live::Tick {
+                warming_up: s.warming_up,
+                measured_secs: s.measured_secs,
+                completed: s.measured_completed,
+                connections: s.connections,
+                down: s.connections_down,
+                in_flight: s.in_flight,
+            });
         }
         if let Some(statsd) = &mut self.statsd {
             statsd.connections(s.connections);

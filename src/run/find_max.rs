@@ -17,6 +17,7 @@ use crate::slo::search::{MAX_WINDOWS, start_from_probe};
 use crate::slo::table::{self, Limit, Row, group};
 use crate::slo::{Conclusion, Decision, End, Figures, Next, Search};
 use crate::verdict::Verdict;
+use crate::watch::TestWatch;
 use crate::workload::Template;
 
 /// One window's run: the result and a fatal error beside it.
@@ -138,7 +139,7 @@ impl<W: Write> Session<'_, W> {
         let mut load = self.load.clone();
         load.rps = None;
         load.stop = Stop::After(PROBE);
-        let m = self.measure(title, template, cluster, &load, "probe");
+        let m = self.measure(title, template, cluster, &load, ("probe", None));
         if let Some(e) = m.fatal {
             return Err(e.into());
         }
@@ -167,13 +168,8 @@ impl<W: Write> Session<'_, W> {
         let mut load = self.load.clone();
         load.rps = Some(rate);
         let watch = self.rec.begin_test();
-        let m = self.measure(
-            title,
-            template,
-            cluster,
-            &load,
-            &format!("{} rps", group(rate)),
-        );
+        let what = format!("{} rps", group(rate));
+        let m = self.measure(title, template, cluster, &load, (&what, watch.as_ref()));
         if m.fatal.is_some() || m.result.outcome != Outcome::Completed {
             drop(watch);
             return m;
@@ -220,21 +216,23 @@ impl<W: Write> Session<'_, W> {
             .and_then(|()| self.out.flush());
     }
 
-    /// Runs the test once with `load`, the progress line titled `what`.
+    /// Runs the test once with `load`, the progress line titled `what`; live metrics get the
+    /// server watch's samplers of a window (`watch`; the probe has none), so their server
+    /// figures follow the window under way.
     fn measure(
         &mut self,
         title: &str,
         template: &Template,
         cluster: Option<&ClusterRun>,
         load: &LoadSpec,
-        what: &str,
+        (what, watch): (&str, Option<&TestWatch>),
     ) -> Measured {
         let console = &mut self.console;
         console.title.clear();
         console.title.push_str(title);
         console.title.push_str(" @ ");
         console.title.push_str(what);
-        super::live_metrics::test_started(console, title, None);
+        super::live_metrics::test_started(console, title, watch);
         let (result, fatal) = {
             let mut observer =
                 super::record_hook::Journaled::new(console, self.rec, title, template, load)

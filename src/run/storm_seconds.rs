@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot};
-use crate::live::Feed;
+use crate::live::{Feed, Tick};
 use crate::metrics::{Second, SharedTimeline};
 use crate::record::RunRecord;
 use crate::record::journal::TestStart;
@@ -87,7 +87,12 @@ impl<'a> ModeSeconds<'a> {
     /// over every second complete by now.
     pub(super) fn poll(&mut self, now: Instant, completed: u64) {
         if let Some(feed) = &self.live {
-            feed.progress(false, completed, self.threads, 0);
+            feed.progress(&Tick {
+                measured_secs: now.saturating_duration_since(self.start).as_secs_f64(),
+                completed,
+                connections: self.threads,
+                ..Tick::default()
+            });
         }
         self.hand(now);
     }
@@ -116,7 +121,11 @@ impl<'a> ModeSeconds<'a> {
     pub(super) fn end(mut self, completed: u64) {
         self.hand(Instant::now() + Duration::from_secs(1) + crate::engine::seconds::GRACE);
         if let Some(feed) = &self.live {
-            feed.progress(false, completed, 0, 0);
+            feed.progress(&Tick {
+                measured_secs: self.start.elapsed().as_secs_f64(),
+                completed,
+                ..Tick::default()
+            });
         }
     }
 }

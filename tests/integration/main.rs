@@ -31,6 +31,7 @@ mod memtier_client_stats;
 mod memtier_conn;
 mod memtier_data;
 mod memtier_import;
+mod memtier_outputs;
 mod memtier_scan;
 mod memtier_statsd;
 mod mixes;
