@@ -126,9 +126,10 @@ pub struct FindMaxRecord {
     /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
     /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
-    /// With `end` `too-noisy`: a rate at least twice the failing bound's at which the SLO broke
-    /// by no more than at the failing bound, so the load did not set the boundary (the
-    /// machine's stalls did). Absent otherwise, and in records from before the check.
+    /// With `end` `too-noisy` or `never-met`: a rate at least twice the failing bound's (the
+    /// lowest rate's, for `never-met`) at which the SLO broke by no more than there, so the load
+    /// did not set the boundary (the machine's stalls did). Absent otherwise, and in records from
+    /// before the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_growth_rps: Option<u64>,
 }
@@ -140,9 +141,10 @@ pub struct FindMaxRecord {
 pub struct FindMaxStep {
     pub offered_rps: u64,
     pub achieved_rps: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
+    /// `null` when the window got no reply (then it did not meet the SLO).
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
     /// Error replies.
     pub errors: u64,
     /// Every SLO condition held.

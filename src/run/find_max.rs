@@ -175,18 +175,20 @@ impl<W: Write> Session<'_, W> {
             return m;
         }
         let r = &m.result;
-        let figures = figures(r);
+        // A window without a reply has no latency to hold against the SLO: it did not meet it
+        // (its figures would read 0), and it broke it by more than any window that was answered.
+        let figures = (r.completed + r.errors.total() > 0).then(|| figures(r));
         let row = Row {
             step: 0,
             window: 0,
             offered: rate,
             achieved: r.throughput(),
-            p50_us: figures.p50_us,
-            p99_us: figures.p99_us,
-            p999_us: figures.p999_us,
+            p50_us: figures.map(|f| f.p50_us),
+            p99_us: figures.map(|f| f.p99_us),
+            p999_us: figures.map(|f| f.p999_us),
             errors: r.errors.total(),
-            slo_met: fm.slo.met(&figures),
-            slo_ratio: fm.slo.ratio(&figures),
+            slo_met: figures.is_some_and(|f| fm.slo.met(&f)),
+            slo_ratio: figures.map_or(f64::INFINITY, |f| fm.slo.ratio(&f)),
             decided: None,
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));

@@ -293,9 +293,9 @@ pub struct Conclusion {
     /// Windows measured.
     pub windows: usize,
     pub noise: Noise,
-    /// With [`End::TooNoisy`]: a rate at least [`LOAD_MULTIPLE`] times the failing bound's at
-    /// which the SLO broke by less than [`GROWTH`] times as much (the boundary is not the
-    /// load's).
+    /// With [`End::TooNoisy`] or [`End::NeverMet`]: a rate at least [`LOAD_MULTIPLE`] times
+    /// the failing bound's at which the SLO broke by less than [`GROWTH`] times as much (the
+    /// boundary, or the breaking at every rate, is not the load's).
     pub no_growth: Option<Tally>,
 }
 
@@ -447,7 +447,8 @@ impl Search {
             return LoadCheck::Measure(from);
         }
         let bound = u.median_ratio();
-        match above.find(|t| !t.fell_behind() && t.median_ratio() < GROWTH * bound) {
+        // The highest such rate: the widest span over which the breaking did not grow.
+        match above.rfind(|t| !t.fell_behind() && t.median_ratio() < GROWTH * bound) {
             Some(flat) => LoadCheck::Flat(*flat),
             None => LoadCheck::Grows,
         }
@@ -471,18 +472,30 @@ impl Search {
     }
 
     /// The windows that disagree with the verdict at their own rate (each decided rate's
-    /// minority), among the windows of decided rates. Neither a rate still open nor the failing
-    /// bound is counted: at the boundary windows disagree because the SLO is just about met
-    /// there (a split failing bound says "the boundary is here"), and that is not noise.
+    /// minority), or with the boundary: below the highest rate that met the SLO, a rate that
+    /// broke it (or split) disagrees in every window that broke it (the search met the SLO
+    /// above a rate that broke it). Counted among the windows of decided rates. Neither a rate
+    /// still open nor the failing bound is counted: at the boundary windows disagree because the
+    /// SLO is just about met there (a split failing bound says "the boundary is here"), and that
+    /// is not noise.
     pub fn noise(&self) -> Noise {
         let boundary = self.upper().map(|u| u.offered);
+        let best = self.best().map_or(0, |b| b.offered);
         let decided = self
             .rates
             .values()
             .filter(|t| t.decision() != Decision::Open && Some(t.offered) != boundary);
-        decided.fold(Noise::default(), |n, t| Noise {
-            disagreeing: n.disagreeing + t.met.min(t.broken),
-            windows: n.windows + t.windows(),
+        decided.fold(Noise::default(), |n, t| {
+            let below_best = t.offered < best && t.decision() != Decision::Met;
+            Noise {
+                disagreeing: n.disagreeing
+                    + if below_best {
+                        t.broken
+                    } else {
+                        t.met.min(t.broken)
+                    },
+                windows: n.windows + t.windows(),
+            }
         })
     }
 
@@ -504,7 +517,7 @@ impl Search {
             .map(|(_, t)| *t)
             .find(|t| matches!(t.decision(), Decision::Broken | Decision::Split));
         let no_growth = match (end, upper) {
-            (End::TooNoisy, Some(u)) => match self.load_check(&u) {
+            (End::TooNoisy | End::NeverMet, Some(u)) => match self.load_check(&u) {
                 LoadCheck::Flat(t) => Some(t),
                 _ => None,
             },
@@ -716,6 +729,22 @@ mod tests {
     }
 
     #[test]
+    fn rates_that_broke_below_one_that_met_are_noise() {
+        // The trial's run on a busy machine: 3,383 to 5,156 req/s each broke the SLO, then the
+        // load check's 6,766 met it (the machine had quietened). An answer of 6,766 would hide
+        // four rates below it that broke: too noisy.
+        let mut calls = 0;
+        let measure = |offered: u64| {
+            calls += 1;
+            window(offered, if calls <= 14 { 3_000.0 } else { 7_000.0 }, false)
+        };
+        let mut s = Search::new(3_383, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::TooNoisy, "{offered:?} {c:?}");
+        assert!(c.noise.disagreeing >= 3, "{c:?}");
+    }
+
+    #[test]
     fn a_ceiling_below_the_knee_is_the_upper_bound() {
         // The SLO would hold up to 10k, but only 6k can be served: windows above fall behind.
         let mut s = Search::new(1_000, MAX_WINDOWS);
@@ -750,6 +779,25 @@ mod tests {
         );
         assert_eq!(c.best, None);
         assert_eq!(c.upper.unwrap().offered, 100);
+    }
+
+    #[test]
+    fn an_slo_broken_as_much_at_every_rate_names_the_stalls() {
+        // The trial's GET at p99 < 1 ms on a busy machine: 3 to 4 ms at every rate from 564 to
+        // 4,517 req/s. No rate meets it, and the breaking did not grow with the load.
+        let measure = |offered: u64| Window {
+            slo_ratio: 3.4,
+            ..window(offered, 1.0, false)
+        };
+        let mut s = Search::new(4_517, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::NeverMet, "{offered:?}");
+        let (lowest, flat) = (c.upper.unwrap(), c.no_growth.unwrap());
+        assert_eq!((lowest.offered, flat.offered), (4_517 / 16, 4_517), "{c:?}");
+        // Breaking that grows with the rate is the load's: no such rate named.
+        let mut s = Search::new(4_517, MAX_WINDOWS);
+        let (c, _) = drive(&mut s, server(1e9, 100.0));
+        assert_eq!((c.end, c.no_growth), (End::NeverMet, None));
     }
 
     #[test]

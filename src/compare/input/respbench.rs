@@ -77,13 +77,16 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
         points: f
             .steps
             .iter()
-            .map(|s| CurvePoint {
-                offered_rps: s.offered_rps,
-                achieved_rps: s.achieved_rps,
-                p50_us: s.p50_us,
-                p99_us: s.p99_us,
-                met: s.met,
-                saturated: s.saturated,
+            // A window without a reply has no latency to draw.
+            .filter_map(|s| {
+                Some(CurvePoint {
+                    offered_rps: s.offered_rps,
+                    achieved_rps: s.achieved_rps,
+                    p50_us: s.p50_us?,
+                    p99_us: s.p99_us?,
+                    met: s.met,
+                    saturated: s.saturated,
+                })
             })
             .collect(),
     });
