@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReplayRecord {
-    /// The trace's file name (without its directory).
+    /// The trace's file name (without its directory); several traces' names joined by `, `.
     pub trace: String,
     /// The trace's span in the window replayed, seconds (first to last entry).
     pub span_s: f64,

@@ -15,6 +15,7 @@
 //! report).
 
 pub mod capture;
+mod capture_cluster;
 mod connect;
 mod filter;
 mod journal;
@@ -35,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
-use crate::trace::{Entry, Reader, TraceError};
+use crate::trace::{Entry, Merge, MergeError, TraceError};
 
 pub use options::{OPTIONS, ReplayArgs, Speed, docs, help_text};
 use schedule::{Scheduler, Send, Sink};
@@ -75,37 +76,40 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Reads the trace lap by lap into `sink` through `sched`; `stop` ends it early.
+/// Reads the traces (merged by time, `trace::Merge`) lap by lap into `sink` through `sched`;
+/// `stop` ends it early.
 fn drive(
     a: &ReplayArgs,
     sched: &mut Scheduler,
     sink: &mut impl Sink,
     stop: &AtomicBool,
 ) -> Result<(), Fail> {
-    let path = a.trace.as_deref().expect("checked by parse");
     let mut entry = Entry::empty();
     for lap in 0..a.loops {
         if lap > 0 {
             sched.next_lap();
         }
-        let mut reader = Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+        let mut merge = Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
         loop {
-            match reader.next_into(&mut entry) {
+            match merge.next_into(&mut entry) {
                 Ok(true) => {}
                 Ok(false) => break,
                 // A capture killed mid-write leaves its last entry cut: every entry before it
-                // is replayed (the trace's own end), and stderr says so once.
-                Err(TraceError::Truncated { line }) => {
+                // is replayed (that trace's own end; the others go on), and stderr says so once.
+                Err(MergeError {
+                    trace,
+                    error: TraceError::Truncated { line },
+                }) => {
                     if lap == 0 {
                         eprintln!(
                             "respbench replay: warning: {} ends inside an entry at line {line} (cut short?): \
                              replaying the entries before it",
-                            path.display()
+                            a.traces[trace].display()
                         );
                     }
-                    break;
+                    continue;
                 }
-                Err(e) => return Err(Fail(2, trace_error(path, &e))),
+                Err(e) => return Err(merge_error(a, &e)),
             }
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -114,6 +118,11 @@ fn drive(
         }
     }
     Ok(())
+}
+
+/// A trace that cannot be read, named: exit 2.
+fn merge_error(a: &ReplayArgs, e: &MergeError) -> Fail {
+    Fail(2, trace_error(&a.traces[e.trace], &e.error))
 }
 
 /// [`drive`], through `router` under `--cluster` (each command to its keys' node; MULTI blocks
@@ -314,8 +323,7 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
 
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
-    let path = a.trace.as_deref().expect("checked by parse");
-    Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+    Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
     let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;

@@ -368,8 +368,18 @@ fn bad_input_is_one_line_and_exit_2() {
     let missing = dir.path().join("nope.trace");
     let garbage = dir.path().join("garbage.trace");
     std::fs::write(&garbage, "this is not a trace\n").unwrap();
+    let good = dir.path().join("good.trace");
+    std::fs::write(&good, "1700000000.000000 [0 c1] \"PING\"\n").unwrap();
     for args in [
         vec!["replay", missing.to_str().unwrap()],
+        // Of several traces, any that cannot be read is refused before anything is sent.
+        vec!["replay", good.to_str().unwrap(), missing.to_str().unwrap()],
+        vec![
+            "replay",
+            "--dry-run",
+            good.to_str().unwrap(),
+            garbage.to_str().unwrap(),
+        ],
         vec!["replay", "--dry-run", garbage.to_str().unwrap()],
         vec!["replay", "--speed", "fast", "x.trace"],
         vec!["replay"],
@@ -379,6 +389,7 @@ fn bad_input_is_one_line_and_exit_2() {
         assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.starts_with("respbench "), "{}", out.stderr);
+        assert!(!out.stderr.contains("good.trace"), "{}", out.stderr);
     }
 }
 
