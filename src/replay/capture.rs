@@ -276,6 +276,9 @@ pub(super) fn monitor<W: Write>(
             }
         }
         let Some(value) = mon.wait_next().map_err(node)? else {
+            // A pause in the traffic: the file catches up, so what was captured is on disk
+            // (for `tail -f`, and for a capture killed later).
+            writer.flush().map_err(io)?;
             continue;
         };
         let line: &[u8] = match &value {
