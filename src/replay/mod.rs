@@ -272,7 +272,8 @@ impl Live {
 }
 
 impl Sink for Live {
-    fn send(&mut self, s: &Send<'_>, _: &Scheduler) -> Result<(), String> {
+    /// Holds `s` back until [`LOOKAHEAD`] before its time, handing over what is ready meanwhile.
+    fn wait(&mut self, s: &Send<'_>) -> Result<(), String> {
         if let Some(ns) = s.due_ns {
             let due = self.start + Duration::from_nanos(ns);
             loop {
@@ -287,6 +288,11 @@ impl Sink for Live {
                 std::thread::sleep((due - now - LOOKAHEAD).min(Duration::from_millis(50)));
             }
         }
+        Ok(())
+    }
+
+    fn send(&mut self, s: &Send<'_>, _: &Scheduler) -> Result<(), String> {
+        self.wait(s)?;
         let w = s.conn as usize % self.txs.len();
         let chunk = &mut self.pending[w];
         let start = chunk.bytes.len();
@@ -332,6 +338,8 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
     let mut router = router(a)?;
+    // Re-reads the slot map while the replay runs (every second, and after a MOVED).
+    let refresher = router.as_ref().map(route::Router::refresher);
     let (stop, terminated) = signals();
     let threads = a
         .threads
@@ -352,7 +360,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
-            nodes: router.as_ref().map_or(Vec::new(), |r| r.targets.clone()),
+            cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
             auth: auth.clone(),
             start,
             measure_start,
@@ -386,6 +394,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
+    drop(refresher);
     let cluster = router.map(|r| {
         let mut c = r.record;
         (c.moved, c.ask) = redirects;
