@@ -2,7 +2,7 @@
 //! was skipped, and the schedule as it ran (due and actual sends per second, slip).
 //!
 //! Every field defaults, so records without the block (every other run) and older readers are
-//! unaffected; `merge` keeps the first shard's block as it keeps its options.
+//! unaffected; `merge` adds the shards' blocks ([`merged`]).
 
 use std::collections::BTreeMap;
 
