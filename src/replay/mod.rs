@@ -15,6 +15,7 @@
 //! report).
 
 pub mod capture;
+mod capture_cluster;
 mod connect;
 mod filter;
 mod journal;
@@ -35,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
-use crate::trace::{Entry, Reader, TraceError};
+use crate::trace::{Entry, Merge, MergeError, TraceError};
 
 pub use options::{OPTIONS, ReplayArgs, Speed, docs, help_text};
 use schedule::{Scheduler, Send, Sink};
@@ -75,37 +76,40 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Reads the trace lap by lap into `sink` through `sched`; `stop` ends it early.
+/// Reads the traces (merged by time, `trace::Merge`) lap by lap into `sink` through `sched`;
+/// `stop` ends it early.
 fn drive(
     a: &ReplayArgs,
     sched: &mut Scheduler,
     sink: &mut impl Sink,
     stop: &AtomicBool,
 ) -> Result<(), Fail> {
-    let path = a.trace.as_deref().expect("checked by parse");
     let mut entry = Entry::empty();
     for lap in 0..a.loops {
         if lap > 0 {
             sched.next_lap();
         }
-        let mut reader = Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+        let mut merge = Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
         loop {
-            match reader.next_into(&mut entry) {
+            match merge.next_into(&mut entry) {
                 Ok(true) => {}
                 Ok(false) => break,
                 // A capture killed mid-write leaves its last entry cut: every entry before it
-                // is replayed (the trace's own end), and stderr says so once.
-                Err(TraceError::Truncated { line }) => {
+                // is replayed (that trace's own end; the others go on), and stderr says so once.
+                Err(MergeError {
+                    trace,
+                    error: TraceError::Truncated { line },
+                }) => {
                     if lap == 0 {
                         eprintln!(
                             "respbench replay: warning: {} ends inside an entry at line {line} (cut short?): \
                              replaying the entries before it",
-                            path.display()
+                            a.traces[trace].display()
                         );
                     }
-                    break;
+                    continue;
                 }
-                Err(e) => return Err(Fail(2, trace_error(path, &e))),
+                Err(e) => return Err(merge_error(a, &e)),
             }
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -114,6 +118,11 @@ fn drive(
         }
     }
     Ok(())
+}
+
+/// A trace that cannot be read, named: exit 2.
+fn merge_error(a: &ReplayArgs, e: &MergeError) -> Fail {
+    Fail(2, trace_error(&a.traces[e.trace], &e.error))
 }
 
 /// [`drive`], through `router` under `--cluster` (each command to its keys' node; MULTI blocks
@@ -264,7 +273,8 @@ impl Live {
 }
 
 impl Sink for Live {
-    fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
+    /// Holds `s` back until [`LOOKAHEAD`] before its time, handing over what is ready meanwhile.
+    fn wait(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
         if let Some(ns) = s.due_ns {
             let due = self.start + Duration::from_nanos(ns);
             loop {
@@ -279,6 +289,11 @@ impl Sink for Live {
                 std::thread::sleep((due - now - LOOKAHEAD).min(Duration::from_millis(50)));
             }
         }
+        Ok(())
+    }
+
+    fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
+        self.wait(s, sched)?;
         let w = s.conn as usize % self.txs.len();
         let chunk = &mut self.pending[w];
         let start = chunk.bytes.len();
@@ -315,8 +330,7 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
 
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
-    let path = a.trace.as_deref().expect("checked by parse");
-    Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+    Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
     let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
@@ -325,6 +339,8 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
     let mut router = router(a)?;
+    // Re-reads the slot map while the replay runs (every second, and after a MOVED).
+    let refresher = router.as_ref().map(route::Router::refresher);
     let (stop, terminated) = signals();
     let threads = a
         .threads
@@ -345,7 +361,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
-            nodes: router.as_ref().map_or(Vec::new(), |r| r.targets.clone()),
+            cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
             auth: auth.clone(),
             start,
             measure_start,
@@ -381,6 +397,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
+    drop(refresher);
     let cluster = router.map(|r| {
         let mut c = r.record;
         (c.moved, c.ask) = redirects;

@@ -32,7 +32,9 @@ impl Speed {
 /// What `replay` was asked to do.
 #[derive(Clone, Debug)]
 pub struct ReplayArgs {
-    pub trace: Option<PathBuf>,
+    /// The traces, in the order given: several are merged by time (`trace::Merge`), e.g. one
+    /// captured on each primary of a cluster.
+    pub traces: Vec<PathBuf>,
     /// Where the target is, its credentials and TLS: the main command line's own entries
     /// (`cli::connection`). The trace's own AUTH commands are never sent; these are used.
     pub conn: ConnectionArgs,
@@ -64,7 +66,7 @@ pub struct ReplayArgs {
 impl Default for ReplayArgs {
     fn default() -> Self {
         Self {
-            trace: None,
+            traces: Vec::new(),
             conn: ConnectionArgs::default(),
             speed: Speed::Factor(1.0),
             loops: 1,
@@ -306,7 +308,7 @@ pub const OPTIONS: &[F] = &[
 ];
 
 const HELP_HEAD: &str = "\
-Usage: respbench replay [options] <trace>
+Usage: respbench replay [options] <trace>...
 
 Sends a trace (respbench capture's file, or valkey-cli/redis-cli monitor
 output) to a server with the trace's own timing: each command at its offset in
@@ -316,7 +318,9 @@ per second. Each client of the trace gets a connection of its own, so its
 order, SELECT, MULTI/EXEC blocks and blocking commands keep their meaning.
 Commands run by scripts ([0 lua] lines) are never sent (their EVAL/FCALL is);
 AUTH is never sent (the target's own -a/--user are used); destructive and
-admin commands are skipped and counted unless --allow names them.
+admin commands are skipped and counted unless --allow names them. Several
+traces (one captured on each primary of a cluster) are replayed as one,
+merged by time, each trace's clients kept apart.
 
 Options:
 ";
@@ -347,12 +351,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
         OPTIONS,
         argv,
         &mut a,
-        |a, v| match a.trace {
-            None => {
-                a.trace = Some(PathBuf::from(v));
-                Ok(())
-            }
-            Some(_) => Err(format!("one trace only ({see})")),
+        |a, v| {
+            a.traces.push(PathBuf::from(v));
+            Ok(())
         },
         |a, name, value| a.conn.apply(name, value),
         see,
@@ -360,7 +361,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
     if help {
         return Ok(None);
     }
-    if a.trace.is_none() {
+    if a.traces.is_empty() {
         return Err(format!("no trace given ({see})"));
     }
     if let Some(end) = a.end_us
@@ -401,7 +402,8 @@ mod tests {
         assert!(args(&["--speed", "0", "x"]).is_err());
         assert!(args(&["--loop", "0", "x"]).is_err());
         assert!(args(&["--start", "5", "--end", "2", "x"]).is_err());
-        assert!(args(&["x", "y"]).is_err());
+        let two = args(&["x", "--speed", "max", "y"]).unwrap().unwrap();
+        assert_eq!(two.traces, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(args(&[]).is_err());
         let a = args(&["--allow", "flushall,config|set", "x"])
             .unwrap()

@@ -56,7 +56,6 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn open(a: &ReplayArgs) -> Result<Self, Fail> {
-        let trace = a.trace.as_deref().expect("checked by parse");
         let mut outs: Vec<(&str, &Path)> = Vec::new();
         if let Some(j) = &a.json {
             outs.push(("--json", j));
@@ -64,7 +63,12 @@ impl Outputs {
         if let Some(h) = &a.html {
             outs.push(("--html", h));
         }
-        check_outputs(&outs, &[("the trace", trace)]).map_err(|e| Fail(2, e.0))?;
+        let inputs: Vec<(&str, &Path)> = a
+            .traces
+            .iter()
+            .map(|t| ("the trace", t.as_path()))
+            .collect();
+        check_outputs(&outs, &inputs).map_err(|e| Fail(2, e.0))?;
         if a.html.as_deref().is_some_and(is_stdout) {
             return Err(Fail(
                 2,
@@ -164,8 +168,12 @@ fn skipped_lines(skipped: &std::collections::BTreeMap<String, u64>) -> String {
 fn summary(f: &Facts) -> String {
     let c = &f.sched.counts;
     let rec = replay_record(f);
+    let of = match f.args.traces.len() {
+        1 => String::new(),
+        n => format!(" of {n} traces merged by time"),
+    };
     let mut s = format!(
-        "Replay: {} entries over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
+        "Replay: {} entries{of} over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
         c.entries,
         rec.span_s,
         rec.sent,
@@ -213,6 +221,20 @@ fn cluster_line(c: &ReplayCluster) -> String {
     )
 }
 
+/// The traces' file names (without their directories), joined by `, ` when there are several.
+fn trace_names(traces: &[PathBuf]) -> String {
+    let names: Vec<String> = traces
+        .iter()
+        .map(|t| {
+            t.file_name().map_or_else(
+                || t.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    names.join(", ")
+}
+
 /// The record's `replay` block.
 pub fn replay_record(f: &Facts) -> ReplayRecord {
     let a = f.args;
@@ -233,12 +255,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         })
         .collect();
     ReplayRecord {
-        trace: a
-            .trace
-            .as_deref()
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        trace: trace_names(&a.traces),
         span_s: f.sched.span_us as f64 / 1e6,
         speed: match a.speed {
             Speed::Factor(x) => Some(x),

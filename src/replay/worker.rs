@@ -22,6 +22,7 @@ use mio::{Events, Interest, Poll, Token};
 use resp::{Kind, Scan, Scanner};
 
 use crate::engine::Target;
+use crate::engine::cluster::ClusterShared;
 use crate::engine::conn::Stream;
 use crate::engine::control::ControlConn;
 use crate::metrics::{Recorder, SharedTimeline};
@@ -93,9 +94,10 @@ pub fn merge_slip(into: &mut Vec<SlipSecond>, other: &[SlipSecond]) {
 /// What a thread needs.
 pub struct Setup {
     pub target: Target,
-    /// `--cluster`: every node's target, by node index (empty: every connection goes to
-    /// `target`). With nodes, `-MOVED`/`-ASK` replies are followed (`redirect.rs`).
-    pub nodes: Vec<Target>,
+    /// `--cluster`: the shared slot map, whose node indexes the jobs name (without it, every
+    /// connection goes to `target`). With it, `-MOVED`/`-ASK` replies are followed
+    /// (`redirect.rs`).
+    pub cluster: Option<Arc<ClusterShared>>,
     /// `AUTH`'s arguments (the target's credentials), when given.
     pub auth: Option<Vec<Vec<u8>>>,
     /// The replay's start: intended times are offsets from it.
@@ -180,8 +182,10 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
                 };
             }
         },
-        redirects: (!setup.nodes.is_empty())
-            .then(|| Redirects::new(setup.target.clone(), setup.auth.clone())),
+        redirects: setup
+            .cluster
+            .as_ref()
+            .map(|c| Redirects::new(setup.target.clone(), setup.auth.clone(), Arc::clone(c))),
         setup,
         events: Events::with_capacity(256),
         conns: Vec::new(),
@@ -353,12 +357,11 @@ impl Thread {
 
     fn open(&mut self, k: usize, node: u16) -> Result<Conn, String> {
         let auth = self.setup.auth.as_deref();
-        let target = self
-            .setup
-            .nodes
-            .get(usize::from(node))
-            .unwrap_or(&self.setup.target);
-        let control = ControlConn::connect_auth(target, auth).map_err(|e| e.to_string())?;
+        let target = match &self.setup.cluster {
+            Some(c) => c.target(usize::from(node)),
+            None => self.setup.target.clone(),
+        };
+        let control = ControlConn::connect_auth(&target, auth).map_err(|e| e.to_string())?;
         let mut stream = control
             .into_stream()
             .into_nonblocking()

@@ -899,6 +899,11 @@ impl Running {
         }
     }
 
+    /// The child's process ID (for `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGINT to this child (only).
     pub fn interrupt(&self) {
         self.signal(libc::SIGINT);

@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod capture_backlog;
 mod cli;
 mod cluster;
 mod compare;
