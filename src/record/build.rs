@@ -283,6 +283,7 @@ fn machine_record(
         others_cpu_pct,
         client_max_runqueue_pct,
         cores: l.cores,
+        respbench_cores: (l.respbench_cores > 0).then_some(l.respbench_cores),
         measured: Vec::new(),
     };
     for (name, known) in [
@@ -332,6 +333,7 @@ fn verdict_record(
                 .filter_map(|s| s.cpu_pct)
                 .sum(),
             cores: m.cores,
+            respbench_cores: m.respbench_cores.unwrap_or(0),
         },
     });
     let seconds = r.elapsed.as_secs_f64();

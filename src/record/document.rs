@@ -366,8 +366,12 @@ pub struct MachineRecord {
     pub others_cpu_pct: Option<f64>,
     /// The respbench worker that waited longest for a CPU, percent of wall time.
     pub client_max_runqueue_pct: Option<f64>,
-    /// The machine's cores.
+    /// The machine's cores (every online CPU): `busy_pct` is of these.
     pub cores: usize,
+    /// The cores respbench may run on (its affinity or CPU quota: `taskset -c 1` gives 1), at
+    /// most `cores`; absent in records of earlier builds, whose `cores` was this figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub respbench_cores: Option<usize>,
     /// Which figures were read: `cpu_pressure`, `steal`, `busy`, `respbench_cpu`, `others_cpu`,
     /// `client_runqueue`.
     pub measured: Vec<String>,

@@ -57,7 +57,7 @@ pub(super) fn print_server_notes(
         report::write_server_block(out, test, ctx.precision)?;
         out.flush()?;
     }
-    if let Some(w) = report::verdict_warning(test) {
+    if let Some(w) = report::verdict_warning(test, plan.repeat) {
         eprintln!("{w}");
     }
     Ok(())
@@ -71,6 +71,11 @@ pub(super) fn finish(
     rec: &mut RunRecord,
     result: Result<(), Failure>,
 ) -> Result<(), Failure> {
+    // Sub-second tests judged machine-busy or client-bound, summed up (the longer ones were
+    // warned about one by one), however the run ended.
+    for w in report::short_tests_warnings(rec.document()) {
+        eprintln!("{w}");
+    }
     let (outcome, error) = match &result {
         Ok(()) | Err(Failure::BrokenPipe) => ("completed", None),
         Err(Failure::Interrupted) => ("interrupted", None),

@@ -402,6 +402,13 @@ fn report_shows_the_answer_at_both_widths() {
         doc["tests"][0]["timeline"][i]["client_delay_us"] =
             serde_json::json!({"avg": p99 / 4.0, "p50": p99 / 5.0, "p99": p99, "samples": 30});
     }
+    // The machine it was judged on: a respbench pinned to one of two cores (`taskset -c 1`).
+    doc["tests"][0]["machine"] = serde_json::json!({"cpu_pressure_some_pct": 99.0,
+        "cpu_pressure_full_pct": null, "steal_pct": 0.0, "busy_pct": 100.0,
+        "respbench_cpu_pct": 9.0, "others_cpu_pct": 181.0, "client_max_runqueue_pct": 60.0,
+        "cores": 2, "respbench_cores": 1,
+        "measured": ["cpu_pressure", "steal", "busy", "respbench_cpu", "others_cpu",
+            "client_runqueue"]});
     let failover = dir.path().join("failover.json");
     std::fs::write(&failover, doc.to_string()).unwrap();
     let page = report(dir.path(), "failover.html", &[&failover]);
@@ -424,6 +431,27 @@ fn report_shows_the_answer_at_both_widths() {
     assert!(dom.contains("127.0.0.1:6379 → 127.0.0.1:6380"));
     let verdict = doc["tests"][0]["verdict"]["kind"].as_str().unwrap();
     assert!(dom.contains(&format!("data-verdict=\"{verdict}\"")));
+    // The test's section says what limited it in text, not only in the summary's tooltip, with
+    // the machine's figures beside it.
+    let reason = doc["tests"][0]["verdict"]["reason"].as_str().unwrap();
+    let section = &dom[dom.find("<section class=\"test\"").expect("a test section")..];
+    let at = section
+        .find("<p class=\"verdict-reason\"")
+        .expect("the verdict in the test's section");
+    let paragraph = &section[at..at + section[at..].find("</p>").unwrap()];
+    assert!(
+        paragraph.contains(&format!("data-verdict=\"{verdict}\""))
+            && paragraph.ends_with(&format!("</b>: limited by {verdict} ({reason})")),
+        "the verdict and its reason as text: {paragraph}"
+    );
+    assert!(section.contains("<table class=\"machine\">"));
+    assert!(
+        section.contains(
+            "<td>99%</td><td>0%</td><td>100% of 2 cores</td><td>9% of a core (it may run on 1 \
+             of the 2 cores)</td><td>181% of a core</td><td>60%</td>"
+        ),
+        "the machine's figures"
+    );
     assert!(dom.contains("Outages") && dom.contains("data-chart=\"lost\""));
     printed(&browser, dir.path(), &page, "failover");
 

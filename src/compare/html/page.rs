@@ -94,6 +94,8 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
             esc(&t.name),
             esc(&t.name)
         );
+        // What limited it first: the charts are read in its light.
+        super::verdict::section(&mut s, inputs, &t.name);
         let charts = charts::for_test(inputs, &t.name);
         if charts.is_empty() {
             s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");

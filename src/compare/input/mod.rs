@@ -175,6 +175,9 @@ pub struct Detail {
     pub switches: Vec<(f64, String)>,
     /// The record's verdict reason (`limited by` in words), empty when the file has none.
     pub verdict_reason: String,
+    /// The machine's load over the test (a respbench record's `machine`), which the verdict
+    /// was judged on.
+    pub machine: Option<crate::record::document::MachineRecord>,
     /// p99.9 (µs) over the test, where the file has it.
     pub p99_9: Option<f64>,
     /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots

@@ -278,6 +278,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             .map(|s| (s.offset_s, format!("{} → {}", s.from, s.to)))
             .collect(),
         verdict_reason: t.verdict.reason.clone(),
+        machine: t.machine.clone(),
         p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
         slot_max: kept_max,
         slots: completed,
