@@ -262,6 +262,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: None,
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -280,6 +282,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: Some(cluster),
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -299,6 +303,8 @@ impl Recorder {
             commands: &self.commands,
             cluster,
             issued: self.issued,
+            pushes: self.pushes,
+            reconnect_refusals: self.reconnect_refusals,
         };
         self.tally.flush_with(Some(&whole));
     }

@@ -390,9 +390,11 @@ impl RunRecord {
         self.journal_head();
     }
 
-    /// `--fuzz`: the fuzz run's block.
+    /// `--fuzz`: the fuzz run's block (into the journal's head too, as a storm's: a run killed
+    /// before its record is written keeps the whole block).
     pub fn set_fuzz(&mut self, f: fuzz::FuzzRecord) {
         self.doc.fuzz = Some(f);
+        self.journal_head();
     }
 
     /// `--check-counters`: one INCR test's lost-writes figures.

@@ -32,12 +32,17 @@ pub(super) fn run_fuzz(
         true => Box::new(io::stderr()),
         false => Box::new(io::stdout()),
     };
+    // Its start, for the journal's `begin` line (a killed run ends at its last second). No
+    // server is watched: the fuzzer runs before the watch starts, and its block has none.
+    let _no_watch = rec.begin_test();
     // Commands sent, second by second, to the journal and live metrics (`storm_seconds`).
     let clients = plan.load.clients;
     let seconds = RefCell::new(ModeSeconds::new(rec, FUZZ, live, None, clients, Vec::new()));
     let timeline = seconds.borrow().timeline();
     // The commands sent include errors: the live counter follows the seconds' answered ones.
     let tell = |_sent: u64| seconds.borrow_mut().poll(Instant::now(), 0);
+    // The block's head, for the journal's `begin` line.
+    let started = |head| seconds.borrow_mut().fuzz(head);
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
         args: &plan.fuzz,
@@ -53,6 +58,7 @@ pub(super) fn run_fuzz(
         stdout_taken,
         on_progress: Some(&tell),
         timeline: Some(timeline),
+        on_start: Some(&started),
     };
     let ran = crate::fuzz::run(run, &mut out);
     // The seconds' counts: the fuzz block has the commands sent.
