@@ -37,6 +37,7 @@ mod netfaults;
 mod netns;
 mod pushes;
 mod record;
+mod recovered;
 mod replay;
 mod replay_max;
 mod replay_report;
