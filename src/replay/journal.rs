@@ -45,6 +45,8 @@ pub(super) struct ReplayJournal {
     /// by the same names).
     head: Document,
     named: usize,
+    /// A journal whose write failed: written no more, removed with the record (`remove`).
+    failed: Option<Journal>,
 }
 
 /// `--metrics-listen`: the endpoint, bound before anything connects (a port that is taken is a
@@ -128,6 +130,7 @@ impl ReplayJournal {
             clocks: ThreadClocks::default(),
             named: head.options.workload.mix.len(),
             head,
+            failed: None,
         }))
     }
 
@@ -168,15 +171,19 @@ impl ReplayJournal {
             && let Some(journal) = j.journal.take()
         {
             eprintln!(
-                "respbench: warning: the journal {} cannot be written ({e}); the replay goes on without it",
+                "respbench: warning: the journal {} cannot be written ({e}); the replay goes on \
+                 without it, and it is removed when the replay's record is written",
                 journal.path().display()
             );
+            // Kept (what it holds still reads after a kill) until the record is written, as a
+            // run's (`record::RunRecord`): a replay that ends leaves no `.partial` behind.
+            j.failed = Some(journal);
         }
     }
 
-    /// The record is written: the journal goes.
+    /// The record is written: the journal goes (one that could not be written too).
     pub(super) fn remove(self) -> Result<(), Fail> {
-        let Some(journal) = self.journal else {
+        let Some(journal) = self.journal.or(self.failed) else {
             return Ok(());
         };
         let path = journal.path().display().to_string();

@@ -4,10 +4,12 @@
 //! the recovered record has every field the Ctrl-C record has (the same shape, save what
 //! `docs/journal.md` lists as a killed run's differences), the mode's block where the Ctrl-C
 //! record has it (`fuzz`, `storm`, a test's `delivery`), and its figures as exactly (the
-//! seconds' full-precision parts). On Valkey 9.1 and Redis 7.0.
+//! seconds' full-precision parts). A journal that cannot be written (a file size limit) is
+//! gone when the run ends. On Valkey 9.1 and Redis 7.0.
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -547,4 +549,63 @@ fn a_killed_benchmark_keeps_its_pushes_and_slots_on_valkey() {
 #[test]
 fn a_killed_benchmark_keeps_its_pushes_and_slots_on_redis() {
     benchmark_keeps_what_it_counts_beside_the_replies(ServerKind::Redis);
+}
+
+/// A journal whose writes fail (a file size limit of a few kB, its signal ignored, so a write
+/// past it fails as on a full disk): the run warns once, goes on, writes its record, and leaves
+/// no journal that would stop the next run with the same `--journal`.
+#[test]
+fn a_journal_that_cannot_be_written_is_gone_when_the_run_ends() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let journal = dir.path().join("run.partial");
+    let port = server.port().to_string();
+    let args = [
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-c",
+        "2",
+        "--duration",
+        "3",
+        "-q",
+        "--json",
+        "-",
+        "--journal",
+        path(&journal),
+    ];
+    let limited = |args: &[&str]| {
+        // `trap '' XFSZ` is inherited through exec: the write fails with EFBIG instead.
+        let script = "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"";
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(env!("CARGO_BIN_EXE_respbench"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr,
+        )
+    };
+    let (code, stdout, stderr) = limited(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cannot be written") && stderr.contains(path(&journal)),
+        "{stderr}"
+    );
+    let rec: Value = serde_json::from_str(&stdout).expect("the record on stdout");
+    assert_eq!(rec["outcome"], "completed");
+    assert!(!journal.exists(), "no truncated journal left behind");
+    let (code, _, stderr) = limited(&args);
+    assert_eq!(
+        code,
+        Some(0),
+        "the next run with the same --journal starts: {stderr}"
+    );
 }
