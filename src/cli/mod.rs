@@ -241,6 +241,7 @@ pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
 pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
+pub(crate) use value::seconds as parse_seconds;
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
 pub use workloads::{

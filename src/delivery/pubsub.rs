@@ -68,7 +68,16 @@ pub(super) fn run(
         .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
     let before = buffer_limit_disconnections(nodes);
-    let live = Live::new(channels as usize, subscribers as usize, interrupted);
+    // Subscriber i listens to channel i mod C: each message owes a delivery to each of them.
+    let fanout = (0..u64::from(channels))
+        .map(|k| {
+            (0..u64::from(subscribers))
+                .filter(|i| i % u64::from(channels) == k)
+                .count() as u64
+        })
+        .collect();
+    let exact = observer.exact_seconds();
+    let live = Live::new(fanout, subscribers as usize, interrupted, exact);
     let behind = || {
         (0..subscribers as usize)
             .map(|i| {
@@ -107,8 +116,8 @@ pub(super) fn run(
                 };
                 s.spawn(move || {
                     let mut handing = Handing::default();
-                    let end = receive(c, &me, &mut handing);
-                    handing.rest(&end.0, &live.timeline);
+                    let mut end = receive(c, &me, &mut handing);
+                    handing.rest(&mut end.0, &live.timeline);
                     live.finished[i].store(true, Ordering::Release);
                     end
                 })
@@ -282,11 +291,11 @@ fn receive(
     handing: &mut Handing,
 ) -> (Tally, Option<Disconnect>) {
     let (live, i, k, pause) = (me.live, me.i, me.k, me.pause);
-    let mut tally = Tally::new(me.messages);
+    let mut tally = Tally::new(me.messages).keeping_exact(live.exact());
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
-        handing.hand(&tally, live.now_ns(), &live.timeline);
+        handing.hand(&mut tally, live.now_ns(), &live.timeline);
         if live.interrupted.load(Ordering::Relaxed) {
             return (tally, None);
         }
@@ -323,7 +332,7 @@ fn receive(
                     }
                     // A duplicate (counted by `receive`), or not a message.
                     Some(Some(_)) | None => {}
-                    Some(None) => tally.foreign += 1,
+                    Some(None) => tally.stranger(live.now_ns()),
                 }
                 if let Some(p) = pause {
                     std::thread::sleep(p);

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Live;
+use super::conn::Published;
 use super::tally::Tally;
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot, TICK};
@@ -36,17 +37,21 @@ pub(super) struct Handing {
 impl Handing {
     /// Hands every second of `tally` that ended before `now_ns` (since the test's origin) and
     /// was not handed yet.
-    pub(super) fn hand(&mut self, tally: &Tally, now_ns: u64, to: &SharedTimeline) {
+    pub(super) fn hand(&mut self, tally: &mut Tally, now_ns: u64, to: &SharedTimeline) {
         let done = (now_ns / 1_000_000_000) as usize;
         self.upto(tally, done, to);
     }
 
     /// Hands everything left (the receiver has ended).
-    pub(super) fn rest(&mut self, tally: &Tally, to: &SharedTimeline) {
-        self.upto(tally, tally.timeline.seconds.len(), to);
+    pub(super) fn rest(&mut self, tally: &mut Tally, to: &SharedTimeline) {
+        let all = tally.timeline.seconds.len();
+        self.upto(tally, all, to);
     }
 
-    fn upto(&mut self, tally: &Tally, done: usize, to: &SharedTimeline) {
+    /// A second's full-precision part (a journal is written) is moved, not copied: the
+    /// receiver keeps only its coarse seconds. A delivery's latency is both its corrected and
+    /// its uncorrected one (as the test's: `run::delivery`).
+    fn upto(&mut self, tally: &mut Tally, done: usize, to: &SharedTimeline) {
         let done = done.min(tally.timeline.seconds.len());
         if done <= self.next {
             self.next = self.next.max(done);
@@ -54,32 +59,34 @@ impl Handing {
         }
         let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
         for (i, s) in tally.timeline.seconds[..done]
-            .iter()
+            .iter_mut()
             .enumerate()
             .skip(self.next)
         {
+            if let Some(e) = s.exact.as_deref_mut() {
+                e.corrected.compact();
+                e.uncorrected.clone_from(&e.corrected);
+            }
             shared.add_second(i, s);
+            s.exact = None;
         }
         self.next = done;
     }
 }
 
-/// A publisher's messages per second (`per_second`, by send time) handed to the test's
-/// timeline up to second `upto` (not included); `next` is the first not handed yet. The lock
-/// is taken only when a second is due, about once a second.
-pub(super) fn hand_published(
-    per_second: &[u64],
-    next: &mut usize,
-    upto: usize,
-    to: &SharedTimeline,
-) {
-    let upto = upto.min(per_second.len());
+/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
+/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
+/// handed yet. The lock is taken only when a second is due, about once a second.
+pub(super) fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
+    let upto = upto.min(p.per_second.len());
     if upto <= *next {
         return;
     }
     let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
-    for (i, n) in per_second.iter().enumerate().take(upto).skip(*next) {
-        shared.second_mut(i).published += n;
+    for i in *next..upto {
+        let second = shared.second_mut(i);
+        second.published += p.per_second[i];
+        second.owed += p.owed[i];
     }
     *next = upto;
 }
@@ -172,9 +179,9 @@ mod tests {
         a.receive(1, 0, 1_100_000_000);
         b.receive(0, 0, 200);
         // Second 0 has ended for both; a's second 1 is still under way.
-        ha.hand(&a, 1_200_000_000, &shared);
-        hb.hand(&b, 1_200_000_000, &shared);
-        ha.hand(&a, 1_300_000_000, &shared);
+        ha.hand(&mut a, 1_200_000_000, &shared);
+        hb.hand(&mut b, 1_200_000_000, &shared);
+        ha.hand(&mut a, 1_300_000_000, &shared);
         {
             let t = shared.lock().unwrap();
             assert_eq!(t.seconds.len(), 1);
@@ -182,8 +189,8 @@ mod tests {
             assert_eq!(t.seconds[0].latency.len(), 2);
         }
         a.receive(2, 1_000_000_000, 1_500_000_000);
-        ha.rest(&a, &shared);
-        hb.rest(&b, &shared);
+        ha.rest(&mut a, &shared);
+        hb.rest(&mut b, &shared);
         let t = shared.lock().unwrap();
         assert_eq!(t.seconds.len(), 2);
         assert_eq!((t.seconds[0].completed, t.seconds[1].completed), (2, 2));

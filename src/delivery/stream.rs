@@ -62,8 +62,11 @@ pub(super) fn run(
     let mut producers = (0..spec.publishers)
         .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
-    let live = Live::new(1, consumers as usize, interrupted);
-    let shared = Mutex::new((Tally::new(spec.messages), Handing::default()));
+    // Each entry is owed to one consumer of the group.
+    let exact = observer.exact_seconds();
+    let live = Live::new(vec![1], consumers as usize, interrupted, exact);
+    let tally = Tally::new(spec.messages).keeping_exact(live.exact());
+    let shared = Mutex::new((tally, Handing::default()));
     let behind = || {
         let added = live.published[0].load(Ordering::Relaxed);
         let got: u64 = live
@@ -113,8 +116,8 @@ pub(super) fn run(
         live.stop.store(true, Ordering::Relaxed);
         (published, ends, monitor.join().unwrap_or_default())
     });
-    let (tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    handing.rest(&tally, &live.timeline);
+    let (mut tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    handing.rest(&mut tally, &live.timeline);
     let acked = ends.iter().flatten().map(|(a, _)| a).sum();
     let disconnects = ends.into_iter().flatten().filter_map(|(_, d)| d);
     let mut received = vec![Some((tally, None))];
@@ -228,7 +231,7 @@ fn consume(
                     }
                     // A duplicate (counted by `receive`).
                     Some(_) => {}
-                    None => tally.foreign += 1,
+                    None => tally.stranger(now),
                 }
             }
         }

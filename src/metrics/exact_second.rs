@@ -58,6 +58,18 @@ pub struct ExactCommand {
 }
 
 impl ExactSecond {
+    /// Empties every part, keeping the memory and the error words (a direct tally's part is
+    /// refilled every second: `SecondTally::direct`).
+    pub fn clear(&mut self) {
+        self.corrected.clear();
+        self.uncorrected.clear();
+        self.errors.zero();
+        for c in &mut self.commands {
+            c.latency.clear();
+            (c.completed, c.errors, c.nils) = (0, 0, 0);
+        }
+    }
+
     /// Adds another second's (another worker's part of the same second).
     pub fn add(&mut self, o: &ExactSecond) {
         if self.nodes.len() < o.nodes.len() {
@@ -100,6 +112,10 @@ pub struct Whole<'a> {
     /// Measured commands the worker wrote so far ([`Recorder::issued`](super::Recorder)): each
     /// second gets its part (`Second::issued`), so a journal's recovered test has `issued`.
     pub issued: u64,
+    /// The worker's pushes (every kind, as the test's `pushes` counts them) and reconnects the
+    /// server refused so far: handed over as `issued` (`Second::pushes`).
+    pub pushes: super::PushCounts,
+    pub reconnect_refusals: u64,
 }
 
 /// A worker's whole-test figures as of its last hand-over (what [`ExactSecond::take_delta`]
@@ -238,6 +254,8 @@ mod tests {
                 commands: &[],
                 cluster: with.then_some(&stats),
                 issued: 0,
+                pushes: Default::default(),
+                reconnect_refusals: 0,
             };
             d.take_delta(&mut base, &whole, (0, u64::MAX));
             if !with {

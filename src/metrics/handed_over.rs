@@ -44,6 +44,10 @@ fn value_of(i: usize) -> u64 {
     }
 }
 
+/// How many pairs [`SparseHistogram::record_bounded`] lets pile up before it compacts them (a
+/// compaction sorts them: about a dozen comparisons per value recorded).
+const COMPACT_AT: usize = 4096;
+
 /// A histogram's part as `(value, count)` pairs, one per bucket that gained (a value may appear
 /// more than once: the parts of several histograms or workers are appended, and counts add up).
 /// Values are in nanoseconds, in [`LatencyHistogram::new`]'s buckets.
@@ -62,6 +66,36 @@ impl SparseHistogram {
 
     pub fn record(&mut self, value_ns: u64) {
         self.record_n(value_ns, 1);
+    }
+
+    /// Records `value_ns` once, keeping the pairs few: when they reach [`COMPACT_AT`], they are
+    /// compacted in place ([`SparseHistogram::compact`]), so memory stays at the number of
+    /// buckets the values fell in, whatever their count, and nothing is allocated once the
+    /// list has grown to that size (a direct tally's part: `metrics::SecondTally::direct`).
+    pub fn record_bounded(&mut self, value_ns: u64) {
+        // Clamped as a histogram records it, so the bucket is the one it would count in.
+        let v = value_ns.clamp(1, super::histogram::MAX_LATENCY_NS);
+        self.pairs.push((v, 1));
+        if self.pairs.len() >= COMPACT_AT {
+            self.compact();
+        }
+    }
+
+    /// One pair per bucket: each value moved to its bucket's lowest value (which a histogram
+    /// records in the same bucket, as [`SparseHistogram::by_index`] reads it), in order, counts
+    /// added. In place: no allocation.
+    pub fn compact(&mut self) {
+        for p in &mut self.pairs {
+            p.0 = value_of(index_of(p.0.max(1)).min(BUCKETS - 1));
+        }
+        self.pairs.sort_unstable_by_key(|p| p.0);
+        self.pairs.dedup_by(|cur, prev| {
+            let same = cur.0 == prev.0;
+            if same {
+                prev.1 += cur.1;
+            }
+            same
+        });
     }
 
     /// Appends `other`'s pairs.
@@ -291,5 +325,48 @@ mod tests {
         assert_eq!(by_index[3], (BUCKETS - 1, 2), "past the last bucket: in it");
         a.clear();
         assert!(a.is_empty());
+    }
+
+    #[test]
+    fn values_recorded_one_by_one_stay_few_pairs_and_read_as_the_whole_histogram() {
+        let mut part = SparseHistogram::default();
+        let mut whole = LatencyHistogram::new();
+        // 100,000 values in a few thousand buckets, the extremes too.
+        for k in 0..100_000u64 {
+            let v = 20_000 + (k * 7_919) % 3_000_000;
+            part.record_bounded(v);
+            whole.record(v);
+        }
+        for v in [0, 1, u64::MAX] {
+            part.record_bounded(v);
+            whole.record_times(v, 1);
+        }
+        assert!(
+            part.pairs.len() < COMPACT_AT + BUCKETS / 8,
+            "compacted as it went: {} pairs",
+            part.pairs.len()
+        );
+        part.compact();
+        let buckets: Vec<u64> = part.pairs.iter().map(|p| p.0).collect();
+        assert!(
+            buckets.windows(2).all(|w| w[0] < w[1]),
+            "one pair per bucket"
+        );
+        assert_eq!(part.len(), whole.len());
+        let h = part.to_histogram();
+        for p in [0.0, 1.0, 50.0, 99.0, 99.99, 100.0] {
+            assert_eq!(
+                h.value_at_percentile_ns(p),
+                whole.value_at_percentile_ns(p),
+                "p{p}"
+            );
+        }
+        assert_eq!(part.by_index(), {
+            let mut all = SparseHistogram::default();
+            for v in whole.raw().iter_recorded() {
+                all.record_n(v.value_iterated_to(), v.count_at_value());
+            }
+            all.by_index()
+        });
     }
 }

@@ -147,6 +147,15 @@ impl PushCounts {
         self.messages += other.messages;
         self.other += other.other;
     }
+
+    /// What these counts gained since `base` (an earlier reading of the same counters).
+    pub fn since(&self, base: &PushCounts) -> PushCounts {
+        PushCounts {
+            invalidations: self.invalidations.saturating_sub(base.invalidations),
+            messages: self.messages.saturating_sub(base.messages),
+            other: self.other.saturating_sub(base.other),
+        }
+    }
 }
 
 /// How a test ended.

@@ -269,6 +269,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: None,
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -287,6 +289,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: Some(cluster),
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -306,6 +310,8 @@ impl Recorder {
             commands: &self.commands,
             cluster,
             issued: self.issued,
+            pushes: self.pushes,
+            reconnect_refusals: self.reconnect_refusals,
         };
         self.tally.flush_with(Some(&whole));
     }

@@ -30,9 +30,9 @@ use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
@@ -264,10 +264,10 @@ impl Live {
             .map_err(|_| "a replay thread stopped".to_string())
     }
 
-    /// `connections`: those the schedule has opened so far (for live metrics).
-    fn hand_over_all(&mut self, connections: u32) -> Result<(), String> {
+    /// `sched`: the trace's commands so far (the journal names each second's by them).
+    fn hand_over_all(&mut self, sched: &Scheduler) -> Result<(), String> {
         // Also every ≤ 50 ms while the schedule waits: the journal's completed seconds.
-        journal::ReplayJournal::poll(&mut self.journal, connections);
+        journal::ReplayJournal::poll(&mut self.journal, sched);
         (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
     }
 }
@@ -282,7 +282,7 @@ impl Sink for Live {
                 if due <= now + LOOKAHEAD {
                     break;
                 }
-                self.hand_over_all(sched.connections())?;
+                self.hand_over_all(sched)?;
                 if self.stop.load(Ordering::Relaxed) {
                     return Err("stopped".into());
                 }
@@ -354,10 +354,14 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         .speed
         .due_ns(a.warmup_us)
         .map_or(start - LOOKAHEAD, |ns| start + Duration::from_nanos(ns));
-    let timeline = Arc::new(Mutex::new(Default::default()));
+    // With a journal the threads' seconds carry their full-precision parts (`journal`).
+    let journal_path = journal::path(a);
+    let timeline: crate::metrics::SharedTimeline = Arc::default();
+    timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = journal_path.is_some();
+    let tids: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::default()).collect();
     let mut txs = Vec::new();
     let mut handles = Vec::new();
-    for _ in 0..threads {
+    for tid in &tids {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
@@ -367,6 +371,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
             measure_start,
             timeline: Arc::clone(&timeline),
             stop: Arc::clone(&stop),
+            tid: Arc::clone(tid),
         };
         txs.push(tx);
         handles.push(std::thread::spawn(move || worker::run(setup, rx)));
@@ -374,10 +379,10 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let mut sched = Scheduler::new(a);
     let started = wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD);
     let journal = journal::ReplayJournal::open(
-        journal::path(a.json.as_deref()),
-        || output::head(a, argv, &sched, wall_start),
+        journal_path,
+        || output::head(a, argv, &sched, (wall_start, threads)),
         feed.clone(),
-        Arc::clone(&timeline),
+        (Arc::clone(&timeline), tids),
         (
             measure_start,
             Some(crate::timestamp::rfc3339_micros(started)),
@@ -390,10 +395,8 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         stop: Arc::clone(&stop),
         journal,
     };
-    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop).and_then(|()| {
-        let connections = sched.connections();
-        live.hand_over_all(connections).map_err(|e| Fail(1, e))
-    });
+    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
+        .and_then(|()| live.hand_over_all(&sched).map_err(|e| Fail(1, e)));
     let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
@@ -425,7 +428,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     if let Some(j) = journal {
         j.remove()?;
     }
-    journal::end_live(endpoint, &result);
+    journal::end_live(endpoint, &result, a, &stop);
     if let Err(f) = driven
         && !interrupted
     {
@@ -495,6 +498,8 @@ fn gather(
         }
         result.issued += o.issued;
         result.unanswered += rec.unanswered;
+        result.reconnect_refusals += rec.reconnect_refusals;
+        result.client_threads.push(o.cpu);
         last = last.max(rec.last_reply).max(rec.last_failure);
         worker::merge_slip(&mut slip, &o.slip);
         connections += o.connections;

@@ -58,9 +58,13 @@ pub struct ReplayArgs {
     pub dry_run: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// `--journal`: where the journal goes (default: beside `--json FILE`; none with `--json -`).
+    pub journal: Option<PathBuf>,
     pub quiet: bool,
-    /// `--metrics-listen`: live metrics (`crate::live`) while the replay runs.
+    /// `--metrics-listen`: live metrics (`crate::live`) while the replay runs, and
+    /// `--metrics-linger`: how long after it.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    pub metrics_linger: Option<std::time::Duration>,
 }
 
 impl Default for ReplayArgs {
@@ -82,8 +86,10 @@ impl Default for ReplayArgs {
             dry_run: false,
             json: None,
             html: None,
+            journal: None,
             quiet: false,
             metrics_listen: None,
+            metrics_linger: None,
         }
     }
 }
@@ -282,6 +288,20 @@ pub const OPTIONS: &[F] = &[
     )
     .example(&["--html", "replay.html", "t.trace"]),
     F::value(
+        &["--journal"],
+        flag::Value::File("a file path for the replay's journal"),
+        "--journal <file>",
+        "Where the journal goes (default: beside --json FILE, as\n\
+         FILE.partial; none with --json -): every second's figures\n\
+         as JSON Lines, synced, removed when the replay ends. After\n\
+         a kill, respbench recover FILE.partial -o FILE",
+        |a, _, v| {
+            a.journal = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--json", "-", "--journal", "replay.partial", "t.trace"]),
+    F::value(
         &["--metrics-listen"],
         flag::Value::Text,
         "--metrics-listen <addr:port>",
@@ -293,6 +313,24 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--metrics-listen", "127.0.0.1:9100", "t.trace"]),
+    F::value(
+        &["--metrics-linger"],
+        flag::Value::Text,
+        "--metrics-linger <sec>",
+        "Keep serving /metrics this long after the replay ends, so\n\
+         the last scrape sees the final figures (default 0)",
+        |a, name, v| {
+            a.metrics_linger = Some(crate::cli::parse_seconds(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&[
+        "--metrics-listen",
+        "127.0.0.1:9100",
+        "--metrics-linger",
+        "15",
+        "t.trace",
+    ]),
     F::switch(&["-q"], "-q", "Quiet: the report's summary lines only", |a, _, _| {
         a.quiet = true;
         Ok(())
@@ -368,6 +406,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
         && end <= a.start_us
     {
         return Err("--end must be later than --start".into());
+    }
+    if a.metrics_linger.is_some() && a.metrics_listen.is_none() {
+        return Err("--metrics-linger needs --metrics-listen".into());
     }
     super::connect::check(&a.conn)?;
     Ok(Some(a))

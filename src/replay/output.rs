@@ -63,6 +63,15 @@ impl Outputs {
         if let Some(h) = &a.html {
             outs.push(("--html", h));
         }
+        if let Some(j) = &a.journal {
+            if is_stdout(j) {
+                return Err(Fail(
+                    2,
+                    "--journal needs a file (it is synced and read back after a kill)".into(),
+                ));
+            }
+            outs.push(("--journal", j));
+        }
         let inputs: Vec<(&str, &Path)> = a
             .traces
             .iter()
@@ -319,14 +328,13 @@ fn redacted(argv: &[OsString]) -> Vec<String> {
     out
 }
 
-/// The run's record: one test, `REPLAY`, with the replay block.
 /// The record's head before the replay starts, for its journal (`journal`): the command line,
-/// the target, the start; no figures yet.
+/// the target, the replay threads, the start; no figures yet.
 pub fn head(
     args: &ReplayArgs,
     argv: &[OsString],
     sched: &Scheduler,
-    wall_start: SystemTime,
+    (wall_start, threads): (SystemTime, usize),
 ) -> Document {
     let r = TestResult::empty("REPLAY", None, Outcome::Completed);
     let f = Facts {
@@ -335,7 +343,7 @@ pub fn head(
         sched,
         slip: &[],
         connections: 0,
-        threads: 0,
+        threads,
         wall_start,
         fatal: None,
         cluster: None,
@@ -343,6 +351,23 @@ pub fn head(
     document(&r, &f)
 }
 
+/// The trace's commands as the options' mix, weighted by their counts in the trace so far (the
+/// test's `mix` figures are by the same names, in the same order).
+pub fn mix_options(sched: &Scheduler) -> Vec<MixOptionRecord> {
+    sched
+        .names
+        .iter()
+        .zip(&sched.name_counts)
+        .map(|(name, &n)| MixOptionRecord {
+            name: name.clone(),
+            command: None,
+            weight: n.min(u64::from(u32::MAX)) as u32,
+            key_pattern: None,
+        })
+        .collect()
+}
+
+/// The run's record: one test, `REPLAY`, with the replay block.
 fn document(r: &TestResult, f: &Facts) -> Document {
     let a = f.args;
     let socket = a.conn.socket();
@@ -396,20 +421,8 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             threads: f.threads,
             pipeline: 1,
             precision: 3,
-            // The trace's commands as a mix, weighted by their counts in the whole trace.
             workload: WorkloadOptions {
-                mix: f
-                    .sched
-                    .names
-                    .iter()
-                    .zip(&f.sched.name_counts)
-                    .map(|(name, &n)| MixOptionRecord {
-                        name: name.clone(),
-                        command: None,
-                        weight: n.min(u64::from(u32::MAX)) as u32,
-                        key_pattern: None,
-                    })
-                    .collect(),
+                mix: mix_options(f.sched),
                 ..Default::default()
             },
             ..Default::default()

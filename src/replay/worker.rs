@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,7 @@ use crate::engine::Target;
 use crate::engine::cluster::ClusterShared;
 use crate::engine::conn::Stream;
 use crate::engine::control::ControlConn;
+use crate::metrics::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, current_tid};
 use crate::metrics::{Recorder, SharedTimeline};
 
 use super::redirect::{Redirects, is_redirect};
@@ -106,6 +107,9 @@ pub struct Setup {
     pub measure_start: Instant,
     pub timeline: SharedTimeline,
     pub stop: Arc<AtomicBool>,
+    /// Where the thread publishes its kernel id, for the journal's reading of its CPU
+    /// (`engine::seconds::ThreadClocks`).
+    pub tid: Arc<AtomicU64>,
 }
 
 /// What a thread measured.
@@ -118,6 +122,8 @@ pub struct Outcome {
     /// `--cluster`: redirects followed.
     pub moved: u64,
     pub ask: u64,
+    /// The thread's CPU from its start to its end (the record's client CPU).
+    pub cpu: ThreadCpuUsage,
 }
 
 /// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
@@ -166,6 +172,8 @@ struct Thread {
 /// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
 /// the stop flag is raised.
 pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
+    let clock = ThreadCpuMark::now();
+    setup.tid.store(current_tid(), Ordering::Relaxed);
     let rec = Recorder::new(setup.measure_start, setup.timeline.clone());
     let mut t = Thread {
         poll: match Poll::new() {
@@ -179,6 +187,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
                     fatal: Some(format!("cannot create a poller: {e}")),
                     moved: 0,
                     ask: 0,
+                    cpu: clock.usage_since(),
                 };
             }
         },
@@ -212,6 +221,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         fatal,
         moved,
         ask,
+        cpu: clock.usage_since(),
     }
 }
 

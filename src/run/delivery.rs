@@ -39,6 +39,10 @@ impl<W: Write> Session<'_, W> {
                 &template,
                 &self.load,
             );
+            // The block's shape, so a killed test's journal rebuilds its block; no `--rps`
+            // target, as its record has none (`test_result`).
+            observer.delivery = Some(DeliveryRecord::shape(spec));
+            observer.target_rps = None;
             let cluster = self.cluster.as_ref().map(|c| &*c.shared);
             delivery::run(spec, (&self.setup, cluster), interrupted, &mut observer)?
         };

@@ -45,6 +45,9 @@ pub(super) fn run_fuzz(
         true => Box::new(io::stderr()),
         false => Box::new(io::stdout()),
     };
+    // Its start, for the journal's `begin` line (a killed run ends at its last second). The
+    // record's watch has not started (its block has no server figures).
+    let _no_watch = rec.begin_test();
     // Live metrics' server figures: a fuzz run starts no server watch for its record (which
     // has no server block), so one runs for `/metrics` alone.
     let watch = live
@@ -58,6 +61,8 @@ pub(super) fn run_fuzz(
     let timeline = seconds.borrow().timeline();
     // The commands sent include errors: the live counter follows the seconds' answered ones.
     let tell = |_sent: u64| seconds.borrow_mut().poll(Instant::now(), 0);
+    // The block's head, for the journal's `begin` line.
+    let started = |head| seconds.borrow_mut().fuzz(head);
     let run = FuzzRun {
         setup: Arc::new(setup.clone()),
         args: &plan.fuzz,
@@ -73,6 +78,7 @@ pub(super) fn run_fuzz(
         stdout_taken,
         on_progress: Some(&tell),
         timeline: Some(timeline),
+        on_start: Some(&started),
     };
     let ran = crate::fuzz::run(run, &mut out);
     // The seconds' counts: the fuzz block has the commands sent.

@@ -127,6 +127,8 @@ pub(super) struct Journaled<'a> {
     /// Cluster mode: each node's address and role, by node index (the journal's per-node
     /// figures are by index).
     pub nodes: Vec<(String, String)>,
+    /// A `--pubsub`/`--stream` test: its `delivery` block's shape, for the journal.
+    pub delivery: Option<crate::record::delivery::DeliveryRecord>,
 }
 
 impl<'a> Journaled<'a> {
@@ -159,6 +161,7 @@ impl<'a> Journaled<'a> {
                 .flat_map(|m| m.commands.iter().map(|c| c.name.clone()))
                 .collect(),
             nodes: Vec::new(),
+            delivery: None,
         }
     }
 
@@ -200,6 +203,8 @@ impl Observer for Journaled<'_> {
             mix: self.mix.clone(),
             nodes: self.nodes.clone(),
             storm: None,
+            fuzz: None,
+            delivery: self.delivery.clone(),
         };
         self.rec.second(test, index, second);
     }

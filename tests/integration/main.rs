@@ -41,6 +41,7 @@ mod netfaults;
 mod netns;
 mod pushes;
 mod record;
+mod recovered;
 mod replay;
 mod replay_max;
 mod replay_report;

@@ -4,9 +4,10 @@
 //! its finished seconds (connection totals included), outcome `killed`; so do a `respbench replay` of a 30 s trace, a memtier-mode run and
 //! a `--fuzz` run (all scraped too) killed after 2 s; a `--pubsub` test is on `/metrics` with
 //! its exact totals, and a `--pubsub` or `--stream` run SIGKILLed mid-way is recovered with its
-//! finished seconds. While they run, `/metrics` shows their phase and connections (the replay's,
-//! the delivery test's: their progress ticks) and the server's figures (`--fuzz`, `--find-max`
-//! windows: the server watch's samplers). On Valkey 9.1 and Redis 7.0.
+//! finished seconds (a killed fuzz run as its `fuzz` block). While they run, `/metrics` shows
+//! their phase and connections (the replay's, the delivery test's: their progress ticks) and
+//! the server's figures (`--fuzz`, `--find-max` windows: the server watch's samplers). On
+//! Valkey 9.1 and Redis 7.0.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -505,7 +506,8 @@ fn stream_killed_keeps_its_seconds_redis() {
 }
 
 /// `--fuzz` with `--json` and `--metrics-listen`: the commands sent move the `fuzz` test's
-/// counter, and a SIGKILL leaves a journal whose seconds `recover` reads.
+/// counter, and a SIGKILL leaves a journal whose seconds `recover` reads as the record's `fuzz`
+/// block (`recovered.rs` compares it with a Ctrl-C record's).
 fn fuzz_is_journaled_and_live(kind: ServerKind) {
     let server = Server::start_with(ServerOptions {
         kind,
@@ -547,14 +549,12 @@ fn fuzz_is_journaled_and_live(kind: ServerKind) {
     sigkill(run);
     assert!(!json.exists(), "no record: the fuzzer was killed before it");
     let rec = recover(&journal, &dir.path().join("recovered.json"));
-    assert_recovered(&rec, "fuzz");
-    // Each command's reply time, second by second.
-    let test = &rec["tests"][0];
-    assert!(
-        test["latency_us"]["corrected"]["p50"].as_f64().unwrap() > 0.0,
-        "{test}"
-    );
-    assert!(!test["histograms"]["corrected"].as_str().unwrap().is_empty());
+    assert_eq!(rec["outcome"], "killed", "{rec}");
+    assert_eq!(rec["tests"].as_array().map(Vec::len), Some(0), "{rec}");
+    let f = &rec["fuzz"];
+    assert!(f["seconds"].as_f64().unwrap() >= 2.0, "{f}");
+    assert!(f["ok_replies"].as_u64().unwrap() > 0, "{f}");
+    assert!(f["commands_sent"].as_u64().unwrap() >= f["ok_replies"].as_u64().unwrap());
 }
 
 #[test]

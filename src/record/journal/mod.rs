@@ -11,6 +11,7 @@
 //!
 //! Every line passes through `crate::redact` (the head as a record, test names as commands).
 
+mod modes;
 mod read;
 
 use std::fs::File;
@@ -22,10 +23,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::delivery::DeliveryRecord;
 use super::document::{Document, TestRecord};
+use super::fuzz::FuzzRecord;
 use super::storm::StormContext;
 use crate::machine::Load;
-use crate::metrics::{LatencyHistogram, SLOTS, Second, Slot};
+use crate::metrics::{LatencyHistogram, PushCounts, SLOTS, Second, Slot};
 use crate::watch::ServerSample;
 use crate::watch::commandstats::CommandCounters;
 
@@ -40,8 +43,8 @@ pub const FORMAT: &str = "respbench-journal/1";
 enum Line {
     /// The record's head (everything but `tests`), again whenever it changes: the last counts.
     Head { journal: String, document: Value },
-    /// A test's measured phase began.
-    Begin(BeginLine),
+    /// A test's measured phase began (boxed: a mode's block head makes it large).
+    Begin(Box<BeginLine>),
     /// One second of the test under way, complete (boxed: by far the largest line).
     Second(Box<SecondLine>),
     /// A test ended: its whole record, exactly as `--json` will hold it.
@@ -69,6 +72,14 @@ struct BeginLine {
     /// `--connect-storm`: what its `storm` block needs beyond the seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     storm: Option<StormContext>,
+    /// `--fuzz`: its block's head (seed, modes, clients, the table, the log), the rest of it
+    /// from the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fuzz: Option<FuzzRecord>,
+    /// `--pubsub`/`--stream`: the test's `delivery` block's shape (mode, receivers,
+    /// publishers, channels, messages, rate, payload), the counts from the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivery: Option<DeliveryRecord>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -103,9 +114,30 @@ struct SecondLine {
     /// Each watched server's samples taken since the previous second's line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     server: Vec<ServerSeconds>,
-    /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
+    /// `--pubsub`/`--stream`: messages published in the second (absent in other tests), and
+    /// the deliveries they owe (absent in older journals).
     #[serde(skip_serializing_if = "is_zero")]
     published: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    owed: u64,
+    /// Client-side caching invalidations received in the second (the timeline's).
+    #[serde(skip_serializing_if = "is_zero")]
+    invalidations: u64,
+    /// What the workers' pushes gained (`[invalidations, messages, other]`) and the reconnects
+    /// the server refused, handed over as `issued` (absent where it is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pushes: Option<[u64; 3]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconnect_refusals: Option<u64>,
+    /// Per slot, the workers' figures beside the requests: `[cpu_max_permille,
+    /// runqueue_max_permille, cpu_workers, runqueue_workers, delay_sum_ns, delay_samples]`
+    /// (`metrics::Slot`); absent when no slot has any (and in older journals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    slot_clients: Vec<[u64; 6]>,
+    /// The mix's command names so far, when they grew since the `begin` line or the last
+    /// second that named them (a replay learns its commands from the trace as it goes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mix: Vec<String>,
     /// Measured commands written, as the workers handed them over with the second
     /// (`metrics::Second::issued`): their sum is the recovered test's `issued`. Absent in older
     /// journals and in modes that do not count them (`issued` is then unknown).
@@ -210,6 +242,12 @@ impl SecondLine {
             completed: s.completed,
             failed: s.failed,
             published: s.published,
+            owed: s.owed,
+            invalidations: s.invalidations,
+            pushes: s.pushes.map(|p| [p.invalidations, p.messages, p.other]),
+            reconnect_refusals: s.reconnect_refusals,
+            slot_clients: slot_clients(&s.slots),
+            mix: Vec::new(),
             issued: s.issued,
             lost: s.lost.to_vec(),
             slots: s
@@ -269,13 +307,31 @@ impl SecondLine {
             completed: self.completed,
             failed: self.failed,
             published: self.published,
+            owed: self.owed,
+            invalidations: self.invalidations,
+            pushes: self
+                .pushes
+                .map(|[invalidations, messages, other]| PushCounts {
+                    invalidations,
+                    messages,
+                    other,
+                }),
+            reconnect_refusals: self.reconnect_refusals,
             issued: self.issued,
             ..Second::default()
         };
         for (a, b) in s.lost.iter_mut().zip(&self.lost) {
             *a = *b;
         }
-        for (slot, x) in s.slots.iter_mut().zip(self.slots.iter().take(SLOTS)) {
+        let none = [0; 6];
+        let clients = self.slot_clients.iter().chain(std::iter::repeat(&none));
+        for ((slot, x), c) in s
+            .slots
+            .iter_mut()
+            .zip(self.slots.iter().take(SLOTS))
+            .zip(clients)
+        {
+            let small = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
             *slot = Slot {
                 completed: x[0],
                 failed: x[1],
@@ -283,9 +339,12 @@ impl SecondLine {
                 reconnect_attempts: x[3],
                 reconnects: x[4],
                 waited_ns: x[5],
-                // The slots' CPU and client delay judge a finished test, whose record the journal
-                // keeps whole (a cut-short test has no server figures to judge with).
-                ..Slot::default()
+                cpu_max_permille: small(c[0]),
+                runqueue_max_permille: small(c[1]),
+                cpu_workers: small(c[2]),
+                runqueue_workers: small(c[3]),
+                delay_sum_ns: c[4],
+                delay_samples: c[5],
             };
         }
         for (h, from) in [
@@ -297,6 +356,28 @@ impl SecondLine {
             }
         }
         s
+    }
+}
+
+/// The slots' figures beside the requests (`SecondLine::slot_clients`), or none when every
+/// slot's are 0.
+fn slot_clients(slots: &[Slot]) -> Vec<[u64; 6]> {
+    let rows: Vec<[u64; 6]> = slots
+        .iter()
+        .map(|x| {
+            [
+                u64::from(x.cpu_max_permille),
+                u64::from(x.runqueue_max_permille),
+                u64::from(x.cpu_workers),
+                u64::from(x.runqueue_workers),
+                x.delay_sum_ns,
+                x.delay_samples,
+            ]
+        })
+        .collect();
+    match rows.iter().all(|r| r.iter().all(|n| *n == 0)) {
+        true => Vec::new(),
+        false => rows,
     }
 }
 
@@ -314,6 +395,8 @@ pub struct Journal {
     path: PathBuf,
     /// The test under way has its `begin` line.
     begun: bool,
+    /// How many of its mix's command names the journal has (a replay's grow as it goes).
+    mix_named: usize,
 }
 
 impl Journal {
@@ -347,6 +430,7 @@ impl Journal {
             file,
             path: path.to_path_buf(),
             begun: false,
+            mix_named: 0,
         })
     }
 
@@ -390,8 +474,10 @@ impl Journal {
         s: &Second,
         ctx: &SecondContext,
     ) -> io::Result<()> {
+        let mut line = SecondLine::of(index, s, ctx);
         if !self.begun {
-            self.write(&Line::Begin(BeginLine {
+            self.mix_named = test.mix.len();
+            self.write(&Line::Begin(Box::new(BeginLine {
                 name: crate::redact::command_text(test.name),
                 started_at: test.started_at,
                 repetition: test.repetition,
@@ -400,10 +486,15 @@ impl Journal {
                 mix: test.mix,
                 nodes: test.nodes,
                 storm: test.storm,
-            }))?;
+                fuzz: test.fuzz,
+                delivery: test.delivery,
+            })))?;
             self.begun = true;
+        } else if test.mix.len() > self.mix_named {
+            self.mix_named = test.mix.len();
+            line.mix = test.mix;
         }
-        self.write(&Line::Second(Box::new(SecondLine::of(index, s, ctx))))
+        self.write(&Line::Second(Box::new(line)))
     }
 
     /// A test's whole record, as the record holds it.
@@ -442,7 +533,13 @@ pub struct TestStart<'a> {
     pub nodes: Vec<(String, String)>,
     /// `--connect-storm`: what its record block needs beyond the seconds.
     pub storm: Option<StormContext>,
+    /// `--fuzz`: its block's head (`BeginLine::fuzz`).
+    pub fuzz: Option<FuzzRecord>,
+    /// `--pubsub`/`--stream`: the `delivery` block's shape (`BeginLine::delivery`).
+    pub delivery: Option<DeliveryRecord>,
 }
 
+#[cfg(test)]
+mod mode_tests;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::modes;
 use super::{BeginLine, FORMAT, Line, SecondLine};
 use crate::machine::Load;
 use crate::metrics::ThreadCpuUsage;
@@ -19,8 +20,6 @@ use crate::metrics::{
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
-use crate::record::storm::{StageRecord, StormContext, StormRecord};
-use crate::storm::StageFigures;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 use crate::watch::Watched;
 
@@ -59,6 +58,12 @@ struct Open {
     seconds: Vec<SecondLine>,
 }
 
+/// When the test's last full second ended (wall clock), when its start is known.
+fn end_of(o: &Open) -> Option<String> {
+    let start = o.begin.started_at.as_deref().and_then(parse_time)?;
+    Some(rfc3339(start + Duration::from_secs(o.seconds.len() as u64)))
+}
+
 /// The record a journal holds. A last line cut short (a power cut mid-write) is ignored; a bad
 /// line before it is an error.
 pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
@@ -81,12 +86,16 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
             }
             Line::Begin(begin) => {
                 open = Some(Open {
-                    begin,
+                    begin: *begin,
                     seconds: Vec::new(),
                 })
             }
             Line::Second(s) => {
                 if let Some(o) = open.as_mut() {
+                    // A replay's commands, named as it learns them.
+                    if !s.mix.is_empty() {
+                        o.begin.mix.clone_from(&s.mix);
+                    }
                     o.seconds.push(*s);
                 }
             }
@@ -107,18 +116,24 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     let mut doc = doc.ok_or("a journal without its head line")?;
     let mut ended = None;
     if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        match &o.begin.storm {
-            // A storm is the record's `storm` block, as its finished run writes it.
-            Some(ctx) => {
-                let (block, end) = storm_block(&o, ctx)?;
-                ended = end;
+        ended = end_of(&o);
+        // A storm and a fuzz run are their block in the record (no test), as their finished
+        // run writes it; a block the head has already (the mode ended) is the one kept.
+        match (&o.begin.storm, &o.begin.fuzz) {
+            (Some(ctx), _) => {
+                let server = Beside::of(&o.seconds)
+                    .watched
+                    .iter()
+                    .map(|w| build::server_record(w, &[]))
+                    .collect();
+                let block = modes::storm_block(&o.seconds, ctx, server)?;
                 doc.storm.get_or_insert(block);
             }
-            None => {
-                let (rec, end) = partial_test(&o)?;
-                ended = end;
-                tests.push(rec);
+            (None, Some(head)) => {
+                doc.fuzz
+                    .get_or_insert_with(|| modes::fuzz_block(&o.seconds, head));
             }
+            (None, None) => tests.push(partial_test(&o)?),
         }
     }
     // Killed between tests: the run's end is the last test's.
@@ -146,9 +161,8 @@ pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
     Ok(doc)
 }
 
-/// The record of the test under way, from its full seconds, as an interrupted test's; and when
-/// its last second ended (wall clock), when its start is known.
-fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
+/// The record of the test under way, from its full seconds, as an interrupted test's.
+fn partial_test(o: &Open) -> Result<TestRecord, String> {
     let b = &o.begin;
     let mut r = TestResult::empty(
         &b.name,
@@ -160,6 +174,7 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
         *timeline.second_mut(s.second) = s.to_second();
     }
     let mut replies_failed = 0;
+    let mut refusals = None;
     for s in &timeline.seconds {
         r.completed += s.completed;
         replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
@@ -167,6 +182,10 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
         r.client_delay.merge(&s.client_delay);
         r.reconnect_attempts += s.reconnect_attempts();
         r.reconnects += s.reconnects();
+        r.pushes.merge(&s.pushes.unwrap_or_default());
+        if let Some(n) = s.reconnect_refusals {
+            *refusals.get_or_insert(0) += n;
+        }
     }
     exact_histograms(o, &mut r)?;
     for (k, kind) in FAILURE_KINDS.iter().enumerate() {
@@ -183,20 +202,38 @@ fn partial_test(o: &Open) -> Result<(TestRecord, Option<String>), String> {
     let start = b.started_at.as_deref().and_then(parse_time);
     r.started_at = start;
     r.timeline = timeline;
-    let issued = issued(&mut r);
+    let mut issued = issued(&mut r);
+    // A delivery test's block, and its requests as its finished record counts them: the
+    // deliveries owed, those not delivered (lost, or still on their way) unanswered.
+    let delivery = b
+        .delivery
+        .as_ref()
+        .map(|head| modes::delivery_block(&o.seconds, head));
+    if let Some(d) = &delivery {
+        (issued, r.unanswered, refusals) = (Some(d.expected), d.lost, Some(0));
+    }
     let beside = Beside::of(&o.seconds);
     let extras = TestExtras {
         timeline: Some(&r.timeline),
         issued,
         repetition: b.repetition,
-        client_threads: (!beside.threads.is_empty()).then_some(beside.threads.as_slice()),
+        // Every worker's, as a finished test has them (none for a mode whose threads are not
+        // measured: its record's list is empty too).
+        client_threads: Some(beside.threads.as_slice()),
         machine: beside.machine,
+        delivery: delivery.as_ref(),
         ..TestExtras::default()
     };
-    let mut rec = build::test_record(&r, b.commands.clone(), &beside.watched, extras);
+    // A mix's commands are its own, as a finished test names them (`RunRecord::end_test`).
+    let commands = match r.commands.is_empty() {
+        true => b.commands.clone(),
+        false => b.mix.iter().map(|n| n.to_ascii_lowercase()).collect(),
+    };
+    let mut rec = build::test_record(&r, commands, &beside.watched, extras);
     rec.started_at = start.map(rfc3339_micros);
-    let end = start.map(|t| rfc3339(t + r.elapsed));
-    Ok((rec, end))
+    // Unknown in a journal whose workers did not hand refusals over (an older one's).
+    rec.requests.reconnect_refusals = refusals;
+    Ok(rec)
 }
 
 /// The commands written up to the last full second (the seconds' sum, when any second has
@@ -216,11 +253,13 @@ fn issued(r: &mut TestResult) -> Option<u64> {
 /// something has them.
 fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
     let mix = &o.begin.mix;
+    // A second's commands are the first of the mix by index (a replay's workers know only
+    // the commands they have sent so far).
     let complete = o.seconds.iter().all(|s| {
         s.completed + s.failed == 0
             || s.exact
                 .as_ref()
-                .is_some_and(|e| e.commands.len() == mix.len())
+                .is_some_and(|e| e.commands.len() <= mix.len())
     });
     if mix.is_empty() || !complete {
         return Ok(());
@@ -243,66 +282,6 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A killed `--connect-storm`'s block from its full seconds (a connection is a second's
-/// request: completed when it finished every stage, its total the latency), and when its last
-/// second ended. What the seconds do not say stays out: the stages' own histograms and the
-/// failures by stage and kind are only in a finished storm's block (`failed` counts them); the
-/// total's histogram is the seconds' (2 significant figures: an opener keeps no full-precision
-/// part) and its `sum_ns` the histogram's, not the clock's sum.
-fn storm_block(o: &Open, ctx: &StormContext) -> Result<(StormRecord, Option<String>), String> {
-    let completed: u64 = o.seconds.iter().map(|s| s.completed).sum();
-    let failed: u64 = o.seconds.iter().map(|s| s.failed).sum();
-    let mut total = LatencyHistogram::new();
-    if o.seconds
-        .iter()
-        .all(|s| s.exact.is_some() || s.completed == 0)
-    {
-        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
-            hdr::add_encoded(&mut total, &e.corrected, "journal storm second")?;
-        }
-    } else {
-        for s in &o.seconds {
-            total.merge(&s.to_second().latency);
-        }
-    }
-    let elapsed = Duration::from_secs(o.seconds.len() as u64);
-    let secs = elapsed.as_secs_f64();
-    let sum_ns = (total.mean_ns() * total.len() as f64) as u128;
-    let server = Beside::of(&o.seconds)
-        .watched
-        .iter()
-        .map(|w| build::server_record(w, &[]))
-        .collect();
-    let block = StormRecord {
-        openers: ctx.openers,
-        target_rate: ctx.target_rate,
-        tls_resume: ctx.tls_resume,
-        command: ctx.command.clone(),
-        duration_s: secs,
-        attempted: completed + failed,
-        completed,
-        failed,
-        connects_per_s: completed as f64 / secs,
-        interrupted: true,
-        total: StageRecord::of(
-            "total",
-            &StageFigures {
-                hist: total,
-                sum_ns,
-            },
-            true,
-        ),
-        stages: Vec::new(),
-        failures: Vec::new(),
-        client_limits: Vec::new(),
-        connections_received: None,
-        connected_clients_after: None,
-        server,
-    };
-    let start = o.begin.started_at.as_deref().and_then(parse_time);
-    Ok((block, start.map(|t| rfc3339(t + elapsed))))
 }
 
 /// Cluster mode: the redirects and each node's figures, their seconds' sums (the nodes named as

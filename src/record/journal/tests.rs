@@ -47,6 +47,8 @@ fn start(name: &str) -> TestStart<'_> {
         mix: Vec::new(),
         nodes: Vec::new(),
         storm: None,
+        fuzz: None,
+        delivery: None,
     }
 }
 
@@ -209,6 +211,25 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
     // Written: its replies, its lost request, its error reply and 5 still in flight.
     s.issued = Some(n + 7);
     whole.issued += n + 7;
+    // What the record takes beside the replies, handed over with the second: the pushes, the
+    // refused reconnects, the invalidations by second, and each slot's client CPU, run-queue
+    // wait and sampled delays.
+    let pushes = crate::metrics::PushCounts {
+        invalidations: n / 10,
+        messages: 1,
+        other: 2,
+    };
+    s.pushes = Some(pushes);
+    whole.pushes.merge(&pushes);
+    s.reconnect_refusals = Some(n % 3);
+    whole.reconnect_refusals += n % 3;
+    s.invalidations = n / 10;
+    for (k, slot) in s.slots.iter_mut().enumerate() {
+        let k = k as u32;
+        (slot.cpu_max_permille, slot.cpu_workers) = (400 + k, 2);
+        (slot.runqueue_max_permille, slot.runqueue_workers) = (10 * k, 2);
+        (slot.delay_sum_ns, slot.delay_samples) = (30_000 * u64::from(k), u64::from(k));
+    }
     // One error reply a second, by its first word.
     s.failed += 1;
     s.slots[5].failed += 1;
@@ -266,19 +287,29 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
             ..s.clone()
         };
     }
+    // Built as `RunRecord::end_test` builds a finished test's: a mix's commands named by it,
+    // every worker's CPU (none measured here: an empty list, as a run's record has).
+    let commands = ["set".to_string(), "get".to_string()];
     let extras = TestExtras {
         timeline: Some(&r.timeline),
         repetition: b.repetition,
         issued: Some(r.issued),
+        client_threads: Some(&[]),
         ..TestExtras::default()
     };
-    let mut want = build::test_record(&r, b.commands.clone(), &[], extras);
+    let mut want = build::test_record(&r, commands.to_vec(), &[], extras);
     want.started_at = b.started_at.clone();
     assert_eq!(
         serde_json::to_value(got).unwrap(),
         serde_json::to_value(&want).unwrap(),
         "field for field, the histograms exact"
     );
+    assert_eq!(
+        (got.pushes.other, got.requests.reconnect_refusals),
+        (8, Some(3)),
+        "the pushes and refused reconnects, handed over with the seconds"
+    );
+    assert_eq!(got.timeline[0].invalidations, 100);
     assert_eq!(got.requests.completed, 3_777);
     let q = &got.requests;
     assert_eq!((q.issued, q.unanswered), (Some(3_805), 20));
@@ -464,7 +495,8 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
         issued: Some(r.issued),
         ..TestExtras::default()
     };
-    let mut want = build::test_record(&r, b.commands.clone(), &watched, extras);
+    let commands = vec!["set".to_string(), "get".to_string()];
+    let mut want = build::test_record(&r, commands, &watched, extras);
     want.started_at = b.started_at.clone();
     assert_eq!(
         serde_json::to_value(got).unwrap(),
