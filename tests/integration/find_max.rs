@@ -307,15 +307,39 @@ impl Capped {
     }
 }
 
-/// One connection of [`Capped`]: reads whole commands (RESP arrays), waits for each PING's slot,
-/// answers.
+/// One connection of [`Capped`]: waits for each PING's slot, answers.
 fn serve_capped(
-    mut s: std::net::TcpStream,
+    s: std::net::TcpStream,
     schedule: &std::sync::Mutex<(std::time::Instant, u64)>,
     slot: Duration,
     (stall_after, stall): (u64, Duration),
     deadline: std::time::Instant,
 ) {
+    use std::time::Instant;
+    let wait = || {
+        let at = {
+            let mut sch = schedule.lock().unwrap();
+            let now = Instant::now();
+            let mut at = sch.0.max(now);
+            sch.1 += 1;
+            if sch.1 == stall_after {
+                at += stall;
+            }
+            sch.0 = at + slot;
+            at
+        };
+        let now = Instant::now();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+    };
+    serve_pings(s, wait, deadline);
+}
+
+/// One connection of a scripted server: reads whole commands (RESP arrays), calls `wait` before
+/// answering each PING, answers the control connection's `CONFIG GET` and `INFO` as a server
+/// would and anything else `+OK`, until `deadline`.
+fn serve_pings(mut s: std::net::TcpStream, mut wait: impl FnMut(), deadline: std::time::Instant) {
     use std::io::{Read, Write};
     use std::time::Instant;
     let _ = s.set_nodelay(true);
@@ -332,21 +356,7 @@ fn serve_capped(
             pending.drain(..used);
             let reply: &[u8] = match name.as_str() {
                 "PING" => {
-                    let at = {
-                        let mut sch = schedule.lock().unwrap();
-                        let now = Instant::now();
-                        let mut at = sch.0.max(now);
-                        sch.1 += 1;
-                        if sch.1 == stall_after {
-                            at += stall;
-                        }
-                        sch.0 = at + slot;
-                        at
-                    };
-                    let now = Instant::now();
-                    if at > now {
-                        std::thread::sleep(at - now);
-                    }
+                    wait();
                     b"+PONG\r\n"
                 }
                 "CONFIG" => b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n",
@@ -517,7 +527,12 @@ impl Stalled {
                                 r.1 += 1;
                                 r.2 * 10 > threshold
                             };
-                            serve_stalled(s, stalled, delay, deadline)
+                            let wait = || {
+                                if stalled() {
+                                    thread::sleep(delay);
+                                }
+                            };
+                            serve_pings(s, wait, deadline)
                         });
                     }
                     Err(_) => thread::sleep(Duration::from_millis(5)),
@@ -525,45 +540,6 @@ impl Stalled {
             }
         });
         Self { port }
-    }
-}
-
-/// One connection of [`Stalled`]: answers each PING after `delay` while `stalled()` says so.
-fn serve_stalled(
-    mut s: std::net::TcpStream,
-    mut stalled: impl FnMut() -> bool,
-    delay: Duration,
-    deadline: std::time::Instant,
-) {
-    use std::io::{Read, Write};
-    use std::time::Instant;
-    let _ = s.set_nodelay(true);
-    let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
-    let mut pending: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    while Instant::now() < deadline {
-        match s.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-            Err(_) => continue,
-        }
-        while let Some((name, used)) = next_command(&pending) {
-            pending.drain(..used);
-            let reply: &[u8] = match name.as_str() {
-                "PING" => {
-                    if stalled() {
-                        std::thread::sleep(delay);
-                    }
-                    b"+PONG\r\n"
-                }
-                "CONFIG" => b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n",
-                "INFO" => b"$0\r\n\r\n",
-                _ => b"+OK\r\n",
-            };
-            if s.write_all(reply).is_err() {
-                return;
-            }
-        }
     }
 }
 
