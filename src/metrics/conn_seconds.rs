@@ -19,6 +19,9 @@ pub struct ConnSecond {
     pub latency_ns: [u64; CONN_KINDS],
     /// Their bytes as received.
     pub rx_bytes: [u64; CONN_KINDS],
+    /// Their requests' bytes as written (a mix's commands; 0 without a mix, whose batches are
+    /// written whole).
+    pub tx_bytes: [u64; CONN_KINDS],
     /// Nil replies (memtier's misses).
     pub nils: [u64; CONN_KINDS],
     /// Error replies.
@@ -41,7 +44,9 @@ pub struct ConnReply {
     /// The mix command it answers (`None` without a mix).
     pub kind: Option<usize>,
     pub latency_ns: u64,
+    /// The reply's bytes, and its request's (0 when not known: no mix).
     pub bytes: usize,
+    pub tx_bytes: u32,
     pub nil: bool,
     pub error: bool,
 }
@@ -64,6 +69,7 @@ impl ConnSeconds {
         row.requests[k] += 1;
         row.latency_ns[k] += r.latency_ns;
         row.rx_bytes[k] += r.bytes as u64;
+        row.tx_bytes[k] += u64::from(r.tx_bytes);
         row.nils[k] += u64::from(r.nil);
         row.errors[k] += u64::from(r.error);
     }
@@ -83,6 +89,7 @@ mod tests {
             kind,
             latency_ns: 1_000,
             bytes: 5,
+            tx_bytes: 30,
             nil,
             error: false,
         }
@@ -104,6 +111,7 @@ mod tests {
         assert_eq!(s.rows[1].requests, [0, 1, 0, 1]);
         assert_eq!(s.rows[1].latency_ns[1], 1_000);
         assert_eq!(s.rows[1].rx_bytes[1], 5);
+        assert_eq!(s.rows[1].tx_bytes[1], 30);
         assert_eq!(s.total_requests(), 4);
     }
 

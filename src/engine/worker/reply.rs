@@ -126,18 +126,25 @@ pub(super) fn on_reply(
         return Err(unasked_reply());
     }
     // A mix: which command this reply answers (one command per unit, replies in order).
-    let kind = c
-        .batch
-        .kinds
-        .get((c.batch.commands - c.batch.pending) as usize)
-        .map(|&k| k as usize);
+    let at = (c.batch.commands - c.batch.pending) as usize;
+    let kind = c.batch.units.kinds.get(at).map(|&k| k as usize);
     c.batch.pending -= 1;
     if !c.batch.warmup {
         rec.last_reply = Some(now);
     }
     let batch_done = c.batch.pending == 0;
+    // The whole reply, with what earlier reads brought of it.
+    let bytes = (c.absorbed + reply.len(), 0);
+    let bytes = match kind {
+        Some(k) => {
+            let tx = c.batch.units.lens.get(at).copied().unwrap_or(0);
+            rec.command_bytes(k, tx, bytes.0, c.batch.warmup);
+            (bytes.0, tx)
+        }
+        None => bytes,
+    };
     if info.error.is_none() {
-        count_conn_second(c, ctx, kind, info, reply.len(), now);
+        count_conn_second(c, ctx, kind, info, bytes, now);
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
@@ -150,7 +157,7 @@ pub(super) fn on_reply(
                 ..nothing
             });
         }
-        count_conn_second(c, ctx, kind, info, reply.len(), now);
+        count_conn_second(c, ctx, kind, info, bytes, now);
         record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
             rec.command_error(k, c.batch.warmup);
@@ -187,14 +194,14 @@ pub(super) fn on_reply(
 }
 
 /// memtier's `--client-stats`: one measured reply to the connection's batch counted in its own
-/// second (one branch when not asked for).
+/// second (one branch when not asked for); `bytes`: the reply's and its request's.
 #[inline]
 fn count_conn_second(
     c: &mut Conn,
     ctx: &ReplyCtx,
     kind: Option<usize>,
     info: &resp::ReplyInfo,
-    bytes: usize,
+    bytes: (usize, u32),
     now: Instant,
 ) {
     if let Some(from) = ctx.seconds_from
@@ -206,7 +213,8 @@ fn count_conn_second(
             ConnReply {
                 kind,
                 latency_ns: ctx.latency.uncorrected_ns,
-                bytes,
+                bytes: bytes.0,
+                tx_bytes: bytes.1,
                 nil: info.kind == Kind::Null,
                 error: info.error.is_some(),
             },
@@ -295,11 +303,13 @@ impl Worker<'_> {
                     let reply = &self.rbuf[pos..pos + consumed];
                     let cluster = self.cluster.as_mut();
                     let answered = on_reply(c, &mut self.rec, cluster, &ctx, &info, reply, now)?;
+                    c.absorbed = 0;
                     batch_done |= answered.batch_done;
                     *plain += u64::from(answered.plain_success);
                     pos += consumed;
                 }
                 Ok(Scan::Partial { consumed }) => {
+                    c.absorbed += consumed;
                     pos += consumed;
                     break;
                 }
