@@ -16,20 +16,22 @@ use crate::compare::input::spectrum;
 use crate::metrics::LatencyHistogram;
 use crate::record::TestRecord;
 
+use super::stats::sent_latency;
+
 /// Writes the files of run `run` (from 1) of `t`; returns the lines memtier prints on stderr.
 pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Result<Vec<String>> {
     let mut notes = Vec::new();
     let mut files = vec![(
         "Full Run".to_string(),
         format!("FULL_RUN_{run}"),
-        &t.histograms.uncorrected,
+        t.histograms.uncorrected.as_str(),
     )];
     for m in &t.mix {
         let name = m.name.replace('#', "_");
         files.push((
             format!("{name} command"),
             format!("{name}_command_run_{run}"),
-            &m.histogram,
+            sent_latency(m).1,
         ));
     }
     for (title, suffix, encoded) in files {
@@ -53,7 +55,7 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
 }
 
 /// The same samples in microseconds, memtier's unit.
-fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
+pub(super) fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
     let mut us = LatencyHistogram::new();
     for v in ns.iter_recorded() {
         us.record_n(

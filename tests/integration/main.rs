@@ -33,6 +33,7 @@ mod memtier_data;
 mod memtier_import;
 mod memtier_scan;
 mod memtier_statsd;
+mod memtier_totals;
 mod mixes;
 mod mode_wiring;
 mod netfaults;
