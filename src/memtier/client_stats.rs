@@ -126,7 +126,11 @@ fn figures(row: &ClientSecondRow, kind: Option<usize>) -> Figures {
         rx: at(&row.rx_bytes),
         tx: (!row.tx_bytes.is_empty()).then(|| at(&row.tx_bytes)),
         nils,
-        hits: requests.saturating_sub(nils + errors),
+        hits: match row.hits.is_empty() {
+            false => at(&row.hits),
+            // A record of an earlier build: every reply that was not nil nor an error.
+            true => requests.saturating_sub(nils + errors),
+        },
     }
 }
 
@@ -145,6 +149,7 @@ mod tests {
                 latency_us: vec![46.0 * 58.0, 454.0 * 53.0, 0.0, 0.0],
                 rx_bytes: vec![230, 2270, 0, 0],
                 tx_bytes: Vec::new(),
+                hits: Vec::new(),
                 nils: vec![0, 454, 0, 0],
                 errors: vec![0, 0, 0, 0],
             }],

@@ -22,7 +22,9 @@ pub struct ConnSecond {
     /// Their requests' bytes as written (a mix's commands; 0 without a mix, whose batches are
     /// written whole).
     pub tx_bytes: [u64; CONN_KINDS],
-    /// Nil replies (memtier's misses).
+    /// What the replies found (memtier's hits and misses): values and nils, an `MGET`'s one per
+    /// key.
+    pub hits: [u64; CONN_KINDS],
     pub nils: [u64; CONN_KINDS],
     /// Error replies.
     pub errors: [u64; CONN_KINDS],
@@ -47,7 +49,9 @@ pub struct ConnReply {
     /// The reply's bytes, and its request's (0 when not known: no mix).
     pub bytes: usize,
     pub tx_bytes: u32,
-    pub nil: bool,
+    /// Values and nils it held (see [`ConnSecond::hits`]).
+    pub hits: u64,
+    pub misses: u64,
     pub error: bool,
 }
 
@@ -70,7 +74,8 @@ impl ConnSeconds {
         row.latency_ns[k] += r.latency_ns;
         row.rx_bytes[k] += r.bytes as u64;
         row.tx_bytes[k] += u64::from(r.tx_bytes);
-        row.nils[k] += u64::from(r.nil);
+        row.hits[k] += r.hits;
+        row.nils[k] += r.misses;
         row.errors[k] += u64::from(r.error);
     }
 
@@ -90,7 +95,8 @@ mod tests {
             latency_ns: 1_000,
             bytes: 5,
             tx_bytes: 30,
-            nil,
+            hits: u64::from(!nil),
+            misses: u64::from(nil),
             error: false,
         }
     }

@@ -55,6 +55,7 @@ pub struct ExactCommand {
     pub uncorrected: SparseHistogram,
     pub completed: u64,
     pub errors: u64,
+    pub hits: u64,
     pub nils: u64,
     pub tx_bytes: u64,
     pub rx_bytes: u64,
@@ -86,6 +87,7 @@ impl ExactSecond {
             a.uncorrected.add(&b.uncorrected);
             a.completed += b.completed;
             a.errors += b.errors;
+            a.hits += b.hits;
             a.nils += b.nils;
             a.tx_bytes += b.tx_bytes;
             a.rx_bytes += b.rx_bytes;
@@ -127,6 +129,7 @@ struct CommandBase {
     uncorrected: HandedOver,
     completed: u64,
     errors: u64,
+    hits: u64,
     nils: u64,
     tx_bytes: u64,
     rx_bytes: u64,
@@ -184,6 +187,7 @@ impl ExactSecond {
             (b.completed, b.errors, b.nils) = (w.completed, w.errors, w.nils);
             (d.tx_bytes, d.rx_bytes) = (w.tx_bytes - b.tx_bytes, w.rx_bytes - b.rx_bytes);
             (b.tx_bytes, b.rx_bytes) = (w.tx_bytes, w.rx_bytes);
+            (d.hits, b.hits) = (w.hits - b.hits, w.hits);
         }
         self.take_cluster(base, whole.cluster);
     }

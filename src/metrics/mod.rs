@@ -242,7 +242,10 @@ pub struct CommandResult {
     pub completed: u64,
     /// Error replies counted with `-e`.
     pub errors: u64,
-    /// Of `completed`, the nil replies (a read's misses).
+    /// What the replies found (see `CommandTally::hits`): values and nils, memtier's hits and
+    /// misses. `hits` is `None` when not counted (a journal of an earlier build: then every
+    /// reply that was not nil was one).
+    pub hits: Option<u64>,
     pub nils: u64,
     /// Corrected latency (from the intended send time).
     pub latency: LatencyHistogram,
@@ -260,6 +263,7 @@ impl CommandResult {
             name: name.to_string(),
             completed: 0,
             errors: 0,
+            hits: Some(0),
             nils: 0,
             latency: LatencyHistogram::new(),
             uncorrected: LatencyHistogram::new(),
@@ -271,6 +275,7 @@ impl CommandResult {
     pub fn merge(&mut self, t: &CommandTally) {
         self.completed += t.completed;
         self.errors += t.errors;
+        self.hits = self.hits.map(|h| h + t.hits);
         self.nils += t.nils;
         self.latency.merge(&t.latency);
         self.uncorrected.merge(&t.uncorrected);

@@ -84,7 +84,9 @@ pub struct CommandTally {
     pub uncorrected: LatencyHistogram,
     pub completed: u64,
     pub errors: u64,
-    /// Successful replies that were nil (a read's miss).
+    /// What its successful replies found, memtier's hits and misses of a read: a reply with a
+    /// value is a hit, a nil reply a miss, an array reply's elements one each (an `MGET`'s keys).
+    pub hits: u64,
     pub nils: u64,
     /// Bytes of its measured requests as written, and of their replies as read (memtier's
     /// KB/sec: request plus reply, per command).
@@ -132,11 +134,13 @@ impl Recorder {
         }
     }
 
-    /// A nil reply to mix command `k`, after its success was counted (a read's miss).
+    /// What a successful reply to mix command `k` found, after the success was counted: `hits`
+    /// values and `misses` nils (see [`CommandTally::hits`]).
     #[inline]
-    pub fn command_nil(&mut self, k: usize, warmup: bool) {
+    pub fn command_found(&mut self, k: usize, hits: u64, misses: u64, warmup: bool) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
-            c.nils += 1;
+            c.hits += hits;
+            c.nils += misses;
         }
     }
 
@@ -402,7 +406,7 @@ mod tests {
         };
         rec.success_with(Some(0), lat(1_001, 901), false, at(10));
         rec.success_with(Some(1), lat(2_003, 1_777), false, at(20));
-        rec.command_nil(1, false);
+        rec.command_found(1, 0, 1, false);
         rec.error(false, b"WRONGTYPE x", at(30));
         rec.command_error(0, false);
         rec.failed(0, 2, at(40));

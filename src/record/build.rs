@@ -190,7 +190,7 @@ pub fn test_record(
                 } else {
                     super::hdr::encode(&c.latency)
                 },
-                hits: Some(c.completed - c.nils.min(c.completed)),
+                hits: Some(c.hits.unwrap_or(c.completed - c.nils.min(c.completed))),
                 misses: Some(c.nils),
                 // Both histograms hold the same replies; a journal of an earlier build kept
                 // only the corrected one.

@@ -513,8 +513,9 @@ pub struct MixRecord {
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`] (empty when the record keeps none).
     pub histogram: String,
-    /// Replies with a value and nil replies (memtier's hits and misses of a read), counted from
-    /// the replies; absent in records of earlier builds.
+    /// Values and nils its replies held (memtier's hits and misses of a read): a reply with a
+    /// value or a nil reply counts one, an array reply (an `MGET`) one per element; absent in
+    /// records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hits: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,7 +6,7 @@
 //! Hits/sec and Misses/sec its keyspace_hits/misses, KB/sec the bytes written and read
 //! (respbench's record, the server's net input, and the exact RESP sizes where the test knows
 //! them); the HDR files and the JSON's `Histogram log format` hold the rows' requests. For
-//! `--ratio 1:0`, `0:1`, `1:10`, a `--command` run and `--run-count 3`.
+//! `--ratio 1:0`, `0:1`, `1:10`, a `--command` run, `--run-count 3` and `--multi-key-get`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -528,5 +528,50 @@ fn run_count_blocks_are_each_consistent_and_the_aggregate_adds_the_runs() {
             let got = block["Gets"]["Hits/sec"].as_f64().unwrap() * per_op;
             assert!(near(got, hits, 0.5), "{title}: hits {got} vs {hits}");
         }
+    }
+}
+
+#[test]
+fn multi_key_get_hits_and_misses_are_the_keys_found_and_not() {
+    for server in [Server::start(), Server::start_valkey()] {
+        let mut c = server.client();
+        // Keys memtier-1..=40, the first 20 present.
+        for k in 1..=20 {
+            c.ok(&["SET", &format!("memtier-{k}"), "v"]);
+        }
+        let r = run(
+            &server,
+            &[
+                "--ratio=0:8",
+                "--multi-key-get=4",
+                "--key-minimum=1",
+                "--key-maximum=40",
+                "-n",
+                "100",
+                "-c",
+                "2",
+                "-t",
+                "1",
+            ],
+        );
+        let block = &r.json["ALL STATS"];
+        check_block(&r.out.stdout, "ALL STATS", block);
+        // An MGET is one request of the Gets row, and four keys looked up.
+        assert_eq!(c.calls("mget"), 200);
+        assert_eq!(block["Gets"]["Count"].as_u64(), Some(200));
+        let (hits, misses) = (
+            c.info_u64("stats", "keyspace_hits"),
+            c.info_u64("stats", "keyspace_misses"),
+        );
+        assert_eq!(hits + misses, 800);
+        let get = mix(&r.record, 0, "GET");
+        assert_eq!(
+            (get["hits"].as_u64(), get["misses"].as_u64()),
+            (Some(hits), Some(misses))
+        );
+        let rate = |key: &str| block["Gets"][key].as_f64().unwrap();
+        let per_op = 200.0 / rate("Ops/sec");
+        assert_eq!((rate("Hits/sec") * per_op).round() as u64, hits);
+        assert_eq!((rate("Misses/sec") * per_op).round() as u64, misses);
     }
 }

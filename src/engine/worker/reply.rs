@@ -133,18 +133,10 @@ pub(super) fn on_reply(
         rec.last_reply = Some(now);
     }
     let batch_done = c.batch.pending == 0;
-    // The whole reply, with what earlier reads brought of it.
-    let bytes = (c.absorbed + reply.len(), 0);
-    let bytes = match kind {
-        Some(k) => {
-            let tx = c.batch.units.lens.get(at).copied().unwrap_or(0);
-            rec.command_bytes(k, tx, bytes.0, c.batch.warmup);
-            (bytes.0, tx)
-        }
-        None => bytes,
-    };
+    let bytes = reply_bytes(c, rec, kind, at, reply.len());
+    let found = found(c, info);
     if info.error.is_none() {
-        count_conn_second(c, ctx, kind, info, bytes, now);
+        count_conn_second(c, ctx, kind, (bytes, found), false, now);
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
@@ -157,7 +149,7 @@ pub(super) fn on_reply(
                 ..nothing
             });
         }
-        count_conn_second(c, ctx, kind, info, bytes, now);
+        count_conn_second(c, ctx, kind, (bytes, (0, 0)), true, now);
         record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
             rec.command_error(k, c.batch.warmup);
@@ -175,11 +167,8 @@ pub(super) fn on_reply(
             rec.hand_over_cluster(now, &cl.stats);
         }
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
-        // A nil reply to a mix command is a miss (memtier's Misses/sec): one compare, no cost.
-        if info.kind == Kind::Null
-            && let Some(k) = kind
-        {
-            rec.command_nil(k, c.batch.warmup);
+        if let Some(k) = kind {
+            rec.command_found(k, found.0, found.1, c.batch.warmup);
         }
         if let Some(cl) = cluster
             && !c.batch.warmup
@@ -193,17 +182,52 @@ pub(super) fn on_reply(
     })
 }
 
+/// The bytes of reply `at` of the batch (the whole reply: `len` and what earlier reads brought
+/// of it) and of its request where a mix noted it, counted for its mix command.
+#[inline]
+fn reply_bytes(
+    c: &Conn,
+    rec: &mut Recorder,
+    kind: Option<usize>,
+    at: usize,
+    len: usize,
+) -> (usize, u32) {
+    let rx = c.absorbed + len;
+    let Some(k) = kind else {
+        return (rx, 0);
+    };
+    let tx = c.batch.units.lens.get(at).copied().unwrap_or(0);
+    rec.command_bytes(k, tx, rx, c.batch.warmup);
+    (rx, tx)
+}
+
+/// What a successful reply found, memtier's hits and misses of a read: a value is a hit, a nil
+/// a miss, an array reply one of either per element (an `MGET`'s keys).
+#[inline]
+fn found(c: &Conn, info: &resp::ReplyInfo) -> (u64, u64) {
+    match info.kind {
+        Kind::Null => (0, 1),
+        Kind::Array => {
+            let (n, nulls) = c.scanner.top_elements();
+            (n - nulls.min(n), nulls)
+        }
+        _ => (1, 0),
+    }
+}
+
 /// memtier's `--client-stats`: one measured reply to the connection's batch counted in its own
-/// second (one branch when not asked for); `bytes`: the reply's and its request's.
+/// second (one branch when not asked for); `counts`: the reply's and its request's bytes, and
+/// what it found (hits, misses).
 #[inline]
 fn count_conn_second(
     c: &mut Conn,
     ctx: &ReplyCtx,
     kind: Option<usize>,
-    info: &resp::ReplyInfo,
-    bytes: (usize, u32),
+    counts: ((usize, u32), (u64, u64)),
+    error: bool,
     now: Instant,
 ) {
+    let ((bytes, tx_bytes), (hits, misses)) = counts;
     if let Some(from) = ctx.seconds_from
         && !c.batch.warmup
     {
@@ -213,10 +237,11 @@ fn count_conn_second(
             ConnReply {
                 kind,
                 latency_ns: ctx.latency.uncorrected_ns,
-                bytes: bytes.0,
-                tx_bytes: bytes.1,
-                nil: info.kind == Kind::Null,
-                error: info.error.is_some(),
+                bytes,
+                tx_bytes,
+                hits,
+                misses,
+                error,
             },
         );
     }

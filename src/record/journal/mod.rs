@@ -188,6 +188,9 @@ struct ExactCommand {
     completed: u64,
     errors: u64,
     nils: u64,
+    /// Values found (absent in journals of earlier builds, whose non-nil replies were hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hits: Option<u64>,
     latency: String,
     /// From the write (absent in journals of earlier builds).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -252,6 +255,7 @@ impl SecondLine {
                         completed: c.completed,
                         errors: c.errors,
                         nils: c.nils,
+                        hits: Some(c.hits),
                         latency: super::hdr::encode_sparse(&c.latency),
                         uncorrected: super::hdr::encode_sparse(&c.uncorrected),
                         bytes: Some([c.tx_bytes, c.rx_bytes]),

@@ -236,6 +236,7 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
             c.completed += e.completed;
             c.errors += e.errors;
             c.nils += e.nils;
+            c.hits = c.hits.zip(e.hits).map(|(a, b)| a + b);
             hdr::add_encoded(&mut c.latency, &e.latency, &what)?;
             if !e.uncorrected.is_empty() {
                 hdr::add_encoded(&mut c.uncorrected, &e.uncorrected, &what)?;
