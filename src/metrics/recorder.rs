@@ -134,24 +134,23 @@ impl Recorder {
         }
     }
 
-    /// What a successful reply to mix command `k` found, after the success was counted: `hits`
-    /// values and `misses` nils (see [`CommandTally::hits`]).
+    /// A reply to mix command `k`, after it was counted as a success or an error: its bytes
+    /// (`rx` as read, and its request's `tx` as written: memtier counts a request's bytes with
+    /// its reply's, an error reply's too) and what it found, `hits` values and `misses` nils (see
+    /// [`CommandTally::hits`]; none for an error).
     #[inline]
-    pub fn command_found(&mut self, k: usize, hits: u64, misses: u64, warmup: bool) {
-        if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
-            c.hits += hits;
-            c.nils += misses;
-        }
-    }
-
-    /// The bytes of a request to mix command `k` (`tx`, as written) and of its reply (`rx`, as
-    /// read), when the reply came: memtier counts a request's bytes with its reply's, an error
-    /// reply's too.
-    #[inline]
-    pub fn command_bytes(&mut self, k: usize, tx: u32, rx: usize, warmup: bool) {
+    pub fn command_answered(
+        &mut self,
+        k: usize,
+        (rx, tx): (usize, u32),
+        (hits, misses): (u64, u64),
+        warmup: bool,
+    ) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
             c.tx_bytes += u64::from(tx);
             c.rx_bytes += rx as u64;
+            c.hits += hits;
+            c.nils += misses;
         }
     }
 
@@ -406,7 +405,7 @@ mod tests {
         };
         rec.success_with(Some(0), lat(1_001, 901), false, at(10));
         rec.success_with(Some(1), lat(2_003, 1_777), false, at(20));
-        rec.command_found(1, 0, 1, false);
+        rec.command_answered(1, (5, 30), (0, 1), false);
         rec.error(false, b"WRONGTYPE x", at(30));
         rec.command_error(0, false);
         rec.failed(0, 2, at(40));

@@ -133,10 +133,17 @@ pub(super) fn on_reply(
         rec.last_reply = Some(now);
     }
     let batch_done = c.batch.pending == 0;
-    let bytes = reply_bytes(c, rec, kind, at, reply.len());
-    let found = found(c, info);
-    if info.error.is_none() {
-        count_conn_second(c, ctx, kind, (bytes, found), false, now);
+    let plain = kind.is_none() && cluster.is_none();
+    if plain && info.error.is_none() && ctx.seconds_from.is_none() {
+        // The commonest reply: recorded with the read's others (`Worker::scan_replies`).
+        return Ok(Answered {
+            batch_done,
+            plain_success: true,
+        });
+    }
+    let bytes = reply_bytes(c, kind, at, reply.len());
+    if info.error.is_none() && ctx.seconds_from.is_some() {
+        count_conn_second(c, ctx, kind, (bytes, found(c, info)), false, now);
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
@@ -153,8 +160,9 @@ pub(super) fn on_reply(
         record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
             rec.command_error(k, c.batch.warmup);
+            rec.command_answered(k, bytes, (0, 0), c.batch.warmup);
         }
-    } else if kind.is_none() && cluster.is_none() {
+    } else if plain {
         return Ok(Answered {
             batch_done,
             plain_success: true,
@@ -168,7 +176,7 @@ pub(super) fn on_reply(
         }
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
         if let Some(k) = kind {
-            rec.command_found(k, found.0, found.1, c.batch.warmup);
+            rec.command_answered(k, bytes, found(c, info), c.batch.warmup);
         }
         if let Some(cl) = cluster
             && !c.batch.warmup
@@ -183,22 +191,11 @@ pub(super) fn on_reply(
 }
 
 /// The bytes of reply `at` of the batch (the whole reply: `len` and what earlier reads brought
-/// of it) and of its request where a mix noted it, counted for its mix command.
+/// of it) and of its request where a mix noted it (0 otherwise).
 #[inline]
-fn reply_bytes(
-    c: &Conn,
-    rec: &mut Recorder,
-    kind: Option<usize>,
-    at: usize,
-    len: usize,
-) -> (usize, u32) {
-    let rx = c.absorbed + len;
-    let Some(k) = kind else {
-        return (rx, 0);
-    };
-    let tx = c.batch.units.lens.get(at).copied().unwrap_or(0);
-    rec.command_bytes(k, tx, rx, c.batch.warmup);
-    (rx, tx)
+fn reply_bytes(c: &Conn, kind: Option<usize>, at: usize, len: usize) -> (usize, u32) {
+    let tx = kind.and_then(|_| c.batch.units.lens.get(at).copied());
+    (c.absorbed + len, tx.unwrap_or(0))
 }
 
 /// What a successful reply found, memtier's hits and misses of a read: a value is a hit, a nil
