@@ -2,12 +2,14 @@
 //! (`--connect-storm`) connects per second and stage latencies, and the memory per key of the
 //! tests that measured it (`--fill`, `--memory-per-key`), beside the speed table; and what the
 //! delivery tests (`--pubsub`, `--stream`) delivered, lost and duplicated, which a latency
-//! column cannot say (a side that lost half its messages can look fast). `compare` prints these
+//! column cannot say (a side that lost half its messages can look fast); and what memtier's
+//! `--data-verify` found. `compare` prints these
 //! tables after its own (text and Markdown); the HTML report draws them as tables. Respbench
 //! records only.
 
 use crate::record::delivery::DeliveryRecord;
 use crate::record::memory::{MemoryRecord, TypeMemory};
+use crate::record::memtier_data::VerifyRecord;
 use crate::record::storm::StormRecord;
 
 use super::input::Input;
@@ -23,6 +25,8 @@ pub struct Costs {
     pub memory: Vec<(String, MemoryRecord)>,
     /// A `respbench replay` record's block (the HTML report's replay section).
     pub replay: Option<crate::record::replay::ReplayRecord>,
+    /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
+    pub verify: Vec<VerifyRecord>,
 }
 
 impl Costs {
@@ -30,6 +34,7 @@ impl Costs {
     /// has none yet.
     pub fn absorb(&mut self, other: Costs) {
         self.storms.extend(other.storms);
+        self.verify.extend(other.verify);
         if self.replay.is_none() {
             self.replay = other.replay;
         }
@@ -76,7 +81,46 @@ pub fn tables(inputs: &[Input]) -> Vec<Table> {
         });
     }
     out.extend(invalidations_table(inputs));
+    out.extend(verify_table(inputs));
     out
+}
+
+/// memtier's `--data-verify`/`--verify-only`: what reading the written keys back found, a row
+/// per side and run (a `--verify-only` run has nothing else to show).
+fn verify_table(inputs: &[Input]) -> Option<Table> {
+    let mut rows = Vec::new();
+    for input in inputs {
+        let several = input.costs.verify.len() > 1;
+        for (k, v) in input.costs.verify.iter().enumerate() {
+            let side = match several {
+                true => format!("{} #{}", input.label, k + 1),
+                false => input.label.clone(),
+            };
+            rows.push(vec![
+                side,
+                v.keys.to_string(),
+                v.verified.to_string(),
+                v.missing.to_string(),
+                v.mismatched.to_string(),
+                (v.missing + v.mismatched).to_string(),
+            ]);
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        title: "Data verification",
+        note: "respbench memtier --data-verify / --verify-only: the keys written read back and \
+               compared with the imported file's values (memtier's \"keys failed\" = missing + \
+               mismatched)",
+        head: vec![
+            "side",
+            "keys read",
+            "verified",
+            "missing",
+            "mismatched",
+            "failed",
+        ],
+        rows,
+    })
 }
 
 /// Each side's storms with the name of their row: the side's label, and `#k` after it when the

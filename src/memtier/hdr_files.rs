@@ -16,6 +16,8 @@ use crate::compare::input::spectrum;
 use crate::metrics::LatencyHistogram;
 use crate::record::{TestRecord, atomic};
 
+use super::stats::sent_latency;
+
 /// The first file a run writes (run 1's `FULL_RUN` distribution), to check before the run that
 /// its directory takes files.
 pub fn first_path(prefix: &Path) -> PathBuf {
@@ -30,14 +32,14 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
     let mut files = vec![(
         "Full Run".to_string(),
         format!("FULL_RUN_{run}"),
-        &t.histograms.uncorrected,
+        t.histograms.uncorrected.as_str(),
     )];
     for m in &t.mix {
         let name = m.name.replace('#', "_");
         files.push((
             format!("{name} command"),
             format!("{name}_command_run_{run}"),
-            &m.histogram,
+            sent_latency(m).1,
         ));
     }
     for (title, suffix, encoded) in files {
@@ -64,7 +66,7 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
 }
 
 /// The same samples in microseconds, memtier's unit.
-fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
+pub(super) fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
     let mut us = LatencyHistogram::new();
     for v in ns.iter_recorded() {
         us.record_n(

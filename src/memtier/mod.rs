@@ -122,23 +122,26 @@ fn length(opts: &MemtierOptions, doc: &Document) -> (String, &'static str, u64) 
 /// Blocks of the run: `ALL STATS` for one run; each run's and the aggregates for `--run-count`.
 fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d TestRecord>) {
     let w = &doc.options.workload;
-    let sizes = stats::Sizes {
-        // memtier's keys are unpadded: the range's mean digit count.
-        key: w.key_prefix.len() + mean_digits(w.key_minimum, w.key_maximum.unwrap_or(0)),
-        value: doc.options.data_size,
+    let layout = stats::Layout {
+        pcts: &opts.print_percentiles,
+        sizes: stats::Sizes {
+            // memtier's keys are unpadded: the range's mean digit count.
+            key: w.key_prefix.len() + mean_digits(w.key_minimum, w.key_maximum.unwrap_or(0)),
+            value: doc.options.data_size,
+        },
+        arbitrary: opts.raw("--command").is_some(),
     };
-    let pcts = &opts.print_percentiles;
     let tests: Vec<&TestRecord> = doc.tests.iter().collect();
     if tests.len() == 1 {
         return (
-            vec![stats::block("ALL STATS".into(), tests[0], pcts, sizes)],
+            vec![stats::block("ALL STATS".into(), tests[0], layout)],
             tests,
         );
     }
     let runs: Vec<Block> = tests
         .iter()
         .enumerate()
-        .map(|(i, t)| stats::block(format!("RUN #{} RESULTS", i + 1), t, pcts, sizes))
+        .map(|(i, t)| stats::block(format!("RUN #{} RESULTS", i + 1), t, layout))
         .collect();
     let mut out = if opts.print_all_runs {
         runs.clone()

@@ -48,13 +48,17 @@ pub struct NodeSecond {
     pub latency: LatencyHistogram,
 }
 
-/// One mix command's second: as [`CommandTally`], its corrected latencies as pairs.
+/// One mix command's second: as [`CommandTally`], its latencies as pairs.
 #[derive(Clone, Debug, Default)]
 pub struct ExactCommand {
     pub latency: SparseHistogram,
+    pub uncorrected: SparseHistogram,
     pub completed: u64,
     pub errors: u64,
+    pub hits: u64,
     pub nils: u64,
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
 }
 
 impl ExactSecond {
@@ -92,16 +96,20 @@ impl ExactSecond {
         }
         for (a, b) in self.commands.iter_mut().zip(&o.commands) {
             a.latency.add(&b.latency);
+            a.uncorrected.add(&b.uncorrected);
             a.completed += b.completed;
             a.errors += b.errors;
+            a.hits += b.hits;
             a.nils += b.nils;
+            a.tx_bytes += b.tx_bytes;
+            a.rx_bytes += b.rx_bytes;
         }
     }
 }
 
 /// A worker's whole-test figures so far (its `Recorder`'s), to take a second's part of.
 pub struct Whole<'a> {
-    /// Corrected latency of replies that are not a mix command's (those are in `commands`).
+    /// Latencies of replies that are not a mix command's (those are in `commands`).
     pub latency: &'a LatencyHistogram,
     pub uncorrected: &'a LatencyHistogram,
     pub errors: &'a ErrorCounts,
@@ -134,9 +142,13 @@ pub struct SecondBase {
 #[derive(Clone, Debug, Default)]
 struct CommandBase {
     latency: HandedOver,
+    uncorrected: HandedOver,
     completed: u64,
     errors: u64,
+    hits: u64,
     nils: u64,
+    tx_bytes: u64,
+    rx_bytes: u64,
 }
 
 impl ExactSecond {
@@ -177,14 +189,21 @@ impl ExactSecond {
         {
             d.latency.clear();
             b.latency.take(&w.latency, band, &mut d.latency);
-            // The second's corrected latencies include the mix commands'.
+            d.uncorrected.clear();
+            b.uncorrected
+                .take(&w.uncorrected, (0, band.1), &mut d.uncorrected);
+            // The second's latencies include the mix commands'.
             self.corrected.add(&d.latency);
+            self.uncorrected.add(&d.uncorrected);
             (d.completed, d.errors, d.nils) = (
                 w.completed - b.completed,
                 w.errors - b.errors,
                 w.nils - b.nils,
             );
             (b.completed, b.errors, b.nils) = (w.completed, w.errors, w.nils);
+            (d.tx_bytes, d.rx_bytes) = (w.tx_bytes - b.tx_bytes, w.rx_bytes - b.rx_bytes);
+            (b.tx_bytes, b.rx_bytes) = (w.tx_bytes, w.rx_bytes);
+            (d.hits, b.hits) = (w.hits - b.hits, w.hits);
         }
         self.take_cluster(base, whole.cluster);
     }

@@ -13,9 +13,9 @@ use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixRecord,
-    NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord, TestRecord,
-    VerdictRecord,
+    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixBytes, MixRecord,
+    MixUncorrected, NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
+    TestRecord, VerdictRecord,
 };
 use super::timeline::Timeline;
 
@@ -190,8 +190,23 @@ pub fn test_record(
                 } else {
                     super::hdr::encode(&c.latency)
                 },
-                hits: Some(c.completed - c.nils.min(c.completed)),
+                hits: Some(c.hits.unwrap_or(c.completed - c.nils.min(c.completed))),
                 misses: Some(c.nils),
+                // Both histograms hold the same replies; a journal of an earlier build kept
+                // only the corrected one.
+                uncorrected: (c.uncorrected.len() == c.latency.len()).then(|| MixUncorrected {
+                    latency_us: LatencySummary::of(&c.uncorrected),
+                    histogram: if extras.skip_histograms {
+                        String::new()
+                    } else {
+                        super::hdr::encode(&c.uncorrected)
+                    },
+                }),
+                // Counted where replies were (every request has bytes); a mode that counts
+                // none (replay) leaves them at 0: absent then, not "no bytes".
+                bytes: (c.bytes)
+                    .filter(|&(tx, _)| tx > 0 || c.completed == 0)
+                    .map(|(tx, rx)| MixBytes { tx, rx }),
             })
             .collect(),
         timeline: extras

@@ -519,12 +519,38 @@ pub struct MixRecord {
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`] (empty when the record keeps none).
     pub histogram: String,
-    /// Replies with a value and nil replies (memtier's hits and misses of a read), counted from
-    /// the replies; absent in records of earlier builds.
+    /// Values and nils its replies held (memtier's hits and misses of a read): a reply with a
+    /// value or a nil reply counts one, an array reply (an `MGET`) one per element; absent in
+    /// records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hits: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub misses: Option<u64>,
+    /// Its latency from just before the write (memtier's per-command figure; the test's
+    /// `latency_us.uncorrected` covers every command's); absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncorrected: Option<MixUncorrected>,
+    /// Bytes of its answered requests as written and of their replies as read (memtier's
+    /// KB/sec); absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<MixBytes>,
+}
+
+/// A mix command's latency from the write: its summary, and its histogram encoded as
+/// [`Histograms`] (empty when the record keeps none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixUncorrected {
+    pub latency_us: LatencySummary,
+    pub histogram: String,
+}
+
+/// A mix command's bytes each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixBytes {
+    pub tx: u64,
+    pub rx: u64,
 }
 
 /// One server during one test.

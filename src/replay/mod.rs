@@ -491,11 +491,7 @@ fn gather(
         result.completed += rec.completed;
         result.errors.merge(&rec.errors);
         result.pushes.merge(&rec.pushes);
-        // As the engine's runner: a command's latencies are recorded once, in its own histogram.
-        for (total, tally) in result.commands.iter_mut().zip(&rec.commands) {
-            total.merge(tally);
-            result.latency.merge(&tally.latency);
-        }
+        result.add_commands(&rec.commands);
         result.issued += o.issued;
         result.unanswered += rec.unanswered;
         result.reconnect_refusals += rec.reconnect_refusals;

@@ -87,8 +87,11 @@ pub(super) fn finish(
         .finish(outcome, error)
         .err()
         .map(|e| format!("cannot write the --json record: {e}"));
+    // A run with something to show: tests, a storm, or memtier's `--verify-only` result.
+    let doc = rec.document();
+    let shown = !doc.tests.is_empty() || doc.storm.is_some() || doc.verify.is_some();
     if let Some(path) = &plan.html
-        && (!rec.document().tests.is_empty() || rec.document().storm.is_some())
+        && shown
         && let Err(e) = crate::compare::html::write_html(&[rec.document()], path)
     {
         problem.get_or_insert(e);

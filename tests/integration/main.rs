@@ -35,6 +35,7 @@ mod memtier_import;
 mod memtier_outputs;
 mod memtier_scan;
 mod memtier_statsd;
+mod memtier_totals;
 mod mixes;
 mod mode_wiring;
 mod netfaults;

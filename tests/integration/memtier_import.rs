@@ -209,9 +209,11 @@ fn data_verify_after_a_run_and_verify_only_after_the_test_changes_keys() {
         }
         c.int(&[&b"DEL"[..], &all[10].key, &all[11].key]);
         let (sets, gets) = (c.calls("set") + c.calls("setex"), c.calls("get"));
+        let html = dir.path().join("verify.html");
         #[rustfmt::skip]
         let out = memtier(&server, &[&import, "--verify-only", "--json-out-file",
-            mt.to_str().unwrap(), "--json", record.to_str().unwrap()]);
+            mt.to_str().unwrap(), "--json", record.to_str().unwrap(),
+            "--html", html.to_str().unwrap()]);
         out.assert_success(); // memtier's exit status: 0 whatever the keys.
         assert!(
             out.stdout
@@ -245,6 +247,23 @@ fn data_verify_after_a_run_and_verify_only_after_the_test_changes_keys() {
         assert_eq!(r["tests"], serde_json::json!([]));
         assert_eq!(json(&mt)["client verifications results"]["keys failed"], 5);
         super::record::check_with_python(&record);
+        // --html shows what the verification found (the run has nothing else to show).
+        let page = std::fs::read_to_string(&html).expect("--verify-only writes its --html page");
+        let table = &page[page.find("id=\"data-verification\"").expect("the section")..];
+        let table = &table[..table.find("</section>").unwrap()];
+        for cell in [
+            "<td>800</td>",
+            "<td>795</td>",
+            "<td>2</td>",
+            "<td>3</td>",
+            "<td>5</td>",
+        ] {
+            assert!(table.contains(cell), "{cell}: {table}");
+        }
+        assert!(
+            !page.contains("no test in the record"),
+            "not a problem: {table}"
+        );
 
         // A run that wrote the first 100 items reads back those 100.
         c.ok(&["FLUSHALL"]);

@@ -127,6 +127,10 @@ pub struct Sample {
     /// A command mix (respbench `--ratio`/`--command`): each command's own figures, in the
     /// mix's order; empty for a test of one command and for files that do not say.
     pub mix: Vec<MixCommand>,
+    /// A respbench record's same requests timed from the write (memtier's meaning; the
+    /// figures above are corrected): what a comparison with memtier's file lines up
+    /// (`memtier_view`). `None` for other files.
+    pub sent: Option<Box<Sample>>,
 }
 
 /// One command of a mix within one repetition of a test: timed on its own replies, so its
@@ -143,6 +147,8 @@ pub struct MixCommand {
     pub figures: Sample,
     /// p99.9 (µs), which the HTML report's per-command table shows.
     pub p99_9: Option<f64>,
+    /// Its figures from the write (see [`Sample::sent`]); absent in records of earlier builds.
+    pub sent: Option<Sample>,
 }
 
 /// The series behind the HTML report's charts.

@@ -37,6 +37,7 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let costs = crate::compare::costs::Costs {
         storms: doc.storm.take().into_iter().collect(),
         replay: doc.replay.take(),
+        verify: doc.verify.take().into_iter().collect(),
         memory: doc
             .tests
             .iter()
@@ -129,7 +130,8 @@ fn problems(doc: &Document) -> Vec<String> {
             out.push(format!("test {} was {o} (partial figures)", t.name));
         }
     }
-    if out.is_empty() && doc.tests.is_empty() && doc.find_max.is_none() && doc.storm.is_none() {
+    let other = doc.find_max.is_some() || doc.storm.is_some() || doc.verify.is_some();
+    if out.is_empty() && doc.tests.is_empty() && !other {
         out.push("no test in the record".to_string());
     }
     out
@@ -149,6 +151,7 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
         detail: None,
         mix: Vec::new(),
         limited_by: None,
+        sent: None,
     }
 }
 
@@ -292,11 +295,16 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             failed: m.failed,
             figures: figures(m.throughput_rps, &m.latency_us),
             p99_9: (m.latency_us.count > 0).then_some(m.latency_us.p99_9),
+            sent: (m.uncorrected.as_ref()).map(|u| figures(m.throughput_rps, &u.latency_us)),
         })
         .collect();
     Ok(Sample {
         detail: Some(Box::new(detail)),
         mix,
+        sent: Some(Box::new(figures(
+            t.throughput_rps,
+            &t.latency_us.uncorrected,
+        ))),
         ..figures(t.throughput_rps, &t.latency_us.corrected)
     })
 }

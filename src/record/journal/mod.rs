@@ -214,13 +214,23 @@ struct ExactNode {
     latency: String,
 }
 
-/// One mix command's second: as `metrics::CommandTally`, its histogram as the record's.
+/// One mix command's second: as `metrics::CommandTally`, its histograms as the record's.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct ExactCommand {
     completed: u64,
     errors: u64,
     nils: u64,
+    /// Values found (absent in journals of earlier builds, whose non-nil replies were hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hits: Option<u64>,
     latency: String,
+    /// From the write (absent in journals of earlier builds).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    uncorrected: String,
+    /// `[tx, rx]`: bytes of its answered requests and of their replies (absent in journals of
+    /// earlier builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<[u64; 2]>,
 }
 
 impl SecondLine {
@@ -283,7 +293,10 @@ impl SecondLine {
                         completed: c.completed,
                         errors: c.errors,
                         nils: c.nils,
+                        hits: Some(c.hits),
                         latency: super::hdr::encode_sparse(&c.latency),
+                        uncorrected: super::hdr::encode_sparse(&c.uncorrected),
+                        bytes: Some([c.tx_bytes, c.rx_bytes]),
                     })
                     .collect(),
                 nodes: e

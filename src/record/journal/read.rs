@@ -266,6 +266,7 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
     }
     r.commands = mix.iter().map(|n| CommandResult::new(n)).collect();
     for s in &o.seconds {
+        let what = format!("journal second {}", s.second);
         for (c, e) in r
             .commands
             .iter_mut()
@@ -274,11 +275,16 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
             c.completed += e.completed;
             c.errors += e.errors;
             c.nils += e.nils;
-            hdr::add_encoded(
-                &mut c.latency,
-                &e.latency,
-                &format!("journal second {}", s.second),
-            )?;
+            c.hits = c.hits.zip(e.hits).map(|(a, b)| a + b);
+            hdr::add_encoded(&mut c.latency, &e.latency, &what)?;
+            if !e.uncorrected.is_empty() {
+                hdr::add_encoded(&mut c.uncorrected, &e.uncorrected, &what)?;
+            }
+            // A journal of an earlier build counted no bytes: none then, rather than a part.
+            c.bytes = c
+                .bytes
+                .zip(e.bytes)
+                .map(|((tx, rx), [t, r])| (tx + t, rx + r));
         }
     }
     Ok(())

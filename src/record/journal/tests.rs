@@ -198,10 +198,17 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
         );
         mine.latency.record(c);
         all.latency.record(c);
+        mine.uncorrected.record(u);
+        all.uncorrected.record(u);
+        // `SET key value` and `+OK`: 30 bytes out, 5 back.
+        (mine.tx_bytes, mine.rx_bytes) = (mine.tx_bytes + 30, mine.rx_bytes + 5);
+        all.bytes = all.bytes.map(|(tx, rx)| (tx + 30, rx + 5));
         mine.completed += 1;
         all.completed += 1;
         mine.nils += u64::from(k % 3 == 0);
         all.nils += u64::from(k % 3 == 0);
+        mine.hits += u64::from(k % 3 != 0);
+        all.hits = all.hits.map(|h| h + u64::from(k % 3 != 0));
         e.corrected.record(c);
         e.uncorrected.record(u);
         whole.latency.record(c);
@@ -320,6 +327,16 @@ fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_writ
     assert_eq!(got.mix.len(), 2, "each command of the mix");
     assert_eq!(got.mix[1].completed + got.mix[0].completed, 3_777);
     assert!(got.mix[0].misses.unwrap() > 0);
+    // Each command's latencies from the write and its bytes: the seconds' sums.
+    let sent: u64 = (got.mix.iter())
+        .map(|m| m.uncorrected.as_ref().unwrap().latency_us.count)
+        .sum();
+    assert_eq!(sent, 3_777);
+    let bytes = got.mix[0].bytes.unwrap();
+    assert_eq!(
+        (bytes.tx, bytes.rx),
+        (30 * got.mix[0].completed, 5 * got.mix[0].completed)
+    );
     assert!(text.contains("\"exact\""), "the seconds carry their deltas");
     assert!(
         text.contains("\"corrected\":\"HISTEw"),
