@@ -291,6 +291,71 @@ fn no_allocation_per_request_memtier_shapes() {
 }
 
 #[test]
+fn no_allocation_per_request_memtier_import() {
+    use respbench::workload::distribution::KeyPattern;
+    use respbench::workload::memtier::import::ImportFile;
+    use respbench::workload::memtier::{Imported, MemtierShape};
+    use respbench::workload::mix::{Mix, MixCommand};
+    // memtier's --data-import: SETs walk the file's items (quoted values with "" inside, some
+    // SETEX), GETs read its keys; each item is parsed from the file's bytes as it is written.
+    let mut dump =
+        b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n".to_vec();
+    for i in 0..1_000 {
+        let (key, value) = (
+            format!("imp:{i}"),
+            format!("v{i} \"\"quoted\"\" {}", "x".repeat(i % 40)),
+        );
+        let len = value.len() - value.matches("\"\"").count();
+        let line = format!(
+            "0, 0, {}, {}, 0, 0, 1, {}, \"{key}\", \"{value}\"\n",
+            if i % 2 == 0 { 0 } else { 500 },
+            len + 2,
+            key.len()
+        );
+        dump.extend_from_slice(line.as_bytes());
+    }
+    let file = Arc::new(ImportFile::index("dump.csv", Box::new(dump)).unwrap());
+    let shape = MemtierShape {
+        key_prefix: b"memtier-".to_vec(),
+        data_size: 16,
+        import: Some(Imported {
+            file,
+            generated_from: None,
+            no_expiry: false,
+        }),
+        ..MemtierShape::default()
+    };
+    let command = |name: &str, line: &str, weight, keys| MixCommand {
+        name: name.to_string(),
+        template: template(line),
+        weight,
+        keys,
+    };
+    let mix = Mix::new(vec![
+        command("SET", "SET memtier-__rand_int__ __data__", 1, None),
+        command(
+            "GET",
+            "GET memtier-__rand_int__",
+            3,
+            Some(KeyPattern::Uniform),
+        ),
+    ])
+    .unwrap()
+    .in_order()
+    .with_memtier(Arc::new(shape), true);
+    let load = LoadSpec {
+        pipeline: 16,
+        workers: 2,
+        keyspace: Some(1_000),
+        sequential: true,
+        key_pattern: KeyPattern::Sequential,
+        mix: Some(Arc::new(mix)),
+        ..base()
+    };
+    check("memtier --data-import", false, load, "GET k:__rand_int__");
+}
+
+#[test]
 fn no_allocation_per_request_scan_cursor_walk() {
     // memtier's --scan-incremental-iteration: every SCAN is rewritten with the cursor its
     // connection's last reply returned; 2,000 keys make walks of many cursors.

@@ -120,6 +120,8 @@ pub struct Args {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// `--metrics-linger`: keep serving them this long after the run.
     pub metrics_linger: Option<Duration>,
+    /// memtier's `--statsd-host` and its options: real-time metrics over UDP (`crate::live`).
+    pub statsd: Option<memtier::StatsdArgs>,
     /// `--repeat N`: run every test N times (1: once, the default).
     pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
@@ -239,9 +241,12 @@ pub use paths::{STDOUT, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
 pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
+pub(crate) use value::seconds as parse_seconds;
 pub use value::shard as parse_shard;
 pub use words::{QuoteError, Word, split_words};
-pub use workloads::{ArrivalArg, CommandArg, DataSizes, KeyDist, MemtierData, WorkloadArgs};
+pub use workloads::{
+    ArrivalArg, CommandArg, DataSizes, ImportArgs, KeyDist, MemtierData, WorkloadArgs,
+};
 
 /// The host `-h` defaults to.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -299,6 +304,7 @@ impl Default for Args {
             journal: None,
             metrics_listen: None,
             metrics_linger: None,
+            statsd: None,
             repeat: 1,
             shard: None,
             shards: None,

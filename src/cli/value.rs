@@ -69,7 +69,7 @@ pub(super) fn signed(flag: &str, v: &OsStr) -> Result<i64, UsageError> {
 
 /// Seconds as a plain decimal (`30`, `0.5`, `.25`, `2.`), greater than 0 and at most
 /// [`MAX_SECONDS`]. Parsed exactly (no float rounding); digits past nanoseconds are dropped.
-pub(super) fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
+pub(crate) fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
     let err = || {
         invalid_value(
             flag,

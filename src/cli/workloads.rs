@@ -107,6 +107,24 @@ pub struct MemtierData {
     pub scan_incremental: bool,
     /// `--scan-incremental-max-iterations` (0: until the cursor returns 0).
     pub scan_max_iterations: u64,
+    /// `--data-import` and its options (`cli::memtier::import`).
+    pub import: Option<ImportArgs>,
+}
+
+/// memtier's `--data-import FILE` as the plan reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportArgs {
+    pub path: std::path::PathBuf,
+    /// `--generate-keys`: keys from the key options, values from the file.
+    pub generate_keys: bool,
+    /// `--no-expiry`: the file's expiry times are not sent.
+    pub no_expiry: bool,
+    /// `--data-verify` (`--verify-only` implies it): read the keys back after the test.
+    pub verify: bool,
+    /// `--verify-only`: the verification pass alone.
+    pub verify_only: bool,
+    /// `-n allkeys` with the file's keys: every item once (the plan counts them).
+    pub all_items: bool,
 }
 
 /// One `--command` of a weighted mix.

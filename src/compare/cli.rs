@@ -1,7 +1,9 @@
 //! `respbench compare`: its option table, help text, and the run from files to output and exit code.
 //!
 //! Exit codes: 0 compared; 1 `--fail-if-worse` tripped (the offending rows go to stderr); 2 a
-//! usage mistake or an input that cannot be read (one line naming the file).
+//! usage mistake or an input that cannot be read (one line naming the file); 3 `--fail-if-worse`
+//! cannot tell (nothing tripped it, but a checked row's side was machine-busy or client-bound
+//! in most repetitions: those rows go to stderr).
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -39,9 +41,11 @@ as are a respbench record's repeated tests (--repeat). Each change gets a 95%
 interval: from the repetitions when both sides have two or more (values are then
 medians with their spread), from blocks of seconds for single runs of 20 s or
 more (within-run evidence only), else none (can't tell). better/worse: the
-interval excludes zero; ~: within the noise; 'too noisy to tell' when it could
-hide 20% either way. The output starts with a one-line answer per OTHER and
-what differs between the sides besides the numbers.
+interval excludes zero; ~: within the noise (it spans zero, both ends within
++20% and -16.7%); 'too noisy to tell' when it spans zero but an end is past
+them. A test one side ran machine-busy or client-bound in most repetitions is
+'can't tell' whatever its interval. The output starts with a one-line answer per
+OTHER and what differs between the sides besides the numbers.
 
 `compare` is recognised only as the first argument.
 
@@ -49,7 +53,8 @@ Options:
 ";
 
 const HELP_TAIL: &str = "
-Exit codes: 0 compared, 1 --fail-if-worse tripped, 2 usage or input problem.
+Exit codes: 0 compared, 1 --fail-if-worse tripped, 2 usage or input problem,
+3 --fail-if-worse cannot tell (a checked side was machine-busy or client-bound).
 ";
 
 type F = Flag<CompareArgs>;
@@ -60,9 +65,10 @@ pub const OPTIONS: &[F] = &[
         &["--format"],
         Value::Choice(&["text", "markdown", "csv", "html", "json"]),
         "--format FORMAT",
-        "text (default), markdown, csv, html or json",
+        "text, markdown, csv, html or json (default: by -o's\n\
+         extension, .md .csv .html .json; else text)",
         |a, name, v| {
-            a.format = match utf8(v, name)?.as_str() {
+            a.format = Some(match utf8(v, name)?.as_str() {
                 "text" => OutFormat::Text,
                 "markdown" | "md" => OutFormat::Markdown,
                 "csv" => OutFormat::Csv,
@@ -73,7 +79,7 @@ pub const OPTIONS: &[F] = &[
                         "--format {other}: expected text, markdown, csv, html or json"
                     )));
                 }
-            };
+            });
             Ok(())
         },
     ),
@@ -104,7 +110,9 @@ pub const OPTIONS: &[F] = &[
         "exit 1 when a metric of an OTHER is worse than BASE by\n\
          more than PCT percent (a change whose interval spans\n\
          zero does not count; one without an interval does);\n\
-         the offending rows go to stderr",
+         the offending rows go to stderr. Exit 3 instead of 0\n\
+         when a checked test was machine-busy or client-bound\n\
+         on a side in most repetitions (can't tell)",
         |a, name, v| {
             let v = utf8(v, name)?;
             let pct: f64 = v
@@ -164,12 +172,31 @@ pub enum OutFormat {
     Json,
 }
 
+impl OutFormat {
+    /// The format `-o FILE` asks for by its extension when `--format` does not say: `cmp.html`
+    /// is a page, not the text table in a file named `.html`. Text for any other name.
+    pub fn of_output(path: &str) -> OutFormat {
+        let ext = Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("html" | "htm") => OutFormat::Html,
+            Some("md" | "markdown") => OutFormat::Markdown,
+            Some("csv") => OutFormat::Csv,
+            Some("json") => OutFormat::Json,
+            _ => OutFormat::Text,
+        }
+    }
+}
+
 /// `compare`'s parsed options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompareArgs {
     /// Per side, its files (repetitions).
     pub sides: Vec<Vec<String>>,
-    pub format: OutFormat,
+    /// `--format`; `None`: by `-o`'s extension ([`OutFormat::of_output`]), else text.
+    pub format: Option<OutFormat>,
     pub metrics: Vec<Metric>,
     pub fail_if_worse: Option<f64>,
     pub labels: Vec<String>,
@@ -188,7 +215,7 @@ pub enum Parsed {
 pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
     let mut a = CompareArgs {
         sides: Vec::new(),
-        format: OutFormat::Text,
+        format: None,
         metrics: Metric::ALL.to_vec(),
         fail_if_worse: None,
         labels: Vec::new(),
@@ -255,14 +282,18 @@ pub fn main(argv: Vec<OsString>) -> u8 {
             .is_none_or(|o| crate::cli::is_stdout(Path::new(o)))
         && std::env::var_os("NO_COLOR").is_none()
         && std::io::stdout().is_terminal();
-    let out = match a.format {
+    let format = a
+        .format
+        .or_else(|| a.output.as_deref().map(OutFormat::of_output))
+        .unwrap_or(OutFormat::Text);
+    let out = match format {
         // Records with no benchmark test (connection storms only): their tables alone, not an
         // empty speed table with "no test in common" and advice about repetitions.
         OutFormat::Text | OutFormat::Markdown
             if cmp.tests.is_empty() && !super::costs::text(&inputs).is_empty() =>
         {
             let costs = super::costs::text(&inputs);
-            match a.format {
+            match format {
                 OutFormat::Markdown => format!("```{costs}```\n"),
                 _ => costs.trim_start().to_string(),
             }
@@ -315,10 +346,12 @@ fn checked_metrics_present(inputs: &[Input], metrics: &[Metric]) -> Result<(), S
     Ok(())
 }
 
-/// `--fail-if-worse`: 1 with the offending rows on stderr, else 0. A side that is not a whole
-/// run (failed, interrupted, an aborted test) or lacks a test the base has fails it too: a
-/// change that crashes the server must not pass as "not worse". Tests only the others have are
-/// fine (a base of `-t set,get` against a whole suite).
+/// `--fail-if-worse`: 1 with the offending rows on stderr; else 3 with the rows it cannot judge
+/// (a side machine-busy or client-bound in most repetitions: neither a pass nor a failure, and
+/// never silent); else 0. A side that is not a whole run (failed, interrupted, an aborted test)
+/// or lacks a test the base has fails it too: a change that crashes the server must not pass
+/// as "not worse". Tests only the others have are fine (a base of `-t set,get` against a whole
+/// suite).
 fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
     let Some(pct) = pct else { return 0 };
     let incomplete: Vec<&str> = inputs
@@ -348,24 +381,42 @@ fn gate(inputs: &[Input], cmp: &Comparison, pct: Option<f64>) -> u8 {
         eprintln!("respbench: --fail-if-worse: {}", why.join("; "));
         return 1;
     }
+    let rows = |list: &[(&str, Metric, usize, crate::compare::table::Change)]| {
+        for &(test, metric, k, change) in list {
+            eprintln!(
+                "  {test} {} {}: {}",
+                metric.name(),
+                cmp.labels[k],
+                render::change_text(Some(&change), (&cmp.labels[0], &cmp.labels[k]))
+            );
+        }
+    };
     let worse = cmp.worse_than(pct);
-    if worse.is_empty() {
-        return 0;
-    }
-    eprintln!(
-        "respbench: {} figure(s) worse than {} by more than {pct}%:",
-        worse.len(),
-        cmp.labels[0]
-    );
-    for (test, metric, k, change) in worse {
+    let unjudged = cmp.cannot_gate(pct);
+    if !worse.is_empty() {
         eprintln!(
-            "  {test} {} {}: {}",
-            metric.name(),
-            cmp.labels[k],
-            render::change_text(Some(&change), (&cmp.labels[0], &cmp.labels[k]))
+            "respbench: {} figure(s) worse than {} by more than {pct}%:",
+            worse.len(),
+            cmp.labels[0]
         );
+        rows(&worse);
     }
-    1
+    if !unjudged.is_empty() {
+        eprintln!(
+            "respbench: --fail-if-worse cannot tell for {} figure(s): a side was machine-busy or \
+             client-bound in most repetitions, so they describe the machine's load or respbench \
+             (run again on a quiet machine, or with more --threads):",
+            unjudged.len()
+        );
+        rows(&unjudged);
+    }
+    if !worse.is_empty() {
+        1
+    } else if !unjudged.is_empty() {
+        3
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -401,8 +452,34 @@ mod tests {
                 vec!["c.csv".into()]
             ]
         );
-        assert_eq!(a.format, OutFormat::Markdown);
+        assert_eq!(a.format, Some(OutFormat::Markdown));
         assert_eq!(a.fail_if_worse, Some(5.0));
+    }
+
+    #[test]
+    fn the_output_file_names_the_format_unless_format_does() {
+        for (name, want) in [
+            ("cmp.html", OutFormat::Html),
+            ("CMP.HTM", OutFormat::Html),
+            ("cmp.md", OutFormat::Markdown),
+            ("cmp.csv", OutFormat::Csv),
+            ("out/cmp.json", OutFormat::Json),
+            ("cmp.txt", OutFormat::Text),
+            ("cmp", OutFormat::Text),
+            ("-", OutFormat::Text),
+        ] {
+            assert_eq!(OutFormat::of_output(name), want, "{name}");
+        }
+        let Parsed::Compare(a) =
+            parse(args(&["a", "b", "-o", "x.html", "--format", "csv"])).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(a.format, Some(OutFormat::Csv), "--format wins");
+        let Parsed::Compare(a) = parse(args(&["a", "b", "-o", "x.html"])).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.format, None, "decided from -o when the output is written");
     }
 
     #[test]
@@ -476,5 +553,37 @@ mod tests {
             0,
             "a test only the other has"
         );
+    }
+
+    #[test]
+    fn the_gate_cannot_tell_when_a_side_was_busy_and_says_so_with_3() {
+        use crate::compare::fixtures::{mix_record, side};
+        let run = |rps: f64, p99: f64, kind: &str| {
+            let mut input = side("x", mix_record("GET", rps, &[("GET", 100, p99)]));
+            for s in &mut input.tests[0].samples {
+                s.limited_by = Some(kind.into());
+            }
+            input
+        };
+        // 20% slower and p99 doubled, one run each: the gate fails safe on the figures.
+        let quiet = [run(1000.0, 50.0, "neither"), run(800.0, 100.0, "neither")];
+        let cmp = Comparison::new(&quiet, &Metric::ALL);
+        assert_eq!(gate(&quiet, &cmp, Some(5.0)), 1);
+        // The same figures with the other side on a busy machine: not a failure, not a pass.
+        let busy = [
+            run(1000.0, 50.0, "neither"),
+            run(800.0, 100.0, "machine-busy"),
+        ];
+        let cmp = Comparison::new(&busy, &Metric::ALL);
+        assert!(cmp.worse_than(5.0).is_empty());
+        assert_eq!(gate(&busy, &cmp, Some(5.0)), 3);
+        // Better figures, the base client-bound: still nothing the gate can vouch for.
+        let better = [
+            run(800.0, 100.0, "client-bound"),
+            run(1000.0, 50.0, "neither"),
+        ];
+        let cmp = Comparison::new(&better, &Metric::ALL);
+        assert_eq!(gate(&better, &cmp, Some(5.0)), 3);
+        assert_eq!(gate(&better, &cmp, None), 0, "no gate, no exit code");
     }
 }

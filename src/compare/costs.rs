@@ -2,32 +2,39 @@
 //! (`--connect-storm`) connects per second and stage latencies, and the memory per key of the
 //! tests that measured it (`--fill`, `--memory-per-key`), beside the speed table; and what the
 //! delivery tests (`--pubsub`, `--stream`) delivered, lost and duplicated, which a latency
-//! column cannot say (a side that lost half its messages can look fast). `compare` prints these
+//! column cannot say (a side that lost half its messages can look fast); and what memtier's
+//! `--data-verify` found. `compare` prints these
 //! tables after its own (text and Markdown); the HTML report draws them as tables. Respbench
 //! records only.
 
 use crate::record::delivery::DeliveryRecord;
-use crate::record::memory::MemoryRecord;
+use crate::record::memory::{MemoryRecord, TypeMemory};
+use crate::record::memtier_data::VerifyRecord;
 use crate::record::storm::StormRecord;
 
 use super::input::Input;
 
-/// A side's storm and memory figures (from the first file that has each).
+/// A side's storm and memory figures.
 #[derive(Clone, Debug, Default)]
 pub struct Costs {
-    pub storm: Option<StormRecord>,
-    /// Each test that measured memory per key, by test name, in record order.
+    /// Each file's storm, in file order: a side given as comma-separated runs
+    /// (`a1.json,a2.json`) has one per run (storms refuse `--repeat`).
+    pub storms: Vec<StormRecord>,
+    /// Each test that measured memory per key, by test name, in record order (the first file's
+    /// that has it).
     pub memory: Vec<(String, MemoryRecord)>,
     /// A `respbench replay` record's block (the HTML report's replay section).
     pub replay: Option<crate::record::replay::ReplayRecord>,
+    /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
+    pub verify: Vec<VerifyRecord>,
 }
 
 impl Costs {
-    /// Adds a later file's figures where the side has none yet.
+    /// Adds a later file's figures: its storm as another run, memory and replay where the side
+    /// has none yet.
     pub fn absorb(&mut self, other: Costs) {
-        if self.storm.is_none() {
-            self.storm = other.storm;
-        }
+        self.storms.extend(other.storms);
+        self.verify.extend(other.verify);
         if self.replay.is_none() {
             self.replay = other.replay;
         }
@@ -47,49 +54,12 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// The storm table (a row per side with a storm) and the memory table (a row per test and
-/// side), each only when some side has its figures.
+/// The tables some side has figures for, in this order: the storm's (its speed, its failures
+/// by stage and kind, the client's limits, the server's side), memory per key, message
+/// delivery, client-side caching invalidations.
 pub fn tables(inputs: &[Input]) -> Vec<Table> {
-    let mut out = Vec::new();
-    let storms: Vec<Vec<String>> = inputs
-        .iter()
-        .filter_map(|i| i.costs.storm.as_ref().map(|s| storm_row(&i.label, s)))
-        .collect();
-    if !storms.is_empty() {
-        out.push(Table {
-            title: "Connection storm",
-            note: "connections that finished every stage; latencies in ms",
-            head: vec![
-                "side",
-                "connects/s",
-                "completed",
-                "failed (server)",
-                "failed (client)",
-                "total p50",
-                "total p99",
-                "stages p50 / p99",
-            ],
-            rows: storms,
-        });
-    }
-    let mut memory = Vec::new();
-    for input in inputs {
-        for (test, m) in &input.costs.memory {
-            memory.push(memory_row(test, &input.label, m));
-        }
-    }
-    if !memory.is_empty() {
-        memory.sort_by(|a, b| a[0].cmp(&b[0]));
-        out.push(Table {
-            title: "Memory per key",
-            note: "bytes per key added; overhead = used_memory per key less the key and value bytes",
-            head: vec![
-                "test", "side", "type", "keys added", "used_memory", "overhead", "rss",
-                "dataset", "allocator", "server", "read",
-            ],
-            rows: memory,
-        });
-    }
+    let mut out = storm_tables(inputs);
+    out.extend(memory_table(inputs));
     let delivery = delivery_rows(inputs);
     if !delivery.is_empty() {
         out.push(Table {
@@ -110,7 +80,211 @@ pub fn tables(inputs: &[Input]) -> Vec<Table> {
             rows: delivery,
         });
     }
+    out.extend(invalidations_table(inputs));
+    out.extend(verify_table(inputs));
     out
+}
+
+/// memtier's `--data-verify`/`--verify-only`: what reading the written keys back found, a row
+/// per side and run (a `--verify-only` run has nothing else to show).
+fn verify_table(inputs: &[Input]) -> Option<Table> {
+    let mut rows = Vec::new();
+    for input in inputs {
+        let several = input.costs.verify.len() > 1;
+        for (k, v) in input.costs.verify.iter().enumerate() {
+            let side = match several {
+                true => format!("{} #{}", input.label, k + 1),
+                false => input.label.clone(),
+            };
+            rows.push(vec![
+                side,
+                v.keys.to_string(),
+                v.verified.to_string(),
+                v.missing.to_string(),
+                v.mismatched.to_string(),
+                (v.missing + v.mismatched).to_string(),
+            ]);
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        title: "Data verification",
+        note: "respbench memtier --data-verify / --verify-only: the keys written read back and \
+               compared with the imported file's values (memtier's \"keys failed\" = missing + \
+               mismatched)",
+        head: vec![
+            "side",
+            "keys read",
+            "verified",
+            "missing",
+            "mismatched",
+            "failed",
+        ],
+        rows,
+    })
+}
+
+/// Each side's storms with the name of their row: the side's label, and `#k` after it when the
+/// side is several runs.
+fn storms(inputs: &[Input]) -> Vec<(String, &StormRecord)> {
+    let mut out = Vec::new();
+    for i in inputs {
+        let several = i.costs.storms.len() > 1;
+        for (k, s) in i.costs.storms.iter().enumerate() {
+            let name = if several {
+                format!("{} #{}", i.label, k + 1)
+            } else {
+                i.label.clone()
+            };
+            out.push((name, s));
+        }
+    }
+    out
+}
+
+/// The storm's tables, each only when some side has its figures: the speed and stages, the
+/// failures by stage and kind, the client-side limits with the figure that ran out, and the
+/// server's side (its counters and CPU).
+fn storm_tables(inputs: &[Input]) -> Vec<Table> {
+    let storms = storms(inputs);
+    if storms.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![Table {
+        title: "Connection storm",
+        note: "connections that finished every stage; latencies in ms",
+        head: vec![
+            "side",
+            "connects/s",
+            "completed",
+            "failed (server)",
+            "failed (client)",
+            "total p50",
+            "total p99",
+            "stages p50 / p99",
+        ],
+        rows: storms.iter().map(|(l, s)| storm_row(l, s)).collect(),
+    }];
+    out.extend(storm_failure_tables(&storms));
+    out.extend(storm_server_table(&storms));
+    out
+}
+
+/// The failures by stage and kind, and the client-side limits with the figure that ran out.
+fn storm_failure_tables(storms: &[(String, &StormRecord)]) -> Vec<Table> {
+    let mut out = Vec::new();
+    let failures: Vec<Vec<String>> = storms
+        .iter()
+        .flat_map(|(l, s)| {
+            s.failures.iter().map(move |f| {
+                vec![
+                    l.clone(),
+                    f.stage.clone(),
+                    f.kind.clone(),
+                    f.side.clone(),
+                    f.count.to_string(),
+                    f.message.clone().unwrap_or_else(|| "-".into()),
+                ]
+            })
+        })
+        .collect();
+    if !failures.is_empty() {
+        out.push(Table {
+            title: "Storm failures",
+            note: "failed connections by stage and kind; by client: a limit of the client's \
+                   machine, not the server",
+            head: vec!["side", "stage", "kind", "by", "count", "first message"],
+            rows: failures,
+        });
+    }
+    let limits: Vec<Vec<String>> = storms
+        .iter()
+        .flat_map(|(l, s)| {
+            s.client_limits.iter().map(move |c| {
+                vec![
+                    l.clone(),
+                    c.kind.clone(),
+                    c.failures.to_string(),
+                    c.figure.clone(),
+                ]
+            })
+        })
+        .collect();
+    if !limits.is_empty() {
+        out.push(Table {
+            title: "Storm client-side limits",
+            note: "what ran out on the client's machine (apart from the server's refusals)",
+            head: vec!["side", "limit", "failures", "the figure that ran out"],
+            rows: limits,
+        });
+    }
+    out
+}
+
+/// The server's side of each storm that read it: its counters and the watch's figures.
+fn storm_server_table(storms: &[(String, &StormRecord)]) -> Option<Table> {
+    let server: Vec<Vec<String>> = storms
+        .iter()
+        .filter(|(_, s)| {
+            s.connections_received.is_some()
+                || s.connected_clients_after.is_some()
+                || !s.server.is_empty()
+        })
+        .map(|(l, s)| storm_server_row(l, s))
+        .collect();
+    (!server.is_empty()).then(|| Table {
+        title: "Storm server side",
+        note: "INFO before and after, and the server watch: rejected_connections summed \
+                   over the watched servers, CPU (% of a core) and connected_clients peak the \
+                   busiest server's",
+        head: vec![
+            "side",
+            "connections received",
+            "connected_clients after",
+            "rejected_connections",
+            "connected_clients peak",
+            "server CPU %",
+        ],
+        rows: server,
+    })
+}
+
+/// The memory per key table (a row per test, side and, for a test that wrote several data
+/// types, per type after the test's own row), when some side measured it.
+fn memory_table(inputs: &[Input]) -> Option<Table> {
+    let mut memory = Vec::new();
+    for input in inputs {
+        for (test, m) in &input.costs.memory {
+            memory.push(memory_row(test, &input.label, m));
+            for t in &m.by_type {
+                memory.push(type_row(test, &input.label, m, t));
+            }
+        }
+    }
+    if memory.is_empty() {
+        return None;
+    }
+    // Stable: a test's per-type rows stay under its own.
+    memory.sort_by(|a, b| a[0].cmp(&b[0]));
+    Some(Table {
+        title: "Memory per key",
+        note: "bytes per key added; overhead = used_memory per key less the key and value bytes; \
+               a test that wrote several types has a row per type (·; its keys estimated from a \
+               sample of the keyspace, the change shared in proportion to MEMORY USAGE)",
+        head: vec![
+            "test",
+            "side",
+            "type",
+            "keys added",
+            "used_memory",
+            "overhead",
+            "rss",
+            "dataset",
+            "allocator",
+            "server",
+            "read",
+        ],
+        rows: memory,
+    })
 }
 
 /// A row per delivery test and side: its repetitions' counts added up.
@@ -150,6 +324,63 @@ fn delivery_rows(inputs: &[Input]) -> Vec<Vec<String>> {
     rows
 }
 
+/// A row per test and side that received client-side caching invalidations
+/// (`--enable-tracking`): how many, per second on average and in the busiest second, beside
+/// the side's `--key-drift` (a moving hot spot is what makes them churn). Repetitions add up.
+fn invalidations_table(inputs: &[Input]) -> Option<Table> {
+    let mut rows = Vec::new();
+    for input in inputs {
+        let drift = input
+            .facts
+            .iter()
+            .find(|f| f.0 == "--key-drift")
+            .map_or("-".to_string(), |f| f.1.clone());
+        for test in &input.tests {
+            let seconds: Vec<_> = test
+                .samples
+                .iter()
+                .filter_map(|s| s.detail.as_ref())
+                .flat_map(|d| &d.timeline)
+                .collect();
+            let total: u64 = seconds.iter().map(|r| r.invalidations).sum();
+            if total == 0 {
+                continue;
+            }
+            let span: f64 = seconds.iter().map(|r| r.span).sum();
+            let peak = seconds
+                .iter()
+                .map(|r| r.invalidations as f64 / r.span)
+                .fold(0.0, f64::max);
+            rows.push(vec![
+                test.name.clone(),
+                input.label.clone(),
+                drift.clone(),
+                total.to_string(),
+                format!("{:.1}", total as f64 / span),
+                format!("{peak:.1}"),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by(|a, b| a[0].cmp(&b[0]));
+    Some(Table {
+        title: "Invalidations",
+        note: "client-side caching (--enable-tracking): invalidation messages received, summed \
+               over the repetitions",
+        head: vec![
+            "test",
+            "side",
+            "--key-drift",
+            "invalidations",
+            "per second",
+            "busiest second",
+        ],
+        rows,
+    })
+}
+
 fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
@@ -180,8 +411,52 @@ fn storm_row(label: &str, s: &StormRecord) -> Vec<String> {
     ]
 }
 
+/// A storm's server side: `-` for a figure not read (`--no-server-stats`, a refused `INFO`).
+fn storm_server_row(label: &str, s: &StormRecord) -> Vec<String> {
+    let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let watched = !s.server.is_empty();
+    let rejected = watched.then(|| {
+        s.server
+            .iter()
+            .map(|w| w.counters.rejected_connections)
+            .sum::<u64>()
+    });
+    let peak = s
+        .server
+        .iter()
+        .filter_map(|w| w.connected_clients_peak)
+        .max();
+    let cpu = s
+        .server
+        .iter()
+        .filter_map(|w| w.cpu_pct)
+        .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))));
+    vec![
+        label.to_string(),
+        count(s.connections_received),
+        count(s.connected_clients_after),
+        count(rejected),
+        count(peak),
+        cpu.map_or("-".into(), |c| format!("{c:.1}")),
+    ]
+}
+
+/// How the "after" figures were read, in a word.
+fn read_word(read: &str) -> String {
+    if read.starts_with("after rehashing") {
+        "rehashed".into()
+    } else if read.starts_with("after used_memory") {
+        "steady".into()
+    } else {
+        "still rehashing".into()
+    }
+}
+
+fn per(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.1}"))
+}
+
 fn memory_row(test: &str, label: &str, m: &MemoryRecord) -> Vec<String> {
-    let per = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     vec![
         test.to_string(),
         label.to_string(),
@@ -193,13 +468,24 @@ fn memory_row(test: &str, label: &str, m: &MemoryRecord) -> Vec<String> {
         per(m.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
         m.allocator.clone(),
         m.server_version.clone(),
-        if m.read.starts_with("after rehashing") {
-            "rehashed".into()
-        } else if m.read.starts_with("after used_memory") {
-            "steady".into()
-        } else {
-            "still rehashing".into()
-        },
+        read_word(&m.read),
+    ]
+}
+
+/// One data type's row of a test that wrote several: its estimated keys and its share.
+fn type_row(test: &str, label: &str, m: &MemoryRecord, t: &TypeMemory) -> Vec<String> {
+    vec![
+        test.to_string(),
+        label.to_string(),
+        format!("· {}", t.data_type),
+        format!("~{}", t.keys_added),
+        per(t.used_memory.bytes_per_key),
+        per(t.used_memory.overhead_per_key),
+        per(t.used_memory_rss.bytes_per_key),
+        per(t.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
+        m.allocator.clone(),
+        m.server_version.clone(),
+        read_word(&m.read),
     ]
 }
 
@@ -294,6 +580,186 @@ mod tests {
             row("redis"),
             "PUBLISH -> SUBSCRIBE redis pubsub 10 200 160 40 0 - 1"
         );
+    }
+
+    /// The table titled `title` in `text`, its rows' cells split on whitespace.
+    fn table(text: &str, title: &str) -> Vec<Vec<String>> {
+        let at = text
+            .find(&format!("\n{title} ("))
+            .unwrap_or_else(|| panic!("no {title}: {text}"));
+        text[at + 1..]
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .collect()
+    }
+
+    fn storm_side(label: &str, storms: Vec<StormRecord>) -> Input {
+        Input {
+            costs: Costs {
+                storms,
+                ..Costs::default()
+            },
+            ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
+        }
+    }
+
+    #[test]
+    fn a_storms_failures_limits_and_server_side_are_tables() {
+        use crate::record::document::ServerTestRecord;
+        use crate::record::storm::{ClientLimitRecord, StormFailure};
+        let watched = |cpu: f64, rejected: u64, peak: u64| {
+            let mut w = ServerTestRecord {
+                cpu_pct: Some(cpu),
+                connected_clients_peak: Some(peak),
+                ..ServerTestRecord::default()
+            };
+            w.counters.rejected_connections = rejected;
+            w
+        };
+        let refused = StormRecord {
+            attempted: 20,
+            failed: 20,
+            failures: vec![
+                StormFailure {
+                    stage: "command".into(),
+                    kind: "maxclients".into(),
+                    side: "server".into(),
+                    count: 14,
+                    message: Some("ERR max number of clients reached".into()),
+                },
+                StormFailure {
+                    stage: "connect".into(),
+                    kind: "local_ports".into(),
+                    side: "client".into(),
+                    count: 6,
+                    message: None,
+                },
+            ],
+            client_limits: vec![ClientLimitRecord {
+                kind: "local_ports".into(),
+                failures: 6,
+                figure: "ephemeral ports 40000-40005 (6 ports), 6 sockets in TIME_WAIT".into(),
+            }],
+            connections_received: Some(15),
+            connected_clients_after: Some(3),
+            // A cluster's two nodes: rejections add up, CPU and the peak are the busiest's.
+            server: vec![watched(12.5, 10, 3), watched(40.0, 4, 2)],
+            ..StormRecord::default()
+        };
+        let quiet = StormRecord {
+            completed: 5,
+            ..StormRecord::default()
+        };
+        let text = text(&[
+            storm_side("a", vec![quiet.clone()]),
+            storm_side("b", vec![refused, quiet]),
+        ]);
+        // A side of two runs (comma-separated files) has a row per run.
+        let speed = table(&text, "Connection storm");
+        let names: Vec<String> = speed.iter().map(|r| r[..2].join(" ")).collect();
+        assert_eq!(names, ["a 0.0", "b #1", "b #2"], "{text}");
+        let failures = table(&text, "Storm failures");
+        assert_eq!(
+            failures[0],
+            [
+                "b",
+                "#1",
+                "command",
+                "maxclients",
+                "server",
+                "14",
+                "ERR",
+                "max",
+                "number",
+                "of",
+                "clients",
+                "reached"
+            ],
+            "{text}"
+        );
+        assert_eq!(
+            failures[1],
+            ["b", "#1", "connect", "local_ports", "client", "6", "-"],
+            "{text}"
+        );
+        let limits = table(&text, "Storm client-side limits");
+        assert_eq!(
+            limits[0][..5],
+            ["b", "#1", "local_ports", "6", "ephemeral"],
+            "{text}"
+        );
+        assert!(
+            text.contains("40000-40005 (6 ports), 6 sockets in TIME_WAIT"),
+            "{text}"
+        );
+        let server = table(&text, "Storm server side");
+        assert_eq!(
+            server.len(),
+            1,
+            "only the storm with server figures: {text}"
+        );
+        assert_eq!(
+            server[0],
+            ["b", "#1", "15", "3", "14", "3", "40.0"],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn invalidations_are_a_table_with_the_sides_drift() {
+        use crate::compare::input::SecondRow;
+        let side = |label: &str, drift: &str, per_second: &[u64]| {
+            let timeline = per_second
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| SecondRow {
+                    second: i as f64,
+                    span: if i + 1 == per_second.len() { 0.5 } else { 1.0 },
+                    invalidations: n,
+                    ..SecondRow::default()
+                })
+                .collect();
+            let sample = Sample {
+                detail: Some(Box::new(Detail {
+                    timeline,
+                    ..Detail::default()
+                })),
+                ..Sample::default()
+            };
+            Input {
+                facts: vec![("--key-drift", drift.into())],
+                ..crate::compare::fixtures::input(
+                    label,
+                    Format::Respbench,
+                    vec![Test {
+                        name: "GET".into(),
+                        samples: vec![sample],
+                    }],
+                )
+            }
+        };
+        let text = text(&[
+            side("still", "none", &[0, 0, 0]),
+            side("moving", "hot:10:1", &[100, 300, 50]),
+        ]);
+        let rows = table(&text, "Invalidations");
+        // The side that received none has no row; 450 over 2.5 s, the busiest 50 in half a second
+        // is 100/s, below the 300 of the second before.
+        assert_eq!(
+            rows,
+            [["GET", "moving", "hot:10:1", "450", "180.0", "300.0"]],
+            "{text}"
+        );
+        let none = text_of_no_invalidations();
+        assert!(!none.contains("Invalidations"), "{none}");
+    }
+
+    fn text_of_no_invalidations() -> String {
+        let mut a = side("x", &[(10, 10, false)]);
+        a.facts.push(("--key-drift", "none".into()));
+        text(&[a])
     }
 
     #[test]

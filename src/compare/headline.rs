@@ -4,12 +4,11 @@
 //!
 //! Owns: which changes make the headline (findings of throughput and p99, the metrics people
 //! quote; every shown metric when neither is), how tests without one are summed up, which facts
-//! count as differences, when a side's repetitions were "mostly" client-bound or on a busy
-//! machine. Must not: judge a
-//! change (that is `table`).
+//! count as differences, the warnings about sides client-bound or on a busy machine in most
+//! repetitions. Must not: judge a change, or decide what "most" is (both are `table`'s).
 
-use super::render::{interval_text, signed_pct};
-use super::table::{Change, Comparison, Judgement, Metric};
+use super::render::{interval_text, limits_text, signed_pct};
+use super::table::{Change, Comparison, Judgement, Metric, mostly};
 
 /// What `compare` says before its table.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,29 +53,73 @@ fn quoted(metric: Metric, shown: &[Metric]) -> bool {
     !has_usual || matches!(metric, Metric::Rps | Metric::P99)
 }
 
-/// How a test without a finding is summed up, most telling first: "too noisy to tell" hides
-/// the most, "within the noise" the least.
-fn word(changes: &[&Change], labels: (&str, &str)) -> String {
-    let noisiest = changes
+/// How a metric is named in the headline: `throughput`, `p99`.
+fn metric_word(metric: Metric) -> &'static str {
+    if metric == Metric::Rps {
+        "throughput"
+    } else {
+        metric.name()
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// How a test without a finding is summed up (after its name), most telling first:
+///
+/// - a side busy or client-bound: `can't tell: the machine was busy for a and b`;
+/// - metrics too noisy, each named with the side whose repetitions strayed most: `p99 (b ±48%)
+///   too noisy to tell, throughput within the noise`, `throughput (a ±96%) and p99 (a ±84%) too
+///   noisy to tell`;
+/// - one repetition against several: `can't tell (one repetition against several)`;
+/// - else `within the noise`.
+///
+/// Tests summed up in the same words are listed together (`SET, INCR within the noise`).
+fn word(changes: &[(Metric, &Change)], labels: (&str, &str)) -> String {
+    if let Some(l) = changes.iter().find_map(|(_, c)| match c.judgement {
+        Judgement::Unattributable(l) => Some(l),
+        _ => None,
+    }) {
+        return format!("can't tell: {}", limits_text(l, labels));
+    }
+    let noisy: Vec<String> = changes
         .iter()
-        .filter_map(|c| match c.judgement {
-            Judgement::TooNoisy { noisiest } => Some(noisiest),
+        .filter_map(|(m, c)| match c.judgement {
+            Judgement::TooNoisy { noisiest } => Some(match noisiest {
+                Some((side, spread)) => format!(
+                    "{} ({} ±{spread:.0}%)",
+                    metric_word(*m),
+                    if side == 0 { labels.0 } else { labels.1 }
+                ),
+                None => metric_word(*m).to_string(),
+            }),
             _ => None,
         })
-        .max_by(|a, b| {
-            let spread = |x: &Option<(usize, f64)>| x.map_or(0.0, |x| x.1);
-            spread(a).total_cmp(&spread(b))
-        });
-    match noisiest {
-        Some(Some((side, spread))) => format!(
-            "too noisy to tell ({}'s repetitions spread ±{spread:.0}%)",
-            if side == 0 { labels.0 } else { labels.1 }
-        ),
-        Some(None) => "too noisy to tell".into(),
-        None if changes.iter().any(|c| c.judgement == Judgement::CantTell) => {
-            "can't tell (one repetition against several)".into()
+        .collect();
+    let quiet: Vec<String> = changes
+        .iter()
+        .filter(|(_, c)| c.judgement == Judgement::WithinNoise)
+        .map(|(m, _)| metric_word(*m).to_string())
+        .collect();
+    if !noisy.is_empty() {
+        let mut w = format!("{} too noisy to tell", and_list(&noisy));
+        if !quiet.is_empty() {
+            w.push_str(&format!(", {} within the noise", and_list(&quiet)));
         }
-        None => "within the noise".into(),
+        w
+    } else if changes
+        .iter()
+        .any(|(_, c)| c.judgement == Judgement::CantTell)
+    {
+        "can't tell (one repetition against several)".into()
+    } else {
+        "within the noise".into()
     }
 }
 
@@ -119,7 +162,7 @@ fn line(cmp: &Comparison, k: usize) -> String {
             ));
         } else if findings.is_empty() {
             let labels = (cmp.labels[0].as_str(), cmp.labels[k].as_str());
-            let w = word(&changes.iter().map(|c| c.1).collect::<Vec<_>>(), labels);
+            let w = word(&changes, labels);
             match rest.iter_mut().find(|r| r.0 == w) {
                 Some(r) => r.1.push(&t.name),
                 None => rest.push((w, vec![&t.name])),
@@ -233,7 +276,7 @@ fn warnings(cmp: &Comparison) -> Vec<String> {
         for (label, tests) in cmp.labels.iter().zip(counts) {
             let most: Vec<String> = tests
                 .iter()
-                .filter(|(_, bound, of)| *bound * 2 > *of)
+                .filter(|(_, bound, of)| mostly(*bound, *of))
                 .map(|(t, bound, of)| format!("{t} ({bound} of {of})"))
                 .collect();
             if !most.is_empty() {
@@ -268,9 +311,9 @@ mod tests {
                     rps: r,
                     p99: Some(1e8 / r),
                     limited_by: Some(
-                        if r > 150.0 {
+                        if r > 1000.0 {
                             "client-bound"
-                        } else if r < 50.0 {
+                        } else if r < 10.0 {
                             "machine-busy"
                         } else {
                             "neither"
@@ -293,6 +336,7 @@ mod tests {
                 ("SET", &[100., 101., 99.]),
                 ("INCR", &[100., 101., 99.]),
                 ("LPUSH", &[100., 101., 99.]),
+                ("HSET", &[100., 101., 99.]),
             ],
             &[
                 ("version", "redis 7.0.15"),
@@ -308,7 +352,8 @@ mod tests {
                 ("SET", &[100.5, 99.5, 101.]),
                 ("INCR", &[100.5, 99.5, 101.]),
                 ("LPUSH", &[160., 20., 170.]),
-                ("RPUSH", &[40., 45., 100.]),
+                ("HSET", &[2000., 2100., 1900.]),
+                ("RPUSH", &[4., 4.5, 100.]),
             ],
             &[
                 ("version", "valkey 9.1.2"),
@@ -325,7 +370,16 @@ mod tests {
             "{h}"
         );
         assert!(h.contains("] throughput, p99 -9.1% ["), "{h}");
-        assert!(h.ends_with("; SET, INCR within the noise; LPUSH too noisy to tell (v's repetitions spread ±700%)"), "{h}");
+        // Each too noisy metric named with its own spread (p99's is not throughput's), and a
+        // test whose side was client-bound in most repetitions: neither better nor worse.
+        assert!(
+            h.ends_with(
+                "; SET, INCR within the noise; LPUSH throughput (v ±88%) and p99 (v ±700%) too \
+                 noisy to tell; HSET can't tell: v was client-bound"
+            ),
+            "{h}"
+        );
+        assert!(!h.contains("HSET +"), "no figure quoted as an answer: {h}");
         assert_eq!(
             s.differences,
             [
@@ -336,9 +390,52 @@ mod tests {
         assert_eq!(
             s.warnings,
             [
-                "v: client-bound in most repetitions of LPUSH (2 of 3): those figures describe respbench, not the server (try more --threads)",
+                "v: client-bound in most repetitions of HSET (3 of 3): those figures describe respbench, not the server (try more --threads)",
                 "v: on a busy machine in most repetitions of RPUSH (2 of 3): the server or respbench waited for a CPU: those figures describe the machine's load (see each record's verdict reason)"
             ]
+        );
+    }
+
+    #[test]
+    fn a_too_noisy_metric_is_named_with_its_own_spread() {
+        use crate::compare::stats::{Estimate, Evidence};
+        use crate::compare::table::Direction;
+        let change = |judgement| Change {
+            pct: 10.0,
+            direction: Direction::Better,
+            estimate: Some(Estimate {
+                pct: 10.0,
+                lo: -18.0,
+                hi: 99.7,
+                evidence: Evidence::Repetitions,
+            }),
+            judgement,
+            n: (3, 3),
+        };
+        // The trial's GET: throughput's spread ±21%, p99's ±48%; once said as "too noisy to
+        // tell (b's repetitions spread ±48%)", which read as throughput's.
+        let rps = change(Judgement::WithinNoise);
+        let p99 = change(Judgement::TooNoisy {
+            noisiest: Some((1, 47.8)),
+        });
+        assert_eq!(
+            word(&[(Metric::Rps, &rps), (Metric::P99, &p99)], ("a", "b")),
+            "p99 (b ±48%) too noisy to tell, throughput within the noise"
+        );
+        let rps = change(Judgement::TooNoisy {
+            noisiest: Some((0, 21.9)),
+        });
+        let p50 = change(Judgement::TooNoisy { noisiest: None });
+        assert_eq!(
+            word(
+                &[
+                    (Metric::Rps, &rps),
+                    (Metric::P50, &p50),
+                    (Metric::P99, &p99)
+                ],
+                ("a", "b")
+            ),
+            "throughput (a ±22%), p50 and p99 (b ±48%) too noisy to tell"
         );
     }
 

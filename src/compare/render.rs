@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::headline::{self, Summary};
 use super::stats::{CONFIDENCE, Estimate, NOISY_PCT};
-use super::table::{Cell, Change, Comparison, Direction, Judgement, Metric};
+use super::table::{Cell, Change, Comparison, Direction, Judgement, Limits, Metric};
+use crate::verdict::Verdict;
 
 /// A value in its metric's unit: rps with 2 decimals, milliseconds with 3 (valkey-benchmark's
 /// CSV precision).
@@ -35,7 +36,67 @@ pub fn cell_text(metric: Metric, c: Option<&Cell>) -> String {
 
 /// A change in percent with its sign and one decimal: `+16.5%`, `-8.0%`.
 pub fn signed_pct(v: f64) -> String {
-    format!("{v:+.1}%")
+    pct_text(v, 1)
+}
+
+/// `v` percent with its sign and `decimals` decimals, or as many more as it takes for a value
+/// that is not zero not to print as zero: an interval's end at -0.04% reads `-0.04%`, never
+/// `-0.0%` (which says neither "zero" nor "below zero"). Zero itself is `+0.0%`.
+pub fn pct_text(v: f64, decimals: usize) -> String {
+    if v == 0.0 {
+        return format!("{:+.decimals$}%", 0.0); // Never "-0.0%" for a negative zero.
+    }
+    let mut d = decimals;
+    while d < 9
+        && format!("{:.d$}", v.abs())
+            .trim_matches(['0', '.'])
+            .is_empty()
+    {
+        d += 1;
+    }
+    format!("{v:+.d$}%")
+}
+
+/// Why a change cannot be put down to the servers: `the machine was busy for a and b`, `b was
+/// client-bound`, `the machine was busy for a; b was client-bound`.
+pub fn limits_text(l: Limits, labels: (&str, &str)) -> String {
+    let who = |want: Verdict| -> Vec<&str> {
+        [(l.base, labels.0), (l.other, labels.1)]
+            .into_iter()
+            .filter(|(x, _)| *x == Some(want))
+            .map(|(_, name)| name)
+            .collect()
+    };
+    let mut parts = Vec::new();
+    let busy = who(Verdict::MachineBusy);
+    if !busy.is_empty() {
+        parts.push(format!("the machine was busy for {}", busy.join(" and ")));
+    }
+    match who(Verdict::ClientBound)[..] {
+        [one] => parts.push(format!("{one} was client-bound")),
+        [a, b] => parts.push(format!("{a} and {b} were client-bound")),
+        _ => {}
+    }
+    parts.join("; ")
+}
+
+/// A change's verdict in words, the same in every output (the table's rows, the headline, the
+/// HTML forest plot): `better`, `worse`, `same`, `within the noise`, `too noisy to tell`,
+/// `better? (within-run evidence only)`, `worse? (can't tell: one run each)`, `can't tell: the
+/// machine was busy for a and b`.
+pub fn verdict_words(c: &Change, labels: (&str, &str)) -> String {
+    let dir = c.direction.name();
+    let (n1, n2) = c.n;
+    match c.judgement {
+        Judgement::Finding => dir.into(),
+        Judgement::WithinNoise => "within the noise".into(),
+        Judgement::TooNoisy { .. } => "too noisy to tell".into(),
+        Judgement::WithinRunOnly => format!("{dir}? (within-run evidence only)"),
+        Judgement::CantTell if c.direction == Direction::Same => dir.into(),
+        Judgement::CantTell if (n1, n2) == (1, 1) => format!("{dir}? (can't tell: one run each)"),
+        Judgement::CantTell => format!("{dir}? (can't tell: n={n1}+{n2})"),
+        Judgement::Unattributable(l) => format!("can't tell: {}", limits_text(l, labels)),
+    }
 }
 
 /// An interval: `[+12.0%, +21.1%]`.
@@ -43,24 +104,33 @@ pub fn interval_text(e: &Estimate) -> String {
     format!("[{}, {}]", signed_pct(e.lo), signed_pct(e.hi))
 }
 
-/// A change as the table shows it (`labels`: the base's and the other's, to name a noisy side):
+/// A change as the table shows it (`labels`: the base's and the other's, to name a side), its
+/// words from [`verdict_words`]:
 ///
 /// - a finding: `+3.49% better [+2.1%, +4.9%] (n=5+5)`;
 /// - within the noise: `~ +0.50% [-1.2%, +2.3%] (n=5+5)`;
-/// - too noisy: `~ +9.00% [-41.0%, +70.1%] too noisy to tell (b's repetitions spread ±560.0%)`;
+/// - too noisy: `+9.00% [-41.0%, +70.1%] too noisy to tell (b's repetitions spread ±560.0%)`;
 /// - a single run's seconds: `+3.49% better? [+2.1%, +4.9%] (within-run evidence only)`;
-/// - no interval: `+3.49% better? (can't tell: one run each)`.
+/// - no interval: `+3.49% better? (can't tell: one run each)`;
+/// - a side busy or client-bound: `+58.57% [+36.9%, +83.7%] can't tell: the machine was busy
+///   for a and b (n=3+3)`.
 pub fn change_text(c: Option<&Change>, labels: (&str, &str)) -> String {
     let Some(c) = c else {
         return "-".into();
     };
-    let pct = format!("{:+.2}%", c.pct);
+    let pct = pct_text(c.pct, 2);
     let dir = c.direction.name();
     let (n1, n2) = c.n;
-    let interval = c.estimate.as_ref().map(interval_text).unwrap_or_default();
+    let words = verdict_words(c, labels);
+    // The interval after a space, or nothing.
+    let interval = c
+        .estimate
+        .as_ref()
+        .map(|e| format!(" {}", interval_text(e)))
+        .unwrap_or_default();
     match c.judgement {
-        Judgement::Finding => format!("{pct} {dir} {interval} (n={n1}+{n2})"),
-        Judgement::WithinNoise => format!("~ {pct} {interval} (n={n1}+{n2})"),
+        Judgement::Finding => format!("{pct} {words}{interval} (n={n1}+{n2})"),
+        Judgement::WithinNoise => format!("~ {pct}{interval} (n={n1}+{n2})"),
         Judgement::TooNoisy { noisiest } => {
             let why = match noisiest {
                 Some((side, spread)) => format!(
@@ -69,19 +139,17 @@ pub fn change_text(c: Option<&Change>, labels: (&str, &str)) -> String {
                 ),
                 None => "the runs' seconds vary too much".into(),
             };
-            format!("~ {pct} {interval} too noisy to tell ({why})")
+            format!("{pct}{interval} {words} ({why})")
         }
-        Judgement::WithinRunOnly => format!("{pct} {dir}? {interval} (within-run evidence only)"),
-        Judgement::CantTell if c.direction == Direction::Same => format!("{pct} {dir}"),
-        Judgement::CantTell if (n1, n2) == (1, 1) => {
-            format!("{pct} {dir}? (can't tell: one run each)")
-        }
-        Judgement::CantTell => format!("{pct} {dir}? (can't tell: n={n1}+{n2})"),
+        Judgement::WithinRunOnly => format!("{pct} {dir}?{interval} (within-run evidence only)"),
+        Judgement::CantTell => format!("{pct} {words}"),
+        Judgement::Unattributable(_) => format!("{pct}{interval} {words} (n={n1}+{n2})"),
     }
 }
 
 /// The word CSV and JSON give a change's verdict: `better` or `worse` (a finding), `same`,
-/// `noise`, `too-noisy`, `within-run-only` or `cant-tell`.
+/// `noise`, `too-noisy`, `within-run-only`, `cant-tell` or `unattributable` (a side
+/// machine-busy or client-bound in most repetitions).
 fn verdict_word(c: &Change) -> &'static str {
     match c.judgement {
         Judgement::Finding => c.direction.name(),
@@ -99,14 +167,30 @@ fn legend(cmp: &Comparison) -> Vec<String> {
         .flat_map(|r| &r.cells)
         .any(|c| c.as_ref().is_some_and(|c| c.samples.len() > 1));
     let pct = CONFIDENCE * 100.0;
+    let low = (100.0 / (1.0 + NOISY_PCT / 100.0) - 100.0).abs();
     if any_reps {
         out.push(format!(
-            "Values are medians; ±: the largest distance of a repetition from the median. A change is the ratio of the repetitions' geometric means with its {pct:.0}% interval (Welch, on logarithms); better/worse: the interval does not include zero; ~: it does (within the noise), \"too noisy to tell\" when it could hide {NOISY_PCT:.0}% either way."
-        ));
+            "Values are medians; ±: the largest distance of a repetition from the median. A change is the ratio of the repetitions' geometric means with its {pct:.0}% interval (Welch, on logarithms); better/worse: the interval does not include zero; ~: it does and both its ends are within +{NOISY_PCT:.0}% and -{low:.1}% (within the noise); \"too noisy to tell\": it does but an end is past them (a ratio of {:.1} either way)."
+        , 1.0 + NOISY_PCT / 100.0));
     } else if cmp.labels.len() > 1 {
+        // Storms and delivery tests refuse --repeat: their repetitions are separate runs.
+        let repeat = if cmp.repeat_refused {
+            "Repeat each side as separate runs given comma-separated (a1.json,a2.json,a3.json; --connect-storm, --pubsub and --stream refuse --repeat)"
+        } else {
+            "Repeat each side (--repeat 3)"
+        };
         out.push(format!(
-            "One run per side: a change with an interval comes from blocks of the runs' seconds ({pct:.0}%, within-run evidence only: it cannot see how much two runs of one server differ); without per-second figures there is none (can't tell). Repeat each side (--repeat 3) for a verdict."
+            "One run per side: a change with an interval comes from blocks of the runs' seconds ({pct:.0}%, within-run evidence only: it cannot see how much two runs of one server differ); without per-second figures there is none (can't tell). {repeat} for a verdict."
         ));
+    }
+    let unattributable = cmp
+        .tests
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|r| r.changes.iter().flatten())
+        .any(|c| matches!(c.judgement, Judgement::Unattributable(_)));
+    if unattributable {
+        out.push("can't tell: a side was machine-busy or client-bound in most repetitions of the test (the warnings above): its figures describe the machine's load or respbench, so no difference, or its absence, can be put down to the servers. Run both sides again on a quiet machine (or with more --threads).".into());
     }
     // A mix's command rows are missing where their test is: said once, for the test.
     for t in cmp.tests.iter().filter(|t| t.mix_of.is_none()) {
@@ -374,6 +458,12 @@ pub fn json_value(cmp: &Comparison, files: &[Vec<String>]) -> Value {
                             "ci": c.estimate.map(|e| [e.lo, e.hi]),
                             "evidence": c.estimate.map(|e| e.evidence.name()),
                             "verdict": verdict_word(c), "direction": c.direction.name(),
+                            "limited_by": match c.judgement {
+                                Judgement::Unattributable(l) => json!({
+                                    "base": l.base.map(Verdict::name), "other": l.other.map(Verdict::name),
+                                }),
+                                _ => Value::Null,
+                            },
                             "text": change_text(Some(c), (&cmp.labels[0], &cmp.labels[k + 1])),
                             "n": [c.n.0, c.n.1],
                         }))).collect::<Vec<_>>(),
@@ -463,7 +553,7 @@ mod tests {
         };
         assert_eq!(
             change_text(Some(&change(9.0, Direction::Better, noisy)), l),
-            "~ +9.00% [+7.5%, +10.2%] too noisy to tell (b's repetitions spread ±560.0%)"
+            "+9.00% [+7.5%, +10.2%] too noisy to tell (b's repetitions spread ±560.0%)"
         );
         assert_eq!(
             change_text(
@@ -513,7 +603,7 @@ mod tests {
         assert!(coloured.contains("\x1b[32m+10.00% better"), "{coloured:?}");
         assert!(
             coloured.contains(
-                "\x1b[2m~ +1.59% [-22.7%, +33.5%] too noisy to tell (d's repetitions spread ±13.5%)"
+                "\x1b[2m+1.59% [-22.7%, +33.5%] too noisy to tell (d's repetitions spread ±13.5%)"
             ),
             "{coloured:?}"
         );
@@ -573,6 +663,132 @@ mod tests {
         assert_eq!(
             doc["tests"][2]["mix_of"],
             json!({"test": "SET:GET 1:10", "command": "GET"})
+        );
+    }
+
+    #[test]
+    fn runs_of_modes_that_refuse_repeat_are_advised_comma_separated_runs() {
+        use crate::compare::input::{Detail, Format, Sample, Test};
+        use crate::record::delivery::DeliveryRecord;
+        let side = |label: &str, delivery: bool| {
+            let detail = delivery.then(|| {
+                Box::new(Detail {
+                    delivery: Some(DeliveryRecord::default()),
+                    ..Detail::default()
+                })
+            });
+            crate::compare::fixtures::input(
+                label,
+                Format::Respbench,
+                vec![Test {
+                    name: "PUBLISH -> SUBSCRIBE".into(),
+                    samples: vec![Sample {
+                        rps: 100.0,
+                        detail,
+                        ..Sample::default()
+                    }],
+                }],
+            )
+        };
+        let advice = |delivery: bool| {
+            let cmp = Comparison::new(&[side("a", delivery), side("b", false)], &[Metric::Rps]);
+            (text(&cmp, false), markdown(&cmp))
+        };
+        let (t, md) = advice(true);
+        for out in [&t, &md] {
+            assert!(
+                out.contains("comma-separated (a1.json,a2.json,a3.json"),
+                "{out}"
+            );
+            assert!(!out.contains("(--repeat 3)"), "{out}");
+        }
+        let (t, _) = advice(false);
+        assert!(t.contains("Repeat each side (--repeat 3)"), "{t}");
+    }
+
+    #[test]
+    fn an_end_near_zero_is_printed_honestly() {
+        assert_eq!(signed_pct(-0.04), "-0.04%");
+        assert_eq!(signed_pct(0.004), "+0.004%");
+        assert_eq!(signed_pct(-15.81), "-15.8%");
+        assert_eq!(signed_pct(0.0), "+0.0%");
+        assert_eq!(signed_pct(-0.0), "+0.0%", "no negative zero");
+        assert_eq!(pct_text(-0.004, 2), "-0.004%");
+        assert_eq!(pct_text(3.456, 2), "+3.46%");
+        // The trial's GET p50 (Redis 7.0 against Valkey 9.1, ms): once `[-29.1%, -0.0%]`.
+        let e = crate::compare::stats::from_repetitions(
+            &[0.538111, 0.557055, 0.598527],
+            &[0.520447, 0.441087, 0.466431],
+        )
+        .unwrap();
+        let t = interval_text(&e);
+        assert!(e.hi < 0.0 && e.hi > -0.05, "{e:?}");
+        assert!(
+            t.starts_with("[-29.1%, -0.0") && !t.ends_with(", -0.0%]"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_side_busy_in_most_repetitions_reads_cant_tell_in_every_format() {
+        use crate::compare::input::{Format, Sample, Test};
+        let side = |label: &str, rps: &[f64], kind: &str| {
+            crate::compare::fixtures::input(
+                label,
+                Format::Respbench,
+                vec![Test {
+                    name: "INCR".into(),
+                    samples: rps
+                        .iter()
+                        .map(|&rps| Sample {
+                            rps,
+                            limited_by: Some(kind.into()),
+                            ..Sample::default()
+                        })
+                        .collect(),
+                }],
+            )
+        };
+        // The trial's INCR: +58.6% [+36.9%, +83.7%], every repetition machine-busy.
+        let cmp = Comparison::new(
+            &[
+                side("a", &[58258.9, 56145.8, 51174.4], "machine-busy"),
+                side("b", &[85931.4, 86542.3, 89740.0], "machine-busy"),
+            ],
+            &[Metric::Rps],
+        );
+        let row = "+58.57% [+36.9%, +83.7%] can't tell: the machine was busy for a and b (n=3+3)";
+        let t = text(&cmp, true);
+        assert!(
+            t.contains(&format!("\x1b[2m{row}\x1b[0m")),
+            "dim, not green: {t}"
+        );
+        let rps = t.lines().find(|l| l.starts_with("  rps")).unwrap();
+        assert!(!rps.contains("better") && !rps.contains("worse"), "{t}");
+        assert!(t.starts_with("b vs a: INCR can't tell: the machine was busy for a and b\n"));
+        assert!(markdown(&cmp).contains(&format!("| {row} |")));
+        assert!(csv(&cmp).contains(",\"58.57\","), "{}", csv(&cmp));
+        assert!(csv(&cmp).contains(",\"unattributable\",\"better\",\"repetitions\"\n"));
+        let doc: Value = serde_json::from_str(&json(&cmp, &[vec![], vec![]])).unwrap();
+        let c = &doc["tests"][0]["metrics"][0]["changes"][0];
+        assert_eq!(c["verdict"], "unattributable");
+        assert_eq!(
+            c["limited_by"],
+            json!({"base": "machine-busy", "other": "machine-busy"})
+        );
+        assert_eq!(c["text"], row);
+        // One side client-bound, the other busy.
+        let cmp = Comparison::new(
+            &[
+                side("a", &[58258.9, 56145.8, 51174.4], "client-bound"),
+                side("b", &[85931.4, 86542.3, 89740.0], "machine-busy"),
+            ],
+            &[Metric::Rps],
+        );
+        let c = cmp.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!(
+            verdict_words(&c, ("a", "b")),
+            "can't tell: the machine was busy for b; a was client-bound"
         );
     }
 

@@ -20,8 +20,9 @@
 //!   "can't tell".
 //!
 //! **The judgement**: an interval that excludes zero is a finding (better or worse by the
-//! metric's direction); one that spans zero is "within the noise", unless it is so wide that it
-//! could hide a change of [`NOISY_PCT`] either way: then "too noisy to tell".
+//! metric's direction); one that spans zero is "within the noise", unless either of its ends
+//! reaches past a change of [`NOISY_PCT`] (as a ratio, either way): then "too noisy to tell". An
+//! interval that allows a 30% gain cannot say "no difference", however close its other end is.
 
 #[cfg(test)]
 mod simulation;
@@ -30,9 +31,11 @@ mod student;
 /// The confidence of every interval.
 pub const CONFIDENCE: f64 = 0.95;
 
-/// An interval that spans zero and reaches past −NOISY_PCT and +NOISY_PCT (percent) says
-/// nothing useful: "too noisy to tell" rather than "within the noise", which would read as "no
-/// difference".
+/// An interval that spans zero and whose either end reaches past a ratio of 1 + NOISY_PCT/100
+/// (above +20%) or its inverse (below 1/1.2 − 1 = −16.7%) says nothing useful: "too noisy to
+/// tell" rather than "within the noise", which would read as "no difference". Either end, not
+/// both: `[-18%, +100%]` allows a doubling. In ratios, not percents, so that swapping the sides
+/// (`[lo, hi]` becomes `[1/(1+hi)−1, 1/(1+lo)−1]`) never changes the verdict.
 pub const NOISY_PCT: f64 = 20.0;
 
 /// How many blocks a single run's seconds are grouped into.
@@ -77,9 +80,11 @@ impl Estimate {
         self.lo > 0.0 || self.hi < 0.0
     }
 
-    /// Spans zero and could hide a change of [`NOISY_PCT`] either way.
+    /// Spans zero and could hide a change past [`NOISY_PCT`] (as a ratio) one way or the other.
     pub fn too_wide(&self) -> bool {
-        !self.excludes_zero() && self.lo < -NOISY_PCT && self.hi > NOISY_PCT
+        let bound = (NOISY_PCT / 100.0).ln_1p();
+        let ln = |p: f64| (p / 100.0).ln_1p();
+        !self.excludes_zero() && (ln(self.lo) < -bound || ln(self.hi) > bound)
     }
 }
 
@@ -235,6 +240,49 @@ mod tests {
         // The issue's ±560%: one repetition six times the others.
         let e = from_repetitions(&[100., 98., 660.], &[101., 99., 102.]).unwrap();
         assert!(e.too_wide(), "{e:?}");
+    }
+
+    #[test]
+    fn one_wide_end_is_too_wide_and_swapping_sides_keeps_the_verdict() {
+        let at = |lo: f64, hi: f64| Estimate {
+            pct: (lo + hi) / 2.0,
+            lo,
+            hi,
+            evidence: Evidence::Repetitions,
+        };
+        // The trial on a busy machine: "~ within the noise" for an interval allowing a doubling.
+        assert!(at(-18.0, 99.7).too_wide());
+        assert!(at(-18.4, 125.1).too_wide());
+        assert!(at(-30.0, 5.0).too_wide(), "a 30% loss is not ruled out");
+        // Narrow enough to say "no difference larger than the noise".
+        assert!(!at(-16.0, 11.5).too_wide());
+        assert!(!at(-7.1, 2.4).too_wide());
+        // -18% is past 1/1.2 − 1: too noisy, and so is the swapped interval (+22%).
+        let swap = |e: Estimate| {
+            at(
+                100.0 / (1.0 + e.hi / 100.0) - 100.0,
+                100.0 / (1.0 + e.lo / 100.0) - 100.0,
+            )
+        };
+        for e in [
+            at(-18.0, 5.0),
+            at(-16.0, 19.0),
+            at(-16.9, 0.5),
+            at(-5.0, 19.9),
+            at(-5.0, 20.5),
+        ] {
+            assert_eq!(
+                e.too_wide(),
+                swap(e).too_wide(),
+                "{e:?} against {:?}",
+                swap(e)
+            );
+        }
+        assert!(at(-18.0, 5.0).too_wide() && !at(-16.0, 19.0).too_wide());
+        // From repetitions: the trial's GET rps (a ±22%, b ±21%), once "~ within the noise".
+        let e =
+            from_repetitions(&[54919.5, 50208.1, 39232.3], &[74476.0, 48895.1, 62228.0]).unwrap();
+        assert!(!e.excludes_zero() && e.too_wide(), "{e:?}");
     }
 
     #[test]

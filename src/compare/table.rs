@@ -3,14 +3,16 @@
 //! interval (`stats`), judged by the metric's direction.
 //!
 //! Owns: which tests and metrics appear, in what order; what "better", "worse", "within the
-//! noise", "too noisy to tell" and "can't tell" mean; which rows trip `--fail-if-worse`. Must
-//! not: format or print.
+//! noise", "too noisy to tell" and "can't tell" mean; when a side's test was "mostly"
+//! client-bound or on a busy machine, which makes its changes unattributable to the servers;
+//! which rows trip `--fail-if-worse` and which it cannot judge. Must not: format or print.
 
 use std::collections::{HashMap, HashSet};
 
 use super::input::facts::Fact;
 use super::input::{Input, Sample};
 use super::stats::{self, Estimate, Evidence};
+use crate::verdict::Verdict;
 
 /// A figure compared between runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,6 +186,28 @@ impl Direction {
     }
 }
 
+/// "Most repetitions": more than half of them. One rule for the warnings above the table and
+/// for the changes it makes unattributable.
+pub fn mostly(bound: usize, of: usize) -> bool {
+    bound * 2 > of
+}
+
+/// What limited each side's test in most of its repetitions when that was not the server, from
+/// the record's verdict: [`Verdict::MachineBusy`] (the server or respbench waited for a CPU)
+/// or [`Verdict::ClientBound`] (respbench was the bottleneck). Its figures then describe the
+/// machine's load or respbench, not the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub base: Option<Verdict>,
+    pub other: Option<Verdict>,
+}
+
+impl Limits {
+    pub fn any(self) -> bool {
+        self.base.is_some() || self.other.is_some()
+    }
+}
+
 /// What a change's evidence says, read off its interval ([`stats`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Judgement {
@@ -201,6 +225,12 @@ pub enum Judgement {
     TooNoisy { noisiest: Option<(usize, f64)> },
     /// No interval: a single run without per-second figures, or one repetition against several.
     CantTell,
+    /// A side was machine-busy or client-bound in most repetitions of the test: whatever the
+    /// interval says, the difference (or its absence) cannot be put down to the servers. Runs
+    /// of a and b are sequential, under a load that changes over time (or both capped by
+    /// respbench), so a busy machine's figures compare the load of two moments. The effect and
+    /// interval are still shown; the verdict is "can't tell", never better or worse.
+    Unattributable(Limits),
 }
 
 impl Judgement {
@@ -212,8 +242,20 @@ impl Judgement {
             Judgement::WithinNoise => "noise",
             Judgement::TooNoisy { .. } => "too-noisy",
             Judgement::CantTell => "cant-tell",
+            Judgement::Unattributable(_) => "unattributable",
         }
     }
+}
+
+/// What `--fail-if-worse` makes of one change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    Pass,
+    /// Worse by more than the allowance, and not shown to be noise.
+    Fail,
+    /// A side's figures describe the machine's load or respbench ([`Judgement::Unattributable`]):
+    /// the gate can neither pass nor fail it.
+    CantTell,
 }
 
 /// One input's change against the base.
@@ -231,7 +273,7 @@ pub struct Change {
 }
 
 impl Change {
-    fn of(metric: Metric, base: &Cell, other: &Cell) -> Option<Change> {
+    fn of(metric: Metric, base: &Cell, other: &Cell, limits: Limits) -> Option<Change> {
         if base.median == 0.0 {
             return None; // No percentage of nothing.
         }
@@ -271,6 +313,7 @@ impl Change {
             Direction::Worse
         };
         let judgement = match estimate {
+            _ if limits.any() => Judgement::Unattributable(limits),
             None => Judgement::CantTell,
             Some(e) if e.excludes_zero() => match e.evidence {
                 Evidence::Repetitions => Judgement::Finding,
@@ -307,14 +350,21 @@ impl Change {
         )
     }
 
-    /// Whether `--fail-if-worse PCT` trips on this change: worse by more than `pct` percent,
-    /// and not shown to be noise. The same rule as the verdict: an interval that spans zero
-    /// never trips. A worse interval from a single run's seconds trips (the user's PCT is then
-    /// the allowance for run-to-run noise), and so does a change with no interval at all (one
-    /// run without per-second figures: the gate cannot tell, so it fails safe, as it always
-    /// has).
-    pub fn fails_gate(&self, pct: f64) -> bool {
-        self.direction == Direction::Worse && self.pct.abs() > pct && !self.is_noise()
+    /// What `--fail-if-worse PCT` makes of this change. It fails when worse by more than `pct`
+    /// percent and not shown to be noise. The same rule as the verdict: an interval that spans
+    /// zero never fails. A worse interval from a single run's seconds fails (the user's PCT is
+    /// then the allowance for run-to-run noise), and so does a change with no interval at all
+    /// (one run without per-second figures: it fails safe, as it always has). An
+    /// unattributable change (a side machine-busy or client-bound) is neither: whichever way
+    /// its figures went, they describe the load, so the gate says it cannot tell.
+    pub fn gate(&self, pct: f64) -> Gate {
+        if matches!(self.judgement, Judgement::Unattributable(_)) {
+            Gate::CantTell
+        } else if self.direction == Direction::Worse && self.pct.abs() > pct && !self.is_noise() {
+            Gate::Fail
+        } else {
+            Gate::Pass
+        }
     }
 }
 
@@ -355,6 +405,20 @@ pub struct Comparison {
     /// Per input, each test's repetitions on a busy machine: `(test, machine-busy, of)`.
     pub machine_busy: Vec<Vec<(String, usize, usize)>>,
     pub tests: Vec<TestRows>,
+    /// Some side ran a mode that refuses `--repeat` (`--connect-storm`, `--pubsub`,
+    /// `--stream`): its repetitions are separate runs given comma-separated, and the advice
+    /// says so.
+    pub repeat_refused: bool,
+}
+
+/// Whether `input` is a storm or a delivery test, whose modes refuse `--repeat`.
+fn refuses_repeat(input: &Input) -> bool {
+    !input.costs.storms.is_empty()
+        || input
+            .tests
+            .iter()
+            .flat_map(|t| &t.samples)
+            .any(|s| s.detail.as_ref().is_some_and(|d| d.delivery.is_some()))
 }
 
 impl Comparison {
@@ -380,6 +444,20 @@ impl Comparison {
                 names.push(&t.name);
             }
         }
+        let client_bound: Vec<_> = inputs
+            .iter()
+            .map(|i| limited_by(i, Verdict::ClientBound))
+            .collect();
+        let machine_busy: Vec<_> = inputs
+            .iter()
+            .map(|i| limited_by(i, Verdict::MachineBusy))
+            .collect();
+        // Looked up by name once per test, as above (thousands of tests stay linear).
+        let limits_by_test: Vec<HashMap<&str, Verdict>> = machine_busy
+            .iter()
+            .zip(&client_bound)
+            .map(|(busy, bound)| limits_of(busy, bound))
+            .collect();
         let mut tests = Vec::new();
         for &name in &names {
             let per_input: Vec<Option<&[Sample]>> =
@@ -387,9 +465,17 @@ impl Comparison {
             let missing_from: Vec<usize> = (0..inputs.len())
                 .filter(|&i| per_input[i].is_none())
                 .collect();
+            // A mix's commands ran in their test's repetitions: the test's limits are theirs.
+            let limits: Vec<Option<Verdict>> = limits_by_test
+                .iter()
+                .map(|m| m.get(name).copied())
+                .collect();
             tests.push(TestRows {
                 name: name.to_string(),
-                rows: metrics.iter().map(|&m| row(m, &per_input)).collect(),
+                rows: metrics
+                    .iter()
+                    .map(|&m| row(m, &per_input, &limits))
+                    .collect(),
                 missing_from: missing_from.clone(),
                 mix_of: None,
             });
@@ -403,7 +489,10 @@ impl Comparison {
                     owned.iter().map(|s| s.as_deref()).collect();
                 tests.push(TestRows {
                     name: format!("{name} / {command}"),
-                    rows: metrics.iter().map(|&m| row(m, &per_command)).collect(),
+                    rows: metrics
+                        .iter()
+                        .map(|&m| row(m, &per_command, &limits))
+                        .collect(),
                     missing_from: missing_from.clone(),
                     mix_of: Some((name.to_string(), command.to_string())),
                 });
@@ -413,27 +502,31 @@ impl Comparison {
             labels: inputs.iter().map(|i| i.label.clone()).collect(),
             servers: inputs.iter().map(|i| i.server.clone()).collect(),
             facts: inputs.iter().map(|i| i.facts.clone()).collect(),
-            client_bound: inputs
-                .iter()
-                .map(|i| limited_by(i, "client-bound"))
-                .collect(),
-            machine_busy: inputs
-                .iter()
-                .map(|i| limited_by(i, "machine-busy"))
-                .collect(),
+            client_bound,
+            machine_busy,
             tests,
+            repeat_refused: inputs.iter().any(refuses_repeat),
         }
     }
 
-    /// Rows that trip `--fail-if-worse pct` ([`Change::fails_gate`]):
+    /// Rows that fail `--fail-if-worse pct` ([`Change::gate`]):
     /// `(test, metric, input index, change)`.
     pub fn worse_than(&self, pct: f64) -> Vec<(&str, Metric, usize, Change)> {
+        self.gated(pct, Gate::Fail)
+    }
+
+    /// Rows `--fail-if-worse pct` cannot judge ([`Gate::CantTell`]), in the same form.
+    pub fn cannot_gate(&self, pct: f64) -> Vec<(&str, Metric, usize, Change)> {
+        self.gated(pct, Gate::CantTell)
+    }
+
+    fn gated(&self, pct: f64, want: Gate) -> Vec<(&str, Metric, usize, Change)> {
         let mut out = Vec::new();
         for t in &self.tests {
             for r in &t.rows {
                 for (k, c) in r.changes.iter().enumerate() {
                     if let Some(c) = c
-                        && c.fails_gate(pct)
+                        && c.gate(pct) == want
                     {
                         out.push((t.name.as_str(), r.metric, k + 1, *c));
                     }
@@ -444,9 +537,30 @@ impl Comparison {
     }
 }
 
+/// What limited each of a side's tests in most repetitions, when that was not the server
+/// ([`Limits`]; a busy machine first: it explains a client-bound run too). Tests without such a
+/// limit are absent.
+fn limits_of<'a>(
+    machine_busy: &'a [(String, usize, usize)],
+    client_bound: &'a [(String, usize, usize)],
+) -> HashMap<&'a str, Verdict> {
+    let mut out = HashMap::new();
+    for (counts, kind) in [
+        (client_bound, Verdict::ClientBound),
+        (machine_busy, Verdict::MachineBusy),
+    ] {
+        for (test, bound, of) in counts {
+            if mostly(*bound, *of) {
+                out.insert(test.as_str(), kind); // Busy last: it wins.
+            }
+        }
+    }
+    out
+}
+
 /// Each test's count of repetitions limited by `kind` (a record's `verdict.kind`), and of
 /// repetitions.
-fn limited_by(input: &Input, kind: &str) -> Vec<(String, usize, usize)> {
+fn limited_by(input: &Input, kind: Verdict) -> Vec<(String, usize, usize)> {
     input
         .tests
         .iter()
@@ -454,7 +568,7 @@ fn limited_by(input: &Input, kind: &str) -> Vec<(String, usize, usize)> {
             let bound = t
                 .samples
                 .iter()
-                .filter(|s| s.limited_by.as_deref() == Some(kind))
+                .filter(|s| s.limited_by.as_deref() == Some(kind.name()))
                 .count();
             (t.name.clone(), bound, t.samples.len())
         })
@@ -478,15 +592,25 @@ fn common_mix<'a>(per_input: &[Option<&'a [Sample]>]) -> Vec<&'a str> {
     if same { names } else { Vec::new() }
 }
 
-fn row(metric: Metric, per_input: &[Option<&[Sample]>]) -> Row {
+/// One metric's row; `limits`: what limited each input's test ([`Limits`]).
+fn row(metric: Metric, per_input: &[Option<&[Sample]>], limits: &[Option<Verdict>]) -> Row {
     let cells: Vec<Option<Cell>> = per_input
         .iter()
         .map(|s| s.and_then(|s| Cell::of(metric, s)))
         .collect();
     let changes = cells[1..]
         .iter()
-        .map(|c| match (&cells[0], c) {
-            (Some(b), Some(o)) => Change::of(metric, b, o),
+        .zip(&limits[1..])
+        .map(|(c, &other)| match (&cells[0], c) {
+            (Some(b), Some(o)) => Change::of(
+                metric,
+                b,
+                o,
+                Limits {
+                    base: limits[0],
+                    other,
+                },
+            ),
             _ => None,
         })
         .collect();
@@ -717,8 +841,12 @@ mod tests {
         );
         assert!(e.lo < -10.0 && e.hi > -10.0 && e.hi < 0.0, "{e:?}");
         assert!(!rps.is_finding(), "not a finding: no run-to-run evidence");
-        assert!(rps.fails_gate(5.0), "but the gate trips on it, past PCT");
-        assert!(!rps.fails_gate(15.0));
+        assert_eq!(
+            rps.gate(5.0),
+            Gate::Fail,
+            "but the gate trips on it, past PCT"
+        );
+        assert_eq!(rps.gate(15.0), Gate::Pass);
         // avg has no per-second figure: can't tell.
         let avg = c.tests[0].rows[1].changes[0];
         assert_eq!(avg.map(|c| c.judgement), Some(Judgement::CantTell));
@@ -763,6 +891,74 @@ mod tests {
         let c = one.tests[0].rows[0].changes[0].unwrap();
         assert_eq!((c.judgement, c.n), (Judgement::CantTell, (1, 3)));
         assert_eq!(one.worse_than(5.0).len(), 1);
+    }
+
+    /// The trial on a busy machine (load 7–12): Redis 7.0 against Valkey 9.1, INCR at three
+    /// repetitions each, every one of them judged `machine-busy`.
+    fn busy_incr(base_kind: &str, other_kind: &str) -> Comparison {
+        let side = |label: &str, rps: &[f64], kind: &str| {
+            crate::compare::fixtures::input(
+                label,
+                Format::Respbench,
+                crate::compare::fixtures::tests_of(&[("INCR", rps)], |r| Sample {
+                    rps: r,
+                    p99: Some(3e8 / r),
+                    limited_by: Some(kind.into()),
+                    ..Sample::default()
+                }),
+            )
+        };
+        Comparison::new(
+            &[
+                side("a", &[58258.9, 56145.8, 51174.4], base_kind),
+                side("b", &[85931.4, 86542.3, 89740.0], other_kind),
+            ],
+            &[Metric::Rps, Metric::P99],
+        )
+    }
+
+    #[test]
+    fn a_side_busy_or_client_bound_in_most_repetitions_is_never_better_or_worse() {
+        // Quiet on both sides: INCR +58.6% is a finding.
+        let quiet = busy_incr("neither", "server-bound");
+        let rps = quiet.tests[0].rows[0].changes[0].unwrap();
+        assert!(rps.is_finding(), "{rps:?}");
+        assert!(
+            quiet.tests[0].rows[1].changes[0].unwrap().is_finding(),
+            "p99 too"
+        );
+        // The same figures on a busy machine: the effect and its interval stay, the verdict
+        // does not.
+        let busy = busy_incr("machine-busy", "machine-busy");
+        for (r, q) in busy.tests[0].rows.iter().zip(&quiet.tests[0].rows) {
+            let c = r.changes[0].unwrap();
+            assert_eq!(c.estimate, q.changes[0].unwrap().estimate);
+            assert!(c.estimate.is_some());
+            assert_eq!(
+                c.judgement,
+                Judgement::Unattributable(Limits {
+                    base: Some(Verdict::MachineBusy),
+                    other: Some(Verdict::MachineBusy)
+                })
+            );
+            assert!(!c.is_finding() && !c.is_noise(), "{c:?}");
+            assert_eq!(c.gate(5.0), Gate::CantTell);
+        }
+        assert!(busy.worse_than(0.0).is_empty(), "neither fails the gate…");
+        assert_eq!(busy.cannot_gate(0.0).len(), 2, "…nor passes it silently");
+        // One side is enough; client-bound counts as well.
+        let one = busy_incr("neither", "client-bound");
+        let c = one.tests[0].rows[0].changes[0].unwrap();
+        assert_eq!(
+            c.judgement,
+            Judgement::Unattributable(Limits {
+                base: None,
+                other: Some(Verdict::ClientBound)
+            })
+        );
+        assert_eq!(c.judgement.name(), "unattributable");
+        // Most means more than half: one busy repetition of three is not most.
+        assert!(mostly(2, 3) && mostly(1, 1) && !mostly(1, 2) && !mostly(1, 3));
     }
 
     #[test]

@@ -40,8 +40,10 @@ pub(super) struct Published {
     /// Sum of the integer replies (`PUBLISH`: receivers counted by the server).
     pub reply_sum: u64,
     /// Acknowledged messages by the second they were sent in (their stamp), so the record's
-    /// per-second publish counts are exact rather than sampled.
+    /// per-second publish counts are exact rather than sampled; and the deliveries they owe
+    /// (`Live::fanout`), by the same second.
     pub per_second: Vec<u64>,
+    pub owed: Vec<u64>,
     /// Acknowledged messages per node (`host:port`), as the publisher's router sent them.
     pub per_node: Vec<(String, u64)>,
     /// `MOVED` replies followed (a slot that migrated during the test).
@@ -111,9 +113,11 @@ pub(super) fn publish(
                 let second = (sent_ns / 1_000_000_000) as usize;
                 if out.per_second.len() <= second {
                     out.per_second.resize(second + 1, 0);
+                    out.owed.resize(second + 1, 0);
                 }
                 out.per_second[second] += 1;
-                hand_published(&out.per_second, &mut handed, second, &live.timeline);
+                out.owed[second] += live.fanout[channel];
+                hand_published(&out, &mut handed, second, &live.timeline);
             }
             Err(_) => {
                 out.errors += part.len - k;
@@ -121,7 +125,7 @@ pub(super) fn publish(
             }
         }
     }
-    hand_published(&out.per_second, &mut handed, usize::MAX, &live.timeline);
+    hand_published(&out, &mut handed, usize::MAX, &live.timeline);
     out.moved = router.moved;
     out.per_node = router
         .addrs

@@ -181,8 +181,14 @@ pub(crate) struct Live {
     pub origin: Instant,
     /// Acknowledged publishes per channel (streams: one).
     pub published: Vec<AtomicU64>,
+    /// The deliveries each message of a channel owes: its subscribers (a stream's entry: one
+    /// consumer), so each second's publishes say how many deliveries they owe (`Second::owed`).
+    pub fanout: Vec<u64>,
     /// First deliveries per receiver.
     pub received: Vec<AtomicU64>,
+    /// Their publish → receive latencies' sum per receiver, ns (for the progress ticks:
+    /// `seconds::Waiting`).
+    pub latency_ns: Vec<AtomicU64>,
     /// Each receiver has ended (set before its connection is closed, so the monitor does not
     /// take a receiver that finished for one the server dropped).
     pub finished: Vec<AtomicBool>,
@@ -201,18 +207,32 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    fn new(channels: usize, receivers: usize, interrupted: Arc<AtomicBool>) -> Self {
+    /// `fanout`: each channel's receivers; `exact`: the seconds keep their latencies at full
+    /// precision too (a journal is written: `Observer::exact_seconds`).
+    fn new(fanout: Vec<u64>, receivers: usize, interrupted: Arc<AtomicBool>, exact: bool) -> Self {
+        let timeline = SharedTimeline::default();
+        timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = exact;
         Self {
             origin: Instant::now(),
-            published: (0..channels).map(|_| AtomicU64::new(0)).collect(),
+            published: fanout.iter().map(|_| AtomicU64::new(0)).collect(),
+            fanout,
             received: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
+            latency_ns: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..receivers).map(|_| AtomicBool::new(false)).collect(),
             publishing_done: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             interrupted,
-            timeline: SharedTimeline::default(),
+            timeline,
             resubscribed: AtomicU64::new(0),
         }
+    }
+
+    /// Whether the seconds keep their latencies at full precision (`Live::new`).
+    pub fn exact(&self) -> bool {
+        self.timeline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exact
     }
 
     /// Nanoseconds since the origin.

@@ -18,7 +18,6 @@ use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
-use crate::engine::seconds::SecondsOut;
 use crate::engine::{ConnSetup, EngineError, Observer};
 use crate::watch::Info;
 
@@ -69,7 +68,16 @@ pub(super) fn run(
         .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
     let before = buffer_limit_disconnections(nodes);
-    let live = Live::new(channels as usize, subscribers as usize, interrupted);
+    // Subscriber i listens to channel i mod C: each message owes a delivery to each of them.
+    let fanout = (0..u64::from(channels))
+        .map(|k| {
+            (0..u64::from(subscribers))
+                .filter(|i| i % u64::from(channels) == k)
+                .count() as u64
+        })
+        .collect();
+    let exact = observer.exact_seconds();
+    let live = Live::new(fanout, subscribers as usize, interrupted, exact);
     let behind = || {
         (0..subscribers as usize)
             .map(|i| {
@@ -108,8 +116,8 @@ pub(super) fn run(
                 };
                 s.spawn(move || {
                     let mut handing = Handing::default();
-                    let end = receive(c, &me, &mut handing);
-                    handing.rest(&end.0, &live.timeline);
+                    let mut end = receive(c, &me, &mut handing);
+                    handing.rest(&mut end.0, &live.timeline);
                     live.finished[i].store(true, Ordering::Release);
                     end
                 })
@@ -123,24 +131,15 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, names))
             })
             .collect();
-        let mut out = SecondsOut {
-            timeline: &live.timeline,
-            measure_start: live.origin,
-            next: 0,
-            threads: Default::default(),
-        };
+        let mut waiting = seconds::Waiting::new(&live, spec.publishers);
         let ended = || publishers.iter().all(|h| h.is_finished());
-        seconds::wait(&ended, &mut out, observer);
+        waiting.wait(&ended, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
-        seconds::wait(
-            &|| receivers.iter().all(|h| h.is_finished()),
-            &mut out,
-            observer,
-        );
+        waiting.wait(&|| receivers.iter().all(|h| h.is_finished()), observer);
         let received: Vec<_> = receivers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, received, monitor.join().unwrap_or_default())
@@ -292,11 +291,11 @@ fn receive(
     handing: &mut Handing,
 ) -> (Tally, Option<Disconnect>) {
     let (live, i, k, pause) = (me.live, me.i, me.k, me.pause);
-    let mut tally = Tally::new(me.messages);
+    let mut tally = Tally::new(me.messages).keeping_exact(live.exact());
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
-        handing.hand(&tally, live.now_ns(), &live.timeline);
+        handing.hand(&mut tally, live.now_ns(), &live.timeline);
         if live.interrupted.load(Ordering::Relaxed) {
             return (tally, None);
         }
@@ -328,11 +327,12 @@ fn receive(
                 match message_payload(&v).map(stamp::read) {
                     Some(Some((sent, number))) if tally.receive(number, sent, live.now_ns()) => {
                         live.received[i as usize].store(tally.delivered, Ordering::Relaxed);
+                        live.latency_ns[i as usize].store(tally.latency_sum_ns, Ordering::Relaxed);
                         last = Instant::now();
                     }
                     // A duplicate (counted by `receive`), or not a message.
                     Some(Some(_)) | None => {}
-                    Some(None) => tally.foreign += 1,
+                    Some(None) => tally.stranger(live.now_ns()),
                 }
                 if let Some(p) = pause {
                     std::thread::sleep(p);

@@ -10,12 +10,18 @@
 //! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
 //! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. The receivers'
 //! own timelines are left whole: the test's record is built from them at its end, as before.
+//! Every 250 ms the calling thread also reads the receivers' live counts (first deliveries and
+//! their latency sum, one relaxed store each per delivery, next to the count they already kept)
+//! and ticks the observer with them, as the engine's monitor ticks it with its workers' figures.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
+use super::Live;
+use super::conn::Published;
 use super::tally::Tally;
-use crate::engine::Observer;
 use crate::engine::seconds::SecondsOut;
+use crate::engine::{Observer, Snapshot, TICK};
 use crate::metrics::SharedTimeline;
 
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
@@ -31,17 +37,21 @@ pub(super) struct Handing {
 impl Handing {
     /// Hands every second of `tally` that ended before `now_ns` (since the test's origin) and
     /// was not handed yet.
-    pub(super) fn hand(&mut self, tally: &Tally, now_ns: u64, to: &SharedTimeline) {
+    pub(super) fn hand(&mut self, tally: &mut Tally, now_ns: u64, to: &SharedTimeline) {
         let done = (now_ns / 1_000_000_000) as usize;
         self.upto(tally, done, to);
     }
 
     /// Hands everything left (the receiver has ended).
-    pub(super) fn rest(&mut self, tally: &Tally, to: &SharedTimeline) {
-        self.upto(tally, tally.timeline.seconds.len(), to);
+    pub(super) fn rest(&mut self, tally: &mut Tally, to: &SharedTimeline) {
+        let all = tally.timeline.seconds.len();
+        self.upto(tally, all, to);
     }
 
-    fn upto(&mut self, tally: &Tally, done: usize, to: &SharedTimeline) {
+    /// A second's full-precision part (a journal is written) is moved, not copied: the
+    /// receiver keeps only its coarse seconds. A delivery's latency is both its corrected and
+    /// its uncorrected one (as the test's: `run::delivery`).
+    fn upto(&mut self, tally: &mut Tally, done: usize, to: &SharedTimeline) {
         let done = done.min(tally.timeline.seconds.len());
         if done <= self.next {
             self.next = self.next.max(done);
@@ -49,42 +59,110 @@ impl Handing {
         }
         let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
         for (i, s) in tally.timeline.seconds[..done]
-            .iter()
+            .iter_mut()
             .enumerate()
             .skip(self.next)
         {
+            if let Some(e) = s.exact.as_deref_mut() {
+                e.corrected.compact();
+                e.uncorrected.clone_from(&e.corrected);
+            }
             shared.add_second(i, s);
+            s.exact = None;
         }
         self.next = done;
     }
 }
 
-/// A publisher's messages per second (`per_second`, by send time) handed to the test's
-/// timeline up to second `upto` (not included); `next` is the first not handed yet. The lock
-/// is taken only when a second is due, about once a second.
-pub(super) fn hand_published(
-    per_second: &[u64],
-    next: &mut usize,
-    upto: usize,
-    to: &SharedTimeline,
-) {
-    let upto = upto.min(per_second.len());
+/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
+/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
+/// handed yet. The lock is taken only when a second is due, about once a second.
+pub(super) fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
+    let upto = upto.min(p.per_second.len());
     if upto <= *next {
         return;
     }
     let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
-    for (i, n) in per_second.iter().enumerate().take(upto).skip(*next) {
-        shared.second_mut(i).published += n;
+    for i in *next..upto {
+        let second = shared.second_mut(i);
+        second.published += p.per_second[i];
+        second.owed += p.owed[i];
     }
     *next = upto;
 }
 
-/// Waits until `done()` says the threads it waits for have ended, handing each finished second
-/// to `observer` meanwhile (`out` keeps which were handed).
-pub(super) fn wait(done: &dyn Fn() -> bool, out: &mut SecondsOut<'_>, observer: &mut dyn Observer) {
-    while !done() {
-        out.hand(std::time::Instant::now(), observer);
-        std::thread::sleep(POLL);
+/// The calling thread's side while the test's threads run: it hands over each finished second
+/// (`out`) and, every [`TICK`], tells the observer how the test goes (`Observer::tick`, as the
+/// engine's monitor does for its workers: live metrics' phase, connections and completed
+/// counter, and the progress line), from the receivers' live counts. Without the ticks
+/// `/metrics` would show the test as still warming up with no connection, its completed counter
+/// moving only in whole seconds.
+pub(super) struct Waiting<'a> {
+    out: SecondsOut<'a>,
+    live: &'a Live,
+    publishers: u64,
+    /// The last tick: when, and the deliveries and their latency sum then.
+    at: Instant,
+    counted: (u64, u64),
+}
+
+impl<'a> Waiting<'a> {
+    pub(super) fn new(live: &'a Live, publishers: u32) -> Self {
+        Self {
+            out: SecondsOut {
+                timeline: &live.timeline,
+                measure_start: live.origin,
+                next: 0,
+                threads: Default::default(),
+            },
+            live,
+            publishers: u64::from(publishers),
+            at: live.origin,
+            counted: (0, 0),
+        }
+    }
+
+    /// Waits until `done()` says the threads it waits for have ended, handing each finished
+    /// second to `observer` meanwhile, and a tick every [`TICK`].
+    pub(super) fn wait(&mut self, done: &dyn Fn() -> bool, observer: &mut dyn Observer) {
+        while !done() {
+            let now = Instant::now();
+            if now.duration_since(self.at) >= TICK {
+                self.tick(now, observer);
+            }
+            self.out.hand(now, observer);
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// The test's figures so far: its first deliveries (the test's completions) and their
+    /// latency, and its connections, of which those that ended (a receiver done or dropped by
+    /// the server, the publishers once publishing is over) are not up.
+    fn tick(&mut self, now: Instant, observer: &mut dyn Observer) {
+        let sum = |v: &[AtomicU64]| v.iter().map(|a| a.load(Ordering::Relaxed)).sum::<u64>();
+        let (completed, latency) = (sum(&self.live.received), sum(&self.live.latency_ns));
+        let ended = self
+            .live
+            .finished
+            .iter()
+            .filter(|f| f.load(Ordering::Relaxed))
+            .count() as u64;
+        let published = self.live.publishing_done.load(Ordering::Relaxed);
+        observer.tick(&Snapshot {
+            warming_up: false,
+            measured_secs: now.duration_since(self.live.origin).as_secs_f64(),
+            measured_completed: completed,
+            measured_latency_sum_ns: latency,
+            interval_completed: completed.saturating_sub(self.counted.0),
+            interval_latency_sum_ns: latency.saturating_sub(self.counted.1),
+            interval_secs: now.duration_since(self.at).as_secs_f64(),
+            connections: self.live.received.len() as u64 + self.publishers,
+            connections_down: ended + if published { self.publishers } else { 0 },
+            // A message is known lost only when the test ends.
+            in_flight: None,
+        });
+        self.at = now;
+        self.counted = (completed, latency);
     }
 }
 
@@ -101,9 +179,9 @@ mod tests {
         a.receive(1, 0, 1_100_000_000);
         b.receive(0, 0, 200);
         // Second 0 has ended for both; a's second 1 is still under way.
-        ha.hand(&a, 1_200_000_000, &shared);
-        hb.hand(&b, 1_200_000_000, &shared);
-        ha.hand(&a, 1_300_000_000, &shared);
+        ha.hand(&mut a, 1_200_000_000, &shared);
+        hb.hand(&mut b, 1_200_000_000, &shared);
+        ha.hand(&mut a, 1_300_000_000, &shared);
         {
             let t = shared.lock().unwrap();
             assert_eq!(t.seconds.len(), 1);
@@ -111,8 +189,8 @@ mod tests {
             assert_eq!(t.seconds[0].latency.len(), 2);
         }
         a.receive(2, 1_000_000_000, 1_500_000_000);
-        ha.rest(&a, &shared);
-        hb.rest(&b, &shared);
+        ha.rest(&mut a, &shared);
+        hb.rest(&mut b, &shared);
         let t = shared.lock().unwrap();
         assert_eq!(t.seconds.len(), 2);
         assert_eq!((t.seconds[0].completed, t.seconds[1].completed), (2, 2));

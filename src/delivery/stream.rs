@@ -18,7 +18,6 @@ use super::seconds::{self, Handing};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
-use crate::engine::seconds::SecondsOut;
 use crate::engine::{ConnSetup, EngineError, Observer};
 
 /// The consumer group's name.
@@ -63,8 +62,11 @@ pub(super) fn run(
     let mut producers = (0..spec.publishers)
         .map(|_| Router::open(nodes))
         .collect::<Result<Vec<_>, _>>()?;
-    let live = Live::new(1, consumers as usize, interrupted);
-    let shared = Mutex::new((Tally::new(spec.messages), Handing::default()));
+    // Each entry is owed to one consumer of the group.
+    let exact = observer.exact_seconds();
+    let live = Live::new(vec![1], consumers as usize, interrupted, exact);
+    let tally = Tally::new(spec.messages).keeping_exact(live.exact());
+    let shared = Mutex::new((tally, Handing::default()));
     let behind = || {
         let added = live.published[0].load(Ordering::Relaxed);
         let got: u64 = live
@@ -101,30 +103,21 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, add))
             })
             .collect();
-        let mut out = SecondsOut {
-            timeline: &live.timeline,
-            measure_start: live.origin,
-            next: 0,
-            threads: Default::default(),
-        };
+        let mut waiting = seconds::Waiting::new(&live, spec.publishers);
         let ended = || publishers.iter().all(|h| h.is_finished());
-        seconds::wait(&ended, &mut out, observer);
+        waiting.wait(&ended, observer);
         let published: Vec<_> = publishers
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
             .collect();
         live.publishing_done.store(true, Ordering::Relaxed);
-        seconds::wait(
-            &|| consumers.iter().all(|h| h.is_finished()),
-            &mut out,
-            observer,
-        );
+        waiting.wait(&|| consumers.iter().all(|h| h.is_finished()), observer);
         let ends: Vec<_> = consumers.into_iter().map(|h| h.join().ok()).collect();
         live.stop.store(true, Ordering::Relaxed);
         (published, ends, monitor.join().unwrap_or_default())
     });
-    let (tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    handing.rest(&tally, &live.timeline);
+    let (mut tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    handing.rest(&mut tally, &live.timeline);
     let acked = ends.iter().flatten().map(|(a, _)| a).sum();
     let disconnects = ends.into_iter().flatten().filter_map(|(_, d)| d);
     let mut received = vec![Some((tally, None))];
@@ -187,7 +180,8 @@ fn consume(
         key,
         b">",
     ];
-    let (mut acked, mut mine) = (0u64, 0u64);
+    // This consumer's first deliveries and their latency sum (the live progress).
+    let (mut acked, mut mine, mut mine_ns) = (0u64, 0u64, 0u64);
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
@@ -232,15 +226,17 @@ fn consume(
                 match stamp::read(payload) {
                     Some((sent, number)) if tally.receive(number, sent, now) => {
                         mine += 1;
+                        mine_ns = mine_ns.saturating_add(now.saturating_sub(sent));
                         last = Instant::now();
                     }
                     // A duplicate (counted by `receive`).
                     Some(_) => {}
-                    None => tally.foreign += 1,
+                    None => tally.stranger(now),
                 }
             }
         }
         live.received[i as usize].store(mine, Ordering::Relaxed);
+        live.latency_ns[i as usize].store(mine_ns, Ordering::Relaxed);
         if ack.len() > 3 {
             match c.call(&ack) {
                 Ok(Value::Integer(n)) => acked += n.max(0) as u64,

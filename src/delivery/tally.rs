@@ -17,11 +17,16 @@ pub struct Tally {
     pub foreign: u64,
     /// Send → receive of first deliveries, ns.
     pub latency: LatencyHistogram,
+    /// Their sum, ns (the live progress's average: `seconds::Waiting`).
+    pub latency_sum_ns: u64,
     /// Per second since the origin (with its 100 ms slots), as the engine's tests keep it, so
     /// the record's timeline and outages read a delivery test like any other.
     pub timeline: Timeline,
     /// When the last first delivery arrived, ns since the origin.
     pub last_ns: u64,
+    /// Whether each second keeps its deliveries' latencies at full precision too (a journal
+    /// is written: [`Tally::keeping_exact`]).
+    exact: bool,
 }
 
 impl Tally {
@@ -33,9 +38,34 @@ impl Tally {
             duplicates: 0,
             foreign: 0,
             latency: LatencyHistogram::new(),
+            latency_sum_ns: 0,
             timeline: Timeline::default(),
             last_ns: 0,
+            exact: false,
         }
+    }
+
+    /// `on`: each second also keeps its first deliveries' latencies at full precision (its
+    /// `exact` part, a pair per delivery compacted in place by bucket:
+    /// `SparseHistogram::record_bounded`), so a killed test's journal has the test's histogram
+    /// exactly. Why not the difference of the whole histogram between seconds, as a worker's:
+    /// that keeps a copy of its counts (270 kB) per receiver, and a test may have hundreds.
+    pub fn keeping_exact(mut self, on: bool) -> Self {
+        self.exact = on;
+        self
+    }
+
+    /// A message that was not a stamp of this run, received at `now_ns`.
+    pub fn stranger(&mut self, now_ns: u64) {
+        self.foreign += 1;
+        self.pushed(now_ns);
+    }
+
+    /// Every message received counts as a push in its second (the test's `pushes.messages`).
+    fn pushed(&mut self, now_ns: u64) -> &mut crate::metrics::Second {
+        let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
+        second.pushes.get_or_insert_default().messages += 1;
+        second
     }
 
     /// Counts message `number`, sent at `sent_ns` and received at `now_ns` (both since the
@@ -43,11 +73,12 @@ impl Tally {
     pub fn receive(&mut self, number: u64, sent_ns: u64, now_ns: u64) -> bool {
         let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
         let Some(w) = self.seen.get_mut(word) else {
-            self.foreign += 1;
+            self.stranger(now_ns);
             return false;
         };
         if *w & bit != 0 {
             self.duplicates += 1;
+            self.pushed(now_ns);
             return false;
         }
         *w |= bit;
@@ -55,9 +86,15 @@ impl Tally {
         self.last_ns = self.last_ns.max(now_ns);
         let ns = now_ns.saturating_sub(sent_ns);
         self.latency.record(ns.max(1));
-        let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(ns);
+        let exact = self.exact;
+        let second = self.pushed(now_ns);
         second.completed += 1;
         second.latency.record(ns.max(1));
+        if exact {
+            let part = second.exact.get_or_insert_with(Default::default);
+            part.corrected.record_bounded(ns.max(1));
+        }
         let slot = ((now_ns % 1_000_000_000) / SLOT.as_nanos() as u64) as usize;
         let slot = &mut second.slots[slot.min(SLOTS - 1)];
         slot.completed += 1;
@@ -72,6 +109,7 @@ impl Tally {
         self.duplicates += other.duplicates;
         self.foreign += other.foreign;
         self.latency.merge(&other.latency);
+        self.latency_sum_ns = self.latency_sum_ns.saturating_add(other.latency_sum_ns);
         self.last_ns = self.last_ns.max(other.last_ns);
         self.timeline.merge(&other.timeline);
     }

@@ -107,6 +107,12 @@ impl ClusterShared {
         Ok((v.topology.nodes.len() - 1, target))
     }
 
+    /// Bumped each time a refresh publishes a changed topology: a reader that saw this number
+    /// has the current one.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
     /// Asks the refresher for a new `CLUSTER SLOTS` soon.
     pub fn request_refresh(&self) {
         self.refresh.store(true, Ordering::Relaxed);

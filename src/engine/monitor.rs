@@ -28,6 +28,10 @@ pub struct Snapshot {
     /// live metrics (`crate::live`).
     pub connections: u64,
     pub connections_down: u64,
+    /// Measured requests written and neither answered nor failed yet: what would be unanswered
+    /// were the test to end now (live metrics judge an outage under way with it). `None` where
+    /// the loop does not count them.
+    pub in_flight: Option<u64>,
 }
 
 /// The caller's side of a running test: Ctrl-C and the progress line.
@@ -64,6 +68,9 @@ pub(crate) struct Live {
     pub(super) measured_latency_sum_ns: AtomicU64,
     /// Connections down or being reopened after a failure.
     pub(super) conns_down: AtomicU64,
+    /// Measured requests written, and those failed (`Recorder::issued`, `Recorder::failures`).
+    pub(super) issued: AtomicU64,
+    pub(super) failures: AtomicU64,
     /// Connections a staircase ramp opened during the test (`worker/ramp.rs`).
     pub(super) conns_added: AtomicU64,
     pub(super) failed: AtomicBool,
@@ -158,6 +165,7 @@ impl Monitor<'_> {
                         .iter()
                         .map(|l| l.conns_down.load(Ordering::Relaxed))
                         .sum(),
+                    in_flight: Some(self.in_flight(measured.0)),
                 };
                 if !warming_up && self.sample_rate {
                     rate.sample(now, self.measure_start, measured.0);
@@ -177,6 +185,17 @@ impl Monitor<'_> {
             interrupted,
             rps_samples: rate.samples,
         }
+    }
+
+    /// Measured requests in flight over all workers, `completed` of them answered.
+    fn in_flight(&self, completed: u64) -> u64 {
+        let (issued, failures) = self.lives.iter().fold((0u64, 0u64), |acc, l| {
+            (
+                acc.0 + l.issued.load(Ordering::Relaxed),
+                acc.1 + l.failures.load(Ordering::Relaxed),
+            )
+        });
+        issued.saturating_sub(completed + failures)
     }
 
     /// Completions and latency sums over all workers: everything (warmup included), and the

@@ -337,11 +337,7 @@ fn merge(
         result.completed += rec.completed;
         result.errors.merge(&rec.errors);
         result.pushes.merge(&rec.pushes);
-        // A mix's latencies are recorded once, per command: the total is their sum.
-        for (total, tally) in result.commands.iter_mut().zip(&rec.commands) {
-            total.merge(tally);
-            result.latency.merge(&tally.latency);
-        }
+        result.add_commands(&rec.commands);
         if let Some(c) = &r.cluster {
             result
                 .cluster

@@ -19,7 +19,7 @@ use super::{Payload, Say, describe};
 use crate::cli::FuzzLogLevel;
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
-use crate::metrics::{SecondTally, SharedTimeline};
+use crate::metrics::{FAILURE_KINDS, SecondTally, SharedTimeline};
 
 /// Reconnect attempts after a lost connection (the reference's).
 const RECONNECT_ATTEMPTS: u32 = 5;
@@ -79,10 +79,12 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
         }
     };
     let mut db = 0u32;
+    // Counted one by one (`SecondTally::direct`): every command written, each reply by its
+    // kind, so a killed run's journal rebuilds the record's block (`record::journal`).
     let mut seconds = common
         .timeline
         .as_ref()
-        .map(|(t, start)| SecondTally::new(*start, t.clone()));
+        .map(|(t, start)| SecondTally::direct(*start, t.clone()));
     // --cluster: connections to the other nodes, opened when a command first goes there.
     let mut others: HashMap<usize, ControlConn> = HashMap::new();
     for _ in 0..count {
@@ -93,6 +95,9 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
         let (seq, payload) = common.log.record(id, db, payload);
         r.sent += 1;
         common.sent.fetch_add(1, Ordering::Relaxed);
+        if let Some(s) = seconds.as_mut() {
+            s.written(Instant::now(), 1);
+        }
         r.last = Some((seq, describe(&payload)));
         match payload {
             Payload::Raw(bytes) => {
@@ -106,9 +111,11 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                     None => conn.as_mut().expect("connected").call(&args),
                     Some(n) => node_conn(&mut others, n, common).and_then(|c| c.call(&args)),
                 };
-                count_second(seconds.as_mut(), sent_at, &result);
                 match result {
-                    Ok(v) => note_reply(&mut r, &v, &args, &mut db, common, id),
+                    Ok(v) => {
+                        let error = note_reply(&mut r, &v, &args, &mut db, common, id);
+                        count_reply(seconds.as_mut(), sent_at, error.as_deref());
+                    }
                     Err(e) => {
                         if common.stop.load(Ordering::Relaxed) {
                             break;
@@ -119,6 +126,7 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                             false => "disconnected",
                         };
                         *r.errors.entry(kind.to_owned()).or_default() += 1;
+                        count_lost(seconds.as_mut(), kind);
                         common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
                         if let Some(n) = node {
                             // Reopened at its next command; the watch decides about the node.
@@ -142,17 +150,32 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
     r
 }
 
-/// A command's second: a reply that is not an error completed it, its reply time the latency.
-fn count_second<E>(seconds: Option<&mut SecondTally>, sent_at: Instant, result: &Result<Value, E>) {
+/// A reply's second: one that is not an error (`error`: its kind) completed its command, its
+/// reply time the latency; an error reply by its kind, as the record's block counts it.
+fn count_reply(seconds: Option<&mut SecondTally>, sent_at: Instant, error: Option<&str>) {
     let Some(s) = seconds else { return };
     let now = Instant::now();
-    match result {
-        Ok(Value::Error(_) | Value::BlobError(_)) | Err(_) => s.failure(now),
-        Ok(_) => s.success(now, now.duration_since(sent_at).as_nanos() as u64),
+    match error {
+        Some(kind) => s.error_word(now, kind),
+        None => s.success_exact(now, now.duration_since(sent_at).as_nanos() as u64),
     }
 }
 
-/// Counts a reply by kind; follows `SELECT` (the log's database column).
+/// A command lost without a reply, by the block's kind (`timeout`, `disconnected`: counted as
+/// a connection closed, which the journal's reader names `disconnected` again).
+fn count_lost(seconds: Option<&mut SecondTally>, kind: &str) {
+    let Some(s) = seconds else { return };
+    let lost = if kind == "timeout" {
+        "timeout"
+    } else {
+        "connection closed"
+    };
+    let at = FAILURE_KINDS.iter().position(|k| *k == lost).unwrap_or(0);
+    s.lost(Instant::now(), at, 1);
+}
+
+/// Counts a reply by kind (returned for an error reply); follows `SELECT` (the log's database
+/// column).
 fn note_reply(
     r: &mut ClientResult,
     v: &Value,
@@ -160,7 +183,7 @@ fn note_reply(
     db: &mut u32,
     common: &Common,
     id: u32,
-) {
+) -> Option<String> {
     if common.level >= FuzzLogLevel::Debug {
         common.say.debug(&format!(
             "[Thread {id}] {}: -> {}",
@@ -171,7 +194,8 @@ fn note_reply(
     match crate::engine::control::error_text(v) {
         Some(text) => {
             let kind = text.split_whitespace().next().unwrap_or("ERR").to_owned();
-            *r.errors.entry(kind).or_default() += 1;
+            *r.errors.entry(kind.clone()).or_default() += 1;
+            Some(kind)
         }
         None => {
             r.ok += 1;
@@ -183,6 +207,7 @@ fn note_reply(
             {
                 *db = n;
             }
+            None
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct FuzzRun<'a> {
     /// time), from the instant given (the run hands its seconds to the journal and live
     /// metrics); `None`: not counted.
     pub timeline: Option<(SharedTimeline, Instant)>,
+    /// Told the record's block's head ([`head`]) once the server's table is read, before any
+    /// client starts (the run's journal keeps it, so a killed run's block is rebuilt).
+    pub on_start: Option<&'a dyn Fn(FuzzRecord)>,
 }
 
 /// How the fuzz run ended.
@@ -145,10 +148,13 @@ pub fn run(mut f: FuzzRun<'_>, out: &mut dyn Write) -> Result<FuzzOutcome, Strin
     .map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())?;
 
+    let head = head(&f, &shared, &log);
+    if let Some(tell) = f.on_start {
+        tell(head.clone());
+    }
     let (results, seconds, health) = fuzz_and_watch(&mut f, &shared, &log, say);
     let log_error = log.finish().err();
-    let mut record = report::record(&f, &shared, &results, seconds, health.as_ref());
-    record.log_dir = log.dir().map(|d| d.display().to_string());
+    let mut record = report::record(head, &results, seconds, health.as_ref());
     report::final_statistics(&say, &results);
     if let Some(e) = log_error {
         say.error(&format!("the fuzz log is incomplete: {e}"));
@@ -216,6 +222,19 @@ fn fuzz_and_watch(
             .find(|h| !h.is_alive());
     }
     (results, seconds, health)
+}
+
+/// What the record's block knows before the clients start: the seed, the modes, the clients,
+/// the commands the table offers, the log's directory.
+fn head(f: &FuzzRun<'_>, shared: &Shared, log: &Log) -> FuzzRecord {
+    FuzzRecord {
+        seed: f.seed,
+        modes: modes(f.args),
+        clients: f.clients,
+        commands_in_table: shared.allowed.len() as u64,
+        log_dir: log.dir().map(|d| d.display().to_string()),
+        ..FuzzRecord::default()
+    }
 }
 
 /// The modes as the reference spells them.

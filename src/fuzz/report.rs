@@ -10,11 +10,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::client::ClientResult;
-use super::generate::Shared;
 use super::log::client_name;
 use super::reduce::{Reducer, read_log};
 use super::watch::Health;
-use super::{FuzzRun, Say, verdict_name};
+use super::{Say, verdict_name};
 use crate::cli::{FuzzArgs, FuzzLogLevel};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
@@ -64,10 +63,9 @@ impl Progress {
     }
 }
 
-/// The record's block from the clients' results.
+/// The record's block: its head (`super::head`) and the clients' results.
 pub fn record(
-    f: &FuzzRun<'_>,
-    shared: &Arc<Shared>,
+    head: FuzzRecord,
     results: &[ClientResult],
     seconds: f64,
     health: Option<&Health>,
@@ -94,10 +92,6 @@ pub fn record(
         None => Vec::new(),
     };
     FuzzRecord {
-        seed: f.seed,
-        modes: super::modes(f.args),
-        clients: f.clients,
-        commands_in_table: shared.allowed.len() as u64,
         commands_sent: sent,
         seconds,
         commands_per_sec: match seconds > 0.0 {
@@ -113,8 +107,7 @@ pub fn record(
             _ => None,
         },
         last_sent,
-        log_dir: None,
-        reproducer: None,
+        ..head
     }
 }
 
@@ -207,15 +200,17 @@ pub fn reduce(
         return Ok(rec);
     }
     let path = trace.with_file_name(REPRO_FILE);
+    // Whole or not at all (`record::atomic`): a reproducer of an earlier run in that directory
+    // stays until this one replaces it.
     let write = || -> io::Result<()> {
-        let mut w = Writer::new(io::BufWriter::new(std::fs::File::create(&path)?))?;
+        let mut w = Writer::new(Vec::new())?;
         w.comment(
             "respbench --fuzz reproducer: replay in this order, each client on its own connection",
         )?;
         for e in &reduced.entries {
             w.write(e)?;
         }
-        w.flush()
+        crate::record::atomic::write(&path, w.get_mut())
     };
     write().map_err(|e| format!("{}: {e}", path.display()))?;
     rec.path = Some(path.display().to_string());

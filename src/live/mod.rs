@@ -11,6 +11,7 @@
 //! is a usage error (exit 2) found before the record is opened and before any load starts.
 
 mod state;
+mod statsd;
 mod text;
 
 use std::net::SocketAddr;
@@ -20,7 +21,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use state::State;
-pub use state::{BUCKETS, KINDS, Phase};
+pub use state::{BUCKETS, KINDS, Phase, Tick};
+pub use statsd::{RunShape, Statsd};
 pub use text::Format;
 
 use crate::metrics::{Second, TestResult};
@@ -149,11 +151,9 @@ impl Feed {
         self.lock().test_started(&name, servers);
     }
 
-    /// A progress tick (every 250 ms): whether `--warmup` still runs, the test's completed
-    /// requests so far, and the connections.
-    pub fn progress(&self, warming_up: bool, completed: u64, connections: u64, down: u64) {
-        self.lock()
-            .progress(warming_up, completed, connections, down);
+    /// A progress tick (every 250 ms).
+    pub fn progress(&self, tick: &Tick) {
+        self.lock().progress(tick);
     }
 
     /// A complete second of the measured phase (`Observer::second`).
@@ -188,7 +188,12 @@ mod tests {
         let addr = endpoint.addr;
         let feed = endpoint.feed();
         feed.test_started("GET", Vec::new());
-        feed.progress(false, 42, 8, 2);
+        feed.progress(&Tick {
+            completed: 42,
+            connections: 8,
+            down: 2,
+            ..Tick::default()
+        });
         let page = get(addr, "/metrics");
         assert!(
             page.starts_with("HTTP/1.0 200") || page.starts_with("HTTP/1.1 200"),

@@ -11,8 +11,8 @@
 //! ticks (the workers' live counters, every 250 ms), whichever is ahead: seconds arrive about
 //! 1.2 s late and in whole-second steps, which makes `rate()` over a short window jumpy.
 
-use crate::metrics::outage::outages;
-use crate::metrics::{FAILURE_KINDS, LatencyHistogram, Second, TestResult};
+use crate::metrics::outage::{OutageScan, outages};
+use crate::metrics::{FAILURE_KINDS, LatencyHistogram, SLOT, Second, TestResult};
 use crate::watch::{SampleFeed, ServerInterval};
 
 /// Upper bounds of the latency histogram's buckets, in seconds: 50 µs to 10 s, about three per
@@ -76,6 +76,24 @@ impl Phase {
     }
 }
 
+/// A progress tick's figures: every 250 ms from the engine's monitor (`Observer::tick`), as
+/// often from the modes with loops of their own.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tick {
+    /// `--warmup` still runs.
+    pub warming_up: bool,
+    /// Seconds since the measured phase began: the clock of the test's seconds and slots.
+    pub measured_secs: f64,
+    /// The test's completed requests so far (the workers' live counters).
+    pub completed: u64,
+    pub connections: u64,
+    /// Of those, down or being reopened after a failure.
+    pub down: u64,
+    /// Measured requests in flight (`engine::Snapshot::in_flight`); `None` where the loop does
+    /// not count them (the seconds handed over then tell: [`Outages`]).
+    pub in_flight: Option<u64>,
+}
+
 /// One test's counters (a `test` label's series).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {
@@ -84,7 +102,8 @@ pub struct Counters {
     pub failed: [u64; KINDS.len()],
     pub reconnect_attempts: u64,
     pub reconnects: u64,
-    /// Outages found when a test ends (`metrics::outages`).
+    /// Outages (`metrics::outage`): of a test under way, those its seconds handed over so far
+    /// show ([`Outages`]); of a finished test, its record's.
     pub outages: u64,
     /// Cumulative counts at or below each of [`BUCKETS`]; the count is `completed`.
     pub buckets: [u64; BUCKETS.len()],
@@ -163,12 +182,81 @@ pub struct TestSeries {
     /// The test under way's completed requests from the last progress tick (the workers' live
     /// counters, every 250 ms): ahead of its seconds, so `rate()` over a short window is smooth.
     pub ticked: u64,
+    /// The test under way's outages so far.
+    outages: Outages,
+}
+
+/// A test's outages while it runs, found in the seconds handed over by the rule its record uses
+/// (`metrics::outage::OutageScan`, the one rule, fed slot by slot): what the record would list
+/// had the test ended with the last second handed over, as `recover` reads a killed run's
+/// journal. So an outage shows while it lasts, not only when the test ends.
+///
+/// Two inputs of the rule come from the progress ticks (the workers' live counters), because the
+/// seconds handed over cannot say them yet. The requests in flight (unanswered, were the test
+/// to end now): the engine's workers count them; other loops' ticks do not, and then the seconds
+/// tell (commands written, `Second::issued`, less those answered or failed). And when replies
+/// last came: a worker hands a second over when a reply lands in a later one, so the replies of
+/// the last moments before a server froze are not handed over until it answers again, and the
+/// stall would look as if it began with the second they came in; it is judged from the last
+/// reply the ticks saw (`OutageScan::under_way`'s `replied_until`), so it shows once nothing
+/// was answered for a second, and is not made longer than it was.
+#[derive(Clone, Debug, Default)]
+pub struct Outages {
+    scan: OutageScan,
+    /// The requests in flight, as the last tick counted them; else from the seconds: their
+    /// commands written, and their requests completed or failed (as `recover` reads a journal).
+    in_flight: Option<u64>,
+    issued: u64,
+    answered: u64,
+    /// The last tick's completed count, and the slot (from the measured phase's start) before
+    /// which the ticks saw replies: the one after the tick that saw the last of them.
+    ticked: u64,
+    replied_until: usize,
+    /// The most found so far: a counter never goes down while the test runs. (When it ends,
+    /// the record's count replaces it; see [`State::test_ended`].)
+    counted: u64,
+    /// The empty slots at the end of what was handed over are an outage under way.
+    active: bool,
+}
+
+impl Outages {
+    fn add_second(&mut self, s: &Second) {
+        for slot in &s.slots {
+            self.scan.push(slot);
+        }
+        if let Some(n) = s.issued {
+            self.issued += n;
+        }
+        self.answered += s.completed + s.failed;
+        self.judge();
+    }
+
+    /// A tick of the measured phase: replies since the last one move `replied_until`.
+    fn tick(&mut self, t: &Tick) {
+        if t.completed > self.ticked {
+            let slot = (t.measured_secs / SLOT.as_secs_f64()).floor() as usize + 1;
+            self.replied_until = self.replied_until.max(slot);
+        }
+        self.ticked = t.completed;
+        self.in_flight = t.in_flight;
+        self.judge();
+    }
+
+    fn judge(&mut self) {
+        let seconds = || self.issued.saturating_sub(self.answered);
+        let unanswered = self.in_flight.unwrap_or_else(seconds);
+        let under_way = self.scan.under_way(unanswered, self.replied_until);
+        self.active = under_way.is_some();
+        let found = self.scan.ended() as u64 + u64::from(self.active);
+        self.counted = self.counted.max(found);
+    }
 }
 
 impl TestSeries {
     pub fn total(&self) -> Counters {
         let mut c = self.done.plus(&self.running);
         c.completed = self.done.completed + self.running.completed.max(self.ticked);
+        c.outages = self.done.outages + self.outages.counted;
         c
     }
 }
@@ -227,6 +315,7 @@ impl State {
         };
         self.tests[i].running = Counters::default();
         self.tests[i].ticked = 0;
+        self.tests[i].outages = Outages::default();
         self.current = Some(i);
         self.tests_started += 1;
         self.phase = Phase::Warmup;
@@ -236,25 +325,29 @@ impl State {
 
     /// A progress tick: whether the measured phase has begun, the test's completed requests so
     /// far, and the connections.
-    pub fn progress(&mut self, warming_up: bool, completed: u64, connections: u64, down: u64) {
+    pub fn progress(&mut self, t: &Tick) {
         if let Some(i) = self.current
             && matches!(self.phase, Phase::Warmup | Phase::Measuring)
         {
-            self.tests[i].ticked = completed;
-            self.phase = if warming_up {
+            self.tests[i].ticked = t.completed;
+            if !t.warming_up {
+                self.tests[i].outages.tick(t);
+            }
+            self.phase = if t.warming_up {
                 Phase::Warmup
             } else {
                 Phase::Measuring
             };
         }
-        self.connections = connections;
-        self.connections_up = connections.saturating_sub(down);
+        self.connections = t.connections;
+        self.connections_up = t.connections.saturating_sub(t.down);
     }
 
     /// A complete second of the test under way.
     pub fn second(&mut self, s: &Second) {
         let Some(i) = self.current else { return };
         self.tests[i].running.add_second(s);
+        self.tests[i].outages.add_second(s);
         let mut percentiles = [0.0; PERCENTILES.len()];
         for (q, (p, _)) in percentiles.iter_mut().zip(PERCENTILES) {
             *q = s.latency.value_at_percentile_ns(p) as f64 / 1e9;
@@ -266,7 +359,14 @@ impl State {
         });
     }
 
-    /// The test ended: its series become the result's exact totals.
+    /// Whether the test under way is in an outage (as far as its seconds handed over show).
+    pub fn outage_active(&self) -> bool {
+        self.current.is_some_and(|i| self.tests[i].outages.active)
+    }
+
+    /// The test ended: its series become the result's exact totals. Its outages are the
+    /// record's from here (its whole timeline, the requests really unanswered at its end), in
+    /// place of those found while it ran, never added to them: the same outages, counted once.
     pub fn test_ended(&mut self, r: &TestResult) {
         self.refresh_servers();
         self.feeds.clear();
@@ -283,6 +383,7 @@ impl State {
         t.done = t.done.plus(&whole);
         t.running = Counters::default();
         t.ticked = 0;
+        t.outages = Outages::default();
     }
 
     /// The servers' latest figures from the samplers of the test under way (kept when a sampler
@@ -336,11 +437,107 @@ mod tests {
         );
     }
 
+    /// A second of 100 ms slots each completing `per_slot`, with `issued` commands written.
+    fn served(per_slot: u64, issued: u64) -> Second {
+        let mut s = Second::default();
+        for slot in &mut s.slots {
+            slot.completed = per_slot;
+        }
+        s.completed = per_slot * s.slots.len() as u64;
+        s.issued = Some(issued);
+        s
+    }
+
+    #[test]
+    fn an_outage_shows_while_it_lasts_and_the_end_counts_it_once() {
+        let mut st = State::new(String::new());
+        st.test_started("GET", Vec::new());
+        let outages = |st: &State| st.tests[0].total().outages;
+        let tick = |st: &mut State, at: f64, completed: u64| {
+            st.progress(&Tick {
+                measured_secs: at,
+                completed,
+                connections: 4,
+                ..Tick::default()
+            })
+        };
+        // Second 0 served; 10 requests in flight (written, not answered).
+        let before = served(10, 110);
+        st.second(&before);
+        assert!(!st.outage_active());
+        // The server freezes at 1.95 s: second 1's replies are not handed over (its workers
+        // hand it over with their next reply), but the ticks saw them.
+        tick(&mut st, 1.95, 195);
+        let frozen = Second::default();
+        st.second(&frozen);
+        assert!(!st.outage_active(), "silent since 1.95 s only");
+        tick(&mut st, 2.5, 195);
+        st.second(&frozen);
+        assert!(st.outage_active(), "nothing answered from 2 s to 3 s");
+        assert_eq!(outages(&st), 1);
+        let body = super::super::text::render(&st, super::super::Format::Prometheus);
+        assert!(body.contains("\nrespbench_outage_active 1\n"), "{body}");
+        assert!(
+            body.contains("respbench_outages_total{test=\"GET\"} 1\n"),
+            "{body}"
+        );
+        st.second(&frozen);
+        assert_eq!(outages(&st), 1, "the same outage, still under way");
+        // Replies again at 4.05 s: over at the next tick, still one outage.
+        tick(&mut st, 4.1, 205);
+        assert!(!st.outage_active());
+        // Second 4's replies waited 2.1 s.
+        let mut back = served(10, 100);
+        back.slots[0].waited_ns = 2_100_000_000;
+        st.second(&back);
+        assert!(!st.outage_active());
+        assert_eq!(outages(&st), 1);
+        // The test ends: the record's count (second 1 whole now), the same outage, not added
+        // to the live one.
+        let mut r = TestResult::empty("GET", None, Outcome::Completed);
+        let second_1 = served(10, 100);
+        r.timeline.seconds = vec![before, second_1, frozen.clone(), frozen.clone(), back];
+        r.elapsed = std::time::Duration::from_secs(5);
+        st.test_ended(&r);
+        assert_eq!(outages(&st), 1);
+        assert!(!st.outage_active());
+
+        // Nothing in flight (every command written was answered): a quiet spell, no outage.
+        st.test_started("GET", Vec::new());
+        st.second(&served(10, 100));
+        st.second(&frozen);
+        st.second(&frozen);
+        assert!(!st.outage_active());
+        assert_eq!(outages(&st), 1, "the first test's only");
+        // The workers' live count of requests in flight, where a tick has it, over the seconds'.
+        st.test_started("GET", Vec::new());
+        st.second(&served(10, 110));
+        st.progress(&Tick {
+            measured_secs: 1.0,
+            in_flight: Some(0),
+            ..Tick::default()
+        });
+        st.second(&frozen);
+        st.second(&frozen);
+        assert!(!st.outage_active(), "nothing in flight: a quiet spell");
+        st.progress(&Tick {
+            measured_secs: 3.25,
+            in_flight: Some(4),
+            ..Tick::default()
+        });
+        assert!(st.outage_active(), "4 requests unanswered for 2 s");
+    }
+
     #[test]
     fn a_test_end_sets_the_exact_totals_and_never_lowers_a_counter() {
         let mut st = State::new(String::new());
         st.test_started("SET", Vec::new());
-        st.progress(false, 3, 4, 1);
+        st.progress(&Tick {
+            completed: 3,
+            connections: 4,
+            down: 1,
+            ..Tick::default()
+        });
         assert_eq!((st.phase, st.connections_up), (Phase::Measuring, 3));
         let early = second(&[100, 200], 0);
         st.second(&early);

@@ -141,6 +141,14 @@ fn run_families(o: &mut Out, st: &State) {
         "Of those, the ones not down or being reopened after a failure.",
     );
     o.sample("respbench_connections_up", "", st.connections_up as f64);
+    o.family(
+        "respbench_outage_active",
+        "gauge",
+        "1 while the test under way is in an outage (from the seconds handed over, about 1.2 s \
+         late), else 0.",
+    );
+    let active = if st.outage_active() { 1.0 } else { 0.0 };
+    o.sample("respbench_outage_active", "", active);
 }
 
 fn test_families(o: &mut Out, st: &State) {
@@ -168,7 +176,9 @@ fn test_families(o: &mut Out, st: &State) {
         ),
         (
             "respbench_outages",
-            "Outages found in a test's timeline (counted when the test ends).",
+            "Outages in a test's timeline, as its record lists them: counted while it runs from \
+             the seconds handed over (an outage under way included), the record's count once it \
+             ends.",
             |c| c.outages,
         ),
     ];
@@ -302,7 +312,10 @@ mod tests {
     fn state() -> State {
         let mut st = State::new("shard=\"1\",shards=\"4\"".to_string());
         st.test_started("SET \"x\"\\", Vec::new());
-        st.progress(false, 0, 2, 0);
+        st.progress(&super::super::Tick {
+            connections: 2,
+            ..Default::default()
+        });
         let mut s = Second::default();
         s.latency.record(150_000);
         s.completed = 1;

@@ -60,8 +60,13 @@ pub struct Load {
     pub busy_pct: Option<f64>,
     /// respbench's whole process (workers, the main thread, the server watch).
     pub respbench_pct: Option<f64>,
-    /// The machine's cores, as the kernel counts them (the ceiling of `busy_pct` is 100× this).
+    /// The machine's cores: every online CPU, as `/proc/stat` counts them (the ceiling of
+    /// `busy_pct` is 100× this). Machine-wide figures are of these, whatever respbench may use.
     pub cores: usize,
+    /// The CPUs respbench may run on (its affinity and CPU quota: `taskset -c 1 respbench` has
+    /// 1), at most `cores`; 0 in a journal of an earlier build. Its threads wait for each other
+    /// beyond these, even with the machine's other cores idle (`verdict::own`).
+    pub respbench_cores: usize,
 }
 
 impl Snapshot {
@@ -103,7 +108,8 @@ impl Snapshot {
                 a.steal.saturating_sub(b.steal) as f64 / total as f64,
             ))
         });
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let allowed = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = online_cpus(allowed);
         Load {
             seconds: wall.as_secs_f64(),
             cpu_pressure_some_pct: pressure
@@ -111,10 +117,11 @@ impl Snapshot {
             cpu_pressure_full_pct: pressure
                 .and_then(|(b, a)| Some(share(a.full_us?.saturating_sub(b.full_us?)))),
             steal_pct: ticks.map(|(_, steal)| steal * 100.0),
-            busy_pct: ticks.map(|(busy, _)| busy * 100.0 * online_cpus(cores) as f64),
+            busy_pct: ticks.map(|(busy, _)| busy * 100.0 * cores as f64),
             respbench_pct: both(before.own_cpu_us, self.own_cpu_us)
                 .map(|(b, a)| share(a.saturating_sub(b))),
             cores,
+            respbench_cores: allowed.min(cores),
         }
     }
 }
@@ -133,8 +140,9 @@ fn both<T>(a: Option<T>, b: Option<T>) -> Option<(T, T)> {
     Some((a?, b?))
 }
 
-/// The CPUs `/proc/stat`'s first line adds up: every online CPU, which on a machine with CPUs
-/// hidden from this process (a container's cpuset) is more than `available_parallelism`.
+/// The CPUs `/proc/stat`'s first line adds up: every online CPU, which is more than
+/// `available_parallelism` when this process may not use them all (`taskset`, a container's
+/// cpuset or CPU quota). `fallback` where `/proc/stat` cannot be read.
 fn online_cpus(fallback: usize) -> usize {
     std::fs::read_to_string("/proc/stat")
         .ok()
@@ -267,7 +275,7 @@ mod tests {
         assert!((l.steal_pct.unwrap() - 10.0).abs() < 1e-9);
         assert!((l.respbench_pct.unwrap() - 50.0).abs() < 1e-9);
         let busy = l.busy_pct.unwrap();
-        assert!(busy > 0.0 && busy <= 75.0 * l.cores.max(online_cpus(1)) as f64);
+        assert!(busy > 0.0 && busy <= 75.0 * l.cores as f64);
         let l = Load {
             busy_pct: Some(180.0),
             respbench_pct: Some(60.0),
@@ -282,6 +290,7 @@ mod tests {
     fn a_real_snapshot_reads_what_this_machine_has() {
         let l = Snapshot::take().load_since();
         assert!(l.cores >= 1);
+        assert!((1..=l.cores).contains(&l.respbench_cores), "{l:?}");
         assert!(
             l.respbench_pct.is_some(),
             "getrusage always answers on Linux"

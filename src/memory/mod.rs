@@ -4,9 +4,12 @@
 //! buckets that are about to be freed).
 //!
 //! Owns: the snapshot (memory figures, keys per db, allocator and version), waiting for the
-//! rehash to end, and which data type a command writes. Must not: decide whether a test is
+//! rehash to end, which data type a command writes, and the sample of a db's keys by type for a
+//! test that wrote several (`types`). Must not: decide whether a test is
 //! measured (`plan`), or format anything (`record::memory` turns two snapshots into the record's
 //! block, `report` prints it).
+
+pub mod types;
 
 use std::collections::BTreeMap;
 use std::thread;

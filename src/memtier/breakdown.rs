@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use crate::metrics::LatencyHistogram;
-use crate::record::document::{LatencySummary, MixRecord};
+use crate::record::document::{LatencySummary, MixBytes, MixRecord};
 use crate::record::{Document, hdr};
 
 /// The document memtier's output is written from: `doc` itself by line, else with each test's
@@ -33,15 +33,17 @@ fn command(name: &str) -> &str {
 /// The mix with entries of one command merged, in first-seen order.
 pub fn by_command(mix: &[MixRecord]) -> Vec<MixRecord> {
     let mut out: Vec<MixRecord> = Vec::new();
-    let mut hists: Vec<Option<LatencyHistogram>> = Vec::new();
+    // Per merged entry: its corrected and its uncorrected histogram (`None` once a line lacks it).
+    let mut hists: Vec<[Option<LatencyHistogram>; 2]> = Vec::new();
     for m in mix {
         let name = command(&m.name);
+        let uncorrected = || m.uncorrected.as_ref().and_then(|u| decoded(&u.histogram));
         let Some(i) = out.iter().position(|o| o.name == name) else {
             out.push(MixRecord {
                 name: name.to_string(),
                 ..m.clone()
             });
-            hists.push(decoded(&m.histogram));
+            hists.push([decoded(&m.histogram), uncorrected()]);
             continue;
         };
         let o = &mut out[i];
@@ -50,21 +52,37 @@ pub fn by_command(mix: &[MixRecord]) -> Vec<MixRecord> {
         o.throughput_rps += m.throughput_rps;
         o.hits = add(o.hits, m.hits);
         o.misses = add(o.misses, m.misses);
-        match (&mut hists[i], decoded(&m.histogram)) {
+        o.bytes = o.bytes.zip(m.bytes).map(|(a, b)| MixBytes {
+            tx: a.tx + b.tx,
+            rx: a.rx + b.rx,
+        });
+        let [corrected, sent] = &mut hists[i];
+        match (corrected.as_mut(), decoded(&m.histogram)) {
             (Some(h), Some(more)) => h.merge(&more),
             // A record without histograms: the busier line's summary stands for both.
             _ => {
-                hists[i] = None;
+                *corrected = None;
                 if m.latency_us.count > o.latency_us.count {
                     o.latency_us = m.latency_us.clone();
                 }
             }
         }
+        match (sent.as_mut(), uncorrected()) {
+            (Some(h), Some(more)) => h.merge(&more),
+            _ => {
+                *sent = None;
+                o.uncorrected = None;
+            }
+        }
     }
-    for (o, h) in out.iter_mut().zip(hists) {
-        if let Some(h) = h.filter(|h| !h.is_empty()) {
+    for (o, [corrected, sent]) in out.iter_mut().zip(hists) {
+        if let Some(h) = corrected.filter(|h| !h.is_empty()) {
             o.latency_us = LatencySummary::of(&h);
             o.histogram = hdr::encode(&h);
+        }
+        if let (Some(u), Some(h)) = (o.uncorrected.as_mut(), sent.filter(|h| !h.is_empty())) {
+            u.latency_us = LatencySummary::of(&h);
+            u.histogram = hdr::encode(&h);
         }
     }
     out

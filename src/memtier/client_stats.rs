@@ -4,9 +4,9 @@
 //! replies, from the record's `client_seconds` (counted by each connection as it ran).
 //!
 //! What respbench does not count per connection is left empty rather than made up: the bytes
-//! sent (its batches are written whole, not per command kind), hence the `Total Bytes` and
-//! `TX` columns; and memtier's per-client `Full-Test … Latency` distributions are not written
-//! (respbench keeps histograms per worker, not per connection).
+//! sent in a record of an earlier build (the `Total Bytes` and `TX` columns); and memtier's
+//! per-client `Full-Test … Latency` distributions are not written (respbench keeps histograms
+//! per worker, not per connection).
 
 use std::fmt::Write as _;
 use std::io;
@@ -82,8 +82,12 @@ fn csv(kinds: &[String], c: &ClientSecondsRecord) -> String {
         let _ = write!(out, "{}", row.second);
         for (name, kind) in &cols {
             let f = figures(row, *kind);
-            // Bytes sent are not counted per kind: Total Bytes and TX are left empty.
-            let _ = write!(out, ",{},{:.6},,,{}", f.requests, f.avg_s, f.rx);
+            // A record of an earlier build counted no bytes sent: Total Bytes and TX empty.
+            let (total, tx) = match f.tx {
+                Some(tx) => ((tx + f.rx).to_string(), tx.to_string()),
+                None => (String::new(), String::new()),
+            };
+            let _ = write!(out, ",{},{:.6},{total},{tx},{}", f.requests, f.avg_s, f.rx);
             if name == "GET" {
                 let _ = write!(out, ",{},{}", f.nils, f.hits);
             }
@@ -100,6 +104,7 @@ struct Figures {
     requests: u64,
     avg_s: f64,
     rx: u64,
+    tx: Option<u64>,
     nils: u64,
     hits: u64,
 }
@@ -119,8 +124,13 @@ fn figures(row: &ClientSecondRow, kind: Option<usize>) -> Figures {
             latency_us / requests as f64 / 1e6
         },
         rx: at(&row.rx_bytes),
+        tx: (!row.tx_bytes.is_empty()).then(|| at(&row.tx_bytes)),
         nils,
-        hits: requests.saturating_sub(nils + errors),
+        hits: match row.hits.is_empty() {
+            false => at(&row.hits),
+            // A record of an earlier build: every reply that was not nil nor an error.
+            true => requests.saturating_sub(nils + errors),
+        },
     }
 }
 
@@ -138,6 +148,8 @@ mod tests {
                 requests: vec![46, 454, 0, 0],
                 latency_us: vec![46.0 * 58.0, 454.0 * 53.0, 0.0, 0.0],
                 rx_bytes: vec![230, 2270, 0, 0],
+                tx_bytes: Vec::new(),
+                hits: Vec::new(),
                 nils: vec![0, 454, 0, 0],
                 errors: vec![0, 0, 0, 0],
             }],
@@ -151,10 +163,19 @@ mod tests {
              Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,GET Total Bytes TX,GET \
              Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT Average Latency"
         );
+        // A record of an earlier build: no bytes sent, left empty.
         assert_eq!(
             lines[2],
             "0,46,0.000058,,,230,454,0.000053,,,2270,454,0,0,0.000000"
         );
         assert_eq!(path(Path::new("cs"), 1, &c), PathBuf::from("cs-1-1-2.csv"));
+        // With them: memtier's Total Bytes = TX + RX (its fixture's 3622 = 3392 + 230).
+        let mut c = c;
+        c.seconds[0].tx_bytes = vec![3392, 15850, 0, 0];
+        let text = csv(&["SET".into(), "GET".into()], &c);
+        assert_eq!(
+            text.lines().nth(2).unwrap(),
+            "0,46,0.000058,3622,3392,230,454,0.000053,18120,15850,2270,454,0,0,0.000000"
+        );
     }
 }

@@ -8,28 +8,38 @@
 
 use std::fmt::Write as _;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
 use crate::compare::input::spectrum;
 use crate::metrics::LatencyHistogram;
-use crate::record::TestRecord;
+use crate::record::{TestRecord, atomic};
 
-/// Writes the files of run `run` (from 1) of `t`; returns the lines memtier prints on stderr.
+use super::stats::sent_latency;
+
+/// The first file a run writes (run 1's `FULL_RUN` distribution), to check before the run that
+/// its directory takes files.
+pub fn first_path(prefix: &Path) -> PathBuf {
+    PathBuf::from(format!("{}_FULL_RUN_1.txt", prefix.display()))
+}
+
+/// Writes the files of run `run` (from 1) of `t`, each whole or not at all (`record::atomic`: an
+/// earlier file of that name stays until the new one replaces it); returns the lines memtier
+/// prints on stderr.
 pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Result<Vec<String>> {
     let mut notes = Vec::new();
     let mut files = vec![(
         "Full Run".to_string(),
         format!("FULL_RUN_{run}"),
-        &t.histograms.uncorrected,
+        t.histograms.uncorrected.as_str(),
     )];
     for m in &t.mix {
         let name = m.name.replace('#', "_");
         files.push((
             format!("{name} command"),
             format!("{name}_command_run_{run}"),
-            &m.histogram,
+            sent_latency(m).1,
         ));
     }
     for (title, suffix, encoded) in files {
@@ -39,12 +49,15 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
         let us = micros(&ns);
         let base = format!("{}_{suffix}", prefix.display());
         let txt = format!("{base}.txt");
-        std::fs::write(&txt, distribution(us.raw()))?;
+        atomic::write(Path::new(&txt), distribution(us.raw()).as_bytes())?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results to {txt}..."
         ));
         let hgrm = format!("{base}.hgrm");
-        std::fs::write(&hgrm, log(&title, &us, start_s, t.duration_s))?;
+        atomic::write(
+            Path::new(&hgrm),
+            log(&title, &us, start_s, t.duration_s).as_bytes(),
+        )?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results in HistogramLogProcessor format to {hgrm}..."
         ));
@@ -53,7 +66,7 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
 }
 
 /// The same samples in microseconds, memtier's unit.
-fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
+pub(super) fn micros(ns: &Histogram<u64>) -> LatencyHistogram {
     let mut us = LatencyHistogram::new();
     for v in ns.iter_recorded() {
         us.record_n(

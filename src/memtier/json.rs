@@ -3,39 +3,55 @@
 //! `Runtime` and one object per row with memtier's keys and units (milliseconds, KB/sec).
 //!
 //! Differences a reader may meet (docs/memtier.md): the `authenticate` value and a `uri`'s
-//! password are written redacted; the Totals row carries respbench's coordinated-omission
-//! corrected latency beside memtier's under `Corrected Latency (respbench)`; `Histogram log
-//! format` is absent (respbench's histograms are in its own record, `--json`); KB/sec figures
-//! are worked out from the request and reply sizes; keys come out sorted.
+//! password are written redacted; each row with requests carries respbench's
+//! coordinated-omission corrected latency beside memtier's under `Corrected Latency
+//! (respbench)`; keys come out sorted.
 
 use serde_json::{Map, Value, json};
 
 use crate::cli::memtier::{MemtierOptions, defaults};
 use crate::record::TestRecord;
+use crate::record::memtier_data::VerifyRecord;
 use crate::redact;
 
+use super::hdr_files::micros;
 use super::stats::{Block, Row};
 
 /// The whole document.
+/// `length`: the run information's length entry, `None` when no test ran (`--verify-only`);
+/// `verify`: what `--data-verify` found.
 pub fn document(
     opts: &MemtierOptions,
     blocks: &[Block],
     tests: &[&TestRecord],
-    length: (&str, u64),
+    length: Option<(&str, u64)>,
+    verify: Option<&VerifyRecord>,
 ) -> Value {
     let mut top = Map::new();
     top.insert("configuration".into(), configuration(opts));
-    top.insert(
-        "run information".into(),
-        json!({
-            "Threads": opts.threads,
-            "Connections per thread": opts.clients,
-            length.0: length.1,
-            "Format version": 2,
-        }),
-    );
+    if let Some(length) = length {
+        top.insert(
+            "run information".into(),
+            json!({
+                "Threads": opts.threads,
+                "Connections per thread": opts.clients,
+                length.0: length.1,
+                "Format version": 2,
+            }),
+        );
+    }
     for (i, b) in blocks.iter().enumerate() {
         top.insert(b.title.clone(), block(b, tests.get(i).copied()));
+    }
+    if let Some(v) = verify {
+        // memtier's keys, its spelling kept.
+        top.insert(
+            "client verifications results".into(),
+            json!({
+                "keys verified successfuly": v.verified,
+                "keys failed": v.missing + v.mismatched,
+            }),
+        );
     }
     Value::Object(top)
 }
@@ -64,11 +80,8 @@ fn block(b: &Block, test: Option<&TestRecord>) -> Value {
 
 fn row(r: &Row, series: Value) -> Value {
     let round = |v: f64, d: i32| (v * 10f64.powi(d)).round() / 10f64.powi(d);
-    let avg = r.avg_ms.unwrap_or(0.0);
-    let mut pcts = Map::new();
-    for (p, ms) in &r.percentiles {
-        pcts.insert(format!("p{p:.2}"), json!(round(*ms, 3)));
-    }
+    let l = &r.latency;
+    let avg = l.avg_ms.unwrap_or(0.0);
     let mut o = json!({
         "Count": r.count,
         "Ops/sec": round(r.ops, 2),
@@ -79,24 +92,37 @@ fn row(r: &Row, series: Value) -> Value {
         "Latency": round(avg, 3),
         "Average Latency": round(avg, 3),
         "Accumulated Latency": (avg * r.count as f64).round() as u64,
-        "Min Latency": round(r.min_ms, 3),
-        "Max Latency": round(r.max_ms, 3),
+        "Min Latency": round(l.min_ms, 3),
+        "Max Latency": round(l.max_ms, 3),
         "KB/sec": round(r.kb_tx + r.kb_rx, 2),
         "KB/sec RX/TX": round(r.kb_tx + r.kb_rx, 2),
         "KB/sec RX": round(r.kb_rx, 2),
         "KB/sec TX": round(r.kb_tx, 2),
         "Time-Serie": series,
-        "Percentile Latencies": pcts,
+        "Percentile Latencies": percentiles(&l.percentiles, None),
     });
+    // memtier's histogram of the row, in µs (its unit), as `hdr_string_write` encodes it.
+    let us = l.hist.as_ref().map(micros).unwrap_or_default();
+    o["Percentile Latencies"]["Histogram log format"] =
+        json!({ "Compressed Histogram": crate::record::hdr::encode(&us) });
     if let Some(c) = &r.corrected {
-        let mut cm = Map::new();
-        cm.insert("Average Latency".into(), json!(round(c.avg_ms, 3)));
-        for (p, ms) in &c.percentiles {
-            cm.insert(format!("p{p:.2}"), json!(round(*ms, 3)));
-        }
-        o["Corrected Latency (respbench)"] = Value::Object(cm);
+        let avg = json!(round(c.avg_ms.unwrap_or(0.0), 3));
+        o["Corrected Latency (respbench)"] = percentiles(&c.percentiles, Some(avg));
     }
     o
+}
+
+/// `p50.00`-style keys (memtier's) in ms, after `Average Latency` when given.
+fn percentiles(pcts: &[(f64, f64)], avg: Option<Value>) -> Value {
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    let mut m = Map::new();
+    if let Some(avg) = avg {
+        m.insert("Average Latency".into(), avg);
+    }
+    for (p, ms) in pcts {
+        m.insert(format!("p{p:.2}"), json!(round(*ms)));
+    }
+    Value::Object(m)
 }
 
 /// Per second: count and latency figures from the record's timeline (ms).
@@ -122,20 +148,98 @@ fn configuration(o: &MemtierOptions) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
-/// `--show-config`: the configuration values as memtier prints them, `name = value` a line in
-/// its order (the same values as the JSON's `configuration` block, secrets redacted).
+/// `--show-config`: the configuration values as memtier's `config_print` writes them, `name =
+/// value` a line in its order: the same values as the JSON's `configuration` block (secrets
+/// redacted), in its text forms (`yes`/`no`, ranges `a-b`, `%f` numbers, `(null)`), with
+/// `json-out-file` and without `key_zipf_exp`, as memtier's text has them.
 pub fn show_config(o: &MemtierOptions) -> String {
+    let pairs = configuration_pairs(o);
+    let json_out = o
+        .json_out_file
+        .as_ref()
+        .map_or(Value::Null, |p| Value::String(p.display().to_string()));
     let mut out = String::new();
-    for (k, v) in configuration_pairs(o) {
-        let v = match v {
-            Value::String(s) => s,
+    for name in SHOW_CONFIG_ORDER {
+        let v = match *name {
+            "json-out-file" => &json_out,
+            _ => match pairs.iter().find(|(k, _)| k == name) {
+                Some((_, v)) => v,
+                None => continue,
+            },
+        };
+        let text = match v {
+            Value::String(s) if s == "true" => "yes".to_string(),
+            Value::String(s) if s == "false" => "no".to_string(),
+            Value::String(s) if RANGES.contains(name) => s.replace(':', "-"),
+            Value::String(s) => s.clone(),
             Value::Null => "(null)".into(),
+            Value::Number(n) if n.is_f64() => format!("{:.6}", n.as_f64().unwrap_or(0.0)),
             other => other.to_string(),
         };
-        out.push_str(&format!("{k} = {v}\n"));
+        out.push_str(&format!("{name} = {text}\n"));
     }
     out
 }
+
+/// `config_print`'s lines, in its order.
+const SHOW_CONFIG_ORDER: &[&str] = &[
+    "server",
+    "port",
+    "uri",
+    "unix socket",
+    "address family",
+    "protocol",
+    "tls",
+    "cert",
+    "key",
+    "cacert",
+    "tls_skip_verify",
+    "sni",
+    "out_file",
+    "client_stats",
+    "run_count",
+    "debug",
+    "requests",
+    "rate_limit",
+    "clients",
+    "threads",
+    "test_time",
+    "ratio",
+    "pipeline",
+    "data_size",
+    "data_offset",
+    "random_data",
+    "data_size_range",
+    "data_size_list",
+    "data_size_pattern",
+    "expiry_range",
+    "data_import",
+    "data_verify",
+    "verify_only",
+    "generate_keys",
+    "key_prefix",
+    "key_minimum",
+    "key_maximum",
+    "key_pattern",
+    "key_stddev",
+    "key_median",
+    "reconnect_interval",
+    "connection_timeout",
+    "thread_conn_start_min_jitter_micros",
+    "thread_conn_start_max_jitter_micros",
+    "multi_key_get",
+    "authenticate",
+    "select-db",
+    "no-expiry",
+    "wait-ratio",
+    "num-slaves",
+    "wait-timeout",
+    "json-out-file",
+    "print-all-runs",
+];
+
+/// The ranges memtier's text writes `min-max` (its JSON `min:max`).
+const RANGES: &[&str] = &["data_size_range", "expiry_range", "num-slaves"];
 
 /// memtier's name for the address family `-4`/`-6` chose.
 fn family(o: &MemtierOptions) -> &'static str {
@@ -159,7 +263,10 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
                 .unwrap_or(default)
         )
     };
-    let flag = |name: &str| json!(if raw(name).is_some() { "true" } else { "false" });
+    let either = |on: bool| if on { "true" } else { "false" };
+    // A range given `min-max`, which memtier's JSON writes `min:max`.
+    let range = |name: &str| json!(raw(name).map_or("0:0".into(), |v| v.replacen('-', ":", 1)));
+    let flag = |name: &str| json!(either(raw(name).is_some()));
     let uri = raw("-u")
         .map(|u| redact::uri(&u).unwrap_or(u))
         .unwrap_or_default();
@@ -167,6 +274,20 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         redact::REDACTED
     } else {
         ""
+    };
+    // memtier's defaults: the key prefix and range only for generated keys (an import's keys
+    // are the file's), 32-byte values only without sizes given otherwise or an import.
+    let imported = raw("--data-import").is_some() && raw("--generate-keys").is_none();
+    let sized = ["--data-size-range", "--data-size-list", "--data-import"]
+        .iter()
+        .any(|n| raw(n).is_some());
+    let data_size = if sized { 0 } else { defaults::DATA_SIZE as u64 };
+    let (key_prefix, key_maximum) = match imported {
+        true => (path("--key-prefix"), num("--key-maximum", 0)),
+        false => (
+            text("--key-prefix", defaults::KEY_PREFIX),
+            num("--key-maximum", defaults::KEY_MAXIMUM),
+        ),
     };
     let requests = match o.requests {
         crate::cli::memtier::Requests::PerClient(n) if o.test_time.is_none() => json!(n),
@@ -197,26 +318,25 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ("test_time", json!(o.test_time.unwrap_or(0))),
         ("ratio", json!(text("--ratio", "1:10"))),
         ("pipeline", json!(num("--pipeline", 1))),
-        ("data_size", json!(num("-d", defaults::DATA_SIZE as u64))),
-        ("data_offset", json!(0)),
-        ("random_data", json!("false")),
-        ("data_size_range", json!(text("--data-size-range", "0:0"))),
+        ("data_size", json!(num("-d", data_size))),
+        ("data_offset", json!(num("--data-offset", 0))),
+        ("random_data", json!(flag("-R"))),
+        ("data_size_range", range("--data-size-range")),
         ("data_size_list", json!(text("--data-size-list", ""))),
         ("data_size_pattern", json!(text("--data-size-pattern", "R"))),
-        ("expiry_range", json!("0:0")),
-        ("data_import", json!(Value::Null)),
-        ("data_verify", json!("false")),
-        ("verify_only", json!("false")),
-        ("generate_keys", json!("false")),
+        ("expiry_range", range("--expiry-range")),
+        ("data_import", json!(path("--data-import"))),
         (
-            "key_prefix",
-            json!(text("--key-prefix", defaults::KEY_PREFIX)),
+            "data_verify",
+            json!(either(
+                raw("--data-verify").or(raw("--verify-only")).is_some()
+            )),
         ),
+        ("verify_only", json!(flag("--verify-only"))),
+        ("generate_keys", json!(flag("--generate-keys"))),
+        ("key_prefix", key_prefix),
         ("key_minimum", json!(num("--key-minimum", 0))),
-        (
-            "key_maximum",
-            json!(num("--key-maximum", defaults::KEY_MAXIMUM)),
-        ),
+        ("key_maximum", key_maximum),
         ("key_pattern", json!(text("--key-pattern", "R:R"))),
         (
             "key_stddev",
@@ -252,12 +372,12 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
             "thread_conn_start_max_jitter_micros",
             json!(num("--thread-conn-start-max-jitter-micros", 0)),
         ),
-        ("multi_key_get", json!(0)),
+        ("multi_key_get", json!(num("--multi-key-get", 0))),
         ("authenticate", json!(auth)),
         ("select-db", json!(num("--select-db", 0))),
-        ("no-expiry", json!("false")),
+        ("no-expiry", json!(flag("--no-expiry"))),
         ("wait-ratio", json!(text("--wait-ratio", "0:0"))),
-        ("num-slaves", json!(text("--num-slaves", "0:0"))),
+        ("num-slaves", range("--num-slaves")),
         ("wait-timeout", json!(text("--wait-timeout", "0-0"))),
         (
             "print-all-runs",
@@ -265,4 +385,87 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ),
     ];
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::cli::memtier::{MemtierInvocation, parse};
+
+    fn config(argv: &[&str]) -> String {
+        let Ok(MemtierInvocation::Run(_, opts)) = parse(argv.iter().map(OsString::from), None)
+        else {
+            panic!("parse {argv:?}")
+        };
+        show_config(&opts)
+    }
+
+    fn line<'t>(text: &'t str, name: &str) -> &'t str {
+        let head = format!("{name} = ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(head.as_str()))
+            .unwrap_or_else(|| panic!("no {name}:\n{text}"))
+    }
+
+    #[test]
+    fn an_import_without_generated_keys_has_no_key_defaults_as_memtier() {
+        let text = config(&["--data-import=dump.csv"]);
+        assert_eq!(line(&text, "key_prefix"), "(null)");
+        assert_eq!(line(&text, "key_maximum"), "0");
+        assert_eq!(line(&text, "data_size"), "0");
+        // Generated keys take the defaults; given values stand.
+        let text = config(&["--data-import=dump.csv", "--generate-keys"]);
+        assert_eq!(line(&text, "key_prefix"), "memtier-");
+        assert_eq!(line(&text, "key_maximum"), "10000000");
+        let text = config(&[
+            "--data-import=dump.csv",
+            "--generate-keys",
+            "--key-maximum=50",
+        ]);
+        assert_eq!(line(&text, "key_maximum"), "50");
+        let text = config(&["--data-size-range=4-8"]);
+        assert_eq!(
+            line(&text, "data_size"),
+            "0",
+            "memtier: 32 only without sizes given"
+        );
+        let plain = config(&[]);
+        assert_eq!(line(&plain, "key_prefix"), "memtier-");
+        assert_eq!(line(&plain, "data_size"), "32");
+    }
+
+    #[test]
+    fn show_config_has_memtiers_text_forms_and_order() {
+        let argv = [
+            "--expiry-range=5-10",
+            "--json-out-file=out.json",
+            "--tls",
+            "-R",
+        ];
+        let text = config(&argv);
+        let names: Vec<&str> = text
+            .lines()
+            .map(|l| l.split(" = ").next().unwrap())
+            .collect();
+        assert_eq!(names, SHOW_CONFIG_ORDER);
+        assert_eq!(line(&text, "tls"), "yes");
+        assert_eq!(line(&text, "random_data"), "yes");
+        assert_eq!(line(&config(&[]), "random_data"), "no");
+        assert_eq!(line(&text, "expiry_range"), "5-10");
+        assert_eq!(line(&text, "key_stddev"), "0.000000");
+        assert_eq!(line(&text, "json-out-file"), "out.json");
+        assert_eq!(line(&text, "unix socket"), "(null)");
+        // The JSON's configuration: the same values, memtier's JSON forms.
+        let Ok(MemtierInvocation::Run(_, opts)) = parse(argv.iter().map(OsString::from), None)
+        else {
+            panic!("parse")
+        };
+        let c = configuration(&opts);
+        assert_eq!(
+            (c["expiry_range"].as_str(), c["random_data"].as_str()),
+            (Some("5:10"), Some("true"))
+        );
+    }
 }

@@ -16,7 +16,6 @@ mod monitor;
 mod stats;
 mod text;
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::memtier::{MemtierOptions, Requests};
 use crate::plan::RunPlan;
-use crate::record::{Document, TestRecord};
+use crate::record::{Document, TestRecord, atomic};
 use crate::run::{Failure, run_for_document};
 
 pub use monitor::resolve as resolve_monitor_input;
@@ -49,15 +48,7 @@ pub fn run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
-    if opts.json_out_file.is_some() || opts.out_file.is_some() {
-        check_outputs(opts)?;
-    }
-    if let Some(prefix) = &opts.client_stats {
-        // Its directory takes the files (exit 1 before anything connects).
-        let first = client_stats::path(prefix, 1, &Default::default());
-        crate::record::atomic::check_writable(&first)
-            .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", first.display())))?;
-    }
+    check_outputs(opts)?;
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
         eprintln!("============== Configuration values: ==============");
@@ -74,12 +65,17 @@ pub fn run(
             .as_deref()
             .map_or("stdout".into(), |p| p.display().to_string())
     );
-    eprintln!("[RUN #1] Preparing benchmark client...");
-    eprintln!("[RUN #1] Launching threads now...");
+    let test = !plan.verify.is_some_and(|v| v.only);
+    if test {
+        eprintln!("[RUN #1] Preparing benchmark client...");
+        eprintln!("[RUN #1] Launching threads now...");
+    }
     let (result, doc) = run_for_document(plan, interrupted, terminated);
-    // Ends the progress line (written after carriage returns).
-    eprintln!();
-    if !doc.tests.is_empty() {
+    if test {
+        // Ends the progress line (written after carriage returns).
+        eprintln!();
+    }
+    if !doc.tests.is_empty() || doc.verify.is_some() {
         write_outputs(&doc, opts).map_err(|e| match e.kind() {
             io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
             _ => Failure::Fatal(format!("cannot write memtier output: {e}")),
@@ -88,10 +84,20 @@ pub fn run(
     result
 }
 
-/// The outputs can be created (exit 1 before anything connects, as for `--json`).
+/// The outputs can be written when the run ends (exit 1 before anything connects, as for
+/// `--json`): `--json-out-file`, `--out-file`, and the directories of `--hdr-file-prefix`'s and
+/// `--client-stats`' files (their first run's). Checked without touching an earlier file: every
+/// output is written whole at the end by the one atomic writer (`record::atomic`), so a run
+/// killed before it leaves the earlier file as it was, and `compare` can still read it.
 fn check_outputs(opts: &MemtierOptions) -> Result<(), Failure> {
-    for p in [&opts.json_out_file, &opts.out_file].into_iter().flatten() {
-        File::create(p)
+    let files = [&opts.json_out_file, &opts.out_file].into_iter().flatten();
+    let hdr = opts.hdr_file_prefix.as_deref().map(hdr_files::first_path);
+    let csv = opts
+        .client_stats
+        .as_deref()
+        .map(|p| client_stats::path(p, 1, &Default::default()));
+    for p in files.cloned().chain(hdr).chain(csv) {
+        atomic::check_writable(&p)
             .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", p.display())))?;
     }
     Ok(())
@@ -116,23 +122,26 @@ fn length(opts: &MemtierOptions, doc: &Document) -> (String, &'static str, u64) 
 /// Blocks of the run: `ALL STATS` for one run; each run's and the aggregates for `--run-count`.
 fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d TestRecord>) {
     let w = &doc.options.workload;
-    let sizes = stats::Sizes {
-        // memtier's keys are unpadded: the range's mean digit count.
-        key: w.key_prefix.len() + mean_digits(w.key_minimum, w.key_maximum.unwrap_or(0)),
-        value: doc.options.data_size,
+    let layout = stats::Layout {
+        pcts: &opts.print_percentiles,
+        sizes: stats::Sizes {
+            // memtier's keys are unpadded: the range's mean digit count.
+            key: w.key_prefix.len() + mean_digits(w.key_minimum, w.key_maximum.unwrap_or(0)),
+            value: doc.options.data_size,
+        },
+        arbitrary: opts.raw("--command").is_some(),
     };
-    let pcts = &opts.print_percentiles;
     let tests: Vec<&TestRecord> = doc.tests.iter().collect();
     if tests.len() == 1 {
         return (
-            vec![stats::block("ALL STATS".into(), tests[0], pcts, sizes)],
+            vec![stats::block("ALL STATS".into(), tests[0], layout)],
             tests,
         );
     }
     let runs: Vec<Block> = tests
         .iter()
         .enumerate()
-        .map(|(i, t)| stats::block(format!("RUN #{} RESULTS", i + 1), t, pcts, sizes))
+        .map(|(i, t)| stats::block(format!("RUN #{} RESULTS", i + 1), t, layout))
         .collect();
     let mut out = if opts.print_all_runs {
         runs.clone()
@@ -155,9 +164,17 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
-    let (blocks, tests) = blocks(doc, opts);
+    // `--verify-only` runs no test: only the verification's lines, as memtier.
+    let ran = !doc.tests.is_empty();
+    let (blocks, tests) = match ran {
+        true => blocks(doc, opts),
+        false => (Vec::new(), Vec::new()),
+    };
     let (line, key, n) = length(opts, doc);
-    let mut out = text::header(opts.threads, opts.clients, &line);
+    let mut out = match ran {
+        true => text::header(opts.threads, opts.clients, &line),
+        false => String::new(),
+    };
     for b in &blocks {
         out.push_str(&text::table(b, &opts.print_percentiles));
         out.push_str("\n\n");
@@ -167,8 +184,11 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     {
         out.push_str(&text::distribution(t));
     }
+    if let Some(v) = &doc.verify {
+        out.push_str(&text::verification(v));
+    }
     match &opts.out_file {
-        Some(p) => std::fs::write(p, &out)?,
+        Some(p) => atomic::write(p, out.as_bytes())?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout.write_all(out.as_bytes())?;
@@ -190,10 +210,11 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         }
     }
     if let Some(p) = &opts.json_out_file {
-        let mut text = serde_json::to_vec_pretty(&json::document(opts, &blocks, &tests, (key, n)))
-            .map_err(io::Error::other)?;
+        let length = ran.then_some((key, n));
+        let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
+        let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
-        std::fs::write(p, text)?;
+        atomic::write(p, &text)?;
         eprintln!("Json file {} created...", p.display());
     }
     Ok(())

@@ -2,10 +2,15 @@
 //! out from respbench's record (`record::Document`): one [`Block`] per run, and the
 //! `--run-count` BEST / WORST / AGGREGATED AVERAGE blocks from those.
 //!
-//! Latencies are memtier's unit, milliseconds. A command row's latency is the command's
-//! histogram (respbench's corrected one, equal to the time from send without `--rate-limiting`);
-//! the Totals row's memtier columns are from send to reply (`uncorrected`), memtier's meaning,
-//! and the corrected figure rides beside it ([`Row::corrected`]).
+//! Every figure keeps memtier's meaning, so that a table is consistent with itself as memtier's
+//! is: a command row's latency is from the write to the reply (the mix entry's `uncorrected`;
+//! respbench's corrected one rides beside it, [`Row::corrected`]), its KB/sec the bytes of its
+//! answered requests and their replies; and `Totals` is the aggregate of the rows above it
+//! (counts, rates and bytes added, latencies from their histograms merged, memtier's
+//! `m_totals`), never a second measurement of its own. Latencies are memtier's unit,
+//! milliseconds.
+
+use hdrhistogram::Histogram;
 
 use crate::compare::input::spectrum;
 use crate::record::TestRecord;
@@ -22,24 +27,28 @@ pub struct Row {
     /// the replies (`None`: a row that has none, printed `---`).
     pub hits: Option<f64>,
     pub misses: Option<f64>,
+    /// memtier's latency: from the write to the reply.
+    pub latency: Latencies,
+    /// Bytes per second each way: the answered requests as written and their replies as read.
+    pub kb_tx: f64,
+    pub kb_rx: f64,
+    /// respbench's coordinated-omission-corrected latency of the same requests (`None`: a row
+    /// without requests).
+    pub corrected: Option<Latencies>,
+}
+
+/// A row's latency figures, in ms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies {
     /// `None` for a row without requests (printed `---`).
     pub avg_ms: Option<f64>,
     pub min_ms: f64,
     pub max_ms: f64,
     /// `(percentile, ms)` in the order asked (`--print-percentiles`).
     pub percentiles: Vec<(f64, f64)>,
-    /// Bytes per second each way, estimated from the request and reply sizes.
-    pub kb_tx: f64,
-    pub kb_rx: f64,
-    /// respbench's coordinated-omission-corrected latency (Totals only), in ms.
-    pub corrected: Option<Corrected>,
-}
-
-/// respbench's corrected latency beside memtier's figure.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Corrected {
-    pub avg_ms: f64,
-    pub percentiles: Vec<(f64, f64)>,
+    /// The histogram (ns) the figures come from: what `Totals` and the aggregates merge (`None`
+    /// when the record kept none).
+    pub hist: Option<Histogram<u64>>,
 }
 
 /// One results table: a run's, or an aggregate's.
@@ -50,6 +59,9 @@ pub struct Block {
     pub start_ms: u64,
     pub finish_ms: u64,
     pub interrupted: bool,
+    /// memtier's arbitrary-command table (`--command`): a row per command and no Hits/Misses
+    /// columns, rather than Sets/Gets/Waits.
+    pub arbitrary: bool,
 }
 
 impl Block {
@@ -59,99 +71,72 @@ impl Block {
     }
 }
 
-/// Sizes that go into the byte estimate: the key's length and the value's.
+/// Sizes that go into the byte estimate of a record without byte counts: the key's length and
+/// the value's.
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
     pub key: usize,
     pub value: usize,
 }
 
+/// How a run's table is laid out and worked out.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    pub pcts: &'a [f64],
+    pub sizes: Sizes,
+    /// memtier's `--command` table (see [`Block::arbitrary`]).
+    pub arbitrary: bool,
+}
+
+/// The latency memtier's columns show for a mix command: from the write to the reply, its
+/// summary and histogram. A record of an earlier build kept only the corrected one, which
+/// stands in (the same without `--rate-limiting`, bar the first request of a connection).
+pub fn sent_latency(m: &MixRecord) -> (&LatencySummary, &str) {
+    match &m.uncorrected {
+        Some(u) => (&u.latency_us, &u.histogram),
+        None => (&m.latency_us, &m.histogram),
+    }
+}
+
 /// A run's table from its test record.
-pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block {
-    let mut rows = Vec::new();
+pub fn block(title: String, t: &TestRecord, layout: Layout<'_>) -> Block {
     let secs = t.duration_s.max(f64::MIN_POSITIVE);
-    let ratio_mix = t.mix.iter().any(|m| m.name == "SET")
-        && t.mix
-            .iter()
-            .all(|m| m.name == "SET" || m.name == "GET" || is_wait(&m.name));
-    let waits: Vec<&MixRecord> = t.mix.iter().filter(|m| is_wait(&m.name)).collect();
-    for m in t.mix.iter().filter(|m| !ratio_mix || !is_wait(&m.name)) {
-        let name = row_name(&m.name);
-        let is_get = m.name == "GET";
-        let mut row = latency_row(name, m.completed, &m.latency_us, &m.histogram, pcts);
-        row.ops = m.throughput_rps;
-        if is_get {
-            let hits = m.hits.unwrap_or(0) as f64;
-            let misses = m.misses.unwrap_or(0) as f64;
-            row.hits = Some(hits / secs);
-            row.misses = Some(misses / secs);
-            let (tx, rx) = get_bytes(sizes, m.hits.unwrap_or(0), m.misses.unwrap_or(0));
-            (row.kb_tx, row.kb_rx) = (tx / secs / 1024.0, rx / secs / 1024.0);
-        } else if m.name == "SET" {
-            let (tx, rx) = set_bytes(sizes, m.completed);
-            (row.kb_tx, row.kb_rx) = (tx / secs / 1024.0, rx / secs / 1024.0);
-        }
-        rows.push(row);
-    }
+    let pcts = layout.pcts;
+    let mut rows: Vec<Row> = t
+        .mix
+        .iter()
+        .filter(|m| layout.arbitrary || !is_wait(&m.name))
+        .map(|m| command_row(m, secs, layout))
+        .collect();
     if t.mix.is_empty() {
-        let mut row = latency_row(
-            row_name(&t.name),
-            t.requests.completed,
-            &t.latency_us.uncorrected,
-            &t.histograms.uncorrected,
-            pcts,
-        );
-        row.ops = t.throughput_rps;
-        rows.push(row);
-    }
-    if ratio_mix && !t.mix.iter().any(|m| m.name == "GET") {
+        // A test of one command without a mix (a record of another mode): its totals.
+        let count = t.requests.completed;
         rows.push(Row {
-            name: "Gets".into(),
-            hits: Some(0.0),
-            misses: Some(0.0),
+            name: row_name(&t.name),
+            count,
+            ops: t.throughput_rps,
+            latency: latencies(
+                count,
+                &t.latency_us.uncorrected,
+                &t.histograms.uncorrected,
+                pcts,
+            ),
+            corrected: (count > 0).then(|| {
+                latencies(
+                    count,
+                    &t.latency_us.corrected,
+                    &t.histograms.corrected,
+                    pcts,
+                )
+            }),
             ..Row::default()
         });
     }
-    if ratio_mix || t.mix.iter().any(|m| m.name == "GET") {
-        if !rows.iter().any(|r| r.name == "Sets") {
-            rows.insert(
-                0,
-                Row {
-                    name: "Sets".into(),
-                    ..Row::default()
-                },
-            );
-        }
-        rows.push(match waits.as_slice() {
-            [] => Row {
-                name: "Waits".into(),
-                ..Row::default()
-            },
-            ws => waits_row(ws, pcts),
-        });
+    if !layout.arbitrary {
+        rows = sets_gets_waits(rows, t, pcts);
     }
-    // memtier writes every percentile key for a row without requests too (its scripts index
-    // them unconditionally): zeros.
-    for r in rows.iter_mut().filter(|r| r.percentiles.is_empty()) {
-        r.percentiles = pcts.iter().map(|&p| (p, 0.0)).collect();
-    }
-    let mut total = latency_row(
-        "Totals".into(),
-        t.requests.completed,
-        &t.latency_us.uncorrected,
-        &t.histograms.uncorrected,
-        pcts,
-    );
-    total.ops = t.throughput_rps;
-    total.hits = sum_opt(rows.iter().map(|r| r.hits));
-    total.misses = sum_opt(rows.iter().map(|r| r.misses));
-    total.kb_tx = rows.iter().map(|r| r.kb_tx).sum();
-    total.kb_rx = rows.iter().map(|r| r.kb_rx).sum();
-    total.corrected = Some(Corrected {
-        avg_ms: t.latency_us.corrected.avg / 1000.0,
-        percentiles: percentiles(&t.latency_us.corrected, &t.histograms.corrected, pcts),
-    });
-    rows.push(total);
+    rows.push(totals(&rows, pcts));
+    zero_percentiles(&mut rows, pcts);
     let start_ms = t
         .started_at
         .as_deref()
@@ -165,6 +150,167 @@ pub fn block(title: String, t: &TestRecord, pcts: &[f64], sizes: Sizes) -> Block
         start_ms,
         finish_ms: start_ms + (t.duration_s * 1000.0).round() as u64,
         interrupted: t.outcome != "completed",
+        arbitrary: layout.arbitrary,
+    }
+}
+
+/// A mix command's row: its count and rate, hits and misses (a read's), latencies and bytes.
+fn command_row(m: &MixRecord, secs: f64, layout: Layout<'_>) -> Row {
+    let (sent, sent_hist) = sent_latency(m);
+    let is_get = m.name == "GET";
+    let (kb_tx, kb_rx) = match (m.bytes, m.name.as_str()) {
+        (Some(b), _) => (b.tx as f64, b.rx as f64),
+        (None, "SET") => set_bytes(layout.sizes, m.completed),
+        (None, "GET") => get_bytes(layout.sizes, m.hits.unwrap_or(0), m.misses.unwrap_or(0)),
+        (None, _) => (0.0, 0.0),
+    };
+    Row {
+        name: row_name(&m.name),
+        count: m.completed,
+        ops: m.throughput_rps,
+        hits: (is_get && !layout.arbitrary).then(|| m.hits.unwrap_or(0) as f64 / secs),
+        misses: (is_get && !layout.arbitrary).then(|| m.misses.unwrap_or(0) as f64 / secs),
+        latency: latencies(m.completed, sent, sent_hist, layout.pcts),
+        kb_tx: kb_tx / secs / 1024.0,
+        kb_rx: kb_rx / secs / 1024.0,
+        corrected: (m.completed > 0)
+            .then(|| latencies(m.completed, &m.latency_us, &m.histogram, layout.pcts)),
+    }
+}
+
+/// memtier's `--ratio` table: Sets, Gets and Waits in that order, each present (a row without
+/// requests when the run sent none), the WAITs of `--wait-ratio` together in Waits.
+fn sets_gets_waits(rows: Vec<Row>, t: &TestRecord, pcts: &[f64]) -> Vec<Row> {
+    let empty = |name: &str, reads: bool| Row {
+        name: name.into(),
+        hits: reads.then_some(0.0),
+        misses: reads.then_some(0.0),
+        ..Row::default()
+    };
+    let mut out = Vec::with_capacity(rows.len() + 3);
+    let mut rest = Vec::new();
+    let (mut sets, mut gets) = (None, None);
+    for r in rows {
+        match r.name.as_str() {
+            "Sets" if sets.is_none() => sets = Some(r),
+            "Gets" if gets.is_none() => gets = Some(r),
+            _ => rest.push(r),
+        }
+    }
+    out.push(sets.unwrap_or_else(|| empty("Sets", false)));
+    out.push(gets.unwrap_or_else(|| empty("Gets", true)));
+    out.extend(rest);
+    let waits: Vec<&MixRecord> = t.mix.iter().filter(|m| is_wait(&m.name)).collect();
+    out.push(if waits.is_empty() {
+        empty("Waits", false)
+    } else {
+        waits_row(&waits, pcts)
+    });
+    out
+}
+
+/// memtier's `Waits` row: every WAIT command of the mix together (their histograms added).
+fn waits_row(ws: &[&MixRecord], pcts: &[f64]) -> Row {
+    let parts: Vec<Row> = ws
+        .iter()
+        .map(|m| {
+            let (sent, hist) = sent_latency(m);
+            Row {
+                count: m.completed,
+                ops: m.throughput_rps,
+                latency: latencies(m.completed, sent, hist, pcts),
+                corrected: (m.completed > 0)
+                    .then(|| latencies(m.completed, &m.latency_us, &m.histogram, pcts)),
+                ..Row::default()
+            }
+        })
+        .collect();
+    aggregate("Waits", &parts, pcts)
+}
+
+/// memtier writes every percentile key for a row without requests too (its scripts index
+/// them unconditionally): zeros.
+fn zero_percentiles(rows: &mut [Row], pcts: &[f64]) {
+    for r in rows.iter_mut().filter(|r| r.latency.percentiles.is_empty()) {
+        r.latency.percentiles = pcts.iter().map(|&p| (p, 0.0)).collect();
+    }
+}
+
+/// The Totals row: the aggregate of `rows`, as memtier's `m_totals` (hits and misses only
+/// where some row has them).
+fn totals(rows: &[Row], pcts: &[f64]) -> Row {
+    aggregate("Totals", rows, pcts)
+}
+
+/// `parts` added up into one row: counts, rates and bytes summed, latencies from the parts'
+/// histograms merged (the average weighted by the counts).
+fn aggregate(name: &str, parts: &[Row], pcts: &[f64]) -> Row {
+    let weighted = |f: &dyn Fn(&Row) -> Option<&Latencies>| -> Vec<(u64, &Latencies)> {
+        parts
+            .iter()
+            .filter_map(|r| f(r).map(|l| (r.count, l)))
+            .collect()
+    };
+    let count = parts.iter().map(|r| r.count).sum();
+    Row {
+        name: name.into(),
+        count,
+        ops: parts.iter().map(|r| r.ops).sum(),
+        hits: sum_opt(parts.iter().map(|r| r.hits)),
+        misses: sum_opt(parts.iter().map(|r| r.misses)),
+        latency: merged(&weighted(&|r| Some(&r.latency)), pcts),
+        kb_tx: parts.iter().map(|r| r.kb_tx).sum(),
+        kb_rx: parts.iter().map(|r| r.kb_rx).sum(),
+        corrected: (count > 0).then(|| merged(&weighted(&|r| r.corrected.as_ref()), pcts)),
+    }
+}
+
+/// Latency figures of the requests of several parts together (`(count, figures)` each): from
+/// their histograms merged, or, when a part with requests has none, the average weighted by
+/// the counts and each percentile's weighted mean (an estimate; the record then kept no
+/// histograms).
+fn merged(parts: &[(u64, &Latencies)], pcts: &[f64]) -> Latencies {
+    let busy: Vec<&(u64, &Latencies)> = parts.iter().filter(|(n, _)| *n > 0).collect();
+    let count: u64 = busy.iter().map(|(n, _)| n).sum();
+    match busy.as_slice() {
+        [] => return Latencies::default(),
+        // One part: its own figures, exactly (an all-SET run's Totals is its Sets row).
+        [(_, only)] => return (*only).clone(),
+        _ => {}
+    }
+    let mean = |f: &dyn Fn(&Latencies) -> f64| {
+        busy.iter().map(|(n, l)| *n as f64 * f(l)).sum::<f64>() / count as f64
+    };
+    let mut hist: Option<Histogram<u64>> = None;
+    let mut complete = true;
+    for (_, l) in &busy {
+        match (&mut hist, &l.hist) {
+            (_, None) => complete = false,
+            (None, Some(h)) => hist = Some(h.clone()),
+            (Some(m), Some(h)) => complete &= m.add(h).is_ok(),
+        }
+    }
+    let hist = hist.filter(|_| complete);
+    let percentiles = match &hist {
+        Some(h) => at_percentiles(h, pcts),
+        None => (0..pcts.len())
+            .map(|k| {
+                (
+                    pcts[k],
+                    mean(&|l| l.percentiles.get(k).map_or(0.0, |p| p.1)),
+                )
+            })
+            .collect(),
+    };
+    Latencies {
+        avg_ms: Some(mean(&|l| l.avg_ms.unwrap_or(0.0))),
+        min_ms: busy
+            .iter()
+            .map(|(_, l)| l.min_ms)
+            .fold(f64::INFINITY, f64::min),
+        max_ms: busy.iter().map(|(_, l)| l.max_ms).fold(0.0, f64::max),
+        percentiles,
+        hist,
     }
 }
 
@@ -191,33 +337,36 @@ fn sum_opt(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     })
 }
 
-fn latency_row(name: String, count: u64, s: &LatencySummary, hist: &str, pcts: &[f64]) -> Row {
-    Row {
-        name,
-        count,
-        avg_ms: (count > 0).then_some(s.avg / 1000.0),
+/// The figures of `count` requests from their summary (µs) and histogram (ns, encoded; the
+/// exact source when the record kept it).
+fn latencies(count: u64, s: &LatencySummary, hist: &str, pcts: &[f64]) -> Latencies {
+    if count == 0 {
+        return Latencies::default();
+    }
+    let hist = (!hist.is_empty())
+        .then(|| spectrum::decode(hist))
+        .flatten()
+        .filter(|h| !h.is_empty());
+    let percentiles = match &hist {
+        Some(h) => at_percentiles(h, pcts),
+        None => pcts
+            .iter()
+            .map(|&p| (p, summary_at(s, p) / 1000.0))
+            .collect(),
+    };
+    Latencies {
+        avg_ms: Some(s.avg / 1000.0),
         min_ms: s.min / 1000.0,
         max_ms: s.max / 1000.0,
-        percentiles: if count > 0 {
-            percentiles(s, hist, pcts)
-        } else {
-            Vec::new()
-        },
-        ..Row::default()
+        percentiles,
+        hist,
     }
 }
 
-/// `pcts` from the histogram (nanoseconds) when the record kept it, else the summary's.
-fn percentiles(s: &LatencySummary, hist: &str, pcts: &[f64]) -> Vec<(f64, f64)> {
-    let decoded = (!hist.is_empty()).then(|| spectrum::decode(hist)).flatten();
+/// `pcts` of a histogram in ns, in ms.
+fn at_percentiles(h: &Histogram<u64>, pcts: &[f64]) -> Vec<(f64, f64)> {
     pcts.iter()
-        .map(|&p| {
-            let us = match &decoded {
-                Some(h) if !h.is_empty() => h.value_at_percentile(p) as f64 / 1000.0,
-                _ => summary_at(s, p),
-            };
-            (p, us / 1000.0)
-        })
+        .map(|&p| (p, h.value_at_percentile(p) as f64 / 1e6))
         .collect()
 }
 
@@ -236,13 +385,14 @@ fn summary_at(s: &LatencySummary, p: f64) -> f64 {
     .map_or(s.max, |(_, v)| v)
 }
 
-/// RESP bytes of `SET key value` and its `+OK` (TX, RX) for `n` requests.
+/// Estimated RESP bytes of `SET key value` and its `+OK` (TX, RX) for `n` requests (records of
+/// earlier builds, which counted no bytes).
 fn set_bytes(s: Sizes, n: u64) -> (f64, f64) {
     let tx = 4 + 9 + bulk(s.key) + bulk(s.value);
     (n as f64 * tx as f64, n as f64 * 5.0)
 }
 
-/// RESP bytes of `GET key` and its replies: the value for a hit, `$-1` for a miss.
+/// Estimated RESP bytes of `GET key` and its replies: the value for a hit, `$-1` for a miss.
 fn get_bytes(s: Sizes, hits: u64, misses: u64) -> (f64, f64) {
     let tx = 4 + 9 + bulk(s.key);
     let rx = hits as f64 * bulk(s.value) as f64 + misses as f64 * 5.0;
@@ -255,7 +405,8 @@ fn bulk(len: usize) -> usize {
 }
 
 /// `--run-count`'s blocks after the runs': the best and worst run by Totals ops/sec, and the
-/// average of every figure over the runs.
+/// aggregate of the runs as memtier's: rates and bytes per second averaged over the runs,
+/// counts added, latencies from each row's histograms of every run merged.
 pub fn aggregates(runs: &[Block]) -> Vec<Block> {
     let by_ops = |b: &&Block| b.totals().map_or(0.0, |t| t.ops);
     let (Some(best), Some(worst)) = (
@@ -273,40 +424,33 @@ pub fn aggregates(runs: &[Block]) -> Vec<Block> {
     vec![best, worst, avg]
 }
 
-/// Every figure averaged over the runs, row by row (the runs have the same rows).
+/// The runs' rows aggregated row by row (the runs have the same rows), the Totals row again
+/// the aggregate of the others.
 fn average(runs: &[Block]) -> Block {
     let n = runs.len() as f64;
-    let mut out = runs[0].clone();
-    out.start_ms = 0;
-    out.finish_ms = 0;
-    for (i, row) in out.rows.iter_mut().enumerate() {
-        let rows: Vec<&Row> = runs.iter().filter_map(|b| b.rows.get(i)).collect();
-        let mean = |f: &dyn Fn(&Row) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / n;
-        row.count = rows.iter().map(|r| r.count).sum::<u64>() / runs.len() as u64;
-        row.ops = mean(&|r| r.ops);
-        row.hits = row.hits.map(|_| mean(&|r| r.hits.unwrap_or(0.0)));
-        row.misses = row.misses.map(|_| mean(&|r| r.misses.unwrap_or(0.0)));
-        row.avg_ms = row.avg_ms.map(|_| mean(&|r| r.avg_ms.unwrap_or(0.0)));
-        row.min_ms = rows.iter().map(|r| r.min_ms).fold(f64::INFINITY, f64::min);
-        row.max_ms = rows.iter().map(|r| r.max_ms).fold(0.0, f64::max);
-        for (k, p) in row.percentiles.iter_mut().enumerate() {
-            p.1 = mean(&|r| r.percentiles.get(k).map_or(0.0, |x| x.1));
-        }
-        row.kb_tx = mean(&|r| r.kb_tx);
-        row.kb_rx = mean(&|r| r.kb_rx);
-        if let Some(c) = &mut row.corrected {
-            c.avg_ms = mean(&|r| r.corrected.as_ref().map_or(0.0, |c| c.avg_ms));
-            for (k, p) in c.percentiles.iter_mut().enumerate() {
-                p.1 = mean(&|r| {
-                    r.corrected
-                        .as_ref()
-                        .and_then(|c| c.percentiles.get(k))
-                        .map_or(0.0, |x| x.1)
-                });
-            }
-        }
+    let first = &runs[0];
+    let pcts: Vec<f64> = first
+        .totals()
+        .map(|t| t.latency.percentiles.iter().map(|p| p.0).collect())
+        .unwrap_or_default();
+    let mut rows = Vec::new();
+    for (i, row) in first.rows.iter().enumerate().take(first.rows.len() - 1) {
+        let same: Vec<Row> = runs.iter().filter_map(|b| b.rows.get(i)).cloned().collect();
+        let mut r = aggregate(&row.name, &same, &pcts);
+        r.ops /= n;
+        r.hits = r.hits.map(|h| h / n);
+        r.misses = r.misses.map(|m| m / n);
+        (r.kb_tx, r.kb_rx) = (r.kb_tx / n, r.kb_rx / n);
+        rows.push(r);
     }
-    out
+    rows.push(totals(&rows, &pcts));
+    zero_percentiles(&mut rows, &pcts);
+    Block {
+        rows,
+        start_ms: 0,
+        finish_ms: 0,
+        ..first.clone()
+    }
 }
 
 /// A WAIT command of the `--ratio` mix (`--wait-ratio`; one per replica count: `WAIT`,
@@ -315,48 +459,5 @@ fn is_wait(name: &str) -> bool {
     name == "WAIT" || name.starts_with("WAIT#")
 }
 
-/// memtier's `Waits` row: every WAIT command of the mix together (their histograms added).
-fn waits_row(ws: &[&MixRecord], pcts: &[f64]) -> Row {
-    let count: u64 = ws.iter().map(|m| m.completed).sum();
-    let mut row = match ws {
-        [only] => latency_row(
-            "Waits".into(),
-            count,
-            &only.latency_us,
-            &only.histogram,
-            pcts,
-        ),
-        _ => {
-            let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-            for h in ws.iter().filter_map(|m| spectrum::decode(&m.histogram)) {
-                match &mut merged {
-                    Some(m) => {
-                        let _ = m.add(&h);
-                    }
-                    None => merged = Some(h),
-                }
-            }
-            let sum_us: f64 = ws
-                .iter()
-                .map(|m| m.latency_us.avg * m.completed as f64)
-                .sum();
-            Row {
-                name: "Waits".into(),
-                count,
-                avg_ms: (count > 0).then(|| sum_us / count as f64 / 1000.0),
-                min_ms: ws.iter().map(|m| m.latency_us.min).fold(f64::MAX, f64::min) / 1000.0,
-                max_ms: ws.iter().map(|m| m.latency_us.max).fold(0.0, f64::max) / 1000.0,
-                percentiles: match (&merged, count > 0) {
-                    (Some(h), true) => pcts
-                        .iter()
-                        .map(|&p| (p, h.value_at_percentile(p) as f64 / 1e6))
-                        .collect(),
-                    _ => Vec::new(),
-                },
-                ..Row::default()
-            }
-        }
-    };
-    row.ops = ws.iter().map(|m| m.throughput_rps).sum();
-    row
-}
+#[cfg(test)]
+mod tests;

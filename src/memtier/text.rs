@@ -7,20 +7,35 @@ use std::fmt::Write as _;
 
 use crate::compare::input::spectrum;
 use crate::record::TestRecord;
+use crate::record::memtier_data::VerifyRecord;
 
-use super::stats::{Block, Row};
+use super::stats::{Block, Row, sent_latency};
 
 /// The lines before the tables: threads, connections per thread, and the test's length.
 pub fn header(threads: u32, clients: u32, length: &str) -> String {
     format!("{threads:<10}Threads\n{clients:<10}Connections per thread\n{length}\n\n\n")
 }
 
-/// One results table.
+/// `--data-verify`'s lines, as memtier writes them after the tables (its spelling kept: scripts
+/// match it).
+pub fn verification(v: &VerifyRecord) -> String {
+    format!(
+        "\n\nPerforming data verification...\nData verification completed:\n\
+         {:<10} keys verified successfuly.\n{:<10} keys failed.\n",
+        v.verified,
+        v.missing + v.mismatched
+    )
+}
+
+/// One results table. The Type column is as wide as its longest name (at least memtier's 6);
+/// memtier's `--command` table has no Hits/sec and Misses/sec columns.
 pub fn table(b: &Block, pcts: &[f64]) -> String {
-    let mut head = format!(
-        "{:<6}{:>14}{:>13}{:>13}{:>16}",
-        "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency"
-    );
+    let w = b.rows.iter().map(|r| r.name.len()).fold(6, usize::max);
+    let mut head = format!("{:<w$}{:>14}", "Type", "Ops/sec");
+    if !b.arbitrary {
+        let _ = write!(head, "{:>13}{:>13}", "Hits/sec", "Misses/sec");
+    }
+    let _ = write!(head, "{:>16}", "Avg. Latency");
     for p in pcts {
         let _ = write!(head, "{:>16}", format!("p{p} Latency"));
     }
@@ -33,36 +48,40 @@ pub fn table(b: &Block, pcts: &[f64]) -> String {
     out.push_str(&"-".repeat(head.len()));
     out.push('\n');
     for r in &b.rows {
-        out.push_str(&row(r, pcts.len()));
+        out.push_str(&row(r, w, pcts.len(), !b.arbitrary));
         out.push('\n');
     }
     out
 }
 
-fn row(r: &Row, n_pcts: usize) -> String {
+fn row(r: &Row, w: usize, n_pcts: usize, reads: bool) -> String {
     let opt = |v: Option<f64>, width: usize, digits: usize| match v {
         Some(v) => format!("{v:>width$.digits$}"),
         None => format!("{:>width$}", "---"),
     };
-    let mut s = format!(
-        "{:<6}{:>14.2}{}{}{}",
-        r.name,
-        r.ops,
-        opt(r.hits, 13, 2),
-        opt(r.misses, 13, 2),
-        opt(r.avg_ms, 16, 5)
-    );
-    for k in 0..n_pcts {
-        s.push_str(&opt(r.avg_ms.and(r.percentiles.get(k).map(|p| p.1)), 16, 5));
+    let avg = r.latency.avg_ms;
+    let mut s = format!("{:<w$}{:>14.2}", r.name, r.ops);
+    if reads {
+        s.push_str(&opt(r.hits, 13, 2));
+        s.push_str(&opt(r.misses, 13, 2));
     }
-    let kb = (r.avg_ms.is_some()).then_some(r.kb_tx + r.kb_rx);
+    s.push_str(&opt(avg, 16, 5));
+    for k in 0..n_pcts {
+        s.push_str(&opt(
+            avg.and(r.latency.percentiles.get(k).map(|p| p.1)),
+            16,
+            5,
+        ));
+    }
+    // memtier prints no bytes for a row without requests, nor for its Waits (it counts none).
+    let kb = (avg.is_some() && !(reads && r.name == "Waits")).then_some(r.kb_tx + r.kb_rx);
     s.push_str(&opt(kb, 13, 2));
     s.push(' ');
     s
 }
 
 /// memtier's `Request Latency Distribution`: per command, `<= msec` and the cumulative
-/// percent at each recorded value of its histogram.
+/// percent at each recorded value of its histogram (from the write, memtier's meaning).
 pub fn distribution(t: &TestRecord) -> String {
     let mut out = String::from(
         "\n\nRequest Latency Distribution\nType     <= msec         Percent\n\
@@ -70,7 +89,7 @@ pub fn distribution(t: &TestRecord) -> String {
     );
     let mut first = true;
     for m in &t.mix {
-        let Some(h) = spectrum::decode(&m.histogram).filter(|h| !h.is_empty()) else {
+        let Some(h) = spectrum::decode(sent_latency(m).1).filter(|h| !h.is_empty()) else {
             continue;
         };
         if !first {

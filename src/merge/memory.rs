@@ -12,7 +12,7 @@
 //! shards' readings it holds in `merged`.
 
 use crate::record::document::TestRecord;
-use crate::record::memory::{MemoryFigure, MemoryRecord};
+use crate::record::memory::{MemoryFigure, MemoryRecord, TypeCount};
 
 /// The merged block of `tests` (one per shard, in input order); `None` when no shard measured
 /// memory, an error when only some did.
@@ -50,7 +50,7 @@ pub(super) fn merge(
     let figure = |f: fn(&MemoryRecord) -> &MemoryFigure| {
         MemoryFigure::of(f(before).before, f(after).after, keys, payload)
     };
-    Ok(Some(MemoryRecord {
+    let mut merged = MemoryRecord {
         data_type: after.data_type.clone(),
         keys_added: keys,
         keys_before: before.keys_before,
@@ -72,7 +72,34 @@ pub(super) fn merge(
             b + 1,
             a + 1
         )),
-    }))
+        by_type: Vec::new(),
+        type_sample: None,
+    };
+    // Several types: each type's keys between the same two readings, split again.
+    if !after.by_type.is_empty() {
+        let counts: Vec<TypeCount> = after
+            .by_type
+            .iter()
+            .map(|t| TypeCount {
+                data_type: t.data_type.clone(),
+                keys_before: before
+                    .by_type
+                    .iter()
+                    .find(|x| x.data_type == t.data_type)
+                    .map_or(0, |x| x.keys_before),
+                keys_after: t.keys_after,
+                payload: t.payload_bytes_per_key,
+                memory_usage: t.memory_usage,
+            })
+            .collect();
+        let how = format!(
+            "keys per type before as sampled by input {}, after by input {}",
+            b + 1,
+            a + 1
+        );
+        merged.split_by_type(&counts, how);
+    }
+    Ok(Some(merged))
 }
 
 #[cfg(test)]
@@ -130,6 +157,54 @@ mod tests {
         );
         // Not a sum of the shards' deltas (which would count 3400 keys).
         assert_ne!(m.keys_added, s1.memory.unwrap().keys_added + 1_700);
+    }
+
+    #[test]
+    fn a_fill_of_several_types_is_split_again_between_the_merged_readings() {
+        use crate::record::memory::TypeMemory;
+        let typed = |t: TestRecord, before: [u64; 2], after: [u64; 2]| {
+            let mut t = t;
+            let m = t.memory.as_mut().unwrap();
+            m.by_type = ["string", "hash"]
+                .iter()
+                .zip(before.iter().zip(after))
+                .map(|(kind, (&b, a))| TypeMemory {
+                    data_type: (*kind).into(),
+                    keys_before: b,
+                    keys_after: a,
+                    payload_bytes_per_key: 100,
+                    memory_usage: Some(if *kind == "string" { 100.0 } else { 200.0 }),
+                    ..TypeMemory::default()
+                })
+                .collect();
+            t
+        };
+        let s1 = typed(shard(0, 1_700, 1_000_000, 1_280_000), [0, 0], [850, 850]);
+        let s2 = typed(
+            shard(300, 2_000, 1_050_000, 1_330_000),
+            [150, 150],
+            [1000, 1000],
+        );
+        let m = merge(&[&s1, &s2], &|f: &str| f.to_string())
+            .unwrap()
+            .unwrap();
+        let keys: Vec<i64> = m.by_type.iter().map(|t| t.keys_added).collect();
+        assert_eq!(
+            keys,
+            [1000, 1000],
+            "from input 1's before to input 2's after"
+        );
+        // 330000 bytes shared 1:2 by MEMORY USAGE: 110 and 220 bytes a key.
+        let per: Vec<f64> = m
+            .by_type
+            .iter()
+            .map(|t| t.used_memory.bytes_per_key.unwrap())
+            .collect();
+        assert!(
+            (per[0] - 110.0).abs() < 1e-9 && (per[1] - 220.0).abs() < 1e-9,
+            "{per:?}"
+        );
+        assert!(m.type_sample.unwrap().contains("input 1"));
     }
 
     #[test]

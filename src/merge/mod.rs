@@ -323,6 +323,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         fuzz: _,
         replay: _,
         storm: _,
+        // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
+        verify: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -348,6 +350,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
         // Added up from every shard's below (`storm::merge`).
         storm: None,
+        verify: None,
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());

@@ -14,8 +14,8 @@ use std::time::SystemTime;
 
 use crate::metrics::LatencyHistogram;
 use crate::record::document::{
-    ENCODING, Histograms, LatencyPair, LatencySummary, MixRecord, NodeRecord, Pushes, Requests,
-    TestRecord, VerdictRecord,
+    ENCODING, Histograms, LatencyPair, LatencySummary, MixBytes, MixRecord, MixUncorrected,
+    NodeRecord, Pushes, Requests, TestRecord, VerdictRecord,
 };
 use crate::record::hdr;
 use crate::record::timeline::TimelineRow;
@@ -270,36 +270,56 @@ fn nodes(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<NodeRe
 
 /// A command mix's commands by name: counts and rates summed, histograms added, summaries
 /// recomputed (the shards ran the same mix, so the names and their order agree).
+/// The uncorrected histogram and the bytes are kept only when every shard has them (records of
+/// earlier builds lack them: a part would pass for the whole).
 fn mix(inputs: &[Input], tests: &[&TestRecord], t: usize) -> Result<Vec<MixRecord>, String> {
-    let mut by_name: Vec<(MixRecord, LatencyHistogram)> = Vec::new();
+    type Sums = (MixRecord, LatencyHistogram, Option<LatencyHistogram>);
+    let mut by_name: Vec<Sums> = Vec::new();
     for (i, test) in inputs.iter().zip(tests) {
         for (n, m) in test.mix.iter().enumerate() {
-            let pos = match by_name.iter().position(|(e, _)| e.name == m.name) {
+            let pos = match by_name.iter().position(|(e, ..)| e.name == m.name) {
                 Some(p) => p,
                 None => {
                     let first = MixRecord {
                         name: m.name.clone(),
+                        bytes: Some(MixBytes::default()),
                         ..MixRecord::default()
                     };
-                    by_name.push((first, LatencyHistogram::new()));
+                    let u = Some(LatencyHistogram::new());
+                    by_name.push((first, LatencyHistogram::new(), u));
                     by_name.len() - 1
                 }
             };
-            let (e, h) = &mut by_name[pos];
+            let (e, h, u) = &mut by_name[pos];
             e.completed += m.completed;
             e.failed += m.failed;
             e.throughput_rps += m.throughput_rps;
             e.hits = add_opt(e.hits, m.hits);
             e.misses = add_opt(e.misses, m.misses);
+            e.bytes = e.bytes.zip(m.bytes).map(|(a, b)| MixBytes {
+                tx: a.tx.saturating_add(b.tx),
+                rx: a.rx.saturating_add(b.rx),
+            });
             let what = format!("{}: tests[{t}].mix[{n}].histogram", i.name);
             add_encoded(h, &m.histogram, &what)?;
+            match (u.as_mut(), &m.uncorrected) {
+                (Some(u), Some(mu)) if !mu.histogram.is_empty() => {
+                    let what = format!("{}: tests[{t}].mix[{n}].uncorrected.histogram", i.name);
+                    add_encoded(u, &mu.histogram, &what)?;
+                }
+                _ => *u = None,
+            }
         }
     }
     Ok(by_name
         .into_iter()
-        .map(|(m, h)| MixRecord {
+        .map(|(m, h, u)| MixRecord {
             latency_us: LatencySummary::of(&h),
             histogram: hdr::encode(&h),
+            uncorrected: u.map(|u| MixUncorrected {
+                latency_us: LatencySummary::of(&u),
+                histogram: hdr::encode(&u),
+            }),
             ..m
         })
         .collect())

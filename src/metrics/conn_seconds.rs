@@ -19,7 +19,12 @@ pub struct ConnSecond {
     pub latency_ns: [u64; CONN_KINDS],
     /// Their bytes as received.
     pub rx_bytes: [u64; CONN_KINDS],
-    /// Nil replies (memtier's misses).
+    /// Their requests' bytes as written (a mix's commands; 0 without a mix, whose batches are
+    /// written whole).
+    pub tx_bytes: [u64; CONN_KINDS],
+    /// What the replies found (memtier's hits and misses): values and nils, an `MGET`'s one per
+    /// key.
+    pub hits: [u64; CONN_KINDS],
     pub nils: [u64; CONN_KINDS],
     /// Error replies.
     pub errors: [u64; CONN_KINDS],
@@ -41,8 +46,12 @@ pub struct ConnReply {
     /// The mix command it answers (`None` without a mix).
     pub kind: Option<usize>,
     pub latency_ns: u64,
+    /// The reply's bytes, and its request's (0 when not known: no mix).
     pub bytes: usize,
-    pub nil: bool,
+    pub tx_bytes: u32,
+    /// Values and nils it held (see [`ConnSecond::hits`]).
+    pub hits: u64,
+    pub misses: u64,
     pub error: bool,
 }
 
@@ -64,7 +73,9 @@ impl ConnSeconds {
         row.requests[k] += 1;
         row.latency_ns[k] += r.latency_ns;
         row.rx_bytes[k] += r.bytes as u64;
-        row.nils[k] += u64::from(r.nil);
+        row.tx_bytes[k] += u64::from(r.tx_bytes);
+        row.hits[k] += r.hits;
+        row.nils[k] += r.misses;
         row.errors[k] += u64::from(r.error);
     }
 
@@ -83,7 +94,9 @@ mod tests {
             kind,
             latency_ns: 1_000,
             bytes: 5,
-            nil,
+            tx_bytes: 30,
+            hits: u64::from(!nil),
+            misses: u64::from(nil),
             error: false,
         }
     }
@@ -104,6 +117,7 @@ mod tests {
         assert_eq!(s.rows[1].requests, [0, 1, 0, 1]);
         assert_eq!(s.rows[1].latency_ns[1], 1_000);
         assert_eq!(s.rows[1].rx_bytes[1], 5);
+        assert_eq!(s.rows[1].tx_bytes[1], 30);
         assert_eq!(s.total_requests(), 4);
     }
 

@@ -52,16 +52,32 @@ pub struct NodeSecond {
     pub latency: SparseHistogram,
 }
 
-/// One mix command's second: as [`CommandTally`], its corrected latencies as pairs.
+/// One mix command's second: as [`CommandTally`], its latencies as pairs.
 #[derive(Clone, Debug, Default)]
 pub struct ExactCommand {
     pub latency: SparseHistogram,
+    pub uncorrected: SparseHistogram,
     pub completed: u64,
     pub errors: u64,
+    pub hits: u64,
     pub nils: u64,
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
 }
 
 impl ExactSecond {
+    /// Empties every part, keeping the memory and the error words (a direct tally's part is
+    /// refilled every second: `SecondTally::direct`).
+    pub fn clear(&mut self) {
+        self.corrected.clear();
+        self.uncorrected.clear();
+        self.errors.zero();
+        for c in &mut self.commands {
+            c.latency.clear();
+            (c.completed, c.errors, c.nils) = (0, 0, 0);
+        }
+    }
+
     /// Adds another second's (another worker's part of the same second).
     // Never inlined: once a second per worker, and `bench/journal-cost.sh` counts it by name.
     #[inline(never)]
@@ -86,16 +102,20 @@ impl ExactSecond {
         }
         for (a, b) in self.commands.iter_mut().zip(&o.commands) {
             a.latency.add(&b.latency);
+            a.uncorrected.add(&b.uncorrected);
             a.completed += b.completed;
             a.errors += b.errors;
+            a.hits += b.hits;
             a.nils += b.nils;
+            a.tx_bytes += b.tx_bytes;
+            a.rx_bytes += b.rx_bytes;
         }
     }
 }
 
 /// A worker's whole-test figures so far (its `Recorder`'s), to take a second's part of.
 pub struct Whole<'a> {
-    /// Corrected latency of replies that are not a mix command's (those are in `commands`).
+    /// Latencies of replies that are not a mix command's (those are in `commands`).
     pub latency: &'a LatencyHistogram,
     pub uncorrected: &'a LatencyHistogram,
     pub errors: &'a ErrorCounts,
@@ -106,6 +126,10 @@ pub struct Whole<'a> {
     /// Measured commands the worker wrote so far ([`Recorder::issued`](super::Recorder)): each
     /// second gets its part (`Second::issued`), so a journal's recovered test has `issued`.
     pub issued: u64,
+    /// The worker's pushes (every kind, as the test's `pushes` counts them) and reconnects the
+    /// server refused so far: handed over as `issued` (`Second::pushes`).
+    pub pushes: super::PushCounts,
+    pub reconnect_refusals: u64,
 }
 
 /// A worker's whole-test figures as of its last hand-over (what [`ExactSecond::take_delta`]
@@ -132,9 +156,13 @@ struct NodeBase {
 #[derive(Clone, Debug, Default)]
 struct CommandBase {
     latency: HandedOver,
+    uncorrected: HandedOver,
     completed: u64,
     errors: u64,
+    hits: u64,
     nils: u64,
+    tx_bytes: u64,
+    rx_bytes: u64,
 }
 
 impl ExactSecond {
@@ -175,14 +203,21 @@ impl ExactSecond {
         {
             d.latency.clear();
             b.latency.take(&w.latency, band, &mut d.latency);
-            // The second's corrected latencies include the mix commands'.
+            d.uncorrected.clear();
+            b.uncorrected
+                .take(&w.uncorrected, (0, band.1), &mut d.uncorrected);
+            // The second's latencies include the mix commands'.
             self.corrected.add(&d.latency);
+            self.uncorrected.add(&d.uncorrected);
             (d.completed, d.errors, d.nils) = (
                 w.completed - b.completed,
                 w.errors - b.errors,
                 w.nils - b.nils,
             );
             (b.completed, b.errors, b.nils) = (w.completed, w.errors, w.nils);
+            (d.tx_bytes, d.rx_bytes) = (w.tx_bytes - b.tx_bytes, w.rx_bytes - b.rx_bytes);
+            (b.tx_bytes, b.rx_bytes) = (w.tx_bytes, w.rx_bytes);
+            (d.hits, b.hits) = (w.hits - b.hits, w.hits);
         }
         self.take_cluster(base, whole.cluster);
     }
@@ -255,6 +290,8 @@ mod tests {
                 commands: &[],
                 cluster: with.then_some(&stats),
                 issued: 0,
+                pushes: Default::default(),
+                reconnect_refusals: 0,
             };
             d.take_delta(&mut base, &whole, (0, u64::MAX));
             if !with {

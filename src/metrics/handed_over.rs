@@ -44,12 +44,20 @@ fn value_of(i: usize) -> u64 {
     }
 }
 
+/// How many pairs [`SparseHistogram::record_bounded`] lets pile up before it compacts them (a
+/// compaction sorts them: about a dozen comparisons per value recorded).
+const COMPACT_AT: usize = 4096;
+
 /// A histogram's part as `(value, count)` pairs, one per bucket that gained (a value may appear
 /// more than once: the parts of several histograms or workers are appended, and counts add up).
 /// Values are in nanoseconds, in [`LatencyHistogram::new`]'s buckets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SparseHistogram {
     pairs: Vec<(u64, u64)>,
+    /// [`SparseHistogram::record_bounded`] compacts when the pairs reach this many (0:
+    /// [`COMPACT_AT`]): twice what the last compaction left, so values spread over more buckets
+    /// than [`COMPACT_AT`] do not compact on every record (a sort per value).
+    compact_at: usize,
 }
 
 impl SparseHistogram {
@@ -62,6 +70,39 @@ impl SparseHistogram {
 
     pub fn record(&mut self, value_ns: u64) {
         self.record_n(value_ns, 1);
+    }
+
+    /// Records `value_ns` once, keeping the pairs few: when they reach [`COMPACT_AT`] (or twice
+    /// what the last compaction left), they are compacted in place
+    /// ([`SparseHistogram::compact`]), so memory stays within twice the number of buckets the
+    /// values fell in, whatever their count, each value costs an amortised constant, and
+    /// nothing is allocated once the list has grown to that size (a direct tally's part:
+    /// `metrics::SecondTally::direct`).
+    pub fn record_bounded(&mut self, value_ns: u64) {
+        // Clamped as a histogram records it, so the bucket is the one it would count in.
+        let v = value_ns.clamp(1, super::histogram::MAX_LATENCY_NS);
+        self.pairs.push((v, 1));
+        if self.pairs.len() >= self.compact_at.max(COMPACT_AT) {
+            self.compact();
+            self.compact_at = 2 * self.pairs.len();
+        }
+    }
+
+    /// One pair per bucket: each value moved to its bucket's lowest value (which a histogram
+    /// records in the same bucket, as [`SparseHistogram::by_index`] reads it), in order, counts
+    /// added. In place: no allocation.
+    pub fn compact(&mut self) {
+        for p in &mut self.pairs {
+            p.0 = value_of(index_of(p.0.max(1)).min(BUCKETS - 1));
+        }
+        self.pairs.sort_unstable_by_key(|p| p.0);
+        self.pairs.dedup_by(|cur, prev| {
+            let same = cur.0 == prev.0;
+            if same {
+                prev.1 += cur.1;
+            }
+            same
+        });
     }
 
     /// Appends `other`'s pairs.
@@ -400,5 +441,56 @@ mod tests {
         );
         a.clear();
         assert!(a.is_empty());
+    }
+
+    #[test]
+    fn values_recorded_one_by_one_stay_few_pairs_and_read_as_the_whole_histogram() {
+        let mut part = SparseHistogram::default();
+        let mut whole = LatencyHistogram::new();
+        // 100,000 values in a few thousand buckets, the extremes too.
+        for k in 0..100_000u64 {
+            let v = 20_000 + (k * 7_919) % 3_000_000;
+            part.record_bounded(v);
+            whole.record(v);
+        }
+        for v in [0, 1, u64::MAX] {
+            part.record_bounded(v);
+            whole.record_times(v, 1);
+        }
+        // Compacted as it went (within twice the buckets the values fell in), but not on every
+        // value: about 7,000 buckets here, more than COMPACT_AT, once took a sort per value.
+        let buckets_hit = whole.raw().iter_recorded().count();
+        assert!(buckets_hit > COMPACT_AT, "{buckets_hit}");
+        assert!(
+            part.compact_at > COMPACT_AT,
+            "the threshold grew with the buckets"
+        );
+        assert!(
+            part.pairs.len() <= 2 * buckets_hit,
+            "compacted as it went: {} pairs",
+            part.pairs.len()
+        );
+        part.compact();
+        let buckets: Vec<u64> = part.pairs.iter().map(|p| p.0).collect();
+        assert!(
+            buckets.windows(2).all(|w| w[0] < w[1]),
+            "one pair per bucket"
+        );
+        assert_eq!(part.len(), whole.len());
+        let h = part.to_histogram();
+        for p in [0.0, 1.0, 50.0, 99.0, 99.99, 100.0] {
+            assert_eq!(
+                h.value_at_percentile_ns(p),
+                whole.value_at_percentile_ns(p),
+                "p{p}"
+            );
+        }
+        assert_eq!(part.by_index(), {
+            let mut all = SparseHistogram::default();
+            for v in whole.raw().iter_recorded() {
+                all.record_n(v.value_iterated_to(), v.count_at_value());
+            }
+            all.by_index()
+        });
     }
 }

@@ -147,6 +147,15 @@ impl PushCounts {
         self.messages += other.messages;
         self.other += other.other;
     }
+
+    /// What these counts gained since `base` (an earlier reading of the same counters).
+    pub fn since(&self, base: &PushCounts) -> PushCounts {
+        PushCounts {
+            invalidations: self.invalidations.saturating_sub(base.invalidations),
+            messages: self.messages.saturating_sub(base.messages),
+            other: self.other.saturating_sub(base.other),
+        }
+    }
 }
 
 /// How a test ended.
@@ -242,10 +251,18 @@ pub struct CommandResult {
     pub completed: u64,
     /// Error replies counted with `-e`.
     pub errors: u64,
-    /// Of `completed`, the nil replies (a read's misses).
+    /// What the replies found (see `CommandTally::hits`): values and nils, memtier's hits and
+    /// misses. `hits` is `None` when not counted (a journal of an earlier build: then every
+    /// reply that was not nil was one).
+    pub hits: Option<u64>,
     pub nils: u64,
     /// Corrected latency (from the intended send time).
     pub latency: LatencyHistogram,
+    /// From just before the write (memtier's per-command figure).
+    pub uncorrected: LatencyHistogram,
+    /// Bytes of its answered requests and of their replies (`None`: not counted, as in a
+    /// journal of an earlier build).
+    pub bytes: Option<(u64, u64)>,
 }
 
 impl CommandResult {
@@ -255,8 +272,11 @@ impl CommandResult {
             name: name.to_string(),
             completed: 0,
             errors: 0,
+            hits: Some(0),
             nils: 0,
             latency: LatencyHistogram::new(),
+            uncorrected: LatencyHistogram::new(),
+            bytes: Some((0, 0)),
         }
     }
 
@@ -264,12 +284,28 @@ impl CommandResult {
     pub fn merge(&mut self, t: &CommandTally) {
         self.completed += t.completed;
         self.errors += t.errors;
+        self.hits = self.hits.map(|h| h + t.hits);
         self.nils += t.nils;
         self.latency.merge(&t.latency);
+        self.uncorrected.merge(&t.uncorrected);
+        self.bytes = self
+            .bytes
+            .map(|(tx, rx)| (tx + t.tx_bytes, rx + t.rx_bytes));
     }
 }
 
 impl TestResult {
+    /// Adds one worker's mix commands (`Recorder::commands`): each to its own figures, and their
+    /// latencies to the test's, which the worker recorded per command only (see
+    /// `Recorder::success_of`). The one place a mix's totals are made (engine and replay).
+    pub fn add_commands(&mut self, commands: &[CommandTally]) {
+        for (total, tally) in self.commands.iter_mut().zip(commands) {
+            total.merge(tally);
+            self.latency.merge(&tally.latency);
+            self.latency_uncorrected.merge(&tally.uncorrected);
+        }
+    }
+
     /// A result with nothing measured yet.
     pub fn empty(title: &str, target_rps: Option<u64>, outcome: Outcome) -> Self {
         Self {

@@ -108,15 +108,48 @@ pub fn outages_in(seconds: &[[Slot; SLOTS]], elapsed: Duration, unanswered: u64)
     };
     let by_time = elapsed.as_millis().div_ceil(SLOT.as_millis()) as usize;
     let total = by_time.max(seconds.len() * SLOTS);
-    let mut found = Vec::new();
-    let mut run: Option<Outage> = None;
-    for i in 0..=total {
-        let s = if i < total { slot(i) } else { Slot::default() };
-        let bad = i < total && s.completed == 0;
-        if bad {
-            let o = run.get_or_insert_with(|| {
+    let mut scan = OutageScan::default();
+    for i in 0..total {
+        scan.push(&slot(i));
+    }
+    let mut found = scan.finish(unanswered);
+    // Reconnects counted until the next outage begins.
+    for k in 0..found.len() {
+        let to = found.get(k + 1).map_or(total, |n| n.start_slot);
+        let o = &mut found[k];
+        let range = o.start_slot..to;
+        o.reconnect_attempts = range.clone().map(|i| slot(i).reconnect_attempts).sum();
+        o.reconnects = range.map(|i| slot(i).reconnects).sum();
+    }
+    found
+}
+
+/// The rule of [`outages`], one 100 ms slot after another, so a test still under way can be
+/// judged from the slots handed over so far (live metrics, `crate::live`) by the very rule its
+/// record will use, and without keeping its slots: it holds only the run of empty slots under
+/// way and the outages found. Its outages' reconnect counts are those of their own slots only
+/// ([`outages`] adds the ones that come after, which needs the slots).
+#[derive(Clone, Debug, Default)]
+pub struct OutageScan {
+    /// Slots pushed so far.
+    slots: usize,
+    /// The slot before the next one.
+    previous: Slot,
+    /// The run of empty slots under way.
+    run: Option<Outage>,
+    found: Vec<Outage>,
+}
+
+impl OutageScan {
+    /// The next slot.
+    pub fn push(&mut self, s: &Slot) {
+        let i = self.slots;
+        self.slots += 1;
+        let before = (i > 0 && self.previous.lost > 0).then_some(self.previous);
+        self.previous = *s;
+        if s.completed == 0 {
+            let o = self.run.get_or_insert_with(|| {
                 // The slot before lost requests: the outage began in it.
-                let before = i.checked_sub(1).map(slot).filter(|b| b.lost > 0);
                 let b = before.unwrap_or_default();
                 Outage {
                     start_slot: i - usize::from(before.is_some()),
@@ -129,28 +162,52 @@ pub fn outages_in(seconds: &[[Slot; SLOTS]], elapsed: Duration, unanswered: u64)
             o.failed += s.failed;
             o.lost += s.lost;
             o.reconnect_attempts += s.reconnect_attempts;
-            continue;
+            return;
         }
-        let Some(mut o) = run.take() else { continue };
-        o.end_slot = i;
-        o.until_end = i == total;
-        let stalled = o.until_end && unanswered > 0 && o.end_slot - o.start_slot >= STALL_SLOTS;
-        if o.lost > 0 || o.reconnect_attempts > 0 || stalled {
-            found.push(o);
-        } else if let Some(from) = waited_through(&s, i, o.start_slot) {
-            o.start_slot = from;
-            found.push(o);
+        if let Some(o) = self.run.take().and_then(|o| closed(o, i, Some(s), 0)) {
+            self.found.push(o);
         }
     }
-    // Reconnects counted until the next outage begins.
-    for k in 0..found.len() {
-        let to = found.get(k + 1).map_or(total, |n| n.start_slot);
-        let o = &mut found[k];
-        let range = o.start_slot..to;
-        o.reconnect_attempts = range.clone().map(|i| slot(i).reconnect_attempts).sum();
-        o.reconnects = range.map(|i| slot(i).reconnects).sum();
+
+    /// The outages found in the slots pushed, and the one under way as if the test ended now
+    /// with `unanswered` requests in flight.
+    pub fn finish(mut self, unanswered: u64) -> Vec<Outage> {
+        self.found.extend(self.under_way(unanswered, 0));
+        self.found
     }
-    found
+
+    /// Outages that ended before the last slot pushed.
+    pub fn ended(&self) -> usize {
+        self.found.len()
+    }
+
+    /// The run of empty slots under way, if it is an outage were the test to end after the last
+    /// slot pushed with `unanswered` requests in flight: requests lost or reconnects tried in
+    /// it, or a second or more of it with requests unanswered (a server that stopped answering).
+    ///
+    /// `replied_until`: a slot before which replies came that the slots pushed may not hold yet
+    /// (0 when they are complete, as a finished test's are). A live view's slots lack the last
+    /// replies a worker got before its server froze (it hands a second over only when a reply
+    /// lands in a later one), while its live counters know when they came: the run is then
+    /// taken to begin no earlier, so a stall is judged by what it really lasted.
+    pub fn under_way(&self, unanswered: u64, replied_until: usize) -> Option<Outage> {
+        let mut o = self.run.clone()?;
+        o.start_slot = o.start_slot.max(replied_until.min(self.slots));
+        closed(o, self.slots, None, unanswered)
+    }
+}
+
+/// The run `o` of empty slots, ended at slot `end`: by that slot's replies `by`, or (`None`) by
+/// the end of the test with `unanswered` requests in flight. `Some` if it is an outage.
+fn closed(mut o: Outage, end: usize, by: Option<&Slot>, unanswered: u64) -> Option<Outage> {
+    o.end_slot = end;
+    o.until_end = by.is_none();
+    let stalled = o.until_end && unanswered > 0 && o.end_slot - o.start_slot >= STALL_SLOTS;
+    if o.lost > 0 || o.reconnect_attempts > 0 || stalled {
+        return Some(o);
+    }
+    o.start_slot = waited_through(by?, end, o.start_slot)?;
+    Some(o)
 }
 
 /// Where a stall ended by slot `i` (whose replies are `s`) began, when its longest-waiting reply
@@ -215,6 +272,59 @@ mod tests {
         assert_eq!(o[0].duration(), Duration::from_millis(400));
         assert!(!o[0].until_end);
         assert_eq!((o[1].start_slot, o[1].end_slot, o[1].lost), (25, 35, 30));
+    }
+
+    /// An outage's place and counts, without the reconnects [`outages`] adds after it.
+    fn shape(o: &Outage) -> (usize, usize, u64, u64, bool) {
+        (o.start_slot, o.end_slot, o.failed, o.lost, o.until_end)
+    }
+
+    #[test]
+    fn the_scan_slot_by_slot_finds_what_the_whole_timeline_shows() {
+        // Every kind: a kill with refused reconnects, a quiet spell, timeouts, a stall its late
+        // replies waited through, and a stall at the end.
+        let mut slots = vec![(100, 0, 0, 0); 70];
+        slots[5] = (60, 20, 0, 0);
+        for s in &mut slots[6..9] {
+            *s = (0, 0, 20, 0);
+        }
+        slots[12] = (0, 0, 0, 0);
+        slots[13] = (0, 0, 0, 0);
+        for s in &mut slots[25..35] {
+            *s = (0, 3, 3, 3);
+        }
+        for s in &mut slots[40..55] {
+            *s = (0, 0, 0, 0);
+        }
+        for s in &mut slots[58..] {
+            *s = (0, 0, 0, 0);
+        }
+        // Every prefix, as a test that ended (or a live view that reached) there.
+        for n in 0..=slots.len() {
+            let mut t = timeline(&slots[..n]);
+            if n > 55 {
+                t.second_mut(5).slots[5].waited_ns = 1_600_000_000;
+            }
+            for unanswered in [0, 5] {
+                let elapsed = SLOT * n as u32;
+                let whole: Vec<_> = outages(&t, elapsed, unanswered).iter().map(shape).collect();
+                let mut scan = OutageScan::default();
+                for i in 0..t.seconds.len() * SLOTS {
+                    scan.push(&t.seconds[i / SLOTS].slots[i % SLOTS]);
+                }
+                let under_way = scan.under_way(unanswered, 0).is_some();
+                let ended = scan.ended();
+                let scanned: Vec<_> = scan.finish(unanswered).iter().map(shape).collect();
+                assert_eq!(scanned, whole, "{n} slots, {unanswered} unanswered");
+                assert_eq!(ended + usize::from(under_way), whole.len());
+            }
+        }
+        let mut t = timeline(&slots);
+        t.second_mut(5).slots[5].waited_ns = 1_600_000_000;
+        let all = outages(&t, SLOT * 70, 5);
+        assert_eq!(all.len(), 4, "{all:?}");
+        assert_eq!((all[2].start_slot, all[2].end_slot), (40, 55));
+        assert!(all[3].until_end);
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub struct Recorder {
     pub all_latency_sum_ns: u64,
     /// Error replies counted with `-e`, by first word (measured phase only).
     pub errors: ErrorCounts,
+    /// Measured requests failed (error replies and requests lost without one): `errors`' total
+    /// as one count, which the engine's worker publishes each loop turn so the main thread knows
+    /// the requests in flight (`issued − completed − failures`: live metrics' outages).
+    pub failures: u64,
     /// RESP3 pushes that were not replies, by kind.
     pub pushes: PushCounts,
     /// When the last measured reply arrived: a test that ran to its end lasts until then.
@@ -44,8 +48,8 @@ pub struct Recorder {
     pub reconnects: u64,
     pub reconnect_refusals: u64,
     /// A command mix (`--ratio`): each command's own figures, by its index in the mix (empty
-    /// otherwise). Sized once, before the test. Their corrected latencies are *not* also in
-    /// `latency` (see [`Recorder::success_of`]).
+    /// otherwise). Sized once, before the test. Their latencies are *not* also in `latency` and
+    /// `uncorrected` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
     /// Sampled waits of replies in the kernel (see `rx_delay`).
     pub rx_delay: super::rx_delay::RxDelay,
@@ -76,13 +80,22 @@ impl Latency {
 /// One command of a mix as one worker measured it.
 #[derive(Clone, Debug, Default)]
 pub struct CommandTally {
-    /// Corrected latency only: a second histogram per reply would cost a mix more client CPU
-    /// than the target allows (the test's totals keep both).
+    /// Corrected latency (from the intended send time).
     pub latency: LatencyHistogram,
+    /// From just before the write (memtier's per-command figure). Recorded *instead of* the
+    /// worker's `uncorrected`, as `latency` is instead of its `latency`: a mix's reply still
+    /// costs two histogram records, as a single command's does.
+    pub uncorrected: LatencyHistogram,
     pub completed: u64,
     pub errors: u64,
-    /// Successful replies that were nil (a read's miss).
+    /// What its successful replies found, memtier's hits and misses of a read: a reply with a
+    /// value is a hit, a nil reply a miss, an array reply's elements one each (an `MGET`'s keys).
+    pub hits: u64,
     pub nils: u64,
+    /// Bytes of its measured requests as written, and of their replies as read (memtier's
+    /// KB/sec: request plus reply, per command).
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
 }
 
 impl Recorder {
@@ -97,6 +110,7 @@ impl Recorder {
             all_completed: 0,
             all_latency_sum_ns: 0,
             errors: ErrorCounts::default(),
+            failures: 0,
             pushes: PushCounts::default(),
             last_reply: None,
             last_failure: None,
@@ -125,11 +139,23 @@ impl Recorder {
         }
     }
 
-    /// A nil reply to mix command `k`, after its success was counted (a read's miss).
+    /// A reply to mix command `k`, after it was counted as a success or an error: its bytes
+    /// (`rx` as read, and its request's `tx` as written: memtier counts a request's bytes with
+    /// its reply's, an error reply's too) and what it found, `hits` values and `misses` nils (see
+    /// [`CommandTally::hits`]; none for an error).
     #[inline]
-    pub fn command_nil(&mut self, k: usize, warmup: bool) {
+    pub fn command_answered(
+        &mut self,
+        k: usize,
+        (rx, tx): (usize, u32),
+        (hits, misses): (u64, u64),
+        warmup: bool,
+    ) {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
-            c.nils += 1;
+            c.tx_bytes += u64::from(tx);
+            c.rx_bytes += rx as u64;
+            c.hits += hits;
+            c.nils += misses;
         }
     }
 
@@ -140,9 +166,9 @@ impl Recorder {
         self.success_of(None, intended, sent, warmup, now)
     }
 
-    /// [`Recorder::success`] for command `k` of a mix (`Some`): its corrected latency goes into
-    /// that command's histogram *instead of* the total one, and the runner adds the commands'
-    /// histograms into the total when the test ends (one histogram record per reply, as for a
+    /// [`Recorder::success`] for command `k` of a mix (`Some`): its latencies go into that
+    /// command's histograms *instead of* the total ones, and the runner adds the commands'
+    /// histograms into the totals when the test ends (two histogram records per reply, as for a
     /// single command, which keeps a mix's client CPU close to a plain test's).
     #[inline]
     pub fn success_of(
@@ -173,11 +199,14 @@ impl Recorder {
             match k.and_then(|k| self.commands.get_mut(k)) {
                 Some(c) => {
                     c.latency.record(latency_ns);
+                    c.uncorrected.record(latency.uncorrected_ns);
                     c.completed += 1;
                 }
-                None => self.latency.record(latency_ns),
+                None => {
+                    self.latency.record(latency_ns);
+                    self.uncorrected.record(latency.uncorrected_ns);
+                }
             }
-            self.uncorrected.record(latency.uncorrected_ns);
             self.completed += 1;
             self.latency_sum_ns += latency_ns;
             self.tally.success(now, latency_ns);
@@ -209,6 +238,7 @@ impl Recorder {
         if !warmup {
             self.hand_over(now);
             self.errors.record(text);
+            self.failures += 1;
             self.tally.error_reply(now, text);
         }
     }
@@ -218,6 +248,7 @@ impl Recorder {
     pub fn failed(&mut self, kind: usize, n: u64, now: Instant) {
         self.hand_over(now);
         self.errors.record_kind(FAILURE_KINDS[kind], n);
+        self.failures += n;
         self.tally.lost(now, kind, n);
         self.last_failure = Some(now);
     }
@@ -262,6 +293,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: None,
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -280,6 +313,8 @@ impl Recorder {
                 commands: &self.commands,
                 cluster: Some(cluster),
                 issued: self.issued,
+                pushes: self.pushes,
+                reconnect_refusals: self.reconnect_refusals,
             };
             self.tally.hand_over(now, &whole);
         }
@@ -299,6 +334,8 @@ impl Recorder {
             commands: &self.commands,
             cluster,
             issued: self.issued,
+            pushes: self.pushes,
+            reconnect_refusals: self.reconnect_refusals,
         };
         self.tally.flush_with(Some(&whole));
     }
@@ -381,7 +418,7 @@ mod tests {
         };
         rec.success_with(Some(0), lat(1_001, 901), false, at(10));
         rec.success_with(Some(1), lat(2_003, 1_777), false, at(20));
-        rec.command_nil(1, false);
+        rec.command_answered(1, (5, 30), (0, 1), false);
         rec.error(false, b"WRONGTYPE x", at(30));
         rec.command_error(0, false);
         rec.failed(0, 2, at(40));
@@ -418,8 +455,24 @@ mod tests {
         for s in &h {
             sum.merge(&s[1]);
         }
-        assert_eq!(sum.len(), rec.uncorrected.len());
-        assert_eq!(sum.max_ns(), rec.uncorrected.max_ns());
+        // The whole test's uncorrected latencies: the worker's and its mix commands'.
+        let mut whole = rec.uncorrected.clone();
+        for c in &rec.commands {
+            whole.merge(&c.uncorrected);
+        }
+        assert_eq!(sum.len(), whole.len());
+        assert_eq!(sum.max_ns(), whole.max_ns());
+        assert_eq!(whole.len(), 6, "2 + 1 mix replies and 3 plain ones");
+        let per_command: Vec<u64> = e
+            .iter()
+            .map(|e| e.commands.iter().map(|c| c.uncorrected.len()).sum())
+            .collect();
+        assert_eq!(
+            per_command,
+            [2, 1, 0],
+            "each mix reply in its second, from the write"
+        );
+        assert_eq!(rec.commands[1].uncorrected.max_ns(), 1_777);
     }
 
     /// The histograms' buckets and counts, to compare exactly.

@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, cpu_percent};
-use super::{ExactSecond, FAILURE_KINDS, LatencyHistogram, SecondBase, TestResult, Whole};
+use super::{
+    ExactSecond, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondBase, TestResult, Whole,
+};
 
 /// 100 ms slots per second.
 pub const SLOTS: usize = 10;
@@ -127,6 +129,14 @@ pub struct Second {
     /// end may be in it: never fewer than its replies'). `None` where no worker counts them
     /// (`storm`, `fuzz`): the journal's recovered test then says `issued` is unknown.
     pub issued: Option<u64>,
+    /// What the workers' pushes (every kind, warm-up's too: as the test's `pushes`) and the
+    /// reconnects the server refused gained, handed over with the second as `issued` is, so a
+    /// journal's recovered test has them; `None` where no worker hands them over.
+    pub pushes: Option<PushCounts>,
+    pub reconnect_refusals: Option<u64>,
+    /// `--pubsub`/`--stream`: the deliveries owed for the messages published in this second
+    /// (each acknowledged message's receivers), so a killed test still says how many were due.
+    pub owed: u64,
     /// The second's latencies at full precision, for the journal (`ExactSecond`): `Some` in a
     /// worker's second under way, and in the test's timeline until the second is handed over
     /// (`engine::seconds` moves it out), `None` after.
@@ -149,6 +159,9 @@ impl Default for Second {
             invalidations: 0,
             published: 0,
             issued: None,
+            pushes: None,
+            reconnect_refusals: None,
+            owed: 0,
             exact: None,
             client_threads: Vec::new(),
         }
@@ -162,6 +175,9 @@ impl Second {
             && self.reconnect_attempts() == 0
             && self.invalidations == 0
             && self.published == 0
+            // A direct tally's writes (`SecondTally::written`); a worker's are set after this
+            // check (`SecondTally::flush_with`).
+            && self.issued.unwrap_or(0) == 0
     }
 
     fn add(&mut self, other: &Second) {
@@ -180,6 +196,13 @@ impl Second {
         if let Some(n) = other.issued {
             *self.issued.get_or_insert(0) += n;
         }
+        if let Some(p) = &other.pushes {
+            self.pushes.get_or_insert_default().merge(p);
+        }
+        if let Some(n) = other.reconnect_refusals {
+            *self.reconnect_refusals.get_or_insert(0) += n;
+        }
+        self.owed += other.owed;
         if let Some(o) = &other.exact {
             // Once per second of the test (the first worker to hand it over), off the hot path.
             self.exact.get_or_insert_with(Default::default).add(o);
@@ -197,6 +220,9 @@ impl Second {
         self.invalidations = 0;
         self.published = 0;
         self.issued = None;
+        self.pushes = None;
+        self.reconnect_refusals = None;
+        self.owed = 0;
     }
 
     /// Reconnect attempts in this second.
@@ -307,8 +333,11 @@ pub struct SecondTally {
     /// because the tally may be built on another thread than the worker that fills it (a
     /// thread's CPU clock means nothing on another thread), so the first slot has no figures.
     clock: Option<ThreadCpuMark>,
-    /// The worker's issued count ([`Whole::issued`]) at the last hand-over that had it.
+    /// The worker's issued count, pushes and refused reconnects ([`Whole`]) at the last
+    /// hand-over that had them.
     issued_base: u64,
+    pushes_base: PushCounts,
+    refusals_base: u64,
 }
 
 /// A span between two slot crossings shorter than this gives no slot figures: a few
@@ -317,6 +346,12 @@ const MIN_SPAN: Duration = Duration::from_millis(50);
 
 impl SecondTally {
     pub fn new(start: Instant, shared: SharedTimeline) -> Self {
+        Self::with_base(start, shared, true)
+    }
+
+    /// `base`: whether the seconds' full-precision parts are taken as differences of the
+    /// worker's whole-test figures (`SecondBase`), or counted directly ([`SecondTally::direct`]).
+    fn with_base(start: Instant, shared: SharedTimeline, base: bool) -> Self {
         let exact = shared.lock().unwrap_or_else(|e| e.into_inner()).exact;
         Self {
             start,
@@ -327,11 +362,66 @@ impl SecondTally {
                 exact: exact.then(Box::default),
                 ..Second::default()
             },
-            base: exact.then(Box::default),
+            base: (exact && base).then(Box::default),
             shared,
             clock: None,
             issued_base: 0,
+            pushes_base: PushCounts::default(),
+            refusals_base: 0,
         }
+    }
+
+    /// A tally for a mode that counts its events one by one, without a worker's whole-test
+    /// figures to take a second's part from (the fuzzer, a storm's opener): while the timeline
+    /// keeps full-precision seconds (a journal is written), what [`SecondTally::success_exact`],
+    /// [`SecondTally::error_word`] and [`SecondTally::stage`] count goes into the second's
+    /// full-precision part as it comes, and is handed over with the second.
+    ///
+    /// Why not the difference of whole-test histograms, as a worker's: that keeps a copy of a
+    /// full-precision histogram's counts (270 kB) per thread, and these modes run many threads
+    /// at a few events a second each; a pair per event, compacted in place by bucket
+    /// (`SparseHistogram::record_bounded`), costs them nothing per event but a push.
+    pub fn direct(start: Instant, shared: SharedTimeline) -> Self {
+        Self::with_base(start, shared, false)
+    }
+
+    /// [`SecondTally::success`], and its latency into the second's full-precision part (a
+    /// direct tally's: [`SecondTally::direct`]).
+    pub fn success_exact(&mut self, now: Instant, latency_ns: u64) {
+        self.success(now, latency_ns);
+        if let Some(e) = self.current.exact.as_deref_mut() {
+            e.corrected.record_bounded(latency_ns);
+            e.uncorrected.record_bounded(latency_ns);
+        }
+    }
+
+    /// An error reply at `now` whose first word is `word`, by that word in the second's
+    /// full-precision part (a direct tally's).
+    pub fn error_word(&mut self, now: Instant, word: &str) {
+        self.failures(now, 1);
+        if let Some(e) = self.current.exact.as_deref_mut() {
+            e.errors.record_kind(word, 1);
+        }
+    }
+
+    /// Stage `k` of an event completed at `now` took `ns` (a direct tally's: a storm's
+    /// connection stages), in the second's full-precision part as part `k`'s latency.
+    pub fn stage(&mut self, k: usize, ns: u64) {
+        if let Some(e) = self.current.exact.as_deref_mut() {
+            if e.commands.len() <= k {
+                e.commands.resize_with(k + 1, Default::default);
+            }
+            let part = &mut e.commands[k];
+            part.latency.record_bounded(ns);
+            part.completed += 1;
+        }
+    }
+
+    /// `n` measured commands written at `now` (a direct tally's: the worker's are handed over
+    /// from [`Whole::issued`]).
+    pub fn written(&mut self, now: Instant, n: u64) {
+        self.at(now);
+        *self.current.issued.get_or_insert(0) += n;
     }
 
     /// A measured reply that completed a request at `now` with corrected latency `latency_ns`.
@@ -478,6 +568,11 @@ impl SecondTally {
         if let Some(w) = whole {
             self.current.issued = Some(w.issued.saturating_sub(self.issued_base));
             self.issued_base = w.issued;
+            self.current.pushes = Some(w.pushes.since(&self.pushes_base));
+            self.pushes_base = w.pushes;
+            let refusals = w.reconnect_refusals.saturating_sub(self.refusals_base);
+            self.current.reconnect_refusals = Some(refusals);
+            self.refusals_base = w.reconnect_refusals;
         }
         // Where the second's values lie: its coarse histogram's range (`metrics::handed_over`).
         let band = (self.current.latency.min_ns(), self.current.latency.max_ns());
@@ -490,6 +585,16 @@ impl SecondTally {
                 e.take_delta(base, w, band);
                 None
             }
+            // A direct tally's part, as counted (`SecondTally::direct`): compacted, then
+            // handed over with the second and emptied for the next.
+            (_, None, Some(e)) => {
+                e.corrected.compact();
+                e.uncorrected.compact();
+                for c in &mut e.commands {
+                    c.latency.compact();
+                }
+                None
+            }
             _ => self.current.exact.take(),
         };
         let mut t = self.shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -497,6 +602,11 @@ impl SecondTally {
         drop(t);
         if kept.is_some() {
             self.current.exact = kept;
+        }
+        if self.base.is_none()
+            && let Some(e) = self.current.exact.as_deref_mut()
+        {
+            e.clear();
         }
         self.current.clear();
     }

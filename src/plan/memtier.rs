@@ -6,10 +6,16 @@ use std::sync::Arc;
 
 use crate::cli::{Args, DataSizes};
 use crate::engine::{LoadSpec, ScanWalk};
-use crate::workload::memtier::{MemtierShape, POOL_SLACK, SizeByKey, random_pool};
+use crate::workload::memtier::{Imported, MemtierShape, POOL_SLACK, SizeByKey, random_pool};
 
-/// The shapes of a memtier-mode run; `None` outside memtier mode.
-pub(super) fn shape(args: &Args, load: &LoadSpec, data_size: usize) -> Option<Arc<MemtierShape>> {
+/// The shapes of a memtier-mode run (`import`: `--data-import`'s file as the requests use it);
+/// `None` outside memtier mode.
+pub(super) fn shape(
+    args: &Args,
+    load: &LoadSpec,
+    data_size: usize,
+    import: Option<Imported>,
+) -> Option<Arc<MemtierShape>> {
     let d = args.workload.memtier.as_ref()?;
     let size_by_key = match (&args.workload.data_sizes, d.size_pattern_s) {
         (Some(DataSizes::Range(min, max)), true) => Some(SizeByKey {
@@ -33,6 +39,7 @@ pub(super) fn shape(args: &Args, load: &LoadSpec, data_size: usize) -> Option<Ar
         multi_key_get: d.multi_key_get,
         gets_per_cycle: args.workload.ratio.map_or(0, |r| u64::from(r.1)),
         data_size,
+        import,
     }))
 }
 

@@ -10,6 +10,7 @@ mod delivery;
 pub mod find_max;
 pub mod memory;
 pub mod memtier;
+pub mod memtier_import;
 mod pushes;
 pub mod shard;
 pub mod start_at;
@@ -140,6 +141,10 @@ pub struct RunPlan {
     pub mix_in_order: bool,
     /// `respbench memtier`: the mix's request shapes (its keys, `-R`, `--expiry-range`, …).
     pub memtier: Option<std::sync::Arc<crate::workload::memtier::MemtierShape>>,
+    /// memtier's `--data-verify`: the keys read back after the test (or instead of it).
+    pub verify: Option<memtier_import::VerifyPlan>,
+    /// memtier's `--statsd-host` and its options: real-time metrics sent as the run goes.
+    pub statsd: Option<crate::cli::memtier::StatsdArgs>,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
@@ -154,6 +159,8 @@ pub struct RunPlan {
     pub storm: Option<storm::StormPlan>,
     /// `--memory-per-key` (or `--fill`): memory per key around every test.
     pub memory_per_key: bool,
+    /// `--dbnum`: the db the tests write, whose keys memory per key samples by type.
+    pub dbnum: u32,
     /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
     pub delivery: Option<crate::delivery::DeliverySpec>,
 }
@@ -162,6 +169,9 @@ impl RunPlan {
     /// Resolves `args`; `stdin` is the `-x` argument if it was read. The plan is complete when
     /// built: a `--dataset` file is read and its records attached here (after every other check).
     pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, PlanError> {
+        // memtier's --data-import: the file's items can be the key range, so it is read first.
+        let import = memtier_import::import(args)?;
+        let args = import.as_ref().map_or(args, |i| &i.args);
         let mut warnings = Vec::new();
         // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
         let data_size = workloads::data_size(args);
@@ -240,7 +250,9 @@ impl RunPlan {
         delivery::key_drift(args, &mut load)?;
         load.scan_walk = memtier::scan_walk(args);
         let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
-        let memtier = memtier::shape(args, &load, data_size);
+        let imported = import.as_ref().map(|i| memtier_import::imported(i, &load));
+        let memtier = memtier::shape(args, &load, data_size, imported);
+        let verify = memtier_import::verify(import.as_ref(), &load);
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,
@@ -283,6 +295,8 @@ impl RunPlan {
             repeat: args.repeat,
             mix_in_order: args.workload.in_order,
             memtier,
+            verify,
+            statsd: args.statsd.clone(),
             server_stats: !args.no_server_stats,
             shard,
             start_at,
@@ -291,6 +305,7 @@ impl RunPlan {
             counters,
             storm,
             memory_per_key,
+            dbnum: args.dbnum,
             delivery,
         })
     }

@@ -13,9 +13,9 @@ use crate::watch::{ServerInterval, ServerSample, Watched};
 use crate::workload::Template;
 
 use super::document::{
-    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixRecord,
-    NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord, TestRecord,
-    VerdictRecord,
+    Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixBytes, MixRecord,
+    MixUncorrected, NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
+    TestRecord, VerdictRecord,
 };
 use super::timeline::{SecondRows, Timeline};
 
@@ -194,8 +194,23 @@ pub fn test_record(
                 } else {
                     super::hdr::encode(&c.latency)
                 },
-                hits: Some(c.completed - c.nils.min(c.completed)),
+                hits: Some(c.hits.unwrap_or(c.completed - c.nils.min(c.completed))),
                 misses: Some(c.nils),
+                // Both histograms hold the same replies; a journal of an earlier build kept
+                // only the corrected one.
+                uncorrected: (c.uncorrected.len() == c.latency.len()).then(|| MixUncorrected {
+                    latency_us: LatencySummary::of(&c.uncorrected),
+                    histogram: if extras.skip_histograms {
+                        String::new()
+                    } else {
+                        super::hdr::encode(&c.uncorrected)
+                    },
+                }),
+                // Counted where replies were (every request has bytes); a mode that counts
+                // none (replay) leaves them at 0: absent then, not "no bytes".
+                bytes: (c.bytes)
+                    .filter(|&(tx, _)| tx > 0 || c.completed == 0)
+                    .map(|(tx, rx)| MixBytes { tx, rx }),
             })
             .collect(),
         timeline: {
@@ -287,6 +302,7 @@ fn machine_record(
         others_cpu_pct,
         client_max_runqueue_pct,
         cores: l.cores,
+        respbench_cores: (l.respbench_cores > 0).then_some(l.respbench_cores),
         measured: Vec::new(),
     };
     for (name, known) in [
@@ -336,6 +352,7 @@ fn verdict_record(
                 .filter_map(|s| s.cpu_pct)
                 .sum(),
             cores: m.cores,
+            respbench_cores: m.respbench_cores.unwrap_or(0),
         },
     });
     let seconds = r.elapsed.as_secs_f64();

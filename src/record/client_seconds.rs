@@ -31,7 +31,13 @@ pub struct ClientSecondRow {
     pub latency_us: Vec<f64>,
     /// Reply bytes received.
     pub rx_bytes: Vec<u64>,
-    /// Nil replies (memtier's misses).
+    /// Request bytes written (a mix's commands); absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tx_bytes: Vec<u64>,
+    /// What the replies found: values (memtier's hits; absent in records of earlier builds,
+    /// whose non-nil replies were hits) and nils (its misses), an `MGET`'s one per key.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hits: Vec<u64>,
     pub nils: Vec<u64>,
     pub errors: Vec<u64>,
 }
@@ -55,6 +61,8 @@ pub fn of(connections: &[ConnSeconds]) -> Option<Vec<ClientSecondsRecord>> {
                     requests: r.requests.to_vec(),
                     latency_us: r.latency_ns.iter().map(|&ns| ns as f64 / 1e3).collect(),
                     rx_bytes: r.rx_bytes.to_vec(),
+                    tx_bytes: r.tx_bytes.to_vec(),
+                    hits: r.hits.to_vec(),
                     nils: r.nils.to_vec(),
                     errors: r.errors.to_vec(),
                 })

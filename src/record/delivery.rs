@@ -117,8 +117,10 @@ pub struct DeliverySecond {
 }
 
 impl DeliveryRecord {
-    /// The block for `spec`'s run that measured `r`.
-    pub fn of(spec: &DeliverySpec, r: &DeliveryResult) -> Self {
+    /// The block's shape for `spec` (mode, receivers, publishers, channels, messages, rate,
+    /// payload), without counts: what the journal's `begin` line holds, so a killed test's
+    /// block is rebuilt from its seconds (`record::journal`).
+    pub fn shape(spec: &DeliverySpec) -> Self {
         let (mode, channels, subscribe, slow) = match &spec.mode {
             Mode::PubSub {
                 channels,
@@ -136,6 +138,23 @@ impl DeliveryRecord {
             }
             Mode::Stream { .. } => ("stream", None, None, None),
         };
+        Self {
+            mode: mode.into(),
+            receivers: spec.receivers(),
+            publishers: spec.publishers,
+            channels,
+            subscribe,
+            slow_subscribers: slow.map(|s| s.0),
+            slow_pause_ms: slow.map(|s| s.1.as_millis() as u64),
+            messages: spec.messages,
+            rate: spec.rate,
+            payload_bytes: spec.payload as u64,
+            ..Self::default()
+        }
+    }
+
+    /// The block for `spec`'s run that measured `r`.
+    pub fn of(spec: &DeliverySpec, r: &DeliveryResult) -> Self {
         let mut pending_before: Option<u64> = None;
         let seconds = r
             .seconds
@@ -159,16 +178,6 @@ impl DeliveryRecord {
             })
             .collect();
         Self {
-            mode: mode.into(),
-            receivers: spec.receivers(),
-            publishers: spec.publishers,
-            channels,
-            subscribe,
-            slow_subscribers: slow.map(|s| s.0),
-            slow_pause_ms: slow.map(|s| s.1.as_millis() as u64),
-            messages: spec.messages,
-            rate: spec.rate,
-            payload_bytes: spec.payload as u64,
             published: r.published,
             publish_errors: r.publish_errors,
             expected: r.expected,
@@ -204,6 +213,7 @@ impl DeliveryRecord {
                 .collect(),
             moved: (!r.nodes.is_empty()).then_some(r.moved),
             resubscribed: (!r.nodes.is_empty()).then_some(r.resubscribed),
+            ..Self::shape(spec)
         }
     }
 }

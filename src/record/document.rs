@@ -85,6 +85,10 @@ pub struct Document {
     /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storm: Option<super::storm::StormRecord>,
+    /// `respbench memtier --data-verify` runs only (absent otherwise): see
+    /// `record::memtier_data`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<super::memtier_data::VerifyRecord>,
 }
 
 impl Document {
@@ -122,6 +126,12 @@ pub struct FindMaxRecord {
     /// back: `server`, `client`, `both`, `machine-busy`, `connections`, `cant-tell` or `unknown`
     /// (`slo::table::Limit::name`); `null` otherwise.
     pub limit: Option<String>,
+    /// With `end` `too-noisy` or `never-met`: a rate at least twice the failing bound's (the
+    /// lowest rate's, for `never-met`) at which the SLO broke by no more than there, so the load
+    /// did not set the boundary (the machine's stalls did). Absent otherwise, and in records from
+    /// before the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_growth_rps: Option<u64>,
 }
 
 /// One measured window of a `--find-max` search (a step is one or more windows at one rate).
@@ -131,9 +141,10 @@ pub struct FindMaxRecord {
 pub struct FindMaxStep {
     pub offered_rps: u64,
     pub achieved_rps: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
+    /// `null` when the window got no reply (then it did not meet the SLO).
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
     /// Error replies.
     pub errors: u64,
     /// Every SLO condition held.
@@ -355,8 +366,12 @@ pub struct MachineRecord {
     pub others_cpu_pct: Option<f64>,
     /// The respbench worker that waited longest for a CPU, percent of wall time.
     pub client_max_runqueue_pct: Option<f64>,
-    /// The machine's cores.
+    /// The machine's cores (every online CPU): `busy_pct` is of these.
     pub cores: usize,
+    /// The cores respbench may run on (its affinity or CPU quota: `taskset -c 1` gives 1), at
+    /// most `cores`; absent in records of earlier builds, whose `cores` was this figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub respbench_cores: Option<usize>,
     /// Which figures were read: `cpu_pressure`, `steal`, `busy`, `respbench_cpu`, `others_cpu`,
     /// `client_runqueue`.
     pub measured: Vec<String>,
@@ -504,12 +519,38 @@ pub struct MixRecord {
     pub latency_us: LatencySummary,
     /// Corrected latency, encoded as [`Histograms`] (empty when the record keeps none).
     pub histogram: String,
-    /// Replies with a value and nil replies (memtier's hits and misses of a read), counted from
-    /// the replies; absent in records of earlier builds.
+    /// Values and nils its replies held (memtier's hits and misses of a read): a reply with a
+    /// value or a nil reply counts one, an array reply (an `MGET`) one per element; absent in
+    /// records of earlier builds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hits: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub misses: Option<u64>,
+    /// Its latency from just before the write (memtier's per-command figure; the test's
+    /// `latency_us.uncorrected` covers every command's); absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncorrected: Option<MixUncorrected>,
+    /// Bytes of its answered requests as written and of their replies as read (memtier's
+    /// KB/sec); absent in records of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<MixBytes>,
+}
+
+/// A mix command's latency from the write: its summary, and its histogram encoded as
+/// [`Histograms`] (empty when the record keeps none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixUncorrected {
+    pub latency_us: LatencySummary,
+    pub histogram: String,
+}
+
+/// A mix command's bytes each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixBytes {
+    pub tx: u64,
+    pub rx: u64,
 }
 
 /// One server during one test.

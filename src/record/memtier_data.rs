@@ -1,7 +1,8 @@
 //! The record's `options.workload.memtier`: `respbench memtier`'s data options as they ran
 //! (`workload::memtier::MemtierShape`), so a record says whether its SETs were `SETEX`,
 //! `SETRANGE` or plain and its GETs `MGET`s without anyone parsing `command_line`. Absent
-//! outside memtier mode and in records of earlier builds.
+//! outside memtier mode and in records of earlier builds. Also the record's `verify` block:
+//! what `--data-verify` found reading the keys back.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,39 @@ pub struct MemtierDataRecord {
     /// `--scan-incremental-iteration`: the `SCAN` followed each reply's cursor; `null` without
     /// it (and in records of earlier builds).
     pub scan_incremental: Option<ScanIncrementalRecord>,
+    /// `--data-import`: the SETs wrote the import file's items; `null` without it (and in
+    /// records of earlier builds).
+    pub data_import: Option<DataImportRecord>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DataImportRecord {
+    /// The file as given.
+    pub file: String,
+    /// Its items (without `--generate-keys`, the key range is `0..items`).
+    pub items: u64,
+    /// `--generate-keys`: keys from the key range, key `k` taking item `k - key_minimum`'s
+    /// value.
+    pub generate_keys: bool,
+    /// `--no-expiry`: the items' expiry times were not sent.
+    pub no_expiry: bool,
+}
+
+/// `--data-verify`: the keys read back after the test (or by `--verify-only`), each GET's value
+/// compared with the one the import file gives that key. memtier's "keys failed" is
+/// `missing + mismatched`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerifyRecord {
+    /// Keys read back.
+    pub keys: u64,
+    /// Keys holding the expected value.
+    pub verified: u64,
+    /// Keys the server does not hold (a nil reply).
+    pub missing: u64,
+    /// Keys holding another value, or whose read failed (an error reply).
+    pub mismatched: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -56,6 +90,12 @@ impl MemtierDataRecord {
             multi_key_get: shape.multi_key_get,
             scan_incremental: scan.map(|w| ScanIncrementalRecord {
                 max_iterations: w.max_continuations.unwrap_or(0),
+            }),
+            data_import: shape.import.as_ref().map(|i| DataImportRecord {
+                file: i.file.name().to_string(),
+                items: i.file.len(),
+                generate_keys: i.generated_from.is_some(),
+                no_expiry: i.no_expiry,
             }),
         }
     }

@@ -75,6 +75,9 @@ pub struct RunRecord {
     keeps: bool,
     /// The run's journal (`journal`), while it can be written.
     journal: Option<journal::Journal>,
+    /// A journal whose write failed: written no more, and removed with the journal's usual
+    /// end (once the record is written), so no truncated `.partial` stops the next run.
+    failed_journal: Option<journal::Journal>,
     /// A caller writes its own report from the document (memtier mode): the run's human report
     /// goes nowhere.
     report_silenced: bool,
@@ -132,6 +135,7 @@ impl RunRecord {
             fuzz: None,
             replay: None,
             storm: None,
+            verify: None,
         };
         let mut rec = Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),
@@ -142,6 +146,7 @@ impl RunRecord {
             test_started: None,
             machine_started: None,
             journal,
+            failed_journal: None,
             report_silenced: false,
             feeds: Vec::new(),
         };
@@ -157,15 +162,20 @@ impl RunRecord {
         }
     }
 
-    /// A journal that cannot be written any more is left as it is, with one warning: the run
-    /// and its final record go on without it.
+    /// A journal that cannot be written any more (a full disk) is written no more, with one
+    /// warning: the run and its final record go on without it. It stays until the record is
+    /// written (what it holds so far still reads, if the run is killed before), then goes as a
+    /// journal does (`finish`): a run that ends leaves no `.partial` behind.
     fn journaled(&mut self, written: io::Result<()>) {
-        if let (Err(e), Some(j)) = (written, self.journal.as_ref()) {
+        if let Err(e) = written
+            && let Some(j) = self.journal.take()
+        {
             eprintln!(
-                "respbench: warning: the journal {} cannot be written ({e}); the run goes on without it",
+                "respbench: warning: the journal {} cannot be written ({e}); the run goes on \
+                 without it, and it is removed when the run's record is written",
                 j.path().display()
             );
-            self.journal = None;
+            self.failed_journal = Some(j);
         }
     }
 
@@ -333,7 +343,7 @@ impl RunRecord {
     /// once it is written, the journal goes.
     pub fn finish(&mut self, outcome: &'static str, error: Option<String>) -> io::Result<()> {
         self.write_record(outcome, error)?;
-        match self.journal.take() {
+        match self.journal.take().or(self.failed_journal.take()) {
             Some(j) => j.remove(),
             None => Ok(()),
         }
@@ -390,14 +400,22 @@ impl RunRecord {
         self.journal_head();
     }
 
-    /// `--fuzz`: the fuzz run's block.
+    /// `--fuzz`: the fuzz run's block (into the journal's head too, as a storm's: a run killed
+    /// before its record is written keeps the whole block).
     pub fn set_fuzz(&mut self, f: fuzz::FuzzRecord) {
         self.doc.fuzz = Some(f);
+        self.journal_head();
     }
 
     /// `--check-counters`: one INCR test's lost-writes figures.
     pub fn add_counters(&mut self, c: failover::CounterRecord) {
         self.doc.counters.push(c);
+        self.journal_head();
+    }
+
+    /// memtier's `--data-verify`: what reading the keys back found.
+    pub fn set_verify(&mut self, v: memtier_data::VerifyRecord) {
+        self.doc.verify = Some(v);
         self.journal_head();
     }
 
@@ -497,6 +515,38 @@ mod tests {
         );
         assert_eq!(doc.tests[0].name, "GET");
         assert!(doc.tests[0].histograms.corrected.is_empty());
+    }
+
+    #[test]
+    fn a_journal_that_could_not_be_written_goes_when_the_record_is_written() {
+        let dir = std::env::temp_dir().join(format!("respbench-jfail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let journal = dir.join("run.partial");
+        let _ = std::fs::remove_file(&journal);
+        let j = journal.to_str().unwrap();
+        let argv = ["-n", "1", "--json", "-", "--journal", j];
+        let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
+            crate::cli::Invocation::Run(a) => a,
+            other => panic!("{other:?}"),
+        };
+        let plan = RunPlan::new(&args, None).unwrap();
+        let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
+        assert!(journal.exists());
+        // A write that failed (a full disk): the run goes on without the journal.
+        rec.journaled(Err(io::Error::other("No space left on device")));
+        assert!(!rec.journaling());
+        assert!(
+            journal.exists(),
+            "what it holds so far still reads until the record is there"
+        );
+        rec.sink = Sink::None;
+        rec.finish("completed", None).unwrap();
+        assert!(
+            !journal.exists(),
+            "no truncated journal left to stop the next run with the same path"
+        );
+        RunRecord::open(&plan, &["respbench".into()]).expect("the next run starts");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! was skipped, and the schedule as it ran (due and actual sends per second, slip).
 //!
 //! Every field defaults, so records without the block (every other run) and older readers are
-//! unaffected; `merge` keeps the first shard's block as it keeps its options.
+//! unaffected; `merge` adds the shards' blocks ([`merged`]).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReplayRecord {
-    /// The trace's file name (without its directory).
+    /// The trace's file name (without its directory); several traces' names joined by `, `.
     pub trace: String,
     /// The trace's span in the window replayed, seconds (first to last entry).
     pub span_s: f64,

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use resp::Value;
@@ -20,6 +20,7 @@ use resp::Value;
 use crate::cli::UsageError;
 use crate::cli::connection::{self, ConnectionArgs};
 use crate::cli::flag::{self, Action, Doc, Flag, help_block, parse_subcommand_sharing};
+use crate::engine::Target;
 use crate::engine::control::ControlConn;
 use crate::trace::{Entry, Writer, parse_monitor_line};
 
@@ -35,6 +36,8 @@ pub struct CaptureArgs {
     pub out: Option<PathBuf>,
     pub duration: Option<Duration>,
     pub max_backlog: u64,
+    /// `--cluster`: every primary of the cluster captured at once (`capture_cluster`).
+    pub cluster: bool,
 }
 
 impl Default for CaptureArgs {
@@ -44,6 +47,7 @@ impl Default for CaptureArgs {
             out: None,
             duration: None,
             max_backlog: 64 << 20,
+            cluster: false,
         }
     }
 }
@@ -95,6 +99,17 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--max-backlog", "16", "-o", "t.trace"]),
+    F::switch(
+        &["--cluster"],
+        "--cluster",
+        "The server is a cluster node: capture every primary at once\n\
+         (a MONITOR each), merged by time into the one trace at the end",
+        |a, _, _| {
+            a.cluster = true;
+            Ok(())
+        },
+    )
+    .example(&["--cluster", "-p", "7000", "-o", "t.trace"]),
     F::new(
         &["--help"],
         flag::Value::None,
@@ -114,6 +129,8 @@ docs/replay.md for how much) and its output buffer has no limit: the capture
 stops, saying so, when the server holds more than --max-backlog for it.
 Times are when the server ran each command, not when the client sent it.
 Ends after --duration or at Ctrl-C (exit 0 either way, the trace complete).
+With --cluster, every primary is captured at once and the one trace holds them
+all, merged by time (respbench replay --cluster replays it).
 
 Options:
 ";
@@ -145,8 +162,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<CaptureArgs>, String> {
     if help {
         return Ok(None);
     }
-    if a.out.is_none() {
-        return Err(format!("-o FILE is required (- for stdout; {see})"));
+    match &a.out {
+        None => return Err(format!("-o FILE is required (- for stdout; {see})")),
+        Some(o) if a.cluster && crate::cli::is_stdout(o) => {
+            return Err(format!(
+                "--cluster writes each primary's part beside the trace and merges them at the \
+                 end: give -o a file, not - ({see})"
+            ));
+        }
+        Some(_) => {}
     }
     super::connect::check(&a.conn)?;
     Ok(Some(a))
@@ -183,7 +207,7 @@ fn client_field<'a>(line: &'a str, field: &str) -> Option<&'a str> {
         .find_map(|kv| kv.strip_prefix(field)?.strip_prefix('='))
 }
 
-fn io(e: impl std::fmt::Display) -> (u8, String) {
+pub(super) fn io(e: impl std::fmt::Display) -> (u8, String) {
     (1, e.to_string())
 }
 
@@ -202,72 +226,59 @@ fn backlog(watch: &mut ControlConn, id: i64) -> Result<u64, crate::engine::Engin
         .unwrap_or(0))
 }
 
-fn capture(a: &CaptureArgs) -> Result<String, (u8, String)> {
-    let target = super::connect::target(&a.conn, "capture").map_err(io)?;
+/// How one node's capture ended.
+pub(super) enum Ended {
+    /// `--duration`, Ctrl-C, or (`--cluster`) another node's capture stopping.
+    Stopped,
+    /// The server held this many bytes of MONITOR output unread, over `--max-backlog`.
+    Backlog(u64),
+}
+
+/// One node's capture: `MONITOR` on a connection of its own, each line written to `writer`, the
+/// backlog watched on a second connection, until `stop` or `--duration` (or the backlog bound).
+/// Returns how it ended and the commands written.
+pub(super) fn monitor<W: Write>(
+    a: &CaptureArgs,
+    target: &Target,
+    writer: &mut Writer<W>,
+    stop: &AtomicBool,
+) -> Result<(Ended, u64), (u8, String)> {
     let auth = super::connect::auth(&a.conn);
-    let mut watch = ControlConn::connect_auth(&target, auth.as_deref()).map_err(io)?;
-    let mut mon = ControlConn::connect_auth(&target, auth.as_deref()).map_err(io)?;
-    let id = match mon.call(&["CLIENT", "ID"]).map_err(io)? {
+    let node = |e: crate::engine::EngineError| (1, format!("{}: {e}", target.display()));
+    let mut watch = ControlConn::connect_auth(target, auth.as_deref()).map_err(node)?;
+    let mut mon = ControlConn::connect_auth(target, auth.as_deref()).map_err(node)?;
+    let id = match mon.call(&["CLIENT", "ID"]).map_err(node)? {
         Value::Integer(id) => id,
         other => return Err((1, format!("CLIENT ID answered {other:?}"))),
     };
-    let out_path = a.out.clone().expect("checked by parse");
-    let sink: Box<dyn Write> = if crate::cli::is_stdout(&out_path) {
-        Box::new(std::io::stdout())
-    } else {
-        Box::new(File::create(&out_path).map_err(|e| {
-            (
-                1,
-                format!("cannot write the trace {}: {e}", out_path.display()),
-            )
-        })?)
-    };
-    let mut writer = Writer::new(BufWriter::new(sink)).map_err(io)?;
-    eprintln!(
-        "respbench capture: MONITOR on {} (it costs the server throughput; see docs/replay.md)",
-        target.display()
-    );
-    let stop = super::signals().0;
-    if let Value::Error(e) = mon.call(&["MONITOR"]).map_err(io)? {
+    if let Value::Error(e) = mon.call(&["MONITOR"]).map_err(node)? {
         return Err((
             1,
-            format!("MONITOR refused: {}", String::from_utf8_lossy(&e)),
+            format!(
+                "MONITOR refused by {}: {}",
+                target.display(),
+                String::from_utf8_lossy(&e)
+            ),
         ));
     }
-    mon.set_timeout(Duration::from_millis(50)).map_err(io)?;
+    mon.set_timeout(Duration::from_millis(50)).map_err(node)?;
     let started = Instant::now();
     let mut next_watch = started;
     let mut entry = Entry::empty();
     let mut seq = 0u64;
-    let mut why = "Ctrl-C";
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        if a.duration.is_some_and(|d| started.elapsed() >= d) {
-            why = "--duration";
-            break;
-        }
+    while !stop.load(Ordering::Relaxed) && a.duration.is_none_or(|d| started.elapsed() < d) {
         if Instant::now() >= next_watch {
             next_watch += WATCH_EVERY;
-            let omem = backlog(&mut watch, id).map_err(io)?;
+            let omem = backlog(&mut watch, id).map_err(node)?;
             if omem > a.max_backlog {
                 writer.flush().map_err(io)?;
-                return Err((
-                    1,
-                    format!(
-                        "stopped: the server holds {} MiB of MONITOR output the capture has not \
-                         read (over --max-backlog {} MiB); the capture cannot keep up with this \
-                         traffic, and a MONITOR client's buffer has no limit. {seq} commands \
-                         were written to {}",
-                        omem >> 20,
-                        a.max_backlog >> 20,
-                        out_path.display()
-                    ),
-                ));
+                return Ok((Ended::Backlog(omem), seq));
             }
         }
-        let Some(value) = mon.wait_next().map_err(io)? else {
+        let Some(value) = mon.wait_next().map_err(node)? else {
+            // A pause in the traffic: the file catches up, so what was captured is on disk
+            // (for `tail -f`, and for a capture killed later).
+            writer.flush().map_err(io)?;
             continue;
         };
         let line: &[u8] = match &value {
@@ -283,11 +294,68 @@ fn capture(a: &CaptureArgs) -> Result<String, (u8, String)> {
         writer.write(&entry).map_err(io)?;
     }
     writer.flush().map_err(io)?;
-    Ok(format!(
-        "{seq} commands in {:.1} s written to {} (stopped by {why})",
-        started.elapsed().as_secs_f64(),
-        out_path.display()
-    ))
+    Ok((Ended::Stopped, seq))
+}
+
+/// The one-line message of a capture stopped by `--max-backlog`.
+pub(super) fn backlog_message(who: &str, omem: u64, a: &CaptureArgs, kept: &str) -> String {
+    format!(
+        "stopped: {who} holds {} MiB of MONITOR output the capture has not read (over \
+         --max-backlog {} MiB); the capture cannot keep up with this traffic, and a MONITOR \
+         client's buffer has no limit. {kept}",
+        omem >> 20,
+        a.max_backlog >> 20,
+    )
+}
+
+/// Why the capture ended, for its last line.
+pub(super) fn why(a: &CaptureArgs, started: Instant) -> &'static str {
+    match a.duration {
+        Some(d) if started.elapsed() >= d => "--duration",
+        _ => "Ctrl-C",
+    }
+}
+
+fn capture(a: &CaptureArgs) -> Result<String, (u8, String)> {
+    let target = super::connect::target(&a.conn, "capture").map_err(io)?;
+    let out_path = a.out.clone().expect("checked by parse");
+    let stop = super::signals().0;
+    if a.cluster {
+        return super::capture_cluster::capture(a, &target, &out_path, &stop);
+    }
+    let sink: Box<dyn Write> = if crate::cli::is_stdout(&out_path) {
+        Box::new(std::io::stdout())
+    } else {
+        Box::new(File::create(&out_path).map_err(|e| {
+            (
+                1,
+                format!("cannot write the trace {}: {e}", out_path.display()),
+            )
+        })?)
+    };
+    let mut writer = Writer::new(BufWriter::new(sink)).map_err(io)?;
+    eprintln!(
+        "respbench capture: MONITOR on {} (it costs the server throughput; see docs/replay.md)",
+        target.display()
+    );
+    let started = Instant::now();
+    match monitor(a, &target, &mut writer, &stop)? {
+        (Ended::Backlog(omem), seq) => Err((
+            1,
+            backlog_message(
+                "the server",
+                omem,
+                a,
+                &format!("{seq} commands were written to {}", out_path.display()),
+            ),
+        )),
+        (Ended::Stopped, seq) => Ok(format!(
+            "{seq} commands in {:.1} s written to {} (stopped by {})",
+            started.elapsed().as_secs_f64(),
+            out_path.display(),
+            why(a, started)
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -303,6 +371,8 @@ mod tests {
             }
         }
         assert!(parse(vec![]).is_err());
+        let to_stdout = parse(["--cluster", "-o", "-"].map(OsString::from).to_vec());
+        assert!(to_stdout.unwrap_err().contains("give -o a file"));
         let line = "id=7 addr=127.0.0.1:5 fd=8 name= age=1 omem=20504 tot-mem=22";
         assert_eq!(client_field(line, "omem"), Some("20504"));
         assert_eq!(client_field(line, "mem"), None);

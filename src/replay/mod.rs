@@ -15,6 +15,7 @@
 //! report).
 
 pub mod capture;
+mod capture_cluster;
 mod connect;
 mod filter;
 mod journal;
@@ -29,13 +30,13 @@ use std::ffi::OsString;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::metrics::{CommandResult, Outcome, Signal, TestResult};
-use crate::trace::{Entry, Reader, TraceError};
+use crate::trace::{Entry, Merge, MergeError, TraceError};
 
 pub use options::{OPTIONS, ReplayArgs, Speed, docs, help_text};
 use schedule::{Scheduler, Send, Sink};
@@ -75,37 +76,40 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Reads the trace lap by lap into `sink` through `sched`; `stop` ends it early.
+/// Reads the traces (merged by time, `trace::Merge`) lap by lap into `sink` through `sched`;
+/// `stop` ends it early.
 fn drive(
     a: &ReplayArgs,
     sched: &mut Scheduler,
     sink: &mut impl Sink,
     stop: &AtomicBool,
 ) -> Result<(), Fail> {
-    let path = a.trace.as_deref().expect("checked by parse");
     let mut entry = Entry::empty();
     for lap in 0..a.loops {
         if lap > 0 {
             sched.next_lap();
         }
-        let mut reader = Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+        let mut merge = Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
         loop {
-            match reader.next_into(&mut entry) {
+            match merge.next_into(&mut entry) {
                 Ok(true) => {}
                 Ok(false) => break,
                 // A capture killed mid-write leaves its last entry cut: every entry before it
-                // is replayed (the trace's own end), and stderr says so once.
-                Err(TraceError::Truncated { line }) => {
+                // is replayed (that trace's own end; the others go on), and stderr says so once.
+                Err(MergeError {
+                    trace,
+                    error: TraceError::Truncated { line },
+                }) => {
                     if lap == 0 {
                         eprintln!(
                             "respbench replay: warning: {} ends inside an entry at line {line} (cut short?): \
                              replaying the entries before it",
-                            path.display()
+                            a.traces[trace].display()
                         );
                     }
-                    break;
+                    continue;
                 }
-                Err(e) => return Err(Fail(2, trace_error(path, &e))),
+                Err(e) => return Err(merge_error(a, &e)),
             }
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -114,6 +118,11 @@ fn drive(
         }
     }
     Ok(())
+}
+
+/// A trace that cannot be read, named: exit 2.
+fn merge_error(a: &ReplayArgs, e: &MergeError) -> Fail {
+    Fail(2, trace_error(&a.traces[e.trace], &e.error))
 }
 
 /// [`drive`], through `router` under `--cluster` (each command to its keys' node; MULTI blocks
@@ -255,15 +264,17 @@ impl Live {
             .map_err(|_| "a replay thread stopped".to_string())
     }
 
-    fn hand_over_all(&mut self) -> Result<(), String> {
+    /// `sched`: the trace's commands so far (the journal names each second's by them).
+    fn hand_over_all(&mut self, sched: &Scheduler) -> Result<(), String> {
         // Also every ≤ 50 ms while the schedule waits: the journal's completed seconds.
-        journal::ReplayJournal::poll(&mut self.journal);
+        journal::ReplayJournal::poll(&mut self.journal, sched);
         (0..self.txs.len()).try_for_each(|w| self.hand_over(w))
     }
 }
 
 impl Sink for Live {
-    fn send(&mut self, s: &Send<'_>, _: &Scheduler) -> Result<(), String> {
+    /// Holds `s` back until [`LOOKAHEAD`] before its time, handing over what is ready meanwhile.
+    fn wait(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
         if let Some(ns) = s.due_ns {
             let due = self.start + Duration::from_nanos(ns);
             loop {
@@ -271,13 +282,18 @@ impl Sink for Live {
                 if due <= now + LOOKAHEAD {
                     break;
                 }
-                self.hand_over_all()?;
+                self.hand_over_all(sched)?;
                 if self.stop.load(Ordering::Relaxed) {
                     return Err("stopped".into());
                 }
                 std::thread::sleep((due - now - LOOKAHEAD).min(Duration::from_millis(50)));
             }
         }
+        Ok(())
+    }
+
+    fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
+        self.wait(s, sched)?;
         let w = s.conn as usize % self.txs.len();
         let chunk = &mut self.pending[w];
         let start = chunk.bytes.len();
@@ -314,8 +330,7 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
 
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
-    let path = a.trace.as_deref().expect("checked by parse");
-    Reader::open(path).map_err(|e| Fail(2, trace_error(path, &e)))?;
+    Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
     let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
@@ -324,6 +339,8 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
         .map_err(|e| Fail(1, e.to_string()))?;
     let mut router = router(a)?;
+    // Re-reads the slot map while the replay runs (every second, and after a MOVED).
+    let refresher = router.as_ref().map(route::Router::refresher);
     let (stop, terminated) = signals();
     let threads = a
         .threads
@@ -337,19 +354,24 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         .speed
         .due_ns(a.warmup_us)
         .map_or(start - LOOKAHEAD, |ns| start + Duration::from_nanos(ns));
-    let timeline = Arc::new(Mutex::new(Default::default()));
+    // With a journal the threads' seconds carry their full-precision parts (`journal`).
+    let journal_path = journal::path(a);
+    let timeline: crate::metrics::SharedTimeline = Arc::default();
+    timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = journal_path.is_some();
+    let tids: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::default()).collect();
     let mut txs = Vec::new();
     let mut handles = Vec::new();
-    for _ in 0..threads {
+    for tid in &tids {
         let (tx, rx) = sync_channel(QUEUED_CHUNKS);
         let setup = worker::Setup {
             target: target.clone(),
-            nodes: router.as_ref().map_or(Vec::new(), |r| r.targets.clone()),
+            cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
             auth: auth.clone(),
             start,
             measure_start,
             timeline: Arc::clone(&timeline),
             stop: Arc::clone(&stop),
+            tid: Arc::clone(tid),
         };
         txs.push(tx);
         handles.push(std::thread::spawn(move || worker::run(setup, rx)));
@@ -357,10 +379,10 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let mut sched = Scheduler::new(a);
     let started = wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD);
     let journal = journal::ReplayJournal::open(
-        journal::path(a.json.as_deref()),
-        || output::head(a, argv, &sched, wall_start),
+        journal_path,
+        || output::head(a, argv, &sched, (wall_start, threads)),
         feed.clone(),
-        Arc::clone(&timeline),
+        (Arc::clone(&timeline), tids),
         (
             measure_start,
             Some(crate::timestamp::rfc3339_micros(started)),
@@ -374,10 +396,11 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         journal,
     };
     let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
-        .and_then(|()| live.hand_over_all().map_err(|e| Fail(1, e)));
+        .and_then(|()| live.hand_over_all(&sched).map_err(|e| Fail(1, e)));
     let journal = live.journal.take();
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
+    drop(refresher);
     let cluster = router.map(|r| {
         let mut c = r.record;
         (c.moved, c.ask) = redirects;
@@ -405,7 +428,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     if let Some(j) = journal {
         j.remove()?;
     }
-    journal::end_live(endpoint, &result);
+    journal::end_live(endpoint, &result, a, &stop);
     if let Err(f) = driven
         && !interrupted
     {
@@ -468,13 +491,11 @@ fn gather(
         result.completed += rec.completed;
         result.errors.merge(&rec.errors);
         result.pushes.merge(&rec.pushes);
-        // As the engine's runner: a command's latencies are recorded once, in its own histogram.
-        for (total, tally) in result.commands.iter_mut().zip(&rec.commands) {
-            total.merge(tally);
-            result.latency.merge(&tally.latency);
-        }
+        result.add_commands(&rec.commands);
         result.issued += o.issued;
         result.unanswered += rec.unanswered;
+        result.reconnect_refusals += rec.reconnect_refusals;
+        result.client_threads.push(o.cpu);
         last = last.max(rec.last_reply).max(rec.last_failure);
         worker::merge_slip(&mut slip, &o.slip);
         connections += o.connections;

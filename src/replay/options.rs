@@ -32,7 +32,9 @@ impl Speed {
 /// What `replay` was asked to do.
 #[derive(Clone, Debug)]
 pub struct ReplayArgs {
-    pub trace: Option<PathBuf>,
+    /// The traces, in the order given: several are merged by time (`trace::Merge`), e.g. one
+    /// captured on each primary of a cluster.
+    pub traces: Vec<PathBuf>,
     /// Where the target is, its credentials and TLS: the main command line's own entries
     /// (`cli::connection`). The trace's own AUTH commands are never sent; these are used.
     pub conn: ConnectionArgs,
@@ -56,15 +58,19 @@ pub struct ReplayArgs {
     pub dry_run: bool,
     pub json: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// `--journal`: where the journal goes (default: beside `--json FILE`; none with `--json -`).
+    pub journal: Option<PathBuf>,
     pub quiet: bool,
-    /// `--metrics-listen`: live metrics (`crate::live`) while the replay runs.
+    /// `--metrics-listen`: live metrics (`crate::live`) while the replay runs, and
+    /// `--metrics-linger`: how long after it.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    pub metrics_linger: Option<std::time::Duration>,
 }
 
 impl Default for ReplayArgs {
     fn default() -> Self {
         Self {
-            trace: None,
+            traces: Vec::new(),
             conn: ConnectionArgs::default(),
             speed: Speed::Factor(1.0),
             loops: 1,
@@ -80,8 +86,10 @@ impl Default for ReplayArgs {
             dry_run: false,
             json: None,
             html: None,
+            journal: None,
             quiet: false,
             metrics_listen: None,
+            metrics_linger: None,
         }
     }
 }
@@ -280,6 +288,20 @@ pub const OPTIONS: &[F] = &[
     )
     .example(&["--html", "replay.html", "t.trace"]),
     F::value(
+        &["--journal"],
+        flag::Value::File("a file path for the replay's journal"),
+        "--journal <file>",
+        "Where the journal goes (default: beside --json FILE, as\n\
+         FILE.partial; none with --json -): every second's figures\n\
+         as JSON Lines, synced, removed when the replay ends. After\n\
+         a kill, respbench recover FILE.partial -o FILE",
+        |a, _, v| {
+            a.journal = Some(PathBuf::from(v));
+            Ok(())
+        },
+    )
+    .example(&["--json", "-", "--journal", "replay.partial", "t.trace"]),
+    F::value(
         &["--metrics-listen"],
         flag::Value::Text,
         "--metrics-listen <addr:port>",
@@ -291,6 +313,24 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--metrics-listen", "127.0.0.1:9100", "t.trace"]),
+    F::value(
+        &["--metrics-linger"],
+        flag::Value::Text,
+        "--metrics-linger <sec>",
+        "Keep serving /metrics this long after the replay ends, so\n\
+         the last scrape sees the final figures (default 0)",
+        |a, name, v| {
+            a.metrics_linger = Some(crate::cli::parse_seconds(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&[
+        "--metrics-listen",
+        "127.0.0.1:9100",
+        "--metrics-linger",
+        "15",
+        "t.trace",
+    ]),
     F::switch(&["-q"], "-q", "Quiet: the report's summary lines only", |a, _, _| {
         a.quiet = true;
         Ok(())
@@ -306,7 +346,7 @@ pub const OPTIONS: &[F] = &[
 ];
 
 const HELP_HEAD: &str = "\
-Usage: respbench replay [options] <trace>
+Usage: respbench replay [options] <trace>...
 
 Sends a trace (respbench capture's file, or valkey-cli/redis-cli monitor
 output) to a server with the trace's own timing: each command at its offset in
@@ -316,7 +356,9 @@ per second. Each client of the trace gets a connection of its own, so its
 order, SELECT, MULTI/EXEC blocks and blocking commands keep their meaning.
 Commands run by scripts ([0 lua] lines) are never sent (their EVAL/FCALL is);
 AUTH is never sent (the target's own -a/--user are used); destructive and
-admin commands are skipped and counted unless --allow names them.
+admin commands are skipped and counted unless --allow names them. Several
+traces (one captured on each primary of a cluster) are replayed as one,
+merged by time, each trace's clients kept apart.
 
 Options:
 ";
@@ -347,12 +389,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
         OPTIONS,
         argv,
         &mut a,
-        |a, v| match a.trace {
-            None => {
-                a.trace = Some(PathBuf::from(v));
-                Ok(())
-            }
-            Some(_) => Err(format!("one trace only ({see})")),
+        |a, v| {
+            a.traces.push(PathBuf::from(v));
+            Ok(())
         },
         |a, name, value| a.conn.apply(name, value),
         see,
@@ -360,13 +399,16 @@ pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
     if help {
         return Ok(None);
     }
-    if a.trace.is_none() {
+    if a.traces.is_empty() {
         return Err(format!("no trace given ({see})"));
     }
     if let Some(end) = a.end_us
         && end <= a.start_us
     {
         return Err("--end must be later than --start".into());
+    }
+    if a.metrics_linger.is_some() && a.metrics_listen.is_none() {
+        return Err("--metrics-linger needs --metrics-listen".into());
     }
     super::connect::check(&a.conn)?;
     Ok(Some(a))
@@ -401,7 +443,8 @@ mod tests {
         assert!(args(&["--speed", "0", "x"]).is_err());
         assert!(args(&["--loop", "0", "x"]).is_err());
         assert!(args(&["--start", "5", "--end", "2", "x"]).is_err());
-        assert!(args(&["x", "y"]).is_err());
+        let two = args(&["x", "--speed", "max", "y"]).unwrap().unwrap();
+        assert_eq!(two.traces, [PathBuf::from("x"), PathBuf::from("y")]);
         assert!(args(&[]).is_err());
         let a = args(&["--allow", "flushall,config|set", "x"])
             .unwrap()

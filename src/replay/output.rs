@@ -56,7 +56,6 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn open(a: &ReplayArgs) -> Result<Self, Fail> {
-        let trace = a.trace.as_deref().expect("checked by parse");
         let mut outs: Vec<(&str, &Path)> = Vec::new();
         if let Some(j) = &a.json {
             outs.push(("--json", j));
@@ -64,7 +63,21 @@ impl Outputs {
         if let Some(h) = &a.html {
             outs.push(("--html", h));
         }
-        check_outputs(&outs, &[("the trace", trace)]).map_err(|e| Fail(2, e.0))?;
+        if let Some(j) = &a.journal {
+            if is_stdout(j) {
+                return Err(Fail(
+                    2,
+                    "--journal needs a file (it is synced and read back after a kill)".into(),
+                ));
+            }
+            outs.push(("--journal", j));
+        }
+        let inputs: Vec<(&str, &Path)> = a
+            .traces
+            .iter()
+            .map(|t| ("the trace", t.as_path()))
+            .collect();
+        check_outputs(&outs, &inputs).map_err(|e| Fail(2, e.0))?;
         if a.html.as_deref().is_some_and(is_stdout) {
             return Err(Fail(
                 2,
@@ -164,8 +177,12 @@ fn skipped_lines(skipped: &std::collections::BTreeMap<String, u64>) -> String {
 fn summary(f: &Facts) -> String {
     let c = &f.sched.counts;
     let rec = replay_record(f);
+    let of = match f.args.traces.len() {
+        1 => String::new(),
+        n => format!(" of {n} traces merged by time"),
+    };
     let mut s = format!(
-        "Replay: {} entries over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
+        "Replay: {} entries{of} over {:.3} s, {} sent on {} connections ({} clients), speed {}\n",
         c.entries,
         rec.span_s,
         rec.sent,
@@ -213,6 +230,20 @@ fn cluster_line(c: &ReplayCluster) -> String {
     )
 }
 
+/// The traces' file names (without their directories), joined by `, ` when there are several.
+fn trace_names(traces: &[PathBuf]) -> String {
+    let names: Vec<String> = traces
+        .iter()
+        .map(|t| {
+            t.file_name().map_or_else(
+                || t.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    names.join(", ")
+}
+
 /// The record's `replay` block.
 pub fn replay_record(f: &Facts) -> ReplayRecord {
     let a = f.args;
@@ -233,12 +264,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         })
         .collect();
     ReplayRecord {
-        trace: a
-            .trace
-            .as_deref()
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        trace: trace_names(&a.traces),
         span_s: f.sched.span_us as f64 / 1e6,
         speed: match a.speed {
             Speed::Factor(x) => Some(x),
@@ -302,14 +328,13 @@ fn redacted(argv: &[OsString]) -> Vec<String> {
     out
 }
 
-/// The run's record: one test, `REPLAY`, with the replay block.
 /// The record's head before the replay starts, for its journal (`journal`): the command line,
-/// the target, the start; no figures yet.
+/// the target, the replay threads, the start; no figures yet.
 pub fn head(
     args: &ReplayArgs,
     argv: &[OsString],
     sched: &Scheduler,
-    wall_start: SystemTime,
+    (wall_start, threads): (SystemTime, usize),
 ) -> Document {
     let r = TestResult::empty("REPLAY", None, Outcome::Completed);
     let f = Facts {
@@ -318,7 +343,7 @@ pub fn head(
         sched,
         slip: &[],
         connections: 0,
-        threads: 0,
+        threads,
         wall_start,
         fatal: None,
         cluster: None,
@@ -326,6 +351,23 @@ pub fn head(
     document(&r, &f)
 }
 
+/// The trace's commands as the options' mix, weighted by their counts in the trace so far (the
+/// test's `mix` figures are by the same names, in the same order).
+pub fn mix_options(sched: &Scheduler) -> Vec<MixOptionRecord> {
+    sched
+        .names
+        .iter()
+        .zip(&sched.name_counts)
+        .map(|(name, &n)| MixOptionRecord {
+            name: name.clone(),
+            command: None,
+            weight: n.min(u64::from(u32::MAX)) as u32,
+            key_pattern: None,
+        })
+        .collect()
+}
+
+/// The run's record: one test, `REPLAY`, with the replay block.
 fn document(r: &TestResult, f: &Facts) -> Document {
     let a = f.args;
     let socket = a.conn.socket();
@@ -379,20 +421,8 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             threads: f.threads,
             pipeline: 1,
             precision: 3,
-            // The trace's commands as a mix, weighted by their counts in the whole trace.
             workload: WorkloadOptions {
-                mix: f
-                    .sched
-                    .names
-                    .iter()
-                    .zip(&f.sched.name_counts)
-                    .map(|(name, &n)| MixOptionRecord {
-                        name: name.clone(),
-                        command: None,
-                        weight: n.min(u64::from(u32::MAX)) as u32,
-                        key_pattern: None,
-                    })
-                    .collect(),
+                mix: mix_options(f.sched),
                 ..Default::default()
             },
             ..Default::default()

@@ -2,17 +2,23 @@
 //! followed: the command is sent again to the node the reply names (after `ASKING` for an ASK),
 //! and that node's reply is the command's. Counted in the record's `replay.cluster`.
 //!
+//! A `MOVED` also asks the shared slot map for a refresh (`ClusterShared::request_refresh`), so
+//! the router sends the slot's later commands to its new owner directly.
+//!
 //! Why a blocking side connection per node and not the thread's event loop: redirects come only
-//! while slots move, so their cost is rare, and the answer is needed before the thread accounts
-//! for the command; the replayed clients' own connections keep their order untouched.
+//! while slots move, and once the map is refreshed only for the commands already handed to the
+//! threads, so their cost is rare and short (the thread's other clients wait meanwhile); the
+//! answer is needed before the thread accounts for the command; and the replayed clients' own
+//! connections keep their order untouched.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use resp::Value;
 
 use crate::engine::Target;
-use crate::engine::cluster::parse_redirect;
+use crate::engine::cluster::{ClusterShared, parse_redirect};
 use crate::engine::control::ControlConn;
 
 /// How long a redirected command's answer is waited for.
@@ -26,6 +32,8 @@ pub struct Redirects {
     /// Any node's target: others are reached the same way (`Target::at`: TLS, ...).
     base: Target,
     auth: Option<Vec<Vec<u8>>>,
+    /// The slot map a `MOVED` asks to be refreshed.
+    shared: Arc<ClusterShared>,
     conns: HashMap<(String, u16), ControlConn>,
     pub moved: u64,
     pub ask: u64,
@@ -40,10 +48,11 @@ pub fn is_redirect(text: &[u8]) -> bool {
 }
 
 impl Redirects {
-    pub fn new(base: Target, auth: Option<Vec<Vec<u8>>>) -> Self {
+    pub fn new(base: Target, auth: Option<Vec<Vec<u8>>>, shared: Arc<ClusterShared>) -> Self {
         Self {
             base,
             auth,
+            shared,
             conns: HashMap::new(),
             moved: 0,
             ask: 0,
@@ -61,7 +70,10 @@ impl Redirects {
             };
             match ask {
                 true => self.ask += 1,
-                false => self.moved += 1,
+                false => {
+                    self.moved += 1;
+                    self.shared.request_refresh();
+                }
             }
             let reply = self.call(&host, port, ask, bytes)?;
             match reply {
@@ -108,6 +120,7 @@ impl Redirects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::topology::Topology;
 
     #[test]
     fn redirects_are_told_from_other_errors() {
@@ -118,7 +131,13 @@ mod tests {
             b"CROSSSLOT Keys in request don't hash to the same slot"
         ));
         // A reply that names no node is the command's own error, not followed.
-        let mut r = Redirects::new(Target::Unix("/nonexistent".into()), None);
+        let base = Target::Unix("/nonexistent".into());
+        let none = Topology {
+            nodes: Vec::new(),
+            ranges: Vec::new(),
+        };
+        let shared = ClusterShared::new(none, &base, "", None).unwrap();
+        let mut r = Redirects::new(base, None, Arc::new(shared));
         assert_eq!(r.follow(b"MOVED x", b""), Err(b"MOVED x".to_vec()));
         assert_eq!((r.moved, r.ask), (0, 0));
     }

@@ -1,7 +1,10 @@
 //! `replay --cluster`: each scheduled command goes to the primary that owns its keys' slot.
 //!
-//! The slot map is read once at the start (`engine::cluster::discover`, as a benchmark's is),
-//! and a command's keys are found by the server's own key specs (`cluster::route::Commands`:
+//! The slot map is the benchmark's own shared one (`engine::cluster::ClusterShared`): read at the
+//! start, and read again while the replay runs by the engine's refresher — every second, and at
+//! once when a thread follows a `-MOVED` (`redirect.rs`) — so a slot that moves during the replay
+//! costs the redirects of the commands already handed to the threads, not one per command until
+//! the end. A command's keys are found by the server's own key specs (`cluster::route::Commands`:
 //! `COMMAND INFO`, and `COMMAND GETKEYS` for commands whose keys move, such as EVAL), so every
 //! command the server knows is routed as the server would. Each client of the trace gets one
 //! connection per node it touches, so its order is kept per node (order across nodes is not
@@ -13,13 +16,20 @@
 //! MULTI/EXEC block whose keys do (held until its EXEC or DISCARD, then sent whole to one node,
 //! or skipped whole). `-MOVED`/`-ASK` replies, when slots move during the replay, are followed
 //! by the threads (`redirect.rs`).
+//!
+//! Node indexes (`Send::node`) are the shared map's, which only ever appends a node (one a slot
+//! moved to), so an index the router handed out stays the same node for the whole replay.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::thread::JoinHandle;
 
 use crate::cluster::route::Commands;
 use crate::cluster::slot::key_slot;
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::Target;
+use crate::engine::cluster::{ClusterShared, refresher};
 use crate::engine::control::ControlConn;
 use crate::record::replay::ReplayCluster;
 
@@ -62,11 +72,13 @@ enum Slots {
 
 /// The routing state across the trace.
 pub struct Router {
+    /// The slot map the threads and the refresher share.
+    shared: Arc<ClusterShared>,
+    /// The shared map's version `owners` and `names` are of.
+    version: u64,
     owners: Vec<u16>,
     /// Every node's `host:port`, by topology index.
     names: Vec<String>,
-    /// Every node's target (the entry's transport: TLS, ...), by topology index.
-    pub targets: Vec<Target>,
     first_primary: u16,
     control: ControlConn,
     commands: Commands,
@@ -90,17 +102,15 @@ impl Router {
     pub fn new(entry: &Target, host: &str, auth: Option<&[Vec<u8>]>) -> Result<Self, String> {
         let topology =
             crate::engine::cluster::discover(entry, host, auth).map_err(|e| e.to_string())?;
-        let targets = topology
-            .nodes
-            .iter()
-            .map(|n| entry.at(&n.host, n.port).map_err(|e| e.to_string()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let shared = ClusterShared::new(topology, entry, host, auth.map(<[_]>::to_vec))
+            .map_err(|e| e.to_string())?;
         let control = ControlConn::connect_auth(entry, auth).map_err(|e| e.to_string())?;
-        Ok(Self {
-            owners: topology.slot_owners(),
-            names: topology.nodes.iter().map(|n| n.display()).collect(),
-            targets,
-            first_primary: topology.primaries().first().map_or(0, |&p| p as u16),
+        let mut router = Self {
+            shared: Arc::new(shared),
+            version: u64::MAX,
+            owners: Vec::new(),
+            names: Vec::new(),
+            first_primary: 0,
             control,
             commands: Commands::default(),
             routed: HashMap::new(),
@@ -108,7 +118,39 @@ impl Router {
             blocks: HashMap::new(),
             not_sent: 0,
             record: ReplayCluster::default(),
-        })
+        };
+        router.adopt();
+        Ok(router)
+    }
+
+    /// The slot map the replay threads reach nodes by (`ClusterShared::target`).
+    pub fn shared(&self) -> &Arc<ClusterShared> {
+        &self.shared
+    }
+
+    /// Starts the engine's refresher on the shared map; it stops when the handle is dropped.
+    pub fn refresher(&self) -> Refresher {
+        let shared = Arc::clone(&self.shared);
+        let done = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&done);
+        let handle = std::thread::Builder::new()
+            .name("respbench-cluster".into())
+            .spawn(move || refresher(&shared, &stop))
+            .ok();
+        Refresher { done, handle }
+    }
+
+    /// Takes the shared map if a refresh changed it since the last look.
+    fn adopt(&mut self) {
+        let v = self.shared.version();
+        if v == self.version {
+            return;
+        }
+        self.version = v;
+        let topology = self.shared.topology();
+        self.owners = topology.slot_owners();
+        self.names = topology.nodes.iter().map(|n| n.display()).collect();
+        self.first_primary = topology.primaries().first().map_or(0, |&p| p as u16);
     }
 
     /// Every node's `host:port`, by node index (`Send::node`).
@@ -178,6 +220,7 @@ impl Router {
         sched: &Scheduler,
         inner: &mut impl Sink,
     ) -> Result<(), String> {
+        self.adopt();
         if s.name == ADDED {
             return self.emit(s, self.home(s.conn), sched, inner);
         }
@@ -267,6 +310,21 @@ impl Router {
     }
 }
 
+/// The refresher of a replay's slot map: stopped and joined when dropped.
+pub struct Refresher {
+    done: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Drop for Refresher {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
 /// A sink whose commands are routed first (`--cluster`).
 pub struct Routed<'a, S: Sink> {
     pub router: &'a mut Router,
@@ -275,6 +333,8 @@ pub struct Routed<'a, S: Sink> {
 
 impl<S: Sink> Sink for Routed<'_, S> {
     fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
+        // Routed when it is about to be sent, by the slot map as it is then.
+        self.inner.wait(s, sched)?;
         self.router.send(s, sched, self.inner)
     }
 

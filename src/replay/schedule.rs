@@ -37,6 +37,12 @@ pub struct Send<'a> {
 pub trait Sink {
     fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String>;
     fn skip(&mut self, seq: u64, reason: &str);
+    /// Waits until `s` is about to be due (the live replay holds a command back until shortly
+    /// before its time), so what is decided about it next — its node, under `--cluster` — is
+    /// decided with what is known then, not when the trace was read.
+    fn wait(&mut self, _s: &Send<'_>, _sched: &Scheduler) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// What the schedule did with the trace, for the report and the record.

@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -22,8 +22,10 @@ use mio::{Events, Interest, Poll, Token};
 use resp::{Kind, Scan, Scanner};
 
 use crate::engine::Target;
+use crate::engine::cluster::ClusterShared;
 use crate::engine::conn::Stream;
 use crate::engine::control::ControlConn;
+use crate::metrics::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, current_tid};
 use crate::metrics::{Recorder, SharedTimeline};
 
 use super::redirect::{Redirects, is_redirect};
@@ -93,9 +95,10 @@ pub fn merge_slip(into: &mut Vec<SlipSecond>, other: &[SlipSecond]) {
 /// What a thread needs.
 pub struct Setup {
     pub target: Target,
-    /// `--cluster`: every node's target, by node index (empty: every connection goes to
-    /// `target`). With nodes, `-MOVED`/`-ASK` replies are followed (`redirect.rs`).
-    pub nodes: Vec<Target>,
+    /// `--cluster`: the shared slot map, whose node indexes the jobs name (without it, every
+    /// connection goes to `target`). With it, `-MOVED`/`-ASK` replies are followed
+    /// (`redirect.rs`).
+    pub cluster: Option<Arc<ClusterShared>>,
     /// `AUTH`'s arguments (the target's credentials), when given.
     pub auth: Option<Vec<Vec<u8>>>,
     /// The replay's start: intended times are offsets from it.
@@ -104,6 +107,9 @@ pub struct Setup {
     pub measure_start: Instant,
     pub timeline: SharedTimeline,
     pub stop: Arc<AtomicBool>,
+    /// Where the thread publishes its kernel id, for the journal's reading of its CPU
+    /// (`engine::seconds::ThreadClocks`).
+    pub tid: Arc<AtomicU64>,
 }
 
 /// What a thread measured.
@@ -116,6 +122,8 @@ pub struct Outcome {
     /// `--cluster`: redirects followed.
     pub moved: u64,
     pub ask: u64,
+    /// The thread's CPU from its start to its end (the record's client CPU).
+    pub cpu: ThreadCpuUsage,
 }
 
 /// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
@@ -164,6 +172,8 @@ struct Thread {
 /// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
 /// the stop flag is raised.
 pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
+    let clock = ThreadCpuMark::now();
+    setup.tid.store(current_tid(), Ordering::Relaxed);
     let rec = Recorder::new(setup.measure_start, setup.timeline.clone());
     let mut t = Thread {
         poll: match Poll::new() {
@@ -177,11 +187,14 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
                     fatal: Some(format!("cannot create a poller: {e}")),
                     moved: 0,
                     ask: 0,
+                    cpu: clock.usage_since(),
                 };
             }
         },
-        redirects: (!setup.nodes.is_empty())
-            .then(|| Redirects::new(setup.target.clone(), setup.auth.clone())),
+        redirects: setup
+            .cluster
+            .as_ref()
+            .map(|c| Redirects::new(setup.target.clone(), setup.auth.clone(), Arc::clone(c))),
         setup,
         events: Events::with_capacity(256),
         conns: Vec::new(),
@@ -208,6 +221,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         fatal,
         moved,
         ask,
+        cpu: clock.usage_since(),
     }
 }
 
@@ -353,12 +367,11 @@ impl Thread {
 
     fn open(&mut self, k: usize, node: u16) -> Result<Conn, String> {
         let auth = self.setup.auth.as_deref();
-        let target = self
-            .setup
-            .nodes
-            .get(usize::from(node))
-            .unwrap_or(&self.setup.target);
-        let control = ControlConn::connect_auth(target, auth).map_err(|e| e.to_string())?;
+        let target = match &self.setup.cluster {
+            Some(c) => c.target(usize::from(node)),
+            None => self.setup.target.clone(),
+        };
+        let control = ControlConn::connect_auth(&target, auth).map_err(|e| e.to_string())?;
         let mut stream = control
             .into_stream()
             .into_nonblocking()

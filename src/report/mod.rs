@@ -34,7 +34,7 @@ pub use memory::write_memory;
 pub use memtier_line::{MemtierProgress, memtier_progress_line};
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
-pub use server::{verdict_warning, write_server_block};
+pub use server::{short_tests_warnings, verdict_warning, write_server_block};
 pub use storm::write_storm;
 
 /// What the report says about the run's setup (the header lines of the full report).

@@ -7,6 +7,16 @@ use std::fmt::Write as _;
 
 use crate::record::document::{Document, TestRecord};
 
+/// `SET (repetition 2 of 3)` for a repetition of a `--repeat` run (`of`: the repetitions the
+/// run had or planned), else the name: a repeated test's lines (this summary, the stderr
+/// warnings) are told apart.
+pub fn titled(name: &str, repetition: Option<u32>, of: u32) -> String {
+    match repetition {
+        Some(k) if of > 1 => format!("{name} (repetition {k} of {of})"),
+        _ => name.to_string(),
+    }
+}
+
 /// Requests lost without a reply over the test (the record's `failed` counts them too).
 fn lost(t: &TestRecord) -> u64 {
     t.timeline.iter().flat_map(|r| r.lost.values()).sum()
@@ -18,13 +28,33 @@ pub fn run_summary(doc: &Document, precision: usize) -> String {
     if doc.tests.len() < 2 {
         return String::new();
     }
+    // Each repetition as many as the record holds of its test (the run ends after a failed
+    // one, so they are the ones it had).
+    let of = |t: &TestRecord| {
+        (doc.tests.iter())
+            .filter(|x| x.name == t.name)
+            .filter_map(|x| x.repetition)
+            .max()
+            .unwrap_or(1)
+    };
     let width = doc
         .tests
         .iter()
-        .map(|t| t.name.chars().count())
+        .map(|t| titled(&t.name, t.repetition, of(t)).chars().count())
         .max()
         .unwrap_or(4)
         .clamp(4, 40);
+    // A long name is cut, its repetition never.
+    let names: Vec<String> = doc
+        .tests
+        .iter()
+        .map(|t| {
+            let suffix = titled("", t.repetition, of(t));
+            let room = width.saturating_sub(suffix.chars().count()).max(4);
+            let name: String = t.name.chars().take(room).collect();
+            name + &suffix
+        })
+        .collect();
     let p = precision;
     let mut s = format!(
         "\nRun summary ({} tests; latencies in ms):\n",
@@ -35,7 +65,7 @@ pub fn run_summary(doc: &Document, precision: usize) -> String {
         "  {:<width$} {:>12} {:>9} {:>9} {:>9} {:>8} {:>6}  {:<13} outages",
         "test", "rps", "p50", "p99", "p99.9", "errors", "lost", "limited by"
     );
-    for t in &doc.tests {
+    for (t, name) in doc.tests.iter().zip(&names) {
         let l = &t.latency_us.corrected;
         let lost = lost(t);
         let outages = if t.outages.is_empty() {
@@ -44,7 +74,6 @@ pub fn run_summary(doc: &Document, precision: usize) -> String {
             let total: f64 = t.outages.iter().map(|o| o.duration_s).sum();
             format!("{} ({total:.1} s)", t.outages.len())
         };
-        let name: String = t.name.chars().take(width).collect();
         let _ = writeln!(
             s,
             "  {name:<width$} {:>12.2} {:>9.p$} {:>9.p$} {:>9.p$} {:>8} {:>6}  {:<13} {outages}",
@@ -115,6 +144,44 @@ mod tests {
         assert!(
             s.lines()
                 .any(|l| l.starts_with("  SET") && l.ends_with("none"))
+        );
+    }
+
+    #[test]
+    fn repetitions_are_numbered() {
+        // The trial's `--repeat 3 -t set,get`: "SET" three times, nothing to tell them apart.
+        let mut doc = Document::default();
+        for name in ["SET", "LRANGE_600 (first 600 elements) of a long name"] {
+            for k in 1..=3 {
+                let mut t = test(name, 0, 0);
+                t.repetition = Some(k);
+                doc.tests.push(t);
+            }
+        }
+        let s = run_summary(&doc, 3);
+        let names: Vec<&str> = s
+            .lines()
+            .skip(3)
+            .map(|l| l[2..].split("  ").next().unwrap().trim_end())
+            .collect();
+        assert_eq!(
+            names[..3],
+            [
+                "SET (repetition 1 of 3)",
+                "SET (repetition 2 of 3)",
+                "SET (repetition 3 of 3)"
+            ],
+            "{s}"
+        );
+        assert!(
+            names[5].starts_with("LRANGE_600") && names[5].ends_with(" (repetition 3 of 3)"),
+            "a long name is cut, its repetition kept: {s}"
+        );
+        assert_eq!(titled("SET", None, 3), "SET");
+        assert_eq!(
+            titled("SET", Some(1), 1),
+            "SET",
+            "--repeat 1 is no repetition"
         );
     }
 }

@@ -1,12 +1,13 @@
 //! The console: the live progress line on stderr, and Ctrl-C as the engine's observer sees it.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::engine::{Observer, Snapshot};
+use crate::engine::{Observer, Snapshot, Stop};
 use crate::live;
 use crate::metrics::{Second, Signal};
+use crate::plan::{Format, RunPlan};
 use crate::report::{self, Progress, ProgressPhase};
 
 /// Shows the live progress line on stderr when it is a terminal.
@@ -23,6 +24,8 @@ pub(super) struct Console {
     pub(super) quiet_secs: f64,
     /// `--metrics-listen`: the live metrics, told about every tick and second.
     pub(super) live: Option<live::Feed>,
+    /// memtier's `--statsd-host`: told about every second (and the connections at each tick).
+    pub(super) statsd: Option<live::Statsd>,
     /// `respbench memtier`: memtier's progress line instead of respbench's.
     pub(super) memtier: Option<MemtierLine>,
 }
@@ -44,6 +47,45 @@ pub(super) struct MemtierLine {
 }
 
 impl Console {
+    /// The run's console (`workers`: the load's threads; `memtier_line`: memtier's progress
+    /// line instead of respbench's), telling the live sinks each tick and second.
+    pub(super) fn new(
+        plan: &RunPlan,
+        workers: usize,
+        memtier_line: bool,
+        (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
+        (live, statsd): super::Sinks,
+    ) -> Console {
+        let stop = plan.load.stop;
+        Console {
+            interrupted,
+            terminated,
+            progress: io::stderr().is_terminal() && plan.format != Format::Csv,
+            title: String::new(),
+            by_requests: matches!(stop, Stop::Requests(_)),
+            line: String::new(),
+            shown: false,
+            quiet_secs: 0.0,
+            live,
+            statsd,
+            memtier: memtier_line.then_some(MemtierLine {
+                threads: workers,
+                conns: plan.load.clients,
+                requests: match stop {
+                    Stop::Requests(n) => Some(n),
+                    _ => None,
+                },
+                secs: match stop {
+                    Stop::After(d) => Some(d.as_secs_f64()),
+                    _ => None,
+                },
+                run: 1,
+                shown_sec: None,
+                open: false,
+            }),
+        }
+    }
+
     pub(super) fn clear(&mut self) {
         if let Some(m) = self.memtier.as_mut().filter(|m| m.open) {
             // memtier's line stays (memtier leaves it there too); only ended.
@@ -74,16 +116,24 @@ impl Observer for Console {
         if let Some(live) = &self.live {
             live.second(second);
         }
+        if let Some(s) = &mut self.statsd {
+            s.second(second);
+        }
     }
 
     fn tick(&mut self, s: &Snapshot) {
         if let Some(live) = &self.live {
-            live.progress(
-                s.warming_up,
-                s.measured_completed,
-                s.connections,
-                s.connections_down,
-            );
+            live.progress(&live::Tick {
+                warming_up: s.warming_up,
+                measured_secs: s.measured_secs,
+                completed: s.measured_completed,
+                connections: s.connections,
+                down: s.connections_down,
+                in_flight: s.in_flight,
+            });
+        }
+        if let Some(statsd) = &mut self.statsd {
+            statsd.connections(s.connections);
         }
         if let Some(m) = &mut self.memtier {
             memtier_tick(m, s);

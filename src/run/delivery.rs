@@ -1,8 +1,9 @@
 //! A `--pubsub`/`--stream` run in place of the workload: the delivery test measured by
 //! `delivery::run`, recorded as an ordinary test (its latency is send → first delivery, its
 //! completions the deliveries, its requests issued the deliveries owed) with the record's
-//! `delivery` block beside it, and reported with the block's lines. Its seconds go to the
-//! journal and live metrics while it runs, through the engine's observer (`record_hook`).
+//! `delivery` block beside it, and reported with the block's lines. Its seconds and progress
+//! ticks go to the journal, live metrics and the progress line while it runs, through the
+//! engine's observer (`record_hook`).
 
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -25,7 +26,10 @@ impl<W: Write> Session<'_, W> {
         let watch = self.rec.begin_test();
         // Live metrics see the test, each second the receivers finish (deliveries and their
         // latencies, as the journal gets them), and at its end its totals.
-        live_metrics::test_started(&self.console, title, watch.as_ref());
+        live_metrics::test_started(&mut self.console, title, watch.as_ref());
+        // The progress line (a terminal's) ticks with the deliveries so far (`delivery::run`).
+        self.console.title.clear();
+        self.console.title.push_str(title);
         let interrupted = self.console.interrupted.clone();
         let measured = {
             let mut observer = super::record_hook::Journaled::new(
@@ -35,18 +39,23 @@ impl<W: Write> Session<'_, W> {
                 &template,
                 &self.load,
             );
+            // The block's shape, so a killed test's journal rebuilds its block; no `--rps`
+            // target, as its record has none (`test_result`).
+            observer.delivery = Some(DeliveryRecord::shape(spec));
+            observer.target_rps = None;
             let cluster = self.cluster.as_ref().map(|c| &*c.shared);
             delivery::run(spec, (&self.setup, cluster), interrupted, &mut observer)?
         };
         let terminated = self.console.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
-        live_metrics::test_ended(&self.console, &result);
+        live_metrics::test_ended(&mut self.console, &result);
         let block = DeliveryRecord::of(spec, &measured);
         let extras = TestExtras {
             delivery: Some(&block),
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, &template, &result, extras);
+        self.console.clear();
         // The header's "parallel clients" are the connections this test opened (receivers and
         // publishers), not the engine's `-c`, which a delivery test does not use.
         let ctx = ReportContext {

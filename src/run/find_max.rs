@@ -17,6 +17,7 @@ use crate::slo::search::{MAX_WINDOWS, start_from_probe};
 use crate::slo::table::{self, Limit, Row, group};
 use crate::slo::{Conclusion, Decision, End, Figures, Next, Search};
 use crate::verdict::Verdict;
+use crate::watch::TestWatch;
 use crate::workload::Template;
 
 /// One window's run: the result and a fatal error beside it.
@@ -138,7 +139,7 @@ impl<W: Write> Session<'_, W> {
         let mut load = self.load.clone();
         load.rps = None;
         load.stop = Stop::After(PROBE);
-        let m = self.measure(title, template, cluster, &load, "probe");
+        let m = self.measure(title, template, cluster, &load, ("probe", None));
         if let Some(e) = m.fatal {
             return Err(e.into());
         }
@@ -167,29 +168,27 @@ impl<W: Write> Session<'_, W> {
         let mut load = self.load.clone();
         load.rps = Some(rate);
         let watch = self.rec.begin_test();
-        let m = self.measure(
-            title,
-            template,
-            cluster,
-            &load,
-            &format!("{} rps", group(rate)),
-        );
+        let what = format!("{} rps", group(rate));
+        let m = self.measure(title, template, cluster, &load, (&what, watch.as_ref()));
         if m.fatal.is_some() || m.result.outcome != Outcome::Completed {
             drop(watch);
             return m;
         }
         let r = &m.result;
-        let figures = figures(r);
+        // A window without a reply has no latency to hold against the SLO: it did not meet it
+        // (its figures would read 0), and it broke it by more than any window that was answered.
+        let figures = (r.completed + r.errors.total() > 0).then(|| figures(r));
         let row = Row {
             step: 0,
             window: 0,
             offered: rate,
             achieved: r.throughput(),
-            p50_us: figures.p50_us,
-            p99_us: figures.p99_us,
-            p999_us: figures.p999_us,
+            p50_us: figures.map(|f| f.p50_us),
+            p99_us: figures.map(|f| f.p99_us),
+            p999_us: figures.map(|f| f.p999_us),
             errors: r.errors.total(),
-            slo_met: fm.slo.met(&figures),
+            slo_met: figures.is_some_and(|f| fm.slo.met(&f)),
+            slo_ratio: figures.map_or(f64::INFINITY, |f| fm.slo.ratio(&f)),
             decided: None,
         };
         let test = self.rec.end_test(watch, template, r, TestExtras::of(r));
@@ -219,21 +218,23 @@ impl<W: Write> Session<'_, W> {
             .and_then(|()| self.out.flush());
     }
 
-    /// Runs the test once with `load`, the progress line titled `what`.
+    /// Runs the test once with `load`, the progress line titled `what`; live metrics get the
+    /// server watch's samplers of a window (`watch`; the probe has none), so their server
+    /// figures follow the window under way.
     fn measure(
         &mut self,
         title: &str,
         template: &Template,
         cluster: Option<&ClusterRun>,
         load: &LoadSpec,
-        what: &str,
+        (what, watch): (&str, Option<&TestWatch>),
     ) -> Measured {
         let console = &mut self.console;
         console.title.clear();
         console.title.push_str(title);
         console.title.push_str(" @ ");
         console.title.push_str(what);
-        super::live_metrics::test_started(console, title, None);
+        super::live_metrics::test_started(console, title, watch);
         let (result, fatal) = {
             let mut observer =
                 super::record_hook::Journaled::new(console, self.rec, title, template, load)
@@ -321,6 +322,7 @@ impl<W: Write> Session<'_, W> {
         }
         .into();
         rec.limit = limit.map(|l| l.name().into());
+        rec.no_growth_rps = c.no_growth.map(|t| t.offered);
         self.rec.set_find_max(rec.clone());
         writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;
         self.out.flush()?;

@@ -14,8 +14,9 @@ mod record_hook;
 mod start;
 mod storm;
 mod storm_seconds;
+mod verify;
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -25,7 +26,7 @@ use self::console::Console;
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
-use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Stop, Target, Transport};
+use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Target, Transport};
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
 use crate::record::{RunRecord, TestExtras};
@@ -108,6 +109,9 @@ impl From<io::Error> for Failure {
         }
     }
 }
+/// Where live figures go as the run goes: the `/metrics` endpoint's feed, the StatsD sink.
+type Sinks = (Option<crate::live::Feed>, Option<crate::live::Statsd>);
+
 /// Runs the whole plan and writes its record (`--json`) however the run ends.
 /// `interrupted`: set by the first Ctrl-C or SIGTERM; `terminated`: also set when it was SIGTERM.
 pub fn run(
@@ -143,6 +147,10 @@ fn run_with(
         Ok(live) => live,
         Err(e) => return (Err(Failure::Usage(e)), none()),
     };
+    let statsd = match live_metrics::statsd(plan) {
+        Ok(s) => s,
+        Err(e) => return (Err(Failure::Usage(e)), none()),
+    };
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // The --html path first: a refusal then leaves no journal behind.
     if let Err(f) = record_hook::check_html_path(plan) {
@@ -156,7 +164,8 @@ fn run_with(
         rec.keep_for_caller();
     }
     let feed = live.as_ref().map(crate::live::Endpoint::feed);
-    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, feed)
+    let sinks = (feed, statsd);
+    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, sinks)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -180,7 +189,7 @@ fn prepare_and_run(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
-    live: Option<crate::live::Feed>,
+    live: Sinks,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -204,7 +213,7 @@ fn connect_and_run(
     terminated: Arc<AtomicBool>,
     rec: &mut RunRecord,
     sentinel: Option<&mut SentinelRun>,
-    live: Option<crate::live::Feed>,
+    (live, statsd): Sinks,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
 
@@ -226,34 +235,10 @@ fn connect_and_run(
         (None, save, appendonly)
     };
 
-    let progress = io::stderr().is_terminal() && plan.format != Format::Csv;
-    let mut console = Console {
-        interrupted: interrupted.clone(),
-        terminated,
-        progress,
-        title: String::new(),
-        by_requests: matches!(plan.load.stop, Stop::Requests(_)),
-        line: String::new(),
-        shown: false,
-        quiet_secs: 0.0,
-        live,
-        // The caller writes memtier's output: the progress line is memtier's too.
-        memtier: rec.report_silenced().then_some(console::MemtierLine {
-            threads: load.workers,
-            conns: plan.load.clients,
-            requests: match plan.load.stop {
-                Stop::Requests(n) => Some(n),
-                _ => None,
-            },
-            secs: match plan.load.stop {
-                Stop::After(d) => Some(d.as_secs_f64()),
-                _ => None,
-            },
-            run: 1,
-            shown_sec: None,
-            open: false,
-        }),
-    };
+    // The caller writes memtier's output: the progress line is memtier's too.
+    let signals = (interrupted.clone(), terminated);
+    let memtier_line = rec.report_silenced();
+    let mut console = Console::new(plan, load.workers, memtier_line, signals, (live, statsd));
 
     if plan.idle {
         return run_idle(plan, &setup, &mut console);
@@ -311,6 +296,9 @@ fn connect_and_run(
     if let Some(storm) = &plan.storm {
         return storm::run_storm(plan, storm, &setup, &mut control, rec, &mut out, &console);
     }
+    if plan.verify.is_some_and(|v| v.only) {
+        return verify::run(plan, &setup, rec, &interrupted);
+    }
     let mut session = Session {
         plan,
         load,
@@ -333,7 +321,7 @@ fn connect_and_run(
                 session.out.write_all(summary.as_bytes())?;
                 session.out.flush()?;
             }
-            return Ok(());
+            return verify::run(plan, &session.setup, session.rec, &interrupted);
         }
     }
 }
@@ -556,7 +544,12 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
-        let memory_before = memory::before(self.plan, &mut self.control, self.cluster.as_ref());
+        let memory_before = memory::before(
+            self.plan,
+            &mut self.control,
+            self.cluster.as_ref(),
+            template,
+        );
         let watch = self.rec.begin_test();
         // The console, and each completed second to the journal.
         live_metrics::test_started(console, title, watch.as_ref());
@@ -576,7 +569,12 @@ impl<W: Write> Session<'_, W> {
             )
         };
         live_metrics::test_ended(console, &result);
-        let memory = memory::after(&mut self.control, memory_before, template);
+        let memory = memory::after(
+            &mut self.control,
+            memory_before,
+            template,
+            self.load.value_sizes.as_ref(),
+        );
         let extras = TestExtras {
             repetition,
             memory: memory.as_ref(),

@@ -57,7 +57,7 @@ pub(super) fn print_server_notes(
         report::write_server_block(out, test, ctx.precision)?;
         out.flush()?;
     }
-    if let Some(w) = report::verdict_warning(test) {
+    if let Some(w) = report::verdict_warning(test, plan.repeat) {
         eprintln!("{w}");
     }
     Ok(())
@@ -71,6 +71,11 @@ pub(super) fn finish(
     rec: &mut RunRecord,
     result: Result<(), Failure>,
 ) -> Result<(), Failure> {
+    // Sub-second tests judged machine-busy or client-bound, summed up (the longer ones were
+    // warned about one by one), however the run ended.
+    for w in report::short_tests_warnings(rec.document()) {
+        eprintln!("{w}");
+    }
     let (outcome, error) = match &result {
         Ok(()) | Err(Failure::BrokenPipe) => ("completed", None),
         Err(Failure::Interrupted) => ("interrupted", None),
@@ -82,8 +87,11 @@ pub(super) fn finish(
         .finish(outcome, error)
         .err()
         .map(|e| format!("cannot write the --json record: {e}"));
+    // A run with something to show: tests, a storm, or memtier's `--verify-only` result.
+    let doc = rec.document();
+    let shown = !doc.tests.is_empty() || doc.storm.is_some() || doc.verify.is_some();
     if let Some(path) = &plan.html
-        && (!rec.document().tests.is_empty() || rec.document().storm.is_some())
+        && shown
         && let Err(e) = crate::compare::html::write_html(&[rec.document()], path)
     {
         problem.get_or_insert(e);
@@ -122,6 +130,8 @@ pub(super) struct Journaled<'a> {
     /// Cluster mode: each node's address and role, by node index (the journal's per-node
     /// figures are by index).
     pub nodes: Vec<(String, String)>,
+    /// A `--pubsub`/`--stream` test: its `delivery` block's shape, for the journal.
+    pub delivery: Option<crate::record::delivery::DeliveryRecord>,
 }
 
 impl<'a> Journaled<'a> {
@@ -154,6 +164,7 @@ impl<'a> Journaled<'a> {
                 .flat_map(|m| m.commands.iter().map(|c| c.name.clone()))
                 .collect(),
             nodes: Vec::new(),
+            delivery: None,
         }
     }
 
@@ -195,6 +206,8 @@ impl Observer for Journaled<'_> {
             mix: self.mix.clone(),
             nodes: self.nodes.clone(),
             storm: None,
+            fuzz: None,
+            delivery: self.delivery.clone(),
         };
         self.rec.second(test, index, second);
     }

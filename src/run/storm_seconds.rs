@@ -7,17 +7,20 @@
 //! every stage, with its total as latency; failed otherwise), a fuzz command one with its reply
 //! time. So the seconds carry latency, and this file only hands them over by the engine's one
 //! rule (`engine::seconds::SecondsOut`, from the main thread, a second once its grace has passed)
-//! to the one journal writer and the one endpoint, instead of a copy of either. The storm's
-//! `begin` line carries what its record block needs beyond the seconds (openers, rate, command),
-//! so `recover` rebuilds a killed storm as the record's `storm` block.
+//! to the one journal writer and the one endpoint, instead of a copy of either. While a journal
+//! is written the threads count into the seconds' full-precision parts too
+//! (`metrics::SecondTally::direct`). The `begin` line carries what the mode's record block needs
+//! beyond the seconds (a storm's openers, rate and command; the fuzzer's seed, modes, clients
+//! and table), so `recover` rebuilds a killed storm or fuzz run as the record's block.
 
 use std::time::{Duration, Instant};
 
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot};
-use crate::live::Feed;
+use crate::live::{Feed, Tick};
 use crate::metrics::{Second, SharedTimeline};
 use crate::record::RunRecord;
+use crate::record::fuzz::FuzzRecord;
 use crate::record::journal::TestStart;
 use crate::record::storm::StormContext;
 
@@ -33,8 +36,9 @@ pub(super) struct ModeSeconds<'a> {
     title: &'static str,
     live: Option<Feed>,
     commands: Vec<String>,
-    /// A storm's context, for its `begin` line.
+    /// A storm's context, or the fuzzer's block's head, for the `begin` line.
     storm: Option<StormContext>,
+    fuzz: Option<FuzzRecord>,
     /// Threads counting (for the live progress).
     threads: u64,
     timeline: SharedTimeline,
@@ -57,6 +61,9 @@ impl<'a> ModeSeconds<'a> {
         if let Some(feed) = &live {
             feed.test_started(title, servers);
         }
+        // The threads' seconds carry their full-precision parts only for a journal.
+        let timeline = SharedTimeline::default();
+        timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = rec.journaling();
         Self {
             rec,
             title,
@@ -65,8 +72,9 @@ impl<'a> ModeSeconds<'a> {
                 .map(|c| vec![c.to_ascii_lowercase()])
                 .unwrap_or_default(),
             storm: None,
+            fuzz: None,
             threads: u64::from(threads),
-            timeline: SharedTimeline::default(),
+            timeline,
             start: Instant::now(),
             next: 0,
         }
@@ -78,6 +86,11 @@ impl<'a> ModeSeconds<'a> {
         self
     }
 
+    /// The fuzzer's block's head, once it is known (before any second is handed over).
+    pub(super) fn fuzz(&mut self, head: FuzzRecord) {
+        self.fuzz = Some(head);
+    }
+
     /// The timeline the threads count into, and second 0's start.
     pub(super) fn timeline(&self) -> (SharedTimeline, Instant) {
         (self.timeline.clone(), self.start)
@@ -87,7 +100,12 @@ impl<'a> ModeSeconds<'a> {
     /// over every second complete by now.
     pub(super) fn poll(&mut self, now: Instant, completed: u64) {
         if let Some(feed) = &self.live {
-            feed.progress(false, completed, self.threads, 0);
+            feed.progress(&Tick {
+                measured_secs: now.saturating_duration_since(self.start).as_secs_f64(),
+                completed,
+                connections: self.threads,
+                ..Tick::default()
+            });
         }
         self.hand(now);
     }
@@ -105,6 +123,7 @@ impl<'a> ModeSeconds<'a> {
             name: self.title,
             commands: &self.commands,
             storm: self.storm.as_ref(),
+            fuzz: self.fuzz.as_ref(),
         };
         out.hand(now, &mut writer);
         self.next = out.next;
@@ -116,7 +135,11 @@ impl<'a> ModeSeconds<'a> {
     pub(super) fn end(mut self, completed: u64) {
         self.hand(Instant::now() + Duration::from_secs(1) + crate::engine::seconds::GRACE);
         if let Some(feed) = &self.live {
-            feed.progress(false, completed, 0, 0);
+            feed.progress(&Tick {
+                measured_secs: self.start.elapsed().as_secs_f64(),
+                completed,
+                ..Tick::default()
+            });
         }
     }
 }
@@ -128,6 +151,7 @@ struct Writer<'a> {
     name: &'static str,
     commands: &'a [String],
     storm: Option<&'a StormContext>,
+    fuzz: Option<&'a FuzzRecord>,
 }
 
 impl Observer for Writer<'_> {
@@ -142,6 +166,7 @@ impl Observer for Writer<'_> {
             name: self.name,
             commands: self.commands.to_vec(),
             storm: self.storm.cloned(),
+            fuzz: self.fuzz.cloned(),
             ..TestStart::default()
         };
         self.rec.second(test, index, second);

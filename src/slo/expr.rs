@@ -72,6 +72,19 @@ pub struct Figures {
 impl Condition {
     /// Whether `f` satisfies this condition.
     pub fn holds(&self, f: &Figures) -> bool {
+        let (value, limit) = self.value_and_limit(f);
+        value < limit
+    }
+
+    /// The figure over its limit (below 1 the condition holds): how far a window was from the
+    /// SLO, so the search can tell whether breaking it grows with the load.
+    pub fn ratio(&self, f: &Figures) -> f64 {
+        let (value, limit) = self.value_and_limit(f);
+        value / limit
+    }
+
+    /// The figure this condition bounds, and its limit (above 0, by the parser).
+    fn value_and_limit(&self, f: &Figures) -> (f64, f64) {
         match self {
             Condition::Latency {
                 metric, limit_us, ..
@@ -83,9 +96,9 @@ impl Condition {
                     Metric::P999 => f.p999_us,
                     Metric::Avg => f.avg_us,
                 };
-                v < *limit_us
+                (v, *limit_us)
             }
-            Condition::Errors { max_pct, .. } => f.error_pct < *max_pct,
+            Condition::Errors { max_pct, .. } => (f.error_pct, *max_pct),
         }
     }
 }
@@ -124,6 +137,15 @@ impl Slo {
     /// Whether every condition holds for `f`.
     pub fn met(&self, f: &Figures) -> bool {
         self.conditions.iter().all(|c| c.holds(f))
+    }
+
+    /// The largest of the conditions' [`Condition::ratio`]s: the figure closest to (or furthest
+    /// past) its limit.
+    pub fn ratio(&self, f: &Figures) -> f64 {
+        self.conditions
+            .iter()
+            .map(|c| c.ratio(f))
+            .fold(0.0, f64::max)
     }
 
     /// Whether the SLO bounds error replies (then errors are counted, not fatal).

@@ -27,6 +27,15 @@
 //! there outvote it by [`LEAD`]. When windows keep disagreeing with the verdict at their own
 //! rate ([`Noise::too_much`]), no rate can be trusted on this machine for this SLO: the search
 //! ends [`End::TooNoisy`] rather than answering a number the next run would not.
+//!
+//! A boundary can also look clean and still be the machine's: when a stall of a millisecond or
+//! two decides a tight SLO, every window breaks it by about as much at any rate, and which rates
+//! happened to meet it is chance; the next run answers 9,000 or 52,000 req/s. Load makes a
+//! latency grow, so before concluding the search measures a rate [`LOAD_MULTIPLE`] times the
+//! failing bound (unless it fell behind there, or such a rate was measured already): if the SLO
+//! broke there by less than [`GROWTH`] times as much as at the failing bound, load did not set
+//! the boundary and the search ends [`End::TooNoisy`], naming both rates
+//! ([`Conclusion::no_growth`]).
 
 use std::collections::BTreeMap;
 
@@ -63,6 +72,21 @@ pub const MAX_HALVINGS: u32 = 4;
 /// The ramp never offers more than this (requests per second).
 pub const MAX_RPS: u64 = 1_000_000_000;
 
+/// Before concluding, the search looks at a rate this many times the failing bound's.
+pub const LOAD_MULTIPLE: u64 = 2;
+
+/// At [`LOAD_MULTIPLE`] times the failing bound's rate, the SLO's figure (its median over the
+/// rate's windows, as a share of the limit) must be at least this many times the failing
+/// bound's, or the boundary is the machine's jitter rather than the load. A queue's latency
+/// (`base / (1 - load)`) grows by more than this when the rate doubles from any load above
+/// 17%, that is for any SLO at least 20% above the latency without load; a tighter SLO than
+/// that is decided by the machine's jitter on any shared machine.
+pub const GROWTH: f64 = 1.25;
+
+/// A tally keeps the SLO ratios of this many windows (a rate is decided in at most
+/// [`WINDOWS_PER_RATE`], confirmations add a few).
+const RATIOS_KEPT: usize = 8;
+
 /// One measured window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
@@ -72,6 +96,10 @@ pub struct Window {
     pub achieved: f64,
     /// Every SLO condition held.
     pub slo_met: bool,
+    /// The SLO's figure over its limit, the largest of its conditions' (`slo::Slo::ratio`;
+    /// above 1: broken): how far from the SLO the window was, so the search can tell whether
+    /// the breaking grows with the load.
+    pub slo_ratio: f64,
 }
 
 impl Window {
@@ -112,6 +140,10 @@ pub struct Tally {
     /// Of the first two windows at the rate, those that broke it: always measured whatever they
     /// say (a rate is never decided on fewer), so an unbiased sample of the noise.
     early_broken: u32,
+    /// Windows that fell behind (achieved well below the offered rate).
+    behind: u32,
+    /// The SLO ratios of the first [`RATIOS_KEPT`] windows, in the order measured.
+    ratios: [f64; RATIOS_KEPT],
     /// The latest window that broke it (what the answer says about the failing bound).
     pub last_broken: Option<Window>,
     /// The latest window.
@@ -126,6 +158,8 @@ impl Tally {
             broken: 0,
             met_achieved: 0.0,
             early_broken: 0,
+            behind: 0,
+            ratios: [0.0; RATIOS_KEPT],
             last_broken: None,
             last: w,
         }
@@ -142,6 +176,11 @@ impl Tally {
     }
 
     fn add(&mut self, w: Window) {
+        let n = self.windows() as usize;
+        if let Some(slot) = self.ratios.get_mut(n) {
+            *slot = w.slo_ratio;
+        }
+        self.behind += u32::from(w.saturated());
         if w.passed() {
             self.met += 1;
             self.met_achieved += w.achieved;
@@ -181,6 +220,24 @@ impl Tally {
     /// The window that stands for the failing side: the latest that broke the SLO.
     pub fn failing(&self) -> Window {
         self.last_broken.unwrap_or(self.last)
+    }
+
+    /// The median SLO ratio of the rate's windows (of the first [`RATIOS_KEPT`]).
+    pub fn median_ratio(&self) -> f64 {
+        let n = (self.windows() as usize).min(RATIOS_KEPT);
+        let mut r = self.ratios;
+        let kept = &mut r[..n];
+        kept.sort_by(f64::total_cmp);
+        match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => kept[n / 2],
+            _ => (kept[n / 2 - 1] + kept[n / 2]) / 2.0,
+        }
+    }
+
+    /// Most of the rate's windows fell behind: whatever the latency did, the load was too much.
+    pub fn fell_behind(&self) -> bool {
+        self.behind * 2 > self.windows()
     }
 
     /// Decided, and with enough windows to be one of the answer's bounds.
@@ -236,9 +293,27 @@ pub struct Conclusion {
     /// Windows measured.
     pub windows: usize,
     pub noise: Noise,
+    /// With [`End::TooNoisy`] or [`End::NeverMet`]: a rate at least [`LOAD_MULTIPLE`] times
+    /// the failing bound's at which the SLO broke by less than [`GROWTH`] times as much (the
+    /// boundary, or the breaking at every rate, is not the load's).
+    pub no_growth: Option<Tally>,
+}
+
+/// What the rates above the failing bound say about whether load set it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LoadCheck {
+    /// Nothing measured far enough above: measure this rate.
+    Measure(u64),
+    /// The SLO broke by more at a higher rate, or the failing bound fell behind: load.
+    Grows,
+    /// At this rate, far above the failing bound, the SLO broke no more than there.
+    Flat(Tally),
 }
 
 /// What to do next.
+// One is made per measured window, seconds apart, and never stored: boxing the conclusion
+// would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Next {
     /// Measure a window at this offered rate.
@@ -345,10 +420,37 @@ impl Search {
                 } else if !b.confirmed() {
                     Ok(b.offered)
                 } else {
-                    Err(End::Converged)
+                    match self.load_check(u) {
+                        LoadCheck::Measure(rate) => Ok(rate),
+                        LoadCheck::Grows => Err(End::Converged),
+                        LoadCheck::Flat(_) => Err(End::TooNoisy),
+                    }
                 }
             }
             (None, None) => unreachable!("a decided rate was just recorded"),
+        }
+    }
+
+    /// Whether load set the failing bound `u` (see the module's documentation).
+    fn load_check(&self, u: &Tally) -> LoadCheck {
+        let from = u.offered.saturating_mul(LOAD_MULTIPLE);
+        if u.fell_behind() || from > MAX_RPS {
+            return LoadCheck::Grows;
+        }
+        let mut above = self
+            .rates
+            .range(from..)
+            .map(|(_, t)| t)
+            .filter(|t| t.decision() != Decision::Open)
+            .peekable();
+        if above.peek().is_none() {
+            return LoadCheck::Measure(from);
+        }
+        let bound = u.median_ratio();
+        // The highest such rate: the widest span over which the breaking did not grow.
+        match above.rfind(|t| !t.fell_behind() && t.median_ratio() < GROWTH * bound) {
+            Some(flat) => LoadCheck::Flat(*flat),
+            None => LoadCheck::Grows,
         }
     }
 
@@ -370,18 +472,30 @@ impl Search {
     }
 
     /// The windows that disagree with the verdict at their own rate (each decided rate's
-    /// minority), among the windows of decided rates. Neither a rate still open nor the failing
-    /// bound is counted: at the boundary windows disagree because the SLO is just about met
-    /// there (a split failing bound says "the boundary is here"), and that is not noise.
+    /// minority), or with the boundary: below the highest rate that met the SLO, a rate that
+    /// broke it (or split) disagrees in every window that broke it (the search met the SLO
+    /// above a rate that broke it). Counted among the windows of decided rates. Neither a rate
+    /// still open nor the failing bound is counted: at the boundary windows disagree because the
+    /// SLO is just about met there (a split failing bound says "the boundary is here"), and that
+    /// is not noise.
     pub fn noise(&self) -> Noise {
         let boundary = self.upper().map(|u| u.offered);
+        let best = self.best().map_or(0, |b| b.offered);
         let decided = self
             .rates
             .values()
             .filter(|t| t.decision() != Decision::Open && Some(t.offered) != boundary);
-        decided.fold(Noise::default(), |n, t| Noise {
-            disagreeing: n.disagreeing + t.met.min(t.broken),
-            windows: n.windows + t.windows(),
+        decided.fold(Noise::default(), |n, t| {
+            let below_best = t.offered < best && t.decision() != Decision::Met;
+            Noise {
+                disagreeing: n.disagreeing
+                    + if below_best {
+                        t.broken
+                    } else {
+                        t.met.min(t.broken)
+                    },
+                windows: n.windows + t.windows(),
+            }
         })
     }
 
@@ -402,12 +516,20 @@ impl Search {
             .range(above..)
             .map(|(_, t)| *t)
             .find(|t| matches!(t.decision(), Decision::Broken | Decision::Split));
+        let no_growth = match (end, upper) {
+            (End::TooNoisy | End::NeverMet, Some(u)) => match self.load_check(&u) {
+                LoadCheck::Flat(t) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        };
         Conclusion {
             best,
             upper,
             end,
             windows: self.windows,
             noise: self.noise(),
+            no_growth,
         }
     }
 }
@@ -416,12 +538,24 @@ impl Search {
 mod tests {
     use super::*;
 
-    /// A synthetic server: achieves at most `capacity`, and meets the SLO below `knee`.
+    /// A synthetic server: achieves at most `capacity`, and meets the SLO below `knee` (its
+    /// SLO figure grows with the rate: the limit at the knee).
     fn server(capacity: f64, knee: f64) -> impl FnMut(u64) -> Window {
         move |offered| Window {
-            offered,
             achieved: (offered as f64).min(capacity),
-            slo_met: (offered as f64) < knee,
+            ..window(offered, knee, false)
+        }
+    }
+
+    /// A window of a server whose SLO figure is `offered / knee` of its limit, or twice the
+    /// limit in a stall (`stall`), at whatever rate is offered.
+    fn window(offered: u64, knee: f64, stall: bool) -> Window {
+        let ratio = if stall { 2.0 } else { offered as f64 / knee };
+        Window {
+            offered,
+            achieved: offered as f64,
+            slo_met: ratio < 1.0,
+            slo_ratio: ratio,
         }
     }
 
@@ -462,8 +596,9 @@ mod tests {
                 );
                 assert_eq!((best.met, best.broken), (3, 0), "{ctx}");
                 assert_eq!((upper.met, upper.broken), (0, 3), "{ctx}");
-                // Two windows per rate, three for each bound: 26 from 1% of the knee.
-                assert!(offered.len() <= 26, "{ctx}");
+                // Two windows per rate, three for each bound, two at twice the failing bound
+                // (the load check): 28 from 1% of the knee.
+                assert!(offered.len() <= 28, "{ctx}");
             }
         }
     }
@@ -487,11 +622,7 @@ mod tests {
                 tried += 1;
                 tried == 1
             };
-            Window {
-                offered,
-                achieved: offered as f64,
-                slo_met: !noisy && offered < 5_000,
-            }
+            window(offered, 5_000.0, noisy)
         };
         let mut s = Search::new(1_000, MAX_WINDOWS);
         let (c, offered) = drive(&mut s, measure);
@@ -514,11 +645,7 @@ mod tests {
                 at_8k += 1;
                 at_8k <= 2
             };
-            Window {
-                offered,
-                achieved: offered as f64,
-                slo_met: !noisy && offered < 12_000,
-            }
+            window(offered, 12_000.0, noisy)
         };
         let mut s = Search::new(1_000, MAX_WINDOWS);
         let (c, offered) = drive(&mut s, measure);
@@ -542,11 +669,7 @@ mod tests {
                 at_4k += 1;
                 at_4k == 3
             };
-            Window {
-                offered,
-                achieved: offered as f64,
-                slo_met: !noisy && offered < 4_100,
-            }
+            window(offered, 4_100.0, noisy)
         };
         let mut s = Search::new(1_000, MAX_WINDOWS);
         let (c, offered) = drive(&mut s, measure);
@@ -564,16 +687,61 @@ mod tests {
         let mut n = 0;
         let measure = |offered: u64| {
             n += 1;
-            Window {
-                offered,
-                achieved: offered as f64,
-                slo_met: n % 2 == 0 && offered < 50_000,
-            }
+            window(offered, 50_000.0, n % 2 == 1)
         };
         let mut s = Search::new(1_000, MAX_WINDOWS);
         let (c, offered) = drive(&mut s, measure);
         assert_eq!(c.end, End::TooNoisy, "{offered:?}");
         assert!(c.noise.too_much(), "{c:?}");
+    }
+
+    #[test]
+    fn a_boundary_the_load_did_not_set_is_too_noisy() {
+        // Run 3 of the machine: below 9,300 req/s the windows meet p99 < 1 ms, above
+        // they break it by 30% at any rate (stalls, not the load): the same clean boundary a
+        // server's knee would give, but the next run, with fewer stalls, answers elsewhere.
+        let measure = |offered: u64| Window {
+            slo_ratio: if offered < 9_300 { 0.8 } else { 1.3 },
+            ..window(offered, 9_300.0, false)
+        };
+        let mut s = Search::new(42_000, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::TooNoisy, "{offered:?}");
+        let (upper, flat) = (c.upper.unwrap(), c.no_growth.unwrap());
+        assert!(upper.offered >= 9_300, "{c:?}");
+        assert!(flat.offered >= upper.offered * LOAD_MULTIPLE, "{c:?}");
+        // The halving's rates above (21,000 and 42,000) were enough: none added.
+        assert!([21_000, 42_000].contains(&flat.offered), "{offered:?}");
+
+        // The same boundary from a ramp from below: the search measures twice the failing
+        // bound's rate to tell, and says so the same way.
+        let mut s = Search::new(1_000, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::TooNoisy, "{offered:?}");
+        let (upper, flat) = (c.upper.unwrap(), c.no_growth.unwrap());
+        assert_eq!(flat.offered, upper.offered * LOAD_MULTIPLE, "{offered:?}");
+        assert_eq!(&offered[offered.len() - 2..], &[flat.offered; 2]);
+
+        // A server whose latency grows with the load past the same boundary: answered.
+        let mut s = Search::new(1_000, MAX_WINDOWS);
+        let (c, _) = drive(&mut s, server(1e9, 9_300.0));
+        assert_eq!((c.end, c.no_growth), (End::Converged, None));
+    }
+
+    #[test]
+    fn rates_that_broke_below_one_that_met_are_noise() {
+        // The trial's run on a busy machine: 3,383 to 5,156 req/s each broke the SLO, then the
+        // load check's 6,766 met it (the machine had quietened). An answer of 6,766 would hide
+        // four rates below it that broke: too noisy.
+        let mut calls = 0;
+        let measure = |offered: u64| {
+            calls += 1;
+            window(offered, if calls <= 14 { 3_000.0 } else { 7_000.0 }, false)
+        };
+        let mut s = Search::new(3_383, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::TooNoisy, "{offered:?} {c:?}");
+        assert!(c.noise.disagreeing >= 3, "{c:?}");
     }
 
     #[test]
@@ -614,6 +782,25 @@ mod tests {
     }
 
     #[test]
+    fn an_slo_broken_as_much_at_every_rate_names_the_stalls() {
+        // The trial's GET at p99 < 1 ms on a busy machine: 3 to 4 ms at every rate from 564 to
+        // 4,517 req/s. No rate meets it, and the breaking did not grow with the load.
+        let measure = |offered: u64| Window {
+            slo_ratio: 3.4,
+            ..window(offered, 1.0, false)
+        };
+        let mut s = Search::new(4_517, MAX_WINDOWS);
+        let (c, offered) = drive(&mut s, measure);
+        assert_eq!(c.end, End::NeverMet, "{offered:?}");
+        let (lowest, flat) = (c.upper.unwrap(), c.no_growth.unwrap());
+        assert_eq!((lowest.offered, flat.offered), (4_517 / 16, 4_517), "{c:?}");
+        // Breaking that grows with the rate is the load's: no such rate named.
+        let mut s = Search::new(4_517, MAX_WINDOWS);
+        let (c, _) = drive(&mut s, server(1e9, 100.0));
+        assert_eq!((c.end, c.no_growth), (End::NeverMet, None));
+    }
+
+    #[test]
     fn the_window_limit_ends_the_search_with_the_best_so_far() {
         let mut s = Search::new(10, 5);
         let (c, offered) = drive(&mut s, server(1e12, 1e12));
@@ -633,24 +820,12 @@ mod tests {
 
     #[test]
     fn a_rate_without_a_lead_after_six_windows_is_split() {
-        let mut t = Tally::new(Window {
-            offered: 10,
-            achieved: 10.0,
-            slo_met: true,
-        });
+        let mut t = Tally::new(window(10, 20.0, false));
         for met in [true, false, true, false, true] {
-            t.add(Window {
-                offered: 10,
-                achieved: 10.0,
-                slo_met: met,
-            });
+            t.add(window(10, 20.0, !met));
             assert_eq!(t.decision(), Decision::Open);
         }
-        t.add(Window {
-            offered: 10,
-            achieved: 10.0,
-            slo_met: false,
-        });
+        t.add(window(10, 20.0, true));
         assert_eq!((t.met, t.broken, t.decision()), (3, 3, Decision::Split));
     }
 

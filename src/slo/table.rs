@@ -2,7 +2,7 @@
 //! and the sentence that answers the question. Pure formatting, so the wording is unit-tested.
 
 use super::expr::Slo;
-use super::search::{Conclusion, Decision, End, Noise, TOLERANCE, Tally, Window};
+use super::search::{Conclusion, Decision, End, LOAD_MULTIPLE, Noise, TOLERANCE, Tally, Window};
 
 /// One window as the table shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -13,11 +13,15 @@ pub struct Row {
     pub window: u32,
     pub offered: u64,
     pub achieved: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
+    /// Latencies of the window's replies (`None`: it got none, as when a saturated server is
+    /// still answering the warmup's backlog when the window ends).
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
     pub errors: u64,
     pub slo_met: bool,
+    /// The SLO's figure over its limit ([`Window::slo_ratio`]).
+    pub slo_ratio: f64,
     /// Every window at the rate so far, this one included, when they decide it: the row then
     /// says what the rate's windows add up to.
     pub decided: Option<Tally>,
@@ -30,6 +34,7 @@ impl Row {
             offered: self.offered,
             achieved: self.achieved,
             slo_met: self.slo_met,
+            slo_ratio: self.slo_ratio,
         }
     }
 }
@@ -121,7 +126,8 @@ pub fn header() -> String {
 
 /// One row; `precision`: decimals of the latency columns.
 pub fn row(r: &Row, precision: usize) -> String {
-    let ms = |us: f64| format!("{:.precision$}", us / 1000.0);
+    let ms =
+        |us: Option<f64>| us.map_or("-".to_string(), |us| format!("{:.precision$}", us / 1000.0));
     let w = r.as_window();
     let mut status = match (r.slo_met, w.saturated()) {
         (true, false) => "met".to_string(),
@@ -210,6 +216,13 @@ fn noise(n: &Noise) -> String {
 /// what held back the failing bound's window, when it fell behind.
 pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
     let rps = |t: &Tally| group(t.achieved().round() as u64);
+    if let (Some(u), Some(flat)) = (&c.upper, &c.no_growth) {
+        match c.end {
+            End::TooNoisy => return not_the_load(slo, c.best.as_ref(), u, flat),
+            End::NeverMet => return at_any_load(slo, u, flat),
+            _ => {}
+        }
+    }
     match (c.end, &c.best, &c.upper) {
         (End::Converged, Some(b), Some(u)) => format!(
             "max throughput with {slo}: {} req/s (within {:.0}%: {}; {})",
@@ -282,6 +295,48 @@ pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
     }
 }
 
+/// The answer when load did not set the boundary: the failing bound and the rate far above it
+/// at which the SLO broke by no more ([`Conclusion::no_growth`]).
+fn not_the_load(slo: &Slo, best: Option<&Tally>, u: &Tally, flat: &Tally) -> String {
+    let met = best.map_or(String::new(), |b| {
+        format!(
+            "; the highest rate that met it, {} req/s offered, met it in {} of {} windows",
+            group(b.offered),
+            b.met,
+            b.windows()
+        )
+    });
+    format!(
+        "too noisy to answer {slo} on this machine: {} req/s offered broke it ({:.2}x the limit, \
+         the median of {} windows), and {} req/s, at least {LOAD_MULTIPLE}x that rate, broke it \
+         by no more ({:.2}x): the boundary is set by this machine's stalls, not by the load, so \
+         another run would answer elsewhere{met} (loosen the SLO, run longer --step-duration, or \
+         on a quieter machine)",
+        group(u.offered),
+        u.median_ratio(),
+        u.windows(),
+        group(flat.offered),
+        flat.median_ratio()
+    )
+}
+
+/// The answer when no rate met the SLO and it broke by no more far above the lowest rate
+/// ([`Conclusion::no_growth`]): the machine breaks it, whatever the load.
+fn at_any_load(slo: &Slo, lowest: &Tally, flat: &Tally) -> String {
+    format!(
+        "no throughput meets {slo} on this machine: even the lowest rate ({} req/s offered) broke \
+         it in {} of {} windows ({:.2}x the limit, the median), and {} req/s broke it by no more \
+         ({:.2}x): this machine's stalls break it at any load, not the server's load (loosen the \
+         SLO, or run on a quieter machine)",
+        group(lowest.offered),
+        lowest.broken,
+        lowest.windows(),
+        lowest.median_ratio(),
+        group(flat.offered),
+        flat.median_ratio()
+    )
+}
+
 /// A whole number with thousands separators: `83,200`.
 pub fn group(n: u64) -> String {
     let digits = n.to_string();
@@ -306,6 +361,7 @@ mod tests {
                 offered,
                 achieved,
                 slo_met,
+                slo_ratio: if slo_met { 0.5 } else { 1.5 },
             })
             .collect();
         Tally::of(&ws).unwrap()
@@ -321,6 +377,7 @@ mod tests {
                 disagreeing: 1,
                 windows: 12,
             },
+            no_growth: None,
         }
     }
 
@@ -435,6 +492,50 @@ mod tests {
     }
 
     #[test]
+    fn stalls_are_named_when_the_slo_broke_as_much_far_above() {
+        let slo = Slo::parse("p99<1ms").unwrap();
+        let flat_at = |offered, ratio| {
+            let w = Window {
+                offered,
+                achieved: offered as f64,
+                slo_met: false,
+                slo_ratio: ratio,
+            };
+            Tally::of(&[w, w, w]).unwrap()
+        };
+        let (lowest, far) = (flat_at(564, 3.4), flat_at(9_024, 3.6));
+        let never = Conclusion {
+            no_growth: Some(far),
+            ..concluded(End::NeverMet, None, Some(lowest))
+        };
+        let text = answer(&slo, &never, None);
+        assert!(
+            text.starts_with(
+                "no throughput meets p99 < 1 ms on this machine: even the lowest rate (564 req/s \
+                 offered) broke it in 3 of 3 windows (3.40x the limit, the median), and 9,024 \
+                 req/s broke it by no more (3.60x): this machine's stalls"
+            ),
+            "{text}"
+        );
+        let noisy = Conclusion {
+            no_growth: Some(far),
+            ..concluded(
+                End::TooNoisy,
+                Some(windows(300, 300.0, &[true; 3])),
+                Some(lowest),
+            )
+        };
+        let text = answer(&slo, &noisy, None);
+        assert!(text.contains("564 req/s offered broke it (3.40x the limit, the median of 3 windows), and 9,024 req/s, at least 2x that rate, broke it by no more (3.60x)"), "{text}");
+        assert!(
+            text.contains(
+                "the highest rate that met it, 300 req/s offered, met it in 3 of 3 windows"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn no_answer_and_stopped_searches_say_so() {
         let slo = Slo::parse("p50<1us").unwrap();
         let never = concluded(End::NeverMet, None, Some(windows(100, 100.0, &[false; 3])));
@@ -460,11 +561,12 @@ mod tests {
             window: 2,
             offered: 40_000,
             achieved: 30_000.0,
-            p50_us: 120.0,
-            p99_us: 9_000.0,
-            p999_us: 12_000.0,
+            p50_us: Some(120.0),
+            p99_us: Some(9_000.0),
+            p999_us: Some(12_000.0),
             errors: 0,
             slo_met: false,
+            slo_ratio: 9.0,
             decided: None,
         };
         let line = row(&r, 3);

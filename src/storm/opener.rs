@@ -11,8 +11,8 @@ use crate::engine::Stop;
 use crate::metrics::SecondTally;
 use crate::workload::split::even_part;
 
-use super::stages::connect_once;
-use super::{StormResult, StormSpec};
+use super::stages::{Ended, connect_once};
+use super::{Stage, StormResult, StormSpec};
 
 /// The longest an opener sleeps at once while paced, so Ctrl-C is seen promptly.
 const NAP: Duration = Duration::from_millis(50);
@@ -66,10 +66,12 @@ fn open_loop(
     if rate == Some(0) {
         return out;
     }
-    // Coarse seconds only (the timeline keeps no full-precision part for a storm): a
-    // full-precision difference per opener and second would cost a storm of many openers more
-    // than its connections do.
-    let mut seconds = SecondTally::new(start, spec.timeline.clone());
+    // Each connection counted as it ends, with a journal into the second's full-precision part
+    // (`SecondTally::direct`: its total, each stage's time, a failure by stage and kind), so a
+    // killed storm's block is rebuilt whole (`record::journal`).
+    let mut seconds = SecondTally::direct(start, spec.timeline.clone());
+    // A failure's `"stage kind"`, written into the same buffer each time.
+    let mut word = String::new();
     let mut k: u64 = 0;
     loop {
         if count.is_some_and(|c| k >= c) {
@@ -88,16 +90,26 @@ fn open_loop(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let (done, sum) = (out.completed, out.total.sum_ns);
-        connect_once(spec, &mut out);
+        let ended = connect_once(spec, &mut out);
         let now = Instant::now();
-        let tally = if out.completed > done {
-            let total = u64::try_from(out.total.sum_ns - sum).unwrap_or(u64::MAX);
-            seconds.success(now, total);
-            &spec.tally.completed
-        } else {
-            seconds.failure(now);
-            &spec.tally.failed
+        let tally = match ended {
+            Ended::Completed { total, laps } => {
+                seconds.success_exact(now, total);
+                for (stage, ns) in Stage::ALL.iter().zip(laps) {
+                    if let Some(ns) = ns {
+                        seconds.stage(stage.index(), ns);
+                    }
+                }
+                &spec.tally.completed
+            }
+            Ended::Failed((stage, kind)) => {
+                word.clear();
+                word.push_str(stage.name());
+                word.push(' ');
+                word.push_str(kind);
+                seconds.error_word(now, &word);
+                &spec.tally.failed
+            }
         };
         tally.fetch_add(1, Ordering::Relaxed);
         spec.ended.fetch_add(1, Ordering::Relaxed);

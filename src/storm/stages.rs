@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::engine::control::{ControlConn, error_text};
 
 use super::failure::{kind_of_engine_error, kind_of_error_reply, kind_of_io};
-use super::{Stage, StormResult, StormSpec};
+use super::{FailureKey, Stage, StormResult, StormSpec};
 
 /// `CLUSTER SLOTS`, encoded once.
 const CLUSTER_SLOTS: &[u8] = b"*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
@@ -28,8 +28,16 @@ impl Laps {
     }
 }
 
+/// How one connection ended, for the opener's seconds (`metrics::SecondTally`).
+pub(super) enum Ended {
+    /// Every stage finished: the total, and each stage's time (by `Stage` order).
+    Completed { total: u64, laps: [Option<u64>; 8] },
+    /// It failed in this stage, this way.
+    Failed(FailureKey),
+}
+
 /// Opens, prepares and closes one connection, adding what happened to `out`.
-pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) {
+pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) -> Ended {
     out.attempted += 1;
     let start = Instant::now();
     let mut laps = Laps {
@@ -48,10 +56,9 @@ pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) {
             } else {
                 Stage::Connect
             };
-            out.fail(stage, kind_of_io(&e), || {
-                spec.target.connect_error(&e).to_string()
-            });
-            return;
+            let kind = kind_of_io(&e);
+            out.fail(stage, kind, || spec.target.connect_error(&e).to_string());
+            return Ended::Failed((stage, kind));
         }
     };
     let handshake_done = Instant::now();
@@ -66,8 +73,9 @@ pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) {
     {
         Ok(c) => c,
         Err(e) => {
-            out.fail(Stage::Connect, kind_of_engine_error(&e), || e.to_string());
-            return;
+            let kind = kind_of_engine_error(&e);
+            out.fail(Stage::Connect, kind, || e.to_string());
+            return Ended::Failed((Stage::Connect, kind));
         }
     };
     let commands = spec
@@ -91,7 +99,7 @@ pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) {
             Err(e) => (kind_of_engine_error(&e), e.to_string()),
         };
         out.fail(stage, kind, || message);
-        return;
+        return Ended::Failed((stage, kind));
     }
     // The total is read from its own start, not added up from the laps.
     let total = laps.mark.saturating_duration_since(start).as_nanos() as u64;
@@ -103,6 +111,10 @@ pub(super) fn connect_once(spec: &StormSpec, out: &mut StormResult) {
         }
     }
     out.total.add(total);
+    Ended::Completed {
+        total,
+        laps: laps.times,
+    }
 }
 
 /// Splits pre-encoded RESP commands (`*N` arrays of bulk strings, as `plan::Prefix` holds them)

@@ -7,7 +7,8 @@
 //! be replayed as is. So there is one entry type ([`Entry`]), one writer ([`Writer`], which sends
 //! every command through the one redaction function, so a trace never holds a password) and one
 //! streaming reader ([`Reader`], which tells the formats apart by their first line and reuses its
-//! buffers, so a trace of ten million lines is read in bounded memory).
+//! buffers, so a trace of ten million lines is read in bounded memory), and one merge of several
+//! traces in time order ([`Merge`]: a cluster's primaries, each captured on its own node).
 //!
 //! The respbench format (`docs/trace.md`): a first line `#respbench-trace 1`; lines starting with
 //! `#` are comments; each entry is a header line `SEQ TIME_US CLIENT DB KIND LEN` followed by
@@ -16,12 +17,14 @@
 //! (any bytes: malformed framing from the fuzzer, kept exactly). A length-prefixed body keeps the
 //! file binary-safe while the headers stay readable with `less` and `grep`.
 
+mod merge;
 mod monitor;
 mod native;
 mod reader;
 #[cfg(test)]
 mod tests;
 
+pub use merge::{Merge, MergeError};
 pub use monitor::parse_monitor_line;
 pub use native::{FORMAT_LINE, Writer};
 pub use reader::{Format, Reader};

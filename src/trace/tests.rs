@@ -228,3 +228,116 @@ fn a_monitor_trace_cut_inside_its_last_line_is_cut_short() {
         Err(TraceError::Malformed { line: 2, .. })
     ));
 }
+
+/// `(seq, time_us, client, first argument)` of every entry of `m`, and the error that ended it.
+type Merged = Vec<(u64, i64, String, String)>;
+
+fn merge_all(traces: &[&[u8]]) -> (Merged, Option<MergeError>) {
+    let readers = traces
+        .iter()
+        .map(|t| Reader::new(Cursor::new(*t)).unwrap())
+        .collect();
+    let mut m = Merge::new(readers);
+    let mut e = Entry::empty();
+    let mut out = Vec::new();
+    let mut first_error = None;
+    loop {
+        match m.next_into(&mut e) {
+            Ok(true) => out.push((
+                e.seq,
+                e.time_us,
+                e.client.clone(),
+                String::from_utf8_lossy(&e.args().unwrap()[1]).into_owned(),
+            )),
+            Ok(false) => break,
+            // A trace cut short ends that trace only: the others go on.
+            Err(
+                err @ MergeError {
+                    error: TraceError::Truncated { .. },
+                    ..
+                },
+            ) => {
+                first_error.get_or_insert(err);
+            }
+            Err(err) => return (out, Some(err)),
+        }
+    }
+    (out, first_error)
+}
+
+#[test]
+fn several_traces_merge_in_time_order_with_their_clients_kept_apart() {
+    // Two nodes' MONITOR output: the same client address on both, a script line on one, and a
+    // tie at .000300 (the trace given first goes first).
+    let a = b"1700000000.000100 [0 127.0.0.1:5000] \"GET\" \"a1\"\n\
+              1700000000.000300 [0 127.0.0.1:5000] \"GET\" \"a2\"\n\
+              1700000000.000301 [0 lua] \"GET\" \"a3\"\n\
+              1700000000.000900 [0 127.0.0.1:5000] \"GET\" \"a4\"\n";
+    let b = b"1700000000.000050 [0 127.0.0.1:5000] \"GET\" \"b1\"\n\
+              1700000000.000300 [0 127.0.0.1:5000] \"GET\" \"b2\"\n\
+              1700000000.000500 [0 127.0.0.1:6000] \"GET\" \"b3\"\n";
+    let (all, err) = merge_all(&[a, b]);
+    assert_eq!(err, None);
+    let keys: Vec<&str> = all.iter().map(|x| x.3.as_str()).collect();
+    assert_eq!(keys, ["b1", "a1", "a2", "b2", "a3", "b3", "a4"]);
+    let seqs: Vec<u64> = all.iter().map(|x| x.0).collect();
+    assert_eq!(
+        seqs,
+        [1, 2, 3, 4, 5, 6, 7],
+        "numbered again in the merged order"
+    );
+    let clients: Vec<&str> = all.iter().map(|x| x.2.as_str()).collect();
+    assert_eq!(
+        clients,
+        [
+            "1/127.0.0.1:5000",
+            "0/127.0.0.1:5000",
+            "0/127.0.0.1:5000",
+            "1/127.0.0.1:5000",
+            "lua",
+            "1/127.0.0.1:6000",
+            "0/127.0.0.1:5000"
+        ]
+    );
+    assert!(all.windows(2).all(|w| w[0].1 <= w[1].1));
+
+    // One trace reads exactly as the reader gives it: its own numbers and client names.
+    let (one, _) = merge_all(&[b]);
+    assert_eq!(
+        one[2],
+        (
+            3,
+            1_700_000_000_000_500,
+            "127.0.0.1:6000".into(),
+            "b3".into()
+        )
+    );
+}
+
+#[test]
+fn a_trace_cut_short_ends_only_itself_and_a_malformed_one_names_its_place() {
+    let whole = b"1700000000.000100 [0 c] \"GET\" \"w1\"\n1700000000.000400 [0 c] \"GET\" \"w2\"\n";
+    let cut = b"1700000000.000200 [0 c] \"GET\" \"c1\"\n1700000000.000300 [0 c] \"GET\" \"c";
+    let (all, err) = merge_all(&[whole, cut]);
+    let keys: Vec<&str> = all.iter().map(|x| x.3.as_str()).collect();
+    assert_eq!(keys, ["w1", "c1", "w2"]);
+    assert_eq!(
+        err,
+        Some(MergeError {
+            trace: 1,
+            error: TraceError::Truncated { line: 2 }
+        })
+    );
+    let bad = b"1700000000.000200 [0 c] \"GET\" \"c1\"\nnot a line\n";
+    let (_, err) = merge_all(&[whole, bad]);
+    assert!(
+        matches!(
+            err,
+            Some(MergeError {
+                trace: 1,
+                error: TraceError::Malformed { line: 2, .. }
+            })
+        ),
+        "{err:?}"
+    );
+}

@@ -185,26 +185,36 @@ impl MachineLoad {
         let net = if own > 0.0 {
             format!(
                 " (net of respbench's own threads, which with the server wanted {own:.0}% of a \
-                 core more than the CPUs have)"
+                 core more than the CPUs they may run on)"
             )
         } else {
             String::new()
         };
-        // A thread waits only for a CPU something else holds, so what other processes took
-        // (and the hypervisor's steal) bounds the wait they can have caused; the rest was
-        // respbench's threads and its local server crowding each other (pinned to one core, or
-        // over-subscribing the cores). `others_pct` is known only with the server on this
-        // machine.
+        // A pinned respbench waited for its own cores, not the machine's: the reader needs that
+        // to place the hog (`taskset -c 1 respbench`: a hog on CPU 1 starves it with CPU 0 idle).
+        let pinned = if self.own.pinned() {
+            format!(
+                " (respbench may run on {} of the machine's {} cores)",
+                self.own.respbench_cores, self.own.cores
+            )
+        } else {
+            String::new()
+        };
+        // A task waits only for a CPU something else holds, so what other processes took (and
+        // the hypervisor's steal) bounds the wait they can have caused, respbench's and the
+        // server's alike; the rest was respbench's threads and its local server crowding each
+        // other (pinned to one core, or over-subscribing the cores). `others_pct` is known only
+        // with the server on this machine.
         let others_bound = self
             .others_pct
             .map(|o| o + self.steal_pct.unwrap_or(0.0) * self.own.cores.max(1) as f64);
-        let runqueue = self.client_runqueue_pct.map(|w| {
-            let net = self.own.others_runqueue_pct(w);
-            others_bound.map_or(net, |b| net.min(b))
-        });
+        let bounded = |p: f64| others_bound.map_or(p, |b| p.min(b));
+        let runqueue = self
+            .client_runqueue_pct
+            .map(|w| bounded(self.own.others_runqueue_pct(w)));
         if let Some(w) = over(runqueue, STARVED_PCT) {
             return Some(format!(
-                "a respbench thread waited for a CPU {w:.0}% of {span}{net}"
+                "a respbench thread waited for a CPU {w:.0}% of {span}{net}{pinned}"
             ));
         }
         if let Some(s) = over(self.steal_pct, STEAL_PCT) {
@@ -218,11 +228,11 @@ impl MachineLoad {
                 "other processes took {o:.0}% of a core with the CPUs {m:.0}% busy"
             ));
         }
+        // The pressure is said as measured; it counts only as far as others can have caused it.
         let pressure = self
             .cpu_pressure_some_pct
-            .map(|p| self.own.others_pressure_pct(p));
-        over(pressure, PRESSURE_PCT)
-            .map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU)"))
+            .filter(|&p| bounded(self.own.others_pressure_pct(p)) >= PRESSURE_PCT);
+        pressure.map(|p| format!("CPU pressure {p:.0}% (some task waited for a CPU)"))
     }
 
     /// Whether any figure that can show a busy machine was measured (a machine with none of
@@ -411,7 +421,8 @@ pub fn reason_over(input: &VerdictInput, verdict: Verdict, span: &str) -> String
 fn missing(input: &VerdictInput) -> String {
     if input.seconds < MIN_SECONDS {
         format!(
-            "the test lasted {:.0} ms, under one 100 ms slot: CPU figures that short are noise",
+            "the test lasted {:.0} ms, under one 100 ms slot, and CPU figures that short are \
+             noise; a test of 1 s or more (a larger -n, or --duration) gets a verdict",
             input.seconds * 1e3
         )
     } else if input.server_load().is_none() {
@@ -469,8 +480,8 @@ mod tests {
         assert_eq!(decide(&short), Verdict::CantTell);
         assert_eq!(
             reason(&short, Verdict::CantTell),
-            "can't tell: the test lasted 10 ms, under one 100 ms slot: CPU figures that short \
-             are noise"
+            "can't tell: the test lasted 10 ms, under one 100 ms slot, and CPU figures that \
+             short are noise; a test of 1 s or more (a larger -n, or --duration) gets a verdict"
         );
     }
 
@@ -530,12 +541,21 @@ mod tests {
             r.ends_with("would not help: a respbench thread waited for a CPU 35% of the test"),
             "{r}"
         );
+        // Pressure with a remote server (others' CPU unknown).
         let (v, r) = on(MachineLoad {
             cpu_pressure_some_pct: Some(60.0),
+            others_pct: None,
             ..IDLE
         });
         assert_eq!(v, Verdict::MachineBusy);
         assert!(r.contains("CPU pressure 60%"), "{r}");
+        // With the server local and others at 3% of a core, others can have made a task wait
+        // 3% of the time at most: the pressure was respbench and its server crowding each other.
+        let (v, _) = on(MachineLoad {
+            cpu_pressure_some_pct: Some(60.0),
+            ..IDLE
+        });
+        assert_eq!(v, Verdict::Neither);
         let (v, r) = on(MachineLoad {
             steal_pct: Some(12.0),
             ..IDLE
@@ -577,6 +597,7 @@ mod tests {
             respbench_cpu_pct: Some(87.0),
             local_server_cpu_pct: 69.7,
             cores: 2,
+            respbench_cores: 2,
         };
         let seen = MachineLoad {
             client_runqueue_pct: Some(23.0),
@@ -601,6 +622,86 @@ mod tests {
         assert!(stolen.busy_figure().is_some());
     }
 
+    /// `taskset -c 1 respbench` on a 2-core machine: respbench may use 1 core, the machine has 2.
+    fn pinned(runqueue_sum: f64, respbench: f64, server: f64) -> OwnDemand {
+        OwnDemand {
+            runqueue_sum_pct: Some(runqueue_sum),
+            respbench_cpu_pct: Some(respbench),
+            local_server_cpu_pct: server,
+            cores: 2,
+            respbench_cores: 1,
+        }
+    }
+
+    #[test]
+    fn a_pinned_respbench_beside_a_hog_is_machine_busy_on_its_own_core() {
+        // The trial: `taskset -c 1 respbench -t get,set,incr` with a CPU hog on CPU 1 and the
+        // server on CPU 0 of a busy 2-core machine: CPUs 100% busy, respbench 9% of a core, the
+        // server 10%, other processes 181%; respbench's one thread waited 60% of the test.
+        let trial = MachineLoad {
+            client_runqueue_pct: Some(60.0),
+            cpu_pressure_some_pct: Some(99.0),
+            steal_pct: Some(0.0),
+            others_pct: Some(181.0),
+            machine_busy_pct: Some(100.0),
+            own: pinned(60.0, 9.0, 10.0),
+        };
+        let i = VerdictInput {
+            machine: trial,
+            ..input(Some(10.0), Some(&[8.0]))
+        };
+        assert_eq!(decide(&i), Verdict::MachineBusy);
+        assert_eq!(
+            trial.busy_figure().unwrap(),
+            "a respbench thread waited for a CPU 60% of the test (respbench may run on 1 of the \
+             machine's 2 cores)"
+        );
+        // A machine not full (the hog at 60% of CPU 1, CPU 0 idle but for the server at 60%):
+        // only respbench's wait shows it. Counting the server against respbench's one core
+        // (40 + 45 + 60 > 100) took that wait for the benchmark's own and said "neither: raise
+        // -c"; the server runs on the other core.
+        let hog = MachineLoad {
+            client_runqueue_pct: Some(45.0),
+            cpu_pressure_some_pct: Some(50.0),
+            steal_pct: Some(0.0),
+            others_pct: Some(60.0),
+            machine_busy_pct: Some(80.0),
+            own: pinned(45.0, 40.0, 60.0),
+        };
+        let i = VerdictInput {
+            machine: hog,
+            ..input(Some(60.0), Some(&[40.0]))
+        };
+        assert_eq!(decide(&i), Verdict::MachineBusy, "{:?}", hog.busy_figure());
+        assert!(
+            hog.busy_figure()
+                .unwrap()
+                .starts_with("a respbench thread waited for a CPU 45% of the test (respbench"),
+            "{:?}",
+            hog.busy_figure()
+        );
+        // Pinned with the server on its core and no hog (others 2%): the two crowd each other,
+        // which is not a busy machine, pressure and all.
+        let together = MachineLoad {
+            others_pct: Some(2.0),
+            machine_busy_pct: Some(51.0),
+            cpu_pressure_some_pct: Some(60.0),
+            ..hog
+        };
+        assert_eq!(together.busy_figure(), None);
+        // `--threads 2` pinned to one core: the threads wait for each other (100% of CPU and
+        // 100% of wait on one core), even with the machine's other core idle.
+        let threads = MachineLoad {
+            client_runqueue_pct: Some(50.0),
+            cpu_pressure_some_pct: Some(100.0),
+            others_pct: None,
+            machine_busy_pct: Some(65.0),
+            own: pinned(100.0, 100.0, 30.0),
+            ..trial
+        };
+        assert_eq!(threads.busy_figure(), None);
+    }
+
     #[test]
     fn respbench_waiting_for_its_own_threads_is_not_a_busy_machine() {
         // --threads 4 on 2 cores against a local server: threads wait for each other.
@@ -609,6 +710,7 @@ mod tests {
             respbench_cpu_pct: Some(130.0),
             local_server_cpu_pct: 60.0,
             cores: 2,
+            respbench_cores: 2,
         };
         let crowded = MachineLoad {
             client_runqueue_pct: Some(45.0),

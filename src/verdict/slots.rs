@@ -71,15 +71,23 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
         // A test too short for three full slots after the first, or too few replies to cross
         // the slots' ends (a slow command): the whole test's figures, which for the server are
         // all there is anyway, and the reason says why.
-        let full = full_slots(whole.seconds);
-        let why = if full < MIN_SLOTS {
+        let why = if full_slots(whole.seconds) < MIN_SLOTS {
             format!(
-                "a {:.0} ms test has {full} whole slot{} after the first (which starts the clocks)",
+                "the test lasted {:.0} ms, too short to judge 100 ms at a time, which needs {} ms \
+                 (respbench's CPU is measured from one 100 ms mark to the next, starting at the \
+                 first, and a judgement needs {MIN_SLOTS} such slots); a test of 1 s or more (a \
+                 larger -n, or --duration) gets a firmer verdict",
                 whole.seconds * 1e3,
-                if full == 1 { "" } else { "s" }
+                (MIN_SLOTS + 1) * 100
             )
         } else {
-            "too few replies crossed their ends".to_string()
+            format!(
+                "too few replies to judge it 100 ms at a time (respbench measures its CPU when \
+                 a reply arrives after a 100 ms mark, and slow commands gave {} such slot{} of \
+                 the {MIN_SLOTS} needed)",
+                slots.len(),
+                if slots.len() == 1 { "" } else { "s" }
+            )
         };
         let mut j = super::judge(
             whole.servers,
@@ -88,11 +96,13 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
             whole.seconds,
             whole.machine,
         );
+        if whole.seconds < super::MIN_SECONDS {
+            // Under one slot: "can't tell", whose reason already says why and what to do.
+            return j;
+        }
         j.reason = format!(
-            "{} (from the whole test's figures: only {} of its 100 ms slots had respbench's \
-             own: {why})",
-            j.reason,
-            slots.len()
+            "{}; judged from the whole test's figures, which are less certain: {why}",
+            j.reason
         );
         return j;
     }
@@ -251,6 +261,7 @@ mod tests {
                 respbench_cpu_pct: Some(19.2),
                 local_server_cpu_pct: 19.2,
                 cores: 2,
+                respbench_cores: 2,
             },
         };
         let slots = [
@@ -345,8 +356,9 @@ mod tests {
         assert_eq!(j.verdict, Verdict::Neither, "{}", j.reason);
         assert!(
             j.reason.ends_with(
-                "(from the whole test's figures: only 1 of its 100 ms slots had respbench's \
-                 own: too few replies crossed their ends)"
+                "; judged from the whole test's figures, which are less certain: too few replies \
+                 to judge it 100 ms at a time (respbench measures its CPU when a reply arrives \
+                 after a 100 ms mark, and slow commands gave 1 such slot of the 3 needed)"
             ),
             "{}",
             j.reason
@@ -359,8 +371,25 @@ mod tests {
         let j = judge(&short, &[slot(35.0, 36.0, 300.0)]);
         assert!(
             j.reason.ends_with(
-                "own: a 260 ms test has 1 whole slot after the first (which starts the clocks))"
+                "; judged from the whole test's figures, which are less certain: the test lasted \
+                 260 ms, too short to judge 100 ms at a time, which needs 400 ms (respbench's CPU \
+                 is measured from one 100 ms mark to the next, starting at the first, and a \
+                 judgement needs 3 such slots); a test of 1 s or more (a larger -n, or \
+                 --duration) gets a firmer verdict"
             ),
+            "{}",
+            j.reason
+        );
+        // Under one slot: "can't tell", said once (the quick start's INCR at -n 5000, 90 ms).
+        let tiny = WholeTest {
+            seconds: 0.09,
+            ..whole(&s, IDLE)
+        };
+        let j = judge(&tiny, &[]);
+        assert_eq!(j.verdict, Verdict::CantTell);
+        assert!(
+            j.reason.starts_with("can't tell: the test lasted 90 ms")
+                && !j.reason.contains("whole test's figures"),
             "{}",
             j.reason
         );

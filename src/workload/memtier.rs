@@ -1,7 +1,8 @@
 //! memtier_benchmark's own requests in a `respbench memtier` mix (issue 23): keys as memtier
 //! writes them (`memtier-123`: the prefix and the number, no zero padding), `-R` random values,
 //! `--data-size-pattern S` (the size follows the key), `--expiry-range` (`SETEX`),
-//! `--data-offset` (`SETRANGE`/`GETRANGE`) and `--multi-key-get` (`MGET`).
+//! `--data-offset` (`SETRANGE`/`GETRANGE`), `--multi-key-get` (`MGET`) and `--data-import`
+//! (keys, values and expiries from memtier's import file, `import.rs`).
 //!
 //! Why a writer of its own: these change an argument's length or the number of arguments per
 //! request (a key's digits, `SETEX`'s extra argument, `MGET`'s keys), so a unit cannot be patched
@@ -10,7 +11,13 @@
 //! batch and reused after it: no allocation per request. Random values are slices, at a drawn
 //! offset, of one pool of random bytes made when the test is set up, never generated per request.
 
+pub mod import;
+
+use std::sync::Arc;
+
 use rand_core::{RngCore, SeedableRng};
+
+use self::import::{ImportFile, Item};
 
 use super::distribution::uniform_below;
 use super::keys::KeyGen;
@@ -70,6 +77,31 @@ pub struct MemtierShape {
     pub gets_per_cycle: u64,
     /// The length of each `__data__` chunk in the templates (the largest value size).
     pub data_size: usize,
+    /// `--data-import`: SETs write the file's items.
+    pub import: Option<Imported>,
+}
+
+/// `--data-import` as the requests use it: slot `k` of the key range is item `k` of the file
+/// (its key, value and expiry), or with `--generate-keys` key `k` (the prefix and the number)
+/// takes item `k - key_min`'s value, so a SET walk in order writes the file in order, as
+/// memtier's, and a key's value is known for `--data-verify`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub file: Arc<ImportFile>,
+    /// `--generate-keys`: the key range's minimum (keys are generated); `None`: the keys are
+    /// the file's and the range is `0..items`.
+    pub generated_from: Option<u64>,
+    /// `--no-expiry`: the items' expiry is not sent.
+    pub no_expiry: bool,
+}
+
+impl Imported {
+    /// The item slot `k` writes.
+    #[inline]
+    pub fn item(&self, k: u64) -> Item<'_> {
+        self.file
+            .item(k.saturating_sub(self.generated_from.unwrap_or(0)))
+    }
 }
 
 /// A pool of `len` random bytes from `seed` (made once per test, never per request).
@@ -106,9 +138,15 @@ impl MemtierShape {
 
     /// An upper bound of one unit's length for `t` (the batch buffer is reserved for it).
     pub fn bound(&self, t: &Template) -> usize {
-        let key = self.key_prefix.len() + 20 + 32;
+        let (import_key, import_value) = self.import.as_ref().map_or((0, 0), |i| i.file.longest());
+        let key = (self.key_prefix.len() + 20).max(import_key) + 32;
         let pool = if self.random_pool.is_empty() { 0 } else { 32 };
-        t.unit.len() + 96 + pool + key * self.multi_key_get.max(1) as usize
+        let value = if import_value > 0 {
+            import_value + 32
+        } else {
+            0
+        };
+        t.unit.len() + 96 + pool + value + key * self.multi_key_get.max(1) as usize
     }
 
     /// Appends one unit of `t` in its `role` (`nth`: which GET of the cycle, for `MGET`'s key
@@ -140,6 +178,24 @@ impl MemtierShape {
         rng: &mut R,
         keys: &mut KeyGen,
     ) {
+        if let Some(imp) = &self.import {
+            let k = keys.next(0);
+            let item = imp.item(k);
+            let expiry = match self.expiry {
+                Some(_) => self.drawn_expiry(rng),
+                None if imp.no_expiry || self.data_offset > 0 => 0,
+                None => item.exptime,
+            };
+            self.set_verb(out, expiry);
+            match imp.generated_from {
+                // The item just parsed gives its key (not parsed a second time).
+                None => item.key.write_arg(out),
+                Some(_) => self.key(out, k),
+            }
+            self.set_number(out, expiry);
+            item.value.write_arg(out);
+            return;
+        }
         let Some(v) = t.values.first() else {
             // No value argument (`-d 0`): the command as a line, its key still filled in.
             return self.line(out, t, sizes, rng, keys);
@@ -151,10 +207,32 @@ impl MemtierShape {
             (None, Some(d)) => d.draw(rng).min(full),
             (None, None) => full,
         };
-        let expiry = match self.expiry {
+        let expiry = self.drawn_expiry(rng);
+        self.set_head(out, k, expiry);
+        let value = self.value_bytes(&t.unit[v.body.start..v.body.start + n], rng);
+        resp::push_header(out, b'$', value.len() as u64);
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// `--expiry-range`'s seconds for a SET (0: none, and always with `--data-offset`).
+    fn drawn_expiry<R: RngCore>(&self, rng: &mut R) -> u64 {
+        match self.expiry {
             Some((lo, hi)) if self.data_offset == 0 => lo + uniform_below(rng, hi - lo + 1),
             _ => 0,
-        };
+        }
+    }
+
+    /// A SET up to its value: `SETRANGE key OFFSET` (`--data-offset`), `SETEX key SECONDS`
+    /// (an expiry) or `SET key`.
+    fn set_head(&self, out: &mut Vec<u8>, k: u64, expiry: u64) {
+        self.set_verb(out, expiry);
+        self.key(out, k);
+        self.set_number(out, expiry);
+    }
+
+    /// The SET's command: `SETRANGE`, `SETEX` or `SET`, with its argument count.
+    fn set_verb(&self, out: &mut Vec<u8>, expiry: u64) {
         if self.data_offset > 0 {
             out.extend_from_slice(b"*4\r\n$8\r\nSETRANGE\r\n");
         } else if expiry > 0 {
@@ -162,16 +240,15 @@ impl MemtierShape {
         } else {
             out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
         }
-        self.key(out, k);
+    }
+
+    /// The SET's number after the key: the offset or the seconds (none for a plain `SET`).
+    fn set_number(&self, out: &mut Vec<u8>, expiry: u64) {
         if self.data_offset > 0 {
             number(out, self.data_offset);
         } else if expiry > 0 {
             number(out, expiry);
         }
-        let value = self.value_bytes(&t.unit[v.body.start..v.body.start + n], rng);
-        resp::push_header(out, b'$', value.len() as u64);
-        out.extend_from_slice(value);
-        out.extend_from_slice(b"\r\n");
     }
 
     fn get(&self, out: &mut Vec<u8>, nth: Option<u64>, keys: &mut KeyGen) {
@@ -186,15 +263,33 @@ impl MemtierShape {
             for _ in 0..count {
                 self.key(out, keys.next(0));
             }
-        } else if self.data_offset > 0 {
+        } else {
+            self.read(out, keys.next(0));
+        }
+    }
+
+    /// The read of key `k`: `GETRANGE key OFFSET -1` (`--data-offset`) or `GET key`. Also
+    /// `--data-verify`'s read of each key written.
+    pub fn read(&self, out: &mut Vec<u8>, k: u64) {
+        if self.data_offset > 0 {
             out.extend_from_slice(b"*4\r\n$8\r\nGETRANGE\r\n");
-            self.key(out, keys.next(0));
+            self.key(out, k);
             number(out, self.data_offset);
             out.extend_from_slice(b"$2\r\n-1\r\n");
         } else {
             out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
-            self.key(out, keys.next(0));
+            self.key(out, k);
         }
+    }
+
+    /// Key `k`'s bytes (the prefix and the number, or an imported item's key).
+    pub fn key_bytes(&self, out: &mut Vec<u8>, k: u64) {
+        if let Some(imp) = self.import.as_ref().filter(|i| i.generated_from.is_none()) {
+            return imp.item(k).key.write_to(out);
+        }
+        let mut digits = [0u8; 20];
+        out.extend_from_slice(&self.key_prefix);
+        out.extend_from_slice(decimal(&mut digits, k));
     }
 
     /// `-R`: a slice of the pool as long as `fixed`, else `fixed` itself.
@@ -208,9 +303,12 @@ impl MemtierShape {
         &self.random_pool[at..at + n]
     }
 
-    /// A key argument: the prefix and `k` in decimal.
+    /// A key argument: the prefix and `k` in decimal, or an imported item's key.
     #[inline]
     fn key(&self, out: &mut Vec<u8>, k: u64) {
+        if let Some(imp) = self.import.as_ref().filter(|i| i.generated_from.is_none()) {
+            return imp.item(k).key.write_arg(out);
+        }
         let mut digits = [0u8; 20];
         let d = decimal(&mut digits, k);
         resp::push_header(out, b'$', (self.key_prefix.len() + d.len()) as u64);

@@ -17,6 +17,32 @@ use super::memtier::{MemtierShape, Role};
 use super::sizes::{SizeDist, append_sized};
 use super::template::{Template, fill_unit};
 
+/// A batch's units as a mix wrote them: which command of the mix each is, and its length in
+/// bytes (reply `i` answers unit `i`; memtier's KB/sec counts a request's bytes with its
+/// reply's). Reused from batch to batch: nothing is allocated per request.
+#[derive(Clone, Debug, Default)]
+pub struct BatchUnits {
+    pub kinds: Vec<u8>,
+    pub lens: Vec<u32>,
+}
+
+impl BatchUnits {
+    /// Room for `units` units (the first `units` entries are then overwritten).
+    fn reserve(&mut self, units: usize) {
+        if self.kinds.len() < units {
+            self.kinds.resize(units, 0);
+            self.lens.resize(units, 0);
+        }
+    }
+
+    /// A batch of one unit of command 0, `len` bytes (a `--command` SCAN walk's request).
+    pub fn one(&mut self, len: usize) {
+        self.reserve(1);
+        self.kinds[0] = 0;
+        self.lens[0] = len as u32;
+    }
+}
+
 /// One command of a mix.
 #[derive(Clone, Debug)]
 pub struct MixCommand {
@@ -159,8 +185,8 @@ impl Mix {
     }
 
     /// Writes `units` drawn commands into `out` (placeholders filled from `keys`, one generator
-    /// per command or one for all; values sized when `sizes` is given), their indexes into
-    /// `kinds[..units]`, and returns the batch length (`out` may be longer: the connection
+    /// per command or one for all; values sized when `sizes` is given), their indexes and lengths
+    /// into `marks` (its first `units` entries), and returns the batch length (`out` may be longer: the connection
     /// writes `out[..len]`). The buffers reach their largest size on the first batch and are
     /// reused after that; without value sizes, commands are copied into place rather than
     /// appended, so no capacity is checked per unit.
@@ -168,7 +194,7 @@ impl Mix {
     pub fn fill_batch<R: RngCore>(
         &self,
         out: &mut Vec<u8>,
-        kinds: &mut Vec<u8>,
+        marks: &mut BatchUnits,
         units: usize,
         rng: &mut R,
         sizes: Option<&SizeDist>,
@@ -176,16 +202,15 @@ impl Mix {
         scratch: &mut Vec<usize>,
     ) -> usize {
         let shared = keys.len() == 1;
-        if kinds.len() < units {
-            kinds.resize(units, 0);
-        }
+        marks.reserve(units);
+        let (kinds, lens) = (&mut marks.kinds[..units], &mut marks.lens[..units]);
         if let Some((shape, roles)) = &self.memtier {
             let keys = if shared {
                 Keys::Shared(&mut keys[0])
             } else {
                 Keys::Own(keys)
             };
-            return self.fill_memtier(shape, roles, out, &mut kinds[..units], rng, sizes, keys);
+            return self.fill_memtier(shape, roles, out, kinds, lens, rng, sizes, keys);
         }
         // memtier's order: this batch's positions in the cycle, claimed at once.
         let mut turn = self
@@ -202,18 +227,19 @@ impl Mix {
         if let Some(dist) = sizes {
             out.clear();
             out.reserve(units * self.longest);
-            for kind in &mut kinds[..units] {
+            for (kind, len) in kinds.iter_mut().zip(lens.iter_mut()) {
                 let k = pick(rng);
                 *kind = k as u8;
                 let t = &self.commands[k].template;
                 let keys = &mut keys[if shared { 0 } else { k }];
+                let base = out.len();
                 if t.values.is_empty() {
-                    let base = out.len();
                     out.extend_from_slice(&t.unit);
                     fill_unit(&mut out[base..], &t.placeholders, keys);
                 } else {
                     append_sized(out, t, dist, rng, keys, scratch);
                 }
+                *len = (out.len() - base) as u32;
             }
             return out.len();
         }
@@ -221,7 +247,7 @@ impl Mix {
             out.resize(units * self.longest, 0);
         }
         let mut pos = 0;
-        for kind in &mut kinds[..units] {
+        for (kind, len) in kinds.iter_mut().zip(lens.iter_mut()) {
             let k = pick(rng);
             *kind = k as u8;
             let t = &self.commands[k].template;
@@ -230,6 +256,7 @@ impl Mix {
             if !t.placeholders.is_empty() {
                 fill_unit(unit, &t.placeholders, &mut keys[if shared { 0 } else { k }]);
             }
+            *len = t.unit.len() as u32;
             pos += t.unit.len();
         }
         pos
@@ -252,6 +279,7 @@ impl Mix {
         roles: &[Role],
         out: &mut Vec<u8>,
         kinds: &mut [u8],
+        lens: &mut [u32],
         rng: &mut R,
         sizes: Option<&SizeDist>,
         mut keys: Keys<'_>,
@@ -260,7 +288,7 @@ impl Mix {
             .map(|t| t.fetch_add(kinds.len() as u64, std::sync::atomic::Ordering::Relaxed));
         out.clear();
         out.reserve(kinds.len() * self.longest);
-        for kind in kinds.iter_mut() {
+        for (kind, len) in kinds.iter_mut().zip(lens.iter_mut()) {
             let (k, nth) = match &mut turn {
                 Some(t) => {
                     *t += 1;
@@ -278,7 +306,9 @@ impl Mix {
                 Keys::Own(all) => &mut all[k],
             };
             let t = &self.commands[k].template;
+            let base = out.len();
             shape.append_unit(out, t, roles[k], nth, sizes, rng, keys);
+            *len = (out.len() - base) as u32;
         }
         out.len()
     }
@@ -313,20 +343,20 @@ mod tests {
         .in_order();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
         let mut keys = [KeyGen::new(100, 1, 0, None)];
-        let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut out, mut units_out, mut scratch) = (Vec::new(), BatchUnits::default(), Vec::new());
         let mut seen = Vec::new();
         // Batches of 3 and 4 units: the cycle continues across batches.
         for units in [3, 4, 3, 4, 3, 4, 1] {
             mix.fill_batch(
                 &mut out,
-                &mut kinds,
+                &mut units_out,
                 units,
                 &mut rng,
                 None,
                 &mut keys,
                 &mut scratch,
             );
-            seen.extend_from_slice(&kinds[..units]);
+            seen.extend_from_slice(&units_out.kinds[..units]);
         }
         assert_eq!(seen.len(), 22);
         let sets: Vec<usize> = (0..22).filter(|&i| seen[i] == 0).collect();
@@ -344,25 +374,27 @@ mod tests {
         assert_eq!(mix.names(), ["SET", "GET"], "weight 0 is dropped");
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
         let mut keys = [KeyGen::new(100, 1, 0, None)];
-        let (mut out, mut kinds, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut out, mut units, mut scratch) = (Vec::new(), BatchUnits::default(), Vec::new());
         let mut sets = 0;
         let batches = 2_000;
         for _ in 0..batches {
             let len = mix.fill_batch(
                 &mut out,
-                &mut kinds,
+                &mut units,
                 16,
                 &mut rng,
                 None,
                 &mut keys,
                 &mut scratch,
             );
+            let kinds = &units.kinds;
             assert_eq!(kinds.len(), 16);
-            // The bytes are the noted commands, in order.
+            // The bytes are the noted commands, in order, each of its noted length.
             let mut at = 0;
-            for &k in &kinds {
+            for (&k, &n) in kinds.iter().zip(&units.lens) {
                 let t = &mix.commands[k as usize].template;
                 assert_eq!(out[at..at + 8], t.unit[..8]);
+                assert_eq!(n as usize, t.unit.len());
                 at += t.unit.len();
             }
             assert_eq!(at, len);

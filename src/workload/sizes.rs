@@ -57,6 +57,24 @@ impl SizeDist {
         }
     }
 
+    /// The mean size a draw gives: what a value weighs on average (memory per key's payload).
+    pub fn mean(&self) -> f64 {
+        match self {
+            SizeDist::Range { min, max } => (*min + *max) as f64 / 2.0,
+            SizeDist::List {
+                sizes, cumulative, ..
+            } => {
+                let mut prev = 0;
+                let mut sum = 0.0;
+                for (&size, &c) in sizes.iter().zip(cumulative) {
+                    sum += size as f64 * (c - prev) as f64;
+                    prev = c;
+                }
+                sum / prev.max(1) as f64
+            }
+        }
+    }
+
     /// One size: O(1) for a range, a scan of the (short) list otherwise.
     #[inline]
     pub fn draw<R: RngCore>(&self, rng: &mut R) -> usize {

@@ -14,6 +14,7 @@ use crate::harness::{
 };
 
 mod allkeys;
+mod capture;
 mod delivery;
 mod drift;
 mod journal;

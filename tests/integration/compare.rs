@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::harness::{Output, Server, StdinSetup, TempDir, run_respbench, run_respbench_with};
 use crate::synthetic;
+use respbench::verdict::Verdict;
 
 fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -276,7 +277,7 @@ fn repetitions_get_medians_spread_and_a_noise_verdict() {
         "{}",
         out.stdout
     );
-    out.assert_stdout_contains("~: it does (within the noise)");
+    out.assert_stdout_contains("(within the noise)");
     // Noise never fails the gate; a real slowdown does.
     compare(&[&base, &same, "--metrics", "rps", "--fail-if-worse", "0"]).assert_success();
     compare(&[&faster, &base, "--metrics", "rps", "--fail-if-worse", "5"]).assert_code(1);
@@ -299,9 +300,7 @@ fn repetitions_get_medians_spread_and_a_noise_verdict() {
         "wild",
     ]);
     out.assert_success()
-        .assert_stdout_contains(
-            "wild vs base: SET, GET too noisy to tell (wild's repetitions spread ±85%)",
-        )
+        .assert_stdout_contains("wild vs base: SET, GET throughput (wild ±85%) too noisy to tell")
         .assert_stdout_contains("too noisy to tell (wild's repetitions spread ±85.0%)");
     compare(&[
         &three(&base),
@@ -606,7 +605,9 @@ fn repeat_prints_each_run_and_a_median_and_the_record_keeps_every_repetition() {
         &page[..200.min(page.len())]
     );
     // compare reads the repetitions as such; the same record against itself is an exact A/A:
-    // every change is zero and its interval spans zero, so nothing is better or worse.
+    // every change is zero and its interval spans zero, so nothing is better or worse (within
+    // the noise, too noisy to tell on a busy machine's spread, or can't tell when the record
+    // judged the repetitions machine-busy).
     let c = compare(&[path(&json), path(&json)]);
     c.assert_success();
     assert!(c.stdout.starts_with("run#2 vs run: SET "), "{}", c.stdout);
@@ -616,11 +617,7 @@ fn repeat_prints_each_run_and_a_median_and_the_record_keeps_every_repetition() {
         .filter(|l| l.contains(" ms ") || l.starts_with("  rps"))
         .collect();
     assert_eq!(rows.len(), 7, "{}", c.stdout);
-    assert!(
-        rows.iter().all(|l| l.contains("~ +0.00% [")),
-        "{}",
-        c.stdout
-    );
+    assert!(rows.iter().all(|l| l.contains("+0.00% [")), "{}", c.stdout);
     assert!(
         rows.iter()
             .all(|l| !l.contains("better") && !l.contains("worse")),
@@ -679,6 +676,125 @@ fn output_goes_to_the_file_given_with_o() {
     let text = std::fs::read_to_string(&file).expect("compare -o writes its file");
     assert!(text.contains("| SET"), "{text}");
     assert!(!text.contains('\u{1b}'), "no colour codes in a file");
+
+    // Without --format, -o's extension says which: `-o cmp.html` is a page, not the text table.
+    let written = |name: &str, extra: &[&str]| {
+        let file = dir.path().join(name);
+        let mut args = vec![a.as_str(), b.as_str(), "-o", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        compare(&args).assert_success();
+        std::fs::read_to_string(&file).unwrap()
+    };
+    assert!(written("cmp.html", &[]).starts_with("<!DOCTYPE html>"));
+    assert!(written("cmp.md", &[]).contains("|---|---|"));
+    assert!(written("cmp.csv", &[]).starts_with("\"test\",\"metric\",\"unit\","));
+    let json: Value = serde_json::from_str(&written("cmp.json", &[])).expect("JSON");
+    assert_eq!(json["schema"], "respbench-compare/2");
+    assert!(written("cmp.txt", &[]).contains("test / metric"));
+    assert!(
+        written("cmp2.html", &["--format", "text"]).contains("test / metric"),
+        "--format wins over the extension"
+    );
+}
+
+/// Sides whose every repetition the record judged `kind` (`machine-busy`, `client-bound`):
+/// three repetitions of SET and GET at `speeds`.
+fn judged(dir: &Path, name: &str, server: &str, speeds: &[f64], kind: Verdict) -> String {
+    let mut doc = synthetic::document(server, &["SET", "GET"], speeds, 5);
+    for t in &mut doc.tests {
+        t.verdict.kind = kind;
+        t.verdict.reason = "synthetic".into();
+    }
+    path(&synthetic::write(dir, name, &doc)).to_string()
+}
+
+/// A difference measured while the machine was busy compares the load of two moments, not two
+/// servers: no better or worse anywhere, the effect still shown, and `--fail-if-worse` neither
+/// passes nor fails (exit 3, the rows on stderr).
+#[test]
+fn a_side_busy_in_most_repetitions_is_cant_tell_and_the_gate_says_so() {
+    let dir = TempDir::new();
+    let d = dir.path();
+    let fast = [1.3, 1.32, 1.28];
+    let slow = [1.0, 1.01, 0.99];
+    let quiet_a = judged(d, "qa.json", "redis", &slow, Verdict::Neither);
+    let quiet_b = judged(d, "qb.json", "valkey", &fast, Verdict::ServerBound);
+    let busy_a = judged(d, "ba.json", "redis", &slow, Verdict::MachineBusy);
+    let busy_b = judged(d, "bb.json", "valkey", &fast, Verdict::MachineBusy);
+    let labels = ["--label", "a", "--label", "b", "--metrics", "rps,p99"];
+    let run = |x: &str, y: &str, extra: &[&str]| {
+        let mut args = vec![x, y];
+        args.extend_from_slice(&labels);
+        args.extend_from_slice(extra);
+        compare(&args)
+    };
+    // Quiet: a finding, and the gate passes (b is faster) or fails (the other way round).
+    let out = run(&quiet_a, &quiet_b, &[]);
+    out.assert_success().assert_stdout_contains("% better [+");
+    run(&quiet_a, &quiet_b, &["--fail-if-worse", "5"]).assert_success();
+    run(&quiet_b, &quiet_a, &["--fail-if-worse", "5"]).assert_code(1);
+
+    // The same figures on a busy machine.
+    let out = run(&busy_a, &busy_b, &[]);
+    out.assert_success();
+    assert!(
+        out.stdout.starts_with(
+            "valkey 9.1.2 vs redis 7.0.15: SET, GET can't tell: the machine was busy for a and b\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    out.assert_stdout_contains("warning: a: on a busy machine in most repetitions of SET (3 of 3)");
+    let rows: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("  ")).collect();
+    assert!(
+        rows.iter()
+            .filter(|l| l.starts_with("  rps") || l.starts_with("  p99"))
+            .count()
+            == 4
+            && rows
+                .iter()
+                .filter(|l| l.starts_with("  rps") || l.starts_with("  p99"))
+                .all(
+                    |l| l.contains("can't tell: the machine was busy for a and b (n=3+3)")
+                        && l.contains("% [")
+                        && !l.contains("better")
+                        && !l.contains("worse")
+                ),
+        "{}",
+        out.stdout
+    );
+    // One busy side is enough, and client-bound counts as well.
+    let out = run(
+        &quiet_a,
+        &judged(d, "cb.json", "valkey", &fast, Verdict::ClientBound),
+        &[],
+    );
+    out.assert_stdout_contains("SET, GET can't tell: b was client-bound");
+
+    // The gate: neither a failure nor a silent pass, either way round.
+    for (x, y) in [(&busy_a, &busy_b), (&busy_b, &busy_a)] {
+        let out = run(x, y, &["--fail-if-worse", "5"]);
+        out.assert_code(3)
+            .assert_stderr_contains("--fail-if-worse cannot tell for 4 figure(s)")
+            .assert_stderr_contains("  SET rps b: ");
+    }
+
+    // JSON, CSV and HTML say the same.
+    let doc: Value =
+        serde_json::from_str(&run(&busy_a, &busy_b, &["--format", "json"]).stdout).unwrap();
+    let c = &doc["tests"][0]["metrics"][0]["changes"][0];
+    assert_eq!(c["verdict"], "unattributable", "{c}");
+    assert_eq!(c["limited_by"]["base"], "machine-busy");
+    assert!(
+        c["ci"][0].as_f64().unwrap() > 0.0,
+        "the interval is kept: {c}"
+    );
+    run(&busy_a, &busy_b, &["--format", "csv"])
+        .assert_stdout_contains("\"unattributable\",\"better\",\"repetitions\"");
+    let html = run(&busy_a, &busy_b, &["--format", "html"]);
+    html.assert_stdout_contains("<td class=\"unattributable\">+")
+        .assert_stdout_contains("data-verdict=\"unattributable\"");
+    assert!(!html.stdout.contains("class=\"better\""));
 }
 
 /// Redis against Valkey and Redis against itself, three repetitions each, on real servers. Only

@@ -1,7 +1,9 @@
 //! `deploy/`: the Kubernetes Indexed Job manifest checked offline (`tests/deploy/check_manifest.py`
 //! with PyYAML: an Indexed Job whose completions, parallelism and `--shards` agree, with
-//! `--start-at` and a per-shard `--json` on a volume, and only options respbench has), and the
-//! container build file's inputs present in the repository.
+//! `--start-at` and a per-shard `--json` on a volume, and only options respbench has), the
+//! Prometheus Operator's PodMonitor against it (its selector matches the Job's pods, its endpoint
+//! is the port `--metrics-listen` serves, on `/metrics`, scraped more often than
+//! `--metrics-linger` lasts), and the container build file's inputs present in the repository.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,10 +15,15 @@ fn repo(path: &str) -> PathBuf {
 }
 
 fn check(manifest: &Path) -> (bool, String) {
+    let respbench = Path::new(env!("CARGO_BIN_EXE_respbench"));
+    checker(&[manifest, respbench])
+}
+
+/// `check_manifest.py ARGS`: whether it passed, and what it said.
+fn checker(args: &[&Path]) -> (bool, String) {
     let out = Command::new("python3")
         .arg(repo("tests/deploy/check_manifest.py"))
-        .arg(manifest)
-        .arg(env!("CARGO_BIN_EXE_respbench"))
+        .args(args)
         .output()
         .expect("python3 runs tests/deploy/check_manifest.py");
     let text = format!(
@@ -68,6 +75,68 @@ fn the_indexed_job_manifest_is_consistent() {
         let bad = dir.path().join("bad.yaml");
         std::fs::write(&bad, original.replacen(from, to, 1)).unwrap();
         let (ok, text) = check(&bad);
+        assert!(!ok && text.contains(needle), "{to}: {text}");
+    }
+}
+
+#[test]
+fn the_podmonitor_scrapes_the_jobs_metrics_port() {
+    let podmonitor = repo("deploy/prometheus/podmonitor.yaml");
+    let job = repo("deploy/k8s/indexed-job.yaml");
+    let (ok, text) = checker(&[Path::new("--podmonitor"), &podmonitor, &job]);
+    assert!(ok, "{text}");
+
+    // Each broken variant, of the PodMonitor or of the Job it scrapes, is caught by name.
+    let original = std::fs::read_to_string(&podmonitor).unwrap();
+    let job_text = std::fs::read_to_string(&job).unwrap();
+    let dir = TempDir::new();
+    let (bad_pm, bad_job) = (dir.path().join("pm.yaml"), dir.path().join("job.yaml"));
+    for (from, to, needle) in [
+        (
+            "kind: PodMonitor",
+            "kind: ServiceMonitor",
+            "expected one PodMonitor",
+        ),
+        (
+            "monitoring.coreos.com/v1",
+            "monitoring.coreos.com/v1alpha1",
+            "apiVersion",
+        ),
+        (
+            "    matchLabels:\n      app.kubernetes.io/name: respbench",
+            "    matchLabels:\n      app.kubernetes.io/name: respbench-other",
+            "matches no label",
+        ),
+        ("- port: metrics", "- port: http", "'http' is not a port"),
+        ("path: /metrics", "path: /stats", "is not /metrics"),
+        (
+            "interval: 5s",
+            "interval: 30s",
+            "not shorter than --metrics-linger 15",
+        ),
+        ("interval: 5s", "interval: soon", "is not a duration"),
+    ] {
+        assert!(original.contains(from), "{from}");
+        std::fs::write(&bad_pm, original.replacen(from, to, 1)).unwrap();
+        let (ok, text) = checker(&[Path::new("--podmonitor"), &bad_pm, &job]);
+        assert!(!ok && text.contains(needle), "{to}: {text}");
+    }
+    for (from, to, needle) in [
+        (
+            "- \"0.0.0.0:9100\"",
+            "- \"0.0.0.0:9200\"",
+            "--metrics-listen serves 9200",
+        ),
+        ("containerPort: 9100", "containerPort: 9300", "is 9300"),
+        (
+            "prometheus.io/port: \"9100\"",
+            "prometheus.io/port: \"9101\"",
+            "prometheus.io/port",
+        ),
+    ] {
+        assert!(job_text.contains(from), "{from}");
+        std::fs::write(&bad_job, job_text.replacen(from, to, 1)).unwrap();
+        let (ok, text) = checker(&[Path::new("--podmonitor"), &podmonitor, &bad_job]);
         assert!(!ok && text.contains(needle), "{to}: {text}");
     }
 }

@@ -307,15 +307,39 @@ impl Capped {
     }
 }
 
-/// One connection of [`Capped`]: reads whole commands (RESP arrays), waits for each PING's slot,
-/// answers.
+/// One connection of [`Capped`]: waits for each PING's slot, answers.
 fn serve_capped(
-    mut s: std::net::TcpStream,
+    s: std::net::TcpStream,
     schedule: &std::sync::Mutex<(std::time::Instant, u64)>,
     slot: Duration,
     (stall_after, stall): (u64, Duration),
     deadline: std::time::Instant,
 ) {
+    use std::time::Instant;
+    let wait = || {
+        let at = {
+            let mut sch = schedule.lock().unwrap();
+            let now = Instant::now();
+            let mut at = sch.0.max(now);
+            sch.1 += 1;
+            if sch.1 == stall_after {
+                at += stall;
+            }
+            sch.0 = at + slot;
+            at
+        };
+        let now = Instant::now();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+    };
+    serve_pings(s, wait, deadline);
+}
+
+/// One connection of a scripted server: reads whole commands (RESP arrays), calls `wait` before
+/// answering each PING, answers the control connection's `CONFIG GET` and `INFO` as a server
+/// would and anything else `+OK`, until `deadline`.
+fn serve_pings(mut s: std::net::TcpStream, mut wait: impl FnMut(), deadline: std::time::Instant) {
     use std::io::{Read, Write};
     use std::time::Instant;
     let _ = s.set_nodelay(true);
@@ -332,21 +356,7 @@ fn serve_capped(
             pending.drain(..used);
             let reply: &[u8] = match name.as_str() {
                 "PING" => {
-                    let at = {
-                        let mut sch = schedule.lock().unwrap();
-                        let now = Instant::now();
-                        let mut at = sch.0.max(now);
-                        sch.1 += 1;
-                        if sch.1 == stall_after {
-                            at += stall;
-                        }
-                        sch.0 = at + slot;
-                        at
-                    };
-                    let now = Instant::now();
-                    if at > now {
-                        std::thread::sleep(at - now);
-                    }
+                    wait();
                     b"+PONG\r\n"
                 }
                 "CONFIG" => b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n",
@@ -479,4 +489,132 @@ fn find_max_answers_the_capacity_of_a_scripted_server_with_its_windows() {
     );
     assert!(line.contains("req/s offered met it in "), "{line}");
     assert!(line.contains(" windows; "), "{line}");
+}
+
+/// A scripted server whose latency is set by "stalls", not by its load: while it sees more than
+/// `threshold` requests per second (counted over the last 100 ms), every reply waits `delay`;
+/// below, none does. Above the threshold the SLO breaks by as much at any rate, the way a shared
+/// machine's stalls break a tight SLO. It stops serving after `limit`.
+struct Stalled {
+    port: u16,
+}
+
+impl Stalled {
+    fn start(threshold: u64, delay: Duration, limit: Duration) -> Self {
+        use std::net::TcpListener;
+        use std::sync::{Arc, Mutex};
+        use std::thread;
+        use std::time::Instant;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let deadline = Instant::now() + limit;
+        // (this 100 ms bucket's start, requests in it, requests in the one before)
+        let rate = Arc::new(Mutex::new((Instant::now(), 0u64, 0u64)));
+        thread::spawn(move || {
+            while Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        let rate = Arc::clone(&rate);
+                        thread::spawn(move || {
+                            let stalled = || {
+                                let mut r = rate.lock().unwrap();
+                                let now = Instant::now();
+                                if now - r.0 >= Duration::from_millis(100) {
+                                    let gap = now - r.0 < Duration::from_millis(200);
+                                    *r = (now, 0, if gap { r.1 } else { 0 });
+                                }
+                                r.1 += 1;
+                                r.2 * 10 > threshold
+                            };
+                            let wait = || {
+                                if stalled() {
+                                    thread::sleep(delay);
+                                }
+                            };
+                            serve_pings(s, wait, deadline)
+                        });
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Self { port }
+    }
+}
+
+/// The search against a server whose SLO breaks above 600 req/s by as much at any rate (40 ms
+/// replies against p99 < 30 ms): a clean-looking boundary that the load did not set. The search
+/// measures twice the failing rate, finds the SLO broken by no more there, and says "too noisy"
+/// with both rates, in the answer and the record, instead of answering about 600 req/s.
+#[test]
+fn find_max_says_too_noisy_when_the_boundary_is_not_the_loads() {
+    let server = Stalled::start(600, Duration::from_millis(40), Duration::from_secs(170));
+    let dir = TempDir::new();
+    let path = dir.path().join("fm.json");
+    let port = server.port.to_string();
+    let out = respbench(&[
+        "-p",
+        &port,
+        "--json",
+        path.to_str().unwrap(),
+        "-c",
+        "100",
+        "--rps",
+        "200",
+        "--find-max",
+        "p99<30ms",
+        "--step-duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "ping",
+    ]);
+    out.assert_success();
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let fm = &r["find_max"];
+    check_windows(&out.stdout, fm);
+    if fm["end"] == "converged" && fm["limit"].is_string() {
+        // The failing rate fell behind (a machine too busy for the client to keep up): that is
+        // load, and the search rightly answers; nothing more can be checked here.
+        eprintln!(
+            "the failing rate fell behind on this machine:\n{}",
+            out.stdout
+        );
+        return;
+    }
+    // Never an answer: without the load check this search converges at about 600 req/s.
+    assert_eq!(fm["end"], "too-noisy", "{}", out.stdout);
+    assert!(fm["answer_rps"].is_null(), "{fm}");
+    let line = out.stdout.lines().rfind(|l| !l.is_empty()).unwrap();
+    let Some(flat) = fm["no_growth_rps"].as_u64() else {
+        // The windows below the threshold disagreed first (a busy machine): also too noisy.
+        assert!(line.contains("windows disagreed"), "{line}");
+        eprintln!(
+            "too noisy by disagreeing windows before the load check:\n{}",
+            out.stdout
+        );
+        return;
+    };
+    assert!(
+        line.contains("the boundary is set by this machine's stalls, not by the load"),
+        "{line}"
+    );
+    // The rate it names broke the SLO, at least twice a rate that broke it (on a quiet machine
+    // about 1,200 and 600 req/s; a busy one breaks it lower).
+    let steps = fm["steps"].as_array().unwrap();
+    let broke = |rate: u64| {
+        steps
+            .iter()
+            .any(|s| s["offered_rps"].as_u64() == Some(rate) && s["met"] == false)
+    };
+    assert!(broke(flat), "{fm}");
+    assert!(
+        steps.iter().any(|s| {
+            let r = s["offered_rps"].as_u64().unwrap();
+            r * 2 <= flat && s["met"] == false
+        }),
+        "{fm}"
+    );
 }

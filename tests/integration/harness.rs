@@ -700,7 +700,9 @@ impl Output {
     /// stderr without machine-busy warnings: a run of a second or more on a machine busy with
     /// other work (other tests, other builds) rightly warns that the machine was the limit, and
     /// a test about something else must not fail for it (`tests/integration/machine_busy.rs`
-    /// checks the warning itself).
+    /// checks the warning itself). Both kinds: a test's own (`WARNING: GET: the machine was
+    /// busy …`) and the run's summary of its sub-second tests (`WARNING: 24 of 24 tests shorter
+    /// than 1 s: the machine was busy (…)`).
     pub fn stderr_but_machine_busy(&self) -> String {
         self.stderr
             .lines()
@@ -897,6 +899,11 @@ impl Running {
             args: args.to_vec(),
             done: false,
         }
+    }
+
+    /// The child's process ID (for `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGINT to this child (only).

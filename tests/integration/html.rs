@@ -295,6 +295,8 @@ fn measured_copy(page: &Path) -> PathBuf {
         document.querySelectorAll('table').forEach(function(t){var box=t.closest('.scroll');\
         out.tables.push({cls:t.className,width:t.scrollWidth,\
         box:box?box.getBoundingClientRect().width:t.getBoundingClientRect().width});});\
+        out.ticks=[];document.querySelectorAll('svg.forest text.tk').forEach(function(t){\
+        var r=t.getBoundingClientRect();out.ticks.push({text:t.textContent,left:r.left,right:r.right});});\
         var p=document.createElement('pre');p.id='measured';p.textContent=JSON.stringify(out);\
         document.body.appendChild(p);})();</script>";
     let html = html
@@ -317,6 +319,33 @@ fn measurements(dom: &str) -> Value {
         + 19;
     let end = start + dom[start..].find("</pre>").unwrap();
     serde_json::from_str(&dom[start..end].replace("&quot;", "\"")).unwrap()
+}
+
+/// The forest plot's axis labels as the browser laid them out (`measurements`): `0%` among
+/// them, each a change above −100%, in increasing order left to right, none overlapping the
+/// next. A linear axis of percents once labelled `-267%` on top of `0%`.
+fn assert_forest_axis_reads(m: &Value, name: &str) -> Vec<f64> {
+    let ticks = m["ticks"].as_array().expect("tick labels measured");
+    assert!(ticks.len() >= 3, "{name}: {ticks:?}");
+    let mut values = Vec::new();
+    for pair in ticks.windows(2) {
+        assert!(
+            pair[0]["right"].as_f64().unwrap() <= pair[1]["left"].as_f64().unwrap(),
+            "{name}: axis labels overlap: {pair:?}"
+        );
+    }
+    for t in ticks {
+        let text = t["text"].as_str().unwrap();
+        let v: f64 = text
+            .strip_suffix('%')
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: label {text:?}"));
+        assert!(v > -100.0, "{name}: a change below -100%: {text}");
+        values.push(v);
+    }
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{name}: {values:?}");
+    assert!(values.contains(&0.0), "{name}: no 0%: {values:?}");
+    values
 }
 
 /// Loads `page` at 1400 and 390 px: a screenshot of each (kept under `RESPBENCH_SCREENSHOTS`
@@ -402,6 +431,13 @@ fn report_shows_the_answer_at_both_widths() {
         doc["tests"][0]["timeline"][i]["client_delay_us"] =
             serde_json::json!({"avg": p99 / 4.0, "p50": p99 / 5.0, "p99": p99, "samples": 30});
     }
+    // The machine it was judged on: a respbench pinned to one of two cores (`taskset -c 1`).
+    doc["tests"][0]["machine"] = serde_json::json!({"cpu_pressure_some_pct": 99.0,
+        "cpu_pressure_full_pct": null, "steal_pct": 0.0, "busy_pct": 100.0,
+        "respbench_cpu_pct": 9.0, "others_cpu_pct": 181.0, "client_max_runqueue_pct": 60.0,
+        "cores": 2, "respbench_cores": 1,
+        "measured": ["cpu_pressure", "steal", "busy", "respbench_cpu", "others_cpu",
+            "client_runqueue"]});
     let failover = dir.path().join("failover.json");
     std::fs::write(&failover, doc.to_string()).unwrap();
     let page = report(dir.path(), "failover.html", &[&failover]);
@@ -424,6 +460,27 @@ fn report_shows_the_answer_at_both_widths() {
     assert!(dom.contains("127.0.0.1:6379 → 127.0.0.1:6380"));
     let verdict = doc["tests"][0]["verdict"]["kind"].as_str().unwrap();
     assert!(dom.contains(&format!("data-verdict=\"{verdict}\"")));
+    // The test's section says what limited it in text, not only in the summary's tooltip, with
+    // the machine's figures beside it.
+    let reason = doc["tests"][0]["verdict"]["reason"].as_str().unwrap();
+    let section = &dom[dom.find("<section class=\"test\"").expect("a test section")..];
+    let at = section
+        .find("<p class=\"verdict-reason\"")
+        .expect("the verdict in the test's section");
+    let paragraph = &section[at..at + section[at..].find("</p>").unwrap()];
+    assert!(
+        paragraph.contains(&format!("data-verdict=\"{verdict}\""))
+            && paragraph.ends_with(&format!("</b>: limited by {verdict} ({reason})")),
+        "the verdict and its reason as text: {paragraph}"
+    );
+    assert!(section.contains("<table class=\"machine\">"));
+    assert!(
+        section.contains(
+            "<td>99%</td><td>0%</td><td>100% of 2 cores</td><td>9% of a core (it may run on 1 \
+             of the 2 cores)</td><td>181% of a core</td><td>60%</td>"
+        ),
+        "the machine's figures"
+    );
     assert!(dom.contains("Outages") && dom.contains("data-chart=\"lost\""));
     printed(&browser, dir.path(), &page, "failover");
 
@@ -452,8 +509,11 @@ fn report_shows_the_answer_at_both_widths() {
     };
     assert!(at("class=\"headline\"") < at("class=\"runs\""));
     assert!(at("data-chart=\"forest\"") < at("class=\"runs\""));
-    // 10% and 20% faster at 3 repetitions each: findings, drawn as such.
+    // 10% and 20% faster at 3 repetitions each: findings, drawn as such, on an axis of a few
+    // tens of percent (not hundreds).
     assert!(dom.contains("data-test=\"SET\" data-metric=\"rps\" data-finding=\"true\""));
+    let axis = assert_forest_axis_reads(&m, "compare");
+    assert!(axis.iter().all(|v| v.abs() <= 50.0), "{axis:?}");
     for t in m["tables"].as_array().unwrap() {
         if t["cls"] == "overview" || t["cls"] == "summary" {
             assert!(
@@ -463,6 +523,28 @@ fn report_shows_the_answer_at_both_widths() {
             );
         }
     }
+
+    // A wild side (a repetition at an eighth of the others', as on a busy machine): the axis is
+    // a ratio, clipped at a factor of 4 with arrows, its labels apart and in the text's words.
+    let wild: Vec<PathBuf> = [("redis", [1.0, 1.01, 0.99]), ("valkey", [1.0, 0.12, 1.05])]
+        .iter()
+        .enumerate()
+        .map(|(i, (server, speeds))| {
+            let d = synthetic::document(server, &["SET", "GET"], speeds, 50 + i as u64);
+            synthetic::write(dir.path(), &format!("wild{i}.json"), &d)
+        })
+        .collect();
+    let refs: Vec<&Path> = wild.iter().map(PathBuf::as_path).collect();
+    let page = report(dir.path(), "wild.html", &refs);
+    let (dom, m) = at_both_widths(&browser, dir.path(), &page, "wild");
+    let axis = assert_forest_axis_reads(&m, "wild");
+    assert_eq!(axis, [-75.0, -50.0, 0.0, 100.0, 300.0]);
+    assert!(
+        dom.contains("data-clip=\"lo\""),
+        "a clipped interval's arrow"
+    );
+    assert!(dom.contains("too noisy to tell</text>"));
+    assert!(!dom.contains("(too-noisy)") && !dom.contains("(noise)"));
 
     // --find-max: the SLO as a line, judged steps.
     let page = report(

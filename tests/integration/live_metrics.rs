@@ -6,7 +6,9 @@
 //! Against Redis 7.0, the endpoint is read directly while the run goes on and during
 //! `--metrics-linger`: connections up, the shard's labels, the exact totals at the end, and a
 //! test name that holds a password shown redacted; `promtool` lints the text and checks the
-//! shipped scrape configuration. Bad `--metrics-listen` values are usage errors found before the run.
+//! shipped scrape configuration. A server frozen mid-run (SIGSTOP) shows as an outage while it
+//! lasts, counted once when the test ends (Valkey 9.1 and Redis 7.0). Bad `--metrics-listen`
+//! values are usage errors found before the run.
 //!
 //! Without Prometheus the test that needs it is skipped with a note, unless
 //! `RESPBENCH_REQUIRE_PROMETHEUS=1` (set by `scripts/test.sh`, so CI never skips it).
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::harness::{Server, ServerOptions, TempDir, die_with_parent, free_port};
+use crate::harness::{Server, ServerKind, ServerOptions, TempDir, die_with_parent, free_port};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
 /// Prometheus's own checker, from the same package.
@@ -423,6 +425,76 @@ fn the_endpoint_follows_a_redis_run_redacts_its_name_and_ends_at_the_totals() {
             "promtool check metrics:\n{said}"
         );
     }
+}
+
+/// A server frozen mid-run (SIGSTOP, then SIGCONT): `/metrics` shows the outage while it
+/// lasts, not only when the test ends (`respbench_outage_active` 1, `respbench_outages_total`
+/// 1), and the test's end counts it once, as the record lists it.
+fn an_outage_is_served_while_it_lasts(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let run = server.spawn_bench(&[
+        "-t",
+        "get",
+        "-c",
+        "4",
+        "--duration",
+        "12",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--metrics-listen",
+        &listen,
+        // Longer than the waits below: a Ctrl-C ends it.
+        "--metrics-linger",
+        "60",
+    ]);
+    let total = "respbench_outages_total{test=\"GET\"}";
+    let active = "respbench_outage_active";
+    // A second of the measured phase was handed over, with replies and no outage.
+    let served = scrape_until(port, Duration::from_secs(20), |b| {
+        b.contains("respbench_requests_per_second{")
+            && sample(b, "respbench_requests_per_second{test=\"GET\"}") > Some(0.0)
+    })
+    .expect("a second with replies was handed over");
+    assert_eq!(sample(&served, total), Some(0.0), "{served}");
+    assert_eq!(sample(&served, active), Some(0.0), "{served}");
+    server.signal(libc::SIGSTOP);
+    let during = scrape_until(port, Duration::from_secs(20), |b| {
+        sample(b, active) == Some(1.0)
+    });
+    server.signal(libc::SIGCONT);
+    let during = during.expect("the outage is served while the server is frozen");
+    assert_eq!(sample(&during, total), Some(1.0), "{during}");
+    assert!(during.contains("phase=\"measuring\"} 1"), "{during}");
+    let last = scrape_until(port, Duration::from_secs(40), |b| {
+        b.contains("phase=\"ended\"} 1")
+    })
+    .expect("the linger shows the run ended");
+    run.interrupt();
+    run.finish(Duration::from_secs(20)).assert_success();
+    let record: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let outages = record["tests"][0]["outages"].as_array().unwrap().len();
+    assert_eq!(outages, 1, "{}", record["tests"][0]["outages"]);
+    // The record's count, the one found while it ran: counted once.
+    assert_eq!(sample(&last, total), Some(1.0), "{last}");
+    assert_eq!(sample(&last, active), Some(0.0), "{last}");
+}
+
+#[test]
+fn an_outage_is_served_while_it_lasts_valkey() {
+    an_outage_is_served_while_it_lasts(ServerKind::Valkey);
+}
+
+#[test]
+fn an_outage_is_served_while_it_lasts_redis() {
+    an_outage_is_served_while_it_lasts(ServerKind::Redis);
 }
 
 #[test]

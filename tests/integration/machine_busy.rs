@@ -1,7 +1,9 @@
 //! The machine-busy verdict against real servers (Valkey 9.1 and Redis 7.0): a CPU hog pinned
 //! with `taskset` beside the server and respbench reads machine-busy, with the deciding figure
 //! warned on stderr; `--threads` above the core count on an otherwise idle machine does not read
-//! machine-busy from respbench's own threads waiting for each other.
+//! machine-busy from respbench's own threads waiting for each other; a respbench pinned beside
+//! a hog (`taskset`) at sub-second tests is machine-busy on its own core, summed up on stderr at
+//! the run's end.
 
 use std::process::{Child, Command};
 
@@ -76,6 +78,83 @@ fn machine_busy_valkey_with_a_hog_on_its_cpu_is_warned_on_stderr() {
 #[test]
 fn machine_busy_redis_with_a_hog_on_its_cpu_is_warned_on_stderr() {
     a_hog_beside_the_test_is_machine_busy_and_warned(Server::start);
+}
+
+/// The trial's `taskset -c 1 respbench` with a CPU hog on that CPU and the server free to run
+/// elsewhere, at sub-second tests (`-q`, 0.6 s each): the record reads the machine's cores and
+/// the one respbench may use apart (the trial's "CPUs 200% busy (1 cores)"), each test is
+/// machine-busy on respbench's own core, and the run ends with one stderr line summing the
+/// sub-second tests up, while `-q`'s stdout keeps the reference's lines only.
+fn a_pinned_respbench_beside_a_hog_is_summed_up(start: fn() -> Server) {
+    let server = start();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = first_allowed_cpu();
+    let _hog = Hog::on(cpu);
+    let old = pin_this_thread(cpu);
+    // respbench inherits this thread's single-CPU mask; the server was started before.
+    let (out, r, _, _dir) = bench_json(
+        &server,
+        &["-c", "8", "--duration", "0.6", "-t", "get,set", "-q"],
+    );
+    // SAFETY: restores the mask read above on this same thread.
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &old);
+    }
+    out.assert_success();
+    let tests = r["tests"].as_array().unwrap();
+    let mut busy = 0;
+    for t in tests {
+        let m = &t["machine"];
+        assert_eq!(m["respbench_cores"], 1, "{m}");
+        assert!(
+            m["cores"].as_u64().unwrap() as usize >= cores,
+            "the machine's cores, not respbench's: {m}"
+        );
+        assert!(
+            m["busy_pct"].as_f64().unwrap() <= 100.5,
+            "a share of the machine: {m}"
+        );
+        assert_eq!(t["verdict"]["kind"], "machine-busy", "{t}");
+        if t["duration_s"].as_f64().unwrap() < 1.0 {
+            busy += 1;
+        }
+    }
+    // A crawling machine may stretch a test past a second: it is then warned about alone.
+    let summary =
+        format!("WARNING: {busy} of {busy} tests shorter than 1 s: the machine was busy (");
+    if busy == tests.len() {
+        out.assert_stderr_contains(&summary);
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with(&summary))
+            .unwrap();
+        assert!(line.contains("worst thread waited for a CPU"), "{line}");
+        assert_eq!(
+            out.stderr_but_machine_busy(),
+            "",
+            "the harness's filter knows the line"
+        );
+    }
+    assert!(!out.stdout.contains("WARNING"), "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with("SET: ") && lines[1].starts_with("GET: "),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(lines[2], "");
+}
+
+#[test]
+fn machine_busy_valkey_pinned_beside_a_hog_sub_second_tests_are_summed_up() {
+    a_pinned_respbench_beside_a_hog_is_summed_up(Server::start_valkey);
+}
+
+#[test]
+fn machine_busy_redis_pinned_beside_a_hog_sub_second_tests_are_summed_up() {
+    a_pinned_respbench_beside_a_hog_is_summed_up(Server::start);
 }
 
 /// `--threads` at twice the cores (at least 4) against a server with nothing else to do: the

@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod capture_backlog;
 mod cli;
 mod cluster;
 mod compare;
@@ -31,13 +32,18 @@ mod memtier;
 mod memtier_client_stats;
 mod memtier_conn;
 mod memtier_data;
+mod memtier_import;
+mod memtier_outputs;
 mod memtier_scan;
+mod memtier_statsd;
+mod memtier_totals;
 mod mixes;
 mod mode_wiring;
 mod netfaults;
 mod netns;
 mod pushes;
 mod record;
+mod recovered;
 mod replay;
 mod replay_max;
 mod replay_report;

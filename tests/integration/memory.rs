@@ -1,6 +1,7 @@
 //! `--fill` and `--memory-per-key` (issue 26 item 2) against Valkey 9.1 and Redis 7.0: the fill
 //! writes every key of the range exactly once, and the bytes per key it reports agree within 10%
-//! with a hand calculation from `MEMORY USAGE` on sampled keys.
+//! with a hand calculation from `MEMORY USAGE` on sampled keys, with fixed and varied value
+//! sizes, and per data type for a fill that writes two.
 
 use serde_json::Value as Json;
 
@@ -8,15 +9,50 @@ use super::harness::{Server, ServerKind, ServerOptions};
 
 const KEYS: u64 = 30_000;
 
-fn fill_and_check(kind: ServerKind) {
+/// By hand: the mean `MEMORY USAGE` of the keys `name(k)` for every `step`-th k of the range
+/// that exist (key, value and entry), plus the key table's share: one 8-byte pointer per bucket,
+/// the table a power of two at least as large as the `keys` in the db.
+fn by_hand(
+    c: &mut super::harness::Client,
+    name: impl Fn(u64) -> String,
+    step: usize,
+    keys: u64,
+) -> f64 {
+    let sampled: Vec<u64> = (0..KEYS)
+        .step_by(step)
+        .filter_map(|k| match c.cmd(&["MEMORY", "USAGE", name(k).as_str()]) {
+            resp::Value::Integer(n) => Some(n as u64),
+            _ => None,
+        })
+        .collect();
+    assert!(sampled.len() >= 50, "{} keys sampled", sampled.len());
+    let usage = sampled.iter().sum::<u64>() as f64 / sampled.len() as f64;
+    usage + 8.0 * keys.next_power_of_two() as f64 / keys as f64
+}
+
+#[track_caller]
+fn within_10pct(what: &str, figure: f64, by_hand: f64) {
+    let off = (figure - by_hand).abs() / by_hand;
+    assert!(
+        off < 0.10,
+        "{what}: {figure:.1} vs by hand {by_hand:.1}: {:.1}% apart",
+        off * 100.0
+    );
+}
+
+/// A fill with `values` (`-d 100`, `--data-size-range …`) whose written value is `mean` bytes
+/// on average: every key written once, and bytes per key within 10% of `MEMORY USAGE`.
+fn fill_and_check(kind: ServerKind, values: &[&str], mean: u64) {
     let server = Server::start_with(ServerOptions {
         kind,
         ..ServerOptions::default()
     });
     let range = KEYS.to_string();
-    let out = server.bench(&[
-        "-t", "set", "-r", &range, "-d", "100", "-c", "8", "--fill", "--json", "-", "-q",
-    ]);
+    let mut args = vec![
+        "-t", "set", "-r", &range, "-c", "8", "--fill", "--json", "-", "-q",
+    ];
+    args.extend(values);
+    let out = server.bench(&args);
     out.assert_success();
     let mut c = server.client();
     // Every key of the range written exactly once.
@@ -29,8 +65,11 @@ fn fill_and_check(kind: ServerKind) {
     super::record::check_with_python(&path);
     let m = &doc["tests"][0]["memory"];
     assert_eq!(m["data_type"], "string", "{m}");
+    assert!(m.get("by_type").is_none(), "one type: no split: {m}");
     assert_eq!(m["keys_added"].as_i64(), Some(KEYS as i64), "{m}");
-    assert_eq!(m["payload_bytes_per_key"].as_u64(), Some(16 + 100), "{m}");
+    // The key (`key:` and 12 digits) and the value as written: its mean size, not the largest.
+    let payload = 16 + mean;
+    assert_eq!(m["payload_bytes_per_key"].as_u64(), Some(payload), "{m}");
     let expected_allocator = match kind {
         ServerKind::Valkey => "libc",
         ServerKind::Redis => "jemalloc",
@@ -49,31 +88,14 @@ fn fill_and_check(kind: ServerKind) {
     let overhead = m["used_memory"]["overhead_per_key"]
         .as_f64()
         .expect("overhead");
-    assert!((per_key - 116.0 - overhead).abs() < 1e-6, "{m}");
+    assert!((per_key - payload as f64 - overhead).abs() < 1e-6, "{m}");
+    assert!(overhead > 0.0, "a key costs more than its bytes: {m}");
     assert!(
         m["used_memory_dataset"]["bytes_per_key"].as_f64().is_some(),
         "{m}"
     );
-
-    // By hand: MEMORY USAGE of sampled keys (key, value and entry), plus the key table's share:
-    // one 8-byte pointer per bucket, the table a power of two at least as large as the keys.
-    let sampled: Vec<u64> = (0..KEYS)
-        .step_by(600)
-        .map(|k| {
-            let key = format!("key:{k:012}");
-            c.int(&["MEMORY", "USAGE", key.as_str()]) as u64
-        })
-        .collect();
-    let usage = sampled.iter().sum::<u64>() as f64 / sampled.len() as f64;
-    let table = 8.0 * KEYS.next_power_of_two() as f64 / KEYS as f64;
-    let by_hand = usage + table;
-    let off = (per_key - by_hand).abs() / by_hand;
-    assert!(
-        off < 0.10,
-        "bytes per key {per_key:.1} vs by hand {by_hand:.1} (MEMORY USAGE {usage:.1} + table \
-         {table:.1}): {:.1}% apart",
-        off * 100.0
-    );
+    let hand = by_hand(&mut c, |k| format!("key:{k:012}"), 30, KEYS);
+    within_10pct("bytes per key", per_key, hand);
     // The text report (stderr with --json -) shows the figure with allocator and version.
     assert!(
         out.stderr.contains("Memory per key (string;"),
@@ -84,12 +106,176 @@ fn fill_and_check(kind: ServerKind) {
 
 #[test]
 fn fill_writes_each_key_once_and_bytes_per_key_match_memory_usage_valkey() {
-    fill_and_check(ServerKind::Valkey);
+    fill_and_check(ServerKind::Valkey, &["-d", "100"], 100);
 }
 
 #[test]
 fn fill_writes_each_key_once_and_bytes_per_key_match_memory_usage_redis() {
-    fill_and_check(ServerKind::Redis);
+    fill_and_check(ServerKind::Redis, &["-d", "100"], 100);
+}
+
+/// Values of 10 to 190 bytes: the payload is the mean written (100), not the largest the
+/// command is encoded at (190), so the overhead over it is the server's, and positive.
+#[test]
+fn a_fill_of_varied_sizes_counts_the_mean_value_valkey() {
+    fill_and_check(ServerKind::Valkey, &["--data-size-range", "10-190"], 100);
+}
+
+#[test]
+fn a_fill_of_varied_sizes_counts_the_mean_value_redis() {
+    fill_and_check(ServerKind::Redis, &["--data-size-range", "10-190"], 100);
+    // A weighted list: 20 and 180 bytes evenly, so 100 on average.
+    fill_and_check(ServerKind::Redis, &["--data-size-list", "20:1,180:1"], 100);
+}
+
+/// Bytes per key (`used_memory`) of a fill of `keys` keys by `command` alone, on a server of its
+/// own.
+fn alone(kind: ServerKind, keys: u64, command: &[&str]) -> f64 {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let range = keys.to_string();
+    let mut args = vec![
+        "-r", &range, "-d", "100", "-c", "4", "--fill", "--json", "-", "-q", "--",
+    ];
+    args.extend(command);
+    let out = server.bench(&args);
+    out.assert_success();
+    let doc: Json = serde_json::from_str(&out.stdout).expect("the record is JSON");
+    doc["tests"][0]["memory"]["used_memory"]["bytes_per_key"]
+        .as_f64()
+        .expect("bytes per key")
+}
+
+/// A fill whose unit writes a string and a hash (`SET s:… ; HSET h:…`): the block is split by
+/// type, each type's keys estimated from a sample of the keyspace, and its bytes per key within
+/// 10% of a fill of that type alone (what the type really costs) and of a hand calculation from
+/// `MEMORY USAGE` of its keys; the report, `compare` and the HTML report show a line or row per
+/// type.
+fn fill_of_two_types(kind: ServerKind) {
+    let server = Server::start_with(ServerOptions {
+        kind,
+        ..ServerOptions::default()
+    });
+    let dir = super::harness::TempDir::new();
+    let json = dir.path().join("two.json");
+    let json = json.to_str().expect("UTF-8 path");
+    let range = KEYS.to_string();
+    let out = server.bench(&[
+        "-r",
+        &range,
+        "-d",
+        "100",
+        "-c",
+        "4",
+        "--fill",
+        "--json",
+        json,
+        "-q",
+        "--",
+        "SET",
+        "s:__rand_int__",
+        "__data__",
+        ";",
+        "HSET",
+        "h:__rand_int__",
+        "f",
+        "__data__",
+    ]);
+    out.assert_success();
+    super::record::check_with_python(std::path::Path::new(json));
+    let mut c = server.client();
+    // Each number of the range written once, by one of the two commands.
+    let half = KEYS / 2;
+    assert_eq!((c.calls("set"), c.calls("hset")), (half, half));
+    assert_eq!(c.dbsize(), KEYS as i64);
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("the record")).expect("JSON");
+    let m = &doc["tests"][0]["memory"];
+    assert_eq!(m["data_type"], "string, hash", "{m}");
+    assert_eq!(m["keys_added"].as_i64(), Some(KEYS as i64), "{m}");
+    let note = m["type_sample"].as_str().unwrap_or("");
+    assert!(
+        note.contains("before no key") && note.contains("of 30000 keys"),
+        "{note}"
+    );
+    let types = m["by_type"].as_array().expect("by_type");
+    let names: Vec<&str> = types
+        .iter()
+        .map(|t| t["data_type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["string", "hash"], "{m}");
+    let delta =
+        m["used_memory"]["after"].as_f64().unwrap() - m["used_memory"]["before"].as_f64().unwrap();
+    let mut explained = 0.0;
+    let string = ["SET", "s:__rand_int__", "__data__"];
+    let hash = ["HSET", "h:__rand_int__", "f", "__data__"];
+    for (t, prefix, payload, command) in [
+        (&types[0], "s", 2 + 12 + 100, &string[..]),
+        (&types[1], "h", 2 + 12 + 1 + 100, &hash[..]),
+    ] {
+        let keys = t["keys_added"].as_i64().expect("keys") as f64;
+        within_10pct("keys of the type", keys, half as f64);
+        assert_eq!(t["payload_bytes_per_key"].as_u64(), Some(payload), "{t}");
+        let per_key = t["used_memory"]["bytes_per_key"]
+            .as_f64()
+            .expect("bytes per key");
+        let hand = by_hand(&mut c, |k| format!("{prefix}:{k:012}"), 41, KEYS);
+        within_10pct(&format!("{prefix}: bytes per key"), per_key, hand);
+        let truth = alone(kind, half, command);
+        within_10pct(
+            &format!("{prefix}: against a fill of it alone"),
+            per_key,
+            truth,
+        );
+        let over = t["used_memory"]["overhead_per_key"]
+            .as_f64()
+            .expect("overhead");
+        assert!((per_key - payload as f64 - over).abs() < 1e-6, "{t}");
+        explained += keys * per_key;
+    }
+    // The types' shares add up to the test's change (their keys are the sample's estimates).
+    within_10pct("the types' memory", explained, delta);
+    // The text report (stdout, beside --json FILE) has a line per type.
+    let report = &out.stdout;
+    assert!(report.contains("Memory per key (string, hash;"), "{report}");
+    assert!(
+        report.contains("by type (keys estimated from db 0"),
+        "{report}"
+    );
+    for t in ["string", "hash"] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.trim_start().starts_with(t) && l.contains("keys added, payload")),
+            "{t}: {report}"
+        );
+    }
+    // compare and the HTML report: a row per type under the test's.
+    let out = super::harness::respbench(&["compare", json, json]);
+    out.assert_success();
+    for row in ["string, hash", "· string", "· hash"] {
+        assert!(out.stdout.contains(row), "{row}: {}", out.stdout);
+    }
+    let html = dir.path().join("r.html");
+    let html = html.to_str().expect("UTF-8 path");
+    super::harness::respbench(&["report", json, "-o", html]).assert_success();
+    let page = std::fs::read_to_string(html).expect("the report");
+    assert!(
+        page.contains("<td>· hash</td>"),
+        "the HTML table has the type's row"
+    );
+}
+
+#[test]
+fn a_fill_of_two_types_is_reported_per_type_valkey() {
+    fill_of_two_types(ServerKind::Valkey);
+}
+
+#[test]
+fn a_fill_of_two_types_is_reported_per_type_redis() {
+    fill_of_two_types(ServerKind::Redis);
 }
 
 #[test]

@@ -9,12 +9,23 @@ const HEADER: &str = "Second,SET Requests,SET Average Latency,SET Total Bytes,SE
                       Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,WAIT \
                       Average Latency";
 
-/// Sums of one file's rows: (SET requests, GET requests, GET misses + hits).
-fn sums(text: &str) -> (u64, u64, u64) {
+/// Sums of one file's rows.
+#[derive(Default)]
+struct Sums {
+    sets: u64,
+    gets: u64,
+    /// GET misses + hits.
+    answered: u64,
+    /// Bytes written and read: `[SET, GET]` each.
+    tx: [u64; 2],
+    rx: [u64; 2],
+}
+
+fn sums(text: &str) -> Sums {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("Per-Second Benchmark Data"));
     assert_eq!(lines.next(), Some(HEADER));
-    let (mut sets, mut gets, mut answered) = (0, 0, 0);
+    let mut s = Sums::default();
     let mut last_second = None;
     for line in lines.take_while(|l| !l.is_empty()) {
         let f: Vec<&str> = line.split(',').collect();
@@ -23,11 +34,17 @@ fn sums(text: &str) -> (u64, u64, u64) {
         let second = n(0);
         assert!(last_second < Some(second), "seconds in order: {text}");
         last_second = Some(second);
-        sets += n(1);
-        gets += n(6);
-        answered += n(11) + n(12);
+        s.sets += n(1);
+        s.gets += n(6);
+        s.answered += n(11) + n(12);
+        // Total Bytes, TX, RX per kind: memtier's Total is TX + RX.
+        for (k, at) in [(0, 3), (1, 8)] {
+            assert_eq!(n(at), n(at + 1) + n(at + 2), "{line}");
+            s.tx[k] += n(at + 1);
+            s.rx[k] += n(at + 2);
+        }
     }
-    (sets, gets, answered)
+    s
 }
 
 #[test]
@@ -37,6 +54,7 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
         let prefix = dir.path().join("cs");
         let json_dir = TempDir::new();
         let json = json_dir.path().join("out.json");
+        let record = json_dir.path().join("record.json");
         let mut c = server.client();
         let (sets_before, gets_before) = (c.calls("set"), c.calls("get"));
         let port = server.port().to_string();
@@ -61,6 +79,8 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
             prefix.to_str().unwrap(),
             "--json-out-file",
             json.to_str().unwrap(),
+            "--json",
+            record.to_str().unwrap(),
         ];
         run_respbench(&args.map(String::from), None).assert_success();
         let config: serde_json::Value =
@@ -92,13 +112,41 @@ fn client_stats_writes_one_file_per_connection_adding_up_to_commandstats() {
             ]
         );
         let (mut all_sets, mut all_gets) = (0, 0);
-        for name in &names {
-            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
-            let (s, g, answered) = sums(&text);
-            assert!(s + g > 0, "{name} counted nothing: {text}");
-            assert_eq!(answered, g, "{name}: misses + hits = GET requests");
-            all_sets += s;
-            all_gets += g;
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        for run in 1..=2 {
+            let (mut tx, mut rx) = ([0; 2], [0; 2]);
+            for name in names
+                .iter()
+                .filter(|n| n.starts_with(&format!("cs-{run}-")))
+            {
+                let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+                let s = sums(&text);
+                assert!(s.sets + s.gets > 0, "{name} counted nothing: {text}");
+                assert_eq!(s.answered, s.gets, "{name}: misses + hits = GET requests");
+                all_sets += s.sets;
+                all_gets += s.gets;
+                for k in 0..2 {
+                    tx[k] += s.tx[k];
+                    rx[k] += s.rx[k];
+                }
+            }
+            // The connections' bytes add up to the run's per command (the record's, which the
+            // KB/sec columns are made of).
+            for (k, command) in ["SET", "GET"].iter().enumerate() {
+                let mix = record["tests"][run - 1]["mix"].as_array().unwrap();
+                let m = mix.iter().find(|m| m["name"] == *command).unwrap();
+                assert_eq!(
+                    m["bytes"]["tx"].as_u64(),
+                    Some(tx[k]),
+                    "run {run} {command}"
+                );
+                assert_eq!(
+                    m["bytes"]["rx"].as_u64(),
+                    Some(rx[k]),
+                    "run {run} {command}"
+                );
+            }
         }
         assert_eq!((all_sets, all_gets), (sets, gets));
     }

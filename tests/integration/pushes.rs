@@ -420,7 +420,8 @@ fn pushes_split_at_every_byte_are_still_classified() {
 
 /// Invalidations per second: a connection that reads and writes the same ten keys under
 /// `--enable-tracking` is sent one for each tracked key it changes; the record's timeline
-/// carries them second by second, and they add up to the test's count.
+/// carries them second by second, and they add up to the test's count. `compare` against a run
+/// whose hot set moves (`--key-drift`) shows both runs' invalidations per second and the drift.
 fn invalidations_per_second_add_up(server: &Server) {
     let dir = crate::harness::TempDir::new();
     let json = dir.path().join("run.json");
@@ -461,6 +462,68 @@ fn invalidations_per_second_add_up(server: &Server) {
         per_second.iter().filter(|&&n| n > 0).count() >= 2,
         "{per_second:?}"
     );
+    // Against a run whose hot set moves: `compare` names the drift among what differs, and
+    // prints the invalidations per second of each beside it.
+    let drift = dir.path().join("drift.json");
+    server
+        .bench(&[
+            "-3",
+            "--enable-tracking",
+            "-c",
+            "1",
+            "--duration",
+            "1.5",
+            "-r",
+            "10",
+            "--key-drift",
+            "hot:5:0.5",
+            "-q",
+            "--json",
+            drift.to_str().unwrap(),
+            "--",
+            "GET",
+            "key:__rand_int__",
+            ";",
+            "SET",
+            "key:__rand_int__",
+            "x",
+        ])
+        .assert_success();
+    let out = crate::harness::respbench(&[
+        "compare",
+        json.to_str().unwrap(),
+        drift.to_str().unwrap(),
+        "--label",
+        "still",
+        "--label",
+        "moving",
+    ]);
+    out.assert_success();
+    let text = &out.stdout;
+    assert!(
+        text.lines()
+            .any(|l| l.trim() == "--key-drift: none (still), hot:5:0.5 (moving)"),
+        "{text}"
+    );
+    let rows: Vec<Vec<&str>> = text[text.find("\nInvalidations (").expect("the table")..]
+        .lines()
+        .skip(3)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // The test's name has spaces: the cells after the side's label are the drift, the count,
+    // per second and the busiest second.
+    let after = |label: &str| -> Vec<&str> {
+        let row = rows.iter().find(|r| r.contains(&label)).expect("a row");
+        let at = row.iter().position(|c| *c == label).expect("the label");
+        row[at + 1..].to_vec()
+    };
+    let still = after("still");
+    assert_eq!(still[..2], ["none", total.to_string().as_str()], "{text}");
+    let per_s: f64 = still[2].parse().expect("per second");
+    assert!(per_s > 0.0, "{text}");
+    assert_eq!(after("moving")[0], "hot:5:0.5", "{text}");
 }
 
 #[test]

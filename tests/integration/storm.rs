@@ -310,6 +310,119 @@ fn storm_shards_merge_into_one_storm_and_compare_shows_it() {
     );
 }
 
+/// A storm refused at `maxclients` beside one that completed: `compare` (text and Markdown) and
+/// the HTML report (`respbench report`) show, besides the speed table, the failures by stage
+/// and kind with the server's first message, and the server's side: connections received,
+/// `connected_clients` after, the watch's `rejected_connections` and CPU.
+#[test]
+fn compare_and_report_show_a_storms_failures_and_the_servers_side() {
+    let dir = super::harness::TempDir::new();
+    let path = |name: &str| {
+        dir.path()
+            .join(name)
+            .to_str()
+            .expect("UTF-8 path")
+            .to_string()
+    };
+    let (good, refused) = (path("good.json"), path("refused.json"));
+    let server = Server::start_valkey();
+    server
+        .bench(&[
+            "--connect-storm",
+            "-c",
+            "2",
+            "-n",
+            "30",
+            "--json",
+            &good,
+            "PING",
+        ])
+        .assert_success();
+    // Three clients at most: the test's, respbench's control connection and its server watch.
+    let full = Server::start_with(ServerOptions {
+        extra: vec!["--maxclients".into(), "3".into()],
+        kind: ServerKind::Valkey,
+        ..ServerOptions::default()
+    });
+    let _held = full.client();
+    let out = full.bench(&[
+        "--connect-storm",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--json",
+        &refused,
+        "PING",
+    ]);
+    out.assert_code(1);
+    // The run's own text report breaks the failures down and gives the server's side.
+    for words in [
+        "failures by stage and kind:",
+        "maxclients",
+        "rejected_connections",
+    ] {
+        assert!(out.stdout.contains(words), "{words}: {}", out.stdout);
+    }
+    let doc: Json = serde_json::from_str(&std::fs::read_to_string(&refused).expect("the record"))
+        .expect("JSON");
+    let rejected = u(&doc["storm"]["server"][0]["rejected_connections"]);
+    assert!(rejected >= 20, "{}", doc["storm"]);
+
+    let out = super::harness::respbench(&[
+        "compare", &good, &refused, "--label", "good", "--label", "full",
+    ]);
+    out.assert_success();
+    let text = &out.stdout;
+    let row = |title: &str, side: &str| -> Vec<String> {
+        let table = &text[text
+            .find(title)
+            .unwrap_or_else(|| panic!("no {title}: {text}"))..];
+        let table = &table[..table[1..].find("\n\n").map_or(table.len(), |e| e + 1)];
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(side))
+            .unwrap_or_else(|| panic!("no {side} row in {title}: {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let failures = row("Storm failures", "full");
+    assert_eq!(
+        failures[1..4],
+        ["command", "maxclients", "server"],
+        "{text}"
+    );
+    assert!(text.contains("max number of clients reached"), "{text}");
+    // The server's side: what INFO said before and after, and the watch.
+    let good_row = row("Storm server side", "good");
+    assert!(
+        good_row[1].parse::<u64>().expect("connections received") >= 30,
+        "{text}"
+    );
+    assert_eq!(good_row[3], "0", "no rejection: {text}");
+    assert!(good_row[5].parse::<f64>().is_ok(), "server CPU: {text}");
+    let full_row = row("Storm server side", "full");
+    assert_eq!(full_row[3], rejected.to_string(), "{text}");
+    assert!(
+        !text.contains("Storm client-side limits"),
+        "no client limit met: {text}"
+    );
+
+    let out = super::harness::respbench(&["compare", &good, &refused, "--format", "markdown"]);
+    out.assert_success();
+    for words in ["Storm failures", "maxclients", "Storm server side"] {
+        assert!(out.stdout.contains(words), "{words}: {}", out.stdout);
+    }
+    let html = path("storms.html");
+    super::harness::respbench(&["report", &good, &refused, "-o", &html]).assert_success();
+    let page = std::fs::read_to_string(&html).expect("the HTML report");
+    for id in ["connection-storm", "storm-failures", "storm-server-side"] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    assert!(page.contains("<td>maxclients</td>"), "the failure's kind");
+}
+
 /// A storm that runs out of ephemeral ports: in a network namespace of the test's own (root
 /// only; skipped otherwise) with six local ports and no reuse of ports in `TIME_WAIT`, every
 /// closed connection holds its port, so the seventh connect fails with `EADDRNOTAVAIL`. That is
@@ -361,6 +474,31 @@ fn running_out_of_local_ports_is_a_client_limit_with_its_figure() {
         assert_eq!(f["side"], "client", "none of it is the server's: {f}");
         assert_eq!(f["stage"], "connect", "{f}");
     }
+    // compare and the HTML report name the limit with the figure that ran out.
+    let json = dir.path().join("ports.json");
+    std::fs::write(&json, &out.stdout).expect("a temporary file");
+    let json = json.to_str().expect("UTF-8 path");
+    let cmp = super::harness::respbench(&["compare", json, json]);
+    cmp.assert_success();
+    let line = cmp
+        .stdout
+        .lines()
+        .find(|l| l.contains("local_ports") && l.contains("TIME_WAIT"))
+        .unwrap_or_else(|| panic!("no client limit row: {}", cmp.stdout));
+    assert!(line.contains("40000-40005 (6 ports)"), "{line}");
+    assert!(
+        cmp.stdout.contains("Storm client-side limits"),
+        "{}",
+        cmp.stdout
+    );
+    let html = dir.path().join("ports.html");
+    let html = html.to_str().expect("UTF-8 path");
+    super::harness::respbench(&["report", json, "-o", html]).assert_success();
+    let page = std::fs::read_to_string(html).expect("the HTML report");
+    assert!(
+        page.contains("id=\"storm-client-side-limits\""),
+        "the limits' table"
+    );
 }
 
 /// A storm in which no connection completes (here: a command the server refuses) is a failed

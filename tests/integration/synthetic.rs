@@ -130,6 +130,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         outcome: "completed".into(),
         error: None,
         storm: None,
+        verify: None,
         client: ClientHost {
             hostname: "test".into(),
             cores: 2,

@@ -97,6 +97,16 @@ def check_test(i, test, problems):
     mix = test.get("mix", [])
     for m in mix:
         check_histogram(f"{where} mix {m['name']}", m["histogram"], m["latency_us"], problems)
+        u = m.get("uncorrected")
+        if u is not None:
+            check_histogram(f"{where} mix {m['name']} uncorrected", u["histogram"], u["latency_us"], problems)
+            if u["latency_us"]["count"] != m["latency_us"]["count"]:
+                problems.append(f"{where}: mix {m['name']} uncorrected count differs from its corrected one")
+    if mix and all("uncorrected" in m for m in mix):
+        # The test's latencies from the write are its commands' together.
+        total = sum(m["uncorrected"]["latency_us"]["count"] for m in mix)
+        if total != lat["uncorrected"]["count"]:
+            problems.append(f"{where}: mix uncorrected counts sum to {total}, the test has {lat['uncorrected']['count']}")
     if mix:
         for key in ("completed", "failed"):
             total = sum(m[key] for m in mix)

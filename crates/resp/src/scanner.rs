@@ -122,6 +122,10 @@ pub struct Scanner {
     top: Kind,
     /// Payload length of a top-level blob error (to report its range).
     blob_len: u64,
+    /// The last top-level aggregate's element count and how many of those elements were null
+    /// (an `MGET`'s keys and misses): see [`Scanner::top_elements`].
+    top_len: u64,
+    top_nulls: u64,
 }
 
 /// The length of a complete simple string (`+OK\r\n`) at the start of `buf`: the commonest reply
@@ -158,6 +162,8 @@ impl Scanner {
             started: false,
             top: Kind::Null,
             blob_len: 0,
+            top_len: 0,
+            top_nulls: 0,
         }
     }
 
@@ -165,6 +171,14 @@ impl Scanner {
     #[inline]
     pub fn reset(&mut self) {
         *self = Self::new();
+    }
+
+    /// After a [`Scan::Reply`] of an aggregate kind (`Array`, `Set`, `Map`, `Push`): its element
+    /// count (pairs for a map) and how many of its own elements were null (an `MGET`'s misses;
+    /// nested values are not looked into). Meaningless after a reply of another kind.
+    #[inline]
+    pub fn top_elements(&self) -> (u64, u64) {
+        (self.top_len, self.top_nulls)
     }
 
     /// True when a reply has begun (bytes of it were consumed) but not completed.
@@ -239,7 +253,13 @@ impl Scanner {
                 }
                 Header::Integer(_) => self.set_top(at_top, Kind::Integer),
                 Header::Boolean(_) => self.set_top(at_top, Kind::Boolean),
-                Header::Null => self.set_top(at_top, Kind::Null),
+                Header::Null => {
+                    self.set_top(at_top, Kind::Null);
+                    // An element of the top-level aggregate (not of an attribute before it).
+                    if self.depth == 1 && self.attr & 1 == 0 {
+                        self.top_nulls += 1;
+                    }
+                }
                 Header::Blob {
                     kind,
                     type_byte,
@@ -258,6 +278,9 @@ impl Scanner {
                         return Err(ProtocolError::TooDeep);
                     }
                     self.set_top(at_top, kind);
+                    if at_top {
+                        (self.top_len, self.top_nulls) = (count, 0);
+                    }
                     if count != 0 {
                         self.push(count, false);
                         pos = next;
@@ -508,6 +531,26 @@ mod tests {
         let Ok(Scan::Reply { consumed: 4, .. }) = sc.scan(b":2\r\n") else {
             panic!()
         };
+    }
+
+    #[test]
+    fn top_elements_count_an_mgets_keys_and_misses_across_reads() {
+        let mut sc = Scanner::new();
+        // MGET of four keys, two missing (RESP2 `$-1`, RESP3 `_`), nested nulls not counted.
+        let reply = b"*4\r\n$1\r\na\r\n$-1\r\n*2\r\n_\r\n:1\r\n_\r\n";
+        let Ok(Scan::Partial { consumed }) = sc.scan(&reply[..13]) else {
+            panic!()
+        };
+        let Ok(Scan::Reply { info, .. }) = sc.scan(&reply[consumed..]) else {
+            panic!()
+        };
+        assert_eq!(info.kind, Kind::Array);
+        assert_eq!(sc.top_elements(), (4, 2));
+        // The next aggregate starts again; an attribute's nulls are not its elements.
+        let Ok(Scan::Reply { .. }) = sc.scan(b"|1\r\n+k\r\n_\r\n*1\r\n$1\r\nb\r\n") else {
+            panic!()
+        };
+        assert_eq!(sc.top_elements(), (1, 0));
     }
 
     #[test]

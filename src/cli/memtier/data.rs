@@ -6,9 +6,9 @@
 use std::ffi::OsStr;
 
 use super::super::MemtierData;
-use super::super::flag::{Action, Flag, Value};
+use super::super::flag::{Flag, Value};
 use super::super::value::{invalid_value, text, whole};
-use super::{MemtierState, UsageError, refused};
+use super::{MemtierState, UsageError};
 
 type M = Flag<MemtierState>;
 
@@ -107,24 +107,4 @@ fn expiry_range(name: &str, v: &OsStr) -> Result<(u64, u64), UsageError> {
         return Err(bad());
     }
     Ok((lo, hi))
-}
-
-/// Why memtier's import options are refused (one line, exit 2).
-const IMPORT: &str = "memtier's import file (its dump CSV: dumpflags, time, exptime, nbytes, \
-     nsuffix, it_flags, clsid, nkey, key, data) is not read, nor its keys read back after the \
-     run; respbench's --dataset sends a CSV/TSV file's records";
-
-fn import_refused(_: &mut MemtierState, n: &'static str, _: &OsStr) -> Result<(), UsageError> {
-    Err(refused(n, IMPORT))
-}
-
-/// A memtier import option, refused with the reason.
-pub(super) const fn import(names: &'static [&'static str], value: Value, usage: &'static str) -> M {
-    M::new(
-        names,
-        value,
-        usage,
-        "refused: memtier's import file is not read (docs/memtier.md)",
-        Action::Set(import_refused),
-    )
 }

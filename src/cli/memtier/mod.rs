@@ -18,7 +18,9 @@ mod conn;
 #[cfg(test)]
 mod conn_tests;
 mod data;
+mod import;
 mod scan;
+mod statsd;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -30,6 +32,7 @@ use super::flag::{Action, Doc, Flag, help_block};
 use super::state::State;
 use super::{Args, UsageError};
 
+pub use statsd::{StatsdArgs, sanitize_label};
 pub use table::TABLE;
 
 /// memtier's defaults that differ from valkey-benchmark's.
@@ -132,6 +135,10 @@ pub struct MemtierState {
     pub(in crate::cli) opts: MemtierOptions,
     /// `-a user:pass` (applied at the end: `--uri` may come after it).
     pub(in crate::cli) authenticate: Option<Vec<u8>>,
+    /// The imported-data options, checked together at the end.
+    pub(in crate::cli) import: import::ImportFlags,
+    /// The StatsD options, checked together at the end.
+    pub(in crate::cli) statsd: statsd::StatsdFlags,
 }
 
 /// What a memtier command line asks for.
@@ -290,14 +297,17 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     a.repeat = o.run_count;
     a.seed = a.seed.or(Some(defaults::SEED));
     let w = &mut a.workload;
-    if w.key_prefix.is_none() {
-        w.key_prefix = Some(defaults::KEY_PREFIX.as_bytes().to_vec());
-    }
-    if w.key_maximum.is_none() {
-        w.key_maximum = Some(defaults::KEY_MAXIMUM);
-    }
-    if w.key_minimum.is_none() {
-        w.key_minimum = Some(0);
+    // With the import file's keys the plan sets the range (its items).
+    if !st.import.file_keys() {
+        if w.key_prefix.is_none() {
+            w.key_prefix = Some(defaults::KEY_PREFIX.as_bytes().to_vec());
+        }
+        if w.key_maximum.is_none() {
+            w.key_maximum = Some(defaults::KEY_MAXIMUM);
+        }
+        if w.key_minimum.is_none() {
+            w.key_minimum = Some(0);
+        }
     }
     if w.ratio.is_none() && w.commands.is_empty() {
         w.ratio = Some(defaults::RATIO);
@@ -339,6 +349,8 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     if let Some(rate) = o.rate_limiting {
         a.rps = Some(rate.saturating_mul(u64::from(total_clients)));
     }
+    import::finish(&mut st)?;
+    statsd::finish(&mut st)?;
     let opts = st.opts;
     let args = super::parse::finish(st.main)?;
     Ok((args, opts))

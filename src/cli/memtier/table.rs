@@ -31,17 +31,6 @@ pub const TABLE: &[&[M]] = &[
 const MEMCACHE: &str =
     "respbench speaks RESP (redis, resp2, resp3) only, not the memcache protocols";
 
-/// A memtier option refused in one line: its value (if any) is read, then refused.
-const fn no(names: &'static [&'static str], value: Value, usage: &'static str) -> M {
-    M::new(
-        names,
-        value,
-        usage,
-        "refused: not supported (docs/memtier.md says why)",
-        Action::NotYet,
-    )
-}
-
 const CONNECTION: &[M] = &[
     M::value(
         &["-h", "--host", "-s", "--server"],
@@ -260,15 +249,11 @@ const OUTPUT: &[M] = &[
     )
     .example(&["--print-all-runs"]),
     super::data::STATS_BREAKDOWN,
-    no(&["--statsd-host"], Value::Text, "--statsd-host=HOST"),
-    no(&["--statsd-port"], Value::Text, "--statsd-port=PORT"),
-    no(&["--statsd-prefix"], Value::Text, "--statsd-prefix=PREFIX"),
-    no(
-        &["--statsd-run-label"],
-        Value::Text,
-        "--statsd-run-label=LABEL",
-    ),
-    no(&["--graphite-port"], Value::Text, "--graphite-port=PORT"),
+    super::statsd::HOST,
+    super::statsd::PORT,
+    super::statsd::PREFIX,
+    super::statsd::RUN_LABEL,
+    super::statsd::GRAPHITE_PORT,
 ];
 
 const TEST: &[M] = &[
@@ -399,11 +384,11 @@ const OBJECT: &[M] = &[
 ];
 
 const IMPORT: &[M] = &[
-    super::data::import(&["--data-import"], Value::Text, "--data-import=FILE"),
-    super::data::import(&["--data-verify"], Value::None, "--data-verify"),
-    super::data::import(&["--verify-only"], Value::None, "--verify-only"),
-    super::data::import(&["--generate-keys"], Value::None, "--generate-keys"),
-    super::data::import(&["--no-expiry"], Value::None, "--no-expiry"),
+    super::import::DATA_IMPORT,
+    super::import::DATA_VERIFY,
+    super::import::VERIFY_ONLY,
+    super::import::GENERATE_KEYS,
+    super::import::NO_EXPIRY,
 ];
 
 const KEYS: &[M] = &[

@@ -165,17 +165,117 @@ fn help_lists_every_section_and_the_table_knows_secrets() {
 }
 
 #[test]
-fn imports_are_refused_with_the_reason() {
-    for args in [
-        &["--data-import=dump.csv"][..],
-        &["--data-verify"][..],
-        &["--no-expiry"][..],
+fn import_options_follow_memtiers_rules() {
+    for (args, says) in [
+        (
+            &["--data-verify"][..],
+            "--data-verify needs --data-import FILE",
+        ),
+        (
+            &["--verify-only"][..],
+            "--verify-only needs --data-import FILE",
+        ),
+        (
+            &["--generate-keys"][..],
+            "--generate-keys needs --data-import FILE",
+        ),
+        (&["--no-expiry"][..], "--no-expiry needs --data-import FILE"),
+        (&["--data-import=d.csv", "-d", "8"][..], "no -d"),
+        (
+            &["--data-import=d.csv", "--data-size-range=1-9"][..],
+            "no -d",
+        ),
+        (&["--data-import=d.csv", "-R"][..], "no --random-data"),
+        (
+            &["--data-import=d.csv", "--cluster-mode"][..],
+            "--cluster-mode",
+        ),
+        (
+            &["--data-import=d.csv", "--command=GET __key__"][..],
+            "not --command",
+        ),
+        (
+            &["--data-import=d.csv", "--key-maximum=9"][..],
+            "need --generate-keys",
+        ),
+        (
+            &["--data-import=d.csv", "--key-prefix=k"][..],
+            "need --generate-keys",
+        ),
     ] {
         let e = err(args);
-        let name = args[0].split('=').next().unwrap();
-        assert!(e.starts_with(&format!("{name} is not supported")), "{e}");
-        assert!(e.contains("import file") && !e.contains('\n'), "{e}");
+        assert!(e.contains(says) && !e.contains('\n'), "{args:?}: {e}");
     }
+    // The file's keys: SETs walk the items in order, GETs keep their pattern; the plan sets
+    // the range.
+    let (a, _) = run(&["--data-import=d.csv", "--data-verify", "--key-pattern=R:G"]);
+    let imp = a.workload.memtier.as_ref().unwrap().import.clone().unwrap();
+    assert_eq!(imp.path, std::path::PathBuf::from("d.csv"));
+    assert!(imp.verify && !imp.verify_only && !imp.generate_keys && !imp.all_items);
+    assert_eq!(a.workload.key_dist, Some(KeyDist::Sequential));
+    assert_eq!(a.workload.get_key_dist, Some(KeyDist::Gaussian));
+    assert_eq!(
+        (a.workload.key_maximum, a.workload.key_prefix),
+        (None, None)
+    );
+    let (a, _) = run(&["--data-import=d.csv", "--verify-only", "-n", "allkeys"]);
+    let imp = a.workload.memtier.as_ref().unwrap().import.clone().unwrap();
+    assert!(imp.verify && imp.verify_only && imp.all_items);
+    // --generate-keys: memtier's keys, the key options allowed.
+    let (a, _) = run(&[
+        "--data-import=d.csv",
+        "--generate-keys",
+        "--no-expiry",
+        "--key-maximum=99",
+        "--key-pattern=R:R",
+    ]);
+    let imp = a.workload.memtier.as_ref().unwrap().import.clone().unwrap();
+    assert!(imp.generate_keys && imp.no_expiry);
+    assert_eq!(a.workload.key_maximum, Some(99));
+    assert_eq!(a.workload.key_prefix.as_deref(), Some(&b"memtier-"[..]));
+    assert_eq!(a.workload.key_dist, Some(KeyDist::Uniform));
+}
+
+#[test]
+fn statsd_options_take_memtiers_defaults_and_need_a_host() {
+    let (a, _) = run(&["--statsd-host=127.0.0.1", "--print-percentiles=50,99.99"]);
+    let s = a.statsd.unwrap();
+    assert_eq!(
+        (s.host.as_str(), s.port, s.prefix.as_str(), s.label.as_str()),
+        ("127.0.0.1", 8125, "memtier", "default")
+    );
+    assert_eq!(s.graphite_port, 8080);
+    assert_eq!(s.percentiles, [50.0, 99.99]);
+    let (a, _) = run(&[
+        "--statsd-host=stats.example",
+        "--statsd-port=9125",
+        "--statsd-prefix=team.bench",
+        "--statsd-run-label=after upgrade/7.2",
+        "--graphite-port=80",
+    ]);
+    let s = a.statsd.unwrap();
+    assert_eq!((s.port, s.graphite_port), (9125, 80));
+    assert_eq!(s.prefix, "team.bench");
+    assert_eq!(s.label, "after_upgrade_7_2", "sanitized as memtier's");
+    for (args, says) in [
+        (
+            &["--statsd-port=9125"][..],
+            "--statsd-port needs --statsd-host",
+        ),
+        (
+            &["--graphite-port=80"][..],
+            "--graphite-port needs --statsd-host",
+        ),
+        (
+            &["--statsd-host=h", "--statsd-prefix=a b"][..],
+            "--statsd-prefix",
+        ),
+        (&["--statsd-host=h", "--statsd-port=0"][..], "--statsd-port"),
+    ] {
+        let e = err(args);
+        assert!(e.contains(says) && !e.contains('\n'), "{args:?}: {e}");
+    }
+    assert_eq!(run(&[]).0.statsd, None);
 }
 
 #[test]

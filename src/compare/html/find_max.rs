@@ -121,13 +121,21 @@ pub fn find_max_notes(inputs: &[Input]) -> Vec<String> {
                 (Some(rps), "rate-cap") => format!(
                     "at least {rps:.0} req/s (every step met it, up to the largest rate the search offers)"
                 ),
-                (Some(rps), "step-limit") => format!(
-                    "{rps:.0} req/s so far (the search stopped at its limit of {n} steps)"
+                (Some(rps), "window-limit" | "step-limit") => format!(
+                    "{rps:.0} req/s so far (the search stopped at its limit of {n} windows)"
                 ),
                 (Some(rps), "stopped" | "running") => {
                     format!("{rps:.0} req/s so far (the search was stopped after {n} steps)")
                 }
                 (Some(rps), _) => format!("{rps:.0} req/s"),
+                (None, "too-noisy") => match c.no_growth_rps {
+                    Some(r) => format!(
+                        "too noisy to answer on that machine (the SLO broke by no more at {r} \
+                         req/s than at the failing rate: the machine's stalls, not the load, set \
+                         the boundary)"
+                    ),
+                    None => "too noisy to answer on that machine (its windows disagreed)".into(),
+                },
                 (None, "never-met" | "converged" | "") => "no step met it".to_string(),
                 (None, _) => format!("no step met it so far (the search ended: {})", c.end),
             };

@@ -20,6 +20,7 @@ mod replay;
 mod split;
 mod summary;
 mod svg;
+mod verdict;
 
 use std::path::Path;
 

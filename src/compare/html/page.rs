@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use crate::compare::input::Input;
 use crate::compare::render;
-use crate::compare::table::{Change, Comparison, Direction, Metric};
+use crate::compare::table::{Change, Comparison, Direction, Judgement, Metric};
 
 use super::charts;
 use super::delivery;
@@ -28,12 +28,12 @@ body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 7px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}\
 th:first-child,td:first-child{text-align:left}td.m{text-align:left;color:#555}\
-.better{color:#08753a}.worse{color:#b3261e}.noise{color:#888}\
-td.better,td.worse,td.noise,td[class=\"\"]{white-space:normal;min-width:6em;max-width:9em;text-align:left}\
+.better{color:#08753a}.worse{color:#b3261e}.noise{color:#888}.unattributable{color:#888;font-style:italic}\
+td.better,td.worse,td.noise,td.unattributable,td[class=\"\"]{white-space:normal;min-width:6em;max-width:9em;text-align:left}\
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}\
 .bar{display:inline-block;height:8px;background:#bcd;margin-left:6px;vertical-align:0}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));gap:8px 20px}\
-svg.chart{width:100%;height:auto;font-size:11px}div.forest{max-width:900px;overflow-x:auto}div.forest svg{min-width:600px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
+svg.chart{width:100%;height:auto;font-size:11px}div.forest{overflow-x:auto}div.forest svg{min-width:600px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
 .note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
 
@@ -94,6 +94,8 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
             esc(&t.name),
             esc(&t.name)
         );
+        // What limited it first: the charts are read in its light.
+        super::verdict::section(&mut s, inputs, &t.name);
         let charts = charts::for_test(inputs, &t.name);
         if charts.is_empty() {
             s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");
@@ -159,8 +161,9 @@ fn answer(s: &mut String, cmp: &Comparison) {
         let _ = write!(s, "<p class=\"problem\">⚠ {}</p>", esc(w));
     }
     s.push_str(
-        "<p class=\"note\">Against the base, by each metric's direction, with a 95% interval; \
-         green and red only for findings.</p><div class=\"forest\">",
+        "<p class=\"note\">Against the base, by each metric's direction, with a 95% interval, \
+         as a ratio on a log scale (a halving and a doubling equally far from 0%); green and red \
+         only for findings.</p><div class=\"forest\">",
     );
     s.push_str(&super::forest::render(cmp));
     s.push_str("</div></div>");
@@ -201,11 +204,13 @@ fn runs(s: &mut String, inputs: &[Input]) {
     s.push_str("</ul>");
 }
 
-/// The class of a change: `better` or `worse` for a finding only; `noise` (grey) for anything
-/// else that moved (within the noise, too noisy, within-run evidence, can't tell), so an
+/// The class of a change: `better` or `worse` for a finding only; `unattributable` (grey,
+/// italic) for a test a side ran machine-busy or client-bound; `noise` (grey) for anything else
+/// that moved (within the noise, too noisy, within-run evidence, can't tell), so an
 /// inconclusive change is never coloured as one.
 fn class_of(c: Option<&Change>) -> &'static str {
     match c {
+        Some(c) if matches!(c.judgement, Judgement::Unattributable(_)) => "unattributable",
         Some(c) if c.direction == Direction::Same => "",
         Some(c) if !c.is_finding() => "noise",
         Some(c) if c.direction == Direction::Better => "better",

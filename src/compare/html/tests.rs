@@ -210,6 +210,7 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
         answer_rps: Some(3_100.0),
         end: "converged".into(),
         limit: None,
+        no_growth_rps: None,
         points: vec![
             step(1_000.0, 200.0, true),
             step(4_000.0, 9_000.0, false),
@@ -236,6 +237,19 @@ fn a_find_max_record_gets_the_latency_vs_throughput_curve() {
     let xs: Vec<f64> = chart.series[1].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [1_000.0, 3_100.0, 4_000.0]);
     assert_eq!(chart.series[1].points[2].1, 9.0, "p99 in ms");
+
+    // A search that ended too noisy says so and why, never "no step met it".
+    let mut noisy = inputs[0].clone();
+    let curve = noisy.find_max.as_mut().unwrap();
+    (curve.answer_rps, curve.end, curve.no_growth_rps) = (None, "too-noisy".into(), Some(8_000));
+    let notes = super::find_max::find_max_notes(&[noisy.clone()]);
+    assert!(
+        notes[0].contains("too noisy to answer on that machine (the SLO broke by no more at 8000"),
+        "{notes:?}"
+    );
+    noisy.find_max.as_mut().unwrap().no_growth_rps = None;
+    let notes = super::find_max::find_max_notes(&[noisy]);
+    assert!(notes[0].contains("(its windows disagreed)"), "{notes:?}");
 }
 
 #[test]
@@ -543,4 +557,82 @@ fn invalidations_per_second_are_drawn_only_for_a_test_that_received_some() {
         churn.series[0].points,
         [(0.5, 12.0), (1.5, 0.0), (2.5, 40.0)]
     );
+}
+
+/// Sides of `rps` repetitions, each judged `kind` (the record's verdict).
+fn judged(label: &str, rps: &[f64], kind: &str) -> Input {
+    let runs = rps.iter().map(|&r| record(r, 0)).collect();
+    let mut input = input_of(label.into(), vec![format!("{label}.json")], runs).unwrap();
+    for s in input.tests.iter_mut().flat_map(|t| &mut t.samples) {
+        s.limited_by = Some(kind.into());
+    }
+    input
+}
+
+#[test]
+fn a_side_on_a_busy_machine_is_never_coloured_as_a_finding() {
+    let page_of = |kind: &str| {
+        let inputs = [
+            judged("a", &[1000.0, 1010.0, 990.0], kind),
+            judged("b", &[1100.0, 1110.0, 1090.0], kind),
+        ];
+        page(&inputs, &Comparison::new(&inputs, &Metric::ALL))
+    };
+    let quiet = page_of("neither");
+    assert!(quiet.contains("<td class=\"better\">+10.00% better ["));
+    assert!(quiet.contains("data-metric=\"rps\" data-finding=\"true\" data-verdict=\"finding\""));
+    // The same figures, every repetition on a busy machine: shown, but neither green nor a
+    // diamond, in the text output's words.
+    let busy = page_of("machine-busy");
+    assert!(!busy.contains("class=\"better\"") && !busy.contains("class=\"worse\""));
+    assert!(
+        busy.contains("<td class=\"unattributable\">+10.00% [+"),
+        "{busy}"
+    );
+    assert!(
+        busy.contains("data-metric=\"rps\" data-finding=\"false\" data-verdict=\"unattributable\"")
+    );
+    assert!(busy.contains("+10.0% can&#39;t tell: the machine was busy for a and b</text>"));
+    assert!(busy.contains(
+        "<p class=\"headline\">b vs a: MSET (10 keys) can&#39;t tell: the machine was busy for a and b</p>"
+    ));
+}
+
+#[test]
+fn the_forest_axis_is_a_ratio_in_percent_and_clips_wild_intervals() {
+    let ticks = |html: &str| -> Vec<f64> {
+        html.split("data-tick=\"")
+            .skip(1)
+            .map(|s| s[..s.find('"').unwrap()].parse().unwrap())
+            .collect()
+    };
+    // The trial's wild side: a repetition nine times another.
+    let inputs = [
+        judged("a", &[1000.0, 1010.0, 990.0], "neither"),
+        judged("b", &[1000.0, 150.0, 9000.0], "neither"),
+    ];
+    let html = page(&inputs, &Comparison::new(&inputs, &[Metric::Rps]));
+    let t = ticks(&html);
+    assert_eq!(
+        t,
+        [-75.0, -50.0, 0.0, 100.0, 300.0],
+        "a ratio of 4 either way"
+    );
+    assert!(html.contains(">-75%</text>") && html.contains(">+300%</text>"));
+    assert!(html.contains("data-clip=\"lo\"") && html.contains("data-clip=\"hi\""));
+    assert!(
+        html.contains("too noisy to tell</text>"),
+        "the text output's words"
+    );
+    // A quiet 10%: the axis spans a few percent, not hundreds.
+    let inputs = [
+        judged("a", &[1000.0, 1010.0, 990.0], "neither"),
+        judged("b", &[1100.0, 1110.0, 1090.0], "neither"),
+    ];
+    let html = page(&inputs, &Comparison::new(&inputs, &[Metric::Rps]));
+    let t = ticks(&html);
+    assert!(t.contains(&0.0) && t.contains(&10.0), "{t:?}");
+    assert!(t.iter().all(|&x| (-20.0..=20.0).contains(&x)), "{t:?}");
+    assert!(!html.contains("data-clip="));
+    assert!(html.contains("+10.0% better</text>"));
 }

@@ -114,6 +114,7 @@ fn rows<'a>(
             detail: None,
             mix: Vec::new(),
             limited_by: None,
+            sent: None,
         };
         // A custom command's name is the command: an older file may hold its password.
         tests.push((crate::redact::command_text(&f[0]), sample));

@@ -10,6 +10,7 @@
 //! cores; no connection and no thread).
 
 use crate::record::document::{ClientHost, Document, Options, ServerRecord};
+use crate::record::workload::KeyDriftRecord;
 
 /// A named fact and its value as shown (`("allocator", "jemalloc-5.3.0")`).
 pub type Fact = (&'static str, String);
@@ -113,8 +114,25 @@ fn options(out: &mut Vec<Fact>, o: &Options) {
         ("--rps", o.rps.map(|r| r.to_string())),
         ("--tls", Some(yes_no(o.tls))),
         ("--cluster", Some(yes_no(o.cluster))),
+        (
+            "--key-drift",
+            Some(key_drift(o.workload.key_drift.as_ref())),
+        ),
     ];
     out.extend(facts.into_iter().filter_map(|(k, v)| Some((k, v?))));
+}
+
+/// `--key-drift` as given on the command line (`STEP:SECS`, `hot:H:SECS`), or `none`: a
+/// record of a build before it never moved its hot spot.
+fn key_drift(d: Option<&KeyDriftRecord>) -> String {
+    let Some(d) = d else {
+        return "none".into();
+    };
+    match (d.kind.as_str(), d.step, d.keys) {
+        ("shift", Some(step), _) => format!("{step}:{}", d.every_s),
+        ("hot_set", _, Some(keys)) => format!("hot:{keys}:{}", d.every_s),
+        (kind, _, _) => format!("{kind} every {} s", d.every_s),
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +173,7 @@ mod tests {
         );
         assert_eq!(get("--tls"), Some("no"));
         assert_eq!(get("-r"), None, "null is not a fact");
+        assert_eq!(get("--key-drift"), Some("none"), "no drift recorded: none");
         assert_eq!(verdicts(&d), [Some("client-bound".to_string()), None]);
         let empty = doc(serde_json::json!({"tests": []}));
         assert!(of_record(&empty).is_empty());
@@ -209,6 +228,25 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 8, "{checked} records");
+    }
+
+    #[test]
+    fn key_drift_is_a_fact_as_the_command_line_spells_it() {
+        let drift = |d: serde_json::Value| {
+            let doc = doc(serde_json::json!({
+                "options": {"clients": 1, "threads": 1, "key_drift": d},
+                "tests": []
+            }));
+            of_record(&doc)
+                .into_iter()
+                .find(|f| f.0 == "--key-drift")
+                .map(|f| f.1)
+        };
+        let hot = serde_json::json!({"kind": "hot_set", "keys": 1000, "every_s": 10.0});
+        assert_eq!(drift(hot).as_deref(), Some("hot:1000:10"));
+        let shift = serde_json::json!({"kind": "shift", "step": 500, "every_s": 2.5});
+        assert_eq!(drift(shift).as_deref(), Some("500:2.5"));
+        assert_eq!(drift(serde_json::Value::Null).as_deref(), Some("none"));
     }
 
     #[test]

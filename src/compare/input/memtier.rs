@@ -98,6 +98,7 @@ fn sample(key: &str, stats: &Value, count: f64) -> Result<Sample, String> {
         })),
         mix: Vec::new(),
         limited_by: None,
+        sent: None,
     })
 }
 

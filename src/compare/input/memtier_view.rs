@@ -2,9 +2,10 @@
 //! `--json-out-file`: memtier names its rows by command kind (`SET`, `GET`, …, `TOTALS`, see
 //! `memtier.rs`), respbench names a mixed test by its mix (`SET:GET 1:10`) with each command's
 //! figures inside. Without this the two files of one `respbench memtier --json-out-file X
-//! --json Y` run have no test in common.
+//! --json Y` run have no test in common. The record's side is timed as memtier's is, from the
+//! write (`Sample::sent`), where the record has it, so the two files of one run say the same.
 
-use super::{Format, Input, Test};
+use super::{Format, Input, Sample, Test};
 
 /// Splits each mixed test of a respbench side into one test per command (its own figures) and
 /// `TOTALS` (the mix's), when some side is memtier's; other sides and tests stay as they are.
@@ -21,16 +22,27 @@ pub fn align_with_memtier(inputs: &mut [Input]) {
             };
             for (i, command) in first.mix.iter().enumerate() {
                 let samples = (test.samples.iter())
-                    .filter_map(|s| s.mix.get(i).map(|m| m.figures.clone()))
+                    .filter_map(|s| s.mix.get(i))
+                    .map(|m| m.sent.clone().unwrap_or_else(|| m.figures.clone()))
                     .collect();
                 tests.push(Test {
                     name: command.name.to_uppercase(),
                     samples,
                 });
             }
+            let samples = (test.samples.into_iter())
+                .map(|s| match &s.sent {
+                    Some(sent) => Sample {
+                        detail: s.detail,
+                        limited_by: s.limited_by,
+                        ..(**sent).clone()
+                    },
+                    None => s,
+                })
+                .collect();
             tests.push(Test {
                 name: "TOTALS".into(),
-                samples: test.samples,
+                samples,
             });
         }
         input.tests = tests;

@@ -76,11 +76,14 @@ pub struct Curve {
     /// The SLO expression as given.
     pub slo: String,
     pub answer_rps: Option<f64>,
-    /// How the search ended (`converged`, `step-limit`, `stopped`, ...), as the record says: the
+    /// How the search ended (`converged`, `window-limit`, `stopped`, ...), as the record says: the
     /// answer's caveat.
     pub end: String,
     /// What held back the failing step above the answer, when it fell behind.
     pub limit: Option<String>,
+    /// With `too-noisy`: the rate, at least twice the failing one, at which the SLO broke by no
+    /// more (the machine's stalls, not the load, set the boundary).
+    pub no_growth_rps: Option<u64>,
     /// In the order the steps ran.
     pub points: Vec<CurvePoint>,
 }
@@ -124,6 +127,10 @@ pub struct Sample {
     /// A command mix (respbench `--ratio`/`--command`): each command's own figures, in the
     /// mix's order; empty for a test of one command and for files that do not say.
     pub mix: Vec<MixCommand>,
+    /// A respbench record's same requests timed from the write (memtier's meaning; the
+    /// figures above are corrected): what a comparison with memtier's file lines up
+    /// (`memtier_view`). `None` for other files.
+    pub sent: Option<Box<Sample>>,
 }
 
 /// One command of a mix within one repetition of a test: timed on its own replies, so its
@@ -140,6 +147,8 @@ pub struct MixCommand {
     pub figures: Sample,
     /// p99.9 (µs), which the HTML report's per-command table shows.
     pub p99_9: Option<f64>,
+    /// Its figures from the write (see [`Sample::sent`]); absent in records of earlier builds.
+    pub sent: Option<Sample>,
 }
 
 /// The series behind the HTML report's charts.
@@ -172,6 +181,9 @@ pub struct Detail {
     pub switches: Vec<(f64, String)>,
     /// The record's verdict reason (`limited by` in words), empty when the file has none.
     pub verdict_reason: String,
+    /// The machine's load over the test (a respbench record's `machine`), which the verdict
+    /// was judged on.
+    pub machine: Option<crate::record::document::MachineRecord>,
     /// p99.9 (µs) over the test, where the file has it.
     pub p99_9: Option<f64>,
     /// `(start seconds, completed)` per 100 ms slot, when the record has every second's slots

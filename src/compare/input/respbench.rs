@@ -35,8 +35,9 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
     let costs = crate::compare::costs::Costs {
-        storm: doc.storm.take(),
+        storms: doc.storm.take().into_iter().collect(),
         replay: doc.replay.take(),
+        verify: doc.verify.take().into_iter().collect(),
         memory: doc
             .tests
             .iter()
@@ -73,16 +74,20 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
         answer_rps: f.answer_rps,
         end: f.end.clone(),
         limit: f.limit.clone(),
+        no_growth_rps: f.no_growth_rps,
         points: f
             .steps
             .iter()
-            .map(|s| CurvePoint {
-                offered_rps: s.offered_rps,
-                achieved_rps: s.achieved_rps,
-                p50_us: s.p50_us,
-                p99_us: s.p99_us,
-                met: s.met,
-                saturated: s.saturated,
+            // A window without a reply has no latency to draw.
+            .filter_map(|s| {
+                Some(CurvePoint {
+                    offered_rps: s.offered_rps,
+                    achieved_rps: s.achieved_rps,
+                    p50_us: s.p50_us?,
+                    p99_us: s.p99_us?,
+                    met: s.met,
+                    saturated: s.saturated,
+                })
             })
             .collect(),
     });
@@ -125,7 +130,8 @@ fn problems(doc: &Document) -> Vec<String> {
             out.push(format!("test {} was {o} (partial figures)", t.name));
         }
     }
-    if out.is_empty() && doc.tests.is_empty() && doc.find_max.is_none() && doc.storm.is_none() {
+    let other = doc.find_max.is_some() || doc.storm.is_some() || doc.verify.is_some();
+    if out.is_empty() && doc.tests.is_empty() && !other {
         out.push("no test in the record".to_string());
     }
     out
@@ -145,6 +151,7 @@ fn figures(rps: f64, l: &LatencySummary) -> Sample {
         detail: None,
         mix: Vec::new(),
         limited_by: None,
+        sent: None,
     }
 }
 
@@ -274,6 +281,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             .map(|s| (s.offset_s, format!("{} → {}", s.from, s.to)))
             .collect(),
         verdict_reason: t.verdict.reason.clone(),
+        machine: t.machine.clone(),
         p99_9: (t.latency_us.corrected.count > 0).then_some(t.latency_us.corrected.p99_9),
         slot_max: kept_max,
         slots: completed,
@@ -287,11 +295,16 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             failed: m.failed,
             figures: figures(m.throughput_rps, &m.latency_us),
             p99_9: (m.latency_us.count > 0).then_some(m.latency_us.p99_9),
+            sent: (m.uncorrected.as_ref()).map(|u| figures(m.throughput_rps, &u.latency_us)),
         })
         .collect();
     Ok(Sample {
         detail: Some(Box::new(detail)),
         mix,
+        sent: Some(Box::new(figures(
+            t.throughput_rps,
+            &t.latency_us.uncorrected,
+        ))),
         ..figures(t.throughput_rps, &t.latency_us.corrected)
     })
 }

@@ -11,6 +11,7 @@ use crate::engine::conn::Stream;
 use crate::engine::push::PushKind;
 use crate::engine::scan_walk::Walk;
 use crate::metrics::ConnSeconds;
+use crate::workload::mix::BatchUnits;
 
 /// The first wait before reopening a failed connection; it doubles on every failure in a row
 /// (`outage.rs`).
@@ -59,9 +60,9 @@ pub(super) struct Batch {
     pub(super) sent: Instant,
     /// Intended before the measured phase: its replies are checked, not recorded.
     pub(super) warmup: bool,
-    /// A command mix: which command of the mix each unit is (reply `i` answers unit `i`);
-    /// empty otherwise.
-    pub(super) kinds: Vec<u8>,
+    /// A command mix: which command of the mix each unit is and its bytes (reply `i` answers
+    /// unit `i`); empty otherwise.
+    pub(super) units: BatchUnits,
 }
 
 /// Reopening a connection: when its connect started, and after a failure (`-e`) when and how
@@ -120,6 +121,10 @@ pub(super) struct Conn {
     pub(super) carry: Vec<u8>,
     /// Frames replies without building values; resumable across reads.
     pub(super) scanner: Scanner,
+    /// Bytes of the reply under way that earlier reads brought (the scanner absorbed them), so
+    /// a reply's size is whole when it completes in a later read (memtier's KB/sec and
+    /// `--client-stats` bytes).
+    pub(super) absorbed: usize,
     /// Kind of the push being scanned (classified from its head before the scanner consumes it).
     pub(super) push_kind: PushKind,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
@@ -165,6 +170,7 @@ impl Conn {
             prefix_pending: prefix_commands,
             carry: Vec::with_capacity(64),
             scanner: Scanner::new(),
+            absorbed: 0,
             push_kind: PushKind::Other,
             used: false,
             since_open: 0,
@@ -178,7 +184,7 @@ impl Conn {
                 intended: now,
                 sent: now,
                 warmup: false,
-                kinds: Vec::new(),
+                units: BatchUnits::default(),
             },
             reopen: Reopen {
                 connect_started: now,

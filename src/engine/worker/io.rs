@@ -330,6 +330,7 @@ impl Worker<'_> {
         c.want_write = true;
         c.carry.clear();
         c.scanner.reset();
+        c.absorbed = 0;
         Ok(())
     }
 

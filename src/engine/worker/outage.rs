@@ -108,6 +108,7 @@ impl Worker<'_> {
                 let done = (c.batch.commands - c.batch.pending) as usize;
                 for k in c
                     .batch
+                    .units
                     .kinds
                     .iter()
                     .skip(done)
@@ -151,6 +152,7 @@ impl Worker<'_> {
         c.used = false;
         c.carry.clear();
         c.scanner.reset();
+        c.absorbed = 0;
         self.flow.free.retain(|&j| j != i);
         self.outages.down += 1;
         Ok(())

@@ -126,18 +126,24 @@ pub(super) fn on_reply(
         return Err(unasked_reply());
     }
     // A mix: which command this reply answers (one command per unit, replies in order).
-    let kind = c
-        .batch
-        .kinds
-        .get((c.batch.commands - c.batch.pending) as usize)
-        .map(|&k| k as usize);
+    let at = (c.batch.commands - c.batch.pending) as usize;
+    let kind = c.batch.units.kinds.get(at).map(|&k| k as usize);
     c.batch.pending -= 1;
     if !c.batch.warmup {
         rec.last_reply = Some(now);
     }
     let batch_done = c.batch.pending == 0;
-    if info.error.is_none() {
-        count_conn_second(c, ctx, kind, info, reply.len(), now);
+    let plain = kind.is_none() && cluster.is_none();
+    if plain && info.error.is_none() && ctx.seconds_from.is_none() {
+        // The commonest reply: recorded with the read's others (`Worker::scan_replies`).
+        return Ok(Answered {
+            batch_done,
+            plain_success: true,
+        });
+    }
+    let bytes = reply_bytes(c, kind, at, reply.len());
+    if info.error.is_none() && ctx.seconds_from.is_some() {
+        count_conn_second(c, ctx, kind, (bytes, found(c, info)), false, now);
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
@@ -150,12 +156,13 @@ pub(super) fn on_reply(
                 ..nothing
             });
         }
-        count_conn_second(c, ctx, kind, info, reply.len(), now);
+        count_conn_second(c, ctx, kind, (bytes, (0, 0)), true, now);
         record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
         if let Some(k) = kind {
             rec.command_error(k, c.batch.warmup);
+            rec.command_answered(k, bytes, (0, 0), c.batch.warmup);
         }
-    } else if kind.is_none() && cluster.is_none() {
+    } else if plain {
         return Ok(Answered {
             batch_done,
             plain_success: true,
@@ -168,11 +175,8 @@ pub(super) fn on_reply(
             rec.hand_over_cluster(now, &cl.stats);
         }
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
-        // A nil reply to a mix command is a miss (memtier's Misses/sec): one compare, no cost.
-        if info.kind == Kind::Null
-            && let Some(k) = kind
-        {
-            rec.command_nil(k, c.batch.warmup);
+        if let Some(k) = kind {
+            rec.command_answered(k, bytes, found(c, info), c.batch.warmup);
         }
         if let Some(cl) = cluster
             && !c.batch.warmup
@@ -186,17 +190,41 @@ pub(super) fn on_reply(
     })
 }
 
+/// The bytes of reply `at` of the batch (the whole reply: `len` and what earlier reads brought
+/// of it) and of its request where a mix noted it (0 otherwise).
+#[inline]
+fn reply_bytes(c: &Conn, kind: Option<usize>, at: usize, len: usize) -> (usize, u32) {
+    let tx = kind.and_then(|_| c.batch.units.lens.get(at).copied());
+    (c.absorbed + len, tx.unwrap_or(0))
+}
+
+/// What a successful reply found, memtier's hits and misses of a read: a value is a hit, a nil
+/// a miss, an array reply one of either per element (an `MGET`'s keys).
+#[inline]
+fn found(c: &Conn, info: &resp::ReplyInfo) -> (u64, u64) {
+    match info.kind {
+        Kind::Null => (0, 1),
+        Kind::Array => {
+            let (n, nulls) = c.scanner.top_elements();
+            (n - nulls.min(n), nulls)
+        }
+        _ => (1, 0),
+    }
+}
+
 /// memtier's `--client-stats`: one measured reply to the connection's batch counted in its own
-/// second (one branch when not asked for).
+/// second (one branch when not asked for); `counts`: the reply's and its request's bytes, and
+/// what it found (hits, misses).
 #[inline]
 fn count_conn_second(
     c: &mut Conn,
     ctx: &ReplyCtx,
     kind: Option<usize>,
-    info: &resp::ReplyInfo,
-    bytes: usize,
+    counts: ((usize, u32), (u64, u64)),
+    error: bool,
     now: Instant,
 ) {
+    let ((bytes, tx_bytes), (hits, misses)) = counts;
     if let Some(from) = ctx.seconds_from
         && !c.batch.warmup
     {
@@ -207,8 +235,10 @@ fn count_conn_second(
                 kind,
                 latency_ns: ctx.latency.uncorrected_ns,
                 bytes,
-                nil: info.kind == Kind::Null,
-                error: info.error.is_some(),
+                tx_bytes,
+                hits,
+                misses,
+                error,
             },
         );
     }
@@ -295,11 +325,13 @@ impl Worker<'_> {
                     let reply = &self.rbuf[pos..pos + consumed];
                     let cluster = self.cluster.as_mut();
                     let answered = on_reply(c, &mut self.rec, cluster, &ctx, &info, reply, now)?;
+                    c.absorbed = 0;
                     batch_done |= answered.batch_done;
                     *plain += u64::from(answered.plain_success);
                     pos += consumed;
                 }
                 Ok(Scan::Partial { consumed }) => {
+                    c.absorbed += consumed;
                     pos += consumed;
                     break;
                 }

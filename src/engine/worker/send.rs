@@ -218,7 +218,7 @@ impl Worker<'_> {
                 let c = &mut self.conns[i];
                 mix.fill_batch(
                     &mut c.batch.wbuf,
-                    &mut c.batch.kinds,
+                    &mut c.batch.units,
                     units,
                     &mut f.size_rng,
                     sizes,
@@ -239,12 +239,12 @@ impl Worker<'_> {
                     // Once per connection: every later request fits.
                     c.batch.wbuf.resize(need, 0);
                 }
+                let len = scan_walk::write(&mut c.batch.wbuf, unit, &(arg.0..arg.1), c.walk.cursor);
                 if self.cfg.load.mix.is_some() {
                     // The mix's one command (memtier's `--command`): timed into its row.
-                    c.batch.kinds.clear();
-                    c.batch.kinds.push(0);
+                    c.batch.units.one(len);
                 }
-                scan_walk::write(&mut c.batch.wbuf, unit, &(arg.0..arg.1), c.walk.cursor)
+                len
             }
         }
     }

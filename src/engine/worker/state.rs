@@ -392,6 +392,8 @@ impl<'a> Worker<'a> {
             .store(self.rec.completed, Ordering::Relaxed);
         l.measured_latency_sum_ns
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
+        l.issued.store(self.rec.issued, Ordering::Relaxed);
+        l.failures.store(self.rec.failures, Ordering::Relaxed);
         let down = self.outages.down + self.outages.recovering;
         l.conns_down.store(down as u64, Ordering::Relaxed);
         if let Some(r) = &self.ramp {

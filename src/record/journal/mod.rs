@@ -11,6 +11,7 @@
 //!
 //! Every line passes through `crate::redact` (the head as a record, test names as commands).
 
+mod modes;
 mod read;
 mod server;
 
@@ -23,10 +24,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::delivery::DeliveryRecord;
 use super::document::{Document, TestRecord};
+use super::fuzz::FuzzRecord;
 use super::storm::StormContext;
 use crate::machine::Load;
-use crate::metrics::{DenseCounts, LatencyHistogram, SLOTS, Second, Slot};
+use crate::metrics::{DenseCounts, LatencyHistogram, PushCounts, SLOTS, Second, Slot};
 
 pub use read::{read_file, recognise};
 pub use server::ServerSeconds;
@@ -46,8 +49,8 @@ const FORMATS: [&str; 2] = ["respbench-journal/1", FORMAT];
 enum Line {
     /// The record's head (everything but `tests`), again whenever it changes: the last counts.
     Head { journal: String, document: Value },
-    /// A test's measured phase began.
-    Begin(BeginLine),
+    /// A test's measured phase began (boxed: a mode's block head makes it large).
+    Begin(Box<BeginLine>),
     /// One second of the test under way, complete (boxed: by far the largest line).
     Second(Box<SecondLine>),
     /// A test ended: its whole record, exactly as `--json` will hold it.
@@ -75,6 +78,14 @@ struct BeginLine {
     /// `--connect-storm`: what its `storm` block needs beyond the seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     storm: Option<StormContext>,
+    /// `--fuzz`: its block's head (seed, modes, clients, the table, the log), the rest of it
+    /// from the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fuzz: Option<FuzzRecord>,
+    /// `--pubsub`/`--stream`: the test's `delivery` block's shape (mode, receivers,
+    /// publishers, channels, messages, rate, payload), the counts from the seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivery: Option<DeliveryRecord>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -109,9 +120,30 @@ struct SecondLine {
     /// (`server::ServerLine`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     server: Vec<server::ServerLine>,
-    /// `--pubsub`/`--stream`: messages published in the second (absent in other tests).
+    /// `--pubsub`/`--stream`: messages published in the second (absent in other tests), and
+    /// the deliveries they owe (absent in older journals).
     #[serde(skip_serializing_if = "is_zero")]
     published: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    owed: u64,
+    /// Client-side caching invalidations received in the second (the timeline's).
+    #[serde(skip_serializing_if = "is_zero")]
+    invalidations: u64,
+    /// What the workers' pushes gained (`[invalidations, messages, other]`) and the reconnects
+    /// the server refused, handed over as `issued` (absent where it is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pushes: Option<[u64; 3]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconnect_refusals: Option<u64>,
+    /// Per slot, the workers' figures beside the requests: `[cpu_max_permille,
+    /// runqueue_max_permille, cpu_workers, runqueue_workers, delay_sum_ns, delay_samples]`
+    /// (`metrics::Slot`); absent when no slot has any (and in older journals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    slot_clients: Vec<[u64; 6]>,
+    /// The mix's command names so far, when they grew since the `begin` line or the last
+    /// second that named them (a replay learns its commands from the trace as it goes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mix: Vec<String>,
     /// Measured commands written, as the workers handed them over with the second
     /// (`metrics::Second::issued`): their sum is the recovered test's `issued`. Absent in older
     /// journals and in modes that do not count them (`issued` is then unknown).
@@ -219,13 +251,23 @@ struct ExactNode {
     latency: String,
 }
 
-/// One mix command's second: as `metrics::CommandTally`, its histogram as the record's.
+/// One mix command's second: as `metrics::CommandTally`, its histograms as the record's.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct ExactCommand {
     completed: u64,
     errors: u64,
     nils: u64,
+    /// Values found (absent in journals of earlier builds, whose non-nil replies were hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hits: Option<u64>,
     latency: String,
+    /// From the write (absent in journals of earlier builds).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    uncorrected: String,
+    /// `[tx, rx]`: bytes of its answered requests and of their replies (absent in journals of
+    /// earlier builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<[u64; 2]>,
 }
 
 impl SecondLine {
@@ -249,6 +291,12 @@ impl SecondLine {
             completed: s.completed,
             failed: s.failed,
             published: s.published,
+            owed: s.owed,
+            invalidations: s.invalidations,
+            pushes: s.pushes.map(|p| [p.invalidations, p.messages, p.other]),
+            reconnect_refusals: s.reconnect_refusals,
+            slot_clients: slot_clients(&s.slots),
+            mix: Vec::new(),
             issued: s.issued,
             lost: s.lost.to_vec(),
             slots: s
@@ -284,7 +332,10 @@ impl SecondLine {
                         completed: c.completed,
                         errors: c.errors,
                         nils: c.nils,
+                        hits: Some(c.hits),
                         latency: super::hdr::encode_sparse_with(&c.latency, dense),
+                        uncorrected: super::hdr::encode_sparse_with(&c.uncorrected, dense),
+                        bytes: Some([c.tx_bytes, c.rx_bytes]),
                     })
                     .collect(),
                 nodes: e
@@ -308,13 +359,31 @@ impl SecondLine {
             completed: self.completed,
             failed: self.failed,
             published: self.published,
+            owed: self.owed,
+            invalidations: self.invalidations,
+            pushes: self
+                .pushes
+                .map(|[invalidations, messages, other]| PushCounts {
+                    invalidations,
+                    messages,
+                    other,
+                }),
+            reconnect_refusals: self.reconnect_refusals,
             issued: self.issued,
             ..Second::default()
         };
         for (a, b) in s.lost.iter_mut().zip(&self.lost) {
             *a = *b;
         }
-        for (slot, x) in s.slots.iter_mut().zip(self.slots.iter().take(SLOTS)) {
+        let none = [0; 6];
+        let clients = self.slot_clients.iter().chain(std::iter::repeat(&none));
+        for ((slot, x), c) in s
+            .slots
+            .iter_mut()
+            .zip(self.slots.iter().take(SLOTS))
+            .zip(clients)
+        {
+            let small = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
             *slot = Slot {
                 completed: x[0],
                 failed: x[1],
@@ -322,15 +391,40 @@ impl SecondLine {
                 reconnect_attempts: x[3],
                 reconnects: x[4],
                 waited_ns: x[5],
-                // The slots' CPU and client delay judge a finished test, whose record the journal
-                // keeps whole (a cut-short test has no server figures to judge with).
-                ..Slot::default()
+                cpu_max_permille: small(c[0]),
+                runqueue_max_permille: small(c[1]),
+                cpu_workers: small(c[2]),
+                runqueue_workers: small(c[3]),
+                delay_sum_ns: c[4],
+                delay_samples: c[5],
             };
         }
         let what = format!("journal second {}", self.second);
         self.latency.add_to(&mut s.latency, &what)?;
         self.client_delay.add_to(&mut s.client_delay, &what)?;
         Ok(s)
+    }
+}
+
+/// The slots' figures beside the requests (`SecondLine::slot_clients`), or none when every
+/// slot's are 0.
+fn slot_clients(slots: &[Slot]) -> Vec<[u64; 6]> {
+    let rows: Vec<[u64; 6]> = slots
+        .iter()
+        .map(|x| {
+            [
+                u64::from(x.cpu_max_permille),
+                u64::from(x.runqueue_max_permille),
+                u64::from(x.cpu_workers),
+                u64::from(x.runqueue_workers),
+                x.delay_sum_ns,
+                x.delay_samples,
+            ]
+        })
+        .collect();
+    match rows.iter().all(|r| r.iter().all(|n| *n == 0)) {
+        true => Vec::new(),
+        false => rows,
     }
 }
 
@@ -344,6 +438,8 @@ pub struct Journal {
     servers: server::Written,
     /// Where each second's parts are put in bucket order.
     dense: DenseCounts,
+    /// How many of its mix's command names the journal has (a replay's grow as it goes).
+    mix_named: usize,
 }
 
 impl Journal {
@@ -379,6 +475,7 @@ impl Journal {
             begun: false,
             servers: server::Written::default(),
             dense: DenseCounts::default(),
+            mix_named: 0,
         })
     }
 
@@ -422,8 +519,11 @@ impl Journal {
         s: &Second,
         ctx: &SecondContext,
     ) -> io::Result<()> {
+        // A replay's commands, named as it learns them.
+        let mut mix = Vec::new();
         if !self.begun {
-            self.write(&Line::Begin(BeginLine {
+            self.mix_named = test.mix.len();
+            self.write(&Line::Begin(Box::new(BeginLine {
                 name: crate::redact::command_text(test.name),
                 started_at: test.started_at,
                 repetition: test.repetition,
@@ -432,12 +532,18 @@ impl Journal {
                 mix: test.mix,
                 nodes: test.nodes,
                 storm: test.storm,
-            }))?;
+                fuzz: test.fuzz,
+                delivery: test.delivery,
+            })))?;
             self.begun = true;
             self.servers.clear();
+        } else if test.mix.len() > self.mix_named {
+            self.mix_named = test.mix.len();
+            mix = test.mix;
         }
         let mut line = SecondLine::of(index, s, ctx, &mut self.dense);
         line.server = ctx.server.iter().map(|x| self.servers.line(x)).collect();
+        line.mix = mix;
         self.write(&Line::Second(Box::new(line)))
     }
 
@@ -477,7 +583,13 @@ pub struct TestStart<'a> {
     pub nodes: Vec<(String, String)>,
     /// `--connect-storm`: what its record block needs beyond the seconds.
     pub storm: Option<StormContext>,
+    /// `--fuzz`: its block's head (`BeginLine::fuzz`).
+    pub fuzz: Option<FuzzRecord>,
+    /// `--pubsub`/`--stream`: the `delivery` block's shape (`BeginLine::delivery`).
+    pub delivery: Option<DeliveryRecord>,
 }
 
+#[cfg(test)]
+mod mode_tests;
 #[cfg(test)]
 mod tests;

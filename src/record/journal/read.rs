@@ -17,20 +17,20 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::modes::{self, DeliverySums, StormCounts, StormSums};
 use super::{BeginLine, FORMATS, Line, SecondLine};
 use crate::machine::Load;
 use crate::metrics::ThreadCpuUsage;
 use crate::metrics::{
     ClusterStats, CommandResult, ErrorCounts, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome,
-    Role, Signal, TestResult,
+    PushCounts, Role, Signal, TestResult,
 };
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
 use crate::record::input_file;
-use crate::record::storm::{StageRecord, StormContext, StormRecord};
+use crate::record::storm::{StormContext, StormRecord};
 use crate::record::timeline::SecondRows;
-use crate::storm::StageFigures;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 use crate::watch::Watched;
 
@@ -191,9 +191,13 @@ impl Reader {
                 d.tests.clear();
                 self.doc = Some(d);
             }
-            Line::Begin(begin) => self.open = Some(Open::new(begin)),
+            Line::Begin(begin) => self.open = Some(Open::new(*begin)),
             Line::Second(s) => {
                 if let Some(o) = self.open.as_mut() {
+                    // A replay's commands, named as it learns them.
+                    if !s.mix.is_empty() {
+                        o.begin.mix.clone_from(&s.mix);
+                    }
                     o.add(&s, self.format)?;
                 }
             }
@@ -216,19 +220,26 @@ impl Reader {
         let mut doc = self.doc.take().ok_or("a journal without its head line")?;
         let mut tests = std::mem::take(&mut self.tests);
         let mut ended = None;
-        if let Some(o) = self.open.take().filter(|o| o.lines > 0) {
-            match &o.begin.storm {
-                // A storm is the record's `storm` block, as its finished run writes it.
-                Some(ctx) => {
-                    let (block, end) = storm_block(&o, ctx);
-                    ended = end;
+        if let Some(mut o) = self.open.take().filter(|o| o.lines > 0) {
+            ended = o.end();
+            // A storm and a fuzz run are their block in the record (no test), as their finished
+            // run writes it; a block the head has already (the mode ended) is the one kept.
+            match (o.begin.storm.take(), o.begin.fuzz.take()) {
+                (Some(ctx), _) => {
+                    let block = o.storm_block(&ctx);
                     doc.storm.get_or_insert(block);
                 }
-                None => {
-                    let (rec, end) = partial_test(o);
-                    ended = end;
-                    tests.push(rec);
+                (None, Some(head)) => {
+                    let block = modes::fuzz_block(
+                        &head,
+                        o.lines,
+                        (o.issued.unwrap_or(0), o.completed),
+                        &o.words,
+                        &o.lost,
+                    );
+                    doc.fuzz.get_or_insert(block);
                 }
+                (None, None) => tests.push(partial_test(o)),
             }
         }
         // Killed between tests: the run's end is the last test's.
@@ -278,12 +289,22 @@ struct Open {
     exact: Option<Exact>,
     /// Error replies by first word, from the exact parts, and how many they count.
     words: ErrorCounts,
-    /// A mix's commands' sums, while every second that measured something has them.
+    /// A mix's commands' sums by index (named by the `begin` line's mix when the test is
+    /// rebuilt), while every second that measured something has them.
     mix: Option<Vec<CommandResult>>,
+    /// The most commands a second that measured something had.
+    mix_needed: usize,
     /// Cluster mode: the nodes' and redirects' sums.
     cluster: Option<ClusterStats>,
     /// Commands written, when any second says.
     issued: Option<u64>,
+    /// What the workers' pushes gained; the reconnects the server refused, when any second
+    /// says (a journal whose workers did not hand them over leaves them unknown).
+    pushes: PushCounts,
+    refusals: Option<u64>,
+    /// `--connect-storm`'s and `--pubsub`/`--stream`'s sums beyond a test's.
+    storm: Option<StormSums>,
+    delivery: Option<DeliverySums>,
     beside: Beside,
 }
 
@@ -311,8 +332,10 @@ impl Open {
                 .collect(),
             ..ClusterStats::default()
         });
-        let mix = (!begin.mix.is_empty())
-            .then(|| begin.mix.iter().map(|n| CommandResult::new(n)).collect());
+        // A storm's parts are its stages, not a mix's commands (`modes::StormSums`).
+        let mix = begin.storm.is_none().then(Vec::new);
+        let storm = begin.storm.is_some().then(StormSums::new);
+        let delivery = begin.delivery.is_some().then(DeliverySums::default);
         Open {
             begin,
             lines: 0,
@@ -331,10 +354,21 @@ impl Open {
             }),
             words: ErrorCounts::default(),
             mix,
+            mix_needed: 0,
             cluster,
             issued: None,
+            pushes: PushCounts::default(),
+            refusals: None,
+            storm,
+            delivery,
             beside: Beside::default(),
         }
+    }
+
+    /// When the test's last full second ended (wall clock), when its start is known.
+    fn end(&self) -> Option<String> {
+        let start = self.begin.started_at.as_deref().and_then(parse_time)?;
+        Some(rfc3339(start + Duration::from_secs(self.lines as u64)))
     }
 
     /// Adds one `second` line (of a journal of format `format`).
@@ -355,10 +389,20 @@ impl Open {
         if let Some(n) = s.issued {
             *self.issued.get_or_insert(0) += n;
         }
+        self.pushes.merge(&s.pushes.unwrap_or_default());
+        if let Some(n) = s.reconnect_refusals {
+            *self.refusals.get_or_insert(0) += n;
+        }
         let what = format!("journal second {}", line.second);
         self.add_exact(line, &what)?;
         self.add_mix(line, &what)?;
         self.add_cluster(line)?;
+        if let Some(storm) = self.storm.as_mut() {
+            storm.add(line)?;
+        }
+        if let Some(d) = self.delivery.as_mut() {
+            d.add(line);
+        }
         self.beside.add(line, format);
         Ok(())
     }
@@ -383,24 +427,61 @@ impl Open {
         Ok(())
     }
 
-    /// A mix's commands (`--ratio`): their sums, while every second that measured something
-    /// has them all.
+    /// A mix's commands (`--ratio`, a replay's): their sums by index, while every second that
+    /// measured something has its full-precision part. A second's commands are the first of
+    /// the mix (a replay's workers know only the commands they have sent so far); a test whose
+    /// seconds name more than its mix has none (`partial_test`).
     fn add_mix(&mut self, line: &SecondLine, what: &str) -> Result<(), String> {
         let Some(mix) = self.mix.as_mut() else {
             return Ok(());
         };
-        let commands = line.exact.as_ref().map_or(&[][..], |e| &e.commands[..]);
-        if line.completed + line.failed > 0 && commands.len() != mix.len() {
-            self.mix = None;
+        let Some(e) = &line.exact else {
+            if line.completed + line.failed > 0 {
+                self.mix = None;
+            }
             return Ok(());
+        };
+        if line.completed + line.failed > 0 {
+            self.mix_needed = self.mix_needed.max(e.commands.len());
         }
-        for (c, e) in mix.iter_mut().zip(commands) {
+        if mix.len() < e.commands.len() {
+            mix.resize_with(e.commands.len(), || CommandResult::new(""));
+        }
+        for (c, e) in mix.iter_mut().zip(&e.commands) {
             c.completed += e.completed;
             c.errors += e.errors;
             c.nils += e.nils;
+            c.hits = c.hits.zip(e.hits).map(|(a, b)| a + b);
             hdr::add_encoded(&mut c.latency, &e.latency, what)?;
+            if !e.uncorrected.is_empty() {
+                hdr::add_encoded(&mut c.uncorrected, &e.uncorrected, what)?;
+            }
+            // A journal of an earlier build counted no bytes: none then, rather than a part.
+            c.bytes = c
+                .bytes
+                .zip(e.bytes)
+                .map(|((tx, rx), [t, r])| (tx + t, rx + r));
         }
         Ok(())
+    }
+
+    /// The mix's commands, named as the `begin` line (or the last second that named them)
+    /// names them; none when the test has no mix, a second lacked its part, or a second that
+    /// measured something had more commands than the mix names.
+    fn commands(&mut self) -> Vec<CommandResult> {
+        let names = &self.begin.mix;
+        let Some(mut mix) = self
+            .mix
+            .take()
+            .filter(|_| !names.is_empty() && self.mix_needed <= names.len())
+        else {
+            return Vec::new();
+        };
+        mix.resize_with(names.len(), || CommandResult::new(""));
+        for (c, n) in mix.iter_mut().zip(names) {
+            c.name.clone_from(n);
+        }
+        mix
     }
 
     /// Cluster mode: the second's redirects and each node's part (the nodes named as the
@@ -443,9 +524,8 @@ impl Open {
     }
 }
 
-/// The record of the test under way, from its full seconds, as an interrupted test's; and when
-/// its last second ended (wall clock), when its start is known.
-fn partial_test(mut o: Open) -> (TestRecord, Option<String>) {
+/// The record of the test under way, from its full seconds, as an interrupted test's.
+fn partial_test(mut o: Open) -> TestRecord {
     let b = &o.begin;
     let mut r = TestResult::empty(
         &b.name,
@@ -455,6 +535,7 @@ fn partial_test(mut o: Open) -> (TestRecord, Option<String>) {
     r.completed = o.completed;
     r.reconnect_attempts = o.reconnect_attempts;
     r.reconnects = o.reconnects;
+    r.pushes = o.pushes;
     r.client_delay = std::mem::take(&mut o.client_delay);
     (r.latency, r.latency_uncorrected) = o.histograms();
     for (kind, n) in FAILURE_KINDS.iter().zip(o.lost) {
@@ -469,7 +550,7 @@ fn partial_test(mut o: Open) -> (TestRecord, Option<String>) {
     } else if o.replies_failed > 0 {
         r.errors.record_kind("error replies", o.replies_failed);
     }
-    r.commands = o.mix.take().unwrap_or_default();
+    r.commands = o.commands();
     r.cluster = o.cluster.take();
     r.elapsed = Duration::from_secs(o.rows.len() as u64);
     let b = &o.begin;
@@ -479,73 +560,64 @@ fn partial_test(mut o: Open) -> (TestRecord, Option<String>) {
     // there would count them: `completed + failed + unanswered = issued`. A second's count may
     // hold a few commands written just after its end, never fewer than its replies
     // (`metrics::Second`).
-    if let Some(n) = o.issued {
+    let (mut issued, mut refusals) = (o.issued, o.refusals);
+    if let Some(n) = issued {
         r.unanswered = n.saturating_sub(r.completed + r.errors.total());
+    }
+    // A delivery test's block, and its requests as its finished record counts them: the
+    // deliveries owed, those not delivered (lost, or still on their way) unanswered.
+    let delivery = b
+        .delivery
+        .as_ref()
+        .zip(o.delivery.take())
+        .map(|(head, sums)| sums.block(head, o.completed));
+    if let Some(d) = &delivery {
+        (issued, r.unanswered, refusals) = (Some(d.expected), d.lost, Some(0));
     }
     let threads = o.beside.threads();
     let extras = TestExtras {
         rows: Some(&o.rows),
-        issued: o.issued,
+        issued,
         repetition: b.repetition,
-        client_threads: (!threads.is_empty()).then_some(threads.as_slice()),
+        // Every worker's, as a finished test has them (none for a mode whose threads are not
+        // measured: its record's list is empty too).
+        client_threads: Some(threads.as_slice()),
         machine: o.beside.machine,
+        delivery: delivery.as_ref(),
         ..TestExtras::default()
     };
-    let mut rec = build::test_record(&r, b.commands.clone(), &o.beside.watched, extras);
+    // A mix's commands are its own, as a finished test names them (`RunRecord::end_test`).
+    let commands = match r.commands.is_empty() {
+        true => b.commands.clone(),
+        false => b.mix.iter().map(|n| n.to_ascii_lowercase()).collect(),
+    };
+    let mut rec = build::test_record(&r, commands, &o.beside.watched, extras);
     rec.started_at = start.map(rfc3339_micros);
-    let end = start.map(|t| rfc3339(t + r.elapsed));
-    (rec, end)
+    // Unknown in a journal whose workers did not hand refusals over (an older one's).
+    rec.requests.reconnect_refusals = refusals;
+    rec
 }
 
-/// A killed `--connect-storm`'s block from its full seconds (a connection is a second's
-/// request: completed when it finished every stage, its total the latency), and when its last
-/// second ended. What the seconds do not say stays out: the stages' own histograms and the
-/// failures by stage and kind are only in a finished storm's block (`failed` counts them); the
-/// total's histogram is the seconds' (2 significant figures: an opener keeps no full-precision
-/// part) and its `sum_ns` the histogram's, not the clock's sum.
-fn storm_block(o: &Open, ctx: &StormContext) -> (StormRecord, Option<String>) {
-    let (completed, failed) = (o.completed, o.failed);
-    let total = match &o.exact {
-        Some(e) => e.corrected.clone(),
-        None => o.latency.clone(),
-    };
-    let elapsed = Duration::from_secs(o.lines as u64);
-    let secs = elapsed.as_secs_f64();
-    let sum_ns = (total.mean_ns() * total.len() as f64) as u128;
-    let server = o
-        .beside
-        .watched
-        .iter()
-        .map(|w| build::server_record(w, &[]))
-        .collect();
-    let block = StormRecord {
-        openers: ctx.openers,
-        target_rate: ctx.target_rate,
-        tls_resume: ctx.tls_resume,
-        command: ctx.command.clone(),
-        duration_s: secs,
-        attempted: completed + failed,
-        completed,
-        failed,
-        connects_per_s: completed as f64 / secs,
-        interrupted: true,
-        total: StageRecord::of(
-            "total",
-            &StageFigures {
-                hist: total,
-                sum_ns,
-            },
-            true,
-        ),
-        stages: Vec::new(),
-        failures: Vec::new(),
-        client_limits: Vec::new(),
-        connections_received: None,
-        connected_clients_after: None,
-        server,
-    };
-    let start = o.begin.started_at.as_deref().and_then(parse_time);
-    (block, start.map(|t| rfc3339(t + elapsed)))
+impl Open {
+    /// A killed `--connect-storm`'s block from its full seconds (`modes::StormSums`), the
+    /// watched servers' blocks from their samples.
+    fn storm_block(&mut self, ctx: &StormContext) -> StormRecord {
+        let server = self
+            .beside
+            .watched
+            .iter()
+            .map(|w| build::server_record(w, &[]))
+            .collect();
+        let counts = StormCounts {
+            completed: self.completed,
+            failed: self.failed,
+            exact_total: self.exact.take().map(|e| e.corrected),
+            coarse_total: std::mem::take(&mut self.latency),
+            seconds: self.lines,
+        };
+        let sums = self.storm.take().unwrap_or_else(StormSums::new);
+        sums.block(ctx, counts, server)
+    }
 }
 
 /// What the test's record takes from beside the engine, as its seconds left it: each worker's

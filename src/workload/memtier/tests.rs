@@ -224,3 +224,116 @@ fn command_lines_get_unpadded_keys_and_sized_random_data() {
     }
     assert!(lens.len() > 10 && lens.iter().all(|l| (1..=32).contains(l)));
 }
+
+/// An import file of `n` items `key-i` → `value-i`, item `i` expiring after `i` seconds.
+fn imported(n: u64, generated_from: Option<u64>, no_expiry: bool) -> Imported {
+    let mut text =
+        b"dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n".to_vec();
+    for i in 0..n {
+        let (k, v) = (format!("key-{i}"), format!("value \"{i}\""));
+        let quoted = v.replace('"', "\"\"");
+        text.extend(
+            format!(
+                "0, 0, {i}, {}, 0, 0, 1, {}, \"{k}\", \"{quoted}\"\n",
+                v.len() + 2,
+                k.len()
+            )
+            .bytes(),
+        );
+    }
+    Imported {
+        file: Arc::new(import::ImportFile::index("d.csv", Box::new(text)).unwrap()),
+        generated_from,
+        no_expiry,
+    }
+}
+
+fn walk(range: u64) -> KeyGen {
+    let counters = Arc::new(crate::workload::keys::SequentialCounters::default());
+    KeyGen::new(range, 7, 0, Some(counters))
+}
+
+#[test]
+fn imported_sets_write_the_files_items_in_order_with_their_expiry() {
+    let s = MemtierShape {
+        import: Some(imported(5, None, false)),
+        ..shape(32)
+    };
+    let set = template("SET memtier-__rand_int__ __data__", 32);
+    let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), walk(5));
+    for _ in 0..6 {
+        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+    }
+    s.append_unit(
+        &mut out,
+        &set,
+        Role::Get,
+        None,
+        None,
+        &mut rng,
+        &mut walk(5),
+    );
+    let c = commands(&out);
+    // Item 0 has no expiry (a plain SET); the others are SETEX with theirs; the sixth SET
+    // starts the file again.
+    assert_eq!(
+        c[0],
+        [b"SET".to_vec(), b"key-0".to_vec(), b"value \"0\"".to_vec()]
+    );
+    for (i, cmd) in c[1..5].iter().enumerate() {
+        let i = i + 1;
+        let want = [
+            b"SETEX".to_vec(),
+            format!("key-{i}").into_bytes(),
+            i.to_string().into_bytes(),
+            format!("value \"{i}\"").into_bytes(),
+        ];
+        assert_eq!(*cmd, want);
+    }
+    assert_eq!(c[5][1], b"key-0");
+    assert_eq!(
+        c[6],
+        [b"GET".to_vec(), b"key-0".to_vec()],
+        "GETs read the file's keys"
+    );
+    assert!(out.len() <= 7 * s.bound(&set), "the buffer bound holds");
+}
+
+#[test]
+fn no_expiry_and_generated_keys() {
+    let s = MemtierShape {
+        import: Some(imported(3, Some(10), true)),
+        ..shape(32)
+    };
+    let set = template("SET memtier-__rand_int__ __data__", 32);
+    let (mut out, mut rng) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2));
+    let mut k = walk(14).with_pattern(crate::workload::distribution::KeyPattern::Sequential, 10, 1);
+    for _ in 0..4 {
+        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+    }
+    let c = commands(&out);
+    let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = c
+        .into_iter()
+        .map(|c| (c[0].clone(), c[1].clone(), c[2].clone()))
+        .collect();
+    let want = |key: &str, v: &str| {
+        (
+            b"SET".to_vec(),
+            key.as_bytes().to_vec(),
+            v.as_bytes().to_vec(),
+        )
+    };
+    // Key k takes item k - 10's value; --no-expiry sends no SETEX.
+    assert_eq!(
+        got,
+        [
+            want("memtier-10", "value \"0\""),
+            want("memtier-11", "value \"1\""),
+            want("memtier-12", "value \"2\""),
+            want("memtier-13", "value \"0\""),
+        ]
+    );
+    let mut key = Vec::new();
+    s.key_bytes(&mut key, 12);
+    assert_eq!(key, b"memtier-12");
+}

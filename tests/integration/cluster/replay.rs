@@ -2,16 +2,18 @@
 //! goes to the primary owning its keys' slot, so every key lands on its owner and the primaries'
 //! `INFO commandstats` summed equal the trace's counts; a command whose keys span slots and a
 //! MULTI/EXEC block whose keys do are skipped and counted with their reason; an `-ASK` (a slot
-//! being migrated) is followed to the importing node and counted.
+//! being migrated) is followed to the importing node and counted; a slot moved during the replay
+//! is learned (its later commands go to the new owner, none redirected).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use respbench::cluster::slot::key_slot;
 use serde_json::Value as Json;
 
 use super::{Cluster, keys};
-use crate::harness::{Client, TempDir, respbench};
+use crate::harness::{Client, TempDir, respbench, spawn_respbench, wait_until};
 
 /// The trace, in MONITOR's text: three clients, 60 SET+GET pairs over every slot, an MSET in
 /// one slot and one across slots, a MULTI block in one slot and one across slots, an EVAL, a
@@ -201,4 +203,86 @@ fn replay_routes_by_slot_on_redis() {
 #[test]
 fn replay_routes_by_slot_on_valkey() {
     replay_routes_by_slot(Cluster::start_valkey());
+}
+
+/// A slot that moves while the trace is replayed: its later commands go to the new owner
+/// directly, not each through a `-MOVED` on a side connection. The trace: one `INCR` of `{m}k`,
+/// then ten more after a 3 s pause; the test moves the key's slot to another primary once the
+/// first has run (the router read the slot map before it). The replay's slot map is read again
+/// (every second, and at a MOVED), so the ten are routed to the new owner: none redirected.
+fn a_moved_slot_is_learned(c: Cluster) {
+    let dir = TempDir::new();
+    let trace = dir.path().join("m.trace");
+    let mut text = String::from("1700000000.000000 [0 127.0.0.1:5000] \"INCR\" \"{m}k\"\n");
+    for i in 0..10 {
+        let _ = writeln!(
+            text,
+            "1700000003.{:06} [0 127.0.0.1:5000] \"INCR\" \"{{m}}k\"",
+            i * 1000
+        );
+    }
+    std::fs::write(&trace, text).unwrap();
+    let json = dir.path().join("m.json");
+    let slot = key_slot(b"{m}k");
+    let src = c.owner(slot);
+    let dst = *c.primaries().iter().find(|&&p| p != src).unwrap();
+    let run = spawn_respbench(&[
+        "replay",
+        "--cluster",
+        "-p",
+        &c.entry().port().to_string(),
+        trace.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            Client::connect(src).bulk(&["GET", "{m}k"]).as_deref() == Some(b"1")
+        }),
+        "the first INCR ran on the slot's owner"
+    );
+    // The slot moves, with its key, as `valkey-cli --cluster reshard` moves it.
+    let slot_s = slot.to_string();
+    Client::connect(dst).ok(&["CLUSTER", "SETSLOT", &slot_s, "IMPORTING", &node_id(src)]);
+    Client::connect(src).ok(&["CLUSTER", "SETSLOT", &slot_s, "MIGRATING", &node_id(dst)]);
+    let dst_s = dst.to_string();
+    Client::connect(src).ok(&[
+        "MIGRATE",
+        "127.0.0.1",
+        &dst_s,
+        "",
+        "0",
+        "5000",
+        "KEYS",
+        "{m}k",
+    ]);
+    for p in std::iter::once(dst).chain(c.primaries().into_iter().filter(|&p| p != dst)) {
+        Client::connect(p).ok(&["CLUSTER", "SETSLOT", &slot_s, "NODE", &node_id(dst)]);
+    }
+    assert_eq!(c.owner(slot), dst);
+    run.finish(Duration::from_secs(60)).assert_success();
+
+    assert_eq!(
+        Client::connect(dst).bulk(&["GET", "{m}k"]).as_deref(),
+        Some(&b"11"[..]),
+        "every INCR ran, the ten on the new owner"
+    );
+    let doc: Json = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cl = &doc["replay"]["cluster"];
+    assert_eq!(
+        cl["moved"], 0,
+        "the later commands were routed by the new map: {cl}"
+    );
+    assert_eq!(cl["routed"][format!("127.0.0.1:{dst}")], 10, "{cl}");
+    assert_eq!(cl["routed"][format!("127.0.0.1:{src}")], 1, "{cl}");
+}
+
+#[test]
+fn a_moved_slot_is_learned_on_redis() {
+    a_moved_slot_is_learned(Cluster::start());
+}
+
+#[test]
+fn a_moved_slot_is_learned_on_valkey() {
+    a_moved_slot_is_learned(Cluster::start_valkey());
 }

@@ -1,0 +1,269 @@
+//! `respbench memtier --data-import FILE`: the file opened, mapped and indexed before anything
+//! connects (`workload::memtier::import` reads the format), the key range its items make, and
+//! what `--data-verify` will read back.
+//!
+//! Why mapped: a file of millions of items is read where it lies. The mapping is read-only and
+//! private; its pages are the kernel's page cache (evictable, shared with other readers), and
+//! the plan keeps only an 8-byte offset per item. The file must not shrink while the run reads
+//! it (a mapping's vanished pages are a bus error; docs/memtier.md says so).
+//!
+//! Owns: opening and mapping the file, the range and `-n allkeys` with the file's keys, the
+//! verification's plan. Must not: know the file's format.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use super::PlanError;
+use crate::cli::{Args, ImportArgs};
+use crate::engine::LoadSpec;
+use crate::workload::distribution::KeyPattern;
+use crate::workload::memtier::Imported;
+use crate::workload::memtier::import::ImportFile;
+
+/// The file, and the line's options with the key range it makes.
+pub(super) struct Import {
+    pub file: Arc<ImportFile>,
+    pub options: ImportArgs,
+    /// `args` with the file's items as the key range (`0..items`) when the keys are the file's,
+    /// and `-n allkeys` as every item once.
+    pub args: Args,
+}
+
+/// `--data-verify`: which keys are read back after the test (or instead of one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyPlan {
+    /// `--verify-only`: no test runs.
+    pub only: bool,
+    /// The first key of the range (its slot 0).
+    pub first: u64,
+    /// The range's length: every item, or every generated key.
+    pub keys: u64,
+    /// SETs walk the range in order from `first` (a sequential SET pattern): a test that sent
+    /// `n` SETs wrote the first `n` keys, and only those are read back.
+    pub in_order: bool,
+}
+
+/// Reads `--data-import`'s file (`None` without it). A file that cannot be opened is
+/// `PlanError::Io` (exit 1); one that does not parse is one line naming the file and the line
+/// (`PlanError::Usage`, exit 2).
+pub(super) fn import(args: &Args) -> Result<Option<Import>, PlanError> {
+    let Some(options) = (args.workload.memtier.as_ref()).and_then(|m| m.import.clone()) else {
+        return Ok(None);
+    };
+    let shown = options.path.display().to_string();
+    let io = |e: std::io::Error| PlanError::Io(format!("cannot read {shown}: {}", reason(&e)));
+    let file = File::open(&options.path).map_err(io)?;
+    let mapped = Mapped::of(&file).map_err(io)?;
+    let file = Arc::new(ImportFile::index(&shown, Box::new(mapped)).map_err(PlanError::Usage)?);
+    let mut args = args.clone();
+    if !options.generate_keys {
+        let w = &mut args.workload;
+        w.key_minimum = Some(0);
+        w.key_maximum = Some(file.len() - 1);
+        if options.all_items {
+            args.requests = file.len();
+        }
+    }
+    Ok(Some(Import {
+        file,
+        options,
+        args,
+    }))
+}
+
+/// The import as the requests use it.
+pub(super) fn imported(import: &Import, load: &LoadSpec) -> Imported {
+    Imported {
+        file: import.file.clone(),
+        generated_from: import.options.generate_keys.then_some(load.key_min),
+        no_expiry: import.options.no_expiry,
+    }
+}
+
+/// `--data-verify`'s plan (`None` without it).
+pub(super) fn verify(import: Option<&Import>, load: &LoadSpec) -> Option<VerifyPlan> {
+    let import = import.filter(|i| i.options.verify)?;
+    let first = load.key_min;
+    Some(VerifyPlan {
+        only: import.options.verify_only,
+        first,
+        keys: load.keyspace.unwrap_or(first + 1).saturating_sub(first),
+        in_order: load.key_pattern == KeyPattern::Sequential,
+    })
+}
+
+/// An I/O error without the "(os error N)" suffix.
+fn reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// A file mapped read-only for as long as this lives.
+struct Mapped {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only (PROT_READ) and private; nothing writes through `ptr`, and
+// it stays mapped until `drop`, so sharing the bytes between threads is sharing a `&[u8]`.
+unsafe impl Send for Mapped {}
+// SAFETY: as above.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    fn of(file: &File) -> std::io::Result<Mapped> {
+        let len = usize::try_from(file.metadata()?.len())
+            .map_err(|_| std::io::Error::other("the file is larger than memory can map"))?;
+        if len == 0 {
+            // mmap refuses an empty length; an empty file has no header (the index says so).
+            return Ok(Mapped {
+                ptr: NonNull::dangling(),
+                len: 0,
+            });
+        }
+        // SAFETY: a new read-only private mapping of an open file descriptor; the kernel
+        // chooses the address, and the result is checked before use.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).ok_or_else(|| std::io::Error::other("mmap"))?;
+        Ok(Mapped { ptr, len })
+    }
+}
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `ptr` is the start of a live mapping of `len` readable bytes (see `of`).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: unmaps exactly the mapping `of` made; no slice of it outlives `self`.
+            unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), self.len);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::memtier::{MemtierInvocation, parse};
+
+    fn plan(argv: &[&str]) -> Result<super::super::RunPlan, PlanError> {
+        let args = match parse(argv.iter().map(Into::into), None) {
+            Ok(MemtierInvocation::Run(a, _)) => a,
+            _ => panic!("{argv:?}"),
+        };
+        super::super::RunPlan::new(&args, None)
+    }
+
+    fn dump(lines: &str) -> (tempfile_dir::Dir, String) {
+        let d = tempfile_dir::Dir::new();
+        let p = d.0.join("dump.csv");
+        let head = "dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data\n";
+        std::fs::write(&p, format!("{head}{lines}")).unwrap();
+        (d, p.display().to_string())
+    }
+
+    /// A directory of the test's own, removed after it.
+    mod tempfile_dir {
+        pub struct Dir(pub std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let p = std::env::temp_dir()
+                    .join(format!("respbench-import-{}-{n}", std::process::id()));
+                std::fs::create_dir_all(&p).unwrap();
+                Dir(p)
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn the_files_items_are_the_key_range_and_allkeys_is_every_item() {
+        let (_d, path) = dump("0, 0, 0, 3, 0, 0, 1, 1, a, x\n0, 0, 5, 3, 0, 0, 1, 1, b, y\n");
+        let import = format!("--data-import={path}");
+        let p = plan(&[
+            &import,
+            "-n",
+            "allkeys",
+            "--data-verify",
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ])
+        .unwrap();
+        assert_eq!((p.load.key_min, p.load.keyspace), (0, Some(2)));
+        assert_eq!(p.load.stop, crate::engine::Stop::Requests(2));
+        let shape = p.memtier.as_ref().unwrap();
+        assert_eq!(shape.import.as_ref().unwrap().file.len(), 2);
+        let v = p.verify.unwrap();
+        assert_eq!((v.only, v.first, v.keys, v.in_order), (false, 0, 2, true));
+        // --generate-keys: memtier's key range, the file's values.
+        let p = plan(&[
+            &import,
+            "--generate-keys",
+            "--key-minimum=5",
+            "--key-maximum=9",
+        ])
+        .unwrap();
+        assert_eq!((p.load.key_min, p.load.keyspace), (5, Some(10)));
+        assert_eq!(
+            p.memtier
+                .as_ref()
+                .unwrap()
+                .import
+                .as_ref()
+                .unwrap()
+                .generated_from,
+            Some(5)
+        );
+        assert!(p.verify.is_none());
+    }
+
+    #[test]
+    fn a_bad_line_is_a_usage_error_naming_it_and_a_missing_file_an_io_error() {
+        let (_d, path) = dump("0, 0, 0, 3, 0, 0, 1, 1, a, x\n0, 0, 0, 9, 0, 0, 1, 1, b, y\n");
+        let import = format!("--data-import={path}");
+        match plan(&[&import]) {
+            Err(PlanError::Usage(m)) => {
+                assert!(m.starts_with(&format!("{path}:3: ")), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match plan(&["--data-import=/nonexistent/respbench/dump.csv"]) {
+            Err(PlanError::Io(m)) => assert!(m.starts_with("cannot read /nonexistent"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
