@@ -101,12 +101,20 @@ pub fn main(argv: Vec<OsString>) -> u8 {
 /// The record the journal at `path` holds, as `--json` writes one.
 pub fn recover(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let bytes = crate::record::input_file::read(path).map_err(|e| e.message().to_string())?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| format!("{shown}: not a respbench journal (not UTF-8 text)"))?;
-    let value = crate::record::journal::recognise(text, Some(path))
-        .ok_or_else(|| format!("{shown}: not a respbench journal (no journal head line)"))?
-        .map_err(|e| format!("{shown}: {e}"))?;
+    // Line by line: a long run's journal may be larger than the cap a file is read whole with.
+    let value = match crate::record::journal::read_file(path) {
+        Some(record) => record.map_err(|e| format!("{shown}: {e}"))?,
+        None => {
+            // Why not: the whole file's read says (missing, unreadable, over the cap), or
+            // what it is not.
+            let bytes =
+                crate::record::input_file::read(path).map_err(|e| e.message().to_string())?;
+            return Err(match std::str::from_utf8(&bytes) {
+                Err(_) => format!("{shown}: not a respbench journal (not UTF-8 text)"),
+                Ok(_) => format!("{shown}: not a respbench journal (no journal head line)"),
+            });
+        }
+    };
     let doc = Document::read(value).map_err(|e| format!("{shown}: {e}"))?;
     if doc.outcome == "running" {
         return Err(format!(

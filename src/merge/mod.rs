@@ -222,17 +222,17 @@ fn run(req: Request) -> Result<(), Fail> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in &paths {
         let name = p.display().to_string();
-        // A missing or unreadable input is the command line's problem (exit 2), as in compare
-        // and report; so is one over the size cap.
-        let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
-        // A run's journal (killed or still going) reads as the record it holds.
-        let journal = std::str::from_utf8(&text)
-            .ok()
-            .and_then(|t| crate::record::journal::recognise(t, Some(p)));
-        let doc: Value = match journal {
+        // A run's journal (killed or still going) reads as the record it holds, line by line
+        // (a long run's journal may be larger than the size cap).
+        let doc: Value = match crate::record::journal::read_file(p) {
             Some(record) => record.map_err(|e| Fail(2, format!("{name}: {e}")))?,
-            None => serde_json::from_slice(&text)
-                .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?,
+            None => {
+                // A missing or unreadable input is the command line's problem (exit 2), as in
+                // compare and report; so is one over the size cap.
+                let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
+                serde_json::from_slice(&text)
+                    .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?
+            }
         };
         inputs.push(Input::read(name, doc).map_err(|e| Fail(2, e))?);
     }

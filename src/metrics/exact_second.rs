@@ -39,13 +39,17 @@ pub struct ExactSecond {
     pub redirects: [u64; 4],
 }
 
-/// One cluster node's part of a second (as `NodeStats` counts it). Its latency is a whole
-/// histogram's difference (cluster mode only: a few passes per node and second).
+/// One cluster node's part of a second (as `NodeStats` counts it), its corrected latencies as
+/// pairs, taken among the buckets of the second's corrected part (`HandedOver::take_among`): a
+/// node's whole-histogram difference (reset, add, subtract, add back: four passes over 33,792
+/// counts per node, worker and second, a 270 kB histogram per node for every second of the
+/// timeline, deflated on the main thread) made a three-node run's journal about three times as
+/// costly: 16 M instructions a second under callgrind, against 5.2 M now (`docs/performance.md`).
 #[derive(Clone, Debug, Default)]
 pub struct NodeSecond {
     pub completed: u64,
     pub lost: u64,
-    pub latency: LatencyHistogram,
+    pub latency: SparseHistogram,
 }
 
 /// One mix command's second: as [`CommandTally`], its latencies as pairs.
@@ -75,6 +79,8 @@ impl ExactSecond {
     }
 
     /// Adds another second's (another worker's part of the same second).
+    // Never inlined: once a second per worker, and `bench/journal-cost.sh` counts it by name.
+    #[inline(never)]
     pub fn add(&mut self, o: &ExactSecond) {
         if self.nodes.len() < o.nodes.len() {
             self.nodes.resize_with(o.nodes.len(), NodeSecond::default);
@@ -85,7 +91,7 @@ impl ExactSecond {
         for (a, b) in self.nodes.iter_mut().zip(&o.nodes) {
             a.completed += b.completed;
             a.lost += b.lost;
-            a.latency.merge(&b.latency);
+            a.latency.add(&b.latency);
         }
         self.corrected.add(&o.corrected);
         self.uncorrected.add(&o.uncorrected);
@@ -135,8 +141,16 @@ pub struct SecondBase {
     errors: ErrorCounts,
     commands: Vec<CommandBase>,
     /// Cluster mode: each node's figures and the redirects at the last cluster hand-over.
-    nodes: Vec<NodeSecond>,
+    nodes: Vec<NodeBase>,
     redirects: [u64; 4],
+}
+
+/// A cluster node's figures at the last cluster hand-over.
+#[derive(Clone, Debug, Default)]
+struct NodeBase {
+    latency: HandedOver,
+    completed: u64,
+    lost: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -209,10 +223,14 @@ impl ExactSecond {
     }
 
     /// The cluster part of [`ExactSecond::take_delta`]: none without `cluster` (the base stays,
-    /// so the next hand-over with it takes what was gained meanwhile).
+    /// so the next hand-over with it takes what was gained meanwhile). A node's latencies are
+    /// its worker's corrected ones, so each node's part is looked for in the buckets the
+    /// second's corrected part gained (`self.corrected`, taken first): a few reads per bucket
+    /// and node, not a read of the band per node (a node's reply that waited for a cluster
+    /// hand-over lies elsewhere, and is found all the same: `HandedOver::take_among`).
     fn take_cluster(&mut self, base: &mut SecondBase, cluster: Option<&ClusterStats>) {
         for d in &mut self.nodes {
-            d.latency.reset();
+            d.latency.clear();
             (d.completed, d.lost) = (0, 0);
         }
         self.redirects = [0; 4];
@@ -230,12 +248,11 @@ impl ExactSecond {
         let nodes = &cluster.nodes;
         if self.nodes.len() < nodes.len() {
             self.nodes.resize_with(nodes.len(), NodeSecond::default);
-            base.nodes.resize_with(nodes.len(), NodeSecond::default);
+            base.nodes.resize_with(nodes.len(), NodeBase::default);
         }
         for ((d, b), w) in self.nodes.iter_mut().zip(&mut base.nodes).zip(nodes) {
-            d.latency.merge(&w.latency);
-            d.latency.subtract(&b.latency);
-            b.latency.merge(&d.latency);
+            b.latency
+                .take_among(&w.latency, &self.corrected, &mut d.latency);
             (d.completed, d.lost) = (w.completed - b.completed, w.lost - b.lost);
             (b.completed, b.lost) = (w.completed, w.lost);
         }

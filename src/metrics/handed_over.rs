@@ -128,19 +128,30 @@ impl SparseHistogram {
     /// entry per bucket: what the journal encodes (`record::hdr::encode_sparse`) without
     /// building a histogram. Values past the last bucket count in it, as recording clamps them.
     pub fn by_index(&self) -> Vec<(usize, u64)> {
-        let mut v: Vec<(usize, u64)> = self
-            .pairs
-            .iter()
-            .map(|&(x, n)| (index_of(x.max(1)).min(BUCKETS - 1), n))
-            .collect();
-        v.sort_unstable_by_key(|p| p.0);
-        v.dedup_by(|cur, prev| {
-            let same = cur.0 == prev.0;
-            if same {
-                prev.1 += cur.1;
+        self.by_index_with(&mut DenseCounts::default())
+    }
+
+    /// [`SparseHistogram::by_index`], added up in `dense` (left as it was given: all zero).
+    /// Why not a sort: a second's part is every worker's run of pairs one after another
+    /// (thousands each, a node's part as many again in cluster mode), and putting them in order
+    /// was the largest part of the journal writer's work a second; adding them up in place and
+    /// reading the counts back between the lowest and highest bucket is linear.
+    pub fn by_index_with(&self, dense: &mut DenseCounts) -> Vec<(usize, u64)> {
+        let (mut lo, mut hi) = (BUCKETS, 0);
+        for &(x, n) in &self.pairs {
+            let i = index_of(x.max(1)).min(BUCKETS - 1);
+            dense.0[i] += n;
+            (lo, hi) = (lo.min(i), hi.max(i));
+        }
+        let mut v = Vec::with_capacity(self.pairs.len());
+        if lo <= hi {
+            for (i, n) in dense.0[lo..=hi].iter_mut().enumerate() {
+                if *n > 0 {
+                    v.push((lo + i, *n));
+                    *n = 0;
+                }
             }
-            same
-        });
+        }
         v
     }
 
@@ -152,6 +163,18 @@ impl SparseHistogram {
             h.record_times(v, n);
         }
         h
+    }
+}
+
+/// A count per bucket of [`LatencyHistogram::new`]'s layout, all zero between uses: where
+/// [`SparseHistogram::by_index_with`] adds a part up (the journal's writer keeps one for the
+/// run, 270 kB).
+#[derive(Clone, Debug)]
+pub struct DenseCounts(Vec<u64>);
+
+impl Default for DenseCounts {
+    fn default() -> Self {
+        DenseCounts(vec![0; BUCKETS])
     }
 }
 
@@ -191,6 +214,49 @@ impl HandedOver {
         if found < gained {
             found += self.read(whole, all.start..lo, out);
             found += self.read(whole, hi..all.end, out);
+        }
+        debug_assert_eq!(
+            found, gained,
+            "every gained value lies in the histogram's range"
+        );
+        self.total = whole.len();
+    }
+
+    /// [`HandedOver::take`] for a histogram whose values are some of those another part
+    /// gained (`among`: a cluster node's latencies are its worker's, bucket for bucket): only
+    /// the buckets `among` names are read, until the whole gain is found; the rest of `whole`'s
+    /// range only when it is not (a node's replies that waited for the next cluster hand-over
+    /// lie in an earlier second's buckets), so the part is exact whatever `among` holds.
+    pub fn take_among(
+        &mut self,
+        whole: &LatencyHistogram,
+        among: &SparseHistogram,
+        out: &mut SparseHistogram,
+    ) {
+        let gained = whole.len().saturating_sub(self.total);
+        if gained == 0 {
+            return;
+        }
+        let raw = whole.raw();
+        let last = self.counts.len() - 1;
+        let mut found = 0;
+        for &(v, _) in &among.pairs {
+            if found == gained {
+                break;
+            }
+            let i = index_of(v.max(1)).min(last);
+            let at = value_of(i);
+            let now = raw.count_at(at);
+            let was = &mut self.counts[i];
+            if now > *was {
+                out.pairs.push((at, now - *was));
+                found += now - *was;
+                *was = now;
+            }
+        }
+        if found < gained {
+            let all = index_of(whole.min_ns()).min(last)..index_of(whole.max_ns()).min(last) + 1;
+            found += self.read(whole, all, out);
         }
         debug_assert_eq!(
             found, gained,
@@ -307,6 +373,39 @@ mod tests {
         same(&sum, &whole);
     }
 
+    /// A node's part taken among its worker's buckets is the difference too: when the node's
+    /// values are some of the worker's, and when some lie elsewhere (an earlier second's).
+    #[test]
+    fn a_part_taken_among_anothers_buckets_is_the_difference() {
+        let mut worker = LatencyHistogram::new();
+        let mut node = LatencyHistogram::new();
+        let (mut worker_base, mut node_base) = (HandedOver::default(), HandedOver::default());
+        let mut sum = LatencyHistogram::new();
+        for (second, earlier) in [(0u64, false), (1, true), (2, false)] {
+            let before = node.clone();
+            for k in 0..3_000u64 {
+                let v = 50_000 + second * 10_000 + (k * 7919) % 400_000;
+                worker.record(v);
+                if k % 3 == 0 {
+                    node.record(v);
+                }
+            }
+            if earlier {
+                // Gained before the last hand-over that saw the node: not among this second's.
+                node.record(3);
+                node.record(9_000_000_000);
+            }
+            let mut among = SparseHistogram::default();
+            worker_base.take(&worker, (0, u64::MAX), &mut among);
+            let mut out = SparseHistogram::default();
+            node_base.take_among(&node, &among, &mut out);
+            let got = out.to_histogram();
+            same(&got, &difference(&node, &before));
+            sum.merge(&got);
+        }
+        same(&sum, &node);
+    }
+
     #[test]
     fn a_parts_pairs_add_up_in_any_order() {
         let mut a = SparseHistogram::default();
@@ -330,6 +429,16 @@ mod tests {
             "one entry per bucket, counts added"
         );
         assert_eq!(by_index[3], (BUCKETS - 1, 2), "past the last bucket: in it");
+        // Added up in one dense array, used again: the same, and the array left all zero.
+        let mut dense = DenseCounts::default();
+        assert_eq!(a.by_index_with(&mut dense), by_index);
+        assert!(dense.0.iter().all(|&n| n == 0));
+        assert_eq!(a.by_index_with(&mut dense), by_index);
+        assert!(
+            SparseHistogram::default()
+                .by_index_with(&mut dense)
+                .is_empty()
+        );
         a.clear();
         assert!(a.is_empty());
     }

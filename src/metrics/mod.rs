@@ -16,7 +16,7 @@ mod timeline;
 
 pub use conn_seconds::{CONN_KINDS, ConnReply, ConnSecond, ConnSeconds};
 pub use exact_second::{ExactCommand, ExactSecond, NodeSecond, SecondBase, Whole};
-pub use handed_over::SparseHistogram;
+pub use handed_over::{DenseCounts, SparseHistogram};
 pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};

@@ -94,13 +94,20 @@ const STALL_SLOTS: usize = SLOTS;
 
 /// The outages of a test that lasted `elapsed` and ended with `unanswered` requests in flight.
 pub fn outages(t: &Timeline, elapsed: Duration, unanswered: u64) -> Vec<Outage> {
+    let slots: Vec<[Slot; SLOTS]> = t.seconds.iter().map(|s| s.slots).collect();
+    outages_in(&slots, elapsed, unanswered)
+}
+
+/// [`outages`] in the slots of each second (`record::timeline::SecondRows` keeps them without
+/// the timeline's histograms).
+pub fn outages_in(seconds: &[[Slot; SLOTS]], elapsed: Duration, unanswered: u64) -> Vec<Outage> {
     let slot = |i: usize| -> Slot {
-        t.seconds
+        seconds
             .get(i / SLOTS)
-            .map_or_else(Slot::default, |s| s.slots[i % SLOTS])
+            .map_or_else(Slot::default, |s| s[i % SLOTS])
     };
     let by_time = elapsed.as_millis().div_ceil(SLOT.as_millis()) as usize;
-    let total = by_time.max(t.seconds.len() * SLOTS);
+    let total = by_time.max(seconds.len() * SLOTS);
     let mut scan = OutageScan::default();
     for i in 0..total {
         scan.push(&slot(i));

@@ -17,13 +17,16 @@ use super::document::{
     MixUncorrected, NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
     TestRecord, VerdictRecord,
 };
-use super::timeline::Timeline;
+use super::timeline::{SecondRows, Timeline};
 
 /// What the engine measures beyond `TestResult`, once it is wired (all optional until then).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TestExtras<'a> {
     /// The merged per-second timeline of the measured phase.
     pub timeline: Option<&'a Timeline>,
+    /// The seconds as rows and slots instead (the journal's reader keeps no timeline): the
+    /// record's timeline and outages come from these when given.
+    pub rows: Option<&'a SecondRows>,
     /// Each worker thread's CPU over the measured phase.
     pub client_threads: Option<&'a [ThreadCpuUsage]>,
     /// Requests sent (including those never answered).
@@ -47,6 +50,7 @@ impl<'a> TestExtras<'a> {
     pub fn of(r: &'a TestResult) -> Self {
         Self {
             timeline: Some(&r.timeline),
+            rows: None,
             client_threads: Some(&r.client_threads),
             issued: Some(r.issued),
             repetition: None,
@@ -209,21 +213,21 @@ pub fn test_record(
                     .map(|(tx, rx)| MixBytes { tx, rx }),
             })
             .collect(),
-        timeline: extras
-            .timeline
-            .map(|t| {
-                let mut rows = super::timeline::rows(t, &intervals);
-                if let Some(c) = &r.cluster {
-                    super::timeline::add_redirects(&mut rows, &c.timeline);
-                }
-                rows
-            })
-            .unwrap_or_default(),
-        outages: super::timeline::outage_records(&crate::metrics::outage::outages(
-            &r.timeline,
-            r.elapsed,
-            r.unanswered,
-        )),
+        timeline: {
+            let mut rows = match (extras.rows, extras.timeline) {
+                (Some(seconds), _) => seconds.rows(&intervals),
+                (None, Some(t)) => super::timeline::rows(t, &intervals),
+                (None, None) => Vec::new(),
+            };
+            if let Some(c) = &r.cluster {
+                super::timeline::add_redirects(&mut rows, &c.timeline);
+            }
+            rows
+        },
+        outages: super::timeline::outage_records(&match extras.rows {
+            Some(seconds) => seconds.outages(r.elapsed, r.unanswered),
+            None => crate::metrics::outage::outages(&r.timeline, r.elapsed, r.unanswered),
+        }),
         verdict: verdict_record(
             r,
             &server,

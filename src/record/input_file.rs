@@ -79,7 +79,7 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// `256 MiB`, `1.5 GiB`, `100 bytes`.
-fn size_text(n: u64) -> String {
+pub fn size_text(n: u64) -> String {
     match n {
         n if n >= 1 << 30 => format!("{} GiB", trim(n as f64 / (1u64 << 30) as f64)),
         n if n >= 1 << 20 => format!("{} MiB", trim(n as f64 / (1u64 << 20) as f64)),

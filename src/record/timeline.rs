@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::outage::Outage;
-use crate::metrics::{FAILURE_KINDS, Slot};
+use crate::metrics::{FAILURE_KINDS, SLOTS, Slot};
 pub use crate::metrics::{Second, Timeline};
 use crate::watch::ServerInterval;
 
@@ -22,13 +22,45 @@ pub const SLOTS_KEPT_UP_TO_S: usize = 5;
 /// The record's rows, with each second's server intervals (`server[node]`: that node's
 /// intervals; the one starting in second `i` goes to row `i`).
 pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<TimelineRow> {
-    let short = timeline.seconds.len() <= SLOTS_KEPT_UP_TO_S;
-    timeline
-        .seconds
-        .iter()
-        .enumerate()
-        .map(|(i, s)| TimelineRow {
-            second: i,
+    SecondRows::of(timeline).rows(server)
+}
+
+/// A test's seconds as its record keeps them: each second's row (its server figures are placed
+/// when the record is built) and its ten 100 ms slots (its outages are found in them, and a
+/// troubled second's row shows them).
+///
+/// Why beside `metrics::Timeline`: a timeline second holds two histograms (about 74 kB); its
+/// row needs a few of their figures. The journal's reader rebuilds the test a killed run was in
+/// from these, second by second, so a day's test costs it about a kilobyte a second, not
+/// gigabytes (`record::journal`). Rows come from here for a finished test too: one home.
+#[derive(Clone, Debug, Default)]
+pub struct SecondRows {
+    rows: Vec<TimelineRow>,
+    slots: Vec<[Slot; SLOTS]>,
+}
+
+impl SecondRows {
+    /// A timeline's seconds.
+    pub fn of(timeline: &Timeline) -> Self {
+        let mut kept = SecondRows::default();
+        for (i, s) in timeline.seconds.iter().enumerate() {
+            kept.set(i, s);
+        }
+        kept
+    }
+
+    /// Second `index` is `s` (the seconds before it that were never set are empty, as
+    /// `Timeline::second_mut` makes them).
+    pub fn set(&mut self, index: usize, s: &Second) {
+        while self.rows.len() <= index {
+            self.rows.push(TimelineRow {
+                second: self.rows.len(),
+                ..TimelineRow::default()
+            });
+            self.slots.push([Slot::default(); SLOTS]);
+        }
+        self.rows[index] = TimelineRow {
+            second: index,
             completed: s.completed,
             failed: s.failed,
             p50_us: us(s.latency.value_at_percentile_ns(50.0)),
@@ -46,13 +78,47 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
             // Cluster mode's, added by `add_redirects`.
             redirects: BTreeMap::new(),
             invalidations: s.invalidations,
-            slots: (short || s.troubled()).then(|| s.slots.iter().map(SlotRow::of).collect()),
-            server: server
-                .iter()
-                .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
-                .collect(),
-        })
-        .collect()
+            slots: None,
+            server: Vec::new(),
+        };
+        self.slots[index] = s.slots;
+    }
+
+    /// How many seconds.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The record's rows: each with its server intervals (as [`rows`]), and its slots when
+    /// something failed or reconnected in it or the test is short.
+    pub fn rows(&self, server: &[Vec<ServerInterval>]) -> Vec<TimelineRow> {
+        let short = self.rows.len() <= SLOTS_KEPT_UP_TO_S;
+        self.rows
+            .iter()
+            .zip(&self.slots)
+            .enumerate()
+            .map(|(i, (row, slots))| {
+                let troubled = row.failed > 0 || row.reconnect_attempts > 0;
+                TimelineRow {
+                    slots: (short || troubled).then(|| slots.iter().map(SlotRow::of).collect()),
+                    server: server
+                        .iter()
+                        .filter_map(|node| node.iter().find(|x| x.t as usize == i).copied())
+                        .collect(),
+                    ..row.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// The outages in the seconds' slots (`metrics::outage`).
+    pub fn outages(&self, elapsed: Duration, unanswered: u64) -> Vec<Outage> {
+        crate::metrics::outage::outages_in(&self.slots, elapsed, unanswered)
+    }
 }
 
 /// Adds cluster mode's redirects per second (`metrics::ClusterStats::timeline`, by

@@ -38,6 +38,7 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
     let memtier = memtier_line(&out);
+    let len = out.len();
     let mut i = if memtier && out.get(1).is_some_and(|a| a == "memtier") {
         2
     } else {
@@ -81,7 +82,8 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
             out[k].replace_range(from.., &clean);
         }
     }
-    let custom = &mut out[i..];
+    // `i` is past the end of an empty command line (a record built without one).
+    let custom = &mut out[i.min(len)..];
     let secrets = command::secrets(custom);
     hide(custom, &secrets);
     for a in &mut out {

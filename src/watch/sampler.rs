@@ -243,6 +243,24 @@ struct Watch {
     start: Instant,
 }
 
+/// The journal's read after a sample (`SampleFeed::follow_commandstats`): one request for both
+/// the server's time per call and its own percentiles (cumulative; kept as their lines only, as
+/// the stop's read would give them).
+// Never inlined: once a second while a journal is written, and `bench/journal-cost.sh` counts
+// it by name.
+#[inline(never)]
+fn follow_stats(c: &mut ControlConn, shared: &Mutex<Watched>) {
+    let text = fetch_info(c, &["commandstats", "latencystats"]).ok();
+    let mut w = lock(shared);
+    w.commandstats_latest = text.as_deref().map(commandstats::parse);
+    w.latencystats = text.map(|t| {
+        t.lines()
+            .filter(|l| l.starts_with("latency_percentiles_usec_"))
+            .map(|l| format!("{l}\r\n"))
+            .collect()
+    });
+}
+
 impl Watch {
     /// A sample at every `start + k·PERIOD` until stopped, then a last sample and the
     /// commandstats after.
@@ -280,17 +298,7 @@ impl Watch {
                 && !stopped
                 && let Some(c) = self.conn.as_mut()
             {
-                // One request for both: the server's time per call and its own percentiles
-                // (cumulative; kept as their lines only, as the stop's read would give them).
-                let text = fetch_info(c, &["commandstats", "latencystats"]).ok();
-                let mut w = lock(shared);
-                w.commandstats_latest = text.as_deref().map(commandstats::parse);
-                w.latencystats = text.map(|t| {
-                    t.lines()
-                        .filter(|l| l.starts_with("latency_percentiles_usec_"))
-                        .map(|l| format!("{l}\r\n"))
-                        .collect()
-                });
+                follow_stats(c, shared);
             }
             if stopped {
                 // The counters may have started again after a reconnect: no difference then.

@@ -23,6 +23,7 @@ mod formats;
 mod fuzz;
 mod html;
 mod journal;
+mod journal_long;
 mod lifecycle;
 mod live_metrics;
 mod machine_busy;

@@ -274,6 +274,13 @@ impl FileRun {
 /// Reads and recognises one file.
 pub fn load_file(path: &Path) -> Result<FileRun, InputError> {
     let shown = path.display();
+    // A run's journal (killed or still going) reads as the record it holds, line by line: a
+    // long run's journal may be larger than the cap a file is read whole with.
+    if let Some(record) = crate::record::journal::read_file(path) {
+        return record
+            .and_then(|r| checked(from_json(r)?))
+            .map_err(|e| InputError(format!("{shown}: {e}")));
+    }
     let bytes =
         crate::record::input_file::read(path).map_err(|e| InputError(e.message().into()))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -299,6 +306,11 @@ fn parse_at(text: &str, path: Option<&Path>) -> Result<FileRun, String> {
         Some(record) => from_json(record?)?,
         None => recognise(text)?,
     };
+    checked(run)
+}
+
+/// `run`, when none of its figures is negative.
+fn checked(run: FileRun) -> Result<FileRun, String> {
     for (name, sample) in &run.tests {
         not_negative(sample).map_err(|e| format!("test {name}: {e}"))?;
         for m in &sample.mix {

@@ -13,6 +13,7 @@
 
 mod modes;
 mod read;
+mod server;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -28,14 +29,19 @@ use super::document::{Document, TestRecord};
 use super::fuzz::FuzzRecord;
 use super::storm::StormContext;
 use crate::machine::Load;
-use crate::metrics::{LatencyHistogram, PushCounts, SLOTS, Second, Slot};
-use crate::watch::ServerSample;
-use crate::watch::commandstats::CommandCounters;
+use crate::metrics::{DenseCounts, LatencyHistogram, PushCounts, SLOTS, Second, Slot};
 
-pub use read::recognise;
+pub use read::{read_file, recognise};
+pub use server::ServerSeconds;
 
-/// The journal's format name (the head line's `journal`).
-pub const FORMAT: &str = "respbench-journal/1";
+/// The journal's format name (the head line's `journal`). Format 2 (since the journal was made
+/// smaller for long runs) writes the seconds' coarse histograms as HdrHistogram V2 and leaves
+/// out a server's counters that did not change; the reader reads format 1 too
+/// (`docs/journal.md`).
+pub const FORMAT: &str = "respbench-journal/2";
+
+/// The formats the reader reads, oldest first.
+const FORMATS: [&str; 2] = ["respbench-journal/1", FORMAT];
 
 /// One line of the journal.
 #[derive(Debug, Serialize, Deserialize)]
@@ -93,17 +99,16 @@ struct SecondLine {
     lost: Vec<u64>,
     /// `[completed, failed, lost, reconnect_attempts, reconnects, waited_ns]` per slot.
     slots: Vec<[u64; 6]>,
-    /// `[value_ns, count]` per non-empty bucket of the second's corrected latency histogram.
-    latency: Vec<[u64; 2]>,
+    /// The second's corrected latency histogram (2 significant figures).
+    latency: Coarse,
     /// The second's latencies at full precision (HDR V2 base64, uncompressed since this
     /// version: `record::hdr::encode_sparse`; older journals' compressed ones read the same):
     /// their sums over the seconds are the whole-test histograms, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     exact: Option<ExactLine>,
-    /// `[value_ns, count]` per non-empty bucket of the second's sampled client delays
-    /// (`rx_delay`, coarse as `latency`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    client_delay: Vec<[u64; 2]>,
+    /// The second's sampled client delays (`rx_delay`, coarse as `latency`).
+    #[serde(skip_serializing_if = "Coarse::is_empty")]
+    client_delay: Coarse,
     /// Each worker thread's CPU from the test's start to this second's hand-over (cumulative:
     /// the last second's is the test's so far).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -111,9 +116,10 @@ struct SecondLine {
     /// The machine's load from the test's start to this second (cumulative, as `threads`).
     #[serde(skip_serializing_if = "Option::is_none")]
     machine: Option<Load>,
-    /// Each watched server's samples taken since the previous second's line.
+    /// Each watched server's samples taken since the previous second's line, and its counters
+    /// (`server::ServerLine`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    server: Vec<ServerSeconds>,
+    server: Vec<server::ServerLine>,
     /// `--pubsub`/`--stream`: messages published in the second (absent in other tests), and
     /// the deliveries they owe (absent in older journals).
     #[serde(skip_serializing_if = "is_zero")]
@@ -149,6 +155,53 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// A second's coarse histogram (2 significant figures) in its line: HdrHistogram V2
+/// uncompressed, base64 (format 2: `hdr::encode_plain`, about an eighth of the bytes of the
+/// pairs for a second whose latencies span a few milliseconds), or `[value_ns, count]` per non-empty
+/// bucket (format 1; format 2 too for an empty one: `[]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Coarse {
+    Encoded(String),
+    Pairs(Vec<[u64; 2]>),
+}
+
+impl Default for Coarse {
+    fn default() -> Self {
+        Coarse::Pairs(Vec::new())
+    }
+}
+
+impl Coarse {
+    fn of(h: &LatencyHistogram) -> Self {
+        if h.is_empty() {
+            Coarse::default()
+        } else {
+            Coarse::Encoded(super::hdr::encode_plain(h))
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Coarse::Encoded(t) => t.is_empty(),
+            Coarse::Pairs(p) => p.is_empty(),
+        }
+    }
+
+    /// Adds its counts to `h` (each recorded at its bucket's highest value: the same bucket).
+    fn add_to(&self, h: &mut LatencyHistogram, what: &str) -> Result<(), String> {
+        match self {
+            Coarse::Encoded(t) => super::hdr::add_encoded(h, t, what),
+            Coarse::Pairs(pairs) => {
+                for [v, n] in pairs {
+                    h.record_n(*v, *n);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// One worker thread's CPU so far (`metrics::ThreadCpuUsage`), nanoseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -157,23 +210,6 @@ struct ThreadLine {
     #[serde(skip_serializing_if = "Option::is_none")]
     runqueue_ns: Option<u64>,
     wall_ns: u64,
-}
-
-/// A watched server's new samples (`watch::ServerSample`, as the sampler took them), and its
-/// commandstats at the test's start and the latest read (both cumulative: the last line's
-/// count).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ServerSeconds {
-    pub address: String,
-    pub samples: Vec<ServerSample>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commandstats_before: Option<Vec<CommandCounters>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commandstats: Option<Vec<CommandCounters>>,
-    /// `INFO latencystats`' percentile lines as last read (cumulative).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latencystats: Option<String>,
 }
 
 /// What a second's line holds from beside the engine (`RunRecord` gathers it).
@@ -205,7 +241,8 @@ struct ExactLine {
     redirects: Option<[u64; 4]>,
 }
 
-/// One cluster node's part of a second (`metrics::NodeSecond`), its histogram as the record's.
+/// One cluster node's part of a second (`metrics::NodeSecond`), its histogram uncompressed as
+/// the second's own (`hdr::encode_sparse`; compressed as the record's in older journals).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 struct ExactNode {
@@ -234,7 +271,9 @@ struct ExactCommand {
 }
 
 impl SecondLine {
-    fn of(index: usize, s: &Second, ctx: &SecondContext) -> Self {
+    /// Second `index` as a line, with what `ctx` holds beside it but the servers (the journal
+    /// writes what changed of those: `server::Written`); its parts are added up in `dense`.
+    fn of(index: usize, s: &Second, ctx: &SecondContext, dense: &mut DenseCounts) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Self {
             threads: s
@@ -247,7 +286,7 @@ impl SecondLine {
                 })
                 .collect(),
             machine: ctx.machine,
-            server: ctx.server.clone(),
+            server: Vec::new(),
             second: index,
             completed: s.completed,
             failed: s.failed,
@@ -274,11 +313,11 @@ impl SecondLine {
                     ]
                 })
                 .collect(),
-            latency: buckets(&s.latency),
-            client_delay: buckets(&s.client_delay),
+            latency: Coarse::of(&s.latency),
+            client_delay: Coarse::of(&s.client_delay),
             exact: s.exact.as_deref().map(|e| ExactLine {
-                corrected: super::hdr::encode_sparse(&e.corrected),
-                uncorrected: super::hdr::encode_sparse(&e.uncorrected),
+                corrected: super::hdr::encode_sparse_with(&e.corrected, dense),
+                uncorrected: super::hdr::encode_sparse_with(&e.uncorrected, dense),
                 errors: e
                     .errors
                     .sorted()
@@ -294,8 +333,8 @@ impl SecondLine {
                         errors: c.errors,
                         nils: c.nils,
                         hits: Some(c.hits),
-                        latency: super::hdr::encode_sparse(&c.latency),
-                        uncorrected: super::hdr::encode_sparse(&c.uncorrected),
+                        latency: super::hdr::encode_sparse_with(&c.latency, dense),
+                        uncorrected: super::hdr::encode_sparse_with(&c.uncorrected, dense),
                         bytes: Some([c.tx_bytes, c.rx_bytes]),
                     })
                     .collect(),
@@ -305,7 +344,7 @@ impl SecondLine {
                     .map(|n| ExactNode {
                         completed: n.completed,
                         lost: n.lost,
-                        latency: super::hdr::encode(&n.latency),
+                        latency: super::hdr::encode_sparse_with(&n.latency, dense),
                     })
                     .collect(),
                 redirects: (!e.nodes.is_empty()).then_some(e.redirects),
@@ -315,7 +354,7 @@ impl SecondLine {
 
     /// The second back, as the timeline held it (the histogram's buckets recorded at their
     /// highest value land in the same buckets).
-    fn to_second(&self) -> Second {
+    fn to_second(&self) -> Result<Second, String> {
         let mut s = Second {
             completed: self.completed,
             failed: self.failed,
@@ -360,15 +399,10 @@ impl SecondLine {
                 delay_samples: c[5],
             };
         }
-        for (h, from) in [
-            (&mut s.latency, &self.latency),
-            (&mut s.client_delay, &self.client_delay),
-        ] {
-            for [v, n] in from {
-                h.record_n(*v, *n);
-            }
-        }
-        s
+        let what = format!("journal second {}", self.second);
+        self.latency.add_to(&mut s.latency, &what)?;
+        self.client_delay.add_to(&mut s.client_delay, &what)?;
+        Ok(s)
     }
 }
 
@@ -394,20 +428,16 @@ fn slot_clients(slots: &[Slot]) -> Vec<[u64; 6]> {
     }
 }
 
-/// A coarse histogram's non-empty buckets, `[value_ns, count]`.
-fn buckets(h: &LatencyHistogram) -> Vec<[u64; 2]> {
-    h.raw()
-        .iter_recorded()
-        .map(|v| [v.value_iterated_to(), v.count_at_value()])
-        .collect()
-}
-
 /// The journal being written: the open file (locked) and where it is.
 pub struct Journal {
     file: File,
     path: PathBuf,
     /// The test under way has its `begin` line.
     begun: bool,
+    /// What its lines said of each watched server so far.
+    servers: server::Written,
+    /// Where each second's parts are put in bucket order.
+    dense: DenseCounts,
     /// How many of its mix's command names the journal has (a replay's grow as it goes).
     mix_named: usize,
 }
@@ -443,6 +473,8 @@ impl Journal {
             file,
             path: path.to_path_buf(),
             begun: false,
+            servers: server::Written::default(),
+            dense: DenseCounts::default(),
             mix_named: 0,
         })
     }
@@ -487,7 +519,8 @@ impl Journal {
         s: &Second,
         ctx: &SecondContext,
     ) -> io::Result<()> {
-        let mut line = SecondLine::of(index, s, ctx);
+        // A replay's commands, named as it learns them.
+        let mut mix = Vec::new();
         if !self.begun {
             self.mix_named = test.mix.len();
             self.write(&Line::Begin(Box::new(BeginLine {
@@ -503,10 +536,14 @@ impl Journal {
                 delivery: test.delivery,
             })))?;
             self.begun = true;
+            self.servers.clear();
         } else if test.mix.len() > self.mix_named {
             self.mix_named = test.mix.len();
-            line.mix = test.mix;
+            mix = test.mix;
         }
+        let mut line = SecondLine::of(index, s, ctx, &mut self.dense);
+        line.server = ctx.server.iter().map(|x| self.servers.line(x)).collect();
+        line.mix = mix;
         self.write(&Line::Second(Box::new(line)))
     }
 

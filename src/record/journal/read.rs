@@ -2,24 +2,35 @@
 //! way rebuilt from its seconds by the record's own builder (`record::build`), as the record that
 //! Ctrl-C at its last full second would have held. The run's `outcome` says `killed` (or
 //! `running`, while the run that writes it still holds its lock).
+//!
+//! Why line by line, adding the seconds up as they come: a journal grows by tens of kilobytes a
+//! second (each second's exact histograms), so a day's run leaves gigabytes, far past the cap a
+//! results file is read whole with (`record::input_file`). The reader holds one line at a time
+//! (each within that cap), the finished tests' records, and of the test under way its sums and,
+//! per second, what its record's timeline keeps (`record::timeline::SecondRows`, about a
+//! kilobyte): its memory follows the record's size, not the journal's.
 
+use std::io::{BufRead, BufReader, Read as _};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::modes;
-use super::{BeginLine, FORMAT, Line, SecondLine};
+use super::modes::{self, DeliverySums, StormCounts, StormSums};
+use super::{BeginLine, FORMATS, Line, SecondLine};
 use crate::machine::Load;
 use crate::metrics::ThreadCpuUsage;
 use crate::metrics::{
-    ClusterStats, CommandResult, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome, Role, Signal,
-    TestResult, Timeline,
+    ClusterStats, CommandResult, ErrorCounts, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome,
+    PushCounts, Role, Signal, TestResult,
 };
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
+use crate::record::input_file;
+use crate::record::storm::{StormContext, StormRecord};
+use crate::record::timeline::SecondRows;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 use crate::watch::Watched;
 
@@ -27,19 +38,59 @@ use crate::watch::Watched;
 /// the JSON value of a record (for `record::Document::read`, the one reader), or why it cannot be
 /// read. `path`: the file it came from, to tell whether its run still goes on.
 pub fn recognise(text: &str, path: Option<&Path>) -> Option<Result<Value, String>> {
-    let first = text.lines().next()?;
-    let head: Value = serde_json::from_str(first).ok()?;
-    let format = head.get("journal")?.as_str()?;
+    read_from(text.as_bytes(), path, u64::MAX)
+}
+
+/// [`recognise`] for the file at `path`, read a line at a time, each line within the input cap
+/// (`record::input_file`, which a journal as a whole may exceed). `None` when it is not a
+/// journal, or cannot be opened or its cap read: the caller reads it whole then, and says why.
+pub fn read_file(path: &Path) -> Option<Result<Value, String>> {
+    let cap = input_file::max_input().ok()?;
+    let file = std::fs::File::open(path).ok()?;
+    read_from(BufReader::new(file), Some(path), cap)
+}
+
+/// The journal read from `from`, its lines at most `cap` bytes each.
+pub(super) fn read_from(
+    from: impl BufRead,
+    path: Option<&Path>,
+    cap: u64,
+) -> Option<Result<Value, String>> {
+    let mut lines = Lines {
+        from,
+        line: Vec::new(),
+        number: 0,
+        cap,
+    };
+    let first = lines.next()?.ok()?;
+    let head: Value = serde_json::from_slice(first).ok()?;
+    let head_line = serde_json::from_value::<Line>(head.clone());
+    let name = head.get("journal")?.as_str()?;
     if head.get("kind")?.as_str()? != "head" {
         return None;
     }
-    if format != FORMAT {
+    let Some(format) = FORMATS.iter().position(|f| *f == name) else {
         return Some(Err(format!(
-            "a {format} journal; this respbench reads {FORMAT}"
+            "a {name} journal; this respbench reads {}",
+            FORMATS.join(" and ")
         )));
-    }
+    };
     let running = path.is_some_and(locked);
-    Some(read(text, running).and_then(|d| serde_json::to_value(d).map_err(|e| e.to_string())))
+    let mut reader = Reader {
+        format: format as u32 + 1,
+        ..Reader::default()
+    };
+    let read = head_line
+        .map_err(|e| format!("journal line 1: {e}"))
+        .and_then(|line| {
+            reader
+                .line(line)
+                .map_err(|e| format!("journal line 1: {e}"))
+        })
+        .and_then(|()| reader.all(&mut lines))
+        .and_then(|()| reader.finish(running))
+        .and_then(|d| serde_json::to_value(d).map_err(|e| e.to_string()));
+    Some(read)
 }
 
 /// Whether another process holds the journal's lock (its run goes on).
@@ -52,233 +103,358 @@ pub(super) fn locked(path: &Path) -> bool {
     unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
 }
 
-/// The test under way when the journal ends.
-struct Open {
-    begin: BeginLine,
-    seconds: Vec<SecondLine>,
+/// A journal's lines, one at a time in one buffer.
+struct Lines<R> {
+    from: R,
+    line: Vec<u8>,
+    /// The line's number, from 1.
+    number: usize,
+    cap: u64,
 }
 
-/// When the test's last full second ended (wall clock), when its start is known.
-fn end_of(o: &Open) -> Option<String> {
-    let start = o.begin.started_at.as_deref().and_then(parse_time)?;
-    Some(rfc3339(start + Duration::from_secs(o.seconds.len() as u64)))
+impl<R: BufRead> Lines<R> {
+    /// The next line without its end, `None` after the last; an error for a line longer than
+    /// the cap or one that could not be read.
+    fn next(&mut self) -> Option<Result<&[u8], String>> {
+        self.line.clear();
+        self.number += 1;
+        let n = self.number;
+        let limit = self.cap.saturating_add(1);
+        match (&mut self.from)
+            .take(limit)
+            .read_until(b'\n', &mut self.line)
+        {
+            Ok(0) => None,
+            Ok(_) if self.line.last() == Some(&b'\n') => {
+                self.line.pop();
+                Some(Ok(&self.line))
+            }
+            Ok(_) if self.line.len() as u64 > self.cap => Some(Err(format!(
+                "journal line {n}: longer than {} (set {} to read longer lines)",
+                input_file::size_text(self.cap),
+                input_file::MAX_INPUT_ENV
+            ))),
+            Ok(_) => Some(Ok(&self.line)),
+            Err(e) => Some(Err(format!("journal line {n}: {e}"))),
+        }
+    }
+
+    /// Whether every line left is blank (a line that does not parse is then the last one, cut
+    /// short by a power cut mid-write).
+    fn rest_is_blank(&mut self) -> bool {
+        while let Some(line) = self.next() {
+            if !line.is_ok_and(|l| l.iter().all(u8::is_ascii_whitespace)) {
+                return false;
+            }
+        }
+        true
+    }
 }
 
-/// The record a journal holds. A last line cut short (a power cut mid-write) is ignored; a bad
-/// line before it is an error.
-pub(super) fn read(text: &str, running: bool) -> Result<Document, String> {
-    let mut doc: Option<Document> = None;
-    let mut tests: Vec<TestRecord> = Vec::new();
-    let mut open: Option<Open> = None;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    for (n, raw) in lines.iter().enumerate() {
-        let line: Line = match serde_json::from_str(raw) {
-            Ok(l) => l,
-            Err(_) if n + 1 == lines.len() => break,
-            Err(e) => return Err(format!("journal line {}: {e}", n + 1)),
-        };
+/// What the journal says so far.
+#[derive(Default)]
+struct Reader {
+    /// Its format's number (`respbench-journal/N`).
+    format: u32,
+    doc: Option<Document>,
+    tests: Vec<TestRecord>,
+    open: Option<Open>,
+}
+
+impl Reader {
+    /// Reads every line. A last line cut short (a power cut mid-write) is ignored; a bad line
+    /// before it is an error.
+    fn all(&mut self, lines: &mut Lines<impl BufRead>) -> Result<(), String> {
+        loop {
+            let n = lines.number + 1;
+            let parsed = match lines.next() {
+                None => return Ok(()),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(raw)) if raw.iter().all(u8::is_ascii_whitespace) => continue,
+                Some(Ok(raw)) => serde_json::from_slice::<Line>(raw),
+            };
+            match parsed {
+                Ok(line) => self
+                    .line(line)
+                    .map_err(|e| format!("journal line {n}: {e}"))?,
+                Err(_) if lines.rest_is_blank() => return Ok(()),
+                Err(e) => return Err(format!("journal line {n}: {e}")),
+            }
+        }
+    }
+
+    fn line(&mut self, line: Line) -> Result<(), String> {
         match line {
             Line::Head { document, .. } => {
-                let mut d: Document = serde_json::from_value(document)
-                    .map_err(|e| format!("journal line {}: {e}", n + 1))?;
+                let mut d: Document =
+                    serde_json::from_value(document).map_err(|e| e.to_string())?;
                 d.tests.clear();
-                doc = Some(d);
+                self.doc = Some(d);
             }
-            Line::Begin(begin) => {
-                open = Some(Open {
-                    begin: *begin,
-                    seconds: Vec::new(),
-                })
-            }
+            Line::Begin(begin) => self.open = Some(Open::new(*begin)),
             Line::Second(s) => {
-                if let Some(o) = open.as_mut() {
+                if let Some(o) = self.open.as_mut() {
                     // A replay's commands, named as it learns them.
                     if !s.mix.is_empty() {
                         o.begin.mix.clone_from(&s.mix);
                     }
-                    o.seconds.push(*s);
+                    o.add(&s, self.format)?;
                 }
             }
             Line::Test { record } => {
-                open = None;
-                tests.push(
-                    serde_json::from_value(record)
-                        .map_err(|e| format!("journal line {}: {e}", n + 1))?,
-                );
+                self.open = None;
+                self.tests
+                    .push(serde_json::from_value(record).map_err(|e| e.to_string())?);
             }
             Line::Discard { index } => {
-                if index < tests.len() {
-                    tests.remove(index);
+                if index < self.tests.len() {
+                    self.tests.remove(index);
                 }
             }
         }
+        Ok(())
     }
-    let mut doc = doc.ok_or("a journal without its head line")?;
-    let mut ended = None;
-    if let Some(o) = open.filter(|o| !o.seconds.is_empty()) {
-        ended = end_of(&o);
-        // A storm and a fuzz run are their block in the record (no test), as their finished
-        // run writes it; a block the head has already (the mode ended) is the one kept.
-        match (&o.begin.storm, &o.begin.fuzz) {
-            (Some(ctx), _) => {
-                let server = Beside::of(&o.seconds)
-                    .watched
-                    .iter()
-                    .map(|w| build::server_record(w, &[]))
-                    .collect();
-                let block = modes::storm_block(&o.seconds, ctx, server)?;
-                doc.storm.get_or_insert(block);
+
+    /// The record the journal holds.
+    fn finish(&mut self, running: bool) -> Result<Document, String> {
+        let mut doc = self.doc.take().ok_or("a journal without its head line")?;
+        let mut tests = std::mem::take(&mut self.tests);
+        let mut ended = None;
+        if let Some(mut o) = self.open.take().filter(|o| o.lines > 0) {
+            ended = o.end();
+            // A storm and a fuzz run are their block in the record (no test), as their finished
+            // run writes it; a block the head has already (the mode ended) is the one kept.
+            match (o.begin.storm.take(), o.begin.fuzz.take()) {
+                (Some(ctx), _) => {
+                    let block = o.storm_block(&ctx);
+                    doc.storm.get_or_insert(block);
+                }
+                (None, Some(head)) => {
+                    let block = modes::fuzz_block(
+                        &head,
+                        o.lines,
+                        (o.issued.unwrap_or(0), o.completed),
+                        &o.words,
+                        &o.lost,
+                    );
+                    doc.fuzz.get_or_insert(block);
+                }
+                (None, None) => tests.push(partial_test(o)),
             }
-            (None, Some(head)) => {
-                doc.fuzz
-                    .get_or_insert_with(|| modes::fuzz_block(&o.seconds, head));
-            }
-            (None, None) => tests.push(partial_test(&o)?),
         }
-    }
-    // Killed between tests: the run's end is the last test's.
-    let ended = ended.or_else(|| {
-        let last = tests.last()?;
-        let start = parse_time(last.started_at.as_deref()?)?;
-        Some(rfc3339(
-            start + Duration::try_from_secs_f64(last.duration_s).ok()?,
-        ))
-    });
-    doc.tests = tests;
-    doc.outcome = if running { "running" } else { "killed" }.into();
-    doc.error = None;
-    if let Some(end) = ended {
-        doc.ended_at = end;
-    }
-    // A search that was killed stopped there, as one stopped by Ctrl-C says.
-    if let Some(fm) = doc
-        .find_max
-        .as_mut()
-        .filter(|f| f.end == "running" && !running)
-    {
-        fm.end = "stopped".into();
-    }
-    Ok(doc)
-}
-
-/// The record of the test under way, from its full seconds, as an interrupted test's.
-fn partial_test(o: &Open) -> Result<TestRecord, String> {
-    let b = &o.begin;
-    let mut r = TestResult::empty(
-        &b.name,
-        b.target_rps,
-        Outcome::Interrupted(Signal::Interrupt),
-    );
-    let mut timeline = Timeline::default();
-    for s in &o.seconds {
-        *timeline.second_mut(s.second) = s.to_second();
-    }
-    let mut replies_failed = 0;
-    let mut refusals = None;
-    for s in &timeline.seconds {
-        r.completed += s.completed;
-        replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
-        r.latency.merge(&s.latency);
-        r.client_delay.merge(&s.client_delay);
-        r.reconnect_attempts += s.reconnect_attempts();
-        r.reconnects += s.reconnects();
-        r.pushes.merge(&s.pushes.unwrap_or_default());
-        if let Some(n) = s.reconnect_refusals {
-            *refusals.get_or_insert(0) += n;
+        // Killed between tests: the run's end is the last test's.
+        let ended = ended.or_else(|| {
+            let last = tests.last()?;
+            let start = parse_time(last.started_at.as_deref()?)?;
+            Some(rfc3339(
+                start + Duration::try_from_secs_f64(last.duration_s).ok()?,
+            ))
+        });
+        doc.tests = tests;
+        doc.outcome = if running { "running" } else { "killed" }.into();
+        doc.error = None;
+        if let Some(end) = ended {
+            doc.ended_at = end;
         }
-    }
-    exact_histograms(o, &mut r)?;
-    for (k, kind) in FAILURE_KINDS.iter().enumerate() {
-        let n: u64 = timeline.seconds.iter().map(|s| s.lost[k]).sum();
-        if n > 0 {
-            r.errors.record_kind(kind, n);
-        }
-    }
-    error_replies(o, replies_failed, &mut r);
-    mix_commands(o, &mut r)?;
-    r.cluster = cluster(o)?;
-    let secs = timeline.seconds.len() as u64;
-    r.elapsed = Duration::from_secs(secs);
-    let start = b.started_at.as_deref().and_then(parse_time);
-    r.started_at = start;
-    r.timeline = timeline;
-    let mut issued = issued(&mut r);
-    // A delivery test's block, and its requests as its finished record counts them: the
-    // deliveries owed, those not delivered (lost, or still on their way) unanswered.
-    let delivery = b
-        .delivery
-        .as_ref()
-        .map(|head| modes::delivery_block(&o.seconds, head));
-    if let Some(d) = &delivery {
-        (issued, r.unanswered, refusals) = (Some(d.expected), d.lost, Some(0));
-    }
-    let beside = Beside::of(&o.seconds);
-    let extras = TestExtras {
-        timeline: Some(&r.timeline),
-        issued,
-        repetition: b.repetition,
-        // Every worker's, as a finished test has them (none for a mode whose threads are not
-        // measured: its record's list is empty too).
-        client_threads: Some(beside.threads.as_slice()),
-        machine: beside.machine,
-        delivery: delivery.as_ref(),
-        ..TestExtras::default()
-    };
-    // A mix's commands are its own, as a finished test names them (`RunRecord::end_test`).
-    let commands = match r.commands.is_empty() {
-        true => b.commands.clone(),
-        false => b.mix.iter().map(|n| n.to_ascii_lowercase()).collect(),
-    };
-    let mut rec = build::test_record(&r, commands, &beside.watched, extras);
-    rec.started_at = start.map(rfc3339_micros);
-    // Unknown in a journal whose workers did not hand refusals over (an older one's).
-    rec.requests.reconnect_refusals = refusals;
-    Ok(rec)
-}
-
-/// The commands written up to the last full second (the seconds' sum, when any second has
-/// them: older journals' and other modes' do not), and `r.unanswered` from it as a Ctrl-C there
-/// would count it: `completed + failed + unanswered = issued`. A second's count may hold a few
-/// commands written just after its end, never fewer than its replies (`metrics::Second`).
-fn issued(r: &mut TestResult) -> Option<u64> {
-    let seconds = &r.timeline.seconds;
-    seconds.iter().any(|s| s.issued.is_some()).then(|| {
-        let n: u64 = seconds.iter().filter_map(|s| s.issued).sum();
-        r.unanswered = n.saturating_sub(r.completed + r.errors.total());
-        n
-    })
-}
-
-/// A mix's commands (`--ratio`), each its seconds' sums, when every second that measured
-/// something has them.
-fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
-    let mix = &o.begin.mix;
-    // A second's commands are the first of the mix by index (a replay's workers know only
-    // the commands they have sent so far).
-    let complete = o.seconds.iter().all(|s| {
-        s.completed + s.failed == 0
-            || s.exact
-                .as_ref()
-                .is_some_and(|e| e.commands.len() <= mix.len())
-    });
-    if mix.is_empty() || !complete {
-        return Ok(());
-    }
-    r.commands = mix.iter().map(|n| CommandResult::new(n)).collect();
-    for s in &o.seconds {
-        let what = format!("journal second {}", s.second);
-        for (c, e) in r
-            .commands
-            .iter_mut()
-            .zip(s.exact.iter().flat_map(|e| &e.commands))
+        // A search that was killed stopped there, as one stopped by Ctrl-C says.
+        if let Some(fm) = doc
+            .find_max
+            .as_mut()
+            .filter(|f| f.end == "running" && !running)
         {
+            fm.end = "stopped".into();
+        }
+        Ok(doc)
+    }
+}
+
+/// The test under way when the journal ends, its seconds added up as they are read.
+struct Open {
+    begin: BeginLine,
+    /// Its `second` lines so far.
+    lines: usize,
+    /// Each second's row and slots, as the record's timeline keeps them.
+    rows: SecondRows,
+    completed: u64,
+    /// All failed requests, and of those the error replies (the rest were lost, by kind).
+    failed: u64,
+    replies_failed: u64,
+    lost: [u64; FAILURE_KINDS.len()],
+    reconnect_attempts: u64,
+    reconnects: u64,
+    /// The seconds' coarse histograms added up (what a journal without exact parts gives).
+    latency: LatencyHistogram,
+    client_delay: LatencyHistogram,
+    /// The exact parts' sums, while every second that completed requests has them.
+    exact: Option<Exact>,
+    /// Error replies by first word, from the exact parts, and how many they count.
+    words: ErrorCounts,
+    /// A mix's commands' sums by index (named by the `begin` line's mix when the test is
+    /// rebuilt), while every second that measured something has them.
+    mix: Option<Vec<CommandResult>>,
+    /// The most commands a second that measured something had.
+    mix_needed: usize,
+    /// Cluster mode: the nodes' and redirects' sums.
+    cluster: Option<ClusterStats>,
+    /// Commands written, when any second says.
+    issued: Option<u64>,
+    /// What the workers' pushes gained; the reconnects the server refused, when any second
+    /// says (a journal whose workers did not hand them over leaves them unknown).
+    pushes: PushCounts,
+    refusals: Option<u64>,
+    /// `--connect-storm`'s and `--pubsub`/`--stream`'s sums beyond a test's.
+    storm: Option<StormSums>,
+    delivery: Option<DeliverySums>,
+    beside: Beside,
+}
+
+/// The seconds' full-precision histograms, added up.
+struct Exact {
+    corrected: LatencyHistogram,
+    uncorrected: LatencyHistogram,
+}
+
+impl Open {
+    fn new(begin: BeginLine) -> Self {
+        let cluster = (!begin.nodes.is_empty()).then(|| ClusterStats {
+            nodes: begin
+                .nodes
+                .iter()
+                .map(|(address, role)| NodeStats {
+                    address: address.clone(),
+                    role: Some(if role == "primary" {
+                        Role::Primary
+                    } else {
+                        Role::Replica
+                    }),
+                    ..NodeStats::new()
+                })
+                .collect(),
+            ..ClusterStats::default()
+        });
+        // A storm's parts are its stages, not a mix's commands (`modes::StormSums`).
+        let mix = begin.storm.is_none().then(Vec::new);
+        let storm = begin.storm.is_some().then(StormSums::new);
+        let delivery = begin.delivery.is_some().then(DeliverySums::default);
+        Open {
+            begin,
+            lines: 0,
+            rows: SecondRows::default(),
+            completed: 0,
+            failed: 0,
+            replies_failed: 0,
+            lost: [0; FAILURE_KINDS.len()],
+            reconnect_attempts: 0,
+            reconnects: 0,
+            latency: LatencyHistogram::new(),
+            client_delay: LatencyHistogram::new(),
+            exact: Some(Exact {
+                corrected: LatencyHistogram::new(),
+                uncorrected: LatencyHistogram::new(),
+            }),
+            words: ErrorCounts::default(),
+            mix,
+            mix_needed: 0,
+            cluster,
+            issued: None,
+            pushes: PushCounts::default(),
+            refusals: None,
+            storm,
+            delivery,
+            beside: Beside::default(),
+        }
+    }
+
+    /// When the test's last full second ended (wall clock), when its start is known.
+    fn end(&self) -> Option<String> {
+        let start = self.begin.started_at.as_deref().and_then(parse_time)?;
+        Some(rfc3339(start + Duration::from_secs(self.lines as u64)))
+    }
+
+    /// Adds one `second` line (of a journal of format `format`).
+    fn add(&mut self, line: &SecondLine, format: u32) -> Result<(), String> {
+        let s = line.to_second()?;
+        self.lines += 1;
+        self.rows.set(line.second, &s);
+        self.completed += s.completed;
+        self.failed += s.failed;
+        self.replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
+        for (a, b) in self.lost.iter_mut().zip(&s.lost) {
+            *a += b;
+        }
+        self.reconnect_attempts += s.reconnect_attempts();
+        self.reconnects += s.reconnects();
+        self.latency.merge(&s.latency);
+        self.client_delay.merge(&s.client_delay);
+        if let Some(n) = s.issued {
+            *self.issued.get_or_insert(0) += n;
+        }
+        self.pushes.merge(&s.pushes.unwrap_or_default());
+        if let Some(n) = s.reconnect_refusals {
+            *self.refusals.get_or_insert(0) += n;
+        }
+        let what = format!("journal second {}", line.second);
+        self.add_exact(line, &what)?;
+        self.add_mix(line, &what)?;
+        self.add_cluster(line)?;
+        if let Some(storm) = self.storm.as_mut() {
+            storm.add(line)?;
+        }
+        if let Some(d) = self.delivery.as_mut() {
+            d.add(line);
+        }
+        self.beside.add(line, format);
+        Ok(())
+    }
+
+    /// The second's full-precision histograms and error words. A second that completed
+    /// requests without them (a journal of a respbench before them) leaves the test with the
+    /// coarse ones' sum and no uncorrected histogram.
+    fn add_exact(&mut self, line: &SecondLine, what: &str) -> Result<(), String> {
+        let Some(e) = &line.exact else {
+            if line.completed > 0 {
+                self.exact = None;
+            }
+            return Ok(());
+        };
+        for (word, n) in &e.errors {
+            self.words.record_kind(word, *n);
+        }
+        if let Some(x) = self.exact.as_mut() {
+            hdr::add_encoded(&mut x.corrected, &e.corrected, what)?;
+            hdr::add_encoded(&mut x.uncorrected, &e.uncorrected, what)?;
+        }
+        Ok(())
+    }
+
+    /// A mix's commands (`--ratio`, a replay's): their sums by index, while every second that
+    /// measured something has its full-precision part. A second's commands are the first of
+    /// the mix (a replay's workers know only the commands they have sent so far); a test whose
+    /// seconds name more than its mix has none (`partial_test`).
+    fn add_mix(&mut self, line: &SecondLine, what: &str) -> Result<(), String> {
+        let Some(mix) = self.mix.as_mut() else {
+            return Ok(());
+        };
+        let Some(e) = &line.exact else {
+            if line.completed + line.failed > 0 {
+                self.mix = None;
+            }
+            return Ok(());
+        };
+        if line.completed + line.failed > 0 {
+            self.mix_needed = self.mix_needed.max(e.commands.len());
+        }
+        if mix.len() < e.commands.len() {
+            mix.resize_with(e.commands.len(), || CommandResult::new(""));
+        }
+        for (c, e) in mix.iter_mut().zip(&e.commands) {
             c.completed += e.completed;
             c.errors += e.errors;
             c.nils += e.nils;
             c.hits = c.hits.zip(e.hits).map(|(a, b)| a + b);
-            hdr::add_encoded(&mut c.latency, &e.latency, &what)?;
+            hdr::add_encoded(&mut c.latency, &e.latency, what)?;
             if !e.uncorrected.is_empty() {
-                hdr::add_encoded(&mut c.uncorrected, &e.uncorrected, &what)?;
+                hdr::add_encoded(&mut c.uncorrected, &e.uncorrected, what)?;
             }
             // A journal of an earlier build counted no bytes: none then, rather than a part.
             c.bytes = c
@@ -286,45 +462,44 @@ fn mix_commands(o: &Open, r: &mut TestResult) -> Result<(), String> {
                 .zip(e.bytes)
                 .map(|((tx, rx), [t, r])| (tx + t, rx + r));
         }
+        Ok(())
     }
-    Ok(())
-}
 
-/// Cluster mode: the redirects and each node's figures, their seconds' sums (the nodes named as
-/// the `begin` line names them), when the test named its nodes and its seconds carry them.
-fn cluster(o: &Open) -> Result<Option<ClusterStats>, String> {
-    if o.begin.nodes.is_empty() {
-        return Ok(None);
+    /// The mix's commands, named as the `begin` line (or the last second that named them)
+    /// names them; none when the test has no mix, a second lacked its part, or a second that
+    /// measured something had more commands than the mix names.
+    fn commands(&mut self) -> Vec<CommandResult> {
+        let names = &self.begin.mix;
+        let Some(mut mix) = self
+            .mix
+            .take()
+            .filter(|_| !names.is_empty() && self.mix_needed <= names.len())
+        else {
+            return Vec::new();
+        };
+        mix.resize_with(names.len(), || CommandResult::new(""));
+        for (c, n) in mix.iter_mut().zip(names) {
+            c.name.clone_from(n);
+        }
+        mix
     }
-    let mut c = ClusterStats {
-        nodes: o
-            .begin
-            .nodes
-            .iter()
-            .map(|(address, role)| NodeStats {
-                address: address.clone(),
-                role: Some(if role == "primary" {
-                    Role::Primary
-                } else {
-                    Role::Replica
-                }),
-                ..NodeStats::new()
-            })
-            .collect(),
-        ..ClusterStats::default()
-    };
-    for s in &o.seconds {
-        let Some(e) = &s.exact else { continue };
+
+    /// Cluster mode: the second's redirects and each node's part (the nodes named as the
+    /// `begin` line names them).
+    fn add_cluster(&mut self, line: &SecondLine) -> Result<(), String> {
+        let (Some(c), Some(e)) = (self.cluster.as_mut(), &line.exact) else {
+            return Ok(());
+        };
         let mut second = [0; 4];
         for (k, n) in e.redirects.iter().flatten().enumerate() {
             c.redirects[k] += n;
             second[k] += n;
         }
         if second.iter().any(|&n| n > 0) {
-            if c.timeline.len() <= s.second {
-                c.timeline.resize(s.second + 1, [0; 4]);
+            if c.timeline.len() <= line.second {
+                c.timeline.resize(line.second + 1, [0; 4]);
             }
-            c.timeline[s.second] = second;
+            c.timeline[line.second] = second;
         }
         for (i, n) in e.nodes.iter().enumerate() {
             if c.nodes.len() <= i {
@@ -333,111 +508,164 @@ fn cluster(o: &Open) -> Result<Option<ClusterStats>, String> {
             let node = &mut c.nodes[i];
             node.completed += n.completed;
             node.lost += n.lost;
-            let what = format!("journal second {} node {i}", s.second);
+            let what = format!("journal second {} node {i}", line.second);
             hdr::add_encoded(&mut node.latency, &n.latency, &what)?;
         }
+        Ok(())
     }
-    Ok(Some(c))
-}
 
-/// The test's error replies: by first word when every second that had some says which (its
-/// `exact` figures), else together as `error replies` (a journal of a respbench before them).
-fn error_replies(o: &Open, replies_failed: u64, r: &mut TestResult) {
-    let by_word: u64 = o
-        .seconds
-        .iter()
-        .filter_map(|s| s.exact.as_ref())
-        .flat_map(|e| e.errors.iter().map(|(_, n)| n))
-        .sum();
-    if by_word == replies_failed {
-        for e in o.seconds.iter().filter_map(|s| s.exact.as_ref()) {
-            for (word, n) in &e.errors {
-                r.errors.record_kind(word, *n);
-            }
+    /// The corrected and uncorrected histograms of the test: the exact parts' sums when every
+    /// second has them, else the coarse ones' sum and no uncorrected one.
+    fn histograms(&mut self) -> (LatencyHistogram, LatencyHistogram) {
+        match self.exact.take() {
+            Some(e) => (e.corrected, e.uncorrected),
+            None => (std::mem::take(&mut self.latency), LatencyHistogram::new()),
         }
-    } else if replies_failed > 0 {
-        r.errors.record_kind("error replies", replies_failed);
     }
 }
 
-/// The whole-test histograms from the seconds' full-precision ones, when every second that
-/// completed requests has them (a journal of a respbench before them has not: its corrected
-/// histogram stays the sum of the coarse ones, and there is no uncorrected one).
-fn exact_histograms(o: &Open, r: &mut TestResult) -> Result<(), String> {
-    if o.seconds
-        .iter()
-        .any(|s| s.exact.is_none() && s.completed > 0)
-    {
-        return Ok(());
-    }
-    let mut corrected = LatencyHistogram::new();
-    let mut uncorrected = LatencyHistogram::new();
-    for s in &o.seconds {
-        if let Some(e) = &s.exact {
-            let what = format!("journal second {}", s.second);
-            hdr::add_encoded(&mut corrected, &e.corrected, &what)?;
-            hdr::add_encoded(&mut uncorrected, &e.uncorrected, &what)?;
+/// The record of the test under way, from its full seconds, as an interrupted test's.
+fn partial_test(mut o: Open) -> TestRecord {
+    let b = &o.begin;
+    let mut r = TestResult::empty(
+        &b.name,
+        b.target_rps,
+        Outcome::Interrupted(Signal::Interrupt),
+    );
+    r.completed = o.completed;
+    r.reconnect_attempts = o.reconnect_attempts;
+    r.reconnects = o.reconnects;
+    r.pushes = o.pushes;
+    r.client_delay = std::mem::take(&mut o.client_delay);
+    (r.latency, r.latency_uncorrected) = o.histograms();
+    for (kind, n) in FAILURE_KINDS.iter().zip(o.lost) {
+        if n > 0 {
+            r.errors.record_kind(kind, n);
         }
     }
-    r.latency = corrected;
-    r.latency_uncorrected = uncorrected;
-    Ok(())
+    // By first word when every second that had some says which, else together (a journal of
+    // a respbench before them).
+    if o.words.total() == o.replies_failed {
+        r.errors.merge(&o.words);
+    } else if o.replies_failed > 0 {
+        r.errors.record_kind("error replies", o.replies_failed);
+    }
+    r.commands = o.commands();
+    r.cluster = o.cluster.take();
+    r.elapsed = Duration::from_secs(o.rows.len() as u64);
+    let b = &o.begin;
+    let start = b.started_at.as_deref().and_then(parse_time);
+    r.started_at = start;
+    // The commands written up to the last full second, and the unanswered ones as a Ctrl-C
+    // there would count them: `completed + failed + unanswered = issued`. A second's count may
+    // hold a few commands written just after its end, never fewer than its replies
+    // (`metrics::Second`).
+    let (mut issued, mut refusals) = (o.issued, o.refusals);
+    if let Some(n) = issued {
+        r.unanswered = n.saturating_sub(r.completed + r.errors.total());
+    }
+    // A delivery test's block, and its requests as its finished record counts them: the
+    // deliveries owed, those not delivered (lost, or still on their way) unanswered.
+    let delivery = b
+        .delivery
+        .as_ref()
+        .zip(o.delivery.take())
+        .map(|(head, sums)| sums.block(head, o.completed));
+    if let Some(d) = &delivery {
+        (issued, r.unanswered, refusals) = (Some(d.expected), d.lost, Some(0));
+    }
+    let threads = o.beside.threads();
+    let extras = TestExtras {
+        rows: Some(&o.rows),
+        issued,
+        repetition: b.repetition,
+        // Every worker's, as a finished test has them (none for a mode whose threads are not
+        // measured: its record's list is empty too).
+        client_threads: Some(threads.as_slice()),
+        machine: o.beside.machine,
+        delivery: delivery.as_ref(),
+        ..TestExtras::default()
+    };
+    // A mix's commands are its own, as a finished test names them (`RunRecord::end_test`).
+    let commands = match r.commands.is_empty() {
+        true => b.commands.clone(),
+        false => b.mix.iter().map(|n| n.to_ascii_lowercase()).collect(),
+    };
+    let mut rec = build::test_record(&r, commands, &o.beside.watched, extras);
+    rec.started_at = start.map(rfc3339_micros);
+    // Unknown in a journal whose workers did not hand refusals over (an older one's).
+    rec.requests.reconnect_refusals = refusals;
+    rec
+}
+
+impl Open {
+    /// A killed `--connect-storm`'s block from its full seconds (`modes::StormSums`), the
+    /// watched servers' blocks from their samples.
+    fn storm_block(&mut self, ctx: &StormContext) -> StormRecord {
+        let server = self
+            .beside
+            .watched
+            .iter()
+            .map(|w| build::server_record(w, &[]))
+            .collect();
+        let counts = StormCounts {
+            completed: self.completed,
+            failed: self.failed,
+            exact_total: self.exact.take().map(|e| e.corrected),
+            coarse_total: std::mem::take(&mut self.latency),
+            seconds: self.lines,
+        };
+        let sums = self.storm.take().unwrap_or_else(StormSums::new);
+        sums.block(ctx, counts, server)
+    }
 }
 
 /// What the test's record takes from beside the engine, as its seconds left it: each worker's
 /// CPU and the machine's load up to the last second (cumulative figures: the last one counts),
-/// and each watched server's samples, in the order taken.
+/// and each watched server's samples, in the order taken, and its counters as last read.
+#[derive(Default)]
 struct Beside {
-    threads: Vec<ThreadCpuUsage>,
+    threads: Vec<super::ThreadLine>,
     machine: Option<Load>,
     watched: Vec<Watched>,
 }
 
 impl Beside {
-    fn of(seconds: &[SecondLine]) -> Self {
-        let threads = seconds
-            .iter()
-            .rev()
-            .find(|s| !s.threads.is_empty())
-            .map(|s| {
-                s.threads
-                    .iter()
-                    .map(|t| ThreadCpuUsage {
-                        cpu: Duration::from_nanos(t.cpu_ns),
-                        runqueue: t.runqueue_ns.map(Duration::from_nanos),
-                        wall: Duration::from_nanos(t.wall_ns),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let machine = seconds.iter().rev().find_map(|s| s.machine);
-        let mut watched: Vec<Watched> = Vec::new();
-        for line in seconds.iter().flat_map(|s| &s.server) {
-            let at = match watched.iter().position(|w| w.address == line.address) {
+    fn add(&mut self, line: &SecondLine, format: u32) {
+        if !line.threads.is_empty() {
+            self.threads.clone_from(&line.threads);
+        }
+        if line.machine.is_some() {
+            self.machine = line.machine;
+        }
+        for server in &line.server {
+            let at = match self
+                .watched
+                .iter()
+                .position(|w| w.address == server.address)
+            {
                 Some(at) => at,
                 None => {
-                    watched.push(Watched {
-                        address: line.address.clone(),
+                    self.watched.push(Watched {
+                        address: server.address.clone(),
                         ..Watched::default()
                     });
-                    watched.len() - 1
+                    self.watched.len() - 1
                 }
             };
-            let w = &mut watched[at];
-            w.samples.extend_from_slice(&line.samples);
-            if w.commandstats_before.is_none() {
-                w.commandstats_before.clone_from(&line.commandstats_before);
-            }
-            // Cumulative: the latest read (none once a line has none: a reconnect).
-            w.commandstats_after.clone_from(&line.commandstats);
-            w.latencystats.clone_from(&line.latencystats);
-            // A reconnect starts a new segment: the gaps are the segments after the first.
-            w.gaps = w.samples.iter().map(|s| s.segment).max().unwrap_or(0);
+            server.add_to(&mut self.watched[at], format);
         }
-        Self {
-            threads,
-            machine,
-            watched,
-        }
+    }
+
+    /// Each worker's CPU as the last second that had it.
+    fn threads(&self) -> Vec<ThreadCpuUsage> {
+        self.threads
+            .iter()
+            .map(|t| ThreadCpuUsage {
+                cpu: Duration::from_nanos(t.cpu_ns),
+                runqueue: t.runqueue_ns.map(Duration::from_nanos),
+                wall: Duration::from_nanos(t.wall_ns),
+            })
+            .collect()
     }
 }
