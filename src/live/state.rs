@@ -125,7 +125,9 @@ impl Counters {
         self.reconnect_attempts += s.reconnect_attempts();
         self.reconnects += s.reconnects();
         self.published += s.published;
-        self.add_latency(&s.latency);
+        if !s.latency.is_empty() {
+            self.add_latency(&s.latency.histogram());
+        }
     }
 
     fn add_latency(&mut self, h: &LatencyHistogram) {
@@ -349,8 +351,11 @@ impl State {
         self.tests[i].running.add_second(s);
         self.tests[i].outages.add_second(s);
         let mut percentiles = [0.0; PERCENTILES.len()];
-        for (q, (p, _)) in percentiles.iter_mut().zip(PERCENTILES) {
-            *q = s.latency.value_at_percentile_ns(p) as f64 / 1e9;
+        if !s.latency.is_empty() {
+            let h = s.latency.histogram();
+            for (q, (p, _)) in percentiles.iter_mut().zip(PERCENTILES) {
+                *q = h.value_at_percentile_ns(p) as f64 / 1e9;
+            }
         }
         self.last_second = Some(LastSecond {
             completed: s.completed,

@@ -136,11 +136,12 @@ impl Statsd {
     /// A complete second of the run.
     pub fn second(&mut self, s: &Second) {
         let errors = s.failed.saturating_sub(s.lost.iter().sum());
+        let latency = s.latency.histogram();
         let t = &mut self.test;
         t.seconds += 1;
         t.completed += s.completed;
         t.errors += errors;
-        t.latency_ns += s.latency.mean_ns() * s.latency.len() as f64;
+        t.latency_ns += latency.mean_ns() * latency.len() as f64;
         let t = self.test;
         self.counter("requests", s.completed);
         if errors > 0 {
@@ -149,14 +150,14 @@ impl Statsd {
         self.gauge_int("ops_sec", s.completed);
         self.gauge_int("ops_sec_avg", t.completed / t.seconds.max(1));
         let mean = |ns: f64, n: u64| if n > 0 { ns / n as f64 / 1e6 } else { 0.0 };
-        self.timing("latency_ms", s.latency.mean_ns() / 1e6);
+        self.timing("latency_ms", latency.mean_ns() / 1e6);
         self.timing("latency_avg_ms", mean(t.latency_ns, t.completed));
         self.gauge_int("connections", self.connections);
         self.gauge("progress_pct", self.progress());
-        if !s.latency.is_empty() {
+        if !latency.is_empty() {
             for i in 0..self.percentiles.len() {
                 let p = self.percentiles[i];
-                let ms = s.latency.value_at_percentile_ns(p) as f64 / 1e6;
+                let ms = latency.value_at_percentile_ns(p) as f64 / 1e6;
                 let name = format!("latency_p{}", p.to_string().replace('.', "_"));
                 self.gauge(&name, ms);
             }

@@ -4,6 +4,7 @@
 //! sockets. Invariant: merging per-worker histograms gives exactly what recording every value into
 //! one histogram would have given.
 
+mod coarse;
 mod conn_seconds;
 mod exact_second;
 mod handed_over;
@@ -14,6 +15,7 @@ pub mod rx_delay;
 pub mod thread_cpu;
 mod timeline;
 
+pub use coarse::CoarseHistogram;
 pub use conn_seconds::{CONN_KINDS, ConnReply, ConnSecond, ConnSeconds};
 pub use exact_second::{ExactCommand, ExactSecond, NodeSecond, SecondBase, Whole};
 pub use handed_over::{DenseCounts, SparseHistogram};
@@ -21,7 +23,9 @@ pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};
 pub use outage::NodeOutage;
 pub use recorder::{CommandTally, Latency, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
-pub use timeline::{SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline};
+pub use timeline::{
+    OPEN_SECONDS, SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline,
+};
 
 use std::time::{Duration, SystemTime};
 

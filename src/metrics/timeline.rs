@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use super::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, cpu_percent};
 use super::{
-    ExactSecond, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondBase, TestResult, Whole,
+    CoarseHistogram, ExactSecond, FAILURE_KINDS, LatencyHistogram, PushCounts, SecondBase,
+    TestResult, Whole,
 };
 
 /// 100 ms slots per second.
@@ -112,12 +113,13 @@ pub struct Second {
     /// The second's ten 100 ms slots.
     pub slots: [Slot; SLOTS],
     /// Corrected latency of this second's completed requests (nanoseconds, 2 significant
-    /// figures: [`LatencyHistogram::coarse`]).
-    pub latency: LatencyHistogram,
+    /// figures: [`LatencyHistogram::coarse`]), packed once the workers are done with the second
+    /// ([`Timeline::pack_older`]).
+    pub latency: CoarseHistogram,
     /// The sampled client's delays (`rx_delay`) taken in this second, nanoseconds, coarse as
     /// `latency`: the client's delay over time (a worker starved for a few seconds shows there,
     /// not only in the test's average). Empty where not measured.
-    pub client_delay: LatencyHistogram,
+    pub client_delay: CoarseHistogram,
     /// Client-side caching invalidations received in this second (`--enable-tracking`): the
     /// churn a moving hot set (`--key-drift`) causes, second by second.
     pub invalidations: u64,
@@ -154,8 +156,8 @@ impl Default for Second {
             failed: 0,
             lost: [0; FAILURE_KINDS.len()],
             slots: [Slot::default(); SLOTS],
-            latency: LatencyHistogram::coarse(),
-            client_delay: LatencyHistogram::coarse(),
+            latency: CoarseHistogram::Empty,
+            client_delay: CoarseHistogram::Empty,
             invalidations: 0,
             published: 0,
             issued: None,
@@ -214,9 +216,9 @@ impl Second {
         self.failed = 0;
         self.lost = [0; FAILURE_KINDS.len()];
         self.slots = [Slot::default(); SLOTS];
-        self.latency.reset();
+        self.latency = CoarseHistogram::Empty;
         // `exact` is left: the next hand-over sets all of it (`ExactSecond::take_delta`).
-        self.client_delay.reset();
+        self.client_delay = CoarseHistogram::Empty;
         self.invalidations = 0;
         self.published = 0;
         self.issued = None;
@@ -254,7 +256,14 @@ pub struct Timeline {
     /// memtier's `--client-stats`: each load connection's own seconds, added by its worker when
     /// it ends (empty unless `LoadSpec::conn_seconds`).
     pub connections: Vec<super::ConnSeconds>,
+    /// The seconds before this one are packed ([`Timeline::pack_older`]).
+    packed_below: usize,
 }
+
+/// A second stays open (its histograms as counts) until a second this many later is handed
+/// over: by then every busy worker has handed it over, and the journal's and live metrics'
+/// hand-over (`engine::seconds`, 200 ms after its end) has read it.
+pub const OPEN_SECONDS: usize = 3;
 
 /// The timeline the workers of one test add their seconds to.
 pub type SharedTimeline = Arc<Mutex<Timeline>>;
@@ -281,13 +290,49 @@ impl Timeline {
     /// second it has finished: `delivery::seconds`).
     pub fn add_second(&mut self, index: usize, s: &Second) {
         self.second_mut(index).add(s);
+        self.pack_older(index);
     }
 
     /// Adds another timeline, second by second.
     pub fn merge(&mut self, other: &Timeline) {
         for (i, s) in other.seconds.iter().enumerate() {
             self.second_mut(i).add(s);
+            self.pack_older(i);
         }
+    }
+
+    /// Packs the histograms of the seconds [`OPEN_SECONDS`] or more before `newest` (the second
+    /// just handed over), and `newest` itself when it is one of those already packed (a worker
+    /// that was idle for seconds handing over its last one), so a long test's memory grows by
+    /// the bytes of its seconds' values, not by two 37 kB histograms a second
+    /// (`metrics::coarse`).
+    pub fn pack_older(&mut self, newest: usize) {
+        if newest < self.packed_below {
+            self.pack(newest);
+        }
+        let end = newest.saturating_sub(OPEN_SECONDS).min(self.seconds.len());
+        while self.packed_below < end {
+            self.pack(self.packed_below);
+            self.packed_below += 1;
+        }
+    }
+
+    fn pack(&mut self, index: usize) {
+        if let Some(s) = self.seconds.get_mut(index) {
+            s.latency.pack();
+            s.client_delay.pack();
+        }
+    }
+
+    /// What the seconds keep on the heap and in place, bytes: a long run's memory for its
+    /// timeline.
+    pub fn bytes(&self) -> usize {
+        let heap: usize = self
+            .seconds
+            .iter()
+            .map(|s| s.latency.heap_bytes() + s.client_delay.heap_bytes())
+            .sum();
+        heap + self.seconds.capacity() * std::mem::size_of::<Second>()
     }
 
     /// `Ok` when the seconds add up to the test's totals: completed, error replies, and the
@@ -325,6 +370,10 @@ pub struct SecondTally {
     /// When slot `slot` ends: the per-reply check is one comparison with it.
     boundary: Instant,
     current: Second,
+    /// The second under way's corrected latencies and client delays: kept here, not in
+    /// `current`, so a reply records into a plain histogram (`metrics::coarse`).
+    latency: LatencyHistogram,
+    client_delay: LatencyHistogram,
     /// The worker's whole-test figures at the last hand-over, when the seconds' full-precision
     /// figures are kept (`ExactSecond::take_delta`).
     base: Option<Box<SecondBase>>,
@@ -363,6 +412,8 @@ impl SecondTally {
                 ..Second::default()
             },
             base: (exact && base).then(Box::default),
+            latency: LatencyHistogram::coarse(),
+            client_delay: LatencyHistogram::coarse(),
             shared,
             clock: None,
             issued_base: 0,
@@ -438,14 +489,14 @@ impl SecondTally {
         let slot = &mut self.current.slots[self.slot];
         slot.completed += n;
         slot.waited_ns = slot.waited_ns.max(latency_ns);
-        self.current.latency.record_times(latency_ns, n);
+        self.latency.record_times(latency_ns, n);
     }
 
     /// A sampled client's delay (`rx_delay`) of `ns`, taken at `now` (1 read event in
     /// `rx_delay::SAMPLE_EVERY`, so off the per-reply path).
     pub fn client_delay(&mut self, now: Instant, ns: u64) {
         self.at(now);
-        self.current.client_delay.record(ns);
+        self.client_delay.record(ns);
         let slot = &mut self.current.slots[self.slot];
         slot.delay_sum_ns = slot.delay_sum_ns.saturating_add(ns);
         slot.delay_samples += 1;
@@ -575,7 +626,7 @@ impl SecondTally {
             self.refusals_base = w.reconnect_refusals;
         }
         // Where the second's values lie: its coarse histogram's range (`metrics::handed_over`).
-        let band = (self.current.latency.min_ns(), self.current.latency.max_ns());
+        let band = (self.latency.min_ns(), self.latency.max_ns());
         let kept = match (
             whole,
             self.base.as_deref_mut(),
@@ -598,8 +649,14 @@ impl SecondTally {
             _ => self.current.exact.take(),
         };
         let mut t = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        t.second_mut(self.index).add(&self.current);
+        let s = t.second_mut(self.index);
+        s.add(&self.current);
+        s.latency.merge_histogram(&self.latency);
+        s.client_delay.merge_histogram(&self.client_delay);
+        t.pack_older(self.index);
         drop(t);
+        self.latency.reset();
+        self.client_delay.reset();
         if kept.is_some() {
             self.current.exact = kept;
         }

@@ -4,7 +4,7 @@
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use crate::metrics::{DenseCounts, LatencyHistogram, MAX_LATENCY_NS, SparseHistogram};
 
@@ -73,17 +73,12 @@ fn encode_counts(counts: &[(usize, u64)]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// A whole histogram as HdrHistogram V2 *uncompressed* bytes in base64: the journal's coarse
-/// histogram of a second (2 significant figures), a few instructions per bucket up to its
-/// highest value, where [`encode`]'s deflate costs hundreds of thousands of instructions. Every
-/// HdrHistogram decoder reads it ([`add_encoded`] too).
-pub fn encode_plain(h: &LatencyHistogram) -> String {
-    let mut bytes = Vec::new();
-    // As in `encode`: writing into a Vec cannot fail for respbench's bounds.
-    if V2Serializer::new().serialize(h.raw(), &mut bytes).is_err() {
-        return String::new();
-    }
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+/// A whole histogram's HdrHistogram V2 *uncompressed* bytes (`LatencyHistogram::plain_v2`) in
+/// base64: the journal's coarse histogram of a second (2 significant figures), a few
+/// instructions per bucket up to its highest value, where [`encode`]'s deflate costs hundreds of
+/// thousands of instructions. Every HdrHistogram decoder reads it ([`add_encoded`] too).
+pub fn encode_plain(v2: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(v2)
 }
 
 fn zig_zag(v: i64) -> u64 {
@@ -105,7 +100,7 @@ pub fn add_encoded(into: &mut LatencyHistogram, text: &str, what: &str) -> Resul
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
         .map_err(|e| format!("{what}: not base64 ({e})"))?;
-    if add_plain(into, &bytes) {
+    if into.add_plain_v2(&bytes) {
         return Ok(());
     }
     let h: Histogram<u64> = Deserializer::new()
@@ -113,88 +108,6 @@ pub fn add_encoded(into: &mut LatencyHistogram, text: &str, what: &str) -> Resul
         .map_err(|e| format!("{what}: not an HdrHistogram V2 histogram ({e:?})"))?;
     add(into, &h);
     Ok(())
-}
-
-/// Adds an uncompressed V2 histogram (`encode_sparse`, `encode_plain`: the journal's) of lowest
-/// value 1 and 2 or 3 significant figures to `into`, straight from its counts, as [`add`] would:
-/// each at its bucket's highest value. `false` (nothing added) for any other bytes, which
-/// hdrhistogram's own decoder reads.
-///
-/// Why: the decoder builds a histogram of the encoded bounds (33,792 counts for one hour at 3
-/// figures) and [`add`] then walks every count; a day's journal has two or more parts a second,
-/// and reading it spent most of its time there. This visits only the buckets the bytes name.
-fn add_plain(into: &mut LatencyHistogram, bytes: &[u8]) -> bool {
-    let be32 = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| u32::from_be_bytes(b.try_into().unwrap_or_default()))
-    };
-    let be64 = |at: usize| {
-        bytes
-            .get(at..at + 8)
-            .map(|b| u64::from_be_bytes(b.try_into().unwrap_or_default()))
-    };
-    let half_magnitude = match (be32(0), be32(8), be32(12), be64(16)) {
-        (Some(0x1c84_9313), Some(0), Some(3), Some(1)) => 10,
-        (Some(0x1c84_9313), Some(0), Some(2), Some(1)) => 7,
-        _ => return false,
-    };
-    let Some(payload) = be32(4).and_then(|n| bytes.get(40..40 + n as usize)) else {
-        return false;
-    };
-    // Decoded first, so a payload that ends mid-number adds nothing (hdrhistogram's decoder then
-    // says what is wrong).
-    let mut counts = Vec::new();
-    let (mut at, mut index) = (0, 0u64);
-    while at < payload.len() {
-        let Some((v, used)) = zig_zag_read(&payload[at..]) else {
-            return false;
-        };
-        at += used;
-        if v < 0 {
-            index += v.unsigned_abs();
-        } else {
-            if v > 0 {
-                counts.push((index, v as u64));
-            }
-            index += 1;
-        }
-    }
-    for (i, n) in counts {
-        into.record_n(highest_of(i, half_magnitude), n);
-    }
-    true
-}
-
-/// The highest value held by count `i` of a layout of lowest value 1 and `2^half_magnitude`
-/// sub-buckets per half bucket (hdrhistogram's `highest_equivalent(value_for(i))`).
-fn highest_of(i: u64, half_magnitude: u32) -> u64 {
-    let half = 1u64 << half_magnitude;
-    match (i >> half_magnitude).checked_sub(1) {
-        None => i,
-        Some(bucket) if bucket < 63 => {
-            let low = ((i & (half - 1)) + half).saturating_mul(1 << bucket);
-            low.saturating_add((1 << bucket) - 1)
-        }
-        Some(_) => u64::MAX,
-    }
-}
-
-/// One ZigZag LEB128-64b9B number (HdrHistogram V2's: the ninth byte holds eight bits) and how
-/// many bytes it took; `None` when the bytes end first.
-fn zig_zag_read(bytes: &[u8]) -> Option<(i64, usize)> {
-    let mut v = 0u64;
-    for (k, &b) in bytes.iter().enumerate().take(9) {
-        if k == 8 {
-            v |= u64::from(b) << 56;
-            return Some((((v >> 1) as i64) ^ -((v & 1) as i64), 9));
-        }
-        v |= u64::from(b & 0x7f) << (7 * k);
-        if b & 0x80 == 0 {
-            return Some((((v >> 1) as i64) ^ -((v & 1) as i64), k + 1));
-        }
-    }
-    None
 }
 
 /// Adds `h`'s counts to `into`. Each bucket's count is recorded at the bucket's highest
@@ -294,10 +207,10 @@ mod tests {
             h.record_n(77, 70_000);
             h.record_n(MAX_LATENCY_NS, 1 << 40);
             let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encode_plain(&h))
+                .decode(encode_plain(&h.plain_v2()))
                 .unwrap();
             let mut fast = LatencyHistogram::new();
-            assert!(add_plain(&mut fast, &bytes), "an uncompressed part");
+            assert!(fast.add_plain_v2(&bytes), "an uncompressed part");
             let decoded: Histogram<u64> = Deserializer::new()
                 .deserialize(&mut bytes.as_slice())
                 .unwrap();
@@ -319,8 +232,8 @@ mod tests {
         let compressed = base64::engine::general_purpose::STANDARD
             .decode(encode(&LatencyHistogram::new()))
             .unwrap();
-        assert!(!add_plain(&mut LatencyHistogram::new(), &compressed));
-        assert!(!add_plain(&mut LatencyHistogram::new(), &[0x1c, 0x84]));
+        assert!(!LatencyHistogram::new().add_plain_v2(&compressed));
+        assert!(!LatencyHistogram::new().add_plain_v2(&[0x1c, 0x84]));
     }
 
     #[test]

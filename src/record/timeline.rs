@@ -29,8 +29,9 @@ pub fn rows(timeline: &Timeline, server: &[Vec<ServerInterval>]) -> Vec<Timeline
 /// when the record is built) and its ten 100 ms slots (its outages are found in them, and a
 /// troubled second's row shows them).
 ///
-/// Why beside `metrics::Timeline`: a timeline second holds two histograms (about 74 kB); its
-/// row needs a few of their figures. The journal's reader rebuilds the test a killed run was in
+/// Why beside `metrics::Timeline`: a timeline second holds two histograms (packed once handed
+/// over, `metrics::CoarseHistogram`, but a decode away from its figures); its row needs a few of
+/// their figures. The journal's reader rebuilds the test a killed run was in
 /// from these, second by second, so a day's test costs it about a kilobyte a second, not
 /// gigabytes (`record::journal`). Rows come from here for a finished test too: one home.
 #[derive(Clone, Debug, Default)]
@@ -59,12 +60,14 @@ impl SecondRows {
             });
             self.slots.push([Slot::default(); SLOTS]);
         }
+        // Unpacked once for both percentiles (`metrics::CoarseHistogram`).
+        let latency = s.latency.histogram();
         self.rows[index] = TimelineRow {
             second: index,
             completed: s.completed,
             failed: s.failed,
-            p50_us: us(s.latency.value_at_percentile_ns(50.0)),
-            p99_us: us(s.latency.value_at_percentile_ns(99.0)),
+            p50_us: us(latency.value_at_percentile_ns(50.0)),
+            p99_us: us(latency.value_at_percentile_ns(99.0)),
             max_us: us(s.latency.max_ns()),
             lost: FAILURE_KINDS
                 .iter()
@@ -194,8 +197,9 @@ pub struct DelayRow {
 
 impl DelayRow {
     /// `None` for a second without samples.
-    fn of(h: &crate::metrics::LatencyHistogram) -> Option<DelayRow> {
-        (!h.is_empty()).then(|| DelayRow {
+    fn of(h: &crate::metrics::CoarseHistogram) -> Option<DelayRow> {
+        let h = (!h.is_empty()).then(|| h.histogram())?;
+        Some(DelayRow {
             avg: h.mean_ns() / 1000.0,
             p50: us(h.value_at_percentile_ns(50.0)),
             p99: us(h.value_at_percentile_ns(99.0)),

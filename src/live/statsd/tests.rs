@@ -80,8 +80,8 @@ fn memtiers_names_types_and_formats_and_counters_that_add_up() {
     let got = lines(&daemon, 9);
     let n = "memtier.<redacted>.";
     let ms = |ns: f64| ns / 1e6;
-    let mean = ms(first.latency.mean_ns());
-    let at = |p: f64| ms(first.latency.value_at_percentile_ns(p) as f64);
+    let mean = ms(first.latency.histogram().mean_ns());
+    let at = |p: f64| ms(first.latency.histogram().value_at_percentile_ns(p) as f64);
     assert!((mean - 2.0).abs() < 0.05, "{mean}");
     assert_eq!(
         got,
@@ -104,7 +104,10 @@ fn memtiers_names_types_and_formats_and_counters_that_add_up() {
     assert_eq!(got[0], format!("{n}requests:300|c"));
     assert_eq!(got[1], format!("{n}errors:5|c"));
     assert_eq!(got[3], format!("{n}ops_sec_avg:200|g"));
-    let avg = (first.latency.mean_ns() * 100.0 + next.latency.mean_ns() * 300.0) / 400.0 / 1e6;
+    let avg = (first.latency.histogram().mean_ns() * 100.0
+        + next.latency.histogram().mean_ns() * 300.0)
+        / 400.0
+        / 1e6;
     assert_eq!(got[5], format!("{n}latency_avg_ms:{avg:.3}|ms"));
     // The run ends with 450 completed and 7 errors: the counters get what the seconds missed.
     let mut r = TestResult::empty("SET", None, crate::metrics::Outcome::Completed);

@@ -29,7 +29,9 @@ use super::document::{Document, TestRecord};
 use super::fuzz::FuzzRecord;
 use super::storm::StormContext;
 use crate::machine::Load;
-use crate::metrics::{DenseCounts, LatencyHistogram, PushCounts, SLOTS, Second, Slot};
+use crate::metrics::{
+    CoarseHistogram, DenseCounts, LatencyHistogram, PushCounts, SLOTS, Second, Slot,
+};
 
 pub use read::{read_file, recognise};
 pub use server::ServerSeconds;
@@ -173,11 +175,11 @@ impl Default for Coarse {
 }
 
 impl Coarse {
-    fn of(h: &LatencyHistogram) -> Self {
+    fn of(h: &CoarseHistogram) -> Self {
         if h.is_empty() {
             Coarse::default()
         } else {
-            Coarse::Encoded(super::hdr::encode_plain(h))
+            Coarse::Encoded(super::hdr::encode_plain(&h.plain_v2()))
         }
     }
 
@@ -400,8 +402,14 @@ impl SecondLine {
             };
         }
         let what = format!("journal second {}", self.second);
-        self.latency.add_to(&mut s.latency, &what)?;
-        self.client_delay.add_to(&mut s.client_delay, &what)?;
+        for (line, h) in [
+            (&self.latency, &mut s.latency),
+            (&self.client_delay, &mut s.client_delay),
+        ] {
+            if !line.is_empty() {
+                line.add_to(h.open_mut(), &what)?;
+            }
+        }
         Ok(s)
     }
 }

@@ -384,8 +384,8 @@ impl Open {
         }
         self.reconnect_attempts += s.reconnect_attempts();
         self.reconnects += s.reconnects();
-        self.latency.merge(&s.latency);
-        self.client_delay.merge(&s.client_delay);
+        s.latency.add_to(&mut self.latency);
+        s.client_delay.add_to(&mut self.client_delay);
         if let Some(n) = s.issued {
             *self.issued.get_or_insert(0) += n;
         }

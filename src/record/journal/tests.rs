@@ -115,7 +115,7 @@ fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
     // The seconds' histograms, bucket for bucket.
     let mut all = crate::metrics::LatencyHistogram::new();
     for s in &seconds {
-        all.merge(&s.latency);
+        s.latency.add_to(&mut all);
     }
     assert_eq!(
         t.latency_us.corrected.p99,
@@ -420,7 +420,7 @@ fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
         for k in 0..(i as u64 + 2) {
             s.client_delay.record(20_000 + 3_000 * k);
         }
-        r.client_delay.merge(&s.client_delay);
+        s.client_delay.add_to(&mut r.client_delay);
         let e = s.exact.as_mut().unwrap();
         // Every completed request on node 0, one lost on node 1; a MOVED and an ASK a second.
         e.nodes = vec![NodeSecond::default(), NodeSecond::default()];
