@@ -8,19 +8,20 @@
 # runs with both, one after the other against the same server, and both rows are printed.
 #
 # Cases: `set` (SET -c 50), `cluster` (--cluster over three primaries started here with
-# redis-cli --cluster create, -t set). CASES picks them.
+# redis-cli --cluster create, -t set), `pubsub` (--pubsub 10 at 2,000 messages a second: each
+# subscriber keeps its own seconds). CASES picks them.
 #
 #   bash bench/run-memory.sh
 #   SECS=120 BASE=/tmp/respbench-before CASES=set bash bench/run-memory.sh
 #
-# Each run is a `--duration 3600` test stopped with SIGKILL at SECS (bounded: nothing runs past
-# it). Needs python3, and redis-cli for the cluster case. Every server is stopped by its PID on
+# Each run is an hour's test (`--duration 3600`; pubsub: an hour of messages) stopped with SIGKILL
+# at SECS (bounded: nothing runs past it). Needs python3, and redis-cli for the cluster case. Every server is stopped by its PID on
 # exit (bench/lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECS="${SECS:-60}"
-CASES="${CASES:-set cluster}"
+CASES="${CASES:-set cluster pubsub}"
 BASE="${BASE:-}"
 SERVER="${SERVER:-$HOME/.cache/respbench/valkey-9.1/valkey-server}"
 . bench/lib.sh
@@ -34,7 +35,7 @@ BINS=("$RESPBENCH")
 rss_row() {
   local label="$1" bin="$2"
   shift 2
-  ${PIN_CLIENT[@]+"${PIN_CLIENT[@]}"} "$bin" "$@" -q --duration 3600 >/dev/null 2>"$BENCH_TMP/err" &
+  ${PIN_CLIENT[@]+"${PIN_CLIENT[@]}"} "$bin" "$@" -q >/dev/null 2>"$BENCH_TMP/err" &
   local pid=$!
   sleep 5
   local rss0 rss1
@@ -71,7 +72,7 @@ for c in $CASES; do
   case "$c" in
     set)
       bench_start_server "$SERVER"
-      each_bin set -p "$PORT" -c 50 -t set
+      each_bin set -p "$PORT" -c 50 -t set --duration 3600
       ;;
     cluster)
       command -v redis-cli >/dev/null || bench_die "the cluster case needs redis-cli"
@@ -87,9 +88,13 @@ for c in $CASES; do
         redis-cli -p "$PORT" cluster info 2>/dev/null | grep -q cluster_state:ok && break
         sleep 0.1
       done
-      each_bin cluster -p "$PORT" --cluster -c 50 -t set
+      each_bin cluster -p "$PORT" --cluster -c 50 -t set --duration 3600
       ;;
-    *) bench_die "unknown case $c (set, cluster)" ;;
+    pubsub)
+      bench_start_server "$SERVER"
+      each_bin pubsub -p "$PORT" --pubsub 10 --rps 2000 -n 7200000
+      ;;
+    *) bench_die "unknown case $c (set, cluster, pubsub)" ;;
   esac
   for pid in ${BENCH_SERVER_PIDS[@]+"${BENCH_SERVER_PIDS[@]}"}; do bench_stop_server "$pid"; done
   BENCH_SERVER_PIDS=()

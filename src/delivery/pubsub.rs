@@ -14,7 +14,7 @@ use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
 use super::resubscribe::{Follow, is_sunsubscribe};
 use super::route::{Nodes, Router};
-use super::seconds::{self, Handing};
+use super::seconds;
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
@@ -115,9 +115,8 @@ pub(super) fn run(
                     follow,
                 };
                 s.spawn(move || {
-                    let mut handing = Handing::default();
-                    let mut end = receive(c, &me, &mut handing);
-                    handing.rest(&mut end.0, &live.timeline);
+                    let mut end = receive(c, &me);
+                    end.0.hand_rest(&live.timeline);
                     live.finished[i].store(true, Ordering::Release);
                     end
                 })
@@ -284,18 +283,14 @@ pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
 
 /// Subscriber `i`'s loop (listening to channel `k`): until it has everything its channel was
 /// sent, the drain limits after the last publish, a signal, or the server drops it.
-/// Its finished seconds go to the test's timeline as its clock passes them (`handing`).
-fn receive(
-    mut c: ControlConn,
-    me: &Receiver<'_>,
-    handing: &mut Handing,
-) -> (Tally, Option<Disconnect>) {
+/// Its finished seconds go to the test's timeline as its clock passes them (`Tally::hand`).
+fn receive(mut c: ControlConn, me: &Receiver<'_>) -> (Tally, Option<Disconnect>) {
     let (live, i, k, pause) = (me.live, me.i, me.k, me.pause);
     let mut tally = Tally::new(me.messages).keeping_exact(live.exact());
     let mut last = Instant::now();
     let mut done_at: Option<Instant> = None;
     loop {
-        handing.hand(&mut tally, live.now_ns(), &live.timeline);
+        tally.hand(live.now_ns(), &live.timeline);
         if live.interrupted.load(Ordering::Relaxed) {
             return (tally, None);
         }

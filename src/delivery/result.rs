@@ -24,12 +24,11 @@ pub(super) fn finish(
         all.merge_figures(&t);
         disconnects.extend(d);
     }
-    // The timeline's seconds carry the publishes too (by send time), as the journal's did.
-    for p in published {
-        for (i, n) in p.per_second.iter().enumerate() {
-            all.timeline.second_mut(i).published += n;
-        }
-    }
+    // The test's timeline: every receiver handed its seconds to it (`Tally::hand_rest`) and
+    // every publisher its publishes by send time (`seconds::hand_published`); the
+    // full-precision parts were the journal's.
+    all.timeline = std::mem::take(&mut *live.timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    all.timeline.drop_exact();
     for row in &mut rows {
         let at = row.second as usize;
         row.published = published.iter().filter_map(|p| p.per_second.get(at)).sum();

@@ -8,8 +8,9 @@
 //! Why handed by the receivers and not counted into a shared place per message: a receiver
 //! keeps its own [`Tally`] (no lock per message) and takes the shared timeline's lock about once
 //! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
-//! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. The receivers'
-//! own timelines are left whole: the test's record is built from them at its end, as before.
+//! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. A receiver drops
+//! the seconds it handed over: the test's record is built from the shared timeline at its end
+//! (`result::finish`), so a long test's memory does not grow with its receivers.
 //! Every 250 ms the calling thread also reads the receivers' live counts (first deliveries and
 //! their latency sum, one relaxed store each per delivery, next to the count they already kept)
 //! and ticks the observer with them, as the engine's monitor ticks it with its workers' figures.
@@ -27,50 +28,42 @@ use crate::metrics::SharedTimeline;
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The seconds one receiver (or a consumer group's shared tally) has handed over so far.
-#[derive(Debug, Default)]
-pub(super) struct Handing {
-    /// The first second not handed yet.
-    next: usize,
-}
-
-impl Handing {
-    /// Hands every second of `tally` that ended before `now_ns` (since the test's origin) and
-    /// was not handed yet.
-    pub(super) fn hand(&mut self, tally: &mut Tally, now_ns: u64, to: &SharedTimeline) {
-        let done = (now_ns / 1_000_000_000) as usize;
-        self.upto(tally, done, to);
+impl Tally {
+    /// Hands every second of this receiver's that ended before `now_ns` (since the test's
+    /// origin) and was not handed yet.
+    pub(super) fn hand(&mut self, now_ns: u64, to: &SharedTimeline) {
+        self.hand_upto((now_ns / 1_000_000_000) as usize, to);
     }
 
     /// Hands everything left (the receiver has ended).
-    pub(super) fn rest(&mut self, tally: &mut Tally, to: &SharedTimeline) {
-        let all = tally.timeline.seconds.len();
-        self.upto(tally, all, to);
+    pub(super) fn hand_rest(&mut self, to: &SharedTimeline) {
+        self.hand_upto(usize::MAX, to);
     }
 
-    /// A second's full-precision part (a journal is written) is moved, not copied: the
-    /// receiver keeps only its coarse seconds. A delivery's latency is both its corrected and
-    /// its uncorrected one (as the test's: `run::delivery`).
-    fn upto(&mut self, tally: &mut Tally, done: usize, to: &SharedTimeline) {
-        let done = done.min(tally.timeline.seconds.len());
-        if done <= self.next {
-            self.next = self.next.max(done);
-            return;
-        }
-        let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
-        for (i, s) in tally.timeline.seconds[..done]
-            .iter_mut()
-            .enumerate()
-            .skip(self.next)
-        {
-            if let Some(e) = s.exact.as_deref_mut() {
-                e.corrected.compact();
-                e.uncorrected.clone_from(&e.corrected);
+    /// Hands the seconds before `done` to the test's timeline and drops them here: the test's
+    /// record is built from that timeline, so a receiver keeps only its seconds under way (a
+    /// long test's receivers kept every second, 37 kB each, before). A second's full-precision
+    /// part (a journal is written) goes with it; a delivery's latency is both its corrected
+    /// and its uncorrected one (as the test's: `run::delivery`).
+    fn hand_upto(&mut self, done: usize, to: &SharedTimeline) {
+        let n = done
+            .saturating_sub(self.handed)
+            .min(self.timeline.seconds.len());
+        if n > 0 {
+            let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+            for (k, mut s) in self.timeline.seconds.drain(..n).enumerate() {
+                if let Some(e) = s.exact.as_deref_mut() {
+                    e.corrected.compact();
+                    e.uncorrected.clone_from(&e.corrected);
+                }
+                shared.add_second(self.handed + k, &s);
             }
-            shared.add_second(i, s);
-            s.exact = None;
+            self.handed += n;
         }
-        self.next = done;
+        if self.timeline.seconds.is_empty() && done != usize::MAX {
+            // Nothing under way: the next delivery's second is counted from `done` on.
+            self.handed = self.handed.max(done);
+        }
     }
 }
 
@@ -174,14 +167,15 @@ mod tests {
     fn each_receiver_second_reaches_the_shared_timeline_once() {
         let shared = SharedTimeline::default();
         let (mut a, mut b) = (Tally::new(100), Tally::new(100));
-        let (mut ha, mut hb) = (Handing::default(), Handing::default());
         a.receive(0, 0, 100);
         a.receive(1, 0, 1_100_000_000);
         b.receive(0, 0, 200);
         // Second 0 has ended for both; a's second 1 is still under way.
-        ha.hand(&mut a, 1_200_000_000, &shared);
-        hb.hand(&mut b, 1_200_000_000, &shared);
-        ha.hand(&mut a, 1_300_000_000, &shared);
+        a.hand(1_200_000_000, &shared);
+        b.hand(1_200_000_000, &shared);
+        a.hand(1_300_000_000, &shared);
+        assert_eq!(a.timeline.seconds.len(), 1, "a keeps only its second under way");
+        assert!(b.timeline.seconds.is_empty());
         {
             let t = shared.lock().unwrap();
             assert_eq!(t.seconds.len(), 1);
@@ -189,11 +183,16 @@ mod tests {
             assert_eq!(t.seconds[0].latency.len(), 2);
         }
         a.receive(2, 1_000_000_000, 1_500_000_000);
-        ha.rest(&mut a, &shared);
-        hb.rest(&mut b, &shared);
+        // b's clock passed second 2 with nothing in it; a late delivery is counted in the
+        // first second b has not handed.
+        b.hand(2_100_000_000, &shared);
+        b.receive(1, 0, 1_900_000_000);
+        a.hand_rest(&shared);
+        b.hand_rest(&shared);
         let t = shared.lock().unwrap();
-        assert_eq!(t.seconds.len(), 2);
-        assert_eq!((t.seconds[0].completed, t.seconds[1].completed), (2, 2));
+        assert_eq!(t.seconds.len(), 3);
+        let per_second: Vec<u64> = t.seconds.iter().map(|s| s.completed).collect();
+        assert_eq!(per_second, [2, 2, 1]);
         let total: u64 = t.seconds.iter().map(|s| s.completed).sum();
         assert_eq!(total, a.delivered + b.delivered);
     }

@@ -14,7 +14,7 @@ use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
 use super::pubsub::DRAIN_MAX;
 use super::route::{Nodes, Router};
-use super::seconds::{self, Handing};
+use super::seconds;
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
@@ -66,7 +66,7 @@ pub(super) fn run(
     let exact = observer.exact_seconds();
     let live = Live::new(vec![1], consumers as usize, interrupted, exact);
     let tally = Tally::new(spec.messages).keeping_exact(live.exact());
-    let shared = Mutex::new((tally, Handing::default()));
+    let shared = Mutex::new(tally);
     let behind = || {
         let added = live.published[0].load(Ordering::Relaxed);
         let got: u64 = live
@@ -116,8 +116,8 @@ pub(super) fn run(
         live.stop.store(true, Ordering::Relaxed);
         (published, ends, monitor.join().unwrap_or_default())
     });
-    let (mut tally, mut handing) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    handing.rest(&mut tally, &live.timeline);
+    let mut tally = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    tally.hand_rest(&live.timeline);
     let acked = ends.iter().flatten().map(|(a, _)| a).sum();
     let disconnects = ends.into_iter().flatten().filter_map(|(_, d)| d);
     let mut received = vec![Some((tally, None))];
@@ -162,7 +162,7 @@ fn prepare(c: &mut ControlConn, key: &[u8], setup: &ConnSetup) -> Result<(), Eng
 fn consume(
     c: &mut ControlConn,
     live: &Live,
-    shared: &Mutex<(Tally, Handing)>,
+    shared: &Mutex<Tally>,
     key: &[u8],
     i: u32,
 ) -> (u64, Option<Disconnect>) {
@@ -218,9 +218,9 @@ fn consume(
         let now = live.now_ns();
         {
             let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
-            let (tally, handing) = &mut *guard;
+            let tally = &mut *guard;
             // The seconds the group has finished, to the test's timeline (`seconds.rs`).
-            handing.hand(tally, now, &live.timeline);
+            tally.hand(now, &live.timeline);
             for &(id, payload) in &found {
                 ack.push(id);
                 match stamp::read(payload) {

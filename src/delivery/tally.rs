@@ -20,8 +20,11 @@ pub struct Tally {
     /// Their sum, ns (the live progress's average: `seconds::Waiting`).
     pub latency_sum_ns: u64,
     /// Per second since the origin (with its 100 ms slots), as the engine's tests keep it, so
-    /// the record's timeline and outages read a delivery test like any other.
+    /// the record's timeline and outages read a delivery test like any other: the seconds from
+    /// `handed` on (those before went to the test's timeline: `seconds.rs`).
     pub timeline: Timeline,
+    /// The seconds handed to the test's timeline and dropped here.
+    pub(super) handed: usize,
     /// When the last first delivery arrived, ns since the origin.
     pub last_ns: u64,
     /// Whether each second keeps its deliveries' latencies at full precision too (a journal
@@ -40,6 +43,7 @@ impl Tally {
             latency: LatencyHistogram::new(),
             latency_sum_ns: 0,
             timeline: Timeline::default(),
+            handed: 0,
             last_ns: 0,
             exact: false,
         }
@@ -62,8 +66,11 @@ impl Tally {
     }
 
     /// Every message received counts as a push in its second (the test's `pushes.messages`).
+    /// A message whose second was handed over already (a consumer of a group whose clock
+    /// lagged another's) counts in the first second not handed.
     fn pushed(&mut self, now_ns: u64) -> &mut crate::metrics::Second {
-        let second = self.timeline.second_mut((now_ns / 1_000_000_000) as usize);
+        let index = (now_ns / 1_000_000_000) as usize;
+        let second = self.timeline.second_mut(index.saturating_sub(self.handed));
         second.pushes.get_or_insert_default().messages += 1;
         second
     }
@@ -103,7 +110,7 @@ impl Tally {
     }
 
     /// Adds another receiver's figures (the seen sets are not merged: each receiver is counted
-    /// against its own expectation).
+    /// against its own expectation), its seconds not handed over among them (a unit test's).
     pub fn merge_figures(&mut self, other: &Tally) {
         self.delivered += other.delivered;
         self.duplicates += other.duplicates;
