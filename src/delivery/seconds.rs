@@ -174,7 +174,11 @@ mod tests {
         a.hand(1_200_000_000, &shared);
         b.hand(1_200_000_000, &shared);
         a.hand(1_300_000_000, &shared);
-        assert_eq!(a.timeline.seconds.len(), 1, "a keeps only its second under way");
+        assert_eq!(
+            a.timeline.seconds.len(),
+            1,
+            "a keeps only its second under way"
+        );
         assert!(b.timeline.seconds.is_empty());
         {
             let t = shared.lock().unwrap();
