@@ -91,10 +91,15 @@ fn server(out: &mut Vec<Fact>, s: &ServerRecord) {
 
 fn client(out: &mut Vec<Fact>, c: &ClientHost) {
     let host = (!c.hostname.is_empty()).then(|| c.hostname.clone());
-    let cores = (c.cores > 0).then(|| c.cores.to_string());
+    // `cores` is what respbench may run on (affinity and cgroup limits), not the machine's:
+    // "(1 cores)" under `taskset -c 1` on a two-core machine read as the machine's.
+    let cores = (c.cores > 0).then(|| {
+        let s = if c.cores == 1 { "" } else { "s" };
+        format!("{} core{s}", c.cores)
+    });
     if host.is_some() || cores.is_some() {
         let (host, cores) = (or_unknown(host), or_unknown(cores));
-        out.push(("client host", format!("{host} ({cores} cores)")));
+        out.push(("client host", format!("{host} (respbench may use {cores})")));
     }
 }
 
@@ -164,7 +169,10 @@ mod tests {
         assert_eq!(get("persistence"), Some("aof no, save \"\""));
         assert_eq!(get("maxmemory"), Some("0 (noeviction)"));
         assert_eq!(get("server OS"), Some("Linux 6.1.0 x86_64, 64-bit"));
-        assert_eq!(get("client host"), Some("bench1 (2 cores)"));
+        assert_eq!(
+            get("client host"),
+            Some("bench1 (respbench may use 2 cores)")
+        );
         assert_eq!(get("-c"), Some("50"));
         assert_eq!(
             get("--duration"),
