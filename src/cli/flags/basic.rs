@@ -434,7 +434,9 @@ pub(in crate::cli) const OUTPUT: &[Flag<State>] = &[
         "Target rate in requests per second for the whole run\n\
          (default 0: no limit). Latency is measured from each\n\
          request's scheduled send time, so time spent waiting to\n\
-         be sent counts.",
+         be sent counts. With --pubsub/--stream it is the\n\
+         publish rate, and a delivery's latency runs from the\n\
+         message's actual send (the time it carries).",
         |st, name, v| {
             st.args.rps = Some(whole(name, v, 0, u64::MAX)?).filter(|&r| r > 0);
             Ok(())
