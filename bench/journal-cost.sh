@@ -79,19 +79,7 @@ REDIS="$(command -v redis-server || true)"
 bench_start_server "$REDIS"
 PLAIN_PORT="$PORT"
 if [[ " $CASES " == *" cluster "* ]]; then
-  command -v redis-cli >/dev/null || bench_die "the cluster case needs redis-cli"
-  nodes=()
-  for _ in 1 2 3; do
-    bench_start_server "$REDIS" --cluster-enabled yes --cluster-config-file nodes.conf \
-      --cluster-port "$(bench_free_port)"
-    nodes+=("127.0.0.1:$PORT")
-  done
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$BENCH_TMP/create.log" 2>&1 ||
-    bench_die "redis-cli --cluster create failed: $(tail -5 "$BENCH_TMP/create.log")"
-  for _ in $(seq 100); do
-    redis-cli -p "$PORT" cluster info 2>/dev/null | grep -q cluster_state:ok && break
-    sleep 0.1
-  done
+  bench_start_cluster "$REDIS"
   CLUSTER_PORT="$PORT"
 fi
 

@@ -6,6 +6,7 @@
 #   . "$(dirname "$0")/lib.sh"
 #   bench_respbench                          # sets RESPBENCH (builds unless RESPBENCH is set)
 #   bench_start_server "$(command -v redis-server)"    # sets PORT and SERVER_PID
+#   bench_start_cluster "$(command -v redis-server)"   # three primaries joined; PORT is one
 #   cpu="$(bench_cpu "$BENCH_TMP/out" "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" -t get -q)"
 #
 # Why one file: the scripts measured the same way with copies of the same preamble, and a fix
@@ -131,6 +132,26 @@ while time.monotonic() < deadline:
     time.sleep(0.05)
 sys.exit(1)
 PY
+}
+
+# bench_start_cluster BIN: three cluster-enabled primaries of BIN (bench_start_server each), joined
+# with `redis-cli --cluster create` and waited for until `cluster_state:ok` (10 s at most). Sets
+# PORT to the last node's. Needs redis-cli.
+bench_start_cluster() {
+  local bin="$1" nodes=()
+  command -v redis-cli >/dev/null || bench_die "the cluster case needs redis-cli"
+  for _ in 1 2 3; do
+    bench_start_server "$bin" --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-port "$(bench_free_port)"
+    nodes+=("127.0.0.1:$PORT")
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$BENCH_TMP/create.log" 2>&1 ||
+    bench_die "redis-cli --cluster create failed: $(tail -5 "$BENCH_TMP/create.log")"
+  for _ in $(seq 100); do
+    redis-cli -p "$PORT" cluster info 2>/dev/null | grep -q cluster_state:ok && return 0
+    sleep 0.1
+  done
+  bench_die "the cluster on ports ${nodes[*]} did not reach cluster_state:ok in 10 s"
 }
 
 # bench_cpu OUT CMD...: runs CMD (its stdout to the file OUT, /dev/null for none) and prints its

@@ -75,19 +75,7 @@ for c in $CASES; do
       each_bin set -p "$PORT" -c 50 -t set --duration 3600
       ;;
     cluster)
-      command -v redis-cli >/dev/null || bench_die "the cluster case needs redis-cli"
-      ports=()
-      for _ in 1 2 3; do
-        bench_start_server "$SERVER" --cluster-enabled yes --cluster-config-file nodes.conf \
-          --cluster-port "$(bench_free_port)"
-        ports+=("127.0.0.1:$PORT")
-      done
-      redis-cli --cluster create "${ports[@]}" --cluster-replicas 0 --cluster-yes >"$BENCH_TMP/create.log" 2>&1 ||
-        bench_die "redis-cli --cluster create failed: $(tail -5 "$BENCH_TMP/create.log")"
-      for _ in $(seq 100); do
-        redis-cli -p "$PORT" cluster info 2>/dev/null | grep -q cluster_state:ok && break
-        sleep 0.1
-      done
+      bench_start_cluster "$SERVER"
       each_bin cluster -p "$PORT" --cluster -c 50 -t set --duration 3600
       ;;
     pubsub)
