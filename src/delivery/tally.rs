@@ -110,7 +110,8 @@ impl Tally {
     }
 
     /// Adds another receiver's figures (the seen sets are not merged: each receiver is counted
-    /// against its own expectation), its seconds not handed over among them (a unit test's).
+    /// against its own expectation), and its seconds not handed over yet (none once a
+    /// receiver has ended: `Tally::hand_rest` hands them all to the test's timeline).
     pub fn merge_figures(&mut self, other: &Tally) {
         self.delivered += other.delivered;
         self.duplicates += other.duplicates;

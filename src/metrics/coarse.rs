@@ -54,7 +54,8 @@ impl CoarseHistogram {
         self.open_mut().record(ns);
     }
 
-    /// Records `count` values of `ns`.
+    /// Records `count` values of `ns` (a test's second).
+    #[cfg(test)]
     pub fn record_n(&mut self, ns: u64, count: u64) {
         self.open_mut().record_n(ns, count);
     }
@@ -151,7 +152,9 @@ impl CoarseHistogram {
         }
     }
 
-    /// What it keeps on the heap, bytes (the counts of an open one, the bytes of a packed one).
+    /// What it keeps on the heap, bytes (the counts of an open one, the bytes of a packed one):
+    /// what the tests measure a long timeline by.
+    #[cfg(test)]
     pub fn heap_bytes(&self) -> usize {
         match self {
             CoarseHistogram::Empty => 0,

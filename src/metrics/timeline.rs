@@ -325,7 +325,8 @@ impl Timeline {
     }
 
     /// What the seconds keep on the heap and in place, bytes: a long run's memory for its
-    /// timeline.
+    /// timeline (measured by the tests; `bench/run-memory.sh` measures a real run's).
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         let heap: usize = self
             .seconds
