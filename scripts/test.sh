@@ -36,11 +36,18 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo test --workspace
+# Every test program runs even when one fails (--no-fail-fast), so one failure does not hide
+# the allocation tests, the doc tests or the Slurm test; the script still fails at the end.
+status=0
+cargo test --workspace --no-fail-fast || status=$?
 # The Slurm recipe for real (issue 13): a one-node Slurm cluster on this machine
 # (scripts/slurm-local.sh installs slurm-wlm and munge, needs root), `srun -n 4` shards, merge.
 # RESPBENCH_SKIP_SLURM=1 skips it on a machine where that cannot run.
 if [ -z "${RESPBENCH_SKIP_SLURM:-}" ]; then
     cargo build --quiet --bin respbench
-    bash tests/slurm/sharded_run.sh "${CARGO_TARGET_DIR:-target}/debug/respbench"
+    bash tests/slurm/sharded_run.sh "${CARGO_TARGET_DIR:-target}/debug/respbench" || status=$?
 fi
+if [ "$status" != 0 ]; then
+    echo "test.sh: some tests failed (see above); exit $status" >&2
+fi
+exit "$status"
