@@ -21,11 +21,13 @@ ensure_prometheus
 # zsh and fish check the syntax of `respbench completions zsh|fish`, man-db renders
 # `respbench man` (src/manual/tests.rs; each test skips with a note where one is missing);
 # poppler-utils' pdftoppm turns the HTML report's printed PDF into page images
-# (tests/integration/html.rs).
+# (tests/integration/html.rs); openssl makes X.509 v1 certificates as Redis's and memtier's
+# test scripts do (tests/integration/tls.rs).
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-  && ! { command -v zsh && command -v fish && command -v man && command -v pdftoppm; } >/dev/null 2>&1; then
+  && ! { command -v zsh && command -v fish && command -v man && command -v pdftoppm \
+         && command -v openssl; } >/dev/null 2>&1; then
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db poppler-utils >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish man-db poppler-utils openssl >/dev/null
 fi
 # iproute2's `ip` brings loopback up in the network namespace of the connection storm's
 # ephemeral-port test (tests/integration/storm.rs; it skips with a note without it).

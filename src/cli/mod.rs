@@ -94,10 +94,12 @@ pub struct Args {
     pub rfr: ReadFromReplicas,
     /// `--enable-tracking`: CLIENT TRACKING on.
     pub enable_tracking: bool,
-    /// `--dataset` file (CSV, or TSV by its `.tsv` name).
+    /// `--dataset` file (CSV; TSV by its `.tsv` name; XML by `.xml`).
     pub dataset: Option<PathBuf>,
     /// `--maxdocs`: at most this many dataset records (`None`: all; the reference's <= 0).
     pub maxdocs: Option<u64>,
+    /// `--xml-root-element`: the element that is one record of an XML dataset.
+    pub xml_root_element: Option<String>,
     /// `--tls` and its options (also turned on by `rediss://` / `valkeys://`).
     pub tls: TlsArgs,
     /// `--mptcp`: open TCP connections as Multipath TCP.
@@ -294,6 +296,7 @@ impl Default for Args {
             enable_tracking: false,
             dataset: None,
             maxdocs: None,
+            xml_root_element: None,
             tls: TlsArgs::default(),
             mptcp: false,
             json: None,

@@ -1,8 +1,9 @@
 //! `--dataset` and `--maxdocs`: checks how they combine with the command, reads the file and
 //! gives `RunPlan::new` the pre-encoded records for its load spec.
 //!
-//! Owns: those checks and opening the file. The file format and the encoding are
-//! `workload::table` and `workload::dataset`'s.
+//! Owns: those checks, choosing the format by the file's name (`.tsv`, `.xml`, else CSV) and
+//! opening the file. The formats and the encoding are `workload::table`, `workload::xml` and
+//! `workload::dataset`'s.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -26,8 +27,33 @@ pub(super) fn load(
         if args.maxdocs.is_some() {
             warnings.push("WARNING: --maxdocs has no effect without --dataset".to_string());
         }
+        if args.xml_root_element.is_some() {
+            warnings
+                .push("WARNING: --xml-root-element has no effect without --dataset".to_string());
+        }
         return Ok(None);
     };
+    let xml = is_xml(path);
+    if xml && args.xml_root_element.is_none() {
+        // The reference's words ("XML dataset requires --xml-root-element parameter").
+        return Err(PlanError::Usage(format!(
+            "XML dataset {} requires --xml-root-element: the name of the element that is one \
+             record (e.g. --xml-root-element doc)",
+            path.display()
+        )));
+    }
+    if !xml && args.xml_root_element.is_some() {
+        warnings.push(format!(
+            "WARNING: --xml-root-element has no effect: dataset {} is read as {} (only a .xml \
+             name is read as XML)",
+            path.display(),
+            if delimiter(path) == b'\t' {
+                "TSV"
+            } else {
+                "CSV"
+            }
+        ));
+    }
     let Workload::Custom { items, .. } = workload else {
         return Err(PlanError::Usage(
             "--dataset needs a custom command with __field:<name>__ placeholders, e.g. \
@@ -53,18 +79,23 @@ pub(super) fn load(
         PlanError::Io(format!("cannot read dataset file {shown}: {}", reason(&e)))
     };
     let file = File::open(path).map_err(io_error)?;
-    let dataset = Dataset::load(
-        &template,
-        BufReader::with_capacity(64 * 1024, file),
-        delimiter(path),
-        &shown,
-        args.maxdocs,
-    )
+    let input = BufReader::with_capacity(64 * 1024, file);
+    let dataset = match &args.xml_root_element {
+        Some(root) if xml => Dataset::load_xml(&template, input, root, &shown, args.maxdocs),
+        _ => Dataset::load(&template, input, delimiter(path), &shown, args.maxdocs),
+    }
     .map_err(|e| match e {
         LoadError::Io(e) => io_error(e),
         LoadError::Invalid(message) => PlanError::Usage(message),
     })?;
     Ok(Some(Arc::new(dataset)))
+}
+
+/// Whether the file is read as XML: a name ending `.xml` (any case). valkey-benchmark looks for
+/// `.xml` anywhere in the name (`docs.xml.csv` would be XML there, CSV here).
+fn is_xml(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("xml"))
 }
 
 /// Tab for a `.tsv` file name (any case), comma otherwise, as the reference.
@@ -134,6 +165,26 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_xml_dataset_needs_its_root_element_and_a_root_without_xml_warns() {
+        let missing = "/nonexistent/respbench/docs.xml";
+        let e = usage(&["--dataset", missing, "set", "k", "__field:title__"]);
+        assert!(
+            e.starts_with(
+                "XML dataset /nonexistent/respbench/docs.xml requires --xml-root-element"
+            ),
+            "{e}"
+        );
+        let plan = attach_argv(&["--xml-root-element", "doc", "get", "a"]).unwrap();
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.contains("--xml-root-element has no effect"))
+        );
+        assert!(is_xml(Path::new("a/b.XML")));
+        assert!(!is_xml(Path::new("b.xml.csv")));
     }
 
     #[test]

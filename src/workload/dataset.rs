@@ -1,4 +1,5 @@
-//! `--dataset`: every command unit filled from one record of a CSV/TSV file.
+//! `--dataset`: every command unit filled from one record of a CSV/TSV file (`table`) or of an
+//! XML file (`xml`).
 //!
 //! Owns: finding `__field:<name>__` placeholders in the custom command, pre-encoding the unit of
 //! every record once (one contiguous buffer plus offsets), and handing out records to batches.
@@ -25,8 +26,9 @@ use std::io::{self, BufRead, Write as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::keys::KeyGen;
-use super::table::{TableError, TableReader};
+use super::table::{Record, TableError, TableReader};
 use super::template::{Placeholder, SequenceItem, fill, find_placeholders};
+use super::xml::XmlReader;
 
 const FIELD_PREFIX: &[u8] = b"__field:";
 const FIELD_SUFFIX: &[u8] = b"__";
@@ -187,16 +189,52 @@ impl Dataset {
         source: &str,
         maxdocs: Option<u64>,
     ) -> Result<Self, LoadError> {
+        let mut reader = TableReader::new(input, delimiter);
+        let empty = format!("dataset {source} is empty: its first line must name the fields");
+        Self::from_rows(
+            template,
+            |row| reader.next_record(row),
+            source,
+            maxdocs,
+            empty,
+        )
+    }
+
+    /// As [`load`](Self::load), from an XML file whose `root` elements are the records
+    /// (`--xml-root-element`; the fields are the first record's elements: `xml`).
+    pub fn load_xml(
+        template: &FieldTemplate,
+        input: impl BufRead,
+        root: &str,
+        source: &str,
+        maxdocs: Option<u64>,
+    ) -> Result<Self, LoadError> {
+        let mut reader = XmlReader::new(input, root);
+        let empty = format!("dataset {source} has no <{root}> element (--xml-root-element)");
+        Self::from_rows(
+            template,
+            |row| reader.next_record(row),
+            source,
+            maxdocs,
+            empty,
+        )
+    }
+
+    /// The records `next` reads (the field names first), each encoded for `template`.
+    fn from_rows(
+        template: &FieldTemplate,
+        mut next: impl FnMut(&mut Vec<Vec<u8>>) -> Result<Option<Record>, TableError>,
+        source: &str,
+        maxdocs: Option<u64>,
+        empty: String,
+    ) -> Result<Self, LoadError> {
         let invalid = |e: TableError| match e {
             TableError::Io(e) => LoadError::Io(e),
             other => LoadError::Invalid(format!("dataset {source}: {other}")),
         };
-        let mut reader = TableReader::new(input, delimiter);
         let mut row: Vec<Vec<u8>> = Vec::new();
-        let Some(header) = reader.next_record(&mut row).map_err(invalid)? else {
-            return Err(LoadError::Invalid(format!(
-                "dataset {source} is empty: its first line must name the fields"
-            )));
+        let Some(header) = next(&mut row).map_err(invalid)? else {
+            return Err(LoadError::Invalid(empty));
         };
         let header_names = &row[..header.fields];
         if header_names.iter().any(|h| h.contains(&0)) {
@@ -244,7 +282,7 @@ impl Dataset {
         };
         let limit = maxdocs.unwrap_or(u64::MAX);
         while (ds.records() as u64) < limit {
-            let Some(rec) = reader.next_record(&mut row).map_err(invalid)? else {
+            let Some(rec) = next(&mut row).map_err(invalid)? else {
                 break;
             };
             if rec.fields != width {

@@ -17,6 +17,7 @@ pub mod split;
 pub mod suite;
 pub mod table;
 pub mod template;
+pub mod xml;
 
 pub use data::PayloadGenerator;
 pub use keys::KeyGen;

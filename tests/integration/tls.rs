@@ -836,3 +836,203 @@ fn a_large_shared_value_arrives_whole_over_tls() {
         "the same bytes as the copying path"
     );
 }
+
+// ---- X.509 v1 certificates, as OpenSSL-based tools accept them ----------------------------------
+
+/// A CA, a server and a client certificate made the way Redis's and memtier's
+/// `gen-test-certs.sh` make them: keys by `openssl genrsa`, certificates by `openssl x509 -req`
+/// without extensions, so all three are X.509 v1 (the CA signs itself the same way). And an
+/// unrelated CA made alike, which must not verify the server.
+struct V1Certs {
+    dir: super::harness::TempDir,
+}
+
+impl V1Certs {
+    fn new() -> V1Certs {
+        let certs = V1Certs {
+            dir: super::harness::TempDir::new(),
+        };
+        for ca in ["ca", "other-ca"] {
+            certs.openssl(&["genrsa", "-out", &format!("{ca}.key"), "2048"]);
+            certs.openssl(&[
+                "req",
+                "-new",
+                "-sha256",
+                "-key",
+                &format!("{ca}.key"),
+                "-subj",
+                "/O=respbench test/CN=Certificate Authority",
+                "-out",
+                &format!("{ca}.csr"),
+            ]);
+            certs.openssl(&[
+                "x509",
+                "-req",
+                "-sha256",
+                "-days",
+                "3650",
+                "-in",
+                &format!("{ca}.csr"),
+                "-signkey",
+                &format!("{ca}.key"),
+                "-out",
+                &format!("{ca}.crt"),
+            ]);
+        }
+        for (who, cn) in [("server", "redis.test"), ("client", "Client-only")] {
+            certs.openssl(&["genrsa", "-out", &format!("{who}.key"), "2048"]);
+            certs.openssl(&[
+                "req",
+                "-new",
+                "-sha256",
+                "-key",
+                &format!("{who}.key"),
+                "-subj",
+                &format!("/O=respbench test/CN={cn}"),
+                "-out",
+                &format!("{who}.csr"),
+            ]);
+            certs.openssl(&[
+                "x509",
+                "-req",
+                "-sha256",
+                "-days",
+                "365",
+                "-in",
+                &format!("{who}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &format!("{who}.crt"),
+            ]);
+        }
+        for c in ["ca.crt", "server.crt", "client.crt"] {
+            let text = certs.openssl(&["x509", "-noout", "-text", "-in", c]);
+            assert!(text.contains("Version: 1 (0x0)"), "{c} is not v1:\n{text}");
+        }
+        certs
+    }
+
+    /// Runs `openssl ARGS` in the directory; its stdout.
+    fn openssl(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("the openssl command (Debian's openssl package) makes the v1 certificates");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_string()
+    }
+
+    /// A Redis whose TLS port presents the v1 server certificate and requires a client
+    /// certificate signed by the v1 CA.
+    fn server(&self) -> Server {
+        tls_server_with(
+            ServerTls {
+                cert: self.dir.path().join("server.crt"),
+                key: self.dir.path().join("server.key"),
+                ca: self.dir.path().join("ca.crt"),
+                auth_clients: true,
+            },
+            &[],
+        )
+    }
+}
+
+#[test]
+fn v1_ca_server_and_client_certificates_connect_and_verify() {
+    let certs = V1Certs::new();
+    let server = certs.server();
+    let (ca, cert, key) = (
+        certs.path("ca.crt"),
+        certs.path("client.crt"),
+        certs.path("client.key"),
+    );
+    let tls = ["--tls", "--cacert", &ca, "--cert", &cert, "--key", &key];
+    let out = server.bench_tls(&[&tls[..], &["-t", "set", "-n", "500", "-q"]].concat());
+    out.assert_success();
+    assert_eq!(server.client().calls("set"), 500);
+
+    // The name too, when asked: the v1 certificate's only name is its CN.
+    let named = [
+        "--tls-verify-name",
+        "--sni",
+        "redis.test",
+        "-t",
+        "get",
+        "-n",
+        "100",
+        "-q",
+    ];
+    server
+        .bench_tls(&[&tls[..], &named[..]].concat())
+        .assert_success();
+    let unnamed =
+        server.bench_tls(&[&tls[..], &["--tls-verify-name", "-t", "get", "-n", "10"]].concat());
+    let reason = negotiation_failure(&unnamed, &server);
+    assert!(reason.contains("name"), "{reason}");
+
+    // memtier's own TLS line, unchanged, in memtier mode.
+    let port = server.tls_port().to_string();
+    let out = respbench(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &cert,
+        "--key",
+        &key,
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "100",
+        "--ratio",
+        "1:0",
+        "--hide-histogram",
+    ]);
+    out.assert_success();
+    assert_eq!(server.client().calls("set"), 600);
+}
+
+#[test]
+fn a_v1_server_certificate_from_another_ca_is_refused_in_one_line() {
+    let certs = V1Certs::new();
+    let server = certs.server();
+    let out = server.bench_tls(&[
+        "--tls",
+        "--cacert",
+        &certs.path("other-ca.crt"),
+        "--cert",
+        &certs.path("client.crt"),
+        "--key",
+        &certs.path("client.key"),
+        "-t",
+        "set",
+        "-n",
+        "10",
+    ]);
+    let reason = negotiation_failure(&out, &server);
+    assert!(
+        reason.starts_with("the server's certificate is not signed by the CA given with --cacert"),
+        "{reason}"
+    );
+    assert_eq!(server.client().dbsize(), 0);
+}

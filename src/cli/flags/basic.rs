@@ -471,9 +471,11 @@ pub(in crate::cli) const OUTPUT: &[Flag<State>] = &[
         &["--dataset"],
         Value::File("a dataset file"),
         "--dataset <file>",
-        "CSV or TSV (by a .tsv name) file for __field:<name>__\n\
-         placeholders; its first line names the fields and each\n\
-         command takes the next record",
+        "CSV, TSV (by a .tsv name) or XML (by a .xml name, with\n\
+         --xml-root-element) file for __field:<name>__\n\
+         placeholders; its first line (XML: the first document's\n\
+         elements) names the fields and each command takes the\n\
+         next record",
         |st, _, v| {
             st.args.dataset = Some(PathBuf::from(v));
             Ok(())
@@ -494,4 +496,16 @@ pub(in crate::cli) const OUTPUT: &[Flag<State>] = &[
         },
     )
     .example(&["--maxdocs", "10"]),
+    F::value(
+        &["--xml-root-element"],
+        Value::Text,
+        "--xml-root-element <name>",
+        "The element that is one record of an XML --dataset (its\n\
+         elements' names are the fields)",
+        |st, _, v| {
+            st.args.xml_root_element = Some(v.to_string_lossy().into_owned());
+            Ok(())
+        },
+    )
+    .example(&["--xml-root-element", "doc"]),
 ];

@@ -21,6 +21,7 @@
 
 pub mod ciphers;
 mod trust;
+mod v1;
 
 use std::fmt;
 use std::io::{self, IoSlice, Read, Write};
@@ -168,17 +169,24 @@ impl TlsClient {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerification(provider.clone())))
         } else {
-            let roots = trust_roots(o)?;
-            let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-            if o.verify_name {
-                builder.with_webpki_verifier(verifier)
+            let (roots, cas) = trust_roots(o)?;
+            let verifier =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
+            let inner: Arc<dyn rustls::client::danger::ServerCertVerifier> = if o.verify_name {
+                verifier
             } else {
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(ChainOnly(verifier)))
-            }
+                Arc::new(ChainOnly(verifier))
+            };
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(v1::AcceptV1 {
+                    inner,
+                    cas,
+                    verify_name: o.verify_name,
+                    algorithms: provider.signature_verification_algorithms,
+                }))
         };
 
         let mut config = match (&o.cert, &o.key) {
@@ -198,21 +206,19 @@ impl TlsClient {
                         key.display()
                     )
                 })?;
-                builder
-                    .with_client_auth_cert(chain, key_der)
-                    .map_err(|e| match e {
-                        RustlsError::InconsistentKeys(_) => format!(
-                            "--key {} is not the private key of --cert {}",
-                            key.display(),
-                            cert.display()
-                        ),
-                        // rustls reads the certificate itself here (not the server's): its
-                        // "invalid peer certificate" wording would point at the wrong side.
-                        RustlsError::InvalidCertificate(e) => {
-                            unusable_client_certificate(cert, &format!("{e:?}"))
-                        }
-                        e => format!("--cert/--key: {e}"),
-                    })?
+                client_auth(builder, &provider, chain, key_der).map_err(|e| match e {
+                    RustlsError::InconsistentKeys(_) => format!(
+                        "--key {} is not the private key of --cert {}",
+                        key.display(),
+                        cert.display()
+                    ),
+                    // rustls reads the certificate itself here (not the server's): its
+                    // "invalid peer certificate" wording would point at the wrong side.
+                    RustlsError::InvalidCertificate(e) => {
+                        unusable_client_certificate(cert, &format!("{e:?}"))
+                    }
+                    e => format!("--cert/--key: {e}"),
+                })?
             }
             (None, None) => builder.with_no_client_auth(),
             // The command line refuses one without the other; defensive.
@@ -706,22 +712,32 @@ fn describe_failure(e: &RustlsError, h: &Hints) -> String {
     }
 }
 
-/// The one line for a `--cert` that rustls refuses to load. OpenSSL (and so `openssl x509 -req`
-/// without `-extfile`) makes X.509 v1 certificates, which servers accept but webpki does not:
-/// that case is named with what to do, as a user cannot tell it from rustls's words.
+/// The one line for a `--cert` that rustls refuses to load.
 fn unusable_client_certificate(cert: &Path, reason: &str) -> String {
-    if reason.contains("UnsupportedCertVersion") {
-        format!(
-            "--cert {}: an X.509 v1 certificate, which rustls does not use: issue a v3 one \
-             (with extensions, e.g. openssl x509 -req ... -extfile)",
-            cert.display()
-        )
-    } else {
-        format!(
-            "--cert {}: rustls cannot use this certificate ({reason})",
-            cert.display()
-        )
+    format!(
+        "--cert {}: rustls cannot use this certificate ({reason})",
+        cert.display()
+    )
+}
+
+/// The client certificate and its key. rustls pairs them itself (checking that the key is the
+/// certificate's), except for an X.509 v1 certificate, which it cannot read: OpenSSL-based
+/// clients accept those, so the pair is made and checked here instead (`v1`).
+fn client_auth(
+    builder: rustls::ConfigBuilder<ClientConfig, rustls::client::WantsClientCert>,
+    provider: &CryptoProvider,
+    chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<ClientConfig, RustlsError> {
+    if !chain.first().is_some_and(|c| v1::is_v1(c)) {
+        return builder.with_client_auth_cert(chain, key);
     }
+    let key = provider.key_provider.load_private_key(key)?;
+    let certified = v1::certified_v1_client_key(chain, key)?;
+    Ok(
+        builder
+            .with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified))),
+    )
 }
 
 #[cfg(test)]
@@ -832,28 +848,29 @@ nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
 ";
 
     #[test]
-    fn a_v1_client_certificate_is_named_as_such_not_as_the_peers() {
+    fn a_v1_client_certificate_is_used_and_its_key_checked() {
         let dir = std::env::temp_dir().join(format!("respbench-tls-v1-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (cert, key) = (dir.join("v1.crt"), dir.join("v1.key"));
         std::fs::write(&cert, V1_CERT).unwrap();
         std::fs::write(&key, V1_KEY).unwrap();
-        let e = TlsClient::new(&TlsOptions {
-            cert: Some(cert.clone()),
-            key: Some(key),
-            ..opts()
-        })
-        .unwrap_err();
+        let with = |key: &Path| {
+            TlsClient::new(&TlsOptions {
+                cert: Some(cert.clone()),
+                key: Some(key.to_path_buf()),
+                ..opts()
+            })
+        };
+        let accepted = with(&key);
+        // Another key of the same kind: the v1 path still checks the pair.
+        let other = dir.join("other.key");
+        let pair = rcgen::KeyPair::generate().unwrap();
+        std::fs::write(&other, pair.serialize_pem()).unwrap();
+        let refused = with(&other);
         std::fs::remove_dir_all(&dir).ok();
-        assert_eq!(
-            e,
-            format!(
-                "--cert {}: an X.509 v1 certificate, which rustls does not use: issue a v3 one \
-                 (with extensions, e.g. openssl x509 -req ... -extfile)",
-                cert.display()
-            )
-        );
-        assert!(!e.contains("peer"), "{e}");
+        assert!(accepted.is_ok(), "{:?}", accepted.err());
+        let e = refused.unwrap_err();
+        assert!(e.contains("is not the private key of --cert"), "{e}");
     }
 
     #[test]

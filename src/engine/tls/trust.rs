@@ -21,8 +21,14 @@ use crate::engine::error::io_reason;
 
 /// The CAs the server's certificate must chain to: `--cacert`, `--cacertdir`, or without either
 /// the system's trust store (as OpenSSL finds it). An empty set is an error naming the option.
-pub(super) fn trust_roots(o: &TlsOptions) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
+/// Also every CA certificate as read (DER), for a v1 chain verified by `v1::AcceptV1`.
+pub(super) fn trust_roots(
+    o: &TlsOptions,
+) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
+    let mut roots = Roots {
+        store: RootCertStore::empty(),
+        ders: Vec::new(),
+    };
     if let Some(file) = &o.cacert {
         let n = add_pem_certificates(&mut roots, "--cacert", file)?;
         if n == 0 {
@@ -45,7 +51,8 @@ pub(super) fn trust_roots(o: &TlsOptions) -> Result<RootCertStore, String> {
         // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
         // locations, as in OpenSSL).
         let found = rustls_native_certs::load_native_certs();
-        let (added, _) = roots.add_parsable_certificates(found.certs);
+        roots.ders.extend(found.certs.iter().cloned());
+        let (added, _) = roots.store.add_parsable_certificates(found.certs);
         if added == 0 {
             return Err(
                 "no CA certificate found in the system's trust store (install \
@@ -54,7 +61,21 @@ pub(super) fn trust_roots(o: &TlsOptions) -> Result<RootCertStore, String> {
             );
         }
     }
-    Ok(roots)
+    Ok((roots.store, roots.ders))
+}
+
+/// The trust store being filled, with each certificate added as read.
+struct Roots {
+    store: RootCertStore,
+    ders: Vec<CertificateDer<'static>>,
+}
+
+impl Roots {
+    fn add(&mut self, cert: CertificateDer<'static>) -> Result<(), RustlsError> {
+        self.store.add(cert.clone())?;
+        self.ders.push(cert);
+        Ok(())
+    }
 }
 
 /// The default: the chain is verified as webpki does it (trust anchor, validity period, key
@@ -177,7 +198,7 @@ pub(super) fn read_pem_certificates(
 }
 
 /// Adds a PEM file's certificates to `roots`; how many.
-fn add_pem_certificates(roots: &mut RootCertStore, flag: &str, p: &Path) -> Result<usize, String> {
+fn add_pem_certificates(roots: &mut Roots, flag: &str, p: &Path) -> Result<usize, String> {
     let mut n = 0;
     for cert in read_pem_certificates(flag, p)? {
         roots
@@ -190,7 +211,7 @@ fn add_pem_certificates(roots: &mut RootCertStore, flag: &str, p: &Path) -> Resu
 
 /// `--cacertdir`: every file of the directory that holds PEM certificates (OpenSSL's hashed
 /// names, `1a2b3c4d.0`, are files like any other); other files are skipped.
-fn add_certificate_dir(roots: &mut RootCertStore, dir: &Path) -> Result<usize, String> {
+fn add_certificate_dir(roots: &mut Roots, dir: &Path) -> Result<usize, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         format!(
             "cannot read --cacertdir {}: {}",
