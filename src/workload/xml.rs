@@ -121,10 +121,7 @@ impl<R: BufRead> XmlReader<R> {
 
     /// Skips to the next document and reads it: the names of its elements in order of first
     /// appearance and, for `known` names (or its own, for the first document), their values.
-    fn read_document(
-        &mut self,
-        known: Option<&[Vec<u8>]>,
-    ) -> Result<Option<Document>, TableError> {
+    fn read_document(&mut self, known: Option<&[Vec<u8>]>) -> Result<Option<Document>, TableError> {
         let empty_root = loop {
             self.event.clear();
             self.reader.get_mut().kept.clear();

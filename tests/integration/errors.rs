@@ -1,6 +1,8 @@
 //! Authentication, error replies and unreachable servers: exit codes, one-line messages, and
 //! what still reaches stdout.
 
+use std::time::Duration;
+
 use crate::harness::{Server, ServerKind, ServerOptions, free_port, run_respbench};
 
 const PASSWORD: &str = "s3cret-pw";
@@ -225,7 +227,11 @@ fn a_value_over_proto_max_bulk_len_reports_the_servers_reason() {
             kind,
             ..Default::default()
         });
-        let out = server.bench(&["-t", "set", "-n", "1", "-c", "1", "-d", "600000000", "-q"]);
+        // Building and writing 600 MB takes a few seconds alone and over a minute with other
+        // work on both cores: the bound only guards against a hang.
+        let out = server
+            .spawn_bench(&["-t", "set", "-n", "1", "-c", "1", "-d", "600000000", "-q"])
+            .finish(Duration::from_secs(240));
         out.assert_code(1);
         assert!(
             out.stderr

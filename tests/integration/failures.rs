@@ -165,7 +165,11 @@ fn a_server_stopped_for_3_s_with_timeout_1_counts_timeouts_and_goes_on() {
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = server.spawn_bench(&args);
-    thread::sleep(Duration::from_millis(1500));
+    // Frozen once the test is under way (on a busy machine connecting alone can take seconds:
+    // a fixed sleep froze the server before the first request), with a second of replies before.
+    let mut c = server.client();
+    assert!(wait_until(Duration::from_secs(30), || c.calls("set") > 0));
+    thread::sleep(Duration::from_millis(1000));
     server.signal(libc::SIGSTOP);
     thread::sleep(Duration::from_secs(3));
     server.signal(libc::SIGCONT);

@@ -19,12 +19,14 @@ use crate::harness::{Output, Server};
 /// Units per handshake run: small, since every unit waits for the writer.
 const UNITS: usize = 60;
 
-/// The number in `  <label>: N` of the full report, if the line is there.
+/// The number in `  <label>: N` of the full report, if the line is there (a test that spans
+/// more than a second adds ` (per second: a to b)` after it, as a slow machine makes it do).
 fn report_count(out: &Output, label: &str) -> Option<u64> {
     let prefix = format!("  {label}: ");
     out.stdout
         .lines()
         .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .map(|n| n.split(" (per second: ").next().unwrap_or(n))
         .map(|n| n.parse().unwrap_or_else(|e| panic!("{label}: {n:?}: {e}")))
 }
 

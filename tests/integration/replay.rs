@@ -229,7 +229,7 @@ fn run_watching_peak(mut cmd: Command) -> (std::process::ExitStatus, u64) {
         .unwrap();
     let status_path = format!("/proc/{}/status", child.id());
     let mut peak = 0;
-    let deadline = std::time::Instant::now() + Duration::from_secs(240);
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
     loop {
         if let Ok(s) = std::fs::read_to_string(&status_path)
             && let Some(kb) = s
@@ -244,7 +244,7 @@ fn run_watching_peak(mut cmd: Command) -> (std::process::ExitStatus, u64) {
         }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
-            panic!("the replay did not end within 240 s");
+            panic!("the replay did not end within 600 s");
         }
         std::thread::sleep(Duration::from_millis(20));
     }

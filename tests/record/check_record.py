@@ -185,7 +185,12 @@ def check_find_max(fm, problems):
     by two, or six windows without a lead) within 5% above it, and three windows at each bound."""
     rates = {}
     for i, st in enumerate(fm["steps"]):
-        if not st["p50_us"] <= st["p99_us"] <= st["p999_us"]:
+        pcts = [st["p50_us"], st["p99_us"], st["p999_us"]]
+        if any(p is None for p in pcts):
+            # A window with no reply has no latency (null), and cannot have met the SLO.
+            if not all(p is None for p in pcts) or st["met"]:
+                problems.append(f"find_max.steps[{i}]: a window without latencies {st}")
+        elif not pcts[0] <= pcts[1] <= pcts[2]:
             problems.append(f"find_max.steps[{i}]: percentiles out of order {st}")
         if st["saturated"] != (st["achieved_rps"] < 0.9 * st["offered_rps"]):
             problems.append(f"find_max.steps[{i}]: saturated is {st['saturated']} at {st['achieved_rps']} of {st['offered_rps']}")
