@@ -32,8 +32,8 @@ fn main() -> ExitCode {
         .and_then(|a| a.to_str())
     {
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
-        Some("report") => return ExitCode::from(respbench::compare::report_cli::main(rest())),
-        Some("recover") => return ExitCode::from(respbench::compare::recover_cli::main(rest())),
+        Some("report") => return ExitCode::from(respbench::report_cli::main(rest())),
+        Some("recover") => return ExitCode::from(respbench::recover_cli::main(rest())),
         Some("merge") => return respbench::merge::main(std::env::args_os().skip(2)),
         Some("replay") => return respbench::replay::main(rest()),
         Some("capture") => return respbench::replay::capture::main(rest()),

@@ -239,7 +239,7 @@ pub use fuzz::{FuzzArgs, FuzzLogLevel};
 pub use help::{help_text, version_text};
 pub use memory::MemoryArgs;
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
-pub use paths::{STDOUT, check_outputs, is_stdout};
+pub use paths::{STDOUT, check_output, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
 pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};

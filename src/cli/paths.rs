@@ -86,6 +86,17 @@ fn resolved(path: &Path) -> PathBuf {
     out
 }
 
+/// `-o` by the rule every output follows (`check_outputs`): never one of the input files.
+pub fn check_output(output: Option<&str>, sides: &[Vec<String>]) -> Result<(), String> {
+    let Some(output) = output else { return Ok(()) };
+    let inputs: Vec<(&str, &Path)> = sides
+        .iter()
+        .flatten()
+        .map(|f| ("an input", Path::new(f)))
+        .collect();
+    check_outputs(&[("-o", Path::new(output))], &inputs).map_err(|e| e.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,10 @@ use std::path::Path;
 use crate::cli::UsageError;
 use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 
-use super::files::{check_output, emit, load_inputs};
+use crate::cli::check_output;
+use crate::record::atomic::emit;
+
+use super::files::load_inputs;
 use super::input::Input;
 use super::render;
 use super::table::{Comparison, Metric};

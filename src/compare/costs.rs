@@ -9,42 +9,9 @@
 
 use crate::record::delivery::DeliveryRecord;
 use crate::record::memory::{MemoryRecord, TypeMemory};
-use crate::record::memtier_data::VerifyRecord;
 use crate::record::storm::StormRecord;
 
 use super::input::Input;
-
-/// A side's storm and memory figures.
-#[derive(Clone, Debug, Default)]
-pub struct Costs {
-    /// Each file's storm, in file order: a side given as comma-separated runs
-    /// (`a1.json,a2.json`) has one per run (storms refuse `--repeat`).
-    pub storms: Vec<StormRecord>,
-    /// Each test that measured memory per key, by test name, in record order (the first file's
-    /// that has it).
-    pub memory: Vec<(String, MemoryRecord)>,
-    /// A `respbench replay` record's block (the HTML report's replay section).
-    pub replay: Option<crate::record::replay::ReplayRecord>,
-    /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
-    pub verify: Vec<VerifyRecord>,
-}
-
-impl Costs {
-    /// Adds a later file's figures: its storm as another run, memory and replay where the side
-    /// has none yet.
-    pub fn absorb(&mut self, other: Costs) {
-        self.storms.extend(other.storms);
-        self.verify.extend(other.verify);
-        if self.replay.is_none() {
-            self.replay = other.replay;
-        }
-        for (name, m) in other.memory {
-            if !self.memory.iter().any(|(n, _)| *n == name) {
-                self.memory.push((name, m));
-            }
-        }
-    }
-}
 
 /// One table: its title, column heads and rows of cells.
 pub struct Table {
@@ -597,9 +564,9 @@ mod tests {
 
     fn storm_side(label: &str, storms: Vec<StormRecord>) -> Input {
         Input {
-            costs: Costs {
+            costs: crate::compare::input::Costs {
                 storms,
-                ..Costs::default()
+                ..crate::compare::input::Costs::default()
             },
             ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
         }

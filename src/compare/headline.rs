@@ -7,8 +7,8 @@
 //! count as differences, the warnings about sides client-bound or on a busy machine in most
 //! repetitions. Must not: judge a change, or decide what "most" is (both are `table`'s).
 
-use super::render::{interval_text, limits_text, signed_pct};
 use super::table::{Change, Comparison, Judgement, Metric, mostly};
+use super::words::{interval_text, limits_text, signed_pct};
 
 /// What `compare` says before its table.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -398,8 +398,8 @@ mod tests {
 
     #[test]
     fn a_too_noisy_metric_is_named_with_its_own_spread() {
-        use crate::compare::stats::{Estimate, Evidence};
         use crate::compare::table::Direction;
+        use crate::stats::{Estimate, Evidence};
         let change = |judgement| Change {
             pct: 10.0,
             direction: Direction::Better,

@@ -3,24 +3,22 @@
 //! repetitions, whether the change is a finding or noise.
 //!
 //! Layout: `input` reads and recognises files into one model (also used by the HTML report),
-//! `table` builds the comparison, `stats` the effects and their intervals, `headline` the answer
-//! above the table, `render` the text formats, `html` the HTML page, `cli` the `compare`
-//! subcommand's options and exit codes, `report_cli` the `report` subcommand's, `recover_cli` the
-//! `recover` subcommand's (a killed run's journal into a record), `files` what they read and
-//! write. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
-//! files, table, html`; `html → table, render, input`; `render → headline, table, stats`;
-//! `headline → table`; `table → stats, input`; nothing here depends on the engine or the run.
+//! `table` builds the comparison (its effects and intervals from `crate::stats`), `headline` the
+//! answer above the table, `words` a change's figures in words, `render` the text formats,
+//! `html` the HTML page (drawn with `crate::html`), `costs` the storm, memory, delivery and
+//! verify tables, `cli` the `compare` subcommand's options and exit codes, `files` the sides read
+//! (also for `report_cli`). Dependency direction: `cli → files, table, render, html, input`;
+//! `html → table, render, words, input`; `render → headline, words, table`; `headline → words,
+//! table`; `table → input`; `costs → input`; nothing here depends on the engine or the run.
 
 pub mod cli;
 pub mod costs;
-mod files;
+pub mod files;
 #[cfg(test)]
 mod fixtures;
 pub mod headline;
 pub mod html;
 pub mod input;
-pub mod recover_cli;
 pub mod render;
-pub mod report_cli;
-pub mod stats;
 pub mod table;
+pub mod words;

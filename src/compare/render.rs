@@ -9,8 +9,9 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::headline::{self, Summary};
-use super::stats::{CONFIDENCE, Estimate, NOISY_PCT};
-use super::table::{Cell, Change, Comparison, Direction, Judgement, Limits, Metric};
+use super::table::{Cell, Change, Comparison, Direction, Judgement, Metric};
+use super::words::{interval_text, limits_text, pct_text};
+use crate::stats::{CONFIDENCE, NOISY_PCT};
 use crate::verdict::Verdict;
 
 /// A value in its metric's unit: rps with 2 decimals, milliseconds with 3 (valkey-benchmark's
@@ -34,52 +35,6 @@ pub fn cell_text(metric: Metric, c: Option<&Cell>) -> String {
     }
 }
 
-/// A change in percent with its sign and one decimal: `+16.5%`, `-8.0%`.
-pub fn signed_pct(v: f64) -> String {
-    pct_text(v, 1)
-}
-
-/// `v` percent with its sign and `decimals` decimals, or as many more as it takes for a value
-/// that is not zero not to print as zero: an interval's end at -0.04% reads `-0.04%`, never
-/// `-0.0%` (which says neither "zero" nor "below zero"). Zero itself is `+0.0%`.
-pub fn pct_text(v: f64, decimals: usize) -> String {
-    if v == 0.0 {
-        return format!("{:+.decimals$}%", 0.0); // Never "-0.0%" for a negative zero.
-    }
-    let mut d = decimals;
-    while d < 9
-        && format!("{:.d$}", v.abs())
-            .trim_matches(['0', '.'])
-            .is_empty()
-    {
-        d += 1;
-    }
-    format!("{v:+.d$}%")
-}
-
-/// Why a change cannot be put down to the servers: `the machine was busy for a and b`, `b was
-/// client-bound`, `the machine was busy for a; b was client-bound`.
-pub fn limits_text(l: Limits, labels: (&str, &str)) -> String {
-    let who = |want: Verdict| -> Vec<&str> {
-        [(l.base, labels.0), (l.other, labels.1)]
-            .into_iter()
-            .filter(|(x, _)| *x == Some(want))
-            .map(|(_, name)| name)
-            .collect()
-    };
-    let mut parts = Vec::new();
-    let busy = who(Verdict::MachineBusy);
-    if !busy.is_empty() {
-        parts.push(format!("the machine was busy for {}", busy.join(" and ")));
-    }
-    match who(Verdict::ClientBound)[..] {
-        [one] => parts.push(format!("{one} was client-bound")),
-        [a, b] => parts.push(format!("{a} and {b} were client-bound")),
-        _ => {}
-    }
-    parts.join("; ")
-}
-
 /// A change's verdict in words, the same in every output (the table's rows, the headline, the
 /// HTML forest plot): `better`, `worse`, `same`, `within the noise`, `too noisy to tell`,
 /// `better? (within-run evidence only)`, `worse? (can't tell: one run each)`, `can't tell: the
@@ -97,11 +52,6 @@ pub fn verdict_words(c: &Change, labels: (&str, &str)) -> String {
         Judgement::CantTell => format!("{dir}? (can't tell: n={n1}+{n2})"),
         Judgement::Unattributable(l) => format!("can't tell: {}", limits_text(l, labels)),
     }
-}
-
-/// An interval: `[+12.0%, +21.1%]`.
-pub fn interval_text(e: &Estimate) -> String {
-    format!("[{}, {}]", signed_pct(e.lo), signed_pct(e.hi))
 }
 
 /// A change as the table shows it (`labels`: the base's and the other's, to name a side), its
@@ -501,7 +451,7 @@ pub fn json_value(cmp: &Comparison, files: &[Vec<String>]) -> Value {
 mod tests {
     use super::*;
 
-    use crate::compare::stats::Evidence;
+    use crate::stats::{Estimate, Evidence};
 
     fn change(pct: f64, direction: Direction, judgement: Judgement) -> Change {
         let evidence = match judgement {
@@ -704,29 +654,6 @@ mod tests {
         }
         let (t, _) = advice(false);
         assert!(t.contains("Repeat each side (--repeat 3)"), "{t}");
-    }
-
-    #[test]
-    fn an_end_near_zero_is_printed_honestly() {
-        assert_eq!(signed_pct(-0.04), "-0.04%");
-        assert_eq!(signed_pct(0.004), "+0.004%");
-        assert_eq!(signed_pct(-15.81), "-15.8%");
-        assert_eq!(signed_pct(0.0), "+0.0%");
-        assert_eq!(signed_pct(-0.0), "+0.0%", "no negative zero");
-        assert_eq!(pct_text(-0.004, 2), "-0.004%");
-        assert_eq!(pct_text(3.456, 2), "+3.46%");
-        // The trial's GET p50 (Redis 7.0 against Valkey 9.1, ms): once `[-29.1%, -0.0%]`.
-        let e = crate::compare::stats::from_repetitions(
-            &[0.538111, 0.557055, 0.598527],
-            &[0.520447, 0.441087, 0.466431],
-        )
-        .unwrap();
-        let t = interval_text(&e);
-        assert!(e.hi < 0.0 && e.hi > -0.05, "{e:?}");
-        assert!(
-            t.starts_with("[-29.1%, -0.0") && !t.ends_with(", -0.0%]"),
-            "{t}"
-        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::input::facts::Fact;
 use super::input::{Input, Sample};
-use super::stats::{self, Estimate, Evidence};
+use crate::stats::{self, Estimate, Evidence, median, spread_pct};
 use crate::verdict::Verdict;
 
 /// A figure compared between runs.
@@ -140,31 +140,6 @@ impl Cell {
             spread_pct,
             seconds,
         })
-    }
-}
-
-/// The largest distance of a sample from `median`, in percent of it: how far repetitions
-/// strayed. `None` for one sample or a zero median (no spread to speak of).
-pub fn spread_pct(samples: &[f64], median: f64) -> Option<f64> {
-    (samples.len() > 1 && median != 0.0).then(|| {
-        samples
-            .iter()
-            .map(|v| (v - median).abs())
-            .fold(0.0, f64::max)
-            / median.abs()
-            * 100.0
-    })
-}
-
-/// The median (the mean of the middle two for an even count).
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
     }
 }
 

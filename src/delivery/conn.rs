@@ -1,5 +1,4 @@
-//! The delivery modes' connections and the publisher loop both modes share: open a blocking
-//! connection with the run's prefix (AUTH, SELECT, HELLO 3 as every benchmark connection), then
+//! The publisher loop both delivery modes share, on connections opened by `connect::open`:
 //! publish this publisher's part of the messages at its part of the rate, each stamped just
 //! before it is sent.
 
@@ -9,28 +8,9 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
-use super::seconds::hand_published;
 use super::{DeliverySpec, Live, stamp};
-use crate::engine::control::{ControlConn, error_text};
-use crate::engine::{ConnSetup, EngineError};
+use crate::metrics::SharedTimeline;
 use crate::workload::split::even_part;
-
-/// A connection prepared as the benchmark's own: the prefix's replies checked.
-pub(super) fn open(setup: &ConnSetup) -> Result<ControlConn, EngineError> {
-    let mut c = ControlConn::connect(&setup.target)?;
-    if !setup.prefix_commands.is_empty() {
-        let replies = c.call_raw(&setup.prefix, setup.prefix_commands.len())?;
-        for (name, reply) in setup.prefix_commands.iter().zip(&replies) {
-            if let Some(e) = error_text(reply) {
-                return Err(EngineError::Other(format!(
-                    "{}: {name} failed: {e}",
-                    setup.target.display()
-                )));
-            }
-        }
-    }
-    Ok(c)
-}
 
 /// What one publisher did.
 #[derive(Clone, Debug, Default)]
@@ -48,6 +28,23 @@ pub(super) struct Published {
     pub per_node: Vec<(String, u64)>,
     /// `MOVED` replies followed (a slot that migrated during the test).
     pub moved: u64,
+}
+
+/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
+/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
+/// handed yet. The lock is taken only when a second is due, about once a second.
+fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
+    let upto = upto.min(p.per_second.len());
+    if upto <= *next {
+        return;
+    }
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    for i in *next..upto {
+        let second = shared.second_mut(i);
+        second.published += p.per_second[i];
+        second.owed += p.owed[i];
+    }
+    *next = upto;
 }
 
 /// How a publisher sends message `number`: the command's arguments around the payload, and the
@@ -82,7 +79,7 @@ pub(super) fn publish(
     let mut out = Published::default();
     let mut payload = stamp::payload(spec.payload);
     let start = live.origin;
-    // The seconds handed to the test's timeline (`seconds::hand_published`).
+    // The seconds handed to the test's timeline (`conn::hand_published`).
     let mut handed = 0;
     for k in 0..part.len {
         if live.stopping() {

@@ -14,6 +14,7 @@
 //! `bench/delivery-cost.sh` target measures against the engine's cost per request.
 
 mod conn;
+mod connect;
 mod monitor;
 mod pubsub;
 mod resubscribe;
@@ -22,6 +23,7 @@ mod route;
 mod seconds;
 pub mod stamp;
 mod stream;
+mod subscribe;
 pub mod tally;
 
 use std::sync::Arc;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use resp::Value;
 
-use super::{Disconnect, Live, conn};
+use super::{Disconnect, Live, connect};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
 
@@ -41,7 +41,7 @@ pub(super) enum Probe<'a> {
     /// `CLIENT LIST TYPE pubsub` on every node, and each subscriber's node (index into the
     /// nodes watched) and `CLIENT ID` there (to see which the server dropped).
     PubSub {
-        ids: &'a [std::sync::Mutex<super::pubsub::SubscriberId>],
+        ids: &'a [std::sync::Mutex<super::subscribe::SubscriberId>],
     },
     /// `XINFO GROUPS key`, the group's name.
     Stream { key: Vec<u8>, group: Vec<u8> },
@@ -65,7 +65,7 @@ pub(super) fn watch(
     let mut control: Vec<Option<ControlConn>> = nodes
         .iter()
         .map(|setup| {
-            let mut c = conn::open(setup).ok()?;
+            let mut c = connect::open(setup).ok()?;
             c.set_timeout(Duration::from_secs(1)).ok()?;
             Some(c)
         })

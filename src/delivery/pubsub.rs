@@ -11,20 +11,18 @@ use std::time::{Duration, Instant};
 use resp::Value;
 
 use super::conn::{self, Args, Command};
+use super::connect;
 use super::monitor::{self, Probe};
 use super::resubscribe::{Follow, is_sunsubscribe};
 use super::route::{Nodes, Router};
 use super::seconds;
+use super::subscribe::{SubscriberId, subscribe};
 use super::tally::Tally;
 use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::ControlConn;
-use crate::engine::{ConnSetup, EngineError, Observer};
+use crate::engine::{EngineError, Observer};
 use crate::watch::Info;
 
-/// How long a subscription's confirmation may take.
-pub(super) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
-/// A subscriber's read timeout: how often it looks at the stop flags while nothing arrives.
-pub(super) const POLL: Duration = Duration::from_millis(100);
 /// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
 /// lost beyond it, so the run stays bounded).
 pub(super) const DRAIN_MAX: Duration = Duration::from_secs(3);
@@ -167,10 +165,6 @@ pub(super) fn run(
     Ok(result)
 }
 
-/// A subscriber's node (index into the test's nodes) and `CLIENT ID` there; `None` when the
-/// server refused `CLIENT ID`.
-pub(super) type SubscriberId = Option<(usize, u64)>;
-
 /// Every subscriber connected and confirmed subscribed (subscriber `i` to channel `i mod C`,
 /// on that channel's node), with its node and `CLIENT ID` there.
 fn subscribe_all(
@@ -200,42 +194,6 @@ fn subscribe_all(
         ids.push(id.map(|id| (node, id)));
     }
     Ok((subs, ids))
-}
-
-/// A subscriber connection, its subscription confirmed, and its `CLIENT ID` (`None` when the
-/// server refuses it: then the monitor cannot tell the server dropped it).
-pub(super) fn subscribe(
-    setup: &ConnSetup,
-    verb: &[u8],
-    name: &[u8],
-) -> Result<(ControlConn, Option<u64>), EngineError> {
-    let mut c = conn::open(setup)?;
-    let id = match c.call(&[b"CLIENT".as_slice(), b"ID"])? {
-        Value::Integer(n) => u64::try_from(n).ok(),
-        _ => None,
-    };
-    c.send(&[verb, name])?;
-    c.set_timeout(SUBSCRIBE_TIMEOUT)?;
-    let failed = |what: String| {
-        EngineError::Other(format!(
-            "{}: {} {} failed: {what}",
-            setup.target.display(),
-            String::from_utf8_lossy(verb),
-            String::from_utf8_lossy(name)
-        ))
-    };
-    match c.wait_next()? {
-        Some(Value::Array(items) | Value::Push(items))
-            if items
-                .first()
-                .and_then(Value::as_str)
-                .is_some_and(|w| w.eq_ignore_ascii_case(&String::from_utf8_lossy(verb))) => {}
-        Some(Value::Error(e)) => return Err(failed(String::from_utf8_lossy(&e).into_owned())),
-        Some(other) => return Err(failed(format!("unexpected reply {other:?}"))),
-        None => return Err(failed("no confirmation within 10 s".into())),
-    }
-    c.set_timeout(POLL)?;
-    Ok((c, id))
 }
 
 /// A subscriber's deliveries by node: from `start`, then each node it moved to (`moves`: the
@@ -357,7 +315,7 @@ fn buffer_limit_disconnections(nodes: &Nodes) -> Option<u64> {
         .setups
         .iter()
         .map(|setup| {
-            let mut c = conn::open(setup).ok()?;
+            let mut c = connect::open(setup).ok()?;
             let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
             Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
         })

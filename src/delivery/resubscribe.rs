@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering;
 use resp::Value;
 
 use super::Live;
-use super::pubsub::{POLL, SUBSCRIBE_TIMEOUT, SubscriberId, subscribe};
 use super::route::{Nodes, moved_to};
+use super::subscribe::{POLL, SUBSCRIBE_TIMEOUT, SubscriberId, subscribe};
 use crate::engine::EngineError;
 use crate::engine::control::ControlConn;
 

@@ -101,7 +101,7 @@ impl Nodes {
 
     /// A connection to `host:port`, set up as the first node's.
     pub(crate) fn open_at(&self, host: &str, port: u16) -> Result<ControlConn, EngineError> {
-        super::conn::open(&self.setup_at(host, port)?)
+        super::connect::open(&self.setup_at(host, port)?)
     }
 
     /// The index of the node named `host:port`, if the test began with it.
@@ -139,7 +139,7 @@ impl<'a> Router<'a> {
         let conns = nodes
             .setups
             .iter()
-            .map(super::conn::open)
+            .map(super::connect::open)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             nodes,

@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Live;
-use super::conn::Published;
 use super::tally::Tally;
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot, TICK};
@@ -65,23 +64,6 @@ impl Tally {
             self.handed = self.handed.max(done);
         }
     }
-}
-
-/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
-/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
-/// handed yet. The lock is taken only when a second is due, about once a second.
-pub(super) fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
-    let upto = upto.min(p.per_second.len());
-    if upto <= *next {
-        return;
-    }
-    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
-    for i in *next..upto {
-        let second = shared.second_mut(i);
-        second.published += p.per_second[i];
-        second.owed += p.owed[i];
-    }
-    *next = upto;
 }
 
 /// The calling thread's side while the test's threads run: it hands over each finished second

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::allkeys::{self, AllKeys};
 use super::cluster::{self, ClusterRun};
-use super::monitor::{Live, Monitor, Observer, Watched, stop_workers};
+use super::monitor::{Live, Monitor, Watched, stop_workers};
+use super::observer::Observer;
 use super::worker::{self, Placement, WorkerResult};
 use super::{ConnSetup, EngineError, LoadSpec, Stop, Target, conn};
 use crate::metrics::{
@@ -32,10 +33,8 @@ pub fn run_test(
     observer: &mut dyn Observer,
 ) -> (TestResult, Option<EngineError>) {
     let empty = |outcome| TestResult::empty(title, load.rps, outcome);
-
     let places = places(setup, load, cluster);
     let total_conns = places.len();
-
     let workers = load.workers.clamp(1, total_conns);
     let per_worker = match connect_all(places, workers, load, observer) {
         Ok(p) => p,
@@ -75,51 +74,32 @@ pub fn run_test(
         if let Some(run) = cluster {
             cluster::spawn_refresher(scope, &run.shared, &refresher_done);
         }
-        let mut handles = Vec::with_capacity(workers);
-        for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
-            let share = streams.len() as u64;
-            let rate = load
+        let config = |id: usize, share: u64| worker::WorkerConfig {
+            id,
+            setup,
+            load,
+            template,
+            // Walking every key once: each node's share is claimed from `allkeys` instead.
+            quota: quota(load, template, id, workers, total_clients).filter(|_| allkeys.is_none()),
+            start,
+            measure_start,
+            deadline,
+            rate_per_sec: load
                 .rps
-                .map(|r| r as f64 * share as f64 / total_clients as f64);
-            let cfg = worker::WorkerConfig {
-                id,
-                setup,
-                load,
-                template,
-                // Walking every key once: each node's share is claimed from `allkeys` instead.
-                quota: quota(load, template, id, workers, total_clients)
-                    .filter(|_| allkeys.is_none()),
-                start,
-                measure_start,
-                deadline,
-                rate_per_sec: rate,
-                live: &lives[id],
-                timeline: timeline.clone(),
-                stop: &stop,
-                sequential: sequential.clone(),
-                allkeys: allkeys.clone(),
-                cluster,
-                new_node_conns: (load.clients as usize).div_ceil(workers),
-                ramp_target: crate::workload::split::even_part(
-                    u64::from(load.clients),
-                    id as u64,
-                    workers as u64,
-                )
-                .len as usize,
-            };
-            let handle = std::thread::Builder::new()
-                .name(format!("respbench-worker-{id}"))
-                .spawn_scoped(scope, move || worker::Worker::new(cfg, streams, poll).run());
-            match handle {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    spawn_error = Some(EngineError::Other(format!(
-                        "cannot start a worker thread: {e}"
-                    )));
-                    stop_workers(&stop, &wakers);
-                    break;
-                }
-            }
+                .map(|r| r as f64 * share as f64 / total_clients as f64),
+            live: &lives[id],
+            timeline: timeline.clone(),
+            stop: &stop,
+            sequential: sequential.clone(),
+            allkeys: allkeys.clone(),
+            cluster,
+            new_node_conns: (load.clients as usize).div_ceil(workers),
+            ramp_target: even_part(u64::from(load.clients), id as u64, workers as u64).len as usize,
+        };
+        let handles;
+        (handles, spawn_error) = spawn_workers(scope, per_worker, polls, config);
+        if spawn_error.is_some() {
+            stop_workers(&stop, &wakers);
         }
 
         // The main thread watches: progress ticks, Ctrl-C, a worker's fatal error.
@@ -142,6 +122,35 @@ pub fn run_test(
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.timeline.drop_exact();
     (result, fatal)
+}
+
+/// Starts a worker thread per connection group (`per_worker`, with its event loop), each with
+/// the configuration `config` makes from its index and its number of connections. A thread that
+/// cannot start ends the spawning with the error (the caller stops those already started).
+fn spawn_workers<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    per_worker: Vec<WorkerStreams>,
+    polls: Vec<mio::Poll>,
+    config: impl Fn(usize, u64) -> worker::WorkerConfig<'env>,
+) -> (
+    Vec<std::thread::ScopedJoinHandle<'scope, WorkerResult>>,
+    Option<EngineError>,
+) {
+    let mut handles = Vec::with_capacity(per_worker.len());
+    for (id, (streams, poll)) in per_worker.into_iter().zip(polls).enumerate() {
+        let cfg = config(id, streams.len() as u64);
+        let handle = std::thread::Builder::new()
+            .name(format!("respbench-worker-{id}"))
+            .spawn_scoped(scope, move || worker::Worker::new(cfg, streams, poll).run());
+        match handle {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                let e = EngineError::Other(format!("cannot start a worker thread: {e}"));
+                return (handles, Some(e));
+            }
+        }
+    }
+    (handles, None)
 }
 
 /// The test's result from what the monitor saw and what the workers hand back: merged figures,
@@ -332,12 +341,7 @@ fn merge(
     let mut last_settled: Option<Instant> = None;
     for r in results {
         let rec = &r.recorder;
-        result.latency.merge(&rec.latency);
-        result.latency_uncorrected.merge(&rec.uncorrected);
-        result.completed += rec.completed;
-        result.errors.merge(&rec.errors);
-        result.pushes.merge(&rec.pushes);
-        result.add_commands(&rec.commands);
+        result.add_recorded(rec);
         if let Some(c) = &r.cluster {
             result
                 .cluster

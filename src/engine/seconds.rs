@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::monitor::Observer;
+use super::observer::Observer;
 use crate::metrics::thread_cpu::TaskCpuMark;
 use crate::metrics::{Second, SharedTimeline};
 

@@ -69,8 +69,8 @@ pub fn commands() -> Vec<Command> {
         Command {
             name: "report",
             summary: "a self-contained HTML report of one or more runs",
-            help: crate::compare::report_cli::help_text(),
-            options: docs(crate::compare::report_cli::OPTIONS),
+            help: crate::report_cli::help_text(),
+            options: docs(crate::report_cli::OPTIONS),
             operands: Operands::Files,
         },
         Command {
@@ -83,8 +83,8 @@ pub fn commands() -> Vec<Command> {
         Command {
             name: "recover",
             summary: "turn a killed run's journal into a --json record",
-            help: crate::compare::recover_cli::help_text(),
-            options: docs(crate::compare::recover_cli::OPTIONS),
+            help: crate::recover_cli::help_text(),
+            options: docs(crate::recover_cli::OPTIONS),
             operands: Operands::Files,
         },
         Command {

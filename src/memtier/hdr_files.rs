@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use crate::compare::input::spectrum;
 use crate::metrics::LatencyHistogram;
-use crate::record::{TestRecord, atomic};
+use crate::record::{TestRecord, atomic, hdr};
 
 use super::stats::sent_latency;
 
@@ -43,7 +42,7 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
         ));
     }
     for (title, suffix, encoded) in files {
-        let Some(ns) = spectrum::decode(encoded).filter(|h| !h.is_empty()) else {
+        let Some(ns) = hdr::decode(encoded).filter(|h| !h.is_empty()) else {
             continue;
         };
         let us = micros(&ns);

@@ -12,9 +12,8 @@
 
 use hdrhistogram::Histogram;
 
-use crate::compare::input::spectrum;
-use crate::record::TestRecord;
 use crate::record::document::{LatencySummary, MixRecord};
+use crate::record::{TestRecord, hdr};
 
 /// One row of a results table.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -344,7 +343,7 @@ fn latencies(count: u64, s: &LatencySummary, hist: &str, pcts: &[f64]) -> Latenc
         return Latencies::default();
     }
     let hist = (!hist.is_empty())
-        .then(|| spectrum::decode(hist))
+        .then(|| hdr::decode(hist))
         .flatten()
         .filter(|h| !h.is_empty());
     let percentiles = match &hist {

@@ -5,9 +5,8 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::input::spectrum;
-use crate::record::TestRecord;
 use crate::record::memtier_data::VerifyRecord;
+use crate::record::{TestRecord, hdr};
 
 use super::stats::{Block, Row, sent_latency};
 
@@ -89,7 +88,7 @@ pub fn distribution(t: &TestRecord) -> String {
     );
     let mut first = true;
     for m in &t.mix {
-        let Some(h) = spectrum::decode(sent_latency(m).1).filter(|h| !h.is_empty()) else {
+        let Some(h) = hdr::decode(sent_latency(m).1).filter(|h| !h.is_empty()) else {
             continue;
         };
         if !first {

@@ -60,7 +60,7 @@ pub fn compatible(inputs: &[Input]) -> Result<(), String> {
     for i in inputs {
         a_shard(i, inputs.len())?;
         own_part(i)?;
-        super::counts::sane(i)?;
+        super::counts::sane(&i.name, &i.doc)?;
     }
     for other in &inputs[1..] {
         same_tests(first, other)?;

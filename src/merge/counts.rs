@@ -10,14 +10,13 @@
 //! count near 2^64 must not wrap; the part counts that nothing bounds (reconnects per second,
 //! 100 ms slots, joined outages) are added saturating.
 
-use crate::record::document::TestRecord;
+use crate::record::document::{Document, TestRecord};
 
-use super::check::Input;
-
-/// `Ok` when `i`'s counts agree with each other; else one line naming the record, test and field.
-pub fn sane(i: &Input) -> Result<(), String> {
-    for (n, t) in i.doc.tests.iter().enumerate() {
-        let at = |field: &str| format!("{}: tests[{n}] ({}) {field}", i.name, t.name);
+/// `Ok` when the counts of record `doc` (read from file `name`) agree with each other; else one
+/// line naming the record, test and field.
+pub fn sane(name: &str, doc: &Document) -> Result<(), String> {
+    for (n, t) in doc.tests.iter().enumerate() {
+        let at = |field: &str| format!("{name}: tests[{n}] ({}) {field}", t.name);
         for (field, v) in [
             ("throughput_rps", t.throughput_rps),
             ("duration_s", t.duration_s),
@@ -27,12 +26,8 @@ pub fn sane(i: &Input) -> Result<(), String> {
             }
         }
         let r = &t.requests;
-        parts_within(t).map_err(|e| {
-            format!(
-                "{}: tests[{n}] ({}): {e} (a corrupt record)",
-                i.name, t.name
-            )
-        })?;
+        parts_within(t)
+            .map_err(|e| format!("{}: tests[{n}] ({}): {e} (a corrupt record)", name, t.name))?;
         let replies = r.completed.checked_add(r.failed);
         if let Some(issued) = r.issued
             && replies.is_none_or(|n| n > issued)

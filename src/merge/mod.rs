@@ -296,62 +296,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         tests.push(test);
     }
     let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
-    // Every field of the head is named (no `clone()` of the first shard's whole head): a field
-    // added to `Document` later does not compile here until someone decides how shards combine
-    // it (a count summed, a list joined, or the same on every shard), rather than silently being
-    // the first shard's.
-    let Document {
-        schema,
-        tool,
-        command_line,
-        started_at,
-        ended_at,
-        outcome: _,
-        error: _,
-        client: _,
-        target,
-        servers: _,
-        options,
-        tests: _,
-        shard: _,
-        sentinel,
-        counters,
-        find_max,
-        shards: _,
-        merge: _,
-        // A fuzz run is not a benchmark: its record has no tests for merge to add up.
-        fuzz: _,
-        replay: _,
-        storm: _,
-        // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
-        verify: _,
-    } = inputs[0].doc.clone();
-    let mut out = Document {
-        schema,
-        tool,
-        command_line,
-        started_at,
-        ended_at,
-        outcome: String::new(),
-        error: None,
-        client: ClientHost::default(),
-        target,
-        servers: Vec::new(),
-        options,
-        tests: Vec::new(),
-        shard: None,
-        sentinel,
-        counters,
-        find_max,
-        shards: Vec::new(),
-        merge: None,
-        fuzz: None,
-        // Replays sharded by client: their sends added (`record::replay::merged`).
-        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
-        // Added up from every shard's below (`storm::merge`).
-        storm: None,
-        verify: None,
-    };
+    let mut out = head(inputs[0].doc.clone(), &docs);
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
     if let Some(s) = time(|d| &d.started_at).min_by_key(|s| parse_time(s)) {
@@ -384,6 +329,67 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
     out.shards = shard_rows(&inputs);
     out.merge = (!note.is_empty()).then_some(note);
     Ok(out)
+}
+
+/// The merged record's head from the first shard's (`first`) and every shard's replay block:
+/// what is the same on every shard kept, what is added up or joined left empty for `merge`.
+fn head(first: Document, docs: &[&Document]) -> Document {
+    // Every field of the head is named (no `clone()` of the first shard's whole head): a field
+    // added to `Document` later does not compile here until someone decides how shards combine
+    // it (a count summed, a list joined, or the same on every shard), rather than silently being
+    // the first shard's.
+    let Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: _,
+        error: _,
+        client: _,
+        target,
+        servers: _,
+        options,
+        tests: _,
+        shard: _,
+        sentinel,
+        counters,
+        find_max,
+        shards: _,
+        merge: _,
+        // A fuzz run is not a benchmark: its record has no tests for merge to add up.
+        fuzz: _,
+        replay: _,
+        storm: _,
+        // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
+        verify: _,
+    } = first;
+    Document {
+        schema,
+        tool,
+        command_line,
+        started_at,
+        ended_at,
+        outcome: String::new(),
+        error: None,
+        client: ClientHost::default(),
+        target,
+        servers: Vec::new(),
+        options,
+        tests: Vec::new(),
+        shard: None,
+        sentinel,
+        counters,
+        find_max,
+        shards: Vec::new(),
+        merge: None,
+        fuzz: None,
+        // Replays sharded by client: their sends added (`record::replay::merged`).
+        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
+        // Added up from every shard's below (`storm::merge`).
+        storm: None,
+        verify: None,
+    }
 }
 
 /// The shards' hosts (distinct, in shard order, comma-separated) and their cores summed.

@@ -38,24 +38,7 @@ const REDIRECTS: [&str; 4] = ["MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"];
 pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecord, Spans), String> {
     let tests: Vec<&TestRecord> = inputs.iter().map(|i| &i.doc.tests[t]).collect();
     let first = tests[0];
-    let mut corrected = LatencyHistogram::new();
-    let mut uncorrected = LatencyHistogram::new();
-    for (i, test) in inputs.iter().zip(&tests) {
-        let what = |k: &str| format!("{}: tests[{t}].histograms.{k}", i.name);
-        let h = &test.histograms;
-        if h.encoding != ENCODING {
-            return Err(format!(
-                "{}: encoding {:?} is not {ENCODING}",
-                what("encoding"),
-                h.encoding
-            ));
-        }
-        let before = corrected.len();
-        add_encoded(&mut corrected, &h.corrected, &what("corrected"))?;
-        let at = format!("{}: tests[{t}] ({})", i.name, test.name);
-        counts::histogram_holds(test.requests.completed, corrected.len() - before, &at)?;
-        add_encoded(&mut uncorrected, &h.uncorrected, &what("uncorrected"))?;
-    }
+    let (corrected, uncorrected) = histograms(inputs, &tests, t)?;
     let starts: Vec<Option<SystemTime>> = tests
         .iter()
         .map(|t| t.started_at.as_deref().and_then(parse_time))
@@ -95,17 +78,7 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
             &["completed", "interrupted", "aborted"],
         ),
         requests,
-        pushes: Pushes {
-            invalidations: counts::total(
-                tests.iter().map(|t| t.pushes.invalidations),
-                &what("pushes.invalidations"),
-            )?,
-            messages: counts::total(
-                tests.iter().map(|t| t.pushes.messages),
-                &what("pushes.messages"),
-            )?,
-            other: counts::total(tests.iter().map(|t| t.pushes.other), &what("pushes.other"))?,
-        },
+        pushes: pushes(&tests, &what)?,
         duration_s,
         throughput_rps,
         target_rps: sum_or_none(tests.iter().map(|t| t.target_rps)),
@@ -148,6 +121,49 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_seconds: None,
     };
     Ok((merged, spans))
+}
+
+/// The shards' histograms of test `t` added up (corrected, uncorrected), each checked to hold the
+/// shard's completed requests.
+fn histograms(
+    inputs: &[Input],
+    tests: &[&TestRecord],
+    t: usize,
+) -> Result<(LatencyHistogram, LatencyHistogram), String> {
+    let mut corrected = LatencyHistogram::new();
+    let mut uncorrected = LatencyHistogram::new();
+    for (i, test) in inputs.iter().zip(tests) {
+        let what = |k: &str| format!("{}: tests[{t}].histograms.{k}", i.name);
+        let h = &test.histograms;
+        if h.encoding != ENCODING {
+            return Err(format!(
+                "{}: encoding {:?} is not {ENCODING}",
+                what("encoding"),
+                h.encoding
+            ));
+        }
+        let before = corrected.len();
+        add_encoded(&mut corrected, &h.corrected, &what("corrected"))?;
+        let at = format!("{}: tests[{t}] ({})", i.name, test.name);
+        counts::histogram_holds(test.requests.completed, corrected.len() - before, &at)?;
+        add_encoded(&mut uncorrected, &h.uncorrected, &what("uncorrected"))?;
+    }
+    Ok((corrected, uncorrected))
+}
+
+/// The shards' pushes added up.
+fn pushes(tests: &[&TestRecord], what: &dyn Fn(&str) -> String) -> Result<Pushes, String> {
+    Ok(Pushes {
+        invalidations: counts::total(
+            tests.iter().map(|t| t.pushes.invalidations),
+            &what("pushes.invalidations"),
+        )?,
+        messages: counts::total(
+            tests.iter().map(|t| t.pushes.messages),
+            &what("pushes.messages"),
+        )?,
+        other: counts::total(tests.iter().map(|t| t.pushes.other), &what("pushes.other"))?,
+    })
 }
 
 /// The worst of the values given, by `order` (later is worse; an empty value, from a record

@@ -310,6 +310,17 @@ impl TestResult {
         }
     }
 
+    /// Adds one thread's recorder: its latencies, completions, errors, pushes and mix commands.
+    /// The one place a thread's figures join the test's (engine workers and replay threads).
+    pub fn add_recorded(&mut self, rec: &Recorder) {
+        self.latency.merge(&rec.latency);
+        self.latency_uncorrected.merge(&rec.uncorrected);
+        self.completed += rec.completed;
+        self.errors.merge(&rec.errors);
+        self.pushes.merge(&rec.pushes);
+        self.add_commands(&rec.commands);
+    }
+
     /// A result with nothing measured yet.
     pub fn empty(title: &str, target_rps: Option<u64>, outcome: Outcome) -> Self {
         Self {

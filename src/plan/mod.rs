@@ -11,6 +11,7 @@ pub mod find_max;
 pub mod memory;
 pub mod memtier;
 pub mod memtier_import;
+mod mix;
 mod pushes;
 pub mod shard;
 pub mod start_at;
@@ -52,7 +53,7 @@ pub enum Workload {
     },
 }
 
-pub use workloads::{MixSource, MixSpec};
+pub use mix::{MixSource, MixSpec};
 
 /// Prefix commands sent before the first batch of every connection, in the reference's order.
 #[derive(Clone, Debug, Default)]

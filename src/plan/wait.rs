@@ -9,7 +9,7 @@
 //! counts, `cli::memtier`). The timeout is the middle of its range: memtier draws it from a
 //! normal distribution centred there; a drawn timeout would need a placeholder kind of its own.
 
-use super::workloads::{MixSource, MixSpec};
+use super::mix::{MixSource, MixSpec};
 use crate::cli::WaitArgs;
 
 /// The SET and GET weights scaled so that SET:GET stays `set:get` and SET:WAIT becomes

@@ -8,30 +8,11 @@ use crate::engine::{Arrival, LoadSpec};
 use crate::workload::PayloadGenerator;
 use crate::workload::distribution::{KeyPattern, KeyRange, Sampler};
 use crate::workload::sizes::SizeDist;
-use crate::workload::suite::{self, SuiteTest};
+use crate::workload::suite;
 use crate::workload::template::parse_custom_command;
 
 use super::Workload;
-
-/// One command of a mix as planned; the run encodes it with the pass's data.
-#[derive(Clone, Debug)]
-pub struct MixSpec {
-    /// Its name in reports (`SET`; a repeated name gets `#2`, `#3`).
-    pub name: String,
-    pub source: MixSource,
-    pub weight: u32,
-    /// Its own key pattern (`None`: the run's).
-    pub keys: Option<KeyPattern>,
-}
-
-/// Where a mix command's bytes come from.
-#[derive(Clone, Debug)]
-pub enum MixSource {
-    /// A default test's command (`--ratio`'s SET and GET, with the suite's keys and value).
-    Suite(&'static SuiteTest),
-    /// A `--command` line, `__key__` already turned into `key:__rand_int__`.
-    Line(Vec<Vec<u8>>),
-}
+use super::mix::{MixSource, MixSpec};
 
 /// `--ratio` or `--command`s as one mixed test; `None` when neither is given.
 pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, String> {

@@ -1,5 +1,6 @@
 //! Writing an output file so that it is either the earlier file or the whole new one, never empty
-//! or half written: the `--json` record and the `--html` report of a run.
+//! or half written: the `--json` record and the `--html` report of a run, and the `-o` output of
+//! `compare`, `report` and `recover` (`emit`, which also writes to stdout).
 //!
 //! Why: a run used to open its output with truncation when it started and write it when it ended,
 //! so a run killed in between (SIGKILL, the OOM killer, a power cut) left an empty file and the
@@ -68,6 +69,25 @@ fn temp_path(path: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     parent(path).join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Writes `text` to `-o FILE` or stdout (no `-o`, or `-o -`). A closed stdout is not an error
+/// (`| head`).
+pub fn emit(output: Option<&str>, text: &str) -> Result<(), String> {
+    match output.filter(|o| !crate::cli::is_stdout(Path::new(o))) {
+        Some(path) => {
+            write(Path::new(path), text.as_bytes()).map_err(|e| format!("cannot write {path}: {e}"))
+        }
+        None => {
+            let mut out = io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write to stdout: {e}"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

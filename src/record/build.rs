@@ -8,15 +8,15 @@ use crate::machine::Load;
 use crate::metrics::thread_cpu::ThreadCpuUsage;
 use crate::metrics::{Outcome, RedirectKind, TestResult};
 use crate::verdict::{self, MachineLoad, OwnDemand, ServerCpu};
-use crate::watch::commandstats::{self, CommandTime};
-use crate::watch::{ServerInterval, ServerSample, Watched};
+use crate::watch::{ServerInterval, Watched};
 use crate::workload::Template;
 
 use super::document::{
     Histograms, LatencyPair, LatencySplit, LatencySummary, MachineRecord, MixBytes, MixRecord,
-    MixUncorrected, NodeOutageRecord, NodeRecord, Pushes, Range, Requests, ServerTestRecord,
-    TestRecord, VerdictRecord,
+    MixUncorrected, NodeOutageRecord, NodeRecord, Pushes, Requests, ServerTestRecord, TestRecord,
+    VerdictRecord,
 };
+use super::server::server_record;
 use super::timeline::{SecondRows, Timeline};
 
 /// What the engine measures beyond `TestResult`, once it is wired (all optional until then).
@@ -94,7 +94,6 @@ pub fn test_record(
         .filter(|w| !w.samples.is_empty())
         .map(|w| server_record(w, &commands))
         .collect();
-    let intervals: Vec<Vec<ServerInterval>> = server.iter().map(|s| s.seconds.clone()).collect();
     let client_pct: Option<Vec<f64>> = extras
         .client_threads
         .map(|t| t.iter().map(ThreadCpuUsage::percent).collect());
@@ -113,27 +112,7 @@ pub fn test_record(
             Outcome::Aborted => "aborted",
         }
         .into(),
-        requests: Requests {
-            issued: extras.issued,
-            completed: r.completed,
-            failed: r.errors.total(),
-            errors: r
-                .errors
-                .sorted()
-                .into_iter()
-                .map(|(w, n)| (w.to_string(), n))
-                .collect(),
-            redirects: r.cluster.as_ref().map(|c| {
-                RedirectKind::ALL
-                    .iter()
-                    .map(|k| (k.name().to_string(), c.redirects[*k as usize]))
-                    .collect::<BTreeMap<_, _>>()
-            }),
-            unanswered: r.unanswered,
-            reconnect_attempts: r.reconnect_attempts,
-            reconnects: r.reconnects,
-            reconnect_refusals: Some(r.reconnect_refusals),
-        },
+        requests: requests(r, extras.issued),
         pushes: Pushes {
             invalidations: r.pushes.invalidations,
             messages: r.pushes.messages,
@@ -151,79 +130,9 @@ pub fn test_record(
         } else {
             Histograms::of(&r.latency, &r.latency_uncorrected)
         },
-        nodes: r
-            .cluster
-            .iter()
-            .flat_map(|c| &c.nodes)
-            // As the report: nodes that answered nothing (replicas without --rfr) are left out,
-            // unless they lost requests.
-            .filter(|n| n.completed > 0 || n.lost > 0 || n.outage.is_some())
-            .map(|n| NodeRecord {
-                address: n.address.clone(),
-                role: n.role.map_or("unknown", crate::metrics::Role::name).into(),
-                completed: n.completed,
-                latency_us: LatencySummary::of(&n.latency),
-                histogram: if extras.skip_histograms {
-                    String::new()
-                } else {
-                    super::hdr::encode(&n.latency)
-                },
-                lost: n.lost,
-                outage: n.outage.map(|o| NodeOutageRecord {
-                    start_s: o.start.as_secs_f64(),
-                    end_s: o.end.map(|e| e.as_secs_f64()),
-                    duration_s: o.duration(r.elapsed).as_secs_f64(),
-                }),
-            })
-            .collect(),
-        mix: r
-            .commands
-            .iter()
-            .map(|c| MixRecord {
-                name: c.name.clone(),
-                completed: c.completed,
-                failed: c.errors,
-                throughput_rps: if r.elapsed.is_zero() {
-                    0.0
-                } else {
-                    c.completed as f64 / r.elapsed.as_secs_f64()
-                },
-                latency_us: LatencySummary::of(&c.latency),
-                histogram: if extras.skip_histograms {
-                    String::new()
-                } else {
-                    super::hdr::encode(&c.latency)
-                },
-                hits: Some(c.hits.unwrap_or(c.completed - c.nils.min(c.completed))),
-                misses: Some(c.nils),
-                // Both histograms hold the same replies; a journal of an earlier build kept
-                // only the corrected one.
-                uncorrected: (c.uncorrected.len() == c.latency.len()).then(|| MixUncorrected {
-                    latency_us: LatencySummary::of(&c.uncorrected),
-                    histogram: if extras.skip_histograms {
-                        String::new()
-                    } else {
-                        super::hdr::encode(&c.uncorrected)
-                    },
-                }),
-                // Counted where replies were (every request has bytes); a mode that counts
-                // none (replay) leaves them at 0: absent then, not "no bytes".
-                bytes: (c.bytes)
-                    .filter(|&(tx, _)| tx > 0 || c.completed == 0)
-                    .map(|(tx, rx)| MixBytes { tx, rx }),
-            })
-            .collect(),
-        timeline: {
-            let mut rows = match (extras.rows, extras.timeline) {
-                (Some(seconds), _) => seconds.rows(&intervals),
-                (None, Some(t)) => super::timeline::rows(t, &intervals),
-                (None, None) => Vec::new(),
-            };
-            if let Some(c) = &r.cluster {
-                super::timeline::add_redirects(&mut rows, &c.timeline);
-            }
-            rows
-        },
+        nodes: node_records(r, extras.skip_histograms),
+        mix: mix_records(r, extras.skip_histograms),
+        timeline: timeline_rows(r, &extras, &server),
         outages: super::timeline::outage_records(&match extras.rows {
             Some(seconds) => seconds.outages(r.elapsed, r.unanswered),
             None => crate::metrics::outage::outages(&r.timeline, r.elapsed, r.unanswered),
@@ -245,6 +154,119 @@ pub fn test_record(
         client_seconds: super::client_seconds::of(&r.timeline.connections),
         server,
     }
+}
+
+/// The test's request counts: issued, answered, failed by kind, redirected, reconnected.
+fn requests(r: &TestResult, issued: Option<u64>) -> Requests {
+    Requests {
+        issued,
+        completed: r.completed,
+        failed: r.errors.total(),
+        errors: r
+            .errors
+            .sorted()
+            .into_iter()
+            .map(|(w, n)| (w.to_string(), n))
+            .collect(),
+        redirects: r.cluster.as_ref().map(|c| {
+            RedirectKind::ALL
+                .iter()
+                .map(|k| (k.name().to_string(), c.redirects[*k as usize]))
+                .collect::<BTreeMap<_, _>>()
+        }),
+        unanswered: r.unanswered,
+        reconnect_attempts: r.reconnect_attempts,
+        reconnects: r.reconnects,
+        reconnect_refusals: Some(r.reconnect_refusals),
+    }
+}
+
+/// Each cluster node's figures. As the report: nodes that answered nothing (replicas without
+/// --rfr) are left out, unless they lost requests.
+fn node_records(r: &TestResult, skip_histograms: bool) -> Vec<NodeRecord> {
+    r.cluster
+        .iter()
+        .flat_map(|c| &c.nodes)
+        // As the report: nodes that answered nothing (replicas without --rfr) are left out,
+        // unless they lost requests.
+        .filter(|n| n.completed > 0 || n.lost > 0 || n.outage.is_some())
+        .map(|n| NodeRecord {
+            address: n.address.clone(),
+            role: n.role.map_or("unknown", crate::metrics::Role::name).into(),
+            completed: n.completed,
+            latency_us: LatencySummary::of(&n.latency),
+            histogram: if skip_histograms {
+                String::new()
+            } else {
+                super::hdr::encode(&n.latency)
+            },
+            lost: n.lost,
+            outage: n.outage.map(|o| NodeOutageRecord {
+                start_s: o.start.as_secs_f64(),
+                end_s: o.end.map(|e| e.as_secs_f64()),
+                duration_s: o.duration(r.elapsed).as_secs_f64(),
+            }),
+        })
+        .collect()
+}
+
+/// Each command of a mix: counts, rate, latency (corrected and as sent), hits, bytes.
+fn mix_records(r: &TestResult, skip_histograms: bool) -> Vec<MixRecord> {
+    r.commands
+        .iter()
+        .map(|c| MixRecord {
+            name: c.name.clone(),
+            completed: c.completed,
+            failed: c.errors,
+            throughput_rps: if r.elapsed.is_zero() {
+                0.0
+            } else {
+                c.completed as f64 / r.elapsed.as_secs_f64()
+            },
+            latency_us: LatencySummary::of(&c.latency),
+            histogram: if skip_histograms {
+                String::new()
+            } else {
+                super::hdr::encode(&c.latency)
+            },
+            hits: Some(c.hits.unwrap_or(c.completed - c.nils.min(c.completed))),
+            misses: Some(c.nils),
+            // Both histograms hold the same replies; a journal of an earlier build kept
+            // only the corrected one.
+            uncorrected: (c.uncorrected.len() == c.latency.len()).then(|| MixUncorrected {
+                latency_us: LatencySummary::of(&c.uncorrected),
+                histogram: if skip_histograms {
+                    String::new()
+                } else {
+                    super::hdr::encode(&c.uncorrected)
+                },
+            }),
+            // Counted where replies were (every request has bytes); a mode that counts
+            // none (replay) leaves them at 0: absent then, not "no bytes".
+            bytes: (c.bytes)
+                .filter(|&(tx, _)| tx > 0 || c.completed == 0)
+                .map(|(tx, rx)| MixBytes { tx, rx }),
+        })
+        .collect()
+}
+
+/// The record's timeline: from the seconds as rows (the journal's reader) or the engine's
+/// timeline, with the servers' intervals and the cluster's redirects per second.
+fn timeline_rows(
+    r: &TestResult,
+    extras: &TestExtras,
+    server: &[ServerTestRecord],
+) -> Vec<super::timeline::TimelineRow> {
+    let intervals: Vec<Vec<ServerInterval>> = server.iter().map(|s| s.seconds.clone()).collect();
+    let mut rows = match (extras.rows, extras.timeline) {
+        (Some(seconds), _) => seconds.rows(&intervals),
+        (None, Some(t)) => super::timeline::rows(t, &intervals),
+        (None, None) => Vec::new(),
+    };
+    if let Some(c) = &r.cluster {
+        super::timeline::add_redirects(&mut rows, &c.timeline);
+    }
+    rows
 }
 
 /// The test's average latency split into the server's time per call (calls-weighted over every
@@ -393,82 +415,9 @@ fn slot_figures(t: &Timeline) -> Vec<verdict::slots::SlotFigures> {
         .collect()
 }
 
-/// Intervals at least this long count as full seconds (a sample may come a little early or
-/// late; the last, cut-short interval is where the load winds down).
-const FULL_INTERVAL_SECS: f64 = 0.9;
-
-/// The limiting CPU over the full intervals, weighted by their length.
-fn steady_cpu(seconds: &[ServerInterval]) -> Option<f64> {
-    let full: Vec<&ServerInterval> = seconds
-        .iter()
-        .filter(|i| i.secs >= FULL_INTERVAL_SECS)
-        .collect();
-    let secs: f64 = full.iter().map(|i| i.secs).sum();
-    (secs > 0.0).then(|| {
-        full.iter()
-            .map(|i| i.limiting_cpu_pct() * i.secs)
-            .sum::<f64>()
-            / secs
-    })
-}
-
-/// One server's figures over a test from its samples and commandstats.
-pub fn server_record(w: &Watched, commands: &[String]) -> ServerTestRecord {
-    let s = &w.samples;
-    let seconds = ServerInterval::series(s);
-    let whole = ServerInterval::whole(s);
-    let range = |f: fn(&ServerSample) -> u64| {
-        let (first, last) = (s.first()?, s.last()?);
-        Some(Range {
-            start: f(first),
-            peak: s.iter().map(f).max().unwrap_or(0),
-            end: f(last),
-        })
-    };
-    let times: Vec<CommandTime> = match (&w.commandstats_before, &w.commandstats_after) {
-        (Some(b), Some(a)) => commandstats::diff(b, a, commands),
-        _ => Vec::new(),
-    };
-    ServerTestRecord {
-        address: w.address.clone(),
-        cpu_pct: whole.map(|i| i.cpu_pct),
-        main_thread_cpu_pct: whole.and_then(|i| i.main_thread_cpu_pct),
-        peak_second_cpu_pct: seconds
-            .iter()
-            .map(ServerInterval::limiting_cpu_pct)
-            .reduce(f64::max),
-        steady_cpu_pct: steady_cpu(&seconds),
-        used_memory: range(|x| x.used_memory),
-        used_memory_rss: range(|x| x.used_memory_rss),
-        connected_clients_peak: s.iter().map(|x| x.connected_clients).max(),
-        counters: whole.map(|i| i.counters).unwrap_or_default(),
-        fork_seen: s.iter().any(|x| x.fork_in_progress),
-        partial: w.lost || w.gaps > 0,
-        watch_gaps: w.gaps,
-        command_busy_pct: match (s.first(), s.last()) {
-            (Some(a), Some(b)) if b.at > a.at && !times.is_empty() => {
-                let usec: u64 = times.iter().map(|t| t.usec).sum();
-                Some(usec as f64 / 1e6 / (b.at - a.at).as_secs_f64() * 100.0)
-            }
-            _ => None,
-        },
-        usec_per_call: commandstats::usec_per_call(&times),
-        latency_percentiles: w
-            .latencystats
-            .as_deref()
-            .map(|t| commandstats::parse_latency(t, commands))
-            .unwrap_or_default(),
-        commands: times,
-        seconds,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::watch::commandstats::CommandCounters;
     use crate::workload::template::parse_custom_command;
 
     fn template(line: &[&str]) -> Template {
@@ -483,88 +432,9 @@ mod tests {
         assert_eq!(command_names(&t), ["set", "get"]);
     }
 
-    fn sample(at: u64, cpu: f64, mem: u64) -> ServerSample {
-        ServerSample {
-            at: Duration::from_secs(at),
-            cpu_user: cpu,
-            cpu_main: Some(cpu * 0.9),
-            used_memory: mem,
-            ..ServerSample::default()
-        }
-    }
-
-    #[test]
-    fn server_figures_over_a_test() {
-        let counters = |calls, usec| {
-            Some(vec![CommandCounters {
-                name: "set".into(),
-                calls,
-                usec,
-            }])
-        };
-        let w = Watched {
-            address: "h:1".into(),
-            samples: vec![
-                sample(0, 1.0, 100),
-                sample(1, 1.5, 300),
-                sample(2, 2.5, 200),
-            ],
-            commandstats_before: counters(10, 100),
-            commandstats_after: counters(1010, 2100),
-            latencystats: Some("latency_percentiles_usec_set:p50=1.003,p99=2.007\r\n".into()),
-            lost: false,
-            gaps: 0,
-            ..Watched::default()
-        };
-        let s = server_record(&w, &["set".to_string()]);
-        assert!((s.cpu_pct.unwrap() - 75.0).abs() < 1e-9);
-        assert_eq!(s.latency_percentiles[0].percentiles_usec["p99"], 2.007);
-        assert!((s.main_thread_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
-        assert!((s.peak_second_cpu_pct.unwrap() - 90.0).abs() < 1e-9);
-        // Both intervals are full seconds: (45 + 90) / 2.
-        assert!((s.steady_cpu_pct.unwrap() - 67.5).abs() < 1e-9);
-        // 2000 µs of SET in 2 s of wall time.
-        assert!((s.command_busy_pct.unwrap() - 0.1).abs() < 1e-9);
-        assert_eq!(
-            s.used_memory,
-            Some(Range {
-                start: 100,
-                peak: 300,
-                end: 200
-            })
-        );
-        assert_eq!(s.seconds.len(), 2);
-        assert_eq!(s.commands[0].calls, 1000);
-        assert_eq!(s.usec_per_call, Some(2.0));
-        assert!(!s.partial);
-    }
-
-    #[test]
-    fn steady_cpu_leaves_out_the_cut_short_last_interval() {
-        let seconds = [
-            ServerInterval {
-                secs: 1.0,
-                cpu_pct: 95.0,
-                ..ServerInterval::default()
-            },
-            ServerInterval {
-                secs: 1.0,
-                cpu_pct: 93.0,
-                main_thread_cpu_pct: Some(91.0),
-                ..ServerInterval::default()
-            },
-            ServerInterval {
-                secs: 0.4,
-                cpu_pct: 20.0,
-                ..ServerInterval::default()
-            },
-        ];
-        assert!((steady_cpu(&seconds).unwrap() - 93.0).abs() < 1e-9);
-        assert_eq!(steady_cpu(&seconds[2..]), None, "no full second");
-    }
-
     #[test]
     fn verdict_uses_the_busiest_node_main_thread() {
+        use crate::record::server::tests::sample;
         let mut r = TestResult::empty("SET", None, Outcome::Completed);
         r.completed = 1;
         r.elapsed = std::time::Duration::from_secs(2);

@@ -97,17 +97,29 @@ fn leb128(mut v: u64, out: &mut Vec<u8>) {
 /// Decodes one record histogram (`hdrhistogram-v2-compressed-base64`, nanoseconds) and adds it to
 /// `into`. `what` names it in the error (`a.json: tests[0].histograms.corrected`).
 pub fn add_encoded(into: &mut LatencyHistogram, text: &str, what: &str) -> Result<(), String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("{what}: not base64 ({e})"))?;
+    let bytes = base64_bytes(text).map_err(|e| format!("{what}: not base64 ({e})"))?;
     if into.add_plain_v2(&bytes) {
         return Ok(());
     }
-    let h: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("{what}: not an HdrHistogram V2 histogram ({e:?})"))?;
+    let h =
+        from_v2(&bytes).map_err(|e| format!("{what}: not an HdrHistogram V2 histogram ({e:?})"))?;
     add(into, &h);
     Ok(())
+}
+
+/// Decodes HdrHistogram text (V2, compressed or not, base64) of any bounds: a record's, or
+/// memtier_benchmark's. `None` for text that is not one (the caller then shows no spectrum). The
+/// one decoder of the crate: `add_encoded` reads through the same two steps.
+pub fn decode(text: &str) -> Option<Histogram<u64>> {
+    from_v2(&base64_bytes(text).ok()?).ok()
+}
+
+fn base64_bytes(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    base64::engine::general_purpose::STANDARD.decode(text.trim())
+}
+
+fn from_v2(bytes: &[u8]) -> Result<Histogram<u64>, hdrhistogram::serialization::DeserializeError> {
+    Deserializer::new().deserialize(&mut &bytes[..])
 }
 
 /// Adds `h`'s counts to `into`. Each bucket's count is recorded at the bucket's highest

@@ -27,6 +27,7 @@ pub mod journal;
 pub mod memory;
 pub mod memtier_data;
 pub mod replay;
+pub mod server;
 pub mod shard;
 pub mod storm;
 pub mod timeline;

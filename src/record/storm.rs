@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::document::{LatencySummary, ServerTestRecord};
-use super::{RunRecord, build, hdr};
+use super::{RunRecord, hdr};
 use crate::storm::{Side, Stage, StageFigures, StormResult};
 use crate::watch::TestWatch;
 
@@ -191,7 +191,7 @@ impl RunRecord {
         let watched = watch.map(TestWatch::end).unwrap_or_default();
         let server = watched
             .iter()
-            .map(|w| build::server_record(w, &[]))
+            .map(|w| super::server::server_record(w, &[]))
             .collect();
         self.doc.storm = Some(StormRecord::of(result, ctx, server));
         // The journal's head gains the storm block: a run killed before its record is written

@@ -1,7 +1,7 @@
 //! `capture --cluster`: every primary of a cluster captured at once, into one trace.
 //!
 //! MONITOR is per node, so each primary gets its own capture (its MONITOR connection and its
-//! backlog watch, `capture::monitor`) on a thread of its own, writing its own part file beside
+//! backlog watch, `capture_node::monitor`) on a thread of its own, writing its own part file beside
 //! the trace (`TRACE.part0`, `TRACE.part1`, …). When they end (`--duration`, Ctrl-C, or one of
 //! them stopping at `--max-backlog`, which stops all), the parts are merged by time into the
 //! trace by the one merge `replay` uses for several traces (`trace::Merge`: streaming, each
@@ -24,7 +24,7 @@ use std::time::Instant;
 use crate::engine::Target;
 use crate::trace::{Entry, Merge, Writer};
 
-use super::capture::{CaptureArgs, Ended, backlog_message, io, monitor, why};
+use super::capture_node::{CaptureArgs, Ended, backlog_message, io, monitor, why};
 
 /// `TRACE.partI`: primary `i`'s own trace until the merge.
 fn part_path(out: &Path, i: usize) -> PathBuf {

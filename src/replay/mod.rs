@@ -16,6 +16,7 @@
 
 pub mod capture;
 mod capture_cluster;
+mod capture_node;
 mod connect;
 mod filter;
 mod journal;
@@ -342,40 +343,25 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // Re-reads the slot map while the replay runs (every second, and after a MOVED).
     let refresher = router.as_ref().map(route::Router::refresher);
     let (stop, terminated) = signals();
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 64);
+    let threads = thread_count(a);
     let wall_start = SystemTime::now();
     let start = Instant::now() + LOOKAHEAD;
-    // `max` sends at once, not from `start`: its measured time begins now (else a replay shorter
-    // than the lookahead ends before `start` and measures 0 s, 0 requests per second).
-    let measure_start = a
-        .speed
-        .due_ns(a.warmup_us)
-        .map_or(start - LOOKAHEAD, |ns| start + Duration::from_nanos(ns));
+    let measure_start = measure_start(a, start);
     // With a journal the threads' seconds carry their full-precision parts (`journal`).
     let journal_path = journal::path(a);
     let timeline: crate::metrics::SharedTimeline = Arc::default();
     timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = journal_path.is_some();
     let tids: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::default()).collect();
-    let mut txs = Vec::new();
-    let mut handles = Vec::new();
-    for tid in &tids {
-        let (tx, rx) = sync_channel(QUEUED_CHUNKS);
-        let setup = worker::Setup {
-            target: target.clone(),
-            cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
-            auth: auth.clone(),
-            start,
-            measure_start,
-            timeline: Arc::clone(&timeline),
-            stop: Arc::clone(&stop),
-            tid: Arc::clone(tid),
-        };
-        txs.push(tx);
-        handles.push(std::thread::spawn(move || worker::run(setup, rx)));
-    }
+    let (txs, handles) = spawn_threads(&tids, |tid| worker::Setup {
+        target: target.clone(),
+        cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
+        auth: auth.clone(),
+        start,
+        measure_start,
+        timeline: Arc::clone(&timeline),
+        stop: Arc::clone(&stop),
+        tid,
+    });
     let mut sched = Scheduler::new(a);
     let started = wall_start + measure_start.saturating_duration_since(start - LOOKAHEAD);
     let journal = journal::ReplayJournal::open(
@@ -437,11 +423,53 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     if let Some(f) = fatal {
         return Err(Fail(1, f));
     }
-    Ok(match result.outcome {
+    Ok(exit_code(&result.outcome))
+}
+
+/// The exit code of a replay that ended `outcome` without an error: 130 or 143 when a signal
+/// stopped it, as a shell reports a process killed by it.
+fn exit_code(outcome: &Outcome) -> u8 {
+    match outcome {
         Outcome::Interrupted(Signal::Terminate) => 143,
         Outcome::Interrupted(Signal::Interrupt) => 130,
         _ => 0,
-    })
+    }
+}
+
+/// When the measured time begins, the warmup's end after `start`. `max` sends at once, not from
+/// `start`: its measured time begins now (else a replay shorter than the lookahead ends before
+/// `start` and measures 0 s, 0 requests per second).
+fn measure_start(a: &ReplayArgs, start: Instant) -> Instant {
+    a.speed
+        .due_ns(a.warmup_us)
+        .map_or(start - LOOKAHEAD, |ns| start + Duration::from_nanos(ns))
+}
+
+/// `--threads`, else one per core, at most 64.
+fn thread_count(a: &ReplayArgs) -> usize {
+    a.threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 64)
+}
+
+/// The replay threads, one per `tids` entry (where each publishes its kernel id), each with its
+/// queue of chunks and the setup `setup` makes for it.
+fn spawn_threads(
+    tids: &[Arc<AtomicU64>],
+    setup: impl Fn(Arc<AtomicU64>) -> worker::Setup,
+) -> (
+    Vec<SyncSender<Chunk>>,
+    Vec<std::thread::JoinHandle<worker::Outcome>>,
+) {
+    let mut txs = Vec::new();
+    let mut handles = Vec::new();
+    for tid in tids {
+        let (tx, rx) = sync_channel(QUEUED_CHUNKS);
+        let setup = setup(Arc::clone(tid));
+        txs.push(tx);
+        handles.push(std::thread::spawn(move || worker::run(setup, rx)));
+    }
+    (txs, handles)
 }
 
 /// How the replay ended: stopped by a signal (which), failed, or completed.
@@ -486,12 +514,7 @@ fn gather(
             .join()
             .map_err(|_| Fail(1, "a replay thread panicked".into()))?;
         let rec = &o.recorder;
-        result.latency.merge(&rec.latency);
-        result.latency_uncorrected.merge(&rec.uncorrected);
-        result.completed += rec.completed;
-        result.errors.merge(&rec.errors);
-        result.pushes.merge(&rec.pushes);
-        result.add_commands(&rec.commands);
+        result.add_recorded(rec);
         result.issued += o.issued;
         result.unanswered += rec.unanswered;
         result.reconnect_refusals += rec.reconnect_refusals;

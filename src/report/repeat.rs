@@ -11,8 +11,8 @@
 
 use std::io::{self, Write};
 
-use crate::compare::table::{median, spread_pct};
 use crate::metrics::TestResult;
+use crate::stats::{median, spread_pct};
 use crate::verdict::Verdict;
 
 /// The figures of each repetition of one test.

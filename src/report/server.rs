@@ -36,64 +36,7 @@ pub fn write_server_block(
         (String::from("\nServer:\n"), "  ")
     };
     for n in &t.server {
-        let _ = write!(s, "  {}:", n.address);
-        if let Some(cpu) = n.cpu_pct {
-            let _ = write!(s, " CPU {cpu:.1}% of a core");
-            if let Some(main) = n.main_thread_cpu_pct {
-                let _ = write!(s, " (main thread {main:.1}%)");
-            }
-        }
-        if let Some(peak) = n.peak_second_cpu_pct {
-            let _ = write!(s, ", busiest second {peak:.1}%");
-        }
-        if let Some(busy) = n.command_busy_pct {
-            let _ = write!(s, "; executing commands {busy:.1}% of the time");
-        }
-        s.push('\n');
-        if let Some(m) = n.used_memory {
-            let _ = write!(s, "    memory {}", range(m));
-            if let Some(rss) = n.used_memory_rss {
-                let _ = write!(s, " (rss {})", range(rss));
-            }
-            s.push('\n');
-        }
-        if let Some(per_call) = n.usec_per_call {
-            let names: Vec<&str> = n.commands.iter().map(|c| c.command.as_str()).collect();
-            let _ = writeln!(
-                s,
-                "    server time per call {per_call:.p$} usec ({}), measured avg {}",
-                names.join(", "),
-                sent_avg(t, p)
-            );
-        }
-        if !n.latency_percentiles.is_empty() {
-            let _ = writeln!(s, "    {}", server_percentiles_line(n, t, p));
-        }
-        let mut notes = Vec::new();
-        if n.fork_seen {
-            notes.push("a fork (RDB save or AOF rewrite) ran".to_string());
-        }
-        if n.counters.rejected_connections > 0 {
-            notes.push(format!(
-                "{} connections rejected",
-                n.counters.rejected_connections
-            ));
-        }
-        if n.counters.evicted_keys > 0 {
-            notes.push(format!("{} keys evicted", n.counters.evicted_keys));
-        }
-        if n.watch_gaps > 0 {
-            notes.push(format!(
-                "the watch lost the server {} time(s) and reconnected: the seconds between have \
-                 no figures",
-                n.watch_gaps
-            ));
-        } else if n.partial {
-            notes.push("the server stopped answering INFO: figures are partial".to_string());
-        }
-        if !notes.is_empty() {
-            let _ = writeln!(s, "    {}", notes.join("; "));
-        }
+        node_lines(&mut s, n, t, p);
     }
     if let Some(split) = &t.latency_split {
         let _ = writeln!(s, "{indent}{}", split_line(split, p));
@@ -127,6 +70,69 @@ pub fn write_server_block(
         }
     }
     out.write_all(s.as_bytes())
+}
+
+/// One watched server's lines of the block: CPU, memory, time per call, percentiles, and
+/// what happened to it (a fork, rejected connections, evictions, a lost watch).
+fn node_lines(s: &mut String, n: &ServerTestRecord, t: &TestRecord, p: usize) {
+    let _ = write!(s, "  {}:", n.address);
+    if let Some(cpu) = n.cpu_pct {
+        let _ = write!(s, " CPU {cpu:.1}% of a core");
+        if let Some(main) = n.main_thread_cpu_pct {
+            let _ = write!(s, " (main thread {main:.1}%)");
+        }
+    }
+    if let Some(peak) = n.peak_second_cpu_pct {
+        let _ = write!(s, ", busiest second {peak:.1}%");
+    }
+    if let Some(busy) = n.command_busy_pct {
+        let _ = write!(s, "; executing commands {busy:.1}% of the time");
+    }
+    s.push('\n');
+    if let Some(m) = n.used_memory {
+        let _ = write!(s, "    memory {}", range(m));
+        if let Some(rss) = n.used_memory_rss {
+            let _ = write!(s, " (rss {})", range(rss));
+        }
+        s.push('\n');
+    }
+    if let Some(per_call) = n.usec_per_call {
+        let names: Vec<&str> = n.commands.iter().map(|c| c.command.as_str()).collect();
+        let _ = writeln!(
+            s,
+            "    server time per call {per_call:.p$} usec ({}), measured avg {}",
+            names.join(", "),
+            sent_avg(t, p)
+        );
+    }
+    if !n.latency_percentiles.is_empty() {
+        let _ = writeln!(s, "    {}", server_percentiles_line(n, t, p));
+    }
+    let mut notes = Vec::new();
+    if n.fork_seen {
+        notes.push("a fork (RDB save or AOF rewrite) ran".to_string());
+    }
+    if n.counters.rejected_connections > 0 {
+        notes.push(format!(
+            "{} connections rejected",
+            n.counters.rejected_connections
+        ));
+    }
+    if n.counters.evicted_keys > 0 {
+        notes.push(format!("{} keys evicted", n.counters.evicted_keys));
+    }
+    if n.watch_gaps > 0 {
+        notes.push(format!(
+            "the watch lost the server {} time(s) and reconnected: the seconds between have \
+             no figures",
+            n.watch_gaps
+        ));
+    } else if n.partial {
+        notes.push("the server stopped answering INFO: figures are partial".to_string());
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(s, "    {}", notes.join("; "));
+    }
 }
 
 /// `CPU pressure 12% (some), steal 0%, CPUs 80% busy (2 cores), respbench 95% of a core, other

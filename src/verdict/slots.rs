@@ -68,43 +68,7 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
             .and_then(|t| t.iter().copied().reduce(f64::max)),
     };
     if slots.len() < MIN_SLOTS {
-        // A test too short for three full slots after the first, or too few replies to cross
-        // the slots' ends (a slow command): the whole test's figures, which for the server are
-        // all there is anyway, and the reason says why.
-        let why = if full_slots(whole.seconds) < MIN_SLOTS {
-            format!(
-                "the test lasted {:.0} ms, too short to judge 100 ms at a time, which needs {} ms \
-                 (respbench's CPU is measured from one 100 ms mark to the next, starting at the \
-                 first, and a judgement needs {MIN_SLOTS} such slots); a test of 1 s or more (a \
-                 larger -n, or --duration) gets a firmer verdict",
-                whole.seconds * 1e3,
-                (MIN_SLOTS + 1) * 100
-            )
-        } else {
-            format!(
-                "too few replies to judge it 100 ms at a time (respbench measures its CPU when \
-                 a reply arrives after a 100 ms mark, and slow commands gave {} such slot{} of \
-                 the {MIN_SLOTS} needed)",
-                slots.len(),
-                if slots.len() == 1 { "" } else { "s" }
-            )
-        };
-        let mut j = super::judge(
-            whole.servers,
-            whole.client_threads_pct,
-            whole.rate,
-            whole.seconds,
-            whole.machine,
-        );
-        if whole.seconds < super::MIN_SECONDS {
-            // Under one slot: "can't tell", whose reason already says why and what to do.
-            return j;
-        }
-        j.reason = format!(
-            "{}; judged from the whole test's figures, which are less certain: {why}",
-            j.reason
-        );
-        return j;
+        return too_few_slots(whole, slots.len());
     }
     let inputs: Vec<(f64, VerdictInput)> = slots
         .iter()
@@ -165,6 +129,48 @@ pub fn judge(whole: &WholeTest, slots: &[SlotFigures]) -> Judged {
             reason_over(&median, top, "its median slot")
         ),
     )
+}
+
+/// A test with fewer than [`MIN_SLOTS`] slots (`slots` of them): judged from the whole test's
+/// figures, which for the server are all there is anyway, and the reason says why.
+fn too_few_slots(whole: &WholeTest, slots: usize) -> Judged {
+    // A test too short for three full slots after the first, or too few replies to cross
+    // the slots' ends (a slow command): the whole test's figures, which for the server are
+    // all there is anyway, and the reason says why.
+    let why = if full_slots(whole.seconds) < MIN_SLOTS {
+        format!(
+            "the test lasted {:.0} ms, too short to judge 100 ms at a time, which needs {} ms \
+             (respbench's CPU is measured from one 100 ms mark to the next, starting at the \
+             first, and a judgement needs {MIN_SLOTS} such slots); a test of 1 s or more (a \
+             larger -n, or --duration) gets a firmer verdict",
+            whole.seconds * 1e3,
+            (MIN_SLOTS + 1) * 100
+        )
+    } else {
+        format!(
+            "too few replies to judge it 100 ms at a time (respbench measures its CPU when \
+             a reply arrives after a 100 ms mark, and slow commands gave {} such slot{} of \
+             the {MIN_SLOTS} needed)",
+            slots,
+            if slots == 1 { "" } else { "s" }
+        )
+    };
+    let mut j = super::judge(
+        whole.servers,
+        whole.client_threads_pct,
+        whole.rate,
+        whole.seconds,
+        whole.machine,
+    );
+    if whole.seconds < super::MIN_SECONDS {
+        // Under one slot: "can't tell", whose reason already says why and what to do.
+        return j;
+    }
+    j.reason = format!(
+        "{}; judged from the whole test's figures, which are less certain: {why}",
+        j.reason
+    );
+    j
 }
 
 /// The slots a test of `seconds` can have figures for: its whole 100 ms slots but the first

@@ -192,48 +192,19 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
                 args.push(key.to_vec());
                 args.push(d.to_vec());
             }
-            SequenceItem {
-                repeat: 1,
-                args,
-                verbatim_arg: None,
-                data: Vec::new(),
-            }
+            args_item(args)
         }
         "mget" => {
             let mut args: Vec<Vec<u8>> = vec![b"MGET".to_vec()];
             args.extend((0..10).map(|_| key.to_vec()));
-            SequenceItem {
-                repeat: 1,
-                args,
-                verbatim_arg: None,
-                data: Vec::new(),
-            }
+            args_item(args)
         }
         "xadd" => cmd(&[b"XADD", mystream, b"*", b"myfield", d]),
         "function_load" => {
             let script = function_library(p.num_functions);
             cmd(&[b"function", b"load", b"replace", script.as_bytes()])
         }
-        "fcall" => {
-            setup.push(vec![
-                b"FUNCTION".to_vec(),
-                b"LOAD".to_vec(),
-                b"REPLACE".to_vec(),
-                fcall_library(p.num_keys_in_fcall).into_bytes(),
-            ]);
-            let mut args: Vec<Vec<u8>> = vec![
-                b"fcall".to_vec(),
-                b"foo1".to_vec(),
-                p.num_keys_in_fcall.to_string().into_bytes(),
-            ];
-            args.extend((1..=p.num_keys_in_fcall).map(|i| format!("key{i}{tag}").into_bytes()));
-            SequenceItem {
-                repeat: 1,
-                args,
-                verbatim_arg: None,
-                data: Vec::new(),
-            }
-        }
+        "fcall" => fcall(p.num_keys_in_fcall, tag, &mut setup),
         other => unreachable!("suite test {other} has no command"),
     };
     // The value arguments (the `-d` data), which variable value sizes resize.
@@ -245,6 +216,34 @@ pub fn build(test: &SuiteTest, p: &SuiteParams) -> TestWork {
         template: Template::encode(&[item], p.keyspace_given),
         setup,
     }
+}
+
+/// A command of the given arguments, sent once, none of them a value to resize.
+fn args_item(args: Vec<Vec<u8>>) -> SequenceItem {
+    SequenceItem {
+        repeat: 1,
+        args,
+        verbatim_arg: None,
+        data: Vec::new(),
+    }
+}
+
+/// `FCALL foo1 N key1 … keyN` of `keys` keys (each with the cluster `tag`), with the library it
+/// calls loaded first (`setup`).
+fn fcall(keys: u32, tag: &str, setup: &mut Vec<Vec<Vec<u8>>>) -> SequenceItem {
+    setup.push(vec![
+        b"FUNCTION".to_vec(),
+        b"LOAD".to_vec(),
+        b"REPLACE".to_vec(),
+        fcall_library(keys).into_bytes(),
+    ]);
+    let mut args: Vec<Vec<u8>> = vec![
+        b"fcall".to_vec(),
+        b"foo1".to_vec(),
+        keys.to_string().into_bytes(),
+    ];
+    args.extend((1..=keys).map(|i| format!("key{i}{tag}").into_bytes()));
+    args_item(args)
 }
 
 /// Which arguments of a suite test's command are its value (`-d` bytes).

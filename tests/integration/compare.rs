@@ -800,7 +800,7 @@ fn a_side_busy_in_most_repetitions_is_cant_tell_and_the_gate_says_so() {
 /// Redis against Valkey and Redis against itself, three repetitions each, on real servers. Only
 /// what is certain is asserted: the answer's shape, an interval on every change, and what
 /// differs besides the numbers (the servers, and a `-c` chosen to differ); whether a change is
-/// a finding is a statistical claim, left to the simulation in `compare::stats`.
+/// a finding is a statistical claim, left to the simulation in `stats`.
 #[test]
 fn a_b_and_a_a_at_three_repetitions_against_real_servers() {
     let dir = TempDir::new();

@@ -195,7 +195,7 @@ fn check_histogram_log(what: &str, row: &Value) {
     let encoded = pcts["Histogram log format"]["Compressed Histogram"]
         .as_str()
         .unwrap_or_else(|| panic!("{what}: {row}"));
-    let h = respbench::compare::input::spectrum::decode(encoded).expect("decodes");
+    let h = respbench::record::hdr::decode(encoded).expect("decodes");
     assert_eq!(h.len(), row["Count"].as_u64().unwrap(), "{what}");
     if h.is_empty() {
         return;

@@ -5,17 +5,12 @@
 
 use crate::compare::input::{Detail, Input};
 
-use super::svg::{Area, Band, Chart, Marker, Rule, Series, Stroke, XAxis};
+use crate::html::svg::{Area, Band, Chart, Marker, Rule, Series, Stroke, XAxis, chart, colour};
 
-/// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
-pub const PALETTE: [&str; 8] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
-];
-
-/// The colour of input `i`.
-pub fn colour(i: usize) -> &'static str {
-    PALETTE[i % PALETTE.len()]
-}
+/// Tests beyond this many get no section of charts, only their rows in the overview and the
+/// comparison: a page of thousands of tests' charts (hundreds of megabytes of SVG) does not open,
+/// and nobody reads a thousand charts; the tables stay whole.
+pub const MAX_CHARTED_TESTS: usize = 100;
 
 /// Every run's details of `test`: `(input index, series label prefix, detail)`.
 fn details<'a>(inputs: &'a [Input], test: &str) -> Vec<(usize, String, &'a Detail)> {
@@ -37,27 +32,6 @@ fn details<'a>(inputs: &'a [Input], test: &str) -> Vec<(usize, String, &'a Detai
         }
     }
     out
-}
-
-pub(super) fn chart(
-    kind: &'static str,
-    test: &str,
-    title: &str,
-    x_label: &'static str,
-    y_label: &'static str,
-    x_axis: XAxis,
-    series: Vec<Series>,
-) -> Option<Chart> {
-    series.iter().any(|s| !s.points.is_empty()).then(|| Chart {
-        kind,
-        test: test.to_string(),
-        title: title.to_string(),
-        x_label,
-        y_label,
-        x_axis,
-        series,
-        ..Chart::default()
-    })
 }
 
 /// The charts of a test: id, title, x label, y label, x axis; in page order.
@@ -622,7 +596,7 @@ fn time_marks(found: &[(usize, String, &Detail)]) -> (Vec<Band>, Vec<Marker>) {
                 kind: "outage",
                 x0: o.start_s,
                 x1: o.end_s,
-                label: named(label, super::outage_text(o)),
+                label: named(label, super::events::outage_text(o)),
             });
         }
         // A dead primary among several is not an outage of the whole test: its own band.

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::esc;
 use crate::compare::costs::tables;
 use crate::compare::input::Input;
+use crate::html::esc;
 
 /// Appends one section per table.
 pub fn section(s: &mut String, inputs: &[Input]) {

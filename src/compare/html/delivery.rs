@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::compare::input::Input;
 use crate::record::delivery::DeliveryRecord;
 
-use super::esc;
+use crate::html::esc;
 
 /// The block of each run of `test` whose record has one; nothing when none does.
 pub fn table(s: &mut String, inputs: &[Input], test: &str) {

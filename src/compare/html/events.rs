@@ -6,7 +6,7 @@
 
 use crate::compare::input::{Detail, SecondRow};
 
-use super::svg::Marker;
+use crate::html::svg::Marker;
 
 /// A second with at least this many MOVED/ASK redirects is part of a burst: a cluster that
 /// moved slots (a failover, a resharding) answers every key of them with a redirect until the
@@ -72,6 +72,27 @@ fn runs(rows: &[SecondRow], hit: impl Fn(&SecondRow) -> bool) -> Vec<(f64, f64, 
         }
     }
     out
+}
+
+/// An outage in words, as the text report says it: `from 5.0 s to 8.0 s: 3.0 s, 50 requests
+/// failed (50 lost without a reply)`.
+pub fn outage_text(o: &crate::record::timeline::OutageRecord) -> String {
+    let end = if o.until_end {
+        "the end of the test".to_string()
+    } else {
+        format!("{:.1} s", o.end_s)
+    };
+    let mut s = format!(
+        "from {:.1} s to {end}: {:.1} s, {} requests failed ({} lost without a reply)",
+        o.start_s, o.duration_s, o.failed, o.lost
+    );
+    if o.reconnect_attempts > 0 {
+        s.push_str(&format!(
+            ", {} of {} reconnects succeeded",
+            o.reconnects, o.reconnect_attempts
+        ));
+    }
+    s
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 
 use crate::compare::input::Input;
 
-use super::charts::{chart, colour};
-use super::svg::{Chart, Dot, Rule, Series, Stroke, XAxis};
+use crate::html::svg::{Chart, Dot, Rule, Series, Stroke, XAxis};
+use crate::html::svg::{chart, colour};
 
 /// The latency-vs-throughput curve of the runs that hold a `--find-max` search: p50 (solid) and
 /// p99 (dashed) of each step against the throughput it achieved, in rate order, on a log latency

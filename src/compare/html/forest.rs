@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use crate::compare::render::verdict_words;
 use crate::compare::table::{Change, Comparison, Direction, Metric};
 
-use super::esc;
+use crate::html::esc;
 
 /// The metrics the plot shows (the overview's, and the median).
 const METRICS: [Metric; 3] = [Metric::Rps, Metric::P50, Metric::P99];
@@ -71,7 +71,7 @@ fn entries(cmp: &Comparison) -> Vec<Entry<'_>> {
                 let labels = (cmp.labels[0].as_str(), cmp.labels[k + 1].as_str());
                 let words = format!(
                     "{} {}",
-                    crate::compare::render::signed_pct(change.pct),
+                    crate::compare::words::signed_pct(change.pct),
                     verdict_words(change, labels)
                 );
                 out.push(Entry {

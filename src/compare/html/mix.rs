@@ -8,9 +8,9 @@
 use std::fmt::Write as _;
 
 use crate::compare::input::{Input, MixCommand};
-use crate::compare::table::median;
+use crate::stats::median;
 
-use super::esc;
+use crate::html::esc;
 
 /// One row per run and command of `test`'s mix: command, share of the requests, requests,
 /// errors, rps, p50, p99, p99.9 and max (ms). Nothing when no run has a mix for the test.

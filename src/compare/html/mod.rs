@@ -1,11 +1,9 @@
 //! The HTML report: one self-contained file of one or more runs, to open offline by
 //! double-click or send to a colleague (`respbench report`, whose command line is
-//! `compare::report_cli`, and `--html FILE` on a run).
+//! `report_cli`, and `--html FILE` on a run).
 //!
-//! Layout: `page` assembles the document, `charts` chooses each test's charts from the runs'
-//! series, `svg` draws them. The charts are SVG rendered here rather than a JavaScript chart
-//! library: no script to vendor, audit or keep up to date, nothing that can fetch, the same
-//! bytes for the same data, and a few kB per chart (see docs/architecture.md, "HTML report").
+//! Layout: `page` assembles the document in the skeleton of `crate::html::page`, `charts`
+//! chooses each test's charts from the runs' series, `crate::html::svg` draws them.
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod charts;
@@ -19,7 +17,6 @@ mod page;
 mod replay;
 mod split;
 mod summary;
-mod svg;
 mod verdict;
 
 use std::path::Path;
@@ -27,43 +24,6 @@ use std::path::Path;
 use crate::compare::input::{self, Input};
 use crate::compare::table::{Comparison, Metric};
 use crate::record::Document;
-
-/// HTML text escaping for element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// An outage in words, as the text report says it: `from 5.0 s to 8.0 s: 3.0 s, 50 requests
-/// failed (50 lost without a reply)`.
-pub fn outage_text(o: &crate::record::timeline::OutageRecord) -> String {
-    let end = if o.until_end {
-        "the end of the test".to_string()
-    } else {
-        format!("{:.1} s", o.end_s)
-    };
-    let mut s = format!(
-        "from {:.1} s to {end}: {:.1} s, {} requests failed ({} lost without a reply)",
-        o.start_s, o.duration_s, o.failed, o.lost
-    );
-    if o.reconnect_attempts > 0 {
-        s.push_str(&format!(
-            ", {} of {} reconnects succeeded",
-            o.reconnects, o.reconnect_attempts
-        ));
-    }
-    s
-}
 
 /// The page for `inputs` (the first is the base of the comparison table) and their comparison.
 pub fn page(inputs: &[Input], cmp: &Comparison) -> String {

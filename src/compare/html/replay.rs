@@ -12,9 +12,9 @@ use std::fmt::Write as _;
 use crate::compare::input::Input;
 use crate::record::replay::{ReplayCluster, ReplayRecord};
 
-use super::charts::{chart, colour};
-use super::esc;
-use super::svg::{self, Series, Stroke, XAxis};
+use crate::html::esc;
+use crate::html::svg::{self, Series, Stroke, XAxis};
+use crate::html::svg::{chart, colour};
 
 /// `name n, name n` of a count map, or `-`.
 fn counts(m: &BTreeMap<String, u64>) -> String {
@@ -178,7 +178,7 @@ mod tests {
 
     fn input(label: &str, replay: Option<ReplayRecord>) -> Input {
         Input {
-            costs: crate::compare::costs::Costs {
+            costs: crate::compare::input::Costs {
                 replay,
                 ..Default::default()
             },

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::compare::input::Input;
 use crate::record::document::LatencySplit;
 
-use super::esc;
+use crate::html::esc;
 
 /// One row per run of `test` whose records carry a split; nothing when none does.
 pub fn table(s: &mut String, inputs: &[Input], test: &str) {

@@ -11,21 +11,12 @@ use std::fmt::Write as _;
 use crate::compare::input::{Input, Sample};
 use crate::compare::table::Comparison;
 
-use super::esc;
+use crate::html::esc;
 
 /// The median of `v` (the middle one, or the mean of the middle two); `None` when empty.
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    (!v.is_empty()).then(|| crate::stats::median(&v))
 }
 
 fn ms(us: Option<f64>) -> String {
@@ -112,7 +103,7 @@ pub fn section(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         }
         shown += 1;
         // Only the first MAX_CHARTED_TESTS tests have a section to link to.
-        let link = (shown <= super::page::MAX_CHARTED_TESTS).then_some(i);
+        let link = (shown <= super::charts::MAX_CHARTED_TESTS).then_some(i);
         for input in inputs {
             let Some(test) = input.tests.iter().find(|x| x.name == t.name) else {
                 continue;
@@ -258,7 +249,7 @@ fn outage_list(s: &mut String, inputs: &[Input], cmp: &Comparison) {
             o.start_s,
             o.end_s,
             esc(&who),
-            esc(&super::outage_text(o))
+            esc(&super::events::outage_text(o))
         );
     }
     s.push_str("</ol>");

@@ -104,7 +104,7 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
         html.contains("data-series=\"run&lt;0&gt; p99\"")
             && html.contains("data-series=\"run&lt;1&gt; p99\"")
     );
-    assert!(html.contains(charts::PALETTE[1]));
+    assert!(html.contains(crate::html::svg::PALETTE[1]));
     assert!(html.contains("data-chart=\"forest\""));
     // The answer opens the page: headline and forest under the title, before the runs.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
@@ -178,14 +178,6 @@ fn only_findings_are_coloured() {
     assert!(
         html.contains("<td class=\"better\">+10.00% better ["),
         "{html}"
-    );
-}
-
-#[test]
-fn escaping() {
-    assert_eq!(
-        esc("<a href=\"x\">&'"),
-        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
     );
 }
 
@@ -328,11 +320,11 @@ fn thousands_of_tests_are_summarised() {
     let html = page(&inputs, &cmp);
     assert_eq!(
         html.matches("<section class=\"test\"").count(),
-        page::MAX_CHARTED_TESTS
+        charts::MAX_CHARTED_TESTS
     );
     assert!(html.contains(&format!(
         "{n} tests: charts for the first {} only",
-        page::MAX_CHARTED_TESTS
+        charts::MAX_CHARTED_TESTS
     )));
     // The last test's row is in the overview, without a link to a section that is not there.
     assert!(
@@ -404,7 +396,7 @@ fn seconds_without_server_figures_stay_a_gap() {
     d.servers[0].points.push(later);
     let charts = charts::for_test(&runs, "MSET (10 keys)");
     let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();
-    let svg = super::svg::render(cpu);
+    let svg = crate::html::svg::render(cpu);
     let path = svg
         .split("data-series=\"run&lt;0&gt; process\" d=\"")
         .nth(1)
@@ -434,7 +426,7 @@ fn a_short_test_with_its_slots_is_drawn_at_a_tenth_of_a_second() {
         let inputs = vec![input_of("s".into(), vec!["s.json".into()], vec![run]).unwrap()];
         charts::for_test(&inputs, "PING")
     };
-    let max_of = |charts: &[svg::Chart]| {
+    let max_of = |charts: &[crate::html::svg::Chart]| {
         let lat = charts.iter().find(|c| c.kind == "latency").unwrap();
         let max = lat.series.iter().find(|s| s.label.ends_with("max"));
         (max.unwrap().points.clone(), lat.title.clone())
@@ -494,7 +486,7 @@ fn repetitions_are_a_median_with_its_spread() {
     // The spectrum still has each repetition, named.
     let sp = charts.iter().find(|c| c.kind == "spectrum").unwrap();
     assert!(sp.series.iter().any(|s| s.label == "r #2 corrected"));
-    let svg = super::svg::render(tp);
+    let svg = crate::html::svg::render(tp);
     assert!(svg.contains("class=\"spread\""));
     // Beyond throughput and latency: the server's CPU as a band too, one point per second.
     let cpu = charts.iter().find(|c| c.kind == "server-cpu").unwrap();

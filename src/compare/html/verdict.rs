@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use crate::compare::input::{Input, Sample};
 use crate::record::document::MachineRecord;
 
-use super::esc;
+use crate::html::esc;
 
 /// One run's repetition of `test` that carries a verdict or machine figures.
 struct Judged<'a> {

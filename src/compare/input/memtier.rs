@@ -77,7 +77,7 @@ fn sample(key: &str, stats: &Value, count: f64) -> Result<Sample, String> {
         .and_then(|p| p.get("Histogram log format"))
         .and_then(|h| h.get("Compressed Histogram"))
         .and_then(Value::as_str)
-        .and_then(spectrum::decode);
+        .and_then(crate::record::hdr::decode);
     let rps = num(stats, "Ops/sec")
         .ok_or_else(|| format!("memtier JSON: \"{key}\" has no number \"Ops/sec\""))?;
     Ok(Sample {

@@ -23,6 +23,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::record::memory::MemoryRecord;
+use crate::record::memtier_data::VerifyRecord;
+use crate::record::storm::StormRecord;
+
 /// A file that cannot be used: printed as `respbench: <message>`, exit code 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputError(pub String);
@@ -67,7 +71,7 @@ pub struct Input {
     /// the report shows them beside the run.
     pub problems: Vec<String>,
     /// Connection storm and memory per key figures (respbench records only).
-    pub costs: super::costs::Costs,
+    pub costs: Costs,
 }
 
 /// A `--find-max` search's steps, for the latency-vs-throughput chart (respbench records only).
@@ -252,7 +256,7 @@ pub struct FileRun {
     /// A respbench record's run or tests that did not complete (see [`Input::problems`]).
     pub problems: Vec<String>,
     /// See [`Input::costs`].
-    pub costs: super::costs::Costs,
+    pub costs: Costs,
 }
 
 impl FileRun {
@@ -457,6 +461,38 @@ pub fn dedup_labels(inputs: &mut [Input]) {
                 k += 1;
             }
             inputs[i].label = format!("{base}#{k}");
+        }
+    }
+}
+
+/// A side's storm and memory figures.
+#[derive(Clone, Debug, Default)]
+pub struct Costs {
+    /// Each file's storm, in file order: a side given as comma-separated runs
+    /// (`a1.json,a2.json`) has one per run (storms refuse `--repeat`).
+    pub storms: Vec<StormRecord>,
+    /// Each test that measured memory per key, by test name, in record order (the first file's
+    /// that has it).
+    pub memory: Vec<(String, MemoryRecord)>,
+    /// A `respbench replay` record's block (the HTML report's replay section).
+    pub replay: Option<crate::record::replay::ReplayRecord>,
+    /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
+    pub verify: Vec<VerifyRecord>,
+}
+
+impl Costs {
+    /// Adds a later file's figures: its storm as another run, memory and replay where the side
+    /// has none yet.
+    pub fn absorb(&mut self, other: Costs) {
+        self.storms.extend(other.storms);
+        self.verify.extend(other.verify);
+        if self.replay.is_none() {
+            self.replay = other.replay;
+        }
+        for (name, m) in other.memory {
+            if !self.memory.iter().any(|(n, _)| *n == name) {
+                self.memory.push((name, m));
+            }
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::record::document::{Document, LatencySummary, SCHEMA, TestRecord};
+use crate::record::document::{Document, LatencySummary, SCHEMA, ServerTestRecord, TestRecord};
 use crate::record::failover::SwitchRecord;
 
 use super::spectrum;
@@ -34,7 +34,7 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let facts = super::facts::of_record(&doc);
     let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
-    let costs = crate::compare::costs::Costs {
+    let costs = super::Costs {
         storms: doc.storm.take().into_iter().collect(),
         replay: doc.replay.take(),
         verify: doc.verify.take().into_iter().collect(),
@@ -187,7 +187,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
         if text.trim().is_empty() {
             return Ok(Vec::new());
         }
-        spectrum::decode(text)
+        crate::record::hdr::decode(text)
             .map(|h| spectrum::points(&h, 0.001))
             .ok_or_else(|| {
                 format!(
@@ -200,30 +200,11 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let duration = (t.duration_s > 0.0).then_some(t.duration_s);
     let completed = kept_slots(&t, duration, |s| Some(s.completed));
     let kept_max = kept_slots(&t, duration, |s| s.max_us);
+    let (node_outages, failovers) = (node_outages(&t), failovers(&t));
     let detail = Detail {
         latency_split: t.latency_split.clone(),
         delivery: t.delivery.clone(),
-        timeline: t
-            .timeline
-            .iter()
-            .map(|r| SecondRow {
-                second: r.second as f64,
-                span: duration.map_or(1.0, |d| (d - r.second as f64).clamp(0.01, 1.0)),
-                completed: r.completed,
-                failed: r.failed,
-                p50: r.p50_us,
-                p99: r.p99_us,
-                max: r.max_us,
-                client_delay: r.client_delay_us.map(|d| (d.avg, d.p99)),
-                reconnect_attempts: r.reconnect_attempts,
-                reconnects: r.reconnects,
-                moved: ["MOVED", "ASK"]
-                    .iter()
-                    .filter_map(|k| r.redirects.get(*k))
-                    .sum(),
-                invalidations: r.invalidations,
-            })
-            .collect(),
+        timeline: timeline_rows(&t, duration),
         spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,
         spectrum_uncorrected: hist(&t.histograms.uncorrected, "uncorrected")?,
         errors: t.requests.failed,
@@ -233,24 +214,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             .unwrap_or_default()
             .into_iter()
             .collect(),
-        servers: t
-            .server
-            .into_iter()
-            .map(|s| ServerSeries {
-                address: s.address,
-                points: s
-                    .seconds
-                    .iter()
-                    .map(|i| ServerPoint {
-                        t: i.t,
-                        cpu_pct: i.cpu_pct,
-                        main_thread_cpu_pct: i.main_thread_cpu_pct,
-                        used_memory: i.used_memory,
-                        used_memory_rss: i.used_memory_rss,
-                    })
-                    .collect(),
-            })
-            .collect(),
+        servers: t.server.into_iter().map(server_series).collect(),
         lost: t
             .timeline
             .iter()
@@ -261,20 +225,8 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
             })
             .collect(),
         outages: t.outages.clone(),
-        node_outages: t
-            .nodes
-            .iter()
-            .filter_map(|n| {
-                let o = n.outage.as_ref()?;
-                let end = o.end_s.unwrap_or(o.start_s + o.duration_s);
-                Some((n.address.clone(), o.start_s, end, n.lost))
-            })
-            .collect(),
-        failovers: t
-            .nodes
-            .iter()
-            .filter_map(|n| Some((n.outage.as_ref()?.end_s?, n.address.clone())))
-            .collect(),
+        node_outages,
+        failovers,
         switches: switches
             .iter()
             .filter(|s| s.test.as_deref() == Some(t.name.as_str()))
@@ -307,6 +259,69 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
         ))),
         ..figures(t.throughput_rps, &t.latency_us.corrected)
     })
+}
+
+/// The test's seconds as the charts read them, each placed over the time it covers (the last
+/// one may be cut short: `duration`).
+fn timeline_rows(t: &TestRecord, duration: Option<f64>) -> Vec<SecondRow> {
+    t.timeline
+        .iter()
+        .map(|r| SecondRow {
+            second: r.second as f64,
+            span: duration.map_or(1.0, |d| (d - r.second as f64).clamp(0.01, 1.0)),
+            completed: r.completed,
+            failed: r.failed,
+            p50: r.p50_us,
+            p99: r.p99_us,
+            max: r.max_us,
+            client_delay: r.client_delay_us.map(|d| (d.avg, d.p99)),
+            reconnect_attempts: r.reconnect_attempts,
+            reconnects: r.reconnects,
+            moved: ["MOVED", "ASK"]
+                .iter()
+                .filter_map(|k| r.redirects.get(*k))
+                .sum(),
+            invalidations: r.invalidations,
+        })
+        .collect()
+}
+
+/// A watched server's series: CPU and memory per second.
+fn server_series(s: ServerTestRecord) -> ServerSeries {
+    ServerSeries {
+        address: s.address,
+        points: s
+            .seconds
+            .iter()
+            .map(|i| ServerPoint {
+                t: i.t,
+                cpu_pct: i.cpu_pct,
+                main_thread_cpu_pct: i.main_thread_cpu_pct,
+                used_memory: i.used_memory,
+                used_memory_rss: i.used_memory_rss,
+            })
+            .collect(),
+    }
+}
+
+/// Each node's outage: its address, start and end (s), and the requests lost.
+fn node_outages(t: &TestRecord) -> Vec<(String, f64, f64, u64)> {
+    t.nodes
+        .iter()
+        .filter_map(|n| {
+            let o = n.outage.as_ref()?;
+            let end = o.end_s.unwrap_or(o.start_s + o.duration_s);
+            Some((n.address.clone(), o.start_s, end, n.lost))
+        })
+        .collect()
+}
+
+/// Each node's failover: when its outage ended (s), and its address.
+fn failovers(t: &TestRecord) -> Vec<(f64, String)> {
+    t.nodes
+        .iter()
+        .filter_map(|n| Some((n.outage.as_ref()?.end_s?, n.address.clone())))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,20 +1,10 @@
-//! HdrHistogram text (V2 compressed, base64) → the percentile spectrum the HTML report draws.
+//! A histogram (decoded by `record::hdr::decode`) → the percentile spectrum the HTML report draws.
 //!
 //! The spectrum is sampled at evenly spaced points of `log10(1/(1-q))` (10 per decade), the axis
 //! it is drawn on, up to where the histogram has data (`1/(1-q)` ≤ the count), then its maximum:
 //! a few dozen points per histogram whatever the run's length, which keeps the page small.
 
-use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
-
-/// Decodes a histogram; `None` for text that is not one (the caller then draws no spectrum).
-pub fn decode(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .ok()?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
-}
 
 /// Points `(q, value × scale)` of the spectrum, q ascending, ending at `(1, max)`. Empty for an
 /// empty histogram.
@@ -42,7 +32,7 @@ pub fn points(h: &Histogram<u64>, scale: f64) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
     use crate::metrics::LatencyHistogram;
-    use crate::record::hdr;
+    use crate::record::hdr::{self, decode};
 
     #[test]
     fn decodes_respbench_histograms_and_samples_the_log_axis() {

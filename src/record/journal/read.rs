@@ -606,7 +606,7 @@ impl Open {
             .beside
             .watched
             .iter()
-            .map(|w| build::server_record(w, &[]))
+            .map(|w| crate::record::server::server_record(w, &[]))
             .collect();
         let counts = StormCounts {
             completed: self.completed,

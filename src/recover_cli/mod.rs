@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 use crate::record::Document;
 
-use super::files::check_output;
+use crate::cli::check_output;
 
 /// The help text of `respbench recover --help`.
 pub fn help_text() -> String {
@@ -84,7 +84,7 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         }
     };
     let written = if crate::cli::is_stdout(Path::new(&output)) {
-        super::files::emit(None, &text)
+        crate::record::atomic::emit(None, &text)
     } else {
         crate::record::atomic::write(Path::new(&output), text.as_bytes())
             .map_err(|e| format!("cannot write {output}: {e}"))

@@ -108,6 +108,39 @@ pub struct Chart {
     pub y_log: bool,
 }
 
+/// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
+pub const PALETTE: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+];
+
+/// The colour of input `i`.
+pub fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A chart of `series`, or `None` when no series has a point (a chart with no data in any run is
+/// left out).
+pub fn chart(
+    kind: &'static str,
+    test: &str,
+    title: &str,
+    x_label: &'static str,
+    y_label: &'static str,
+    x_axis: XAxis,
+    series: Vec<Series>,
+) -> Option<Chart> {
+    series.iter().any(|s| !s.points.is_empty()).then(|| Chart {
+        kind,
+        test: test.to_string(),
+        title: title.to_string(),
+        x_label,
+        y_label,
+        x_axis,
+        series,
+        ..Chart::default()
+    })
+}
+
 const W: f64 = 520.0;
 const H: f64 = 250.0;
 const LEFT: f64 = 62.0;

@@ -6,9 +6,11 @@ use std::ffi::OsString;
 
 use crate::cli::flag::{Flag, Value, help_block, parse_subcommand, utf8};
 
-use super::files::{check_output, emit, load_inputs};
-use super::html;
-use super::table::{Comparison, Metric};
+use crate::cli::check_output;
+use crate::compare::files::load_inputs;
+use crate::compare::html;
+use crate::compare::table::{Comparison, Metric};
+use crate::record::atomic::emit;
 
 /// The help text of `respbench report --help`: the description, then the option table's.
 pub fn help_text() -> String {
@@ -164,6 +166,6 @@ mod tests {
 
     #[test]
     fn help_is_the_golden_text() {
-        assert_eq!(super::help_text(), include_str!("report_help.golden"));
+        assert_eq!(super::help_text(), include_str!("help.golden"));
     }
 }
