@@ -16,6 +16,7 @@
 
 mod failure;
 mod opener;
+pub mod plan;
 mod stages;
 
 use std::collections::BTreeMap;
