@@ -92,8 +92,8 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::Benchmark => run::benchmark(ctx),
         RunMode::Idle => run::idle(ctx),
         RunMode::VerifyOnly => run::verify_only(ctx),
-        RunMode::Storm(plan) => run::storm(ctx, plan),
+        RunMode::Storm(plan) => storm::run::run(ctx, plan),
         RunMode::Delivery => run::delivery(ctx),
-        RunMode::Fuzz => run::fuzz(ctx),
+        RunMode::Fuzz => crate::fuzz::run::run(ctx),
     }
 }

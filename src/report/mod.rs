@@ -23,7 +23,6 @@ mod outages;
 mod repeat;
 mod run_summary;
 mod server;
-mod storm;
 
 pub use delivery::write_delivery;
 pub use format::{
@@ -35,7 +34,6 @@ pub use memtier_line::{MemtierProgress, memtier_progress_line};
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
 pub use server::{short_tests_warnings, verdict_warning, write_server_block};
-pub use storm::write_storm;
 
 /// What the report says about the run's setup (the header lines of the full report).
 #[derive(Clone, Debug, Default)]

@@ -75,13 +75,23 @@ impl<'a> ModeContext<'a> {
         super::secrets(self.plan)
     }
 
+    /// `--cluster`: the shared slot map (refreshed as the cluster changes).
+    pub fn cluster_map(&self) -> Option<&crate::engine::cluster::ClusterShared> {
+        self.cluster.as_ref().map(|c| &*c.shared)
+    }
+
+    /// The servers the run watches: the target, or the cluster's benchmark nodes.
+    pub fn watch_targets(&self) -> Vec<crate::watch::WatchTarget> {
+        super::record_hook::watch_targets(self.plan, &self.setup, self.cluster.as_ref())
+    }
+
     /// What a mode that reports as the benchmark does first, once: the server watch, the
     /// cluster's listing, the CSV header, the dataset's summary, then `--start-at`. Returns where
     /// the human report goes (stderr when the record owns stdout; nowhere when the caller writes
     /// its own output).
     pub fn prepare(&mut self) -> Result<Box<dyn Write>, Failure> {
         let plan = self.plan;
-        let targets = super::record_hook::watch_targets(plan, &self.setup, self.cluster.as_ref());
+        let targets = self.watch_targets();
         for w in self.rec.watch_servers(targets) {
             eprintln!("{w}");
         }

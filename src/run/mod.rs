@@ -8,12 +8,10 @@ mod context;
 mod delivery;
 mod failover;
 mod find_max;
-mod fuzz;
 mod live_metrics;
 mod memory;
 mod record_hook;
 mod start;
-mod storm;
 mod storm_seconds;
 mod verify;
 
@@ -25,6 +23,7 @@ use std::time::Instant;
 use self::cluster::ClusterCtx;
 use self::console::Console;
 pub use self::context::ModeContext;
+pub use self::storm_seconds::{FUZZ, ModeSeconds, STORM};
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
@@ -303,31 +302,6 @@ pub fn verify_only(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
     ctx.prepare()?;
     let interrupted = ctx.interrupted();
     verify::run(ctx.plan, &ctx.setup, ctx.rec, &interrupted)
-}
-
-/// `--fuzz`: after the control connection (and cluster discovery), before the server watch.
-pub fn fuzz(ctx: ModeContext<'_>) -> Result<(), Failure> {
-    let interrupted = ctx.interrupted();
-    let live = ctx.live();
-    let cluster = ctx.cluster.as_ref();
-    fuzz::run_fuzz(ctx.plan, &ctx.setup, cluster, &interrupted, ctx.rec, live)
-}
-
-/// `--connect-storm`: after the server watch, the cluster's listing and `--start-at`.
-pub fn storm(
-    mut ctx: ModeContext<'_>,
-    storm: &crate::storm::plan::StormPlan,
-) -> Result<(), Failure> {
-    let mut out = ctx.prepare()?;
-    storm::run_storm(
-        ctx.plan,
-        storm,
-        &ctx.setup,
-        &mut ctx.control,
-        ctx.rec,
-        &mut out,
-        &ctx.console,
-    )
 }
 
 /// Where the load goes and what every connection sends first. TLS files are read once, here: a
