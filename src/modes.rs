@@ -97,3 +97,39 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::Fuzz => crate::fuzz::run::run(ctx),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(argv: &[&str]) -> RunMode {
+        let args = match crate::cli::parse(argv.iter().map(|s| s.into())) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        plan(&args, None).map(|p| p.mode).unwrap()
+    }
+
+    #[test]
+    fn one_mode_per_command_line_in_the_runs_order() {
+        assert!(matches!(mode(&["-t", "get"]), RunMode::Benchmark));
+        assert!(matches!(
+            mode(&["--find-max", "p99<1ms", "-t", "get"]),
+            RunMode::Benchmark
+        ));
+        assert!(matches!(mode(&["--memory-per-key"]), RunMode::Benchmark));
+        assert!(matches!(mode(&["-I"]), RunMode::Idle));
+        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz));
+        assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery));
+        let storm = mode(&["--connect-storm", "PING"]);
+        let RunMode::Storm(p) = storm else {
+            panic!("{storm:?}")
+        };
+        assert_eq!(p.command_name.as_deref(), Some("PING"));
+        // Given together, the first of the order runs (fuzz before the storm), as it always has.
+        assert!(matches!(
+            mode(&["--fuzz", "--connect-storm"]),
+            RunMode::Fuzz
+        ));
+    }
+}

@@ -116,3 +116,65 @@ fn rules<'a>(args: &'a Args, workload: &Workload) -> [Rule<'a>; 4] {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::RunPlan;
+
+    /// The usage message of `argv`'s plan, or `None` when it plans.
+    fn refusal(argv: &[&str]) -> Option<String> {
+        let args = match crate::cli::parse(argv.iter().map(|s| s.into())) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => return Some(e.0),
+        };
+        RunPlan::new(&args, None).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn each_rule_names_its_mode_and_the_first_option_it_refuses() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--find-max", "p99<1ms", "-t", "get", "--csv"],
+                "--find-max cannot be combined with --csv",
+            ),
+            (
+                &["--connect-storm", "-l", "--csv"],
+                "--connect-storm cannot be combined with -l",
+            ),
+            (
+                &["--connect-storm", "--find-max", "p99<1ms", "-t", "get"],
+                "--connect-storm cannot be combined with --find-max",
+            ),
+            (
+                &["--memory-per-key", "--connect-storm"],
+                "--memory-per-key cannot be combined with --connect-storm",
+            ),
+            (
+                &["-r", "10", "--fill", "-I"],
+                "--fill cannot be combined with -I",
+            ),
+            (
+                &["--pubsub", "2", "--repeat", "3"],
+                "--pubsub runs its own test; it does not combine with --repeat",
+            ),
+            (
+                &["--stream", "2", "-l"],
+                "--stream runs its own test; it does not combine with -l",
+            ),
+        ];
+        for (argv, message) in cases {
+            let got = refusal(argv);
+            assert!(
+                got.as_deref().is_some_and(|m| m.contains(message)),
+                "{argv:?}: {got:?}, expected {message:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn modes_that_do_not_refuse_each_other_plan() {
+        assert_eq!(refusal(&["--connect-storm", "-c", "2", "-n", "10"]), None);
+        assert_eq!(refusal(&["--memory-per-key", "-t", "set"]), None);
+    }
+}
