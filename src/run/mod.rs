@@ -605,7 +605,7 @@ impl<W: Write> Session<'_, W> {
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         if let (Some(m), false) = (&test.memory, self.plan.format == Format::Csv) {
-            report::write_memory(&mut self.out, m)?;
+            crate::memory::report::write_memory(&mut self.out, m)?;
         }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
