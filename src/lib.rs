@@ -17,6 +17,7 @@ pub mod memory;
 pub mod memtier;
 pub mod merge;
 pub mod metrics;
+pub mod modes;
 pub mod plan;
 pub mod record;
 pub mod recover_cli;

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use respbench::cli::{self, Invocation};
+use respbench::modes;
 use respbench::plan::{PlanError, RunPlan};
-use respbench::run::{Failure, run};
+use respbench::run::Failure;
 
 fn main() -> ExitCode {
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
@@ -72,7 +73,7 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    let plan = match RunPlan::new(&args, stdin) {
+    let planned = match modes::plan(&args, stdin) {
         Ok(p) => p,
         Err(PlanError::Usage(e)) => {
             eprintln!("respbench: {e}");
@@ -85,7 +86,10 @@ fn main() -> ExitCode {
     };
 
     let (interrupted, terminated) = install_signals();
-    exit_code(run(&plan, interrupted, terminated.clone()), &terminated)
+    exit_code(
+        modes::run(&planned, interrupted, terminated.clone()),
+        &terminated,
+    )
 }
 
 /// memtier_benchmark's command line: its own parser and output, respbench's run underneath.

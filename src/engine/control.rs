@@ -130,6 +130,22 @@ impl ControlConn {
         (0..n).map(|_| self.read_reply()).collect()
     }
 
+    /// Sends the run's prefix (AUTH, HELLO, SELECT, the client name: what every connection of
+    /// the run sends first) and checks each reply: the one place a blocking connection is
+    /// prepared as the benchmark's own. `Ok(Some(_))` is the first command the server refused
+    /// and its error (each caller says it in its own words); nothing is sent without a prefix.
+    pub fn send_prefix(
+        &mut self,
+        setup: &super::ConnSetup,
+    ) -> Result<Option<(&'static str, String)>, EngineError> {
+        if setup.prefix_commands.is_empty() {
+            return Ok(None);
+        }
+        let replies = self.call_raw(&setup.prefix, setup.prefix_commands.len())?;
+        Ok((setup.prefix_commands.iter().zip(&replies))
+            .find_map(|(name, reply)| error_text(reply).map(|e| (*name, e))))
+    }
+
     /// Replaces the read/write timeout (30 s by default). The server watch uses a short one so a
     /// server that stops answering cannot hold up the run.
     pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), EngineError> {

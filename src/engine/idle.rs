@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::control::{ControlConn, error_text};
+use super::control::ControlConn;
 use super::error::io_reason;
 use super::tls::CLOSED_IN_HANDSHAKE;
 use super::{ConnSetup, EngineError};
@@ -56,13 +56,8 @@ pub fn run_idle(
         }
         let mut conn =
             ControlConn::connect(&setup.target).map_err(|e| closed_while_opening(e, i, clients))?;
-        if !setup.prefix.is_empty() {
-            let replies = conn.call_raw(&setup.prefix, setup.prefix_commands.len())?;
-            for (reply, command) in replies.iter().zip(&setup.prefix_commands) {
-                if let Some(message) = error_text(reply) {
-                    return Err(EngineError::Setup { command, message });
-                }
-            }
+        if let Some((command, message)) = conn.send_prefix(setup)? {
+            return Err(EngineError::Setup { command, message });
         }
         let mut stream = conn
             .into_stream()

@@ -20,6 +20,7 @@ pub mod malformed;
 pub mod reduce;
 mod report;
 pub mod route;
+pub mod run;
 mod say;
 pub mod table;
 pub mod watch;

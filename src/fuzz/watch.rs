@@ -40,13 +40,8 @@ pub fn connect(setup: &ConnSetup, timeout: Duration) -> Result<ControlConn, Stri
     let mut c = ControlConn::connect_within(&setup.target, CONNECT_WITHIN.min(timeout))
         .map_err(|e| e.to_string())?;
     c.set_timeout(timeout).map_err(|e| e.to_string())?;
-    if !setup.prefix_commands.is_empty() {
-        let replies = c
-            .call_raw(&setup.prefix, setup.prefix_commands.len())
-            .map_err(|e| e.to_string())?;
-        if let Some(e) = replies.iter().find_map(crate::engine::control::error_text) {
-            return Err(e);
-        }
+    if let Some((_, e)) = c.send_prefix(setup).map_err(|e| e.to_string())? {
+        return Err(e);
     }
     Ok(c)
 }

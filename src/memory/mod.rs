@@ -9,6 +9,8 @@
 //! measured (`plan`), or format anything (`record::memory` turns two snapshots into the record's
 //! block, `report` prints it).
 
+pub mod record;
+pub mod report;
 pub mod types;
 
 use std::collections::BTreeMap;

@@ -15,7 +15,6 @@ use crate::engine::{LoadSpec, Stop};
 use crate::workload::distribution::KeyPattern;
 use crate::workload::drift::KeyDrift;
 
-use super::Workload;
 use super::shard::ShardPlan;
 
 /// Most receiver-message pairs one run tracks: one bit each, 512 MiB.
@@ -75,7 +74,6 @@ pub(super) fn key_drift(args: &Args, load: &mut LoadSpec) -> Result<(), String> 
 pub(super) fn spec(
     args: &Args,
     load: &LoadSpec,
-    workload: &Workload,
     shard: Option<&ShardPlan>,
 ) -> Result<Option<DeliverySpec>, String> {
     let d = &args.delivery;
@@ -104,22 +102,7 @@ pub(super) fn spec(
                 .into(),
         );
     }
-    let refused = [
-        (
-            !matches!(workload, Workload::Suite(_)) || args.tests.is_some(),
-            "a test or command",
-        ),
-        (args.repeat > 1, "--repeat"),
-        (args.find_max.is_some(), "--find-max"),
-        (args.loop_forever, "-l"),
-        (args.idle, "-I"),
-        (args.dataset.is_some(), "--dataset"),
-    ];
-    if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
-        return Err(format!(
-            "{flag} runs its own test; it does not combine with {what}"
-        ));
-    }
+    // What delivery refuses of the other modes and options: `conflicts.rs`.
     let publishers = d.publishers.unwrap_or(1);
     let messages = match load.stop {
         Stop::Requests(n) => n,

@@ -1,5 +1,6 @@
-//! `--find-max`'s plan: the SLO parsed, the step's window and warmup, the starting rate, and the
-//! options it cannot be combined with (all checked before anything connects, exit 2).
+//! `--find-max`'s plan: the SLO parsed, the step's window and warmup, the starting rate (checked
+//! before anything connects, exit 2; the options it cannot be combined with are in
+//! `conflicts.rs`).
 
 use std::time::Duration;
 
@@ -58,16 +59,6 @@ pub fn plan(
              give a command",
             tests.len()
         ));
-    }
-    let conflicts = [
-        (args.duration.is_some(), "--duration (use --step-duration)"),
-        (args.csv, "--csv"),
-        (args.loop_forever, "-l"),
-        (args.repeat > 1, "--repeat"),
-        (args.idle, "-I"),
-    ];
-    if let Some((_, name)) = conflicts.iter().find(|(given, _)| *given) {
-        return Err(format!("--find-max cannot be combined with {name}"));
     }
     let step = args.step_duration.unwrap_or(DEFAULT_STEP);
     let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);

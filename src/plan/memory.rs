@@ -14,15 +14,7 @@ pub fn apply(args: &Args, load: &mut LoadSpec) -> Result<bool, String> {
     if !m.fill && !m.per_key {
         return Ok(false);
     }
-    let name = if m.fill { "--fill" } else { "--memory-per-key" };
-    let refused = [
-        (args.storm.connect_storm, "--connect-storm"),
-        (args.find_max.is_some(), "--find-max"),
-        (args.idle, "-I"),
-    ];
-    if let Some((_, other)) = refused.iter().find(|(given, _)| *given) {
-        return Err(format!("{name} cannot be combined with {other}"));
-    }
+    // What the fill and memory per key refuse of the other modes: `conflicts.rs`.
     if !m.fill {
         return Ok(true);
     }

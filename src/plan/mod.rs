@@ -4,6 +4,7 @@
 //! command's sequence. Must not: open sockets (the server address is resolved when the run
 //! starts). `main` builds it once; nothing changes it afterwards.
 
+mod conflicts;
 pub mod counters;
 pub mod dataset;
 mod delivery;
@@ -15,15 +16,14 @@ mod mix;
 mod pushes;
 pub mod shard;
 pub mod start_at;
-pub mod storm;
 mod wait;
 mod workloads;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Args, Endpoint, ReadFromReplicas};
+use crate::cli::{AddrFamily, Args, Endpoint, ReadFromReplicas};
 use crate::engine::tls::{TlsOptions, check_cipher_lists};
-use crate::engine::{ErrorPolicy, LoadSpec, Stop};
+use crate::engine::{ErrorPolicy, Family, LoadSpec, Stop};
 use crate::workload::template::{SequenceItem, parse_custom_command};
 use crate::workload::{PayloadGenerator, SuiteTest, select_tests, suite};
 
@@ -105,7 +105,6 @@ pub struct RunPlan {
     pub format: Format,
     pub precision: usize,
     pub loop_forever: bool,
-    pub idle: bool,
     /// `--fuzz` and its options (`crate::fuzz` runs it instead of the tests).
     pub fuzz: crate::cli::FuzzArgs,
     pub data_size: usize,
@@ -156,8 +155,6 @@ pub struct RunPlan {
     pub sentinel: crate::cli::SentinelArgs,
     /// `--check-counters`: the INCR test to check for lost writes.
     pub counters: Option<counters::CounterCheck>,
-    /// `--connect-storm`: open and close connections instead of running the tests.
-    pub storm: Option<storm::StormPlan>,
     /// `--memory-per-key` (or `--fill`): memory per key around every test.
     pub memory_per_key: bool,
     /// `--dbnum`: the db the tests write, whose keys memory per key samples by type.
@@ -177,36 +174,18 @@ impl RunPlan {
         // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
         let data_size = workloads::data_size(args);
         let workload = workload(args, data_size, stdin, &mut warnings)?;
-        if args.keepalive == 0 {
-            warnings.push(
-                "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
-                 run out of local ports (on Linux: sysctl -w net.ipv4.tcp_tw_reuse=1)"
-                    .to_string(),
-            );
-        }
-        if args.sequential && args.keyspace.is_none() && args.workload.key_maximum.is_none() {
-            warnings.push("WARNING: --sequential has no effect without -r".to_string());
-        }
+        connection_warnings(args, &mut warnings);
         pushes::check(args, &workload, &mut warnings)?;
         let tls = tls_options(args, &mut warnings)?;
 
         let (prefix, auth) = prefix(args)?;
-        if args.cluster && args.dataset.is_some() {
-            return Err("--dataset with --cluster is not supported yet"
-                .to_string()
-                .into());
-        }
-        if args.cluster && matches!(args.endpoint, Endpoint::Unix(_)) {
-            return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s"
-                .to_string()
-                .into());
-        }
+        check_cluster(args)?;
 
         let counters = counters::check(args, &workload)?;
         let mut load = load_spec(args);
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
-        let storm = storm::plan(args, &mut warnings)?;
+        conflicts::check(args, &workload)?;
         let memory_per_key = memory::apply(args, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
@@ -222,23 +201,7 @@ impl RunPlan {
                     .into(),
             );
         }
-        // The HTML report names its shard like the record does (`report-{shard}.html`).
-        let html = args.html.as_ref().map(|p| match &shard {
-            Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
-            None => p.clone(),
-        });
-        let journal = match (&args.journal, &json) {
-            (Some(p), _) => Some(match &shard {
-                Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
-                None => p.clone(),
-            }),
-            (None, Some(j)) if !crate::cli::is_stdout(j) => {
-                let mut p = j.clone().into_os_string();
-                p.push(".partial");
-                Some(p.into())
-            }
-            (None, _) => None,
-        };
+        let (html, journal) = html_and_journal(args, shard.as_ref(), json.as_ref());
         let start_at = args
             .start_at
             .as_deref()
@@ -250,7 +213,7 @@ impl RunPlan {
         }
         delivery::key_drift(args, &mut load)?;
         load.scan_walk = memtier::scan_walk(args);
-        let delivery = delivery::spec(args, &load, &workload, shard.as_ref())?;
+        let delivery = delivery::spec(args, &load, shard.as_ref())?;
         let imported = import.as_ref().map(|i| memtier_import::imported(i, &load));
         let memtier = memtier::shape(args, &load, data_size, imported);
         let verify = memtier_import::verify(import.as_ref(), &load);
@@ -259,24 +222,17 @@ impl RunPlan {
             tls,
             mptcp: args.mptcp,
             family: args.conn.family.map(|f| match f {
-                crate::cli::AddrFamily::V4 => crate::engine::Family::V4,
-                crate::cli::AddrFamily::V6 => crate::engine::Family::V6,
+                AddrFamily::V4 => Family::V4,
+                AddrFamily::V6 => Family::V6,
             }),
             connect_timeout: args.conn.connect_timeout,
             prefix,
             auth,
             load,
             workload,
-            format: if args.csv {
-                Format::Csv
-            } else if args.quiet {
-                Format::Quiet
-            } else {
-                Format::Text
-            },
+            format: Format::of(args),
             precision: args.precision,
             loop_forever: args.loop_forever,
-            idle: args.idle,
             fuzz: args.fuzz.clone(),
             data_size,
             num_functions: args.num_functions,
@@ -304,12 +260,74 @@ impl RunPlan {
             find_max,
             sentinel: args.sentinel.clone(),
             counters,
-            storm,
             memory_per_key,
             dbnum: args.dbnum,
             delivery,
         })
     }
+}
+
+impl Format {
+    /// `--csv`, else `-q`, else the full text report.
+    fn of(args: &Args) -> Self {
+        if args.csv {
+            Format::Csv
+        } else if args.quiet {
+            Format::Quiet
+        } else {
+            Format::Text
+        }
+    }
+}
+
+/// Warnings about connections that work but cost more than the user may think.
+fn connection_warnings(args: &Args, warnings: &mut Vec<String>) {
+    if args.keepalive == 0 {
+        warnings.push(
+            "WARNING: -k 0 opens a new connection for every batch; with many requests you may \
+             run out of local ports (on Linux: sysctl -w net.ipv4.tcp_tw_reuse=1)"
+                .to_string(),
+        );
+    }
+    if args.sequential && args.keyspace.is_none() && args.workload.key_maximum.is_none() {
+        warnings.push("WARNING: --sequential has no effect without -r".to_string());
+    }
+}
+
+/// What `--cluster` cannot do yet, or cannot be given.
+fn check_cluster(args: &Args) -> Result<(), String> {
+    if args.cluster && args.dataset.is_some() {
+        return Err("--dataset with --cluster is not supported yet".to_string());
+    }
+    if args.cluster && matches!(args.endpoint, Endpoint::Unix(_)) {
+        return Err("--cluster needs a TCP entry node (-h/-p or -u), not -s".to_string());
+    }
+    Ok(())
+}
+
+/// The `--html` path and the journal's, named after the shard like the record
+/// (`report-{shard}.html`); the journal is `--journal`, else `FILE.partial` beside a `--json`
+/// file (`json`: the shard's), else none.
+fn html_and_journal(
+    args: &Args,
+    shard: Option<&shard::ShardPlan>,
+    json: Option<&std::path::PathBuf>,
+) -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>) {
+    let named = |p: &std::path::PathBuf| match shard {
+        Some(s) => std::path::PathBuf::from(s.shard.name_path(&p.to_string_lossy())),
+        None => p.clone(),
+    };
+    let html = args.html.as_ref().map(named);
+    let journal = match (&args.journal, json) {
+        (Some(p), _) => Some(named(p)),
+        (None, Some(j)) if !crate::cli::is_stdout(j) => {
+            let mut p = j.clone().into_os_string();
+            p.push(".partial");
+            Some(p.into())
+        }
+        (None, _) => None,
+    };
+    (html, journal)
 }
 
 /// Which tests run, or the custom command's sequence; `stdin` is the `-x` argument.
@@ -489,6 +507,9 @@ pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<Tls
                 given.join(", "),
                 if given.len() == 1 { "has" } else { "have" }
             ));
+        }
+        if args.storm.tls_resume {
+            warnings.push("WARNING: --tls-resume has no effect without --tls".into());
         }
         return Ok(None);
     }

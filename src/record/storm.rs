@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::document::{LatencySummary, ServerTestRecord};
 use super::{RunRecord, hdr};
-use crate::storm::{Side, Stage, StageFigures, StormResult};
+use crate::metrics::LatencyHistogram;
 use crate::watch::TestWatch;
 
 /// A connection storm, as the record keeps it.
@@ -103,14 +103,38 @@ pub struct StormContext {
     pub connected_clients_after: Option<u64>,
 }
 
+/// The stages' names in the record, in the order they happen (`storm::Stage` names its stages
+/// by these): the record's vocabulary, so a reader of records (`recover`, `merge`, `compare`)
+/// needs nothing of the storm's runtime.
+pub const STAGES: [&str; 8] = [
+    "connect",
+    "tls_full",
+    "tls_resumed",
+    "hello_auth",
+    "select",
+    "setup",
+    "cluster_slots",
+    "command",
+];
+
+/// The side a failure kind is on in the record: `client` for a limit of the client's machine
+/// (ephemeral ports, open files), `server` for the rest (refusals, resets, error replies).
+pub fn side_of(kind: &str) -> &'static str {
+    match kind {
+        "local_ports" | "open_files" => "client",
+        _ => "server",
+    }
+}
+
 impl StageRecord {
-    pub(super) fn of(name: &str, f: &StageFigures, keep_hdr: bool) -> Self {
+    /// A stage's figures: its histogram and the exact sum of its times (ns).
+    pub fn of(name: &str, hist: &LatencyHistogram, sum_ns: u128, keep_hdr: bool) -> Self {
         Self {
             name: name.into(),
-            sum_ns: u64::try_from(f.sum_ns).unwrap_or(u64::MAX),
-            latency_us: LatencySummary::of(&f.hist),
+            sum_ns: u64::try_from(sum_ns).unwrap_or(u64::MAX),
+            latency_us: LatencySummary::of(hist),
             hdr: if keep_hdr {
-                hdr::encode(&f.hist)
+                hdr::encode(hist)
             } else {
                 String::new()
             },
@@ -119,57 +143,6 @@ impl StageRecord {
 }
 
 impl StormRecord {
-    /// The block for `r`.
-    pub fn of(r: &StormResult, ctx: StormContext, server: Vec<ServerTestRecord>) -> Self {
-        let secs = r.elapsed.as_secs_f64();
-        let stages = Stage::ALL
-            .iter()
-            .filter(|s| !r.stage(**s).hist.is_empty())
-            .map(|s| StageRecord::of(s.name(), r.stage(*s), true))
-            .collect();
-        Self {
-            openers: ctx.openers,
-            target_rate: ctx.target_rate,
-            tls_resume: ctx.tls_resume,
-            command: ctx.command,
-            duration_s: secs,
-            attempted: r.attempted,
-            completed: r.completed,
-            failed: r.failed(),
-            connects_per_s: if secs > 0.0 {
-                r.completed as f64 / secs
-            } else {
-                0.0
-            },
-            interrupted: r.interrupted,
-            total: StageRecord::of("total", &r.total, true),
-            stages,
-            failures: r
-                .failures
-                .iter()
-                .map(|((stage, kind), n)| StormFailure {
-                    stage: stage.name().into(),
-                    kind: (*kind).into(),
-                    side: Side::of(kind).name().into(),
-                    count: *n,
-                    message: r.messages.get(&(*stage, *kind)).cloned(),
-                })
-                .collect(),
-            client_limits: r
-                .client_limits
-                .iter()
-                .map(|l| ClientLimitRecord {
-                    kind: l.kind.into(),
-                    failures: l.failures,
-                    figure: l.figure.clone(),
-                })
-                .collect(),
-            connections_received: ctx.connections_received,
-            connected_clients_after: ctx.connected_clients_after,
-            server,
-        }
-    }
-
     /// Refusals by the server (every failure not on the client's side).
     pub fn server_failures(&self) -> u64 {
         self.failures
@@ -181,19 +154,19 @@ impl StormRecord {
 }
 
 impl RunRecord {
-    /// Ends a storm: stops its samplers and sets the record's `storm` block.
+    /// Ends a storm: stops its samplers and sets the record's `storm` block, which `block`
+    /// makes from the watch's server figures (`storm::record` knows the storm's result).
     pub fn end_storm(
         &mut self,
         watch: Option<TestWatch>,
-        result: &StormResult,
-        ctx: StormContext,
+        block: impl FnOnce(Vec<ServerTestRecord>) -> StormRecord,
     ) -> &StormRecord {
         let watched = watch.map(TestWatch::end).unwrap_or_default();
         let server = watched
             .iter()
             .map(|w| super::server::server_record(w, &[]))
             .collect();
-        self.doc.storm = Some(StormRecord::of(result, ctx, server));
+        self.doc.storm = Some(block(server));
         // The journal's head gains the storm block: a run killed before its record is written
         // still has it (`recover`).
         self.journal_head();

@@ -17,25 +17,21 @@ mod distribution;
 mod format;
 #[cfg(test)]
 mod golden_tests;
-mod memory;
 mod memtier_line;
 mod outages;
 mod repeat;
 mod run_summary;
 mod server;
-mod storm;
 
 pub use delivery::write_delivery;
 pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,
 };
-pub use memory::write_memory;
 pub use memtier_line::{MemtierProgress, memtier_progress_line};
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
 pub use server::{short_tests_warnings, verdict_warning, write_server_block};
-pub use storm::write_storm;
 
 /// What the report says about the run's setup (the header lines of the full report).
 #[derive(Clone, Debug, Default)]

@@ -107,7 +107,7 @@ pub(super) fn after(
     };
     let types: Vec<&str> = writes.iter().map(|w| w.0).collect();
     let payload = mean(writes.iter().flat_map(|w| w.1.iter().copied()));
-    let mut m = MemoryRecord::of(&snap, &after, how, &types.join(", "), payload);
+    let mut m = crate::memory::record::block(&snap, &after, how, &types.join(", "), payload);
     if let (true, Some(census)) = (several, census) {
         let counts: Vec<TypeCount> = writes
             .iter()

@@ -4,15 +4,14 @@
 
 mod cluster;
 mod console;
+mod context;
 mod delivery;
 mod failover;
 mod find_max;
-mod fuzz;
 mod live_metrics;
 mod memory;
 mod record_hook;
 mod start;
-mod storm;
 mod storm_seconds;
 mod verify;
 
@@ -23,6 +22,8 @@ use std::time::Instant;
 
 use self::cluster::ClusterCtx;
 use self::console::Console;
+pub use self::context::ModeContext;
+pub use self::storm_seconds::{FUZZ, ModeSeconds, STORM};
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
@@ -112,14 +113,16 @@ impl From<io::Error> for Failure {
 /// Where live figures go as the run goes: the `/metrics` endpoint's feed, the StatsD sink.
 type Sinks = (Option<crate::live::Feed>, Option<crate::live::Statsd>);
 
-/// Runs the whole plan and writes its record (`--json`) however the run ends.
-/// `interrupted`: set by the first Ctrl-C or SIGTERM; `terminated`: also set when it was SIGTERM.
+/// Runs the whole plan in the mode `dispatch` runs (the registry's, `crate::modes`) and writes
+/// its record (`--json`) however the run ends. `interrupted`: set by the first Ctrl-C or
+/// SIGTERM; `terminated`: also set when it was SIGTERM.
 pub fn run(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
+    dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
-    run_with(plan, interrupted, terminated, false).0
+    run_with(plan, (interrupted, terminated), false, dispatch).0
 }
 
 /// [`run`] for a caller that writes its own output from the record (memtier mode): the human
@@ -129,15 +132,15 @@ pub fn run_for_document(
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
 ) -> (Result<(), Failure>, crate::record::Document) {
-    run_with(plan, interrupted, terminated, true)
+    run_with(plan, (interrupted, terminated), true, &engine_mode)
 }
 
 /// The run, and its document (`for_caller`: see [`run_for_document`]).
 fn run_with(
     plan: &RunPlan,
-    interrupted: Arc<AtomicBool>,
-    terminated: Arc<AtomicBool>,
+    (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
     for_caller: bool,
+    dispatch: Dispatch<'_>,
 ) -> (Result<(), Failure>, crate::record::Document) {
     let none = crate::record::Document::default;
     // Blocking connects (control, Sentinels, cluster nodes, set-up, the watch) give up on it.
@@ -165,7 +168,8 @@ fn run_with(
     }
     let feed = live.as_ref().map(crate::live::Endpoint::feed);
     let sinks = (feed, statsd);
-    let result = match prepare_and_run(plan, interrupted.clone(), terminated, &mut rec, sinks)
+    let signals = (interrupted.clone(), terminated);
+    let result = match prepare_and_run(plan, signals, &mut rec, sinks, dispatch)
         .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
@@ -186,10 +190,10 @@ fn run_with(
 /// record however the run ended.
 fn prepare_and_run(
     plan: &RunPlan,
-    interrupted: Arc<AtomicBool>,
-    terminated: Arc<AtomicBool>,
+    signals: (Arc<AtomicBool>, Arc<AtomicBool>),
     rec: &mut RunRecord,
     live: Sinks,
+    dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
         eprintln!("{w}");
@@ -197,7 +201,7 @@ fn prepare_and_run(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = connect_and_run(plan, interrupted, terminated, rec, sentinel.as_mut(), live);
+    let result = connect_and_run(plan, signals, rec, sentinel.as_mut(), live, dispatch);
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -205,15 +209,15 @@ fn prepare_and_run(
     result
 }
 
-/// The run once the server is known: the control connection (and cluster discovery), the report's
-/// heading, then every pass over the workload.
-fn connect_and_run(
-    plan: &RunPlan,
-    interrupted: Arc<AtomicBool>,
-    terminated: Arc<AtomicBool>,
-    rec: &mut RunRecord,
-    sentinel: Option<&mut SentinelRun>,
+/// The run once the server is known: the control connection (and cluster discovery), the
+/// console, then the mode the registry chose, with the one context every mode gets.
+fn connect_and_run<'a>(
+    plan: &'a RunPlan,
+    (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
+    rec: &'a mut RunRecord,
+    sentinel: Option<&'a mut SentinelRun>,
     (live, statsd): Sinks,
+    dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
 
@@ -222,108 +226,82 @@ fn connect_and_run(
     let mut control = ControlConn::connect_auth(&setup.target, plan.auth.as_deref())?;
     let mut load = plan.load.clone();
     let mut threads_shown = plan.threads_flag;
-    let (cluster, save, appendonly) = if plan.cluster {
+    let (cluster, server_config) = if plan.cluster {
         let c = ClusterCtx::discover(plan, &setup)?;
         if plan.threads_flag.is_none() {
             // As the reference: one worker thread per benchmark node.
             load.workers = c.bench_nodes.len().max(1);
             threads_shown = Some(load.workers as u32);
         }
-        (Some(c), None, None)
+        (Some(c), (None, None))
     } else {
-        let (save, appendonly) = fetch_config(&mut control, &setup.target)?;
-        (None, save, appendonly)
+        (None, fetch_config(&mut control, &setup.target)?)
     };
 
     // The caller writes memtier's output: the progress line is memtier's too.
-    let signals = (interrupted.clone(), terminated);
     let memtier_line = rec.report_silenced();
-    let mut console = Console::new(plan, load.workers, memtier_line, signals, (live, statsd));
-
-    if plan.idle {
-        return run_idle(plan, &setup, &mut console);
-    }
-    if plan.fuzz.enabled {
-        return fuzz::run_fuzz(
-            plan,
-            &setup,
-            cluster.as_ref(),
-            &interrupted,
-            rec,
-            console.live.clone(),
-        );
-    }
-
-    for w in rec.watch_servers(record_hook::watch_targets(plan, &setup, cluster.as_ref())) {
-        eprintln!("{w}");
-    }
-
-    // With `--json -` the record owns stdout; the human report goes to stderr.
-    let mut out: Box<dyn Write> = if rec.report_silenced() {
-        Box::new(io::sink())
-    } else if rec.owns_stdout() {
-        Box::new(io::stderr().lock())
-    } else {
-        Box::new(io::stdout().lock())
-    };
-    if let Some(c) = &cluster {
-        // On stdout in every format, as the reference prints it: stderr stays empty on a run
-        // that succeeds.
-        c.write_listing(&mut out)?;
-        out.flush()?;
-    }
-    if plan.format == Format::Csv {
-        report::write_csv_header(&mut out)?;
-        out.flush()?;
-    }
-    let ctx = ReportContext {
-        clients: plan.load.clients,
-        payload_bytes: plan.data_size,
-        keepalive: plan.keepalive_raw,
-        server_save: save,
-        server_appendonly: appendonly,
-        threads: threads_shown,
-        precision: plan.precision,
-        cluster: cluster.as_ref().map(|c| c.header.clone()),
-        tracking: plan.tracking,
-    };
-    if let (Some(dataset), Format::Text) = (&plan.load.dataset, plan.format) {
-        writeln!(out, "{}", dataset.summary())?;
-    }
-    // --start-at (shards starting together): after connecting and preparing, before the first
-    // test.
-    start::begin(plan, &interrupted, rec)?;
-    if let Some(storm) = &plan.storm {
-        return storm::run_storm(plan, storm, &setup, &mut control, rec, &mut out, &console);
-    }
-    if plan.verify.is_some_and(|v| v.only) {
-        return verify::run(plan, &setup, rec, &interrupted);
-    }
-    let mut session = Session {
+    let signals = (interrupted, terminated);
+    let console = Console::new(plan, load.workers, memtier_line, signals, (live, statsd));
+    dispatch(ModeContext {
         plan,
         load,
+        threads_shown,
         setup,
         control,
         cluster,
-        ctx,
+        server_config,
         console,
-        out,
         rec,
         sentinel,
-    };
+    })
+}
+
+/// How a run hands over to its mode once the server is known: the registry's dispatch
+/// (`crate::modes`), or [`engine_mode`] for a caller that runs the engine's own modes only.
+pub type Dispatch<'d> = &'d dyn Fn(ModeContext<'_>) -> Result<(), Failure>;
+
+/// The engine's modes, for a caller without the registry (memtier mode): memtier's
+/// `--verify-only`, else the benchmark.
+pub fn engine_mode(ctx: ModeContext<'_>) -> Result<(), Failure> {
+    if ctx.plan.verify.is_some_and(|v| v.only) {
+        return verify_only(ctx);
+    }
+    benchmark(ctx)
+}
+
+/// The benchmark: every test of the workload (`-l`: over and over), each measured and reported
+/// as soon as it ends (with `--find-max` a search, with `--memory-per-key` memory around each),
+/// then the run's summary and memtier's `--data-verify`.
+pub fn benchmark(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+    let out = ctx.prepare()?;
+    let plan = ctx.plan;
+    let mut session = Session::new(ctx, out);
     let mut payload = PayloadGenerator::default();
     loop {
         session.pass(&mut payload)?;
         if !plan.loop_forever {
-            // A multi-test run's text report ends with its answer, one line per test.
-            if plan.format == Format::Text {
-                let summary = report::run_summary(session.rec.document(), plan.precision);
-                session.out.write_all(summary.as_bytes())?;
-                session.out.flush()?;
-            }
-            return verify::run(plan, &session.setup, session.rec, &interrupted);
+            return session.finish();
         }
     }
+}
+
+/// `--pubsub`/`--stream`: the delivery test instead of the workload (`run/delivery.rs`), then
+/// the run's summary.
+pub fn delivery(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+    let out = ctx.prepare()?;
+    let Some(spec) = &ctx.plan.delivery else {
+        return Err(Failure::Fatal("no --pubsub or --stream to run".into()));
+    };
+    let mut session = Session::new(ctx, out);
+    session.run_delivery(spec)?;
+    session.finish()
+}
+
+/// memtier's `--verify-only`: the keys read back, no test.
+pub fn verify_only(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+    ctx.prepare()?;
+    let interrupted = ctx.interrupted();
+    verify::run(ctx.plan, &ctx.setup, ctx.rec, &interrupted)
 }
 
 /// Where the load goes and what every connection sends first. TLS files are read once, here: a
@@ -370,13 +348,54 @@ struct Session<'a, W: Write> {
     sentinel: Option<&'a mut SentinelRun>,
 }
 
+impl<'a, W: Write> Session<'a, W> {
+    /// The session of a mode that reports as the benchmark, writing to `out`.
+    fn new(mc: ModeContext<'a>, out: W) -> Self {
+        let plan = mc.plan;
+        let (server_save, server_appendonly) = mc.server_config;
+        let ctx = ReportContext {
+            clients: plan.load.clients,
+            payload_bytes: plan.data_size,
+            keepalive: plan.keepalive_raw,
+            server_save,
+            server_appendonly,
+            threads: mc.threads_shown,
+            precision: plan.precision,
+            cluster: mc.cluster.as_ref().map(|c| c.header.clone()),
+            tracking: plan.tracking,
+        };
+        Session {
+            plan,
+            load: mc.load,
+            setup: mc.setup,
+            control: mc.control,
+            cluster: mc.cluster,
+            ctx,
+            console: mc.console,
+            out,
+            rec: mc.rec,
+            sentinel: mc.sentinel,
+        }
+    }
+
+    /// The end of a run that finished its passes: a multi-test run's text report ends with its
+    /// answer, one line per test; then memtier's `--data-verify`.
+    fn finish(self) -> Result<(), Failure> {
+        let mut out = self.out;
+        if self.plan.format == Format::Text {
+            let summary = report::run_summary(self.rec.document(), self.plan.precision);
+            out.write_all(summary.as_bytes())?;
+            out.flush()?;
+        }
+        let interrupted = self.console.interrupted.clone();
+        verify::run(self.plan, &self.setup, self.rec, &interrupted)
+    }
+}
+
 impl<W: Write> Session<'_, W> {
     /// One pass over the workload (`-l` repeats it).
     fn pass(&mut self, payload: &mut PayloadGenerator) -> Result<(), Failure> {
         let plan = self.plan;
-        if let Some(spec) = &plan.delivery {
-            return self.run_delivery(spec);
-        }
         match &plan.workload {
             Workload::Suite(tests) => {
                 // One value per pass, as the reference (regenerated on every -l pass).
@@ -586,7 +605,7 @@ impl<W: Write> Session<'_, W> {
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         if let (Some(m), false) = (&test.memory, self.plan.format == Format::Csv) {
-            report::write_memory(&mut self.out, m)?;
+            crate::memory::report::write_memory(&mut self.out, m)?;
         }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
@@ -682,14 +701,16 @@ fn config_value(v: &resp::Value) -> Option<String> {
     }
 }
 
-fn run_idle(plan: &RunPlan, setup: &ConnSetup, console: &mut Console) -> Result<(), Failure> {
+/// `-I`: idle connections until Ctrl-C (before the server watch).
+pub fn idle(ctx: ModeContext<'_>) -> Result<(), Failure> {
+    let plan = ctx.plan;
     println!(
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
         plan.load.clients
     );
     let _ = io::stdout().flush();
-    let flag = console.interrupted.clone();
-    let progress = console.progress;
+    let flag = ctx.interrupted();
+    let progress = ctx.console.progress;
     let interrupted = move || flag.load(Ordering::Relaxed);
     let mut on_count = |n: usize| {
         if progress {
@@ -697,7 +718,7 @@ fn run_idle(plan: &RunPlan, setup: &ConnSetup, console: &mut Console) -> Result<
             let _ = io::stderr().flush();
         }
     };
-    let result = engine::run_idle(setup, plan.load.clients, &interrupted, &mut on_count);
+    let result = engine::run_idle(&ctx.setup, plan.load.clients, &interrupted, &mut on_count);
     if progress {
         eprintln!();
     }

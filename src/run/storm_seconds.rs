@@ -26,12 +26,12 @@ use crate::record::storm::StormContext;
 
 /// The test name the journal and `/metrics` give a storm (`recover` makes a `storm` block of
 /// it).
-pub(super) const STORM: &str = crate::record::storm::JOURNAL_NAME;
+pub const STORM: &str = crate::record::storm::JOURNAL_NAME;
 /// And the fuzzer.
-pub(super) const FUZZ: &str = "fuzz";
+pub const FUZZ: &str = "fuzz";
 
 /// A mode's timeline, handed over second by second.
-pub(super) struct ModeSeconds<'a> {
+pub struct ModeSeconds<'a> {
     rec: &'a mut RunRecord,
     title: &'static str,
     live: Option<Feed>,
@@ -50,7 +50,7 @@ pub(super) struct ModeSeconds<'a> {
 impl<'a> ModeSeconds<'a> {
     /// Starts the test (live metrics see its name and the server watch's samplers); the
     /// threads count into [`ModeSeconds::timeline`] from its start.
-    pub(super) fn new(
+    pub fn new(
         rec: &'a mut RunRecord,
         title: &'static str,
         live: Option<Feed>,
@@ -81,24 +81,24 @@ impl<'a> ModeSeconds<'a> {
     }
 
     /// A storm: what its record block needs beyond the seconds, for the journal.
-    pub(super) fn storm(mut self, ctx: StormContext) -> Self {
+    pub fn storm(mut self, ctx: StormContext) -> Self {
         self.storm = Some(ctx);
         self
     }
 
     /// The fuzzer's block's head, once it is known (before any second is handed over).
-    pub(super) fn fuzz(&mut self, head: FuzzRecord) {
+    pub fn fuzz(&mut self, head: FuzzRecord) {
         self.fuzz = Some(head);
     }
 
     /// The timeline the threads count into, and second 0's start.
-    pub(super) fn timeline(&self) -> (SharedTimeline, Instant) {
+    pub fn timeline(&self) -> (SharedTimeline, Instant) {
         (self.timeline.clone(), self.start)
     }
 
     /// A poll at `now` (`completed`: the mode's count so far, for the live progress): hands
     /// over every second complete by now.
-    pub(super) fn poll(&mut self, now: Instant, completed: u64) {
+    pub fn poll(&mut self, now: Instant, completed: u64) {
         if let Some(feed) = &self.live {
             feed.progress(&Tick {
                 measured_secs: now.saturating_duration_since(self.start).as_secs_f64(),
@@ -132,7 +132,7 @@ impl<'a> ModeSeconds<'a> {
     /// The mode ended (its threads have handed their last second over): every second left,
     /// the last partial one too, so live metrics end at the totals. (The record the run writes
     /// next has the mode's block; the journal goes then.)
-    pub(super) fn end(mut self, completed: u64) {
+    pub fn end(mut self, completed: u64) {
         self.hand(Instant::now() + Duration::from_secs(1) + crate::engine::seconds::GRACE);
         if let Some(feed) = &self.live {
             feed.progress(&Tick {

@@ -45,16 +45,9 @@ pub(super) fn run(
     };
     let fail = |m: String| Failure::Fatal(format!("--data-verify: {m}"));
     let mut conn = ControlConn::connect(&setup.target)?;
-    if !setup.prefix.is_empty() {
-        // AUTH, SELECT, HELLO 3: as every connection of the run starts.
-        for (reply, name) in (conn.call_raw(&setup.prefix, setup.prefix_commands.len())?)
-            .iter()
-            .zip(&setup.prefix_commands)
-        {
-            if let Some(e) = error_text(reply) {
-                return Err(fail(format!("{name} failed: {e}")));
-            }
-        }
+    // AUTH, SELECT, HELLO 3: as every connection of the run starts.
+    if let Some((name, e)) = conn.send_prefix(setup)? {
+        return Err(fail(format!("{name} failed: {e}")));
     }
     let mut found = VerifyRecord::default();
     let (mut out, mut key) = (Vec::new(), Vec::new());

@@ -23,8 +23,8 @@ pub enum Side {
 impl Side {
     /// The side of a failure kind.
     pub fn of(kind: &str) -> Side {
-        match kind {
-            "local_ports" | "open_files" => Side::Client,
+        match crate::record::storm::side_of(kind) {
+            "client" => Side::Client,
             _ => Side::Server,
         }
     }

@@ -16,6 +16,10 @@
 
 mod failure;
 mod opener;
+pub mod plan;
+mod record;
+mod report;
+pub mod run;
 mod stages;
 
 use std::collections::BTreeMap;
@@ -63,18 +67,10 @@ impl Stage {
         Stage::Command,
     ];
 
-    /// The record's and the report's name.
+    /// The record's and the report's name (the record's vocabulary: `record::storm::STAGES`,
+    /// in this order).
     pub fn name(self) -> &'static str {
-        match self {
-            Stage::Connect => "connect",
-            Stage::TlsFull => "tls_full",
-            Stage::TlsResumed => "tls_resumed",
-            Stage::HelloAuth => "hello_auth",
-            Stage::Select => "select",
-            Stage::Setup => "setup",
-            Stage::ClusterSlots => "cluster_slots",
-            Stage::Command => "command",
-        }
+        crate::record::storm::STAGES[self.index()]
     }
 
     fn index(self) -> usize {

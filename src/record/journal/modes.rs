@@ -17,8 +17,7 @@ use crate::record::delivery::{DeliveryRecord, DeliverySecond};
 use crate::record::document::ServerTestRecord;
 use crate::record::fuzz::FuzzRecord;
 use crate::record::hdr;
-use crate::record::storm::{StageRecord, StormContext, StormFailure, StormRecord};
-use crate::storm::{Side, Stage, StageFigures};
+use crate::record::storm::{STAGES, StageRecord, StormContext, StormFailure, StormRecord, side_of};
 
 /// A `--connect-storm`'s sums beyond a test's (a connection is a second's request: completed
 /// when it finished every stage, its total the latency; each opener counts into the second's
@@ -71,7 +70,7 @@ impl StormSums {
         }
         for (word, n) in &e.errors {
             let (stage, kind) = word.split_once(' ').unwrap_or(("connect", word));
-            let at = Stage::ALL.iter().position(|s| s.name() == stage);
+            let at = STAGES.iter().position(|s| *s == stage);
             *self
                 .failures
                 .entry((at.unwrap_or(0), kind.to_string()))
@@ -101,9 +100,9 @@ impl StormSums {
             None => counts.coarse_total,
         };
         let secs = counts.seconds as f64;
-        let figures = |hist: LatencyHistogram| StageFigures {
-            sum_ns: (hist.mean_ns() * hist.len() as f64) as u128,
-            hist,
+        let stage = |name: &str, hist: &LatencyHistogram| {
+            let sum_ns = (hist.mean_ns() * hist.len() as f64) as u128;
+            StageRecord::of(name, hist, sum_ns, true)
         };
         StormRecord {
             openers: ctx.openers,
@@ -116,19 +115,19 @@ impl StormSums {
             failed,
             connects_per_s: completed as f64 / secs,
             interrupted: true,
-            total: StageRecord::of("total", &figures(total), true),
-            stages: Stage::ALL
+            total: stage("total", &total),
+            stages: STAGES
                 .iter()
                 .zip(self.stages)
                 .filter(|(_, h)| !h.is_empty())
-                .map(|(s, h)| StageRecord::of(s.name(), &figures(h), true))
+                .map(|(s, h)| stage(s, &h))
                 .collect(),
             failures: self
                 .failures
                 .into_iter()
                 .map(|((at, kind), count)| StormFailure {
-                    stage: Stage::ALL[at].name().into(),
-                    side: Side::of(&kind).name().into(),
+                    stage: STAGES[at].into(),
+                    side: side_of(&kind).into(),
                     kind,
                     count,
                     message: None,

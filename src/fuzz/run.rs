@@ -1,28 +1,24 @@
-//! Where the run meets `--fuzz`: after the control connection (and cluster discovery) the run
-//! hands over to `crate::fuzz` instead of running tests, as the reference does (idle mode, the
-//! CSV header, then fuzz mode), and puts its block in the record.
+//! Where the run meets `--fuzz`: after the control connection (and cluster discovery) the
+//! registry hands the run's context (`run::ModeContext`) to the fuzzer instead of running tests,
+//! as the reference does (idle mode, the CSV header, then fuzz mode), and its block goes in the
+//! record.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::Failure;
-use super::cluster::ClusterCtx;
-use super::storm_seconds::{FUZZ, ModeSeconds};
+use super::route::Routes;
+use super::{FuzzOutcome, FuzzRun};
 use crate::engine::ConnSetup;
-use crate::fuzz::route::Routes;
-use crate::fuzz::{FuzzOutcome, FuzzRun};
-use crate::plan::RunPlan;
-use crate::record::RunRecord;
-use crate::watch::{ServerWatch, TestWatch};
+use crate::engine::cluster::ClusterShared;
+use crate::run::{FUZZ, Failure, ModeContext, ModeSeconds};
+use crate::watch::{ServerWatch, TestWatch, WatchTarget};
 
 /// The server watch's samplers for the fuzz run's live metrics (the run's own targets: the
 /// server, or every cluster node); a server that refuses `INFO` says so on stderr, as in a
 /// benchmark run.
-fn server_watch(plan: &RunPlan, setup: &ConnSetup, cluster: Option<&ClusterCtx>) -> TestWatch {
-    let targets = super::record_hook::watch_targets(plan, setup, cluster);
+fn server_watch(targets: Vec<WatchTarget>) -> TestWatch {
     let (watch, warnings) = ServerWatch::new(targets, true);
     for w in warnings {
         eprintln!("{w}");
@@ -30,15 +26,14 @@ fn server_watch(plan: &RunPlan, setup: &ConnSetup, cluster: Option<&ClusterCtx>)
     watch.begin_test(Instant::now())
 }
 
-/// Runs the fuzzer; a crash or hang of the server is exit 1 with the verdict as the message.
-pub(super) fn run_fuzz(
-    plan: &RunPlan,
-    setup: &ConnSetup,
-    cluster: Option<&ClusterCtx>,
-    interrupted: &Arc<AtomicBool>,
-    rec: &mut RunRecord,
-    live: Option<crate::live::Feed>,
-) -> Result<(), Failure> {
+/// Runs the fuzzer (after the control connection and cluster discovery, before the server
+/// watch); a crash or hang of the server is exit 1 with the verdict as the message.
+pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+    let (plan, interrupted, live) = (ctx.plan(), ctx.interrupted(), ctx.live());
+    let setup = ctx.setup().clone();
+    let routes = ctx.cluster_map().map(|c| routes(c, &setup));
+    let targets = ctx.watch_targets();
+    let rec = ctx.record();
     let stdout_taken = rec.owns_stdout();
     // Not locked for the run: the fuzz clients' log lines go to the same stream.
     let mut out: Box<dyn Write> = match stdout_taken {
@@ -53,9 +48,9 @@ pub(super) fn run_fuzz(
     let watch = live
         .as_ref()
         .filter(|_| plan.server_stats)
-        .map(|_| server_watch(plan, setup, cluster));
+        .map(|_| server_watch(targets));
     let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
-    // Commands sent, second by second, to the journal and live metrics (`storm_seconds`).
+    // Commands sent, second by second, to the journal and live metrics (`run::ModeSeconds`).
     let clients = plan.load.clients;
     let seconds = RefCell::new(ModeSeconds::new(rec, FUZZ, live, None, clients, servers));
     let timeline = seconds.borrow().timeline();
@@ -64,7 +59,7 @@ pub(super) fn run_fuzz(
     // The block's head, for the journal's `begin` line.
     let started = |head| seconds.borrow_mut().fuzz(head);
     let run = FuzzRun {
-        setup: Arc::new(setup.clone()),
+        setup: Arc::new(setup),
         args: &plan.fuzz,
         clients: plan.load.clients,
         requests: match plan.load.stop {
@@ -73,14 +68,14 @@ pub(super) fn run_fuzz(
         },
         keyspace: plan.load.keyspace,
         seed: plan.load.seed,
-        routes: cluster.map(|c| routes(c, setup)),
+        routes,
         interrupted: interrupted.clone(),
         stdout_taken,
         on_progress: Some(&tell),
         timeline: Some(timeline),
         on_start: Some(&started),
     };
-    let ran = crate::fuzz::run(run, &mut out);
+    let ran = super::run(run, &mut out);
     // The seconds' counts: the fuzz block has the commands sent.
     seconds.into_inner().end(0);
     if let Some(w) = watch {
@@ -111,14 +106,14 @@ pub(super) fn run_fuzz(
 
 /// The cluster's slot map and a connection setup for every primary that owns slots (the run's
 /// prefix, which in cluster mode holds no SELECT).
-fn routes(c: &ClusterCtx, setup: &ConnSetup) -> Routes {
-    let topology = c.shared.topology();
+fn routes(c: &ClusterShared, setup: &ConnSetup) -> Routes {
+    let topology = c.topology();
     let primaries = topology.primaries();
     let nodes = (0..topology.nodes.len())
         .map(|i| {
             primaries.contains(&i).then(|| {
                 Arc::new(ConnSetup {
-                    target: c.shared.target(i),
+                    target: c.target(i),
                     prefix: setup.prefix.clone(),
                     prefix_commands: setup.prefix_commands.clone(),
                 })

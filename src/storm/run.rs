@@ -1,37 +1,30 @@
-//! `--connect-storm`'s part of the run: the storm's spec from the plan and the connection setup,
-//! the server's connection counters before and after (`INFO`), the server watch around it, the
-//! record's `storm` block and the report.
+//! `--connect-storm`'s part of the run, from the context every mode gets (`run::ModeContext`):
+//! the storm's spec from the plan and the connection setup, the server's connection counters
+//! before and after (`INFO`), the server watch around it, the record's `storm` block and the
+//! report.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::Failure;
-use super::console::Console;
-use super::storm_seconds::{ModeSeconds, STORM};
-use crate::engine::ConnSetup;
+use super::plan::StormPlan;
+use super::{Stage, StormSpec, split_commands};
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::ControlConn;
-use crate::plan::RunPlan;
-use crate::plan::storm::StormPlan;
-use crate::record::RunRecord;
 use crate::record::storm::StormContext;
-use crate::storm::{Stage, StormSpec, split_commands};
+use crate::run::{Failure, ModeContext, ModeSeconds, STORM};
 use crate::watch::info::Info;
 use crate::watch::{TestWatch, fetch_info};
 
-/// Runs the storm and prints its report.
-pub(super) fn run_storm(
-    plan: &RunPlan,
-    storm: &StormPlan,
-    setup: &ConnSetup,
-    control: &mut ControlConn,
-    rec: &mut RunRecord,
-    out: &mut dyn Write,
-    console: &Console,
-) -> Result<(), Failure> {
-    let interrupted = console.interrupted.clone();
+/// Runs the storm and prints its report: after the server watch, the cluster's listing and
+/// `--start-at` (`ModeContext::prepare`), as a benchmark's first test.
+pub fn run(mut ctx: ModeContext<'_>, storm: &StormPlan) -> Result<(), Failure> {
+    let mut out = ctx.prepare()?;
+    let interrupted = ctx.interrupted();
+    let (live, secrets) = (ctx.live(), ctx.secrets());
+    let plan = ctx.plan();
+    let setup = ctx.setup().clone();
     let setup_commands = split_commands(&setup.prefix)
         .ok_or_else(|| Failure::Fatal("cannot split the setup commands".into()))?;
     let mut spec = StormSpec {
@@ -53,7 +46,7 @@ pub(super) fn run_storm(
         start: Instant::now(),
     };
     let (openers, target_rate) = (spec.openers, spec.rate);
-    let ctx = |connections_received, connected_clients_after| StormContext {
+    let context = |connections_received, connected_clients_after| StormContext {
         openers,
         target_rate,
         tls_resume: plan.tls.as_ref().is_some_and(|t| t.resume),
@@ -61,20 +54,21 @@ pub(super) fn run_storm(
         connections_received,
         connected_clients_after,
     };
-    let before = counters(control);
+    let before = counters(ctx.control());
+    let rec = ctx.record();
     let watch = rec.begin_test();
     let progress = io::stderr().is_terminal();
     let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
-    // Its seconds to the journal and live metrics, as a test's (`storm_seconds`).
+    // Its seconds to the journal and live metrics, as a test's (`run::ModeSeconds`).
     let mut seconds = ModeSeconds::new(
         rec,
         STORM,
-        console.live.clone(),
+        live,
         storm.command_name.as_deref(),
         spec.openers,
         servers,
     )
-    .storm(ctx(None, None));
+    .storm(context(None, None));
     (spec.timeline, spec.start) = seconds.timeline();
     let completed = || spec.tally.completed.load(Ordering::Relaxed);
     let mut result = std::thread::scope(|s| {
@@ -87,20 +81,21 @@ pub(super) fn run_storm(
     });
     seconds.end(completed());
     // An error reply may echo an argument (a password): scrubbed before the record or report.
-    let secrets = super::secrets(plan);
     for m in result.messages.values_mut() {
         *m = crate::redact::scrub(m, &secrets);
     }
-    let after = counters(control);
-    let ctx = ctx(
+    let after = counters(ctx.control());
+    let storm_ctx = context(
         match (before, after) {
             (Some((b, _)), Some((a, _))) => Some(a.saturating_sub(b)),
             _ => None,
         },
         after.map(|(_, c)| c),
     );
-    let record = rec.end_storm(watch, &result, ctx);
-    crate::report::write_storm(out, record, &setup.target.display())?;
+    let record = ctx.record().end_storm(watch, |server| {
+        super::record::block(&result, storm_ctx, server)
+    });
+    super::report::write_storm(&mut out, record, &setup.target.display())?;
     out.flush()?;
     if result.interrupted {
         return Err(Failure::Interrupted);

@@ -1,0 +1,135 @@
+//! The registry: every mode of a run, in one place. A mode is a folder (its plan, its runtime,
+//! its record block, its report) plus a line here: a variant of [`RunMode`], the line of
+//! [`RunMode::of`] that says when it runs, and the line of [`dispatch`] that runs it.
+//!
+//! Above the mode folders and below `main` only: it names the modes, they do not name it, and
+//! what they run with comes from `run` ([`run::ModeContext`]: the connection setup, the control
+//! connection, the console with its stop flags, the record). The rules between a mode and the
+//! options it cannot honour are one table in `plan::conflicts`, checked when the plan is made.
+//!
+//! Modes whose code has not moved to a folder of its own yet are named by their current entry
+//! points: `--pubsub`/`--stream` (`run::delivery`, runtime in `delivery/`), fuzz (`run::fuzz`,
+//! runtime in `fuzz/`), and the subcommands `replay`, `capture` and `memtier` (dispatched by
+//! `main`).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::cli::Args;
+use crate::plan::{PlanError, RunPlan};
+use crate::run::{self, Failure, ModeContext};
+use crate::storm;
+
+/// What a run does once the server is known: one mode, chosen once from the command line.
+/// `--find-max` and `--memory-per-key`/`--fill` are options of [`RunMode::Benchmark`] (they run
+/// the engine's tests); the other variants replace the tests.
+#[derive(Clone, Debug)]
+pub enum RunMode {
+    /// The workload's tests on the request engine (`run::benchmark`).
+    Benchmark,
+    /// `-I`: idle connections until Ctrl-C.
+    Idle,
+    /// memtier's `--verify-only`: the imported keys read back, no test.
+    VerifyOnly,
+    /// `--connect-storm`: connections opened and closed, stage by stage (`storm/`).
+    Storm(storm::plan::StormPlan),
+    /// `--pubsub`/`--stream`: a delivery test (the spec is the plan's `delivery`).
+    Delivery,
+    /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`).
+    Fuzz,
+}
+
+impl RunMode {
+    /// The mode the command line asks for. One command line asks for one mode (what a mode
+    /// refuses is `plan::conflicts`'); where two are given that do not refuse each other, the
+    /// first of this order runs, as the run always has: idle, fuzz, storm, verify-only,
+    /// delivery.
+    pub fn of(args: &Args, plan: &RunPlan) -> RunMode {
+        if args.idle {
+            RunMode::Idle
+        } else if plan.fuzz.enabled {
+            RunMode::Fuzz
+        } else if let Some(p) = storm::plan::plan(args) {
+            RunMode::Storm(p)
+        } else if plan.verify.is_some_and(|v| v.only) {
+            RunMode::VerifyOnly
+        } else if plan.delivery.is_some() {
+            RunMode::Delivery
+        } else {
+            RunMode::Benchmark
+        }
+    }
+}
+
+/// A run as planned: the options every mode shares, and the mode.
+pub struct Planned {
+    pub plan: RunPlan,
+    pub mode: RunMode,
+}
+
+/// The plan of `args` (`stdin`: the `-x` argument if it was read) and its mode.
+pub fn plan(args: &Args, stdin: Option<Vec<u8>>) -> Result<Planned, PlanError> {
+    let plan = RunPlan::new(args, stdin)?;
+    let mode = RunMode::of(args, &plan);
+    Ok(Planned { plan, mode })
+}
+
+/// Runs the planned mode (see `run::run`: the record is written however the run ends).
+pub fn run(
+    planned: &Planned,
+    interrupted: Arc<AtomicBool>,
+    terminated: Arc<AtomicBool>,
+) -> Result<(), Failure> {
+    let mode = &planned.mode;
+    run::run(&planned.plan, interrupted, terminated, &|ctx| {
+        dispatch(mode, ctx)
+    })
+}
+
+/// The dispatch table: each mode's entry point, given the one context every mode gets.
+fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
+    match mode {
+        RunMode::Benchmark => run::benchmark(ctx),
+        RunMode::Idle => run::idle(ctx),
+        RunMode::VerifyOnly => run::verify_only(ctx),
+        RunMode::Storm(plan) => storm::run::run(ctx, plan),
+        RunMode::Delivery => run::delivery(ctx),
+        RunMode::Fuzz => crate::fuzz::run::run(ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(argv: &[&str]) -> RunMode {
+        let args = match crate::cli::parse(argv.iter().map(|s| s.into())) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        plan(&args, None).map(|p| p.mode).unwrap()
+    }
+
+    #[test]
+    fn one_mode_per_command_line_in_the_runs_order() {
+        assert!(matches!(mode(&["-t", "get"]), RunMode::Benchmark));
+        assert!(matches!(
+            mode(&["--find-max", "p99<1ms", "-t", "get"]),
+            RunMode::Benchmark
+        ));
+        assert!(matches!(mode(&["--memory-per-key"]), RunMode::Benchmark));
+        assert!(matches!(mode(&["-I"]), RunMode::Idle));
+        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz));
+        assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery));
+        let storm = mode(&["--connect-storm", "PING"]);
+        let RunMode::Storm(p) = storm else {
+            panic!("{storm:?}")
+        };
+        assert_eq!(p.command_name.as_deref(), Some("PING"));
+        // Given together, the first of the order runs (fuzz before the storm), as it always has.
+        assert!(matches!(
+            mode(&["--fuzz", "--connect-storm"]),
+            RunMode::Fuzz
+        ));
+    }
+}
