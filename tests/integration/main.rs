@@ -21,6 +21,7 @@ mod faultproxy;
 mod find_max;
 mod formats;
 mod fuzz;
+mod fuzz_keeps;
 mod html;
 mod journal;
 mod journal_long;
