@@ -22,6 +22,7 @@ mod find_max;
 mod formats;
 mod fuzz;
 mod fuzz_keeps;
+mod hostile_inputs;
 mod html;
 mod journal;
 mod journal_long;
