@@ -42,6 +42,9 @@ pub enum SecretValue {
     Uri,
     /// A command line whose arguments may hold one (`--command 'AUTH user PW'`).
     Command,
+    /// A shell command whose options may hold one (`--fuzz-restart 'valkey-server
+    /// --requirepass PW'`).
+    Shell,
 }
 
 /// Everything about an option except how it applies: what the help, the completions, the man

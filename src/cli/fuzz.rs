@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::UsageError;
-use super::flag::{Flag, Value};
+use super::flag::{Flag, SecretValue, Value};
 use super::state::State;
 use super::value::{invalid_value, seconds, text, whole};
 
@@ -183,6 +183,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             Ok(())
         },
     )
+    .secret_as(SecretValue::Shell)
     .example(&[
         "--fuzz",
         "--fuzz-restart",

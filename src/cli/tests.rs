@@ -1181,6 +1181,7 @@ fn the_table_marks_every_option_that_can_carry_a_secret() {
         [
             ("-a", SecretValue::Password),
             ("-u", SecretValue::Uri),
+            ("--fuzz-restart", SecretValue::Shell),
             ("--sentinel-password", SecretValue::Password),
             ("--command", SecretValue::Command),
         ]

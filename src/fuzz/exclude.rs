@@ -3,6 +3,14 @@
 //! or moving the user's data, connection modes the client would never leave), and the server
 //! parameters `CONFIG SET` must not touch because they would lock the watch out or end the test.
 //! One list, printed by `docs/fuzz.md` and checked by the tests.
+//!
+//! The fuzzer keeps what it did not make: beyond the list, a command is left out when the
+//! server's own `COMMAND` facts say it replaces or deletes what the user loaded ([`derived`]:
+//! functions, whole databases, the server's statistics), so a server's new command of that kind
+//! is left out without a release of respbench. The list names the known ones too, as a floor for
+//! a server whose flags say less (`SCRIPT FLUSH` has no `write` flag).
+
+use super::table::CommandSpec;
 
 /// Commands (and subcommands, `container|sub`) never sent by default, with why.
 pub const EXCLUDED: &[(&str, &str)] = &[
@@ -48,6 +56,18 @@ pub const EXCLUDED: &[(&str, &str)] = &[
         "wipes the user's data (and FLUSHALL ASYNC storms)",
     ),
     ("flushdb", "wipes the user's data"),
+    ("swapdb", "swaps the user's databases"),
+    ("function|flush", "deletes the user's functions"),
+    ("function|delete", "deletes the user's functions"),
+    ("function|restore", "replaces the user's functions"),
+    ("script|flush", "deletes the user's cached scripts"),
+    (
+        "config|resetstat",
+        "resets the server's statistics (the summary's errorstats among them)",
+    ),
+    ("latency|reset", "resets the server's latency history"),
+    ("slowlog|reset", "resets the server's slow log"),
+    ("commandlog|reset", "resets the server's command log"),
     ("migrate", "connects to other hosts"),
     ("client|kill", "may kill the watch connection"),
     ("client|pause", "looks like a hang"),
@@ -104,6 +124,24 @@ pub const NEVER_SET: &[(&str, &str)] = &[
     ("cluster-*", "cluster membership and failover"),
 ];
 
+/// Why the server's own facts about `c` (`COMMAND`'s flags, ACL categories and key positions)
+/// exclude it by default, if they do: it writes the server's functions (`@scripting` and
+/// `write`: `FUNCTION LOAD`/`DELETE`/`FLUSH`/`RESTORE`), writes whole databases rather than keys
+/// (`@dangerous`, `write`, no key: `FLUSHALL`, `FLUSHDB`, `SWAPDB`), or resets an `@admin`
+/// command's state (a `RESET…` subcommand: `CONFIG RESETSTAT`, `SLOWLOG RESET`).
+pub fn derived(c: &CommandSpec) -> Option<&'static str> {
+    let sub = c.name.rsplit('|').next().unwrap_or("");
+    if c.in_category("@scripting") && c.has_flag("write") {
+        Some("writes the server's functions (write, @scripting)")
+    } else if c.in_category("@dangerous") && c.has_flag("write") && c.first_key == 0 {
+        Some("writes whole databases, not keys (write, @dangerous, no key)")
+    } else if c.in_category("@admin") && c.name.contains('|') && sub.starts_with("reset") {
+        Some("resets the server's statistics or state (@admin, RESET)")
+    } else {
+        None
+    }
+}
+
 /// Whether `name` is matched by `pattern` (a name, or a prefix ending with `*`).
 fn matches(pattern: &str, name: &str) -> bool {
     match pattern.strip_suffix('*') {
@@ -141,6 +179,14 @@ impl Exclusions {
         !EXCLUDED.iter().any(|(n, _)| *n == name || *n == container)
     }
 
+    /// Whether the command `c` may be sent: [`Exclusions::allows`] its name, and the server's
+    /// facts about it do not exclude it ([`derived`]) unless `--fuzz-include` names it.
+    pub fn allows_command(&self, c: &CommandSpec) -> bool {
+        let container = c.name.split('|').next().unwrap_or(&c.name);
+        let included = self.include.iter().any(|n| *n == c.name || n == container);
+        included || (self.allows(&c.name) && derived(c).is_none())
+    }
+
     /// Whether `CONFIG SET` may change the parameter `name` (`--fuzz-include NAME` allows one of
     /// the never-touch list).
     pub fn allows_config(&self, name: &str) -> bool {
@@ -151,6 +197,59 @@ impl Exclusions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(name: &str, flags: &[&str], categories: &[&str], first_key: i64) -> CommandSpec {
+        CommandSpec {
+            name: name.into(),
+            words: Vec::new(),
+            arity: 0,
+            flags: flags.iter().map(|s| s.to_string()).collect(),
+            categories: categories.iter().map(|s| s.to_string()).collect(),
+            first_key,
+            args: Vec::new(),
+        }
+    }
+
+    /// As Valkey 9.1 and Redis 7.0 describe these commands.
+    #[test]
+    fn the_servers_facts_exclude_what_replaces_the_users_state() {
+        let d = Exclusions::new(&[], &[]);
+        let load = spec(
+            "function|load",
+            &["write", "noscript"],
+            &["@write", "@scripting"],
+            0,
+        );
+        let newcmd = spec(
+            "dropalldbs",
+            &["write"],
+            &["@keyspace", "@write", "@dangerous"],
+            0,
+        );
+        let reset = spec("newlog|reset", &["admin"], &["@admin", "@dangerous"], 0);
+        for c in [&load, &newcmd, &reset] {
+            assert!(derived(c).is_some() && !d.allows_command(c), "{}", c.name);
+        }
+        let kept = [
+            spec(
+                "restore",
+                &["write"],
+                &["@keyspace", "@write", "@dangerous"],
+                1,
+            ),
+            spec("sort", &["write"], &["@write", "@dangerous"], 1),
+            spec("eval", &["noscript"], &["@slow", "@scripting"], 0),
+            spec("slowlog|get", &["admin"], &["@admin", "@dangerous"], 0),
+            spec("get", &["readonly"], &["@read", "@string"], 1),
+        ];
+        for c in &kept {
+            assert!(d.allows_command(c), "{}", c.name);
+        }
+        let listed = spec("script|flush", &["noscript"], &["@scripting"], 0);
+        assert!(!d.allows_command(&listed), "the list is the floor");
+        let opened = Exclusions::new(&[], &["function".into(), "script|flush".into()]);
+        assert!(opened.allows_command(&load) && opened.allows_command(&listed));
+    }
 
     #[test]
     fn defaults_and_changes() {

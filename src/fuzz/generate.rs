@@ -258,6 +258,8 @@ mod tests {
             words: vec![b"SINTERCARD".to_vec()],
             arity: -3,
             flags: vec![],
+            categories: vec![],
+            first_key: 0,
             args: vec![numkeys, key],
         };
         Arc::new(Shared {

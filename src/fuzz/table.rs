@@ -49,6 +49,10 @@ pub struct CommandSpec {
     pub arity: i64,
     /// `COMMAND`'s flags (`write`, `blocking`, `admin`, …), lower case.
     pub flags: Vec<String>,
+    /// `COMMAND`'s ACL categories (`@scripting`, `@dangerous`, …), lower case.
+    pub categories: Vec<String>,
+    /// `COMMAND`'s first key position (0: the command names no key).
+    pub first_key: i64,
     pub args: Vec<Arg>,
 }
 
@@ -56,6 +60,11 @@ impl CommandSpec {
     /// Whether `COMMAND` gave it the flag `flag`.
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.iter().any(|f| f == flag)
+    }
+
+    /// Whether `COMMAND` put it in the ACL category `category` (`@scripting`).
+    pub fn in_category(&self, category: &str) -> bool {
+        self.categories.iter().any(|c| c == category)
     }
 }
 
@@ -111,9 +120,11 @@ impl Table {
             info_facts(entry, &mut facts);
         }
         for c in &mut commands {
-            if let Some((_, arity, flags)) = facts.iter().find(|(n, _, _)| *n == c.name) {
-                c.arity = *arity;
-                c.flags = flags.clone();
+            if let Some(f) = facts.iter().find(|f| f.name == c.name) {
+                c.arity = f.arity;
+                c.flags = f.flags.clone();
+                c.categories = f.categories.clone();
+                c.first_key = f.first_key;
             }
         }
         commands.sort_by(|a, b| a.name.cmp(&b.name));
@@ -145,6 +156,8 @@ fn add_command(out: &mut Vec<CommandSpec>, name: &str, doc: &Value) {
         words,
         arity: 0,
         flags: Vec::new(),
+        categories: Vec::new(),
+        first_key: 0,
         args,
     });
 }
@@ -182,23 +195,43 @@ fn arg(v: &Value) -> Option<Arg> {
     })
 }
 
-/// A `COMMAND` entry's name, arity and flags, then its subcommands'.
-fn info_facts(entry: &Value, out: &mut Vec<(String, i64, Vec<String>)>) {
+/// What `COMMAND` (the info form) says of one command.
+struct Facts {
+    name: String,
+    arity: i64,
+    flags: Vec<String>,
+    first_key: i64,
+    categories: Vec<String>,
+}
+
+/// A `COMMAND` entry's facts, then its subcommands'.
+fn info_facts(entry: &Value, out: &mut Vec<Facts>) {
     let e = items(entry);
     let (Some(name), Some(Value::Integer(arity))) = (e.first().and_then(text), e.get(1)) else {
         return;
     };
-    let flags = e
-        .get(2)
-        .map(|f| {
-            items(f)
-                .iter()
-                .filter_map(text)
-                .map(|s| s.to_ascii_lowercase())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.push((name.to_ascii_lowercase(), *arity, flags));
+    let words = |i: usize| -> Vec<String> {
+        e.get(i)
+            .map(|f| {
+                items(f)
+                    .iter()
+                    .filter_map(text)
+                    .map(|s| s.to_ascii_lowercase())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let first_key = match e.get(3) {
+        Some(Value::Integer(k)) => *k,
+        _ => 0,
+    };
+    out.push(Facts {
+        name: name.to_ascii_lowercase(),
+        arity: *arity,
+        flags: words(2),
+        first_key,
+        categories: words(6),
+    });
     if let Some(subs) = e.get(9) {
         for sub in items(subs) {
             info_facts(sub, out);

@@ -2,7 +2,7 @@
 //! Prometheus text format or OpenMetrics while it runs (and `--metrics-linger` after), so a
 //! long run can be watched in Prometheus and Grafana (`deploy/grafana/`, docs/live-metrics.md).
 //!
-//! Owns: the HTTP endpoint (one thread, `tiny_http`), the figures it shows (`state.rs`) and their
+//! Owns: the HTTP endpoint (one thread, one poll loop: `http.rs`), the figures it shows (`state.rs`) and their
 //! text (`text.rs`). Must not: touch the hot path (it is fed from the seconds the engine hands
 //! over and from progress ticks, both on the main thread), or show a secret (a test's name goes
 //! through `redact::command_text`, as every other output's).
@@ -10,6 +10,7 @@
 //! Why bind before anything else: a port that is taken or an address that is not the machine's
 //! is a usage error (exit 2) found before the record is opened and before any load starts.
 
+mod http;
 mod state;
 mod statsd;
 mod text;
@@ -28,8 +29,7 @@ pub use text::Format;
 use crate::metrics::{Second, TestResult};
 use crate::watch::SampleFeed;
 
-/// How often the serving thread looks at its stop flag between requests.
-const POLL: Duration = Duration::from_millis(100);
+use http::POLL;
 
 /// The running endpoint; [`Endpoint::finish`] stops it.
 pub struct Endpoint {
@@ -58,12 +58,11 @@ impl Endpoint {
     /// Listens on `addr` and serves `/metrics` from a thread of its own. The error is one line
     /// naming the address.
     pub fn listen(addr: SocketAddr, common_labels: String) -> Result<Endpoint, String> {
-        let server = tiny_http::Server::http(addr)
+        let server = http::Server::bind(addr)
             .map_err(|e| format!("--metrics-listen {addr}: cannot listen there: {e}"))?;
         let bound = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| format!("--metrics-listen {addr}: not an IP address"))?;
+            .local_addr()
+            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
         let feed = Feed {
             state: Arc::new(Mutex::new(State::new(common_labels))),
         };
@@ -72,7 +71,7 @@ impl Endpoint {
             let (feed, stop) = (feed.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("respbench-metrics".into())
-                .spawn(move || serve(&server, &feed, &stop))
+                .spawn(move || server.serve(&stop, &|r| answer(&feed, r)))
                 .map_err(|e| format!("--metrics-listen {addr}: cannot start its thread: {e}"))?
         };
         Ok(Endpoint {
@@ -88,7 +87,8 @@ impl Endpoint {
     }
 
     /// The run is over: the figures say so, stay served for `linger` (a scraper's last look;
-    /// `quit` ends the wait early, a second Ctrl-C), then the endpoint closes.
+    /// `quit` ends the wait early, a second Ctrl-C), then the endpoint closes (within
+    /// `http::POLL`, whatever its clients do).
     pub fn finish(mut self, linger: Duration, quit: &dyn Fn() -> bool) {
         self.feed.lock().phase = Phase::Ended;
         let until = Instant::now() + linger;
@@ -102,40 +102,25 @@ impl Endpoint {
     }
 }
 
-/// Answers requests until `stop`: `GET /metrics` (or `HEAD`) with the figures, 404 elsewhere.
-fn serve(server: &tiny_http::Server, feed: &Feed, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        let request = match server.recv_timeout(POLL) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
-            Err(_) => break,
-        };
-        let path = request.url().split('?').next().unwrap_or("");
-        let get = matches!(
-            request.method(),
-            tiny_http::Method::Get | tiny_http::Method::Head
-        );
-        let response = if path == "/metrics" && get {
-            let accept = request
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv("Accept"))
-                .map(|h| h.value.as_str().to_string());
-            let format = Format::negotiate(accept.as_deref());
+/// The answer to a read-only request: the figures on `/metrics`, `OK` on `/-/healthy`, 404
+/// elsewhere.
+fn answer(feed: &Feed, request: &http::Request) -> http::Reply {
+    match request.path {
+        "/metrics" => {
+            let format = Format::negotiate(request.accept);
             let body = {
                 let mut st = feed.lock();
                 st.refresh_servers();
                 text::render(&st, format)
             };
-            let header = tiny_http::Header::from_bytes("Content-Type", format.content_type())
-                .unwrap_or_else(|_| unreachable!("a static header is valid"));
-            tiny_http::Response::from_string(body).with_header(header)
-        } else {
-            tiny_http::Response::from_string("respbench serves /metrics only\n")
-                .with_status_code(404)
-        };
-        // A scraper that went away is its own problem, not the run's.
-        let _ = request.respond(response);
+            http::Reply {
+                status: 200,
+                content_type: format.content_type(),
+                body,
+            }
+        }
+        "/-/healthy" => http::plain(200, "OK\n"),
+        _ => http::plain(404, "respbench serves /metrics and /-/healthy only\n"),
     }
 }
 

@@ -33,7 +33,8 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord) -> io::Result<usize> {
     };
     let kinds = kind_names(t);
     for c in conns {
-        atomic::write(&path(prefix, run, c), csv(&kinds, c).as_bytes())?;
+        let p = path(prefix, run, c);
+        atomic::write(&p, csv(&kinds, c).as_bytes()).map_err(|e| atomic::naming(&p, e))?;
     }
     Ok(conns.len())
 }

@@ -48,7 +48,8 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
         let us = micros(&ns);
         let base = format!("{}_{suffix}", prefix.display());
         let txt = format!("{base}.txt");
-        atomic::write(Path::new(&txt), distribution(us.raw()).as_bytes())?;
+        atomic::write(Path::new(&txt), distribution(us.raw()).as_bytes())
+            .map_err(|e| atomic::naming(Path::new(&txt), e))?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results to {txt}..."
         ));
@@ -56,7 +57,8 @@ pub fn write(prefix: &Path, run: usize, t: &TestRecord, start_s: f64) -> io::Res
         atomic::write(
             Path::new(&hgrm),
             log(&title, &us, start_s, t.duration_s).as_bytes(),
-        )?;
+        )
+        .map_err(|e| atomic::naming(Path::new(&hgrm), e))?;
         notes.push(format!(
             "Writing {title} HDR latency histogram results in HistogramLogProcessor format to {hgrm}..."
         ));

@@ -188,7 +188,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         out.push_str(&text::verification(v));
     }
     match &opts.out_file {
-        Some(p) => atomic::write(p, out.as_bytes())?,
+        Some(p) => atomic::write(p, out.as_bytes()).map_err(|e| atomic::naming(p, e))?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout.write_all(out.as_bytes())?;
@@ -214,7 +214,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
         let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
         let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
-        atomic::write(p, &text)?;
+        atomic::write(p, &text).map_err(|e| atomic::naming(p, e))?;
         eprintln!("Json file {} created...", p.display());
     }
     Ok(())

@@ -230,6 +230,17 @@ fn run(req: Request) -> Result<(), Fail> {
                 // A missing or unreadable input is the command line's problem (exit 2), as in
                 // compare and report; so is one over the size cap.
                 let text = input_file::read(p).map_err(|e| Fail(2, e.message().to_string()))?;
+                // Its shape first, without building it (`input_file::json_shape`).
+                match input_file::json_shape(&text) {
+                    Ok(input_file::JsonShape::Record) => {}
+                    Ok(_) => {
+                        return Err(Fail(
+                            2,
+                            format!("{name} is not a respbench record (no \"schema\")"),
+                        ));
+                    }
+                    Err(e) => return Err(Fail(2, format!("{name} is not a JSON record: {e}"))),
+                }
                 serde_json::from_slice(&text)
                     .map_err(|e| Fail(2, format!("{name} is not a JSON record: {e}")))?
             }

@@ -45,6 +45,23 @@ pub struct VerifyPlan {
     pub in_order: bool,
 }
 
+/// What a path that is not a regular file is, for a message.
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
+
 /// Reads `--data-import`'s file (`None` without it). A file that cannot be opened is
 /// `PlanError::Io` (exit 1); one that does not parse is one line naming the file and the line
 /// (`PlanError::Usage`, exit 2).
@@ -54,6 +71,16 @@ pub(super) fn import(args: &Args) -> Result<Option<Import>, PlanError> {
     };
     let shown = options.path.display().to_string();
     let io = |e: std::io::Error| PlanError::Io(format!("cannot read {shown}: {}", reason(&e)));
+    // Looked at before it is opened: opening a FIFO waits for a writer (forever, when there is
+    // none), and a device or a FIFO cannot be mapped into memory anyway.
+    let meta = std::fs::metadata(&options.path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(PlanError::Usage(format!(
+            "--data-import {shown}: not a regular file ({}); the import is mapped into memory: \
+             save it to a file first",
+            kind(&meta)
+        )));
+    }
     let file = File::open(&options.path).map_err(io)?;
     let mapped = Mapped::of(&file).map_err(io)?;
     let file = Arc::new(ImportFile::index(&shown, Box::new(mapped)).map_err(PlanError::Usage)?);
@@ -204,6 +231,24 @@ mod tests {
         impl Drop for Dir {
             fn drop(&mut self) {
                 let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_is_refused_without_waiting() {
+        let d = tempfile_dir::Dir::new();
+        let fifo = d.0.join("dump.fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for (path, what) in [(&fifo, "a FIFO"), (&d.0, "a directory")] {
+            let import = format!("--data-import={}", path.display());
+            match plan(&[&import, "-n", "10"]) {
+                Err(PlanError::Usage(m)) => {
+                    assert!(m.contains(what) && m.contains("not a regular file"), "{m}")
+                }
+                other => panic!("{what}: {:?}", other.err()),
             }
         }
     }

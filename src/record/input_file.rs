@@ -78,6 +78,80 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
+/// What a JSON document says it is, by its top-level keys: a respbench record (`schema`), a
+/// journal's head line (`journal`), memtier_benchmark's output (`ALL STATS`, `AGGREGATED
+/// AVERAGE RESULTS…`), or something else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonShape {
+    Record,
+    Journal,
+    Memtier,
+    Other,
+}
+
+/// [`JsonShape`] of `bytes`, found without building the document: the top level's keys are read
+/// and each value skipped (`serde::de::IgnoredAny` keeps nothing), so 100 MB of JSON that is
+/// not a results file (`{"x":[0,0,…]}`) is refused for the cost of its bytes, not of a tree 50
+/// times their size (5 GB in `compare`, `report`, `merge` and `recover` before). `Err`: not
+/// JSON, the parser's reason.
+pub fn json_shape(bytes: &[u8]) -> Result<JsonShape, String> {
+    struct Shape(JsonShape);
+    impl<'de> serde::Deserialize<'de> for Shape {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+            d.deserialize_any(Keys)
+        }
+    }
+    struct Keys;
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = Shape;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON document")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+            let mut shape = JsonShape::Other;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                let seen = match key.as_ref() {
+                    "schema" => JsonShape::Record,
+                    "journal" => JsonShape::Journal,
+                    "ALL STATS" => JsonShape::Memtier,
+                    k if k.starts_with("AGGREGATED AVERAGE RESULTS") => JsonShape::Memtier,
+                    _ => JsonShape::Other,
+                };
+                if shape == JsonShape::Other {
+                    shape = seen;
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(Shape(shape))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+        fn visit_unit<E>(self) -> Result<Shape, E> {
+            Ok(Shape(JsonShape::Other))
+        }
+    }
+    serde_json::from_slice::<Shape>(bytes)
+        .map(|s| s.0)
+        .map_err(|e| e.to_string())
+}
+
 /// `256 MiB`, `1.5 GiB`, `100 bytes`.
 pub fn size_text(n: u64) -> String {
     match n {
@@ -96,6 +170,26 @@ fn trim(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_shape_by_top_level_keys_without_building() {
+        assert_eq!(
+            json_shape(br#"{"schema":"respbench/1","tests":[]}"#),
+            Ok(JsonShape::Record)
+        );
+        assert_eq!(
+            json_shape(br#"{"journal":"respbench-journal/1","kind":"head"}"#),
+            Ok(JsonShape::Journal)
+        );
+        assert_eq!(
+            json_shape(br#"{"x":{"schema":1},"ALL STATS":{}}"#),
+            Ok(JsonShape::Memtier)
+        );
+        let big = format!("{{\"x\":[{}0]}}", "0,".repeat(100_000));
+        assert_eq!(json_shape(big.as_bytes()), Ok(JsonShape::Other));
+        assert_eq!(json_shape(b"[1,2]"), Ok(JsonShape::Other));
+        assert!(json_shape(b"{\"x\":").is_err());
+    }
 
     #[test]
     fn an_endless_input_stops_at_the_cap() {

@@ -69,20 +69,16 @@ fn one_command<W: AsRef<[u8]>>(cmd: &[W], base: usize, out: &mut Vec<Secret>) {
     };
     let n = cmd.len();
     if is(0, "auth") {
-        // `AUTH PW` or `AUTH user PW`; anything further is hidden too (it cannot be a user).
-        for i in (if n <= 2 { 1 } else { 2 })..n {
+        // `AUTH PW` or `AUTH user PW`; any other shape is unknown: every argument is hidden (in
+        // `AUTH PW x y` the password is the first).
+        for i in (if n == 3 { 2 } else { 1 })..n {
             whole(i);
         }
     } else if is(0, "hello") {
-        let mut i = 1;
-        while i < n {
-            if is(i, "auth") {
-                // `AUTH user PW`; a lone word after AUTH is taken for the password.
-                whole(if i + 2 < n { i + 2 } else { i + 1 });
-                i += 3;
-            } else {
-                i += 1;
-            }
+        match hello_passwords(cmd) {
+            Some(passwords) => passwords.into_iter().for_each(&mut whole),
+            // `HELLO … AUTH` in a shape the syntax does not have: all of it after the name.
+            None => (1..n).for_each(&mut whole),
         }
     } else if is(0, "config") && is(1, "set") {
         pairs(cmd, 2, PASSWORD_PARAMS, &mut whole);
@@ -114,6 +110,32 @@ fn one_command<W: AsRef<[u8]>>(cmd: &[W], base: usize, out: &mut Vec<Secret>) {
             }
         }
     }
+}
+
+/// Where `HELLO [protover [AUTH user PW] [SETNAME name]]` has its passwords; `None` when it has
+/// an `AUTH` in another shape (a lone word after it, or words the syntax does not have).
+fn hello_passwords<W: AsRef<[u8]>>(cmd: &[W]) -> Option<Vec<usize>> {
+    let is = |i: usize, name: &str| {
+        cmd.get(i)
+            .is_some_and(|w| w.as_ref().eq_ignore_ascii_case(name.as_bytes()))
+    };
+    let n = cmd.len();
+    if !(1..n).any(|i| is(i, "auth")) {
+        return Some(Vec::new());
+    }
+    let mut out = Vec::new();
+    let mut i = 2; // after the protocol version
+    while i < n {
+        if is(i, "auth") && i + 2 < n {
+            out.push(i + 2);
+            i += 3;
+        } else if is(i, "setname") && i + 1 < n {
+            i += 2;
+        } else {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// `name value` pairs from word `from`: the value of a name in `params` is a secret.

@@ -306,7 +306,64 @@ fn option_value(kind: SecretValue, v: &str) -> String {
             }
         }),
         SecretValue::Command => command_text(v),
+        SecretValue::Shell => shell_text(v),
     }
+}
+
+/// Options of a server or client program whose value is a password (`valkey-server
+/// --requirepass PW`, `valkey-cli -a PW`); `--name=PW` too.
+const SHELL_PASSWORD_OPTIONS: &[&str] = &[
+    "--requirepass",
+    "--masterauth",
+    "--primaryauth",
+    "--tls-key-file-pass",
+    "--tls-client-key-file-pass",
+    "--pass",
+    "--password",
+    "--auth",
+    "-a",
+];
+
+/// A shell command (`--fuzz-restart`) with its secrets replaced, spacing kept: the value of
+/// each password option ([`SHELL_PASSWORD_OPTIONS`], either spelling), a `…PASS…=PW` or
+/// `…AUTH…=PW` variable (`REDISCLI_AUTH=PW`), and a server URI's password. The word after a
+/// password option is hidden whole, quotes and all, up to the next space.
+pub fn shell_text(line: &str) -> String {
+    let spans = whitespace_words(line);
+    let mut out = String::with_capacity(line.len());
+    let mut done = 0;
+    let mut hide_next = false;
+    for (s, e) in spans {
+        let word = &line[s..e];
+        let clean = if hide_next {
+            hide_next = false;
+            Some(REDACTED.to_string())
+        } else if SHELL_PASSWORD_OPTIONS
+            .iter()
+            .any(|o| word.eq_ignore_ascii_case(o))
+        {
+            hide_next = true;
+            None
+        } else if let Some((name, _)) = word.split_once('=')
+            && (SHELL_PASSWORD_OPTIONS
+                .iter()
+                .any(|o| name.eq_ignore_ascii_case(o))
+                || ["PASS", "AUTH"]
+                    .iter()
+                    .any(|k| name.to_ascii_uppercase().contains(k)))
+        {
+            Some(format!("{name}={REDACTED}"))
+        } else {
+            uri(word)
+        };
+        if let Some(clean) = clean {
+            out.push_str(&line[done..s]);
+            out.push_str(&clean);
+            done = e;
+        }
+    }
+    out.push_str(&line[done..]);
+    out
 }
 
 /// Replaces each secret's part of its word.

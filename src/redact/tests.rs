@@ -146,6 +146,49 @@ fn hello_auth_anywhere_in_its_options() {
     assert_eq!(shown("hello 3"), "hello 3");
 }
 
+/// A shape the syntax does not have: every argument after the command is hidden, since which
+/// one is the password cannot be told (issue 35: `AUTH PW x y` showed PW).
+#[test]
+fn malformed_auth_and_hello_auth_hide_every_argument() {
+    assert_eq!(
+        shown("auth PW x y"),
+        "auth <redacted> <redacted> <redacted>"
+    );
+    assert_eq!(
+        shown("hello 3 auth PW"),
+        "hello <redacted> <redacted> <redacted>"
+    );
+    assert_eq!(
+        shown("HELLO 3 AUTH PW x y"),
+        "HELLO <redacted> <redacted> <redacted> <redacted> <redacted>"
+    );
+    assert_eq!(
+        redacted(&["--", "auth", PW, "x", "y"]),
+        ["--", "auth", REDACTED, REDACTED, REDACTED]
+    );
+}
+
+#[test]
+fn fuzz_restart_shell_command() {
+    assert_eq!(
+        redacted(&[
+            "--fuzz",
+            "--fuzz-restart",
+            "valkey-server --port 1 --requirepass s3cret"
+        ]),
+        [
+            "--fuzz",
+            "--fuzz-restart",
+            "valkey-server --port 1 --requirepass <redacted>"
+        ]
+    );
+    assert_eq!(
+        shell_text("REDISCLI_AUTH=s3cret redis-server --masterauth=s3cret  -a s3cret --port 1"),
+        "REDISCLI_AUTH=<redacted> redis-server --masterauth=<redacted>  -a <redacted> --port 1"
+    );
+    assert_eq!(shell_text("redis-server --port 1"), "redis-server --port 1");
+}
+
 #[test]
 fn config_set_password_parameters_among_pairs() {
     for param in ["requirepass", "masterauth", "primaryauth", "MasterAuth"] {

@@ -254,6 +254,11 @@ struct Live {
     journal: Option<journal::ReplayJournal>,
 }
 
+/// Handing a chunk to a thread that has ended: the thread's own error says why, and is shown
+/// instead when it has one (`run`'s end).
+const THREAD_STOPPED: &str =
+    "a replay thread stopped before the trace ended (its connection failed without an error)";
+
 impl Live {
     fn hand_over(&mut self, w: usize) -> Result<(), String> {
         let chunk = std::mem::take(&mut self.pending[w]);
@@ -262,7 +267,7 @@ impl Live {
         }
         self.txs[w]
             .send(chunk)
-            .map_err(|_| "a replay thread stopped".to_string())
+            .map_err(|_| THREAD_STOPPED.to_string())
     }
 
     /// `sched`: the trace's commands so far (the journal names each second's by them).
@@ -415,8 +420,11 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         j.remove()?;
     }
     journal::end_live(endpoint, &result, a, &stop);
+    // A thread that stopped says why itself (its fatal error): that, not "a thread stopped".
+    let stopped = matches!(&driven, Err(Fail(_, m)) if m == THREAD_STOPPED);
     if let Err(f) = driven
         && !interrupted
+        && !(stopped && fatal.is_some())
     {
         return Err(f);
     }

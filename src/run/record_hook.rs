@@ -83,10 +83,10 @@ pub(super) fn finish(
             ("failed", Some(m.clone()))
         }
     };
-    let mut problem = rec
-        .finish(outcome, error)
-        .err()
-        .map(|e| format!("cannot write the --json record: {e}"));
+    let mut problem = rec.finish(outcome, error).err().map(|e| match &plan.json {
+        Some(p) => format!("cannot write the --json record {}: {e}", p.display()),
+        None => format!("cannot write the --json record: {e}"),
+    });
     // A run with something to show: tests, a storm, or memtier's `--verify-only` result.
     let doc = rec.document();
     let shown = !doc.tests.is_empty() || doc.storm.is_some() || doc.verify.is_some();

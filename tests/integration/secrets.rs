@@ -479,3 +479,65 @@ fn with_stderr_on_a_terminal(args: &[&str]) -> (String, Option<i32>) {
     let text = format!("{stdout}\n{}", String::from_utf8_lossy(&stderr));
     (text, status.code())
 }
+
+/// An `AUTH` in a shape the syntax does not have (`AUTH PW x y`: which word is the password
+/// cannot be told) and a `HELLO … AUTH` with a lone word: every argument is hidden, in every
+/// output (issue 35: the password was printed and recorded in clear).
+#[test]
+fn malformed_auth_and_hello_hide_every_argument_in_every_output() {
+    for server in [Server::start_valkey(), Server::start()] {
+        for command in [
+            vec!["auth", MARK, "x", "y"],
+            vec!["HELLO", "3", "AUTH", MARK],
+        ] {
+            let dir = TempDir::new();
+            let p = |name: &str| dir.path().join(name).display().to_string();
+            let mut args = strings(&["-n", "200", "-c", "2"]);
+            for (option, file) in [
+                ("--json", "run.json"),
+                ("--html", "run.html"),
+                ("--journal", "run.partial"),
+            ] {
+                args.push(option.into());
+                args.push(p(file));
+            }
+            args.push("--".into());
+            args.extend(strings(&command));
+            let out = server.bench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert!(out.code.is_some(), "{out:?}");
+            assert!(dir.path().join("run.json").exists(), "{out:?}");
+            assert_no_marker(&command.join(" "), &out, dir.path());
+        }
+    }
+}
+
+/// A `--fuzz-restart` shell command's `--requirepass PW` (issue 35: written verbatim into the
+/// record's command line and the journal) is hidden in every output.
+#[test]
+fn fuzz_restart_passwords_stay_hidden() {
+    for server in [Server::start_valkey(), Server::start()] {
+        let dir = TempDir::new();
+        let p = |name: &str| dir.path().join(name).display().to_string();
+        let restart = format!(
+            "valkey-server --port {} --requirepass {MARK} --daemonize yes",
+            server.port()
+        );
+        let out = server.bench(&[
+            "--fuzz",
+            "--fuzz-loglevel",
+            "error",
+            "-n",
+            "300",
+            "--fuzz-restart",
+            &restart,
+            "--json",
+            &p("run.json"),
+            "--journal",
+            &p("run.partial"),
+        ]);
+        out.assert_success();
+        let record = fs::read_to_string(dir.path().join("run.json")).unwrap();
+        assert!(record.contains("--requirepass <redacted>"), "{record}");
+        assert_no_marker("--fuzz-restart", &out, dir.path());
+    }
+}

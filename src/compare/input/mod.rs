@@ -348,6 +348,13 @@ fn not_negative(s: &Sample) -> Result<(), String> {
 fn recognise(text: &str) -> Result<FileRun, String> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
+        // Its shape first, without building it: JSON that is not a results file is refused for
+        // the cost of its bytes (`record::input_file::json_shape`).
+        let shape = crate::record::input_file::json_shape(trimmed.as_bytes())
+            .map_err(|e| format!("not valid JSON ({e}); expected a respbench --json record or memtier_benchmark --json-out-file output"))?;
+        if shape == crate::record::input_file::JsonShape::Other {
+            return Err(NEITHER.into());
+        }
         let value: serde_json::Value = serde_json::from_str(trimmed)
             .map_err(|e| format!("not valid JSON ({e}); expected a respbench --json record or memtier_benchmark --json-out-file output"))?;
         return from_json(value);
@@ -376,8 +383,11 @@ pub fn from_json(value: serde_json::Value) -> Result<FileRun, String> {
     if memtier::results(&value).is_some() {
         return memtier::read(&value);
     }
-    Err("a JSON file that is neither a respbench record (\"schema\": \"respbench/1\") nor memtier_benchmark --json-out-file output (\"ALL STATS\")".into())
+    Err(NEITHER.into())
 }
+
+/// Why a JSON file is refused when it is neither kind of results file.
+const NEITHER: &str = "a JSON file that is neither a respbench record (\"schema\": \"respbench/1\") nor memtier_benchmark --json-out-file output (\"ALL STATS\")";
 
 /// Reads a side: one or more files whose same-named tests are repetitions of each other.
 pub fn load_side(paths: &[String]) -> Result<Input, InputError> {

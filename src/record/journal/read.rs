@@ -63,6 +63,11 @@ pub(super) fn read_from(
         cap,
     };
     let first = lines.next()?.ok()?;
+    // Looked at before it is built: a first line that is 100 MB of other JSON costs its bytes,
+    // not a tree of 50 times their size (`input_file::json_shape`).
+    if input_file::json_shape(first) != Ok(input_file::JsonShape::Journal) {
+        return None;
+    }
     let head: Value = serde_json::from_slice(first).ok()?;
     let head_line = serde_json::from_value::<Line>(head.clone());
     let name = head.get("journal")?.as_str()?;
@@ -374,20 +379,36 @@ impl Open {
     /// Adds one `second` line (of a journal of format `format`).
     fn add(&mut self, line: &SecondLine, format: u32) -> Result<(), String> {
         let s = line.to_second()?;
+        // A count that would wrap is a corrupt journal (as `merge` refuses one): checked here,
+        // where the seconds are summed, so every later sum of these is within range too.
+        let sum = |total: u64, n: u64, field: &str| {
+            total.checked_add(n).ok_or_else(|| {
+                format!(
+                    "journal second {}: {field} {n} takes the test's total past 2^64 (a corrupt \
+                     journal)",
+                    line.second
+                )
+            })
+        };
+        sum(s.completed, s.failed, "completed + failed")?;
         self.lines += 1;
         self.rows.set(line.second, &s);
-        self.completed += s.completed;
-        self.failed += s.failed;
-        self.replies_failed += s.failed - s.lost.iter().sum::<u64>().min(s.failed);
+        self.completed = sum(self.completed, s.completed, "completed")?;
+        self.failed = sum(self.failed, s.failed, "failed")?;
+        sum(self.completed, self.failed, "completed + failed")?;
+        let lost = s.lost.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        self.replies_failed += s.failed - lost.min(s.failed);
         for (a, b) in self.lost.iter_mut().zip(&s.lost) {
-            *a += b;
+            *a = a.saturating_add(*b);
         }
-        self.reconnect_attempts += s.reconnect_attempts();
-        self.reconnects += s.reconnects();
+        self.reconnect_attempts = self
+            .reconnect_attempts
+            .saturating_add(s.reconnect_attempts());
+        self.reconnects = self.reconnects.saturating_add(s.reconnects());
         s.latency.add_to(&mut self.latency);
         s.client_delay.add_to(&mut self.client_delay);
         if let Some(n) = s.issued {
-            *self.issued.get_or_insert(0) += n;
+            self.issued = Some(sum(self.issued.unwrap_or(0), n, "issued")?);
         }
         self.pushes.merge(&s.pushes.unwrap_or_default());
         if let Some(n) = s.reconnect_refusals {
