@@ -302,3 +302,48 @@ fn without_e_a_frozen_valkey_ends_the_replay_at_the_first_timeout() {
 fn without_e_a_frozen_redis_ends_the_replay_at_the_first_timeout() {
     frozen_for_good(Server::start(), false);
 }
+
+/// Ctrl-C while the server is frozen (no `--timeout`): the partial report and record are
+/// written (exit 130, outcome `interrupted`), the commands in flight counted as unanswered and
+/// the stall listed as an outage, as a benchmark run interrupted there has them.
+#[test]
+fn ctrl_c_while_the_server_is_frozen_keeps_what_was_measured() {
+    let server = Server::start_valkey();
+    let dir = TempDir::new();
+    let trace = dir.path().join("c.trace");
+    let mut text = String::new();
+    for i in 0..4000 {
+        let us = i * 2500;
+        text.push_str(&format!(
+            "{}.{:06} [0 c{}] \"INCR\" \"n\"\n",
+            1_700_000_000 + us / 1_000_000,
+            us % 1_000_000,
+            i % 4
+        ));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let json = dir.path().join("c.json");
+    let port = server.port().to_string();
+    let run = Running::spawn_args(&s(&[
+        "replay",
+        "-p",
+        &port,
+        "--json",
+        json.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]));
+    thread::sleep(Duration::from_millis(900));
+    server.signal(libc::SIGSTOP);
+    thread::sleep(Duration::from_millis(1600));
+    run.interrupt();
+    let out = run.finish(Duration::from_secs(30));
+    server.signal(libc::SIGCONT);
+    out.assert_code(130);
+    out.assert_stdout_contains("====== REPLAY ======");
+    let rec = record(&json);
+    let t = &rec["tests"][0];
+    assert_eq!(t["outcome"], "interrupted");
+    let (completed, _, unanswered) = accounted(t);
+    assert!(completed > 0 && unanswered > 0, "{}", t["requests"]);
+    assert!(!t["outages"].as_array().unwrap().is_empty(), "{t}");
+}
