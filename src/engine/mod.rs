@@ -45,3 +45,7 @@ pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
 pub use scan_walk::ScanWalk;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Ramp, Stop};
+/// The failure rules a replay's threads share with the workers (one home: `worker/outage.rs`).
+pub(crate) use worker::{
+    BACKOFF_START, FailKind, backoff_step, jitter_from, record_error, with_hint,
+};

@@ -17,6 +17,7 @@
 pub mod capture;
 mod capture_cluster;
 mod capture_node;
+mod conn_fail;
 mod connect;
 mod filter;
 mod journal;
@@ -28,7 +29,8 @@ mod schedule;
 mod worker;
 
 use std::ffi::OsString;
-use std::io::{BufWriter, Write};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -77,20 +79,52 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// Reads the traces (merged by time, `trace::Merge`) lap by lap into `sink` through `sched`;
-/// `stop` ends it early.
+/// The traces as opened for the first lap (`open_traces`): each is opened once, so a pipe,
+/// FIFO or `<(zcat trace.gz)` is read whole by the one reader that told its format.
+type Traces = Merge<BufReader<File>>;
+
+/// Opens the traces for the first lap; a trace that cannot be opened (or is not a trace) is the
+/// user's mistake (exit 2). `--loop` reads them again from the start, so it needs files: a pipe
+/// or FIFO can be read only once.
+fn open_traces(a: &ReplayArgs) -> Result<Traces, Fail> {
+    if a.loops > 1 {
+        for t in &a.traces {
+            let file = t != Path::new("-") && std::fs::metadata(t).is_ok_and(|m| m.is_file());
+            if !file {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "--loop {} needs trace files it can read again; {} is a pipe or FIFO \
+                         (read once: save it to a file first)",
+                        a.loops,
+                        t.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Merge::open(&a.traces).map_err(|e| merge_error(a, &e))
+}
+
+/// Reads the traces (merged by time, `trace::Merge`; `first` is the first lap's, already open)
+/// lap by lap into `sink` through `sched`; `stop` ends it early.
 fn drive(
     a: &ReplayArgs,
+    first: Traces,
     sched: &mut Scheduler,
     sink: &mut impl Sink,
     stop: &AtomicBool,
 ) -> Result<(), Fail> {
     let mut entry = Entry::empty();
+    let mut first = Some(first);
     for lap in 0..a.loops {
         if lap > 0 {
             sched.next_lap();
         }
-        let mut merge = Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
+        let mut merge = match first.take() {
+            Some(m) => m,
+            None => Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?,
+        };
         loop {
             match merge.next_into(&mut entry) {
                 Ok(true) => {}
@@ -130,19 +164,20 @@ fn merge_error(a: &ReplayArgs, e: &MergeError) -> Fail {
 /// still open at the end are sent as they are).
 fn drive_routed<S: Sink>(
     a: &ReplayArgs,
+    traces: Traces,
     sched: &mut Scheduler,
     sink: &mut S,
     router: Option<&mut route::Router>,
     stop: &AtomicBool,
 ) -> Result<(), Fail> {
     let Some(router) = router else {
-        return drive(a, sched, sink, stop);
+        return drive(a, traces, sched, sink, stop);
     };
     let mut routed = route::Routed {
         router: &mut *router,
         inner: &mut *sink,
     };
-    drive(a, sched, &mut routed, stop)?;
+    drive(a, traces, sched, &mut routed, stop)?;
     router.finish(sched, sink).map_err(|e| Fail(1, e))
 }
 
@@ -208,6 +243,7 @@ impl<W: Write> Sink for DryRun<W> {
 }
 
 fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
+    let traces = open_traces(a)?;
     let mut sched = Scheduler::new(a);
     let stdout = std::io::stdout();
     let mut router = router(a)?;
@@ -223,7 +259,7 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         "# seq\tintended send time (us from the start)\tconnection\tdatabase\tcommand"
     );
     let never = AtomicBool::new(false);
-    let driven = drive_routed(a, &mut sched, &mut sink, router.as_mut(), &never);
+    let driven = drive_routed(a, traces, &mut sched, &mut sink, router.as_mut(), &never);
     if sink.failed.is_some() {
         return Ok(0);
     }
@@ -250,6 +286,11 @@ struct Live {
     pending: Vec<Chunk>,
     start: Instant,
     stop: Arc<AtomicBool>,
+    /// Raised by a thread whose failure ends the replay (without `-e`).
+    failed: Arc<AtomicBool>,
+    /// The latest intended send time handed over (ns from `start`): the schedule's end, which
+    /// the replay lasts until at least, as a benchmark lasts its `--duration`.
+    last_due_ns: u64,
     /// `--json FILE`'s journal, written as seconds complete (`journal`).
     journal: Option<journal::ReplayJournal>,
 }
@@ -260,6 +301,10 @@ const THREAD_STOPPED: &str =
     "a replay thread stopped before the trace ended (its connection failed without an error)";
 
 impl Live {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.failed.load(Ordering::Relaxed)
+    }
+
     fn hand_over(&mut self, w: usize) -> Result<(), String> {
         let chunk = std::mem::take(&mut self.pending[w]);
         if chunk.jobs.is_empty() {
@@ -289,7 +334,7 @@ impl Sink for Live {
                     break;
                 }
                 self.hand_over_all(sched)?;
-                if self.stop.load(Ordering::Relaxed) {
+                if self.stopped() {
                     return Err("stopped".into());
                 }
                 std::thread::sleep((due - now - LOOKAHEAD).min(Duration::from_millis(50)));
@@ -300,6 +345,10 @@ impl Sink for Live {
 
     fn send(&mut self, s: &Send<'_>, sched: &Scheduler) -> Result<(), String> {
         self.wait(s, sched)?;
+        if self.stopped() {
+            return Err("stopped".into());
+        }
+        self.last_due_ns = self.last_due_ns.max(s.due_ns.unwrap_or(0));
         let w = s.conn as usize % self.txs.len();
         let chunk = &mut self.pending[w];
         let start = chunk.bytes.len();
@@ -310,6 +359,7 @@ impl Sink for Live {
             node: s.node,
             name: s.name,
             measured: s.measured,
+            select: filter::selected_db(s.args),
             start: start as u32,
             end: chunk.bytes.len() as u32,
         });
@@ -336,7 +386,8 @@ fn signals() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
 
 fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     // A trace that cannot be opened is the user's mistake: say so before touching the server.
-    Merge::open(&a.traces).map_err(|e| merge_error(a, &e))?;
+    // Opened once: this reader is the one the replay reads.
+    let traces = open_traces(a)?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
     let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
@@ -357,6 +408,12 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let timeline: crate::metrics::SharedTimeline = Arc::default();
     timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = journal_path.is_some();
     let tids: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::default()).collect();
+    let failed: Arc<AtomicBool> = Arc::default();
+    let policy = if a.keep_going {
+        crate::engine::ErrorPolicy::Count
+    } else {
+        crate::engine::ErrorPolicy::Abort
+    };
     let (txs, handles) = spawn_threads(&tids, |tid| worker::Setup {
         target: target.clone(),
         cluster: router.as_ref().map(|r| Arc::clone(r.shared())),
@@ -365,6 +422,9 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         measure_start,
         timeline: Arc::clone(&timeline),
         stop: Arc::clone(&stop),
+        failed: Arc::clone(&failed),
+        timeout: a.timeout,
+        policy,
         tid,
     });
     let mut sched = Scheduler::new(a);
@@ -384,11 +444,14 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         txs,
         start,
         stop: Arc::clone(&stop),
+        failed,
+        last_due_ns: 0,
         journal,
     };
-    let driven = drive_routed(a, &mut sched, &mut live, router.as_mut(), &stop)
+    let driven = drive_routed(a, traces, &mut sched, &mut live, router.as_mut(), &stop)
         .and_then(|()| live.hand_over_all(&sched).map_err(|e| Fail(1, e)));
     let journal = live.journal.take();
+    let schedule_end = start + Duration::from_nanos(live.last_due_ns);
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
     drop(refresher);
@@ -398,11 +461,20 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         (c, r.not_sent)
     });
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
-    result.elapsed = last.map_or(Duration::ZERO, |l| {
-        l.saturating_duration_since(measure_start)
-    });
-    result.started_at = Some(started);
     let interrupted = stop.load(Ordering::Relaxed);
+    // The benchmark's rule (`engine::runner`): throughput is over the test's span. Commands still
+    // unanswered (a server that stopped answering), a signal or a failure mean it lasted until
+    // now; else until its last command settled, and at least until the schedule's last intended
+    // send (a partition that never heals leaves no reply after it began, yet the replay went on).
+    let now = Instant::now();
+    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
+        now
+    } else {
+        let schedule_end = a.speed.due_ns(0).map(|_| schedule_end);
+        last.max(schedule_end).unwrap_or(now).min(now)
+    };
+    result.elapsed = end.saturating_duration_since(measure_start);
+    result.started_at = Some(started);
     result.outcome = outcome(interrupted, &terminated, fatal.is_some() || driven.is_err());
     let facts = output::Facts {
         args: a,
@@ -420,16 +492,13 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         j.remove()?;
     }
     journal::end_live(endpoint, &result, a, &stop);
-    // A thread that stopped says why itself (its fatal error): that, not "a thread stopped".
-    let stopped = matches!(&driven, Err(Fail(_, m)) if m == THREAD_STOPPED);
-    if let Err(f) = driven
-        && !interrupted
-        && !(stopped && fatal.is_some())
-    {
-        return Err(f);
-    }
     if let Some(f) = fatal {
         return Err(Fail(1, f));
+    }
+    if let Err(f) = driven
+        && !interrupted
+    {
+        return Err(f);
     }
     Ok(exit_code(&result.outcome))
 }
@@ -525,6 +594,8 @@ fn gather(
         result.add_recorded(rec);
         result.issued += o.issued;
         result.unanswered += rec.unanswered;
+        result.reconnect_attempts += rec.reconnect_attempts;
+        result.reconnects += rec.reconnects;
         result.reconnect_refusals += rec.reconnect_refusals;
         result.client_threads.push(o.cpu);
         last = last.max(rec.last_reply).max(rec.last_failure);

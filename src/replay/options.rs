@@ -65,7 +65,21 @@ pub struct ReplayArgs {
     /// `--metrics-linger`: how long after it.
     pub metrics_listen: Option<std::net::SocketAddr>,
     pub metrics_linger: Option<std::time::Duration>,
+    /// `--timeout`: a request unanswered this long fails as a timeout (the benchmark's rule).
+    pub timeout: Option<std::time::Duration>,
+    /// `-e`: error replies and lost connections are counted and the replay goes on (lost
+    /// connections reopened with a backoff); without it, either ends the replay, as it ends a
+    /// benchmark run.
+    pub keep_going: bool,
+    /// `--max-gap`: a quiet stretch of the trace longer than this is shortened to it (µs).
+    pub max_gap_us: Option<u64>,
+    /// `--gap-warn`: a quiet stretch longer than this is named on stderr (µs).
+    pub gap_warn_us: u64,
 }
+
+/// `--gap-warn`'s default: a minute without a command is worth a word (a trace with a gap of
+/// hours would otherwise sleep through it silently).
+pub const GAP_WARN_DEFAULT_US: u64 = 60_000_000;
 
 impl Default for ReplayArgs {
     fn default() -> Self {
@@ -90,6 +104,10 @@ impl Default for ReplayArgs {
             quiet: false,
             metrics_listen: None,
             metrics_linger: None,
+            timeout: None,
+            keep_going: false,
+            max_gap_us: None,
+            gap_warn_us: GAP_WARN_DEFAULT_US,
         }
     }
 }
@@ -152,6 +170,57 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--loop", "3", "t.trace"]),
+    F::value(
+        &["--max-gap"],
+        flag::Value::Text,
+        "--max-gap <s>",
+        "Shorten every quiet stretch of the trace longer than s\n\
+         seconds to s (trace time, before --speed)",
+        |a, name, v| {
+            a.max_gap_us = Some(crate::cli::parse_seconds(name, v)?.as_micros() as u64);
+            Ok(())
+        },
+    )
+    .example(&["--max-gap", "5", "t.trace"]),
+    F::value(
+        &["--gap-warn"],
+        flag::Value::Text,
+        "--gap-warn <s>",
+        "Name on stderr every quiet stretch of the trace longer\n\
+         than s seconds (default 60)",
+        |a, name, v| {
+            a.gap_warn_us = crate::cli::parse_seconds(name, v)?.as_micros() as u64;
+            Ok(())
+        },
+    )
+    .example(&["--gap-warn", "10", "t.trace"]),
+    F::value(
+        &["--timeout"],
+        flag::Value::Text,
+        "--timeout <sec>",
+        "A command unanswered this long (e.g. 2 or 0.5) fails as\n\
+         \"timeout\" with the rest in flight on its connection (with\n\
+         -e the replay goes on; without, it stops with a partial\n\
+         report). Without it, replies are awaited 5 s after the end",
+        |a, name, v| {
+            a.timeout = Some(crate::cli::parse_seconds(name, v)?);
+            Ok(())
+        },
+    )
+    .example(&["--timeout", "0.5", "t.trace"]),
+    F::switch(
+        &["-e"],
+        "-e",
+        "Keep going on error replies and count them (by default an\n\
+         error reply stops the replay); also on lost connections:\n\
+         their commands fail by kind (reset, closed, refused,\n\
+         timeout) and they are reopened with a backoff",
+        |a, _, _| {
+            a.keep_going = true;
+            Ok(())
+        },
+    )
+    .example(&["-e", "t.trace"]),
     F::value(
         &["--start"],
         flag::Value::Text,

@@ -421,6 +421,7 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             threads: f.threads,
             pipeline: 1,
             precision: 3,
+            continue_on_error: f.args.keep_going,
             workload: WorkloadOptions {
                 mix: mix_options(f.sched),
                 ..Default::default()

@@ -64,6 +64,69 @@ pub struct Counts {
     /// `SELECT`s the replay added because a connection's database differed from the entry's
     /// (folded clients, or a capture that began after a client's own `SELECT`).
     pub selects_added: u64,
+    /// Quiet stretches longer than `--gap-warn` (first lap), and the trace time `--max-gap`
+    /// took out of the first lap.
+    pub long_gaps: u64,
+    pub gap_cut_us: u64,
+}
+
+/// Long gaps named one by one on stderr; after these, only their number (a trace of many idle
+/// hours should not bury the report).
+const GAPS_NAMED: u64 = 10;
+
+/// Quiet stretches of the trace: how long the last one was cut (`--max-gap`) and which are
+/// named (`--gap-warn`). Why at all: a replay keeps the trace's timing, so a trace with a gap of
+/// hours (a capture left open overnight, a clock step) would sleep through it without a word.
+struct Gaps {
+    max_us: Option<u64>,
+    warn_us: u64,
+    /// The previous in-window entry's offset (trace time), this lap.
+    last_rel: Option<u64>,
+    /// Trace time taken out by `--max-gap` so far this lap.
+    cut_us: u64,
+}
+
+impl Gaps {
+    /// The entry `seq` at `rel` µs into the trace: its offset with the gaps before it cut,
+    /// naming the gap before it when it is long (`name`: the first lap only).
+    fn place(&mut self, rel: u64, seq: u64, counts: &mut Counts, name: bool) -> u64 {
+        let gap = self.last_rel.map_or(0, |last| rel.saturating_sub(last));
+        self.last_rel = Some(rel);
+        let cut = self.max_us.map_or(0, |max| gap.saturating_sub(max));
+        self.cut_us += cut;
+        if name {
+            counts.gap_cut_us += cut;
+            if gap > self.warn_us {
+                counts.long_gaps += 1;
+                if counts.long_gaps <= GAPS_NAMED {
+                    let what = match self.max_us {
+                        Some(max) if cut > 0 => {
+                            format!("shortened to {} (--max-gap)", secs(max))
+                        }
+                        _ => "the replay waits through it (--max-gap shortens it)".into(),
+                    };
+                    eprintln!(
+                        "respbench replay: warning: a gap of {} in the trace before entry {seq} \
+                         ({} into it): {what}",
+                        secs(gap),
+                        secs(rel)
+                    );
+                } else if counts.long_gaps == GAPS_NAMED + 1 {
+                    eprintln!(
+                        "respbench replay: warning: more gaps longer than {} follow (not named; \
+                         the report counts them)",
+                        secs(self.warn_us)
+                    );
+                }
+            }
+        }
+        rel - self.cut_us
+    }
+}
+
+/// µs as seconds for a message: `12.5 s`.
+fn secs(us: u64) -> String {
+    format!("{} s", us as f64 / 1e6)
 }
 
 /// The schedule's state across the trace's entries and laps.
@@ -78,6 +141,7 @@ pub struct Scheduler {
     prefix: Option<Vec<u8>>,
     /// The first entry's time: offsets are from it.
     first_us: Option<i64>,
+    gaps: Gaps,
     /// The current lap and where it starts (µs into the schedule).
     lap: u32,
     lap_start_us: u64,
@@ -118,6 +182,12 @@ impl Scheduler {
             allow: a.allow.clone(),
             prefix: a.key_prefix.clone(),
             first_us: None,
+            gaps: Gaps {
+                max_us: a.max_gap_us,
+                warn_us: a.gap_warn_us,
+                last_rel: None,
+                cut_us: 0,
+            },
             lap: 0,
             lap_start_us: 0,
             span_us: 0,
@@ -162,6 +232,8 @@ impl Scheduler {
     pub fn next_lap(&mut self) {
         self.lap += 1;
         self.lap_start_us = u64::from(self.lap) * (self.span_us + 1);
+        self.gaps.last_rel = None;
+        self.gaps.cut_us = 0;
     }
 
     fn conn_of(&mut self, client: &str) -> u32 {
@@ -210,7 +282,7 @@ impl Scheduler {
             self.counts.outside_window += 1;
             return Ok(());
         }
-        let offset = rel - self.start_us;
+        let offset = self.gaps.place(rel, e.seq, &mut self.counts, self.lap == 0) - self.start_us;
         if self.lap == 0 {
             self.span_us = self.span_us.max(offset);
         }
@@ -387,6 +459,24 @@ mod tests {
         assert_eq!(s.counts.selects_added, 1);
         assert_eq!(s.connections(), 3);
         assert_eq!(s.span_us, 1_040_000);
+    }
+
+    #[test]
+    fn max_gap_shortens_long_gaps_in_every_lap_and_gap_warn_counts_them() {
+        // The trace's one long gap: 1 s between entries 5 and 6 (c's SELECT and INCR).
+        let (seen, s) = run(&["--max-gap", "0.1", "--gap-warn", "0.5", "--loop", "2"], 2);
+        let due: Vec<Option<u64>> = seen.sent.iter().map(|x| x.1).collect();
+        assert_eq!(due[3], Some(140_000_000), "1 s cut to 0.1 s");
+        assert_eq!(s.span_us, 140_000);
+        assert_eq!(due[8], Some(140_001_000 + 140_000_000), "lap 2 cut alike");
+        assert_eq!((s.counts.long_gaps, s.counts.gap_cut_us), (1, 900_000));
+        let (seen, s) = run(&[], 1);
+        assert_eq!(
+            seen.sent[3].1,
+            Some(1_040_000_000),
+            "kept without --max-gap"
+        );
+        assert_eq!(s.counts.long_gaps, 0, "below the 60 s default");
     }
 
     #[test]

@@ -11,8 +11,14 @@
 //! Commands arrive in chunks over a bounded channel (memory stays bounded whatever the trace's
 //! length); a connection's commands are pipelined when their times come before the replies do,
 //! which keeps the open loop open, with at most [`MAX_IN_FLIGHT`] per connection.
+//!
+//! Failures follow the benchmark's rules, from the engine's one home for them (`engine::FailKind`,
+//! `engine::record_error`, `engine::backoff_step`): `--timeout`, `-e`, lost commands by kind,
+//! reconnects with the same backoff (`conn_fail.rs`). A `SELECT` to a database this thread has not
+//! seen answered is waited for before its connection's next command is written, so a database
+//! the target lacks is found before anything could run in the wrong one.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
@@ -21,10 +27,9 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::{Kind, Scan, Scanner};
 
-use crate::engine::Target;
 use crate::engine::cluster::ClusterShared;
 use crate::engine::conn::Stream;
-use crate::engine::control::ControlConn;
+use crate::engine::{ErrorPolicy, FailKind, Target, record_error};
 use crate::metrics::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, current_tid};
 use crate::metrics::{Recorder, SharedTimeline};
 
@@ -34,14 +39,12 @@ use super::redirect::{Redirects, is_redirect};
 /// server that fell far behind).
 pub const MAX_IN_FLIGHT: usize = 1024;
 
+/// [`Sent::select`] of a command that is not a `SELECT`.
+pub(super) const NO_SELECT: u32 = u32::MAX;
+
 /// How long replies are waited for after the last command was sent (a blocking command whose
 /// original data is not there may never be answered).
 pub const DRAIN: Duration = Duration::from_secs(5);
-
-/// `metrics::FAILURE_KINDS`' "connection closed": a request lost with its connection.
-const CLOSED: usize = 2;
-/// `metrics::FAILURE_KINDS`' "timeout": a request given up on.
-const TIMEOUT: usize = 0;
 
 /// One command of a chunk: its bytes are `bytes[start..end]` of the chunk.
 #[derive(Clone, Copy, Debug)]
@@ -52,6 +55,8 @@ pub struct Job {
     pub node: u16,
     pub name: u16,
     pub measured: bool,
+    /// A `SELECT` (the trace's or one the schedule added): the database it switches to.
+    pub select: Option<u32>,
     pub start: u32,
     pub end: u32,
 }
@@ -107,6 +112,11 @@ pub struct Setup {
     pub measure_start: Instant,
     pub timeline: SharedTimeline,
     pub stop: Arc<AtomicBool>,
+    /// Raised by the thread whose failure ends the replay (without `-e`), so the others stop.
+    pub failed: Arc<AtomicBool>,
+    /// `--timeout`, and `-e` (`Count`) or not (`Abort`).
+    pub timeout: Option<Duration>,
+    pub policy: ErrorPolicy,
     /// Where the thread publishes its kernel id, for the journal's reading of its CPU
     /// (`engine::seconds::ThreadClocks`).
     pub tid: Arc<AtomicU64>,
@@ -126,47 +136,68 @@ pub struct Outcome {
     pub cpu: ThreadCpuUsage,
 }
 
-/// One measured request of command `name` lost without a reply (`kind`: a `FAILURE_KINDS` index),
-/// in the totals and in its command's figures (a mix's per-command failures add up to the test's).
-fn lost_one(rec: &mut Recorder, name: u16, kind: usize) {
-    let k = name as usize;
-    if rec.commands.len() <= k {
-        rec.commands.resize_with(k + 1, Default::default);
-    }
-    rec.failed(kind, 1, Instant::now());
-    rec.command_error(k, false);
-}
-
-struct Sent {
-    intended: Instant,
-    sent: Instant,
-    name: u16,
-    measured: bool,
+pub(super) struct Sent {
+    pub(super) intended: Instant,
+    pub(super) sent: Instant,
+    pub(super) name: u16,
+    pub(super) measured: bool,
+    /// A `SELECT`: its database (its reply says whether the target has it); [`NO_SELECT`]
+    /// otherwise (not an `Option`: that would grow every request in flight by 8 bytes, and a
+    /// replay holds up to [`MAX_IN_FLIGHT`] of them per connection).
+    pub(super) select: u32,
     /// `--cluster`: the command, to send again where a redirect says.
-    bytes: Option<Box<[u8]>>,
+    pub(super) bytes: Option<Box<[u8]>>,
 }
 
-struct Conn {
-    stream: Stream,
-    inflight: VecDeque<Sent>,
-    out: Vec<u8>,
-    input: Vec<u8>,
-    scanner: Scanner,
-    writable: bool,
-    closed: bool,
+pub(super) struct Conn {
+    /// `None` while it is down (`-e`: until its backoff is over and its next command is due).
+    pub(super) stream: Option<Stream>,
+    pub(super) node: u16,
+    pub(super) inflight: VecDeque<Sent>,
+    pub(super) out: Vec<u8>,
+    pub(super) input: Vec<u8>,
+    pub(super) scanner: Scanner,
+    pub(super) writable: bool,
+    /// Given up for good (its 1,024 requests unanswered for [`DRAIN`], no `--timeout`): its later
+    /// commands are lost as "connection closed".
+    pub(super) abandoned: bool,
+    /// Down: why (its commands due meanwhile are lost under this kind), when it may be reopened,
+    /// its backoff, and when it was last opened.
+    pub(super) down: FailKind,
+    pub(super) retry_at: Instant,
+    pub(super) backoff: Duration,
+    pub(super) opened_at: Instant,
+    /// Reopened (`-e`) and not answered on yet: its first reply counts as the reconnect (a
+    /// frozen server's kernel accepts connections it never answers on).
+    pub(super) reopened: bool,
+    /// The database its last `SELECT` switched to (a reopened connection selects it again).
+    pub(super) db: u32,
+    /// A `SELECT` to a database not yet answered on this thread is in flight: the next command
+    /// waits for its reply.
+    pub(super) select_wait: bool,
+    /// Its last `SELECT` was refused (a database the target lacks): that error, which each of
+    /// its commands until the next `SELECT` is counted as, unsent.
+    pub(super) bad_db: Option<Box<[u8]>>,
 }
 
-struct Thread {
-    setup: Setup,
-    poll: Poll,
-    events: Events,
+pub(super) struct Thread {
+    pub(super) setup: Setup,
+    pub(super) poll: Poll,
+    pub(super) events: Events,
     /// By the schedule's connection number (this thread's only).
-    conns: Vec<Option<Conn>>,
-    rec: Recorder,
-    slip: Vec<SlipSecond>,
-    opened: u64,
-    read_buf: Vec<u8>,
-    redirects: Option<Redirects>,
+    pub(super) conns: Vec<Option<Conn>>,
+    pub(super) rec: Recorder,
+    pub(super) slip: Vec<SlipSecond>,
+    pub(super) opened: u64,
+    pub(super) read_buf: Vec<u8>,
+    pub(super) redirects: Option<Redirects>,
+    /// Databases a `SELECT` succeeded or failed in on this thread: a later `SELECT` to a known
+    /// good one is pipelined; to a known bad one it is not sent.
+    pub(super) good_dbs: HashSet<u32>,
+    pub(super) bad_dbs: HashMap<u32, Box<[u8]>>,
+    /// The next look for `--timeout`s, and the backoff jitter's state.
+    pub(super) next_watch: Instant,
+    pub(super) jitter: u64,
 }
 
 /// Runs one thread until its channel closes and its replies are in (or [`DRAIN`] passed), or
@@ -179,6 +210,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         poll: match Poll::new() {
             Ok(p) => p,
             Err(e) => {
+                setup.failed.store(true, Ordering::Relaxed);
                 return Outcome {
                     recorder: rec,
                     slip: Vec::new(),
@@ -195,6 +227,7 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
             .cluster
             .as_ref()
             .map(|c| Redirects::new(setup.target.clone(), setup.auth.clone(), Arc::clone(c))),
+        jitter: u64::from(current_tid() as u32) | 1 << 40,
         setup,
         events: Events::with_capacity(256),
         conns: Vec::new(),
@@ -202,8 +235,15 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         slip: Vec::new(),
         opened: 0,
         read_buf: vec![0; 64 * 1024],
+        good_dbs: HashSet::new(),
+        bad_dbs: HashMap::new(),
+        next_watch: Instant::now(),
     };
     let fatal = t.main_loop(&rx).err();
+    if fatal.is_some() {
+        // The others stop too: the replay ends here, as a benchmark run does.
+        t.setup.failed.store(true, Ordering::Relaxed);
+    }
     t.rec.unanswered = t
         .conns
         .iter()
@@ -226,8 +266,8 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
 }
 
 impl Thread {
-    fn stopped(&self) -> bool {
-        self.setup.stop.load(Ordering::Relaxed)
+    pub(super) fn stopped(&self) -> bool {
+        self.setup.stop.load(Ordering::Relaxed) || self.setup.failed.load(Ordering::Relaxed)
     }
 
     fn main_loop(&mut self, rx: &Receiver<Chunk>) -> Result<(), String> {
@@ -259,7 +299,13 @@ impl Thread {
                 self.send(job, bytes)?;
             }
         }
-        let deadline = Instant::now() + DRAIN;
+        // Replies are awaited for DRAIN after the last command, or until `--timeout` has failed
+        // whatever is still unanswered.
+        let wait = self
+            .setup
+            .timeout
+            .map_or(DRAIN, |t| DRAIN.max(t + Duration::from_millis(200)));
+        let deadline = Instant::now() + wait;
         while self.has_inflight() && !self.stopped() {
             let now = Instant::now();
             if now >= deadline {
@@ -300,47 +346,54 @@ impl Thread {
                 self.poll_io(Some((due - now).min(Duration::from_millis(50))))?;
             }
         }
-        let full_since = Instant::now();
-        while self.conns[k]
-            .as_ref()
-            .is_some_and(|c| c.inflight.len() >= MAX_IN_FLIGHT && !c.closed)
-        {
-            if self.stopped() {
-                return Ok(());
-            }
-            if full_since.elapsed() >= DRAIN {
-                // A connection that answers nothing for this long (a blocking command whose
-                // data the target lacks) is given up: its requests fail as timeouts, and its
-                // later commands as lost, rather than the replay waiting for ever.
-                self.give_up(k, TIMEOUT);
-                break;
-            }
-            self.poll_io(Some(Duration::from_millis(10)))?;
+        self.wait_room(k)?;
+        if self.stopped() {
+            return Ok(());
         }
         let now = Instant::now();
         let intended = due.unwrap_or(now);
         self.note_send(due, now);
-        let conn = self.conns[k].as_mut().expect("opened above");
-        if conn.closed {
-            // Counted as issued and lost, so completed + failed + unanswered = issued holds.
-            if job.measured {
-                self.rec.issued += 1;
-                lost_one(&mut self.rec, job.name, CLOSED);
-            }
+        if self.unsendable(k, job, now)? {
             return Ok(());
         }
+        let select = self.select_of(k, job);
+        let conn = self.conns[k].as_mut().expect("opened above");
         conn.out.extend_from_slice(bytes);
         conn.inflight.push_back(Sent {
             intended,
             sent: now,
             name: job.name,
             measured: job.measured,
+            select: select.unwrap_or(NO_SELECT),
             bytes: self.redirects.is_some().then(|| bytes.into()),
         });
         if job.measured {
             self.rec.issued += 1;
         }
         self.flush(k)
+    }
+
+    /// Waits (reading replies) until connection `k` may take a command: fewer than
+    /// [`MAX_IN_FLIGHT`] unanswered, and no `SELECT` to a database not yet known in flight.
+    fn wait_room(&mut self, k: usize) -> Result<(), String> {
+        let full_since = Instant::now();
+        while self.conns[k].as_ref().is_some_and(|c| {
+            c.stream.is_some() && (c.inflight.len() >= MAX_IN_FLIGHT || c.select_wait)
+        }) {
+            if self.stopped() {
+                return Ok(());
+            }
+            if self.setup.timeout.is_none() && full_since.elapsed() >= DRAIN {
+                // A connection that answers nothing for this long (a blocking command whose
+                // data the target lacks) is given up: its requests fail as timeouts, and its
+                // later commands as lost, rather than the replay waiting for ever. (With
+                // `--timeout`, that rule fails them sooner.)
+                self.give_up(k);
+                break;
+            }
+            self.poll_io(Some(Duration::from_millis(10)))?;
+        }
+        Ok(())
     }
 
     /// The schedule's per-second figures for a command due at `due` and sent at `now`.
@@ -365,60 +418,25 @@ impl Thread {
         }
     }
 
-    fn open(&mut self, k: usize, node: u16) -> Result<Conn, String> {
-        let auth = self.setup.auth.as_deref();
-        let target = match &self.setup.cluster {
-            Some(c) => c.target(usize::from(node)),
-            None => self.setup.target.clone(),
-        };
-        let control = ControlConn::connect_auth(&target, auth).map_err(|e| e.to_string())?;
-        let mut stream = control
-            .into_stream()
-            .into_nonblocking()
-            .map_err(|e| format!("{}: {e}", target.display()))?;
-        self.poll
-            .registry()
-            .register(&mut stream, Token(k), Interest::READABLE)
-            .map_err(|e| format!("cannot watch a connection: {e}"))?;
-        self.opened += 1;
-        Ok(Conn {
-            stream,
-            inflight: VecDeque::new(),
-            out: Vec::with_capacity(4096),
-            input: Vec::with_capacity(16 * 1024),
-            scanner: Scanner::new(),
-            writable: false,
-            closed: false,
-        })
-    }
-
-    /// Counts connection `k`'s measured requests in flight as failed under `kind`, and closes it.
-    fn give_up(&mut self, k: usize, kind: usize) {
-        let Some(conn) = self.conns.get_mut(k).and_then(|c| c.as_mut()) else {
-            return;
-        };
-        conn.out.clear();
-        conn.closed = true;
-        conn.stream.shutdown();
-        let _ = self.poll.registry().deregister(&mut conn.stream);
-        let lost = std::mem::take(&mut conn.inflight);
-        for s in lost.iter().filter(|s| s.measured) {
-            lost_one(&mut self.rec, s.name, kind);
-        }
-    }
-
-    /// Writes what connection `k` has pending; watches for writability while some is left.
-    fn flush(&mut self, k: usize) -> Result<(), String> {
+    /// Writes what connection `k` has pending; watches for writability while some is left. A
+    /// write that fails fails the connection (`conn_fail.rs`).
+    pub(super) fn flush(&mut self, k: usize) -> Result<(), String> {
         let conn = self.conns[k].as_mut().expect("open");
+        let Some(stream) = conn.stream.as_mut() else {
+            return Ok(());
+        };
         while !conn.out.is_empty() {
-            match conn.stream.write(&conn.out) {
+            match stream.write(&conn.out) {
                 Ok(0) => break,
                 Ok(n) => {
                     conn.out.drain(..n);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("{}: {e}", self.setup.target.display())),
+                Err(e) => {
+                    let message = format!("{}: {e}", self.setup.target.display());
+                    return self.conn_failed(k, FailKind::of(&e), message);
+                }
             }
         }
         let want = !conn.out.is_empty();
@@ -431,13 +449,17 @@ impl Thread {
             };
             self.poll
                 .registry()
-                .reregister(&mut conn.stream, Token(k), interest)
+                .reregister(stream, Token(k), interest)
                 .map_err(|e| format!("cannot watch a connection: {e}"))?;
         }
         Ok(())
     }
 
-    fn poll_io(&mut self, timeout: Option<Duration>) -> Result<(), String> {
+    pub(super) fn poll_io(&mut self, timeout: Option<Duration>) -> Result<(), String> {
+        let timeout = match self.setup.timeout {
+            Some(t) => Some(timeout.map_or(t / 10, |w| w.min(t / 10))),
+            None => timeout,
+        };
         match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
@@ -456,7 +478,7 @@ impl Thread {
                 self.read(k)?;
             }
         }
-        Ok(())
+        self.watch_timeouts(Instant::now())
     }
 
     /// Reads connection `k` until drained and accounts for every whole reply.
@@ -464,14 +486,17 @@ impl Thread {
         let Some(conn) = self.conns.get_mut(k).and_then(|c| c.as_mut()) else {
             return Ok(());
         };
+        let Some(stream) = conn.stream.as_mut() else {
+            return Ok(());
+        };
         loop {
-            match conn.stream.read(&mut self.read_buf) {
+            match stream.read(&mut self.read_buf) {
                 Ok(0) => {
-                    conn.closed = true;
-                    for s in conn.inflight.drain(..).filter(|s| s.measured) {
-                        lost_one(&mut self.rec, s.name, CLOSED);
-                    }
-                    return Ok(());
+                    let message = format!(
+                        "{}: the server closed the connection",
+                        self.setup.target.display()
+                    );
+                    return self.conn_failed(k, FailKind::Closed, message);
                 }
                 Ok(n) => {
                     conn.input.extend_from_slice(&self.read_buf[..n]);
@@ -481,11 +506,21 @@ impl Thread {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("{}: {e}", self.setup.target.display())),
+                Err(e) => {
+                    let message = format!("{}: {e}", self.setup.target.display());
+                    return self.conn_failed(k, FailKind::of(&e), message);
+                }
             }
         }
+        self.replies(k)
+    }
+
+    /// Accounts for every whole reply connection `k` has read.
+    fn replies(&mut self, k: usize) -> Result<(), String> {
+        let conn = self.conns[k].as_mut().expect("read above");
         let now = Instant::now();
         let mut pos = 0;
+        let mut result = Ok(());
         while pos < conn.input.len() {
             match conn.scanner.scan(&conn.input[pos..]) {
                 Ok(Scan::Reply { consumed, info }) => {
@@ -498,11 +533,14 @@ impl Thread {
                     let Some(s) = conn.inflight.pop_front() else {
                         continue;
                     };
+                    if std::mem::take(&mut conn.reopened) {
+                        self.rec.reconnected(now);
+                    }
                     // A command's histogram is made when its first reply comes (a histogram is
                     // large: making all of them up front would cost a thread tens of MB).
-                    let k = s.name as usize;
-                    if s.measured && self.rec.commands.len() <= k {
-                        self.rec.commands.resize_with(k + 1, Default::default);
+                    let name = s.name as usize;
+                    if s.measured && self.rec.commands.len() <= name {
+                        self.rec.commands.resize_with(name + 1, Default::default);
                     }
                     let mut at = now;
                     let mut error = info.error.map(|r| reply.get(r).unwrap_or(b"ERR").to_vec());
@@ -514,19 +552,36 @@ impl Thread {
                         error = r.follow(text, bytes).err();
                         at = Instant::now();
                     }
+                    if s.select != NO_SELECT {
+                        let db = s.select;
+                        conn.select_wait = false;
+                        match &error {
+                            None => {
+                                self.good_dbs.insert(db);
+                            }
+                            Some(text) => {
+                                self.bad_dbs.insert(db, text.as_slice().into());
+                                conn.bad_db = Some(text.as_slice().into());
+                            }
+                        }
+                    }
                     match error {
                         Some(text) => {
-                            self.rec.error(!s.measured, &text, at);
-                            self.rec.command_error(s.name as usize, !s.measured);
+                            if let Err(e) = record_error(
+                                &mut self.rec,
+                                self.setup.policy,
+                                !s.measured,
+                                &text,
+                                at,
+                            ) {
+                                result = Err(e.to_string());
+                                break;
+                            }
+                            self.rec.command_error(name, !s.measured);
                         }
                         None => {
-                            self.rec.success_of(
-                                Some(s.name as usize),
-                                s.intended,
-                                s.sent,
-                                !s.measured,
-                                at,
-                            );
+                            self.rec
+                                .success_of(Some(name), s.intended, s.sent, !s.measured, at);
                         }
                     }
                     if s.measured {
@@ -538,14 +593,15 @@ impl Thread {
                     break;
                 }
                 Err(e) => {
-                    return Err(format!(
+                    result = Err(format!(
                         "{}: protocol error: {e}",
                         self.setup.target.display()
                     ));
+                    break;
                 }
             }
         }
         conn.input.drain(..pos);
-        Ok(())
+        result
     }
 }

@@ -31,9 +31,16 @@ pub struct Reader<R: BufRead> {
 }
 
 impl Reader<BufReader<File>> {
-    /// Opens `path` and tells its format.
+    /// Opens `path` (`-`: standard input) and tells its format. Reads only what telling the
+    /// format needs, into the buffer the entries are then read from: a pipe or FIFO can be read
+    /// once, so the reader that opened it is the one that reads it to the end.
     pub fn open(path: &Path) -> Result<Reader<BufReader<File>>, TraceError> {
-        let file = File::open(path)
+        let real = if path == Path::new("-") {
+            Path::new("/dev/stdin")
+        } else {
+            path
+        };
+        let file = File::open(real)
             .map_err(|e| TraceError::Io(format!("cannot open {}: {e}", path.display())))?;
         Reader::new(BufReader::with_capacity(1 << 16, file))
     }

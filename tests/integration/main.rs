@@ -49,6 +49,7 @@ mod pushes;
 mod record;
 mod recovered;
 mod replay;
+mod replay_faults;
 mod replay_max;
 mod replay_report;
 mod replay_tls;

@@ -15,7 +15,7 @@ use crate::workload::mix::BatchUnits;
 
 /// The first wait before reopening a failed connection; it doubles on every failure in a row
 /// (`outage.rs`).
-pub(super) const BACKOFF_START: Duration = Duration::from_millis(10);
+pub(crate) const BACKOFF_START: Duration = Duration::from_millis(10);
 
 /// Where a load connection goes (cluster mode; node 0 otherwise).
 #[derive(Clone, Copy, Debug, Default)]

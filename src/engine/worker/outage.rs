@@ -25,8 +25,9 @@ const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// Why requests failed without a reply: the error kind they are counted under (beside error
 /// replies' first words in `ErrorCounts`, so the report and the record show them without a new
 /// field).
+/// Shared with `replay`'s threads, so a replayed command is lost under the same kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FailKind {
+pub(crate) enum FailKind {
     // In `metrics::FAILURE_KINDS` order: `kind as usize` indexes it.
     /// No reply within `--timeout` (or a reconnect that did not finish in time).
     Timeout,
@@ -41,7 +42,7 @@ pub(super) enum FailKind {
 }
 
 impl FailKind {
-    pub(super) fn of(e: &io::Error) -> FailKind {
+    pub(crate) fn of(e: &io::Error) -> FailKind {
         use io::ErrorKind as K;
         match e.kind() {
             K::TimedOut => FailKind::Timeout,
@@ -53,7 +54,7 @@ impl FailKind {
     }
 
     /// The kind of a failed connect attempt.
-    pub(super) fn of_connect(e: &EngineError) -> FailKind {
+    pub(crate) fn of_connect(e: &EngineError) -> FailKind {
         match e {
             EngineError::Connect { reason, .. } if reason.contains("refused") => FailKind::Refused,
             _ => FailKind::Other,
@@ -64,8 +65,8 @@ impl FailKind {
 /// The hint a fatal connection failure gets without `-e`.
 const HINT: &str = "use -e to count failures, reconnect and go on";
 
-/// Adds [`HINT`] to a connection failure that ends the run.
-fn with_hint(err: EngineError) -> EngineError {
+/// Adds [`HINT`] to a connection failure that ends the run (a benchmark's or a replay's).
+pub(crate) fn with_hint(err: EngineError) -> EngineError {
     match err {
         EngineError::Io(m) => EngineError::Io(format!("{m} ({HINT})")),
         EngineError::Connect { target, reason } => EngineError::Connect {
@@ -74,6 +75,42 @@ fn with_hint(err: EngineError) -> EngineError {
         },
         other => other,
     }
+}
+
+/// The backoff rule (one home: the benchmark's connections and a replay's): a connection that
+/// failed after `up_for` with `backoff` as its current backoff waits the returned time, and its
+/// next backoff is the second. Waits between half and all of the backoff (`jitter` in [0, 1)), so
+/// connections that failed together do not all knock at the same moment; one that stayed up
+/// [`BACKOFF_RESET_AFTER`] starts afresh. `factor`: memtier's `--reconnect-backoff-factor` (0
+/// retries at the next look, F grows the wait F-fold, at least 1); respbench's own is doubling.
+pub(crate) fn backoff_step(
+    backoff: Duration,
+    up_for: Duration,
+    jitter: f64,
+    factor: Option<f64>,
+) -> (Duration, Duration) {
+    let backoff = if up_for >= BACKOFF_RESET_AFTER {
+        BACKOFF_START
+    } else {
+        backoff
+    };
+    let factor = factor.unwrap_or(2.0);
+    let wait = if factor == 0.0 {
+        Duration::ZERO
+    } else {
+        backoff.mul_f64(0.5 + 0.5 * jitter)
+    };
+    (wait, backoff.mul_f64(factor.max(1.0)).min(BACKOFF_MAX))
+}
+
+/// A number in [0, 1) from `state` (xorshift; no allocation, no shared state), for backoff jitter.
+pub(crate) fn jitter_from(state: &mut u64) -> f64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl Worker<'_> {
@@ -127,21 +164,15 @@ impl Worker<'_> {
         c.reopen.reopened = false;
         let _ = self.poll.registry().deregister(&mut c.stream);
         c.stream.shutdown();
-        // Waits between half and all of the backoff, so connections that failed together do
-        // not all knock at the same moment.
-        if now.saturating_duration_since(c.reopen.connect_started) >= BACKOFF_RESET_AFTER {
-            c.reopen.backoff = BACKOFF_START;
-        }
-        // memtier's `--reconnect-backoff-factor`: 0 retries at the next look, F grows the wait
-        // F-fold (at least 1); respbench's own is doubling.
-        let factor = self.cfg.load.backoff_factor.unwrap_or(2.0);
-        let wait = if factor == 0.0 {
-            Duration::ZERO
-        } else {
-            c.reopen.backoff.mul_f64(0.5 + 0.5 * jitter)
-        };
+        let up_for = now.saturating_duration_since(c.reopen.connect_started);
+        let wait;
+        (wait, c.reopen.backoff) = backoff_step(
+            c.reopen.backoff,
+            up_for,
+            jitter,
+            self.cfg.load.backoff_factor,
+        );
         c.reopen.retry_at = now + wait;
-        c.reopen.backoff = c.reopen.backoff.mul_f64(factor.max(1.0)).min(BACKOFF_MAX);
         c.state = State::Down;
         c.batch.pending = 0;
         c.batch.wlen = 0;
@@ -329,11 +360,6 @@ impl Worker<'_> {
 
     /// A number in [0, 1) for backoff jitter (xorshift; no allocation, no shared state).
     fn jitter(&mut self) -> f64 {
-        let mut x = self.outages.jitter_state;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.outages.jitter_state = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
+        jitter_from(&mut self.outages.jitter_state)
     }
 }

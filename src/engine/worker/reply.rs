@@ -47,8 +47,9 @@ fn refuses(policy: ErrorPolicy, info: &resp::ReplyInfo, reply: &[u8]) -> bool {
             .is_some_and(|r| reply[r.clone()].starts_with(MAXCLIENTS))
 }
 
-/// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word).
-pub(super) fn record_error(
+/// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word). Also
+/// a replay's rule.
+pub(crate) fn record_error(
     rec: &mut Recorder,
     policy: ErrorPolicy,
     warmup: bool,
