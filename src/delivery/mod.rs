@@ -16,12 +16,13 @@
 mod conn;
 mod monitor;
 mod pubsub;
-mod resubscribe;
 mod result;
 mod route;
 mod seconds;
 pub mod stamp;
 mod stream;
+mod subscribe;
+mod subscribers;
 pub mod tally;
 
 use std::sync::Arc;
@@ -64,6 +65,10 @@ pub struct DeliverySpec {
     pub payload: usize,
     /// Where names start: channels `{prefix}{k}:ch`, the stream `{prefix}stream`.
     pub prefix: Vec<u8>,
+    /// Threads the subscribers are spread over (`--threads`, or a default).
+    pub threads: usize,
+    /// `-e`: a connection that fails is counted and opened again, and the test goes on.
+    pub keep_going: bool,
 }
 
 impl DeliverySpec {
@@ -115,6 +120,8 @@ pub struct Disconnect {
     pub by_server: bool,
     /// The connection's output buffer on the server when last seen, bytes.
     pub output_buffer_bytes: Option<u64>,
+    /// Seconds since the test's start when it was connected and subscribed again (`-e`).
+    pub reconnected_at_s: Option<f64>,
 }
 
 /// What a delivery run measured.
@@ -124,6 +131,11 @@ pub struct DeliveryResult {
     pub published: u64,
     /// Publishes that got an error reply or no reply.
     pub publish_errors: u64,
+    /// Those by kind: an error reply's first word, or how the connection failed.
+    pub failures: crate::metrics::ErrorCounts,
+    /// Connections opened again after one failed (`-e`): attempts, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
     /// Deliveries owed: per acknowledged message, the receivers it was for (every subscriber of
     /// its channel; one consumer of the group).
     pub expected: u64,
@@ -249,6 +261,10 @@ impl Live {
 /// How long receivers wait for what is still owed after the last publish, at most, and without
 /// any delivery: a lost message must not hold the run.
 pub(crate) const DRAIN_IDLE: Duration = Duration::from_secs(2);
+
+/// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
+/// lost beyond it, so the run stays bounded).
+pub(crate) const DRAIN_MAX: Duration = Duration::from_secs(3);
 
 /// Runs one delivery test to its end (all messages published and delivered, the drain's idle
 /// limit, or a signal). A failure to set up (connect, subscribe, create the group) is an error;

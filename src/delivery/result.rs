@@ -42,6 +42,12 @@ pub(super) fn finish(
     DeliveryResult {
         published: published.iter().map(|p| p.acked).sum(),
         publish_errors: published.iter().map(|p| p.errors).sum(),
+        failures: published.iter().fold(Default::default(), |mut all, p| {
+            all.merge(&p.failures);
+            all
+        }),
+        reconnect_attempts: published.iter().map(|p| p.reconnect_attempts).sum(),
+        reconnects: published.iter().map(|p| p.reconnects).sum(),
         expected,
         delivered: all.delivered,
         duplicates: all.duplicates,

@@ -172,6 +172,22 @@ impl<'a> Router<'a> {
         }
     }
 
+    /// Every connection opened again (after one failed: `-e`), each to the node it was to.
+    pub(super) fn reopen(&mut self) -> Result<(), EngineError> {
+        for (j, c) in self.conns.iter_mut().enumerate() {
+            *c = match self.nodes.setups.get(j) {
+                Some(setup) => super::conn::open(setup)?,
+                None => {
+                    let addr = &self.addrs[j];
+                    let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "0"));
+                    let port = port.parse().unwrap_or(0);
+                    self.nodes.open_at(host, port)?
+                }
+            };
+        }
+        Ok(())
+    }
+
     /// The connection to `host:port`, opened when first named.
     fn connection_to(&mut self, host: &str, port: u16) -> Result<usize, EngineError> {
         let suffix = format!(":{port}");

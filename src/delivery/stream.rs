@@ -12,11 +12,10 @@ use resp::Value;
 
 use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
-use super::pubsub::DRAIN_MAX;
 use super::route::{Nodes, Router};
 use super::seconds;
 use super::tally::Tally;
-use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
+use super::{DRAIN_IDLE, DRAIN_MAX, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::{ConnSetup, EngineError, Observer};
 
@@ -254,6 +253,7 @@ fn gone(live: &Live, i: u32, reason: String) -> Disconnect {
         reason,
         by_server: false,
         output_buffer_bytes: None,
+        reconnected_at_s: None,
     }
 }
 
