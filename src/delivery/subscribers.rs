@@ -344,9 +344,10 @@ impl Loop<'_, '_> {
                 && self.subs[slot].stream.is_some()
             {
                 if resume_at <= now {
-                    if self.read(slot, 1) > 0 {
-                        self.subs[slot].resume_at = Instant::now() + p;
-                    }
+                    // One message per pause; with none there, it looks again a pause later.
+                    self.read(slot, 1);
+                    self.subs[slot].resume_at = Instant::now() + p;
+                    wait = wait.min(p);
                 } else {
                     wait = wait.min(resume_at - now);
                 }
@@ -505,5 +506,25 @@ impl Loop<'_, '_> {
             sub.retry = Some((Instant::now() + BACKOFF.0, BACKOFF.0 * 2));
         }
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_values_are_taken_and_a_cut_one_is_left() {
+        let two = b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\na\r\n>3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nb\r\n";
+        let cut = &two[..two.len() - 3];
+        let mut seen = Vec::new();
+        let mut f = |v: &Value| seen.push(message_payload(v).map(<[u8]>::to_vec));
+        let first = b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\na\r\n".len();
+        assert_eq!(consume(cut, usize::MAX, &mut f), Ok((first, 1)));
+        assert_eq!(consume(two, 1, &mut f), Ok((first, 1)));
+        assert_eq!(consume(two, usize::MAX, &mut f), Ok((two.len(), 2)));
+        assert_eq!(seen.len(), 4);
+        assert_eq!(seen[3].as_deref(), Some(b"b".as_slice()));
+        assert!(consume(b"?oops\r\n", usize::MAX, &mut |_| {}).is_err());
     }
 }
