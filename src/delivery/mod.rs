@@ -4,14 +4,16 @@
 //! messages, how far receivers fall behind, the server's output buffers and the clients it
 //! disconnects for them.
 //!
-//! Owns: the modes' own connections and threads (publishers or producers at a set rate,
-//! subscribers or a consumer group, a monitor sampling the server once a second), the stamp each
-//! message carries (`stamp.rs`), counting each message once per receiver (`tally.rs`).
+//! Owns: the modes' own connections and threads (publishers or producers at a set rate, each a
+//! blocking connection of its own; `--pubsub`'s subscribers as non-blocking connections on a few
+//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers a blocking thread each; a
+//! monitor sampling the server), the stamp each message carries (`stamp.rs`), counting each
+//! message once per receiver (`tally.rs`).
 //! Must not: format output, choose exit codes, or touch the request/response engine's workers
-//! (this is a different loop: blocking connections, one thread each, bounded by `-n` messages
-//! and the plan's caps). Each message's payload is stamped in place; the receiving side parses
-//! every message into an owned value (`engine::ControlConn`), a cost per message the
-//! `bench/delivery-cost.sh` target measures against the engine's cost per request.
+//! (it borrows the engine's sockets, `engine::conn::Stream`, not its loop: bounded by `-n`
+//! messages and the plan's caps). Each message's payload is stamped in place; the receiving side
+//! parses every message into an owned value, a cost per message the `bench/delivery-cost.sh`
+//! target measures against the engine's cost per request.
 
 mod conn;
 mod monitor;

@@ -409,9 +409,8 @@ impl Loop<'_, '_> {
                 Ok(c) => counted += c,
                 Err(e) => return counted + self.fail(slot, e, false),
             }
-            if n < READ_CHUNK {
-                break;
-            }
+            // Read on to `WouldBlock` even after a short read: a close that came with the last
+            // messages brings no readiness edge of its own, and would go unseen.
         }
         if moved {
             self.follow(slot);

@@ -513,3 +513,47 @@ fn a_pubsub_run_goes_on_through_a_redis_restart() {
 fn a_pubsub_run_goes_on_through_a_valkey_restart() {
     a_restarted_server_is_an_outage_and_pubsub_goes_on(Server::start_valkey());
 }
+
+/// `CLIENT KILL TYPE pubsub` 1.5 s into a `--pubsub 10 -e` run: every subscriber is listed as
+/// closed by the server, each subscribes again, and the run goes on to its end.
+fn killed_subscribers_are_listed_and_come_back(server: &Server) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let args = [
+        "--pubsub",
+        "10",
+        "-e",
+        "--rps",
+        "200",
+        "--duration",
+        "4",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    let run = server.spawn_bench(&args);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = server.client().cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let out = run.finish(std::time::Duration::from_secs(60));
+    out.assert_success();
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d = &r["tests"][0]["delivery"];
+    let disconnects = d["disconnects"].as_array().unwrap();
+    let mut dropped: Vec<u64> = disconnects
+        .iter()
+        .filter(|x| x["by_server"] == true && x["reconnected_at_s"].is_number())
+        .map(|x| u(&x["receiver"]))
+        .collect();
+    dropped.sort_unstable();
+    dropped.dedup();
+    assert_eq!(dropped, (0..10).collect::<Vec<u64>>(), "{killed:?} {d}");
+    assert_eq!(u(&d["published"]), 800, "{d}");
+    assert_eq!(u(&d["lost"]) + u(&d["delivered"]), u(&d["expected"]), "{d}");
+    assert!(u(&d["delivered"]) > 0, "{d}");
+}
+
+#[test]
+fn subscribers_killed_by_the_server_are_listed_and_come_back_on_redis_and_valkey() {
+    killed_subscribers_are_listed_and_come_back(&Server::start());
+    killed_subscribers_are_listed_and_come_back(&Server::start_valkey());
+}
