@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Client CPU per delivered message of `--pubsub` and `--stream` (issue 26) against the
 # request/response engine's CPU per request (`-t publish`-like: PUBLISH as a custom command, and
-# SET): the delivery modes use blocking connections with one thread each and parse every message
-# into an owned value, so a message costs more client CPU than a request on the engine's
-# allocation-free hot path; this says how much more.
+# SET): subscribers share a few threads' event loops but parse every message into an owned
+# value, and `--stream` uses blocking connections with one thread each, so a message costs more
+# client CPU than a request on the engine's allocation-free hot path; this says how much more.
+# Then the memory of a large fan-out (issue 33): peak RSS of `--pubsub` with MANY subscribers
+# (default 2000 and 10000) against a plain `-c` run of as many connections, and the threads.
 #
 #   bash bench/delivery-cost.sh                # -n 200000 messages, 10 subscribers, 3 reps
 #   N=50000 SUBS=10 REPS=1 bash bench/delivery-cost.sh
+#   MANY="2000 10000" bash bench/delivery-cost.sh
 #
 # Starts its own redis-server (or valkey-server with SERVER=path) on a free loopback port,
 # server pinned to CPU 0 and respbench to CPU 1 when there are two, and stops it by PID on exit
@@ -22,7 +25,8 @@ REPS="${REPS:-3}"
 SERVER="${SERVER:-$(command -v redis-server || true)}"
 . "$(dirname "$0")/lib.sh"
 bench_respbench
-bench_start_server "$SERVER"
+# Room for the large fan-out's subscribers (the default maxclients is 10,000).
+bench_start_server "$SERVER" --maxclients 20000
 
 # Runs respbench (pinned) with --json and the given arguments; prints "cpu_seconds units" where
 # units are the test's completions (deliveries, or requests).
@@ -53,4 +57,41 @@ for name in "${!CASES[@]}"; do
   done
   med="$(printf '%s\n' "${vals[@]}" | bench_median)"
   printf '| %s | %.2f |\n' "$name" "$med"
+done
+
+# bench_peak CMD...: runs CMD (stdout discarded) and prints "peak_rss_mb max_threads": the peak
+# resident set wait4() reports, and the most threads /proc/PID/status showed, sampled every 50 ms.
+bench_peak() {
+  python3 - "$@" <<'PY' || bench_die "failed: $*"
+import os, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+most = 0
+while True:
+    pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+    if pid:
+        break
+    try:
+        with open(f"/proc/{p.pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    most = max(most, int(line.split()[1]))
+    except OSError:
+        pass
+    time.sleep(0.05)
+if status != 0:
+    sys.exit(1)
+print(f"{ru.ru_maxrss / 1024:.1f} {most}")
+PY
+}
+
+echo
+echo "| connections | --pubsub peak RSS MB | threads | -c (GET) peak RSS MB | threads |"
+echo "|---|---|---|---|---|"
+for many in ${MANY:-2000 10000}; do
+  # 100 messages at 50/s round 10 channels: every subscriber gets 10.
+  read -r sub_mb sub_threads < <(bench_peak "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" \
+    --pubsub "$many" --channels 10 -n 100 --rps 50 -q)
+  read -r eng_mb eng_threads < <(bench_peak "${PIN_CLIENT[@]}" "$RESPBENCH" -p "$PORT" \
+    -c "$many" -n $((many * 10)) -t get -q)
+  printf '| %s | %s | %s | %s | %s |\n' "$many" "$sub_mb" "$sub_threads" "$eng_mb" "$eng_threads"
 done

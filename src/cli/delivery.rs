@@ -18,8 +18,12 @@ type F = Flag<State>;
 /// (`delivery::stamp`, 16 hex digits each). A smaller `-d` is refused rather than grown.
 pub const STAMP_BYTES: usize = 32;
 
-/// Most subscriber or consumer connections one process opens (each is a thread of its own).
+/// Most consumer connections one process opens (each is a thread of its own).
 const MAX_CONNS: u64 = 1_000;
+
+/// Most subscriber connections (and channels): as many as `-c` takes. Subscribers share a few
+/// threads' event loops (`delivery::subscribers`); the plan bounds subscribers x messages.
+const MAX_SUBSCRIBERS: u64 = 1_000_000;
 
 /// `--key-drift` as given.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,7 +67,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          and duplicate messages, backlog and buffer-limit\n\
          disconnections are reported",
         |st, name, v| {
-            st.args.delivery.pubsub = Some(whole(name, v, 1, MAX_CONNS)?);
+            st.args.delivery.pubsub = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )
@@ -100,7 +104,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--pubsub: channels the messages go round (default 1);\n\
          subscriber i listens to channel i mod c",
         |st, name, v| {
-            st.args.delivery.channels = Some(whole(name, v, 1, MAX_CONNS)?);
+            st.args.delivery.channels = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )
@@ -160,7 +164,7 @@ fn slow(name: &str, v: &OsStr) -> Result<(u32, u64), UsageError> {
     let s = text(name, v)?;
     let err = || invalid_value(name, v, "n:ms (ms from 1 to 1000), e.g. 1:50");
     let (n, ms) = s.split_once(':').ok_or_else(err)?;
-    let n = whole(name, OsStr::new(n), 1, MAX_CONNS).map_err(|_| err())?;
+    let n = whole(name, OsStr::new(n), 1, MAX_SUBSCRIBERS).map_err(|_| err())?;
     let ms = whole(name, OsStr::new(ms), 1, 1000).map_err(|_| err())?;
     Ok((n, ms))
 }

@@ -1,4 +1,5 @@
-//! The publisher loop both delivery modes share, on connections opened by `connect::open`:
+//! The delivery modes' connections and the publisher loop both modes share: open a blocking
+//! connection with the run's prefix (AUTH, SELECT, HELLO 3 as every benchmark connection), then
 //! publish this publisher's part of the messages at its part of the rate, each stamped just
 //! before it is sent.
 
@@ -8,9 +9,73 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
+use super::seconds::{hand_failed, hand_published, hand_reconnect};
 use super::{DeliverySpec, Live, stamp};
-use crate::metrics::SharedTimeline;
+use crate::engine::control::{ControlConn, error_text};
+use crate::engine::{ConnSetup, EngineError};
+use crate::metrics::{ErrorCounts, FAILURE_KINDS};
 use crate::workload::split::even_part;
+
+/// A connection prepared as the benchmark's own: the prefix's replies checked.
+pub(super) fn open(setup: &ConnSetup) -> Result<ControlConn, EngineError> {
+    let mut c = ControlConn::connect(&setup.target)?;
+    if !setup.prefix_commands.is_empty() {
+        let replies = c.call_raw(&setup.prefix, setup.prefix_commands.len())?;
+        for (name, reply) in setup.prefix_commands.iter().zip(&replies) {
+            if let Some(e) = error_text(reply) {
+                return Err(EngineError::Other(format!(
+                    "{}: {name} failed: {e}",
+                    setup.target.display()
+                )));
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// How late (past its due time at `--rps`) a message may be sent after a reconnect; older
+/// ones failed while the server could not be reached.
+const SKIP_LATE: Duration = Duration::from_millis(100);
+
+/// A reconnecting publisher's first and longest wait between attempts.
+const BACKOFF: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
+
+/// The kind of a failed publish (index into `FAILURE_KINDS`), from its error's text: the
+/// control connection's errors carry the socket's reason, not its `io::ErrorKind`.
+fn failure_kind(e: &EngineError) -> usize {
+    let text = e.to_string();
+    let kind = if text.contains("no reply within") {
+        "timeout"
+    } else if text.contains("reset") || text.contains("Broken pipe") {
+        "connection reset"
+    } else if text.contains("closed") {
+        "connection closed"
+    } else if text.contains("refused") {
+        "connection refused"
+    } else {
+        "connection error"
+    };
+    FAILURE_KINDS
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(FAILURE_KINDS.len() - 1)
+}
+
+/// Opens the publisher's connections again, backing off, until they are up or the test stops.
+fn reconnect(router: &mut Router<'_>, live: &Live, out: &mut Published) {
+    let mut wait = BACKOFF.0;
+    while !live.stopping() {
+        std::thread::sleep(wait);
+        out.reconnect_attempts += 1;
+        let ok = router.reopen().is_ok();
+        hand_reconnect(&live.timeline, live.now_ns(), ok);
+        if ok {
+            out.reconnects += 1;
+            return;
+        }
+        wait = (wait * 2).min(BACKOFF.1);
+    }
+}
 
 /// What one publisher did.
 #[derive(Clone, Debug, Default)]
@@ -28,23 +93,23 @@ pub(super) struct Published {
     pub per_node: Vec<(String, u64)>,
     /// `MOVED` replies followed (a slot that migrated during the test).
     pub moved: u64,
+    /// Failed publishes by kind: an error reply's first word, or how the connection failed
+    /// (`metrics::FAILURE_KINDS`), as a benchmark test counts its failures.
+    pub failures: ErrorCounts,
+    /// The first connection failure's text, and the reconnects (`-e`) tried and made.
+    pub reason: Option<String>,
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
 }
 
-/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
-/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
-/// handed yet. The lock is taken only when a second is due, about once a second.
-fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
-    let upto = upto.min(p.per_second.len());
-    if upto <= *next {
-        return;
+impl Published {
+    /// `n` publishes failed by a connection failure of `kind` (index into `FAILURE_KINDS`),
+    /// due at `at_ns` since the origin.
+    fn failed(&mut self, live: &Live, kind: usize, n: u64, at_ns: u64) {
+        self.errors += n;
+        self.failures.record_kind(FAILURE_KINDS[kind], n);
+        hand_failed(&live.timeline, at_ns, Some(kind), n);
     }
-    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
-    for i in *next..upto {
-        let second = shared.second_mut(i);
-        second.published += p.per_second[i];
-        second.owed += p.owed[i];
-    }
-    *next = upto;
 }
 
 /// How a publisher sends message `number`: the command's arguments around the payload, and the
@@ -61,8 +126,10 @@ pub(super) const MAX_ARGS: usize = 5;
 pub(super) type Args<'a> = ([&'a [u8]; MAX_ARGS], usize);
 
 /// Publisher `index`'s loop: its part of the message numbers, at its part of the rate, until
-/// done or stopped, each to its name's node (`route::Router`). A connection that fails ends
-/// the loop (what was left counts as errors).
+/// done or stopped, each to its name's node (`route::Router`). A connection that fails fails
+/// its message; under `-e` (`DeliverySpec::keep_going`) the publisher reconnects and goes on,
+/// the messages due while it could not (at `--rps`) counted as failed of the same kind, else
+/// it ends (what was left counts as failed).
 pub(super) fn publish(
     spec: &DeliverySpec,
     live: &Live,
@@ -79,16 +146,18 @@ pub(super) fn publish(
     let mut out = Published::default();
     let mut payload = stamp::payload(spec.payload);
     let start = live.origin;
-    // The seconds handed to the test's timeline (`conn::hand_published`).
+    // The seconds handed to the test's timeline (`seconds::hand_published`).
     let mut handed = 0;
-    for k in 0..part.len {
+    let due_ns = |k: u64| rate.map(|r| (u128::from(k) * 1_000_000_000 / u128::from(r)) as u64);
+    let mut k = 0;
+    while k < part.len {
+        // Ctrl-C/SIGTERM: the messages not sent yet are not failures (the record has how many
+        // were asked for).
         if live.stopping() {
-            out.errors += part.len - k;
             break;
         }
-        if let Some(rate) = rate {
-            let offset = u128::from(k) * 1_000_000_000 / u128::from(rate);
-            let due = start + Duration::from_nanos(offset as u64);
+        if let Some(offset) = due_ns(k) {
+            let due = start + Duration::from_nanos(offset);
             let now = std::time::Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
@@ -98,8 +167,13 @@ pub(super) fn publish(
         let sent_ns = live.now_ns();
         stamp::write(&mut payload, sent_ns, number);
         let (channel, (args, n)) = command.args(number, &payload);
+        k += 1;
         match router.call(channel, &args[..n]) {
-            Ok((_, Value::Error(_))) => out.errors += 1,
+            Ok((_, Value::Error(e))) => {
+                out.errors += 1;
+                out.failures.record(&e);
+                hand_failed(&live.timeline, sent_ns, None, 1);
+            }
             Ok((node, reply)) => {
                 out.acked += 1;
                 router.acked[node] += 1;
@@ -116,9 +190,22 @@ pub(super) fn publish(
                 out.owed[second] += live.fanout[channel];
                 hand_published(&out, &mut handed, second, &live.timeline);
             }
-            Err(_) => {
-                out.errors += part.len - k;
-                break;
+            Err(e) => {
+                let kind = failure_kind(&e);
+                out.reason.get_or_insert_with(|| e.to_string());
+                out.failed(live, kind, 1, sent_ns);
+                if !spec.keep_going {
+                    out.failed(live, kind, part.len - k, live.now_ns());
+                    break;
+                }
+                reconnect(router, live, &mut out);
+                // The messages due while it was down failed too, each in its own slot.
+                while k < part.len
+                    && due_ns(k).is_some_and(|d| d + SKIP_LATE.as_nanos() as u64 <= live.now_ns())
+                {
+                    out.failed(live, kind, 1, due_ns(k).unwrap_or(0));
+                    k += 1;
+                }
             }
         }
     }

@@ -4,26 +4,27 @@
 //! messages, how far receivers fall behind, the server's output buffers and the clients it
 //! disconnects for them.
 //!
-//! Owns: the modes' own connections and threads (publishers or producers at a set rate,
-//! subscribers or a consumer group, a monitor sampling the server once a second), the stamp each
-//! message carries (`stamp.rs`), counting each message once per receiver (`tally.rs`).
+//! Owns: the modes' own connections and threads (publishers or producers at a set rate, each a
+//! blocking connection of its own; `--pubsub`'s subscribers as non-blocking connections on a few
+//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers a blocking thread each; a
+//! monitor sampling the server), the stamp each message carries (`stamp.rs`), counting each
+//! message once per receiver (`tally.rs`).
 //! Must not: format output, choose exit codes, or touch the request/response engine's workers
-//! (this is a different loop: blocking connections, one thread each, bounded by `-n` messages
-//! and the plan's caps). Each message's payload is stamped in place; the receiving side parses
-//! every message into an owned value (`engine::ControlConn`), a cost per message the
-//! `bench/delivery-cost.sh` target measures against the engine's cost per request.
+//! (it borrows the engine's sockets, `engine::conn::Stream`, not its loop: bounded by `-n`
+//! messages and the plan's caps). Each message's payload is stamped in place; the receiving side
+//! parses every message into an owned value, a cost per message the `bench/delivery-cost.sh`
+//! target measures against the engine's cost per request.
 
 mod conn;
-mod connect;
 mod monitor;
 mod pubsub;
-mod resubscribe;
 mod result;
 mod route;
 mod seconds;
 pub mod stamp;
 mod stream;
 mod subscribe;
+mod subscribers;
 pub mod tally;
 
 use std::sync::Arc;
@@ -66,6 +67,10 @@ pub struct DeliverySpec {
     pub payload: usize,
     /// Where names start: channels `{prefix}{k}:ch`, the stream `{prefix}stream`.
     pub prefix: Vec<u8>,
+    /// Threads the subscribers are spread over (`--threads`, or a default).
+    pub threads: usize,
+    /// `-e`: a connection that fails is counted and opened again, and the test goes on.
+    pub keep_going: bool,
 }
 
 impl DeliverySpec {
@@ -117,6 +122,8 @@ pub struct Disconnect {
     pub by_server: bool,
     /// The connection's output buffer on the server when last seen, bytes.
     pub output_buffer_bytes: Option<u64>,
+    /// Seconds since the test's start when it was connected and subscribed again (`-e`).
+    pub reconnected_at_s: Option<f64>,
 }
 
 /// What a delivery run measured.
@@ -126,6 +133,11 @@ pub struct DeliveryResult {
     pub published: u64,
     /// Publishes that got an error reply or no reply.
     pub publish_errors: u64,
+    /// Those by kind: an error reply's first word, or how the connection failed.
+    pub failures: crate::metrics::ErrorCounts,
+    /// Connections opened again after one failed (`-e`): attempts, and those that connected.
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
     /// Deliveries owed: per acknowledged message, the receivers it was for (every subscriber of
     /// its channel; one consumer of the group).
     pub expected: u64,
@@ -251,6 +263,10 @@ impl Live {
 /// How long receivers wait for what is still owed after the last publish, at most, and without
 /// any delivery: a lost message must not hold the run.
 pub(crate) const DRAIN_IDLE: Duration = Duration::from_secs(2);
+
+/// The most receivers wait after the last publish (a slow subscriber's backlog is counted as
+/// lost beyond it, so the run stays bounded).
+pub(crate) const DRAIN_MAX: Duration = Duration::from_secs(3);
 
 /// Runs one delivery test to its end (all messages published and delivered, the drain's idle
 /// limit, or a signal). A failure to set up (connect, subscribe, create the group) is an error;

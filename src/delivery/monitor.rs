@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use resp::Value;
 
-use super::{Disconnect, Live, connect};
+use super::{Disconnect, Live, conn};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
 
@@ -62,14 +62,12 @@ pub(super) fn watch(
     probe: &Probe<'_>,
     behind: &dyn Fn() -> u64,
 ) -> (Vec<SecondRow>, Vec<Disconnect>) {
-    let mut control: Vec<Option<ControlConn>> = nodes
-        .iter()
-        .map(|setup| {
-            let mut c = connect::open(setup).ok()?;
-            c.set_timeout(Duration::from_secs(1)).ok()?;
-            Some(c)
-        })
-        .collect();
+    let open = |setup: &ConnSetup| {
+        let mut c = conn::open(setup).ok()?;
+        c.set_timeout(Duration::from_secs(1)).ok()?;
+        Some(c)
+    };
+    let mut control: Vec<Option<ControlConn>> = nodes.iter().map(open).collect();
     let mut seen = Seen::default();
     let mut rows = Vec::new();
     let mut delivered = 0u64;
@@ -82,6 +80,12 @@ pub(super) fn watch(
             let end = live.origin + PROBE_EVERY * (second * 4 + quarter);
             while std::time::Instant::now() < end && !live.stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(10));
+            }
+            // A connection that failed (the server restarted) is opened again.
+            for (c, setup) in control.iter_mut().zip(nodes) {
+                if c.is_none() {
+                    *c = open(setup);
+                }
             }
             sample(&mut control, probe, live, &mut row, &mut seen);
             if live.stop.load(Ordering::Relaxed) {
@@ -113,6 +117,9 @@ pub(super) fn watch(
 struct Seen {
     /// The last output buffer seen, per subscriber.
     omem: Vec<Option<u64>>,
+    /// The connection (`CLIENT ID`) last taken for dropped, per subscriber: a subscriber that
+    /// reconnected (`-e`) can be dropped again.
+    dropped: Vec<Option<u64>>,
     drops: Vec<Disconnect>,
 }
 
@@ -132,17 +139,24 @@ fn sample(
             // connection until it has subscribed on the new node. A node that did not answer
             // is skipped this time.
             let mut lists: Vec<Option<Vec<ClientLine>>> = Vec::with_capacity(nodes.len());
-            for c in nodes.iter_mut() {
-                let list = c.as_mut().and_then(|c| {
-                    let reply = c.call(&[b"CLIENT".as_slice(), b"LIST"]).ok()?;
-                    Some(client_lines(reply.as_str()?))
-                });
-                lists.push(list);
+            for slot in nodes.iter_mut() {
+                let reply = slot
+                    .as_mut()
+                    .map(|c| c.call(&[b"CLIENT".as_slice(), b"LIST"]));
+                if let Some(Err(_)) = reply {
+                    *slot = None;
+                }
+                lists.push(
+                    reply
+                        .and_then(Result::ok)
+                        .and_then(|r| Some(client_lines(r.as_str()?))),
+                );
             }
             let subscribers = lists.iter().flatten().flatten().filter(|c| c.pubsub);
             let largest = subscribers.map(|c| c.omem).max();
             row.output_buffer_bytes = row.output_buffer_bytes.max(largest);
             seen.omem.resize(ids.len(), None);
+            seen.dropped.resize(ids.len(), None);
             for (i, was) in before.into_iter().enumerate() {
                 // Moved to another connection while the lists were read: next time.
                 let Some((node, id)) = was.filter(|_| id_of(i) == was) else {
@@ -156,8 +170,9 @@ fn sample(
                     // Gone from the list: dropped, unless its subscriber had ended (it sets
                     // `finished` before closing, so a finished one is never taken for dropped).
                     None if !live.finished[i].load(Ordering::Acquire)
-                        && !seen.drops.iter().any(|d| d.receiver as usize == i) =>
+                        && seen.dropped[i] != Some(id) =>
                     {
+                        seen.dropped[i] = Some(id);
                         seen.drops.push(dropped(i, live, seen.omem[i]));
                     }
                     None => {}
@@ -190,6 +205,7 @@ fn dropped(i: usize, live: &Live, omem: Option<u64>) -> Disconnect {
         ),
         by_server: true,
         output_buffer_bytes: omem,
+        reconnected_at_s: None,
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn finish(
         disconnects.extend(d);
     }
     // The test's timeline: every receiver handed its seconds to it (`Tally::hand_rest`) and
-    // every publisher its publishes by send time (`conn::hand_published`); the
+    // every publisher its publishes by send time (`seconds::hand_published`); the
     // full-precision parts were the journal's.
     all.timeline = std::mem::take(&mut *live.timeline.lock().unwrap_or_else(|e| e.into_inner()));
     all.timeline.drop_exact();
@@ -42,6 +42,12 @@ pub(super) fn finish(
     DeliveryResult {
         published: published.iter().map(|p| p.acked).sum(),
         publish_errors: published.iter().map(|p| p.errors).sum(),
+        failures: published.iter().fold(Default::default(), |mut all, p| {
+            all.merge(&p.failures);
+            all
+        }),
+        reconnect_attempts: published.iter().map(|p| p.reconnect_attempts).sum(),
+        reconnects: published.iter().map(|p| p.reconnects).sum(),
         expected,
         delivered: all.delivered,
         duplicates: all.duplicates,

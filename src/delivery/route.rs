@@ -101,7 +101,7 @@ impl Nodes {
 
     /// A connection to `host:port`, set up as the first node's.
     pub(crate) fn open_at(&self, host: &str, port: u16) -> Result<ControlConn, EngineError> {
-        super::connect::open(&self.setup_at(host, port)?)
+        super::conn::open(&self.setup_at(host, port)?)
     }
 
     /// The index of the node named `host:port`, if the test began with it.
@@ -139,7 +139,7 @@ impl<'a> Router<'a> {
         let conns = nodes
             .setups
             .iter()
-            .map(super::connect::open)
+            .map(super::conn::open)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             nodes,
@@ -170,6 +170,22 @@ impl<'a> Router<'a> {
                 _ => return Ok((at, reply)),
             }
         }
+    }
+
+    /// Every connection opened again (after one failed: `-e`), each to the node it was to.
+    pub(super) fn reopen(&mut self) -> Result<(), EngineError> {
+        for (j, c) in self.conns.iter_mut().enumerate() {
+            *c = match self.nodes.setups.get(j) {
+                Some(setup) => super::conn::open(setup)?,
+                None => {
+                    let addr = &self.addrs[j];
+                    let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "0"));
+                    let port = port.parse().unwrap_or(0);
+                    self.nodes.open_at(host, port)?
+                }
+            };
+        }
+        Ok(())
     }
 
     /// The connection to `host:port`, opened when first named.

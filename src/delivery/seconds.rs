@@ -19,10 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Live;
+use super::conn::Published;
 use super::tally::Tally;
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot, TICK};
-use crate::metrics::SharedTimeline;
+use crate::metrics::{SLOT, SLOTS, SharedTimeline};
 
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
 const POLL: Duration = Duration::from_millis(50);
@@ -64,6 +65,57 @@ impl Tally {
             self.handed = self.handed.max(done);
         }
     }
+}
+
+/// A publisher's messages per second (`per_second`, by send time) and the deliveries they owe
+/// handed to the test's timeline up to second `upto` (not included); `next` is the first not
+/// handed yet. The lock is taken only when a second is due, about once a second.
+pub(super) fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &SharedTimeline) {
+    let upto = upto.min(p.per_second.len());
+    if upto <= *next {
+        return;
+    }
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    for i in *next..upto {
+        let second = shared.second_mut(i);
+        second.published += p.per_second[i];
+        second.owed += p.owed[i];
+    }
+    *next = upto;
+}
+
+/// Publishes that failed (`n` of them, of kind `kind`: an index into `FAILURE_KINDS`, `None`
+/// for an error reply), due at `at_ns` since the origin, into the test's timeline: its seconds'
+/// and slots' failures, so the engine's outage rule (`metrics::outage`) finds a server that was
+/// down in a delivery test as in any other.
+pub(super) fn hand_failed(to: &SharedTimeline, at_ns: u64, kind: Option<usize>, n: u64) {
+    let (second, slot) = slot_of(at_ns);
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    let s = shared.second_mut(second);
+    s.failed += n;
+    s.slots[slot].failed += n;
+    if let Some(k) = kind {
+        s.lost[k] += n;
+        s.slots[slot].lost += n;
+    }
+}
+
+/// A connection reopened (`-e`) at `at_ns` since the origin: an attempt, and whether it
+/// connected, in its slot (the outage's reconnect counts).
+pub(super) fn hand_reconnect(to: &SharedTimeline, at_ns: u64, connected: bool) {
+    let (second, slot) = slot_of(at_ns);
+    let mut shared = to.lock().unwrap_or_else(|e| e.into_inner());
+    let s = &mut shared.second_mut(second).slots[slot];
+    s.reconnect_attempts += 1;
+    s.reconnects += u64::from(connected);
+}
+
+fn slot_of(at_ns: u64) -> (usize, usize) {
+    let slot = (at_ns % 1_000_000_000) / SLOT.as_nanos() as u64;
+    (
+        (at_ns / 1_000_000_000) as usize,
+        (slot as usize).min(SLOTS - 1),
+    )
 }
 
 /// The calling thread's side while the test's threads run: it hands over each finished second

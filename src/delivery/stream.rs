@@ -11,13 +11,11 @@ use std::time::Instant;
 use resp::Value;
 
 use super::conn::{self, Args, Command};
-use super::connect;
 use super::monitor::{self, Probe};
-use super::pubsub::DRAIN_MAX;
 use super::route::{Nodes, Router};
 use super::seconds;
 use super::tally::Tally;
-use super::{DRAIN_IDLE, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
+use super::{DRAIN_IDLE, DRAIN_MAX, DeliveryResult, DeliverySpec, Disconnect, Live, Mode, stamp};
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::{ConnSetup, EngineError, Observer};
 
@@ -55,10 +53,10 @@ pub(super) fn run(
     // The stream's node (in a cluster, the primary owning its key's slot): the group, the
     // consumers and the producers all go there.
     let setup = &nodes.setups[nodes.of_name[0]];
-    let mut control = connect::open(setup)?;
+    let mut control = conn::open(setup)?;
     prepare(&mut control, &add.key, setup)?;
     let mut readers = (0..consumers)
-        .map(|_| connect::open(setup))
+        .map(|_| conn::open(setup))
         .collect::<Result<Vec<_>, _>>()?;
     let mut producers = (0..spec.publishers)
         .map(|_| Router::open(nodes))
@@ -255,6 +253,7 @@ fn gone(live: &Live, i: u32, reason: String) -> Disconnect {
         reason,
         by_server: false,
         output_buffer_bytes: None,
+        reconnected_at_s: None,
     }
 }
 

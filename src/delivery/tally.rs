@@ -5,10 +5,32 @@
 
 use crate::metrics::{LatencyHistogram, SLOT, SLOTS, Timeline};
 
-/// A receiver's deliveries.
+/// The message numbers one receiver has had: a bit each over the run's `0..messages`.
+#[derive(Clone, Debug, Default)]
+pub struct Seen(Vec<u64>);
+
+impl Seen {
+    /// Room for message numbers `0..messages`.
+    pub fn new(messages: u64) -> Self {
+        Self(vec![0; messages.div_ceil(64) as usize])
+    }
+
+    /// Marks `number` had: `Some(true)` the first time, `Some(false)` again, `None` for a
+    /// number beyond the run's.
+    fn mark(&mut self, number: u64) -> Option<bool> {
+        let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
+        let w = self.0.get_mut(word)?;
+        let first = *w & bit == 0;
+        *w |= bit;
+        Some(first)
+    }
+}
+
+/// A receiver's deliveries (or, on a subscriber thread, its subscribers' together: each
+/// subscriber keeps only its [`Seen`] set, so a subscriber costs bits, not histograms).
 #[derive(Clone, Debug)]
 pub struct Tally {
-    seen: Vec<u64>,
+    seen: Seen,
     /// First deliveries.
     pub delivered: u64,
     /// Messages delivered again (a number already seen).
@@ -36,7 +58,7 @@ impl Tally {
     /// Room for message numbers `0..messages`.
     pub fn new(messages: u64) -> Self {
         Self {
-            seen: vec![0; messages.div_ceil(64) as usize],
+            seen: Seen::new(messages),
             delivered: 0,
             duplicates: 0,
             foreign: 0,
@@ -78,17 +100,27 @@ impl Tally {
     /// Counts message `number`, sent at `sent_ns` and received at `now_ns` (both since the
     /// origin). Returns whether it was its first delivery.
     pub fn receive(&mut self, number: u64, sent_ns: u64, now_ns: u64) -> bool {
-        let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
-        let Some(w) = self.seen.get_mut(word) else {
-            self.stranger(now_ns);
-            return false;
-        };
-        if *w & bit != 0 {
-            self.duplicates += 1;
-            self.pushed(now_ns);
-            return false;
+        let mut seen = std::mem::take(&mut self.seen);
+        let first = self.receive_in(&mut seen, number, sent_ns, now_ns);
+        self.seen = seen;
+        first
+    }
+
+    /// [`Tally::receive`] for a receiver whose seen set is its own (`seen`), its figures added
+    /// to this tally's.
+    pub fn receive_in(&mut self, seen: &mut Seen, number: u64, sent_ns: u64, now_ns: u64) -> bool {
+        match seen.mark(number) {
+            None => {
+                self.stranger(now_ns);
+                return false;
+            }
+            Some(false) => {
+                self.duplicates += 1;
+                self.pushed(now_ns);
+                return false;
+            }
+            Some(true) => {}
         }
-        *w |= bit;
         self.delivered += 1;
         self.last_ns = self.last_ns.max(now_ns);
         let ns = now_ns.saturating_sub(sent_ns);

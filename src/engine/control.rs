@@ -161,6 +161,12 @@ impl ControlConn {
         self.stream
     }
 
+    /// The socket and the bytes read past the last value returned (a subscriber's first
+    /// messages may have arrived with its confirmation), for handing over to an event loop.
+    pub fn into_parts(self) -> (BlockingStream, Vec<u8>) {
+        (self.stream, self.buf)
+    }
+
     /// Reads one reply, skipping RESP3 push messages.
     fn read_reply(&mut self) -> Result<Value, EngineError> {
         loop {

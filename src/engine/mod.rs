@@ -36,7 +36,7 @@ mod worker;
 
 pub use cluster::{ClusterRun, ClusterShared};
 pub use conn::{Family, Target, Transport};
-pub use error::EngineError;
+pub use error::{EngineError, io_reason};
 pub use follow::{FollowedPrimary, PrimaryAddr};
 pub use idle::run_idle;
 pub use observer::{Observer, Snapshot, TICK};

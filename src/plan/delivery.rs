@@ -143,7 +143,19 @@ pub(super) fn spec(
         rate: load.rps,
         payload: args.data_size,
         prefix,
+        threads: subscriber_threads(args.threads),
+        keep_going: load.on_error == crate::engine::ErrorPolicy::Count,
     }))
+}
+
+/// The threads `--pubsub`'s subscribers are spread over: `--threads`, or by default one per
+/// core up to four (a thread reads thousands of subscribers; more would only contend with
+/// the publishers and the server on the same machine).
+fn subscriber_threads(flag: Option<u32>) -> usize {
+    match flag {
+        Some(n) => n.max(1) as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+    }
 }
 
 #[cfg(test)]

@@ -94,6 +94,9 @@ pub struct DisconnectRecord {
     pub by_server: bool,
     /// Its output buffer on the server when last seen, bytes.
     pub output_buffer_bytes: Option<u64>,
+    /// `-e`: seconds since the test's start when it was subscribed again (absent: it was not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconnected_at_s: Option<f64>,
 }
 
 /// One second of a delivery test.
@@ -196,6 +199,7 @@ impl DeliveryRecord {
                     reason: d.reason.clone(),
                     by_server: d.by_server,
                     output_buffer_bytes: d.output_buffer_bytes,
+                    reconnected_at_s: d.reconnected_at_s,
                 })
                 .collect(),
             buffer_limit_disconnections: r.buffer_limit_disconnections,

@@ -48,10 +48,15 @@ pub fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()
     if let Some(a) = d.acked {
         writeln!(out, "  acknowledged {a} (XACK)")?;
     }
+    writeln!(out, "  {}", operations(d))?;
+    writeln!(out, "  delivery limited by: {}", own_limit(d))?;
     for x in &d.disconnects {
+        let back = x
+            .reconnected_at_s
+            .map_or(String::new(), |s| format!("; subscribed again at {s:.1} s"));
         writeln!(
             out,
-            "  receiver {} disconnected at {:.1} s: {}",
+            "  receiver {} disconnected at {:.1} s: {}{back}",
             x.receiver, x.at_s, x.reason
         )?;
     }
@@ -64,6 +69,70 @@ pub fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()
     }
     write_nodes(out, d)?;
     write_seconds(out, d)
+}
+
+/// The test's operations by their names: publishes (or `XADD`s) and deliveries, each per second
+/// over the seconds it published in (a delivery test's "requests" above are its deliveries).
+fn operations(d: &DeliveryRecord) -> String {
+    let publish = if d.mode == "stream" {
+        "XADDs"
+    } else {
+        "publishes"
+    };
+    let span = d.seconds.iter().filter(|s| s.published > 0).count().max(1) as f64;
+    let delivered: u64 = d.seconds.iter().map(|s| s.delivered).sum();
+    format!(
+        "operations: {} {publish} ({:.0} per second published in), {} deliveries ({:.0} per second)",
+        d.published,
+        d.published as f64 / span,
+        d.delivered,
+        delivered as f64 / (d.seconds.len().max(1) as f64),
+    )
+}
+
+/// What held the test back, judged from its own figures, not the request/response verdict's:
+/// receivers that fell behind or were dropped (the subscribers' or the server's fan-out), or
+/// publishers short of the rate asked (their round trips), or the rate asked itself; "can't
+/// tell" when the figures say neither clearly.
+fn own_limit(d: &DeliveryRecord) -> String {
+    let dropped = d.disconnects.iter().filter(|x| x.by_server).count();
+    let behind = d.seconds.iter().map(|s| s.behind).max().unwrap_or(0);
+    if d.publish_errors > 0 && d.published == 0 {
+        return "the server: no publish succeeded".into();
+    }
+    if d.lost > 0 || dropped > 0 {
+        return format!(
+            "the receivers: {} deliveries lost, {dropped} dropped by the server, up to {behind} messages behind",
+            d.lost
+        );
+    }
+    // Seconds wholly inside the publishing (not its first or last, which are partial).
+    let full: Vec<u64> = d
+        .seconds
+        .iter()
+        .filter(|s| s.published > 0)
+        .map(|s| s.published)
+        .collect();
+    let inner = full.get(1..full.len().saturating_sub(1)).unwrap_or(&[]);
+    match d.rate {
+        Some(rate) if !inner.is_empty() => {
+            let slowest = inner.iter().copied().min().unwrap_or(0);
+            if slowest as f64 >= 0.95 * rate as f64 {
+                format!("the rate asked (--rps {rate}): published at it, every receiver kept up")
+            } else if (slowest as f64) < 0.8 * rate as f64 {
+                format!(
+                    "the publishers: {slowest} messages in their slowest second of {rate}/s asked (each waits for its reply)"
+                )
+            } else {
+                "can't tell (published near, not at, the rate asked)".into()
+            }
+        }
+        None if !inner.is_empty() => {
+            "the publishers' round trips (no --rps: each publisher waits for its reply); every receiver kept up"
+                .into()
+        }
+        _ => "can't tell (too short to judge: under three seconds of publishing)".into(),
+    }
 }
 
 /// `--cluster`: each node's part, and the slot moves followed.
@@ -222,5 +291,32 @@ mod tests {
         );
         d.nodes.clear();
         assert!(!text(&d).contains("node  "));
+    }
+
+    #[test]
+    fn a_delivery_test_is_limited_by_its_own_figures() {
+        let second = |published, behind| DeliverySecond {
+            published,
+            behind,
+            ..DeliverySecond::default()
+        };
+        let mut d = DeliveryRecord {
+            mode: "pubsub".into(),
+            rate: Some(100),
+            published: 400,
+            seconds: (0..4).map(|_| second(100, 0)).collect(),
+            ..DeliveryRecord::default()
+        };
+        assert!(own_limit(&d).starts_with("the rate asked (--rps 100)"));
+        d.seconds = (0..4).map(|_| second(50, 0)).collect();
+        assert!(own_limit(&d).starts_with("the publishers: 50 messages"));
+        d.seconds = (0..4).map(|_| second(90, 0)).collect();
+        assert!(own_limit(&d).starts_with("can't tell"));
+        d.lost = 7;
+        assert!(own_limit(&d).starts_with("the receivers: 7 deliveries lost"));
+        d.lost = 0;
+        d.seconds.truncate(2);
+        assert!(own_limit(&d).starts_with("can't tell (too short"));
+        assert!(operations(&d).starts_with("operations: 400 publishes"));
     }
 }

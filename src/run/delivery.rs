@@ -23,6 +23,9 @@ impl<W: Write> Session<'_, W> {
     pub(super) fn run_delivery(&mut self, spec: &DeliverySpec) -> Result<(), Failure> {
         let title = spec.title();
         let template = template(spec, title)?;
+        // Every subscriber is a socket of this process (publishers: one per node, a few more).
+        let sockets = u64::from(spec.receivers()) + 4 * u64::from(spec.publishers) + 16;
+        crate::engine::limits::ensure_open_files(sockets).map_err(Failure::Fatal)?;
         let watch = self.rec.begin_test();
         // Live metrics see the test, each second the receivers finish (deliveries and their
         // latencies, as the journal gets them), and at its end its totals.
@@ -76,7 +79,9 @@ impl<W: Write> Session<'_, W> {
 }
 
 /// The delivery figures as a test's: deliveries are its completions and their latencies its
-/// histogram; deliveries owed are its requests, those never delivered its unanswered ones.
+/// histogram; deliveries owed are its requests, those never delivered its unanswered ones; a
+/// publish that failed is a failed request of its kind (an error reply's word, or how its
+/// connection failed), so `issued = completed + failed + unanswered` holds as for any test.
 fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> TestResult {
     let outcome = match (m.interrupted, terminated) {
         (false, _) => Outcome::Completed,
@@ -90,8 +95,11 @@ fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> Tes
     r.elapsed = m.elapsed;
     r.latency = m.latency.clone();
     r.latency_uncorrected = m.latency.clone();
-    r.issued = m.expected;
+    r.issued = m.expected + m.publish_errors;
     r.unanswered = m.lost;
+    r.errors = m.failures.clone();
+    r.reconnect_attempts = m.reconnect_attempts;
+    r.reconnects = m.reconnects;
     r.pushes.messages = m.delivered + m.duplicates + m.foreign;
     r.timeline = m.timeline.clone();
     r

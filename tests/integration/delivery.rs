@@ -367,3 +367,193 @@ fn merging_two_pubsub_shards_adds_their_counts_and_histograms() {
     assert_eq!(u(&m["tests"][0]["requests"]["completed"]), 600);
     assert_eq!(u(&m["tests"][0]["latency_us"]["corrected"]["count"]), 600);
 }
+
+/// The most threads `--pubsub 2000` may run on (issue 33): subscribers share a few event
+/// loops, not a thread each.
+const MAX_THREADS: u64 = 16;
+
+/// The `Threads:` line of `/proc/<pid>/status`; `None` once the process has exited (a zombie
+/// until the harness reaps it).
+fn threads_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    if status
+        .lines()
+        .any(|l| l.starts_with("State:") && l.contains('Z'))
+    {
+        return None;
+    }
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// 2,000 subscribers (twice the old cap of a thread each) on at most [`MAX_THREADS`] threads,
+/// sampled all through the run, and every message delivered once to every one of them.
+fn two_thousand_subscribers_on_a_few_threads(server: &Server) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let args = [
+        "--pubsub",
+        "2000",
+        "--channels",
+        "4",
+        "-n",
+        "200",
+        "--rps",
+        "100",
+        "-q",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    let run = server.spawn_bench(&args);
+    let pid = run.pid();
+    let mut most = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while let Some(n) = threads_of(pid) {
+        most = most.max(n);
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = run.finish(std::time::Duration::from_secs(120));
+    out.assert_success();
+    assert!(most > 0, "the process's threads were never read");
+    assert!(most <= MAX_THREADS, "{most} threads for 2,000 subscribers");
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d = &r["tests"][0]["delivery"];
+    assert_eq!(u(&d["receivers"]), 2000, "{d}");
+    assert_eq!(u(&d["published"]), 200, "{d}");
+    // 200 messages round 4 channels, each channel's 500 subscribers: 500 deliveries each.
+    assert_eq!(u(&d["expected"]), 100_000, "{d}");
+    assert_eq!(u(&d["delivered"]), 100_000, "{d}");
+    assert_eq!((u(&d["lost"]), u(&d["duplicates"])), (0, 0), "{d}");
+    assert_eq!(u(&d["fanout"]), 100_000, "{d}");
+    assert!(d["disconnects"].as_array().unwrap().is_empty(), "{d}");
+}
+
+#[test]
+fn two_thousand_subscribers_run_on_a_few_threads_on_redis() {
+    two_thousand_subscribers_on_a_few_threads(&Server::start());
+}
+
+#[test]
+fn two_thousand_subscribers_run_on_a_few_threads_on_valkey() {
+    two_thousand_subscribers_on_a_few_threads(&Server::start_valkey());
+}
+
+/// The server SIGKILLed 1.5 s into a 6 s `--pubsub -e` run and restarted on its port 2 s later:
+/// the run goes on to its end, the publishes that failed are counted by kind, the outage is
+/// listed with them, every subscriber reconnects and subscribes again, and messages published
+/// after the restart are delivered.
+fn a_restarted_server_is_an_outage_and_pubsub_goes_on(mut server: Server) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let args = [
+        "--pubsub",
+        "20",
+        "-e",
+        "--rps",
+        "500",
+        "--duration",
+        "6",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    let run = server.spawn_bench(&args);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    server.kill_and_restart(std::time::Duration::from_secs(2));
+    let out = run.finish(std::time::Duration::from_secs(60));
+    out.assert_success();
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let test = &r["tests"][0];
+    let d = &test["delivery"];
+    assert_eq!(test["outcome"], "completed", "{test}");
+    // Every message was either acknowledged or failed: none left unsent.
+    assert_eq!(u(&d["published"]) + u(&d["publish_errors"]), 3000, "{d}");
+    assert!(u(&d["publish_errors"]) > 0, "{d}");
+    let kinds = test["requests"]["errors"].as_object().expect("errors");
+    assert!(
+        kinds.keys().any(|k| k.starts_with("connection")),
+        "{kinds:?}"
+    );
+    let outages = test["outages"].as_array().expect("outages");
+    assert!(!outages.is_empty(), "{test}");
+    assert!(u(&outages[0]["failed"]) > 0, "{outages:?}");
+    // Each subscriber's connection failed and it subscribed again.
+    let disconnects = d["disconnects"].as_array().unwrap();
+    let mut back: Vec<u64> = disconnects
+        .iter()
+        .filter(|x| x["reconnected_at_s"].is_number())
+        .map(|x| u(&x["receiver"]))
+        .collect();
+    back.sort_unstable();
+    back.dedup();
+    assert_eq!(back.len(), 20, "{disconnects:?}");
+    // Delivered after the restart: the run went on to its end.
+    let end = outages[0]["end_s"].as_f64().unwrap() as usize;
+    let rows = d["seconds"].as_array().unwrap();
+    let after: u64 = rows.iter().skip(end + 1).map(|s| u(&s["delivered"])).sum();
+    assert!(after > 0, "{d}");
+    assert!(
+        rows.len() >= 5,
+        "the rows reach the end of the 6 s run: {d}"
+    );
+}
+
+#[test]
+fn a_pubsub_run_goes_on_through_a_redis_restart() {
+    a_restarted_server_is_an_outage_and_pubsub_goes_on(Server::start());
+}
+
+#[test]
+fn a_pubsub_run_goes_on_through_a_valkey_restart() {
+    a_restarted_server_is_an_outage_and_pubsub_goes_on(Server::start_valkey());
+}
+
+/// `CLIENT KILL TYPE pubsub` 1.5 s into a `--pubsub 10 -e` run: every subscriber is listed as
+/// closed by the server, each subscribes again, and the run goes on to its end.
+fn killed_subscribers_are_listed_and_come_back(server: &Server) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let args = [
+        "--pubsub",
+        "10",
+        "-e",
+        "--rps",
+        "200",
+        "--duration",
+        "4",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    let run = server.spawn_bench(&args);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = server.client().cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let out = run.finish(std::time::Duration::from_secs(60));
+    out.assert_success();
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d = &r["tests"][0]["delivery"];
+    let disconnects = d["disconnects"].as_array().unwrap();
+    let mut dropped: Vec<u64> = disconnects
+        .iter()
+        .filter(|x| x["by_server"] == true && x["reconnected_at_s"].is_number())
+        .map(|x| u(&x["receiver"]))
+        .collect();
+    dropped.sort_unstable();
+    dropped.dedup();
+    assert_eq!(dropped, (0..10).collect::<Vec<u64>>(), "{killed:?} {d}");
+    assert_eq!(u(&d["published"]), 800, "{d}");
+    assert_eq!(u(&d["lost"]) + u(&d["delivered"]), u(&d["expected"]), "{d}");
+    assert!(u(&d["delivered"]) > 0, "{d}");
+}
+
+#[test]
+fn subscribers_killed_by_the_server_are_listed_and_come_back_on_redis_and_valkey() {
+    killed_subscribers_are_listed_and_come_back(&Server::start());
+    killed_subscribers_are_listed_and_come_back(&Server::start_valkey());
+}

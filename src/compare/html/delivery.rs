@@ -171,6 +171,7 @@ mod tests {
                 reason: "closed by the server <x>".into(),
                 by_server: true,
                 output_buffer_bytes: Some(9),
+                ..DisconnectRecord::default()
             }],
             seconds: vec![DeliverySecond {
                 behind: 4,
