@@ -41,7 +41,9 @@ pub fn document(
         );
     }
     for (i, b) in blocks.iter().enumerate() {
-        top.insert(b.title.clone(), block(b, tests.get(i).copied()));
+        let mut v = block(b, tests.get(i).copied());
+        active_clients(opts, &mut v);
+        top.insert(b.title.clone(), v);
     }
     if let Some(v) = verify {
         // memtier's keys, its spelling kept.
@@ -54,6 +56,37 @@ pub fn document(
         );
     }
     Value::Object(top)
+}
+
+/// A staircase ramp's `Active Clients`: per second of the Totals' `Time-Serie`, the clients
+/// per thread the ramp had reached by then and their total, worked out from the ramp's values
+/// as memtier works them out (start + steps done × step, at most `--clients`).
+fn active_clients(opts: &MemtierOptions, block: &mut Value) {
+    let given = |name: &str| (opts.raw(name)).and_then(|v| v.to_string_lossy().parse::<u64>().ok());
+    let (Some(start), Some(step), Some(every)) = (
+        given("--clients-start"),
+        given("--clients-step"),
+        given("--step-duration"),
+    ) else {
+        return;
+    };
+    let seconds: Vec<u64> = match block["Totals"]["Time-Serie"].as_object() {
+        Some(ts) => ts.keys().filter_map(|k| k.parse().ok()).collect(),
+        None => return,
+    };
+    let max = u64::from(opts.clients);
+    let mut m = Map::new();
+    for s in seconds {
+        let per_thread = (start + s / every.max(1) * step).min(max);
+        m.insert(
+            s.to_string(),
+            json!({
+                "Clients per thread": per_thread,
+                "Total clients": per_thread * u64::from(opts.threads),
+            }),
+        );
+    }
+    block["Active Clients"] = Value::Object(m);
 }
 
 fn block(b: &Block, test: Option<&TestRecord>) -> Value {
@@ -145,7 +178,24 @@ fn time_series(t: &TestRecord) -> Value {
 /// memtier's `configuration` block, from the options as given (memtier's defaults otherwise).
 fn configuration(o: &MemtierOptions) -> Value {
     let pairs = configuration_pairs(o);
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    let mut m: Map<String, Value> = (pairs.into_iter())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    // A staircase ramp's three values, as numbers, only when a ramp was asked (as memtier).
+    let given = |name: &str| {
+        o.raw(name)
+            .and_then(|v| v.to_string_lossy().parse::<u64>().ok())
+    };
+    if let Some(start) = given("--clients-start") {
+        m.insert("clients_start".into(), json!(start));
+        for (key, flag) in [
+            ("clients_step", "--clients-step"),
+            ("step_duration", "--step-duration"),
+        ] {
+            m.insert(key.into(), json!(given(flag).unwrap_or(0)));
+        }
+    }
+    Value::Object(m)
 }
 
 /// `--show-config`: the configuration values as memtier's `config_print` writes them, `name =

@@ -299,7 +299,7 @@ fn a_malformed_line_is_one_line_naming_it_and_nothing_is_sent() {
     assert_eq!(
         line,
         format!(
-            "respbench memtier: {}:6: the value is 5 bytes, the line says 10",
+            "respbench memtier: error: {}:6: the value is 5 bytes, the line says 10",
             file.display()
         )
     );
