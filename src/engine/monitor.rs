@@ -24,6 +24,10 @@ pub struct Snapshot {
     pub interval_completed: u64,
     pub interval_latency_sum_ns: u64,
     pub interval_secs: f64,
+    /// Bytes of a mix's measured requests with their replies so far, and in the last interval
+    /// (memtier's progress KB/sec and StatsD `bytes_sec`; 0 without a mix).
+    pub measured_bytes: u64,
+    pub interval_bytes: u64,
     /// The test's connections, and those down or being reopened after a failure (`-e`): for
     /// live metrics (`crate::live`).
     pub connections: u64,
@@ -66,6 +70,7 @@ pub(crate) struct Live {
     pub(super) all_latency_sum_ns: AtomicU64,
     pub(super) measured_completed: AtomicU64,
     pub(super) measured_latency_sum_ns: AtomicU64,
+    pub(super) measured_bytes: AtomicU64,
     /// Connections down or being reopened after a failure.
     pub(super) conns_down: AtomicU64,
     /// Measured requests written, and those failed (`Recorder::issued`, `Recorder::failures`).
@@ -122,6 +127,7 @@ impl Monitor<'_> {
         let mut rate = RateSamples::default();
         let mut last_tick = self.start;
         let mut last_all = (0u64, 0u64);
+        let mut last_bytes = 0u64;
         let mut stop_sent = false;
         let mut seconds = SecondsOut {
             timeline: self.timeline,
@@ -144,6 +150,9 @@ impl Monitor<'_> {
             if now.duration_since(last_tick) >= TICK {
                 let (all, measured) = self.totals();
                 let warming_up = now < self.measure_start;
+                let bytes: u64 = (self.lives.iter())
+                    .map(|l| l.measured_bytes.load(Ordering::Relaxed))
+                    .sum();
                 let snap = Snapshot {
                     warming_up,
                     measured_secs: now
@@ -154,6 +163,8 @@ impl Monitor<'_> {
                     interval_completed: all.0 - last_all.0,
                     interval_latency_sum_ns: all.1 - last_all.1,
                     interval_secs: now.duration_since(last_tick).as_secs_f64(),
+                    measured_bytes: bytes,
+                    interval_bytes: bytes.saturating_sub(last_bytes),
                     connections: self.connections
                         + self
                             .lives
@@ -178,6 +189,7 @@ impl Monitor<'_> {
                 }
                 seconds.hand(now, observer);
                 last_all = all;
+                last_bytes = bytes;
                 last_tick = now;
             }
         }
