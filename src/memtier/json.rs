@@ -106,7 +106,15 @@ fn block(b: &Block, test: Option<&TestRecord>) -> Value {
             ("Totals", Some(t)) => time_series(t),
             _ => Value::Object(Map::new()),
         };
-        m.insert(r.name.clone(), row(r, series));
+        let mut v = row(r, series);
+        if let ("Totals", Some(t)) = (r.name.as_str(), test) {
+            // memtier counts connection errors in Totals only (0 in each command's row): with
+            // `--reconnect-on-error`, each failure is followed by one reopen attempt.
+            let errors = t.requests.reconnect_attempts;
+            v["Connection Errors"] = json!(errors);
+            v["Connection Errors/sec"] = json!(errors as f64 / t.duration_s.max(f64::MIN_POSITIVE));
+        }
+        m.insert(r.name.clone(), v);
     }
     Value::Object(m)
 }

@@ -4,11 +4,14 @@
 //! each connection sends its `--command`s in order (a MULTI … EXEC line stays one transaction
 //! per connection), `P:P` gives each client its own slice of the range (every key written),
 //! error replies are counted per command and the run goes on (exit 0), and a SCAN walk's first
-//! and continuation SCANs are two rows.
+//! and continuation SCANs are two rows; with `--reconnect-on-error`, the JSON's Totals count the
+//! connection errors.
 
 use serde_json::Value;
 
-use super::harness::{Output, Server, TempDir, run_respbench};
+use std::time::Duration;
+
+use super::harness::{Output, Server, TempDir, run_respbench, spawn_respbench, wait_until};
 
 /// `respbench memtier -s 127.0.0.1 -p PORT --hide-histogram args…`.
 fn memtier(server: &Server, args: &[&str]) -> Output {
@@ -190,4 +193,61 @@ fn unused_pattern_parameters_and_scan_refusals_follow_memtiers_rules() {
     let out = memtier(&server, &["--scan-incremental-iteration", "-n", "5"]);
     out.assert_code(2);
     assert!(out.stderr.contains("error:"), "{}", out.stderr);
+}
+
+#[test]
+fn connection_errors_are_counted_in_the_totals_with_reconnect_on_error() {
+    for server in both() {
+        let dir = TempDir::new();
+        let path = dir.path().join("out.json");
+        let port = server.port().to_string();
+        let json = format!("--json-out-file={}", path.display());
+        let running = spawn_respbench(&[
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--reconnect-on-error",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--test-time=4",
+            "--ratio=1:0",
+            "--hide-histogram",
+            &json,
+        ]);
+        let mut c = server.client();
+        let mut killed = 0;
+        for _ in 0..3 {
+            let received = c.info_u64("stats", "total_connections_received");
+            // The load connection is up (a new one since the last kill) and sending.
+            let sets = c.calls("set");
+            assert!(
+                wait_until(Duration::from_secs(10), || c.calls("set") > sets),
+                "the run is not sending"
+            );
+            killed += c.int(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]);
+            assert!(
+                wait_until(Duration::from_secs(10), || {
+                    c.info_u64("stats", "total_connections_received") > received
+                }),
+                "no reconnect"
+            );
+        }
+        let out = running.finish(Duration::from_secs(30));
+        out.assert_success();
+        let text = std::fs::read_to_string(&path).expect("json-out-file written");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let totals = &doc["ALL STATS"]["Totals"];
+        // Each kill closed the load connection (a kill may also close the run's idle control
+        // connection, which is not a load connection's error).
+        let errors = totals["Connection Errors"].as_i64().unwrap();
+        assert!(
+            (3..=killed).contains(&errors),
+            "{errors} of {killed}: {}",
+            out.stderr
+        );
+    }
 }
