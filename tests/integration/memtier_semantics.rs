@@ -11,23 +11,7 @@ use serde_json::Value;
 
 use std::time::Duration;
 
-use super::harness::{Output, Server, TempDir, run_respbench, spawn_respbench, wait_until};
-
-/// `respbench memtier -s 127.0.0.1 -p PORT --hide-histogram args…`.
-fn memtier(server: &Server, args: &[&str]) -> Output {
-    let port = server.port().to_string();
-    let mut all = vec![
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--hide-histogram",
-    ];
-    all.extend(args);
-    let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
-    run_respbench(&all, None)
-}
+use super::harness::{Server, TempDir, run_memtier as memtier, spawn_respbench, wait_until};
 
 fn both() -> [Server; 2] {
     [Server::start(), Server::start_valkey()]
