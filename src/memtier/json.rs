@@ -58,11 +58,16 @@ pub fn document(
     Value::Object(top)
 }
 
+/// An option given as a whole number (`None`: not given).
+fn number(opts: &MemtierOptions, name: &str) -> Option<u64> {
+    (opts.raw(name)).and_then(|v| v.to_string_lossy().parse().ok())
+}
+
 /// A staircase ramp's `Active Clients`: per second of the Totals' `Time-Serie`, the clients
 /// per thread the ramp had reached by then and their total, worked out from the ramp's values
 /// as memtier works them out (start + steps done × step, at most `--clients`).
 fn active_clients(opts: &MemtierOptions, block: &mut Value) {
-    let given = |name: &str| (opts.raw(name)).and_then(|v| v.to_string_lossy().parse::<u64>().ok());
+    let given = |name: &str| number(opts, name);
     let (Some(start), Some(step), Some(every)) = (
         given("--clients-start"),
         given("--clients-step"),
@@ -190,10 +195,7 @@ fn configuration(o: &MemtierOptions) -> Value {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     // A staircase ramp's three values, as numbers, only when a ramp was asked (as memtier).
-    let given = |name: &str| {
-        o.raw(name)
-            .and_then(|v| v.to_string_lossy().parse::<u64>().ok())
-    };
+    let given = |name: &str| number(o, name);
     if let Some(start) = given("--clients-start") {
         m.insert("clients_start".into(), json!(start));
         for (key, flag) in [
