@@ -106,18 +106,19 @@ fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("respbench memtier: {}", e.0);
+            // memtier's refusals start `error:`; scripts (its own test suite) look for it.
+            eprintln!("respbench memtier: error: {}", e.0);
             return ExitCode::from(2);
         }
     };
     if let Err(e) = respbench::memtier::resolve_monitor_input(&mut args, &opts) {
-        eprintln!("respbench memtier: {e}");
+        eprintln!("respbench memtier: error: {e}");
         return ExitCode::from(2);
     }
     let plan = match RunPlan::new(&args, None) {
         Ok(p) => p,
         Err(PlanError::Usage(e)) => {
-            eprintln!("respbench memtier: {e}");
+            eprintln!("respbench memtier: error: {e}");
             return ExitCode::from(2);
         }
         Err(PlanError::Io(e)) => {

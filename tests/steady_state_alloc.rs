@@ -153,6 +153,7 @@ fn base() -> LoadSpec {
         key_drift: None,
         scan_walk: None,
         conn_seconds: false,
+        quota_per_conn: false,
     }
 }
 
@@ -456,6 +457,7 @@ fn no_allocation_per_request_over_tls() {
 fn no_allocation_per_request_client_stats() {
     let load = LoadSpec {
         conn_seconds: true,
+        quota_per_conn: false,
         workers: 2,
         ..base()
     };

@@ -183,6 +183,8 @@ impl<'a> Waiting<'a> {
             interval_completed: completed.saturating_sub(self.counted.0),
             interval_latency_sum_ns: latency.saturating_sub(self.counted.1),
             interval_secs: now.duration_since(self.at).as_secs_f64(),
+            measured_bytes: 0,
+            interval_bytes: 0,
             connections: self.live.received.len() as u64 + self.publishers,
             connections_down: ended + if published { self.publishers } else { 0 },
             // A message is known lost only when the test ends.

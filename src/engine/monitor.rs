@@ -18,6 +18,7 @@ pub(crate) struct Live {
     pub(super) all_latency_sum_ns: AtomicU64,
     pub(super) measured_completed: AtomicU64,
     pub(super) measured_latency_sum_ns: AtomicU64,
+    pub(super) measured_bytes: AtomicU64,
     /// Connections down or being reopened after a failure.
     pub(super) conns_down: AtomicU64,
     /// Measured requests written, and those failed (`Recorder::issued`, `Recorder::failures`).
@@ -74,6 +75,7 @@ impl Monitor<'_> {
         let mut rate = RateSamples::default();
         let mut last_tick = self.start;
         let mut last_all = (0u64, 0u64);
+        let mut last_bytes = 0u64;
         let mut stop_sent = false;
         let mut seconds = SecondsOut {
             timeline: self.timeline,
@@ -96,6 +98,9 @@ impl Monitor<'_> {
             if now.duration_since(last_tick) >= TICK {
                 let (all, measured) = self.totals();
                 let warming_up = now < self.measure_start;
+                let bytes: u64 = (self.lives.iter())
+                    .map(|l| l.measured_bytes.load(Ordering::Relaxed))
+                    .sum();
                 let snap = Snapshot {
                     warming_up,
                     measured_secs: now
@@ -106,6 +111,8 @@ impl Monitor<'_> {
                     interval_completed: all.0 - last_all.0,
                     interval_latency_sum_ns: all.1 - last_all.1,
                     interval_secs: now.duration_since(last_tick).as_secs_f64(),
+                    measured_bytes: bytes,
+                    interval_bytes: bytes.saturating_sub(last_bytes),
                     connections: self.connections
                         + self
                             .lives
@@ -130,6 +137,7 @@ impl Monitor<'_> {
                 }
                 seconds.hand(now, observer);
                 last_all = all;
+                last_bytes = bytes;
                 last_tick = now;
             }
         }

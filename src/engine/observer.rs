@@ -22,6 +22,10 @@ pub struct Snapshot {
     pub interval_completed: u64,
     pub interval_latency_sum_ns: u64,
     pub interval_secs: f64,
+    /// Bytes of a mix's measured requests with their replies so far, and in the last interval
+    /// (memtier's progress KB/sec and StatsD `bytes_sec`; 0 without a mix).
+    pub measured_bytes: u64,
+    pub interval_bytes: u64,
     /// The test's connections, and those down or being reopened after a failure (`-e`): for
     /// live metrics (`crate::live`).
     pub connections: u64,

@@ -120,4 +120,9 @@ pub struct LoadSpec {
     /// memtier's `--client-stats`: every connection keeps its own per-second counts
     /// (`metrics::ConnSeconds`), handed to the test's timeline at the end.
     pub conn_seconds: bool,
+    /// memtier's `-n`: each connection sends exactly its share of the worker's quota (memtier's
+    /// requests per client), rather than the worker's connections sharing it first come first
+    /// served; with `--key-pattern P:P` each connection's slice of the range is then walked
+    /// exactly. Standalone and without a ramp only.
+    pub quota_per_conn: bool,
 }

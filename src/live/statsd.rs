@@ -13,10 +13,12 @@
 //!   (error replies), each second, and when the run ends what the handed seconds missed (a reply
 //!   that landed in a second after it was handed over), so their sums are the record's totals.
 //!
+//! - `bytes_sec` (the bytes since the last second sent, as of the last progress tick) and
+//!   `bytes_sec_avg`: requests with their replies, as memtier's KB/sec.
+//!
 //! After each run `ops_sec`, `ops_sec_avg` and `progress_pct` are set to 0, as memtier does.
-//! memtier's `bytes_sec`/`bytes_sec_avg` are not sent (respbench does not count bytes as it
-//! runs), nor `connection_errors` (respbench stops on a failed connection unless `-e`, and
-//! counts those in `errors`' lost requests, not here).
+//! memtier's `connection_errors` is not sent (respbench counts failed connections in
+//! `errors`' lost requests, not here).
 //!
 //! Latencies are the handed seconds' (`Observer::second`, on the main thread: nothing is added
 //! to the workers' path), from the intended send time: memtier's send-to-reply figure unless
@@ -72,6 +74,9 @@ struct TestSums {
     completed: u64,
     errors: u64,
     latency_ns: f64,
+    /// The run's bytes at the last progress tick, and at the last second sent.
+    bytes: u64,
+    bytes_sent: u64,
 }
 
 impl Statsd {
@@ -133,6 +138,11 @@ impl Statsd {
         self.connections = n;
     }
 
+    /// The run's bytes so far, requests with their replies (a progress tick).
+    pub fn bytes(&mut self, n: u64) {
+        self.test.bytes = n;
+    }
+
     /// A complete second of the run.
     pub fn second(&mut self, s: &Second) {
         let errors = s.failed.saturating_sub(s.lost.iter().sum());
@@ -149,6 +159,10 @@ impl Statsd {
         }
         self.gauge_int("ops_sec", s.completed);
         self.gauge_int("ops_sec_avg", t.completed / t.seconds.max(1));
+        // Bytes as of the last progress tick (the engine counts them live, not per second).
+        self.gauge_int("bytes_sec", t.bytes.saturating_sub(t.bytes_sent));
+        self.gauge_int("bytes_sec_avg", t.bytes / t.seconds.max(1));
+        self.test.bytes_sent = t.bytes;
         let mean = |ns: f64, n: u64| if n > 0 { ns / n as f64 / 1e6 } else { 0.0 };
         self.timing("latency_ms", latency.mean_ns() / 1e6);
         self.timing("latency_avg_ms", mean(t.latency_ns, t.completed));

@@ -41,7 +41,9 @@ pub fn document(
         );
     }
     for (i, b) in blocks.iter().enumerate() {
-        top.insert(b.title.clone(), block(b, tests.get(i).copied()));
+        let mut v = block(b, tests.get(i).copied());
+        active_clients(opts, &mut v);
+        top.insert(b.title.clone(), v);
     }
     if let Some(v) = verify {
         // memtier's keys, its spelling kept.
@@ -54,6 +56,42 @@ pub fn document(
         );
     }
     Value::Object(top)
+}
+
+/// An option given as a whole number (`None`: not given).
+fn number(opts: &MemtierOptions, name: &str) -> Option<u64> {
+    (opts.raw(name)).and_then(|v| v.to_string_lossy().parse().ok())
+}
+
+/// A staircase ramp's `Active Clients`: per second of the Totals' `Time-Serie`, the clients
+/// per thread the ramp had reached by then and their total, worked out from the ramp's values
+/// as memtier works them out (start + steps done × step, at most `--clients`).
+fn active_clients(opts: &MemtierOptions, block: &mut Value) {
+    let given = |name: &str| number(opts, name);
+    let (Some(start), Some(step), Some(every)) = (
+        given("--clients-start"),
+        given("--clients-step"),
+        given("--step-duration"),
+    ) else {
+        return;
+    };
+    let seconds: Vec<u64> = match block["Totals"]["Time-Serie"].as_object() {
+        Some(ts) => ts.keys().filter_map(|k| k.parse().ok()).collect(),
+        None => return,
+    };
+    let max = u64::from(opts.clients);
+    let mut m = Map::new();
+    for s in seconds {
+        let per_thread = (start + s / every.max(1) * step).min(max);
+        m.insert(
+            s.to_string(),
+            json!({
+                "Clients per thread": per_thread,
+                "Total clients": per_thread * u64::from(opts.threads),
+            }),
+        );
+    }
+    block["Active Clients"] = Value::Object(m);
 }
 
 fn block(b: &Block, test: Option<&TestRecord>) -> Value {
@@ -73,7 +111,15 @@ fn block(b: &Block, test: Option<&TestRecord>) -> Value {
             ("Totals", Some(t)) => time_series(t),
             _ => Value::Object(Map::new()),
         };
-        m.insert(r.name.clone(), row(r, series));
+        let mut v = row(r, series);
+        if let ("Totals", Some(t)) = (r.name.as_str(), test) {
+            // memtier counts connection errors in Totals only (0 in each command's row): with
+            // `--reconnect-on-error`, each failure is followed by one reopen attempt.
+            let errors = t.requests.reconnect_attempts;
+            v["Connection Errors"] = json!(errors);
+            v["Connection Errors/sec"] = json!(errors as f64 / t.duration_s.max(f64::MIN_POSITIVE));
+        }
+        m.insert(r.name.clone(), v);
     }
     Value::Object(m)
 }
@@ -145,7 +191,21 @@ fn time_series(t: &TestRecord) -> Value {
 /// memtier's `configuration` block, from the options as given (memtier's defaults otherwise).
 fn configuration(o: &MemtierOptions) -> Value {
     let pairs = configuration_pairs(o);
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    let mut m: Map<String, Value> = (pairs.into_iter())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    // A staircase ramp's three values, as numbers, only when a ramp was asked (as memtier).
+    let given = |name: &str| number(o, name);
+    if let Some(start) = given("--clients-start") {
+        m.insert("clients_start".into(), json!(start));
+        for (key, flag) in [
+            ("clients_step", "--clients-step"),
+            ("step_duration", "--step-duration"),
+        ] {
+            m.insert(key.into(), json!(given(flag).unwrap_or(0)));
+        }
+    }
+    Value::Object(m)
 }
 
 /// `--show-config`: the configuration values as memtier's `config_print` writes them, `name =

@@ -19,7 +19,7 @@ mod text;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cli::memtier::{MemtierOptions, Requests};
 use crate::plan::RunPlan;
@@ -70,10 +70,22 @@ pub fn run(
         eprintln!("[RUN #1] Preparing benchmark client...");
         eprintln!("[RUN #1] Launching threads now...");
     }
-    let (result, doc) = run_for_document(plan, interrupted, terminated);
+    let (result, doc) = run_for_document(plan, interrupted.clone(), terminated.clone());
     if test {
         // Ends the progress line (written after carriage returns).
         eprintln!();
+    }
+    if interrupted.load(Ordering::Relaxed)
+        && !terminated.load(Ordering::Relaxed)
+        && let Some(t) = doc.tests.last()
+    {
+        // memtier's line for Ctrl-C (scripts and its suite look for it); said once the
+        // workers have stopped, with the measured test's length.
+        eprintln!(
+            "[RUN #{}] Interrupted by user (Ctrl+C) after {:.1} secs, stopping threads...",
+            doc.tests.len(),
+            t.duration_s
+        );
     }
     if !doc.tests.is_empty() || doc.verify.is_some() {
         write_outputs(&doc, opts).map_err(|e| match e.kind() {

@@ -10,13 +10,16 @@ use std::path::Path;
 
 use crate::cli::memtier::MemtierOptions;
 use crate::cli::{Args, CommandArg};
-use crate::trace::{Entry, Reader};
 
 /// The most commands read from a capture: `__monitor_line@__` makes a mix of them, and a mix
 /// holds at most 256 commands.
 pub const MAX_LINES: usize = 256;
 
 const PREFIX: &[u8] = b"__monitor_line";
+
+/// The longest line read from a capture (a command with a large value fits; a file that is not
+/// text ends with one line rather than unbounded memory).
+const MAX_LINE: usize = crate::trace::MAX_ENTRY;
 
 /// Replaces `__monitor_line…__` commands in `args` with the capture's commands. `Err` is one
 /// line: a usage mistake (exit 2) or the file's problem.
@@ -41,8 +44,16 @@ pub fn resolve(args: &mut Args, opts: &MemtierOptions) -> Result<(), String> {
             out.push(c);
             continue;
         }
-        let which = &c.args[0][PREFIX.len()..];
-        let which = which.strip_suffix(b"__").unwrap_or(which);
+        // memtier's own check: the placeholder ends right after its `__`.
+        let invalid = || {
+            format!(
+                "--command {}: invalid monitor placeholder: expected __monitor_lineN__ (N from 1) or __monitor_line@__",
+                String::from_utf8_lossy(&c.args[0])
+            )
+        };
+        let which = c.args[0][PREFIX.len()..]
+            .strip_suffix(b"__")
+            .ok_or_else(invalid)?;
         if which == b"@" {
             out.extend(lines.iter().map(|l| CommandArg {
                 args: l.clone(),
@@ -54,12 +65,7 @@ pub fn resolve(args: &mut Args, opts: &MemtierOptions) -> Result<(), String> {
             .ok()
             .and_then(|s| s.parse().ok())
             .filter(|n| *n >= 1)
-            .ok_or_else(|| {
-                format!(
-                    "--command {}: expected __monitor_lineN__ (N from 1) or __monitor_line@__",
-                    String::from_utf8_lossy(&c.args[0])
-                )
-            })?;
+            .ok_or_else(invalid)?;
         let line = lines.get(n - 1).ok_or_else(|| {
             format!(
                 "--command __monitor_line{n}__: {} has {} commands",
@@ -76,32 +82,64 @@ pub fn resolve(args: &mut Args, opts: &MemtierOptions) -> Result<(), String> {
     Ok(())
 }
 
-/// The capture's commands (script lines left out: the `EVAL` that ran them is there).
+/// The capture's commands, read as memtier reads them: each line's command starts at its first
+/// `"` (whatever comes before: a time and client, a proxy's `[ proxy60 ]` tag); a line without
+/// one is not a command; a line whose arguments do not parse is skipped with memtier's warning
+/// (memtier skips it when its turn comes). Script lines (`[0 lua]`) are left out: the `EVAL`
+/// that ran them is there. Bounded: at most [`MAX_LINES`] commands, lines of at most
+/// [`MAX_LINE`] bytes (`crate::trace::MAX_ENTRY`, the trace reader's bound).
 fn read(path: &Path) -> Result<Vec<Vec<Vec<u8>>>, String> {
-    let err = |e: crate::trace::TraceError| format!("--monitor-input {}: {e}", path.display());
-    let mut reader = Reader::open(path).map_err(err)?;
-    let mut entry = Entry::empty();
+    use std::io::{BufRead, Read};
+    let name = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("--monitor-input {name}: {e}"))?;
+    let mut input = std::io::BufReader::new(file);
     let mut lines = Vec::new();
-    while reader.next_into(&mut entry).map_err(err)? {
-        if entry.from_script() {
+    let mut line = Vec::new();
+    let mut total = 0usize;
+    loop {
+        line.clear();
+        let n = Read::take(&mut input, MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("--monitor-input {name}: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        total += 1;
+        if line.len() > MAX_LINE {
+            return Err(format!(
+                "--monitor-input {name}: line {total} is longer than {MAX_LINE} bytes"
+            ));
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let Some(quote) = text.iter().position(|&b| b == b'"') else {
+            continue;
+        };
+        if text[..quote].ends_with(b" lua] ") {
             continue;
         }
-        if let Some(a) = entry.args().filter(|a| !a.is_empty()) {
-            if lines.len() == MAX_LINES {
-                return Err(format!(
-                    "--monitor-input {}: more than {MAX_LINES} commands (respbench mixes at most {MAX_LINES})",
-                    path.display()
-                ));
-            }
-            lines.push(a.to_vec());
+        let mut args = Vec::new();
+        if crate::trace::parse_monitor_args(&text[quote..], &mut args).is_err() || args.is_empty() {
+            eprintln!(
+                "warning: skipping malformed monitor command at line {total}: {}",
+                String::from_utf8_lossy(&text[quote..])
+            );
+            continue;
         }
+        if lines.len() == MAX_LINES {
+            return Err(format!(
+                "--monitor-input {name}: more than {MAX_LINES} commands (respbench mixes at most {MAX_LINES})"
+            ));
+        }
+        lines.push(args);
     }
     if lines.is_empty() {
-        return Err(format!(
-            "--monitor-input {}: no commands in it",
-            path.display()
-        ));
+        return Err(format!("--monitor-input {name}: no commands in it"));
     }
+    eprintln!(
+        "Loaded {} monitor commands from {total} total lines",
+        lines.len()
+    );
     Ok(lines)
 }
 

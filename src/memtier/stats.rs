@@ -21,6 +21,9 @@ pub struct Row {
     /// `Sets`, `Gets`, `Waits`, `Totals`, or the command's name (`Hsets`).
     pub name: String,
     pub count: u64,
+    /// Of `count`, the error replies: counted as memtier does, but not in the latency figures
+    /// (respbench times successful replies only), so merged rows weigh by `count - errors`.
+    pub errors: u64,
     pub ops: f64,
     /// Hits and misses per second: replies with a value and nil replies to a read, counted from
     /// the replies (`None`: a row that has none, printed `---`).
@@ -163,10 +166,18 @@ fn command_row(m: &MixRecord, secs: f64, layout: Layout<'_>) -> Row {
         (None, "GET") => get_bytes(layout.sizes, m.hits.unwrap_or(0), m.misses.unwrap_or(0)),
         (None, _) => (0.0, 0.0),
     };
+    // memtier counts an error reply as an answered request of its command (it goes on); its
+    // latency is not in respbench's histograms, which hold successful replies only.
+    let count = m.completed + m.failed;
     Row {
         name: row_name(&m.name),
-        count: m.completed,
-        ops: m.throughput_rps,
+        count,
+        errors: m.failed,
+        ops: if m.failed == 0 {
+            m.throughput_rps
+        } else {
+            count as f64 / secs
+        },
         hits: (is_get && !layout.arbitrary).then(|| m.hits.unwrap_or(0) as f64 / secs),
         misses: (is_get && !layout.arbitrary).then(|| m.misses.unwrap_or(0) as f64 / secs),
         latency: latencies(m.completed, sent, sent_hist, layout.pcts),
@@ -247,13 +258,14 @@ fn aggregate(name: &str, parts: &[Row], pcts: &[f64]) -> Row {
     let weighted = |f: &dyn Fn(&Row) -> Option<&Latencies>| -> Vec<(u64, &Latencies)> {
         parts
             .iter()
-            .filter_map(|r| f(r).map(|l| (r.count, l)))
+            .filter_map(|r| f(r).map(|l| (r.count - r.errors.min(r.count), l)))
             .collect()
     };
     let count = parts.iter().map(|r| r.count).sum();
     Row {
         name: name.into(),
         count,
+        errors: parts.iter().map(|r| r.errors).sum(),
         ops: parts.iter().map(|r| r.ops).sum(),
         hits: sum_opt(parts.iter().map(|r| r.hits)),
         misses: sum_opt(parts.iter().map(|r| r.misses)),

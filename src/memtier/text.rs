@@ -29,7 +29,11 @@ pub fn verification(v: &VerifyRecord) -> String {
 /// One results table. The Type column is as wide as its longest name (at least memtier's 6);
 /// memtier's `--command` table has no Hits/sec and Misses/sec columns.
 pub fn table(b: &Block, pcts: &[f64]) -> String {
-    let w = b.rows.iter().map(|r| r.name.len()).fold(6, usize::max);
+    let w = b
+        .rows
+        .iter()
+        .map(|r| shown(&r.name).len())
+        .fold(6, usize::max);
     let mut head = format!("{:<w$}{:>14}", "Type", "Ops/sec");
     if !b.arbitrary {
         let _ = write!(head, "{:>13}{:>13}", "Hits/sec", "Misses/sec");
@@ -53,13 +57,25 @@ pub fn table(b: &Block, pcts: &[f64]) -> String {
     out
 }
 
+/// A row's name as memtier's table prints it: `--command-stats-breakdown=line`'s second line
+/// of a command (`Set#2s`, a distinct JSON key) is `Sets` again, as memtier prints it.
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.split_once('#') {
+        Some((command, rest)) => {
+            let suffix = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            format!("{command}{suffix}").into()
+        }
+        None => name.into(),
+    }
+}
+
 fn row(r: &Row, w: usize, n_pcts: usize, reads: bool) -> String {
     let opt = |v: Option<f64>, width: usize, digits: usize| match v {
         Some(v) => format!("{v:>width$.digits$}"),
         None => format!("{:>width$}", "---"),
     };
     let avg = r.latency.avg_ms;
-    let mut s = format!("{:<w$}{:>14.2}", r.name, r.ops);
+    let mut s = format!("{:<w$}{:>14.2}", shown(&r.name), r.ops);
     if reads {
         s.push_str(&opt(r.hits, 13, 2));
         s.push_str(&opt(r.misses, 13, 2));

@@ -51,6 +51,9 @@ pub struct Recorder {
     /// otherwise). Sized once, before the test. Their latencies are *not* also in `latency` and
     /// `uncorrected` (see [`Recorder::success_of`]).
     pub commands: Vec<CommandTally>,
+    /// Measured bytes of a mix's answered requests, each request's with its reply's (the sum
+    /// of `commands`' `tx_bytes` and `rx_bytes`, kept as one figure for the live progress).
+    pub mix_bytes: u64,
     /// Sampled waits of replies in the kernel (see `rx_delay`).
     pub rx_delay: super::rx_delay::RxDelay,
 }
@@ -121,6 +124,7 @@ impl Recorder {
             reconnects: 0,
             reconnect_refusals: 0,
             commands: Vec::new(),
+            mix_bytes: 0,
             rx_delay: Default::default(),
         }
     }
@@ -154,6 +158,7 @@ impl Recorder {
         if let Some(c) = self.commands.get_mut(k).filter(|_| !warmup) {
             c.tx_bytes += u64::from(tx);
             c.rx_bytes += rx as u64;
+            self.mix_bytes += u64::from(tx) + rx as u64;
             c.hits += hits;
             c.nils += misses;
         }

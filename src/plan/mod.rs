@@ -484,6 +484,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         key_drift: None,
         scan_walk: None,
         conn_seconds: args.conn.client_stats,
+        quota_per_conn: args.workload.memtier.is_some(),
     }
 }
 

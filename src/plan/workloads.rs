@@ -83,6 +83,19 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
             keys: own(c.key_dist)?,
         });
     }
+    if w.memtier.as_ref().is_some_and(|m| m.scan_incremental)
+        && let [first] = commands.as_mut_slice()
+    {
+        // memtier's two rows for a cursor walk: the cycle's first `SCAN 0` and its continuations
+        // (`SCAN <cursor>`, timed into this second entry by the engine's scan path; the line is
+        // only its name, the walk rewrites the first's).
+        first.name = "SCAN 0".into();
+        let continuation = MixSpec {
+            name: "SCAN <cursor>".into(),
+            ..first.clone()
+        };
+        commands.push(continuation);
+    }
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     let weights: Vec<String> = commands.iter().map(|c| c.weight.to_string()).collect();
     let title = format!("{} {}", names.join(":"), weights.join(":"));

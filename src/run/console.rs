@@ -134,6 +134,7 @@ impl Observer for Console {
         }
         if let Some(statsd) = &mut self.statsd {
             statsd.connections(s.connections);
+            statsd.bytes(s.measured_bytes);
         }
         if let Some(m) = &mut self.memtier {
             memtier_tick(m, s);
@@ -223,6 +224,8 @@ fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
         rps: per(s.interval_completed, s.interval_secs),
         avg_rps: per(s.measured_completed, s.measured_secs),
         latency_ms: ms(s.interval_latency_sum_ns, s.interval_completed),
+        bytes_sec: per(s.interval_bytes, s.interval_secs),
+        avg_bytes_sec: per(s.measured_bytes, s.measured_secs),
         avg_latency_ms: ms(s.measured_latency_sum_ns, s.measured_completed),
     };
     let mut line = String::from("\r");

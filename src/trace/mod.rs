@@ -19,6 +19,7 @@
 
 mod merge;
 mod monitor;
+pub(crate) use monitor::parse_args as parse_monitor_args;
 mod native;
 mod reader;
 #[cfg(test)]

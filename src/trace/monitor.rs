@@ -73,7 +73,9 @@ fn parse_time(text: &[u8]) -> Result<i64, String> {
 }
 
 /// The quoted arguments after the client, into `args` (buffers reused).
-fn parse_args(mut text: &[u8], args: &mut Vec<Vec<u8>>) -> Result<(), String> {
+/// A MONITOR line's arguments (`"SET" "k" "v"`, from the first quote to the line's end) into
+/// `args`; `Err`: why they do not parse (an argument not closed, no space between two).
+pub(crate) fn parse_args(mut text: &[u8], args: &mut Vec<Vec<u8>>) -> Result<(), String> {
     let mut n = 0;
     loop {
         text = text

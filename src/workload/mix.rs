@@ -19,11 +19,14 @@ use super::template::{Template, fill_unit};
 
 /// A batch's units as a mix wrote them: which command of the mix each is, and its length in
 /// bytes (reply `i` answers unit `i`; memtier's KB/sec counts a request's bytes with its
-/// reply's). Reused from batch to batch: nothing is allocated per request.
+/// reply's). Reused from batch to batch: nothing is allocated per request. One per connection,
+/// so it also keeps the connection's place in an in-order mix's cycle.
 #[derive(Clone, Debug, Default)]
 pub struct BatchUnits {
     pub kinds: Vec<u8>,
     pub lens: Vec<u32>,
+    /// The connection's next position in the weights' cycle (`Mix::in_order`).
+    pub turn: u64,
 }
 
 impl BatchUnits {
@@ -35,10 +38,11 @@ impl BatchUnits {
         }
     }
 
-    /// A batch of one unit of command 0, `len` bytes (a `--command` SCAN walk's request).
-    pub fn one(&mut self, len: usize) {
+    /// A batch of one unit of command `kind`, `len` bytes (a `--command` SCAN walk's request:
+    /// 0 for a cycle's `SCAN 0`, 1 for a continuation).
+    pub fn one(&mut self, kind: u8, len: usize) {
         self.reserve(1);
-        self.kinds[0] = 0;
+        self.kinds[0] = kind;
         self.lens[0] = len as u32;
     }
 }
@@ -69,10 +73,12 @@ pub struct Mix {
     /// Per command, the counters its own sequential or parallel pattern walks (shared by all
     /// workers, like `--sequential`'s).
     pub counters: Vec<Arc<SequentialCounters>>,
-    /// memtier's order (`respbench memtier --ratio`): instead of drawing, request `t` of the run
-    /// is command `t`'s turn in the weight cycle (`1:10`: one SET, then ten GETs), so the split is
-    /// exact, as memtier's. The run's shared position; each batch claims its units in one step.
-    in_order: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// memtier's order (`respbench memtier --ratio`/`--command`): instead of drawing, a
+    /// connection's request `t` is command `t`'s turn in the weight cycle (`1:10`: one SET, then
+    /// ten GETs), so the split is exact, as memtier's. Each connection walks its own cycle
+    /// (`BatchUnits::turn`), as memtier's clients do: `--command=MULTI … --command=EXEC` stays
+    /// one transaction per connection.
+    in_order: bool,
     /// The running weight sums (the cycle's boundaries), for `in_order`.
     bounds: Vec<u64>,
     /// `respbench memtier`: its own request shapes (`workload::memtier`) and each command's role.
@@ -119,7 +125,7 @@ impl Mix {
             thresholds,
             longest,
             counters,
-            in_order: None,
+            in_order: false,
             bounds,
             memtier: None,
         })
@@ -127,7 +133,7 @@ impl Mix {
 
     /// Sends the commands in their weights' cycle instead of drawing them (memtier's order).
     pub fn in_order(mut self) -> Self {
-        self.in_order = Some(Arc::default());
+        self.in_order = true;
         self
     }
 
@@ -203,6 +209,11 @@ impl Mix {
     ) -> usize {
         let shared = keys.len() == 1;
         marks.reserve(units);
+        // memtier's order: the connection's positions in the cycle.
+        let mut turn = self.in_order.then_some(marks.turn);
+        if self.in_order {
+            marks.turn += units as u64;
+        }
         let (kinds, lens) = (&mut marks.kinds[..units], &mut marks.lens[..units]);
         if let Some((shape, roles)) = &self.memtier {
             let keys = if shared {
@@ -210,13 +221,9 @@ impl Mix {
             } else {
                 Keys::Own(keys)
             };
-            return self.fill_memtier(shape, roles, out, kinds, lens, rng, sizes, keys);
+            let units = Units { kinds, lens, turn };
+            return self.fill_memtier(shape, roles, out, units, rng, sizes, keys);
         }
-        // memtier's order: this batch's positions in the cycle, claimed at once.
-        let mut turn = self
-            .in_order
-            .as_ref()
-            .map(|t| t.fetch_add(units as u64, std::sync::atomic::Ordering::Relaxed));
         let mut pick = |rng: &mut R| match &mut turn {
             Some(t) => {
                 *t += 1;
@@ -263,6 +270,13 @@ impl Mix {
     }
 }
 
+/// A batch's marks to write, and its first position in the cycle (`None`: drawn).
+struct Units<'a> {
+    kinds: &'a mut [u8],
+    lens: &'a mut [u32],
+    turn: Option<u64>,
+}
+
 /// A batch's key generators: one for every command, or one per command.
 enum Keys<'a> {
     Shared(&'a mut KeyGen),
@@ -278,14 +292,16 @@ impl Mix {
         shape: &MemtierShape,
         roles: &[Role],
         out: &mut Vec<u8>,
-        kinds: &mut [u8],
-        lens: &mut [u32],
+        units: Units<'_>,
         rng: &mut R,
         sizes: Option<&SizeDist>,
         mut keys: Keys<'_>,
     ) -> usize {
-        let mut turn = (self.in_order.as_ref())
-            .map(|t| t.fetch_add(kinds.len() as u64, std::sync::atomic::Ordering::Relaxed));
+        let Units {
+            kinds,
+            lens,
+            mut turn,
+        } = units;
         out.clear();
         out.reserve(kinds.len() * self.longest);
         for (kind, len) in kinds.iter_mut().zip(lens.iter_mut()) {

@@ -978,6 +978,22 @@ impl Drop for Running {
     }
 }
 
+/// `respbench memtier -s 127.0.0.1 -p PORT --hide-histogram args…` against `server`, to
+/// completion.
+pub fn run_memtier(server: &Server, args: &[&str]) -> Output {
+    let port = server.port().to_string();
+    let mut all = vec![
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--hide-histogram",
+    ];
+    all.extend_from_slice(args);
+    run_respbench(&all.iter().map(|s| s.to_string()).collect::<Vec<_>>(), None)
+}
+
 /// Runs respbench with `args` (and `stdin` if given) to completion, within [`RUN_TIMEOUT`].
 pub fn run_respbench(args: &[String], stdin: Option<&[u8]>) -> Output {
     Running::spawn_with(args, stdin).finish(RUN_TIMEOUT)

@@ -38,6 +38,7 @@ mod memtier_data;
 mod memtier_import;
 mod memtier_outputs;
 mod memtier_scan;
+mod memtier_semantics;
 mod memtier_statsd;
 mod memtier_totals;
 mod mixes;

@@ -8,22 +8,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::harness::{Output, Server, TempDir, run_respbench};
-
-/// `respbench memtier -s 127.0.0.1 -p PORT --hide-histogram args…`.
-fn memtier(server: &Server, args: &[&str]) -> Output {
-    let port = server.port().to_string();
-    let mut all = vec![
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "--hide-histogram",
-    ];
-    all.extend_from_slice(args);
-    run_respbench(&all.iter().map(|s| s.to_string()).collect::<Vec<_>>(), None)
-}
+use super::harness::{Server, TempDir, run_memtier as memtier};
 
 fn both() -> [Server; 2] {
     [Server::start(), Server::start_valkey()]
@@ -299,7 +284,7 @@ fn a_malformed_line_is_one_line_naming_it_and_nothing_is_sent() {
     assert_eq!(
         line,
         format!(
-            "respbench memtier: {}:6: the value is 5 bytes, the line says 10",
+            "respbench memtier: error: {}:6: the value is 5 bytes, the line says 10",
             file.display()
         )
     );

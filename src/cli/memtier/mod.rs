@@ -324,6 +324,14 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     // memtier sends a mix in its weights' order: `--ratio 1:10` is exactly 1 SET in 11
     // (`--monitor-pattern R` draws instead).
     w.in_order = !o.monitor_random;
+    // memtier counts error replies per command and goes on (a command the server lacks, a
+    // `RESTORE` payload of another version); it has no `-e` to ask for it.
+    a.continue_on_error = true;
+    // memtier sends the server nothing but the load: no INFO sampling, whose `INFO
+    // commandstats` would show in the server's counts (and ends memtier's suite's MONITOR
+    // readers, which stop at it). respbench's own record (`--json`) asks for the server's
+    // figures, and keeps them.
+    a.no_server_stats = o.raw("--json").is_none();
     if !size_given {
         a.data_size = defaults::DATA_SIZE;
     }
@@ -351,9 +359,30 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     }
     import::finish(&mut st)?;
     statsd::finish(&mut st)?;
+    unused_pattern_parameters(&mut st.main.args.workload);
     let opts = st.opts;
     let args = super::parse::finish(st.main)?;
     Ok((args, opts))
+}
+
+/// memtier takes `--key-zipf-exp`, `--key-median` and `--key-stddev` whatever the key patterns
+/// (`--key-pattern R:R --key-zipf-exp 1` runs, the exponent unused); respbench's own line
+/// refuses the contradiction, so memtier mode drops a parameter no pattern of the line uses.
+fn unused_pattern_parameters(w: &mut super::WorkloadArgs) {
+    let patterns: Vec<super::KeyDist> = [w.key_dist, w.get_key_dist]
+        .into_iter()
+        .chain(w.commands.iter().map(|c| c.key_dist))
+        .flatten()
+        .collect();
+    if !patterns
+        .iter()
+        .any(|d| matches!(d, super::KeyDist::Zipf(_)))
+    {
+        w.key_zipf_exp = None;
+    }
+    if !patterns.contains(&super::KeyDist::Gaussian) {
+        (w.key_median, w.key_stddev) = (None, None);
+    }
 }
 
 /// The connection options' cross-checks: the jitter range in order (a minimum alone is the

@@ -492,16 +492,16 @@ const OWN: &[M] = &[
     ]),
 ];
 
-/// `--print-percentiles 50,99,99.9`: each in (0, 100].
+/// `--print-percentiles 50,99,99.9`: each in [0, 100] (memtier takes 0: the minimum).
 fn percentiles(name: &str, v: &std::ffi::OsStr) -> Result<Vec<f64>, super::UsageError> {
     let s = text(name, v)?;
     s.split(',')
         .map(|p| match p.trim().parse::<f64>() {
-            Ok(x) if x > 0.0 && x <= 100.0 => Ok(x),
+            Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
             _ => Err(invalid_value(
                 name,
                 v,
-                "percentiles in (0, 100] separated by commas",
+                "percentiles in [0, 100] separated by commas",
             )),
         })
         .collect()

@@ -129,6 +129,8 @@ pub(super) struct Conn {
     pub(super) push_kind: PushKind,
     /// Has carried a batch (with `-k 0` it is replaced before the next one).
     pub(super) used: bool,
+    /// Commands of the `-n` quota this connection sent (`LoadSpec::quota_per_conn` only).
+    pub(super) quota_used: u64,
     /// Commands sent on this stream since it was opened (`--reconnect-interval`: it is replaced
     /// before the batch that would go past the interval).
     pub(super) since_open: u64,
@@ -173,6 +175,7 @@ impl Conn {
             absorbed: 0,
             push_kind: PushKind::Other,
             used: false,
+            quota_used: 0,
             since_open: 0,
             epoch: None,
             batch: Batch {

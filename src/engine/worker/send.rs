@@ -75,6 +75,15 @@ impl Worker<'_> {
                     return Decision::Done;
                 }
                 units = units.min(remaining.div_ceil(self.fill.cmds_per_unit) as usize);
+                if let Some(share) = self.conn_share(i, quota) {
+                    let left = share.saturating_sub(self.conns[i].quota_used);
+                    if left == 0 {
+                        // This connection sent its share; the others send theirs.
+                        return Decision::Done;
+                    }
+                    units = units.min(left.div_ceil(self.fill.cmds_per_unit) as usize);
+                    self.conns[i].quota_used += units as u64 * self.fill.cmds_per_unit;
+                }
                 self.flow.quota_used =
                     quota.min(self.flow.quota_used + units as u64 * self.fill.cmds_per_unit);
             }
@@ -97,6 +106,18 @@ impl Worker<'_> {
             intended,
             warmup,
         }
+    }
+
+    /// memtier's `-n` per connection (`LoadSpec::quota_per_conn`): connection `i`'s share of
+    /// the worker's `quota` (the first connections take the remainder); `None` when the
+    /// connections share the quota as they come.
+    fn conn_share(&self, i: usize, quota: u64) -> Option<u64> {
+        let load = self.cfg.load;
+        if !load.quota_per_conn || self.cfg.cluster.is_some() || load.ramp.is_some() {
+            return None;
+        }
+        let n = self.conns.len().max(1) as u64;
+        Some(quota / n + u64::from((i as u64) < quota % n))
     }
 
     /// `--rps`: hands due send times to waiting connections.
@@ -240,9 +261,12 @@ impl Worker<'_> {
                     c.batch.wbuf.resize(need, 0);
                 }
                 let len = scan_walk::write(&mut c.batch.wbuf, unit, &(arg.0..arg.1), c.walk.cursor);
-                if self.cfg.load.mix.is_some() {
-                    // The mix's one command (memtier's `--command`): timed into its row.
-                    c.batch.units.one(len);
+                if let Some(mix) = &self.cfg.load.mix {
+                    // memtier's `--command`: a cycle's first SCAN timed into the mix's first
+                    // row, a continuation into its second (`plan/workloads.rs` adds it).
+                    let last = mix.commands.len() - 1;
+                    let kind = usize::from(c.walk.cursor != 0).min(last);
+                    c.batch.units.one(kind as u8, len);
                 }
                 len
             }

@@ -392,6 +392,8 @@ impl<'a> Worker<'a> {
             .store(self.rec.completed, Ordering::Relaxed);
         l.measured_latency_sum_ns
             .store(self.rec.latency_sum_ns, Ordering::Relaxed);
+        l.measured_bytes
+            .store(self.rec.mix_bytes, Ordering::Relaxed);
         l.issued.store(self.rec.issued, Ordering::Relaxed);
         l.failures.store(self.rec.failures, Ordering::Relaxed);
         let down = self.outages.down + self.outages.recovering;

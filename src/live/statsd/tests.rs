@@ -75,9 +75,10 @@ fn memtiers_names_types_and_formats_and_counters_that_add_up() {
         "the label is redacted"
     );
     sink.connections(6);
+    sink.bytes(4096);
     let first = second(100, 2_000_000, 0);
     sink.second(&first);
-    let got = lines(&daemon, 9);
+    let got = lines(&daemon, 11);
     let n = "memtier.<redacted>.";
     let ms = |ns: f64| ns / 1e6;
     let mean = ms(first.latency.histogram().mean_ns());
@@ -89,6 +90,8 @@ fn memtiers_names_types_and_formats_and_counters_that_add_up() {
             format!("{n}requests:100|c"),
             format!("{n}ops_sec:100|g"),
             format!("{n}ops_sec_avg:100|g"),
+            format!("{n}bytes_sec:4096|g"),
+            format!("{n}bytes_sec_avg:4096|g"),
             format!("{n}latency_ms:{mean:.3}|ms"),
             format!("{n}latency_avg_ms:{mean:.3}|ms"),
             format!("{n}connections:6|g"),
@@ -98,17 +101,26 @@ fn memtiers_names_types_and_formats_and_counters_that_add_up() {
         ]
     );
     // A second with error replies: their counter too.
+    sink.bytes(6144);
     let next = second(300, 4_000_000, 5);
     sink.second(&next);
-    let got = lines(&daemon, 10);
+    let got = lines(&daemon, 12);
     assert_eq!(got[0], format!("{n}requests:300|c"));
     assert_eq!(got[1], format!("{n}errors:5|c"));
     assert_eq!(got[3], format!("{n}ops_sec_avg:200|g"));
+    // The bytes since the last second, and the run's per second.
+    assert_eq!(
+        got[4..6],
+        [
+            format!("{n}bytes_sec:2048|g"),
+            format!("{n}bytes_sec_avg:3072|g")
+        ]
+    );
     let avg = (first.latency.histogram().mean_ns() * 100.0
         + next.latency.histogram().mean_ns() * 300.0)
         / 400.0
         / 1e6;
-    assert_eq!(got[5], format!("{n}latency_avg_ms:{avg:.3}|ms"));
+    assert_eq!(got[7], format!("{n}latency_avg_ms:{avg:.3}|ms"));
     // The run ends with 450 completed and 7 errors: the counters get what the seconds missed.
     let mut r = TestResult::empty("SET", None, crate::metrics::Outcome::Completed);
     r.completed = 450;
