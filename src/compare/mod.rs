@@ -7,10 +7,11 @@
 //! above the table, `render` the text formats, `html` the HTML page, `cli` the `compare`
 //! subcommand's options and exit codes, `report_cli` the `report` subcommand's, `recover_cli` the
 //! `recover` subcommand's (a killed run's journal into a record), `files` what they read and
-//! write. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
+//! write, `ab` an A/B record's answer, table, Markdown and gate. Dependency direction: `cli → files, table, render, html, input`; `report_cli →
 //! files, table, html`; `html → table, render, input`; `render → headline, table, stats`;
 //! `headline → table`; `table → stats, input`; nothing here depends on the engine or the run.
 
+pub mod ab;
 pub mod cli;
 pub mod costs;
 mod files;

@@ -316,7 +316,7 @@ impl Change {
             _ if limits.any() => Judgement::Unattributable(limits),
             None => Judgement::CantTell,
             Some(e) if e.excludes_zero() => match e.evidence {
-                Evidence::Repetitions => Judgement::Finding,
+                Evidence::Repetitions | Evidence::Pairs => Judgement::Finding,
                 Evidence::WithinRun => Judgement::WithinRunOnly,
             },
             Some(e) if e.too_wide() => Judgement::TooNoisy {

@@ -325,6 +325,8 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         storm: _,
         // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
         verify: _,
+        // An A/B record is refused by `check::compatible`.
+        ab: _,
     } = inputs[0].doc.clone();
     let mut out = Document {
         schema,
@@ -351,6 +353,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         // Added up from every shard's below (`storm::merge`).
         storm: None,
         verify: None,
+        ab: None,
     };
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
