@@ -188,3 +188,146 @@ fn redis_twice_the_server_time_is_worse() {
 fn valkey_twice_the_server_time_is_worse() {
     twice_the_server_time_is_worse_with_an_interval_excluding_zero(Server::start_valkey);
 }
+
+/// The record read back: `compare` prints the same answer and gates on it, Markdown has the
+/// marks, `report` writes the page; a password given inside `--a` is in none of them; and the
+/// short form (two URIs) runs each side against its own server.
+#[test]
+fn the_record_is_read_by_compare_and_report_and_keeps_no_secret() {
+    let a = Server::start_with(crate::harness::ServerOptions {
+        password: Some("s3cret-ab".into()),
+        ..Default::default()
+    });
+    let b = Server::start_valkey();
+    let dir = TempDir::new();
+    let json = dir.path().join("ab.json");
+    let md = dir.path().join("ab.md");
+    let html = dir.path().join("ab.html");
+    let (pa, pb) = (a.port().to_string(), b.port().to_string());
+    let run = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        Running::spawn_args(&args).finish(Duration::from_secs(60))
+    };
+    let side_a = format!("-p {pa} -a s3cret-ab");
+    let out = run(&[
+        "ab",
+        "-h",
+        "127.0.0.1",
+        "-t",
+        "get",
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "--rounds",
+        "2",
+        "--seed",
+        "1",
+        "--a",
+        &side_a,
+        "--b",
+        &format!("-p {pb}"),
+        "--json",
+        json.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    out.assert_success();
+    let record = std::fs::read_to_string(&json).unwrap();
+    let rec: Value = serde_json::from_str(&record).unwrap();
+    check_blocks(&rec, 2);
+    // Each side ran against its own server: A's blocks name Redis, B's Valkey.
+    let names: Vec<&str> = rec["ab"]["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["record"]["servers"][0]["identity"]["name"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(&names[..2], ["redis", "valkey"]);
+    let answer = rec["ab"]["answer"].as_str().unwrap();
+    let shown = run(&["compare", json.to_str().unwrap()]);
+    shown.assert_success();
+    assert!(shown.stdout.starts_with(answer), "{}", shown.stdout);
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(markdown.starts_with(&format!("**{answer}**")), "{markdown}");
+    assert!(markdown.contains("| GET | rps |"), "{markdown}");
+    let page = dir.path().join("report.html");
+    run(&[
+        "report",
+        json.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ])
+    .assert_success();
+    for text in [
+        record,
+        markdown,
+        shown.stdout,
+        out.stdout,
+        out.stderr,
+        std::fs::read_to_string(&html).unwrap(),
+        std::fs::read_to_string(&page).unwrap(),
+    ] {
+        assert!(!text.contains("s3cret-ab"), "the password leaked: {text}");
+    }
+    // The gate on the verdicts: with 2 pairs nothing is certain, so never a silent pass of a
+    // worse figure; every verdict is one of the four words and the exit code follows them.
+    let gate = run(&["compare", json.to_str().unwrap(), "--fail-if-worse", "1000"]);
+    let verdicts: Vec<&str> = rec["ab"]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["verdict"].as_str().unwrap())
+        .collect();
+    let want = if verdicts.contains(&"cant_tell") {
+        3
+    } else {
+        0
+    };
+    assert_eq!(gate.code, Some(want), "{verdicts:?}\n{}", gate.stderr);
+    // The short form: two URIs, one per side.
+    let short = run(&[
+        "ab",
+        &format!("redis://127.0.0.1:{pb}"),
+        &format!("valkey://127.0.0.1:{pb}"),
+        "-t",
+        "set",
+        "-n",
+        "200",
+        "--rounds",
+        "2",
+    ]);
+    short.assert_success();
+    assert!(short.stdout.starts_with("B is "), "{}", short.stdout);
+}
+
+#[test]
+fn mistakes_are_one_line_with_exit_2() {
+    for (args, want) in [
+        (vec!["ab", "--a", "-c 1"], "--b"),
+        (vec!["ab", "redis://127.0.0.1:1"], "two"),
+        (vec!["ab", "--a", "--json x.json", "--b", ""], "--json"),
+        (vec!["ab", "--a", "-c 0", "--b", ""], "side A"),
+        (
+            vec!["ab", "--rounds", "1", "--a", "", "--b", ""],
+            "at least 2",
+        ),
+    ] {
+        let out = crate::harness::respbench(&args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(want) && out.stderr.trim().lines().count() == 1,
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let help = crate::harness::respbench(&["ab", "--help"]);
+    help.assert_success();
+    assert!(help.stdout.starts_with("Usage: respbench ab"));
+}
