@@ -170,10 +170,11 @@ An A/B comparison that answers on a busy machine: A and B run in short blocks,
 alternately, in a random balanced order (AB or BA per round), after one
 warm-up block each. Neighbouring blocks share the machine's state, so the
 ratio of each pair cancels most of its slow noise. Per test and metric (rps,
-p50, p99) the answer is B's change against A from the pairs' log ratios, with
-a 95% Student t interval:
-  better / worse  the interval excludes zero (and a change past 1%)
-  within_noise    the interval lies within +-5%
+p50, p99, the server's CPU per request) the answer is B's change against A
+from the pairs' log ratios, with a 95% Student t interval:
+  better / worse  the interval excludes zero and is not all within +-2%
+  within_noise    it spans zero, both ends within +20% and -16.7%
+                  (or it lies within +-2%)
   cant_tell       neither: more --rounds or a quieter machine
 and what could still explain it (a side client-bound in most of its blocks,
 a server restarted between blocks, unequal errors).
