@@ -161,7 +161,11 @@ fn command_line(a: &AbArgs, plan: &AbPlan) -> Vec<String> {
 }
 
 fn write_outputs(a: &AbArgs, doc: &Document, rec: &AbRecord) -> Result<(), String> {
-    let text = crate::compare::ab::text(rec);
+    // Nothing measured (the first block failed): the failure's message is the whole answer.
+    let text = match rec.blocks.is_empty() {
+        true => String::new(),
+        false => crate::compare::ab::text(rec),
+    };
     let json = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n";
     let mut stdout = Vec::new();
     for (path, bytes) in [
