@@ -3,8 +3,9 @@
 # separate `--repeat` runs and `compare`:
 #   - A/A: the same server on both sides; the false-positive rate is the share of runs whose
 #     throughput verdict is better or worse (target: at most 5 %);
-#   - a real 10 % change: B's every request costs ~10 % more server time (a Lua loop of 1,100
-#     against 1,000 steps); detection is the share of runs reading `worse` (target: at least 80 %).
+#   - a real 10 % change: B's every request costs ~10 % more server time (a Lua loop of 55,000
+#     against 50,000 steps per call, where the loop dominates a call's cost); detection is the
+#     share of runs reading `worse` (target: at least 80 %).
 # Each at the default rounds (10 pairs of 2 s blocks), TRIALS times; then the same two questions
 # asked of `respbench --repeat 3` per side run one after the other and `respbench compare`.
 #
@@ -42,7 +43,7 @@ ab_aa_fp=0 ab_detect=0 rep_aa_fp=0 rep_detect=0
 for t in $(seq 1 "$TRIALS"); do
   "$BIN" ab -p "$PORT" -t get -c 4 --seed "$t" --a '' --b '' --json "$OUT/aa.json" >/dev/null 2>&1
   case $(verdict "$OUT/aa.json" rps) in better|worse) ab_aa_fp=$((ab_aa_fp + 1)) ;; esac
-  "$BIN" ab -p "$PORT" -c 2 --seed "$t" --a "-- $(lua 1000)" --b "-- $(lua 1100)" \
+  "$BIN" ab -p "$PORT" -c 2 --seed "$t" --a "-- $(lua 50000)" --b "-- $(lua 55000)" \
     --json "$OUT/ten.json" >/dev/null 2>&1
   [ "$(verdict "$OUT/ten.json" rps)" = worse ] && ab_detect=$((ab_detect + 1))
   # Separate runs: A's three repetitions, then B's, then compare (exit 1 = a finding past 0 %).
@@ -50,8 +51,8 @@ for t in $(seq 1 "$TRIALS"); do
   "$BIN" -p "$PORT" -t get -c 4 --duration 2 --repeat 3 -q --json "$OUT/b.json" >/dev/null 2>&1
   "$BIN" compare "$OUT/a.json" "$OUT/b.json" --metrics rps --format json >"$OUT/aa-cmp.json" 2>/dev/null || true
   grep -q '"finding"' "$OUT/aa-cmp.json" && rep_aa_fp=$((rep_aa_fp + 1))
-  "$BIN" -p "$PORT" -c 2 --duration 2 --repeat 3 -q --json "$OUT/a.json" -- $(lua 1000) >/dev/null 2>&1 || true
-  "$BIN" -p "$PORT" -c 2 --duration 2 --repeat 3 -q --json "$OUT/b.json" -- $(lua 1100) >/dev/null 2>&1 || true
+  "$BIN" -p "$PORT" -c 2 --duration 2 --repeat 3 -q --json "$OUT/a.json" -- $(lua 50000) >/dev/null 2>&1 || true
+  "$BIN" -p "$PORT" -c 2 --duration 2 --repeat 3 -q --json "$OUT/b.json" -- $(lua 55000) >/dev/null 2>&1 || true
   "$BIN" compare "$OUT/a.json" "$OUT/b.json" --metrics rps --fail-if-worse 0 >/dev/null 2>&1 && rc=0 || rc=$?
   [ "$rc" = 1 ] && rep_detect=$((rep_detect + 1))
   echo "trial $t: ab A/A fp $ab_aa_fp, ab 10% found $ab_detect; repeat A/A fp $rep_aa_fp, repeat 10% found $rep_detect"
