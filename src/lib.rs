@@ -3,6 +3,7 @@
 //! What each module owns and which modules it may import: `docs/architecture.md` (the one
 //! place for both; `tests/architecture.rs` checks its dependency line against the imports).
 
+pub mod ab;
 pub mod cli;
 pub mod cluster;
 pub mod compare;

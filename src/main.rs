@@ -3,7 +3,7 @@
 //! Exit codes: 0 success (also when stdout is closed early), 1 a runtime failure (server,
 //! connection, protocol, reading stdin or the dataset file), 2 a command-line mistake (including
 //! a dataset whose content does not fit the command), 130 interrupted by Ctrl-C, 143 stopped by
-//! SIGTERM (after the partial report, like Ctrl-C). The subcommands (`compare`, `report`,
+//! SIGTERM (after the partial report, like Ctrl-C). The subcommands (`ab`, `compare`, `report`,
 //! `merge`, `recover`, `replay`, `capture`, `completions`, `man`) return their own codes; `memtier`
 //! (or the program started as `memtier_benchmark`) the run's (see their `--help`; 2 for bad usage).
 
@@ -20,7 +20,7 @@ use respbench::run::Failure;
 fn main() -> ExitCode {
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
-    // is named COMPARE, REPORT, MERGE, RECOVER, MEMTIER, COMPLETIONS or MAN).
+    // is named AB, COMPARE, REPORT, MERGE, RECOVER, MEMTIER, COMPLETIONS or MAN).
     let rest = || std::env::args_os().skip(2).collect();
     // memtier_benchmark's command line: `respbench memtier …`, or started under that name.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -32,6 +32,10 @@ fn main() -> ExitCode {
         .as_deref()
         .and_then(|a| a.to_str())
     {
+        Some("ab") => {
+            let (interrupted, terminated) = install_signals();
+            return ExitCode::from(respbench::ab::main(rest(), interrupted, terminated));
+        }
         Some("compare") => return ExitCode::from(respbench::compare::cli::main(rest())),
         Some("report") => return ExitCode::from(respbench::report_cli::main(rest())),
         Some("recover") => return ExitCode::from(respbench::recover_cli::main(rest())),

@@ -238,7 +238,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Parsed, String> {
     if parse_subcommand(OPTIONS, argv, &mut a, side, "see respbench compare --help")? {
         return Ok(Parsed::Help);
     }
-    if a.sides.len() < 2 || a.sides.iter().any(Vec::is_empty) {
+    // One file: an A/B record, read in `main` (anything else is refused there).
+    if a.sides.is_empty() || a.sides.iter().any(Vec::is_empty) {
         return Err("compare needs a BASE and at least one OTHER results file; see respbench compare --help".into());
     }
     if a.labels.len() > a.sides.len() {
@@ -265,6 +266,21 @@ pub fn main(argv: Vec<OsString>) -> u8 {
             return 2;
         }
     };
+    if let [side] = a.sides.as_slice() {
+        return match (
+            side.as_slice(),
+            side.first().and_then(|f| super::ab::read(f)),
+        ) {
+            ([_], Some(doc)) => ab_record(&a, &doc),
+            _ => {
+                eprintln!(
+                    "respbench: compare needs a BASE and at least one OTHER results file (or one \
+                     respbench ab record); see respbench compare --help"
+                );
+                2
+            }
+        };
+    }
     let inputs = match load_inputs(&a.sides, &a.labels) {
         Ok(i) => i,
         Err(e) => {
@@ -326,6 +342,35 @@ pub fn main(argv: Vec<OsString>) -> u8 {
         }
     }
     gate(&inputs, &cmp, a.fail_if_worse)
+}
+
+/// `compare AB.json`: the A/B record's paired answer in the format asked for, and its gate.
+fn ab_record(a: &CompareArgs, doc: &crate::record::Document) -> u8 {
+    let rec = doc.ab.as_deref().expect("read as an A/B record");
+    let format = a
+        .format
+        .or_else(|| a.output.as_deref().map(OutFormat::of_output))
+        .unwrap_or(OutFormat::Text);
+    let out = match format {
+        OutFormat::Markdown => super::ab::markdown(rec),
+        OutFormat::Html => match super::html::ab_page(doc) {
+            Some(p) => p,
+            None => return 2,
+        },
+        OutFormat::Json => match serde_json::to_string_pretty(&rec.verdicts) {
+            Ok(j) => j + "\n",
+            Err(e) => {
+                eprintln!("respbench: {e}");
+                return 2;
+            }
+        },
+        OutFormat::Text | OutFormat::Csv => super::ab::text(rec),
+    };
+    if let Err(e) = emit(a.output.as_deref(), &out) {
+        eprintln!("respbench: {e}");
+        return 2;
+    }
+    a.fail_if_worse.map_or(0, |pct| super::ab::gate(rec, pct))
 }
 
 /// `--fail-if-worse` needs every metric it checks in every input: a metric an input lacks (a CSV
@@ -488,7 +533,7 @@ mod tests {
     #[test]
     fn mistakes_are_one_line() {
         for (argv, want) in [
-            (vec!["a"], "needs a BASE and at least one OTHER"),
+            (vec![], "needs a BASE and at least one OTHER"),
             (vec!["a", "b", "--format", "pdf"], "--format pdf: expected"),
             (vec!["a", "b", "--metrics", "p42"], "unknown metric \"p42\""),
             (

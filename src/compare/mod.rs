@@ -7,10 +7,11 @@
 //! answer above the table, `words` a change's figures in words, `render` the text formats,
 //! `html` the HTML page (drawn with `crate::html`), `costs` the storm, memory, delivery and
 //! verify tables, `cli` the `compare` subcommand's options and exit codes, `files` the sides read
-//! (also for `report_cli`). Dependency direction: `cli → files, table, render, html, input`;
+//! (also for `report_cli`), `ab` an A/B record's answer, table, Markdown and gate. Dependency direction: `cli → files, table, render, html, input`;
 //! `html → table, render, words, input`; `render → headline, words, table`; `headline → words,
 //! table`; `table → input`; `costs → input`; nothing here depends on the engine or the run.
 
+pub mod ab;
 pub mod cli;
 pub mod costs;
 pub mod files;

@@ -24,15 +24,12 @@ pub fn value(metric: Metric, v: f64) -> String {
     }
 }
 
-/// `59171.60` or, with repetitions, `59171.60 ±1.2%` (median and spread).
+/// `59171.60`: the run's figure, or with repetitions their geometric mean ([`Cell::shown`], the
+/// figure the change is computed from). No `±` beside it: the repetitions' spread is not an
+/// error bar of the figure; the change's interval is beside the change, and a spread that makes
+/// a change too noisy is named there in words.
 pub fn cell_text(metric: Metric, c: Option<&Cell>) -> String {
-    match c {
-        None => "-".into(),
-        Some(c) => match c.spread_pct {
-            Some(s) => format!("{} ±{s:.1}%", value(metric, c.median)),
-            None => value(metric, c.median),
-        },
-    }
+    c.map_or("-".into(), |c| value(metric, c.shown()))
 }
 
 /// A change's verdict in words, the same in every output (the table's rows, the headline, the
@@ -120,7 +117,7 @@ fn legend(cmp: &Comparison) -> Vec<String> {
     let low = (100.0 / (1.0 + NOISY_PCT / 100.0) - 100.0).abs();
     if any_reps {
         out.push(format!(
-            "Values are medians; ±: the largest distance of a repetition from the median. A change is the ratio of the repetitions' geometric means with its {pct:.0}% interval (Welch, on logarithms); better/worse: the interval does not include zero; ~: it does and both its ends are within +{NOISY_PCT:.0}% and -{low:.1}% (within the noise); \"too noisy to tell\": it does but an end is past them (a ratio of {:.1} either way)."
+            "Values are the repetitions' geometric means; a change is their ratio with its {pct:.0}% interval (Welch's, on the logarithms of the repetitions); better/worse: the interval does not include zero; ~: it does and both its ends are within +{NOISY_PCT:.0}% and -{low:.1}% (within the noise); \"too noisy to tell\": it does but an end is past them (a ratio of {:.1} either way)."
         , 1.0 + NOISY_PCT / 100.0));
     } else if cmp.labels.len() > 1 {
         // Storms and delivery tests refuse --repeat: their repetitions are separate runs.
@@ -353,7 +350,7 @@ pub fn csv(cmp: &Comparison) -> String {
             let mut f = vec![q(&t.name), q(r.metric.name()), q(r.metric.unit())];
             f.extend(r.cells.iter().map(|c| {
                 q(&c.as_ref()
-                    .map(|c| value(r.metric, c.median))
+                    .map(|c| value(r.metric, c.shown()))
                     .unwrap_or_default())
             }));
             for c in &r.changes {
@@ -401,7 +398,7 @@ pub fn json_value(cmp: &Comparison, files: &[Vec<String>]) -> Value {
                         "unit": r.metric.unit(),
                         "higher_is_better": r.metric.higher_is_better(),
                         "values": r.cells.iter().map(|c| c.as_ref().map(|c| json!({
-                            "median": c.median, "spread_pct": c.spread_pct, "samples": c.samples,
+                            "value": c.shown(), "median": c.median, "spread_pct": c.spread_pct, "samples": c.samples,
                         }))).collect::<Vec<_>>(),
                         "changes": r.changes.iter().enumerate().map(|(k, c)| c.as_ref().map(|c| json!({
                             "pct": c.pct,

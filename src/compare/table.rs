@@ -123,6 +123,18 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The figure a table shows: the geometric mean of the repetitions (the figures a change is
+    /// the ratio of, so a row never shows 78,930 → 82,400 beside a change of −7%), the value
+    /// itself for one run, the median when a repetition is zero (no logarithm).
+    pub fn shown(&self) -> f64 {
+        if self.samples.len() > 1 && self.samples.iter().all(|&x| x > 0.0) {
+            let n = self.samples.len() as f64;
+            (self.samples.iter().map(|x| x.ln()).sum::<f64>() / n).exp()
+        } else {
+            self.median
+        }
+    }
+
     fn of(metric: Metric, from: &[Sample]) -> Option<Cell> {
         let samples: Vec<f64> = from.iter().filter_map(|x| metric.of(x)).collect();
         if samples.is_empty() {
@@ -278,7 +290,7 @@ impl Change {
         };
         let pct = match estimate {
             Some(e) => e.pct,
-            None => (other.median - base.median) / base.median.abs() * 100.0,
+            None => (other.shown() - base.shown()) / base.shown().abs() * 100.0,
         };
         let direction = if pct == 0.0 {
             Direction::Same
@@ -291,7 +303,7 @@ impl Change {
             _ if limits.any() => Judgement::Unattributable(limits),
             None => Judgement::CantTell,
             Some(e) if e.excludes_zero() => match e.evidence {
-                Evidence::Repetitions => Judgement::Finding,
+                Evidence::Repetitions | Evidence::Pairs => Judgement::Finding,
                 Evidence::WithinRun => Judgement::WithinRunOnly,
             },
             Some(e) if e.too_wide() => Judgement::TooNoisy {

@@ -60,6 +60,13 @@ pub fn commands() -> Vec<Command> {
             operands: Operands::Command,
         },
         Command {
+            name: "ab",
+            summary: "A/B on a shared machine: interleaved blocks, paired answer",
+            help: crate::ab::cli::help_text(),
+            options: docs(crate::ab::cli::OPTIONS),
+            operands: Operands::Command,
+        },
+        Command {
             name: "compare",
             summary: "compare runs, with a noise test and a CI gate",
             help: crate::compare::cli::help_text(),

@@ -53,6 +53,7 @@ fn the_commands_are_the_dispatched_ones_with_their_tables() {
         names,
         [
             "",
+            "ab",
             "compare",
             "report",
             "merge",

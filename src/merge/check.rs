@@ -78,6 +78,12 @@ pub fn compatible(inputs: &[Input]) -> Result<(), String> {
 /// when there are several inputs, one with a shard block (a whole run given twice would double
 /// its requests).
 fn a_shard(i: &Input, inputs: usize) -> Result<(), String> {
+    if i.doc.ab.is_some() {
+        return Err(format!(
+            "{} is an A/B record (respbench ab): its blocks are two sides' runs, not shards",
+            i.name
+        ));
+    }
     if !i.doc.shards.is_empty() || i.doc.merge.is_some() {
         return Err(format!(
             "{} is already a merged record (of {} shards): merge the shards' own records, once",

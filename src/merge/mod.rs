@@ -374,6 +374,8 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         storm: _,
         // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
         verify: _,
+        // An A/B record is refused by `check::compatible`.
+        ab: _,
     } = first;
     Document {
         schema,
@@ -400,6 +402,7 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         // Added up from every shard's below (`storm::merge`).
         storm: None,
         verify: None,
+        ab: None,
     }
 }
 

@@ -89,6 +89,10 @@ pub struct Document {
     /// `record::memtier_data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<super::memtier_data::VerifyRecord>,
+    /// `respbench ab` records only (absent otherwise): see `record::ab`. `tests` is then empty:
+    /// every test record is in a block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<Box<super::ab::AbRecord>>,
 }
 
 impl Document {

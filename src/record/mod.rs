@@ -11,6 +11,7 @@
 //! [`RunRecord::begin_test`]/[`RunRecord::end_test`] around each test, and [`RunRecord::finish`]
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
+pub mod ab;
 pub mod atomic;
 pub mod build;
 pub mod client_seconds;
@@ -137,6 +138,7 @@ impl RunRecord {
             replay: None,
             storm: None,
             verify: None,
+            ab: None,
         };
         let mut rec = Self {
             keeps: !matches!(sink, Sink::None) || plan.html.is_some() || journal.is_some(),

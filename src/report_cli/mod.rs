@@ -88,6 +88,20 @@ pub fn main(argv: Vec<OsString>) -> u8 {
             0
         }
         Ok(Some((sides, labels, output))) => {
+            // One A/B record (`respbench ab --json`): its own page.
+            if let [side] = sides.as_slice()
+                && let [file] = side.as_slice()
+                && let Some(doc) = crate::compare::ab::read(file)
+            {
+                let page = html::ab_page(&doc).unwrap_or_default();
+                return match emit(Some(&output), &page) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("respbench: {e}");
+                        2
+                    }
+                };
+            }
             let result = load_inputs(&sides, &labels).and_then(|inputs| {
                 let cmp = Comparison::new(&inputs, &Metric::ALL);
                 emit(Some(&output), &html::page(&inputs, &cmp))

@@ -52,6 +52,9 @@ pub enum Evidence {
     Repetitions,
     /// Blocks of seconds within single runs: run-to-run noise is not.
     WithinRun,
+    /// Paired blocks run alternately (`respbench ab`): each pair shares the machine's state,
+    /// so the slow part of its noise cancels in the pair's ratio.
+    Pairs,
 }
 
 impl Evidence {
@@ -59,6 +62,7 @@ impl Evidence {
         match self {
             Evidence::Repetitions => "repetitions",
             Evidence::WithinRun => "within-run",
+            Evidence::Pairs => "paired blocks",
         }
     }
 }
@@ -112,6 +116,32 @@ pub fn from_seconds(base: &[f64], other: &[f64]) -> Option<Estimate> {
     e.lo = pct(mid - (mid - ln(e.lo)) * widen);
     e.hi = pct(mid + (ln(e.hi) - mid) * widen);
     Some(e)
+}
+
+/// The paired interval (`respbench ab`): `base[i]` and `other[i]` were measured side by side
+/// (neighbouring blocks of one round); Student's t interval of the mean of ln(other/base), as a
+/// change of `other` against `base` in percent, with n − 1 degrees of freedom. `None` without two
+/// pairs of positive figures (a pair with a zero is dropped: a ratio needs both).
+pub fn from_pairs(base: &[f64], other: &[f64]) -> Option<Estimate> {
+    let d: Vec<f64> = base
+        .iter()
+        .zip(other)
+        .filter(|(b, o)| **b > 0.0 && **o > 0.0)
+        .map(|(b, o)| (o / b).ln())
+        .collect();
+    if d.len() < 2 {
+        return None;
+    }
+    let (m, var) = mean_var(&d);
+    let half = student::quantile(0.5 + CONFIDENCE / 2.0, d.len() as f64 - 1.0)
+        * (var / d.len() as f64).sqrt();
+    let pct = |l: f64| (l.exp() - 1.0) * 100.0;
+    Some(Estimate {
+        pct: pct(m),
+        lo: pct(m - half),
+        hi: pct(m + half),
+        evidence: Evidence::Pairs,
+    })
 }
 
 /// The lag-1 autocorrelation of a run's log seconds, clipped to [0, 0.9] (a negative one would
@@ -248,6 +278,31 @@ mod tests {
         assert!(((e.lo / 100.0 + 1.0).ln() - (1.5f64.ln() - half)).abs() < 1e-5);
         assert!(e.excludes_zero() && !e.too_wide());
         assert_eq!(e.evidence, Evidence::Repetitions);
+    }
+
+    #[test]
+    fn pairs_match_a_hand_computation() {
+        // ln ratios 0.1, 0.2, 0.3: mean 0.2, s = 0.1, df 2, t = 4.302653.
+        let base = [10.0, 20.0, 30.0];
+        let other: Vec<f64> = [0.1f64, 0.2, 0.3]
+            .iter()
+            .zip(base)
+            .map(|(l, b)| b * l.exp())
+            .collect();
+        let e = from_pairs(&base, &other).unwrap();
+        let half = 4.302_653 * 0.1 / 3f64.sqrt();
+        assert!(((e.pct / 100.0).ln_1p() - 0.2).abs() < 1e-9, "{e:?}");
+        assert!(
+            ((e.lo / 100.0).ln_1p() - (0.2 - half)).abs() < 1e-5,
+            "{e:?}"
+        );
+        assert!(
+            ((e.hi / 100.0).ln_1p() - (0.2 + half)).abs() < 1e-5,
+            "{e:?}"
+        );
+        assert_eq!(e.evidence, Evidence::Pairs);
+        // A pair with a zero is dropped; one pair left is no interval.
+        assert!(from_pairs(&[1.0, 0.0], &[2.0, 3.0]).is_none());
     }
 
     #[test]

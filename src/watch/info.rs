@@ -68,6 +68,10 @@ pub struct ServerIdentity {
     /// figures, so `compare` names it when two servers differ in it. Absent from older records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mem_allocator: Option<String>,
+    /// `run_id`: new at every server start, so `respbench ab` can tell a server restarted
+    /// between its blocks. Absent from older records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 impl ServerIdentity {
@@ -96,6 +100,7 @@ impl ServerIdentity {
             aof_enabled: info.flag("aof_enabled"),
             rdb_save: None,
             mem_allocator: info.get("mem_allocator").map(str::to_string),
+            run_id: info.get("run_id").map(str::to_string),
         }
     }
 }

@@ -12,15 +12,22 @@ use serde_json::Value;
 use crate::harness::{Output, Server};
 use crate::record::{bench_json, first_allowed_cpu, pin_this_thread};
 
-/// A CPU hog pinned to one CPU: bounded in time by itself (30 s) and killed by its PID when
-/// dropped (also when the test panics). `taskset` execs it, so the PID is the hog's.
-struct Hog(Child);
+/// A CPU hog pinned to one CPU: bounded in time by itself (30 s, or as given) and killed by its
+/// PID when dropped (also when the test panics). `taskset` execs it, so the PID is the hog's.
+/// Also the A/B tests' load (`ab.rs`).
+pub(crate) struct Hog(Child);
 
 impl Hog {
     fn on(cpu: usize) -> Hog {
+        Hog::lasting(cpu, 30)
+    }
+
+    pub(crate) fn lasting(cpu: usize, secs: u32) -> Hog {
         let child = Command::new("taskset")
             .args(["-c", &cpu.to_string(), "python3", "-c"])
-            .arg("import time\nend = time.time() + 30\nwhile time.time() < end: pass")
+            .arg(format!(
+                "import time\nend = time.time() + {secs}\nwhile time.time() < end: pass"
+            ))
             .spawn()
             .expect("taskset and python3 run");
         Hog(child)

@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod ab;
 mod capture_backlog;
 mod cli;
 mod cluster;

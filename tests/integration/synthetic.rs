@@ -131,6 +131,7 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         error: None,
         storm: None,
         verify: None,
+        ab: None,
         client: ClientHost {
             hostname: "test".into(),
             cores: 2,

@@ -6,6 +6,7 @@
 //! chooses each test's charts from the runs' series, `crate::html::svg` draws them.
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
+mod ab;
 mod charts;
 mod costs;
 mod delivery;
@@ -51,6 +52,18 @@ pub fn write_html(records: &[&Document], path: &Path) -> Result<(), String> {
     let cmp = Comparison::new(&inputs, &Metric::ALL);
     // Temporary file, sync, rename: an earlier report at `path` stays until the new one is whole.
     crate::record::atomic::write(path, page::page(&inputs, &cmp).as_bytes())
+        .map_err(|e| format!("cannot write the --html file {}: {e}", path.display()))
+}
+
+/// An `ab` record's page (`html/ab.rs`); `None` for any other record.
+pub fn ab_page(doc: &Document) -> Option<String> {
+    ab::page(doc)
+}
+
+/// Writes an `ab` record's page to `path`.
+pub fn write_ab(doc: &Document, path: &Path) -> Result<(), String> {
+    let page = ab::page(doc).ok_or("cannot build the HTML report: not an ab record")?;
+    crate::record::atomic::write(path, page.as_bytes())
         .map_err(|e| format!("cannot write the --html file {}: {e}", path.display()))
 }
 

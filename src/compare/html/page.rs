@@ -207,7 +207,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         .tests
         .iter()
         .flat_map(|t| t.rows[0].cells.iter().flatten())
-        .fold(0f64, |m, c| m.max(c.median));
+        .fold(0f64, |m, c| m.max(c.shown()));
     // Indexes as the sections' ids (`t{i}` in `cmp`, which has the same tests in the same order).
     let mut shown = 0;
     for (i, t) in brief.tests.iter().enumerate() {
@@ -227,7 +227,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                         let bar = if row.metric == Metric::Rps && max_rps > 0.0 {
                             format!(
                                 "<span class=\"bar\" style=\"width:{:.0}px\"></span>",
-                                c.median / max_rps * 40.0
+                                c.shown() / max_rps * 40.0
                             )
                         } else {
                             String::new()
@@ -238,7 +238,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                             esc(&t.name),
                             esc(label),
                             row.metric.name(),
-                            c.median,
+                            c.shown(),
                             render::cell_text(row.metric, Some(c))
                         );
                     }

@@ -31,6 +31,13 @@ pub fn read(value: Value, schema: &str) -> Result<FileRun, String> {
 /// Reads a record already in the record's types: one read back from a file (see [`read`]), or
 /// the one a run has just built (`--html`), which needs no JSON tree in between.
 pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
+    if doc.ab.is_some() {
+        return Err(
+            "an A/B record (respbench ab): give it alone to compare or report, which read its \
+             paired answer"
+                .into(),
+        );
+    }
     let facts = super::facts::of_record(&doc);
     let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
