@@ -39,7 +39,7 @@ svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer
 .note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}\
 nav.toc{font-size:13px;margin:8px 0;line-height:1.9}nav.toc a{margin-right:12px;white-space:nowrap;color:#0550ae}\
 section.test>details>summary{margin-top:24px;border-bottom:1px solid #ddd}section.test>details>summary>h2{display:inline;border:0}\
-td.chg{white-space:nowrap;max-width:none;min-width:0}table.figures td{text-align:left}";
+td.chg{min-width:0;max-width:7em}.fig{white-space:nowrap}table.figures td{text-align:left}";
 
 /// Tests beyond this many get no section of charts, only their rows in the overview and the
 /// comparison: a page of thousands of tests' charts (hundreds of megabytes of SVG) does not open,
@@ -198,13 +198,31 @@ fn toc(s: &mut String, inputs: &[Input], cmp: &Comparison) {
     s.push_str("</nav>");
 }
 
-/// An overview change cell's attributes' end and text: the figure and the judgement's first
-/// words on one line (`+8.25% can't tell`), the whole text as its tooltip (the answer above and
-/// the comparison table below give it in full), so the overview's numbers do not wrap.
+/// An overview change cell's attributes' end and text: the figure, kept on one line, and the
+/// judgement's first words (`+8.25% can't tell`), the whole text as its tooltip (the answer above
+/// and the comparison table below give it in full), so the overview's numbers do not wrap.
 fn short_change(text: &str) -> String {
-    let short = text.split(':').next().unwrap_or(text);
+    // Without its interval (`[+8.1%, +12.3%]`), its reason and its counts.
+    let mut short = text.to_string();
+    if let (Some(open), Some(close)) = (short.find(" ["), short.find(']'))
+        && open < close
+    {
+        short.replace_range(open..=close, "");
+    }
+    let short = short.split(':').next().unwrap_or(&short);
     let short = short.split(" (").next().unwrap_or(short);
-    format!(" title=\"{}\">{}", esc(text), esc(short))
+    // The figure (with a leading `~`) never wraps; the words may go under it.
+    let skip = if short.starts_with("~ ") { 2 } else { 0 };
+    let (fig, words) = match short[skip..].find(' ') {
+        Some(i) => short.split_at(skip + i),
+        None => (short, ""),
+    };
+    format!(
+        " title=\"{}\"><span class=\"fig\">{}</span>{}",
+        esc(text),
+        esc(fig),
+        esc(words)
+    )
 }
 
 /// The per-second figures of a test too short for a line (one point a series: a test under a
