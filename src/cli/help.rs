@@ -1,22 +1,231 @@
 //! The `--help` and `--version` texts.
 //!
-//! Owns: their layout, like valkey-benchmark's usage text (same option order and spellings) so
-//! users of the reference find their way; each option's words are its table entry's (`flags/`).
+//! Owns: their layout. `--help` opens with the usage and the most used options (one screen),
+//! then every option under a heading a user scans for (connection, load shape, workload, output,
+//! failures, cluster, TLS, modes), then the custom command, subcommands and examples. Each
+//! option's words are its table entry's (`flags/`); this file only says where each entry goes
+//! ([`GROUPS`], [`MOST_USED`]), and a test holds every entry to exactly one group.
+//! valkey-benchmark's help text is not part of the drop-in contract (the spec pins only that
+//! `--help` prints a usage text and exits 0; respbench's usage line and options already differ),
+//! so the layout is free; the option spellings are the reference's.
 //! Must not: claim behaviour respbench does not have; a golden file holds the whole text.
 
 use std::sync::OnceLock;
 
-use super::flag::{Action, Doc, help_block};
-use super::flags;
+use super::flag::{Action, Doc, Flag, help_block};
 use super::state::State;
+use super::{flags, fuzz};
+
+/// The options a first run needs, shown on the first screen with their help's opening phrase.
+/// Each is named by its first spelling; each is also listed in full in its group.
+pub(super) const MOST_USED: &[&str] = &[
+    "-h",
+    "-p",
+    "-a",
+    "-c",
+    "-n",
+    "--duration",
+    "-P",
+    "-d",
+    "-t",
+    "--rps",
+    "-q",
+    "--csv",
+    "--json",
+    "--html",
+    "--cluster",
+];
+
+/// Options under one heading: those named (by first spelling), then every described entry of
+/// the table parts given (a part that is wholly one topic: TLS, the fuzzer).
+pub(super) struct Group {
+    pub heading: &'static str,
+    pub names: &'static [&'static str],
+    pub parts: &'static [&'static [Flag<State>]],
+}
+
+impl Group {
+    /// Its entries, in the order shown. An entry without a usage of its own (described with
+    /// the one before it, or listed as unsupported) is not one.
+    pub fn members(&self) -> impl Iterator<Item = &'static Doc> + '_ {
+        let parts = self.parts.iter().flat_map(|p| p.iter()).map(|f| &f.doc);
+        self.names
+            .iter()
+            .map(|n| doc(n))
+            .chain(parts.filter(|d| !d.usage.is_empty()))
+    }
+}
+
+/// Every described option under its heading, in the order shown.
+pub(super) const GROUPS: &[Group] = &[
+    Group {
+        heading: "Connection",
+        names: &[
+            "-h",
+            "-p",
+            "-s",
+            "-u",
+            "-a",
+            "--user",
+            "--dbnum",
+            "-3",
+            "-k",
+            "--enable-tracking",
+        ],
+        parts: &[],
+    },
+    Group {
+        heading: "Load shape",
+        names: &[
+            "-c",
+            "-n",
+            "--duration",
+            "--warmup",
+            "-P",
+            "--threads",
+            "--rps",
+            "--arrival",
+            "-l",
+            "-I",
+            "--repeat",
+        ],
+        parts: &[],
+    },
+    Group {
+        heading: "Workload and keys",
+        names: &[
+            "-t",
+            "-d",
+            "-r",
+            "--sequential",
+            "--seed",
+            "-x",
+            "--keys",
+            "--key-pattern",
+            "--key-minimum",
+            "--key-maximum",
+            "--key-median",
+            "--key-stddev",
+            "--key-zipf-exp",
+            "--key-drift",
+            "--key-prefix",
+            "--data-size-range",
+            "--data-size-list",
+            "--ratio",
+            "--command",
+            "--command-ratio",
+            "--command-key-pattern",
+            "--dataset",
+            "--maxdocs",
+            "--num-functions",
+            "--num-keys-in-fcall",
+        ],
+        parts: &[],
+    },
+    Group {
+        heading: "Output and records",
+        names: &[
+            "-q",
+            "--csv",
+            "--precision",
+            "--json",
+            "--html",
+            "--journal",
+            "--no-server-stats",
+            "--metrics-listen",
+            "--metrics-linger",
+        ],
+        parts: &[],
+    },
+    Group {
+        heading: "Failures and failover",
+        names: &[
+            "-e",
+            "--timeout",
+            "--sentinel",
+            "--primary-name",
+            "--sentinel-user",
+            "--check-counters",
+        ],
+        parts: &[],
+    },
+    Group {
+        heading: "Cluster and sharded runs",
+        names: &["--cluster", "--rfr", "--shard", "--shards", "--start-at"],
+        parts: &[],
+    },
+    Group {
+        heading: "TLS and transport",
+        names: &[],
+        parts: &[flags::TRANSPORT],
+    },
+    Group {
+        heading: "Modes (instead of the default tests)",
+        names: &[
+            "--find-max",
+            "--step-duration",
+            "--pubsub",
+            "--stream",
+            "--publishers",
+            "--channels",
+            "--psubscribe",
+            "--sharded",
+            "--slow-subscribers",
+            "--connect-storm",
+            "--tls-resume",
+            "--fill",
+            "--memory-per-key",
+        ],
+        parts: &[fuzz::FLAGS],
+    },
+    Group {
+        heading: "Help",
+        names: &["--help", "-v"],
+        parts: &[],
+    },
+];
+
+/// The entry whose first spelling is `name` (the groups' names are checked by a test).
+fn doc(name: &str) -> &'static Doc {
+    flags::docs()
+        .find(|d| d.names.first() == Some(&name))
+        .unwrap_or_else(|| panic!("help group names unknown option {name}"))
+}
+
+/// The opening phrase of an option's help, for the most-used list: its first line up to the
+/// first sentence or clause break, without a parenthesis that line leaves open.
+fn gist(help: &str) -> &str {
+    let line = help.lines().next().unwrap_or("");
+    let end = [". ", ": ", "; "]
+        .iter()
+        .filter_map(|p| line.find(p))
+        .min()
+        .unwrap_or(line.len());
+    let mut s = &line[..end];
+    if let Some(open) = s.rfind(" (")
+        && !s[open..].contains(')')
+    {
+        s = &s[..open];
+    }
+    s.trim_end_matches('.')
+}
 
 /// The text `--help` prints (to stdout, exit 0). Ends with a newline. Built once from the option
-/// table: the usage line, every option's help, the unsupported ones, then the fixed sections.
+/// table: the usage line, the most used options, every option by group, the unsupported ones,
+/// then the fixed sections.
 pub fn help_text() -> &'static str {
     static HELP: OnceLock<String> = OnceLock::new();
     HELP.get_or_init(|| {
-        let mut out = String::from("Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]\n\n");
-        out.push_str(&help_block(flags::docs(), 1, 20));
+        let mut out = String::from(INTRO);
+        out.push_str("Most used:\n");
+        for name in MOST_USED {
+            let d = doc(name);
+            out.push_str(&format!(" {:<19}{}\n", d.usage, gist(d.help)));
+        }
+        for g in GROUPS {
+            out.push_str(&format!("\n{}:\n", g.heading));
+            out.push_str(&help_block(g.members(), 1, 20));
+        }
         let refused = |kind: fn(&Action<State>) -> bool| -> Vec<&'static Doc> {
             flags::all()
                 .filter(|f| kind(&f.action))
@@ -44,6 +253,15 @@ pub fn help_text() -> &'static str {
         out
     })
 }
+
+/// The usage line and what the page holds, before the most used options.
+const INTRO: &str = "Usage: respbench [OPTIONS] [--] [COMMAND ARGS...]
+
+Benchmark a RESP server (Valkey, Redis) like valkey-benchmark, with the same
+options. The most used options first, then every option by topic, commands
+and examples. The manual: respbench man | man -l -
+
+";
 
 /// The line `-v`/`--version` prints: `respbench <version>`, without a newline.
 pub fn version_text() -> String {

@@ -563,6 +563,63 @@ fn help_lists_every_option() {
 }
 
 #[test]
+fn help_is_in_sections_with_the_usage_and_most_used_options_on_the_first_screen() {
+    let help = help_text();
+    let headings: Vec<&str> = help
+        .lines()
+        .filter(|l| l.ends_with(':') && !l.starts_with(' '))
+        .collect();
+    for heading in [
+        "Most used:",
+        "Connection:",
+        "Load shape:",
+        "Workload and keys:",
+        "Output and records:",
+        "Failures and failover:",
+        "Cluster and sharded runs:",
+        "TLS and transport:",
+        "Modes (instead of the default tests):",
+        "Subcommands (only as the first argument):",
+    ] {
+        assert!(headings.contains(&heading), "{heading} in {headings:?}");
+    }
+    // A 24-line terminal shows the usage and every most-used option, one line each.
+    let screen: Vec<&str> = help.lines().take(24).collect();
+    assert!(screen[0].starts_with("Usage: respbench "));
+    for name in help::MOST_USED {
+        let line = screen.iter().find(|l| l.starts_with(&format!(" {name} ")));
+        let line = line.unwrap_or_else(|| panic!("{name} not on the first screen"));
+        // The opening phrase, not a clause cut open: no dangling parenthesis or comma.
+        assert_eq!(
+            line.matches('(').count(),
+            line.matches(')').count(),
+            "{line}"
+        );
+        assert!(!line.ends_with(',') && !line.ends_with(' '), "{line}");
+    }
+}
+
+#[test]
+fn every_described_option_is_in_exactly_one_help_group() {
+    let grouped: Vec<&str> = help::GROUPS
+        .iter()
+        .flat_map(|g| g.members().map(|d| d.names[0]))
+        .collect();
+    for flag in flags::all().filter(|f| !f.doc.usage.is_empty()) {
+        let first = flag.doc.names[0];
+        let times = grouped.iter().filter(|n| **n == first).count();
+        assert_eq!(times, 1, "{first} is in {times} help groups");
+    }
+    for name in grouped.iter().chain(help::MOST_USED) {
+        let entry = flags::all().find(|f| f.doc.names[0] == *name);
+        assert!(
+            entry.is_some_and(|f| !f.doc.usage.is_empty()),
+            "{name} is not a described option's first spelling"
+        );
+    }
+}
+
+#[test]
 fn help_lists_unsupported_options_as_such() {
     let help = help_text();
     // Every option respbench lacks is listed after the options ("Not supported yet:", when

@@ -25,7 +25,10 @@ td.better,td.worse,td.noise,td.unattributable,td[class=\"\"]{white-space:normal;
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(480px,100%),1fr));gap:8px 20px}\
 svg.chart{width:100%;height:auto;font-size:11px}div.forest{overflow-x:auto}div.forest svg{min-width:600px}svg .grid{stroke:#e6e6e6}svg .tk,svg .al{fill:#555}\
 svg .ct{font-weight:600;fill:#222}svg .lg{font-weight:600}summary{cursor:pointer;color:#0550ae}a{color:inherit}svg .line{fill:none;stroke-width:1.6}\
-.note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}";
+.note{color:#555;font-size:13px}code{font-size:12px}li.problem{color:#b3261e;list-style:none;margin-left:18px}p.problem{color:#b3261e}.headline{font-weight:600}\
+nav.toc{font-size:13px;margin:8px 0;line-height:1.9}nav.toc a{margin-right:12px;white-space:nowrap;color:#0550ae}\
+section.test>details>summary{margin-top:24px;border-bottom:1px solid #ddd}section.test>details>summary>h2{display:inline;border:0}\
+td.chg{min-width:0;max-width:7em}.fig{white-space:nowrap}table.figures td{text-align:left}";
 
 /// Starts the document in `s`: the head with `title`, then the body's `<h1>` of the same title.
 pub fn open(s: &mut String, title: &str) {

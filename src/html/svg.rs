@@ -281,8 +281,18 @@ pub fn render(chart: &Chart) -> String {
     for r in &chart.rules {
         rule(&mut s, r, &frame);
     }
+    // Each marker's label on the first line down where it clears the labels already placed
+    // there (markers a second apart would print over each other on one line).
+    let mut rows: Vec<f64> = Vec::new();
     for m in &chart.markers {
-        marker(&mut s, m, &frame);
+        let x = frame.sx(m.x.clamp(frame.x0, frame.x1)) + 3.0;
+        let width = (m.kind.chars().count() + 2) as f64 * 6.5;
+        let row = rows.iter().position(|&end| x > end).unwrap_or(rows.len());
+        if row == rows.len() {
+            rows.push(0.0);
+        }
+        rows[row] = x + width;
+        marker(&mut s, m, &frame, row);
     }
     for d in &chart.dots {
         dot(&mut s, d, &frame);
@@ -499,8 +509,8 @@ fn area(s: &mut String, a: &Area, f: &Frame) {
     );
 }
 
-/// A labelled vertical marker.
-fn marker(s: &mut String, m: &Marker, f: &Frame) {
+/// A labelled vertical marker, its label on line `row` (0: the top) of the labels.
+fn marker(s: &mut String, m: &Marker, f: &Frame, row: usize) {
     let x = f.sx(m.x.clamp(f.x0, f.x1));
     let _ = write!(
         s,
@@ -509,7 +519,7 @@ fn marker(s: &mut String, m: &Marker, f: &Frame) {
         m.x,
         H - BOTTOM,
         x + 3.0,
-        TOP + 10.0,
+        TOP + 10.0 + 12.0 * row as f64,
         m.kind,
         esc(&m.label)
     );
@@ -650,6 +660,30 @@ mod tests {
         assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
         assert!(s.contains(r##"fill="#222">b&lt;</text>"##), "legend: {s}");
         assert!(render(&chart(XAxis::Linear, vec![])).is_empty());
+    }
+
+    #[test]
+    fn marker_labels_close_together_go_on_lines_of_their_own() {
+        let mut c = chart(XAxis::Linear, (0..=10).map(|i| (i as f64, 1.0)).collect());
+        let at = |kind, x| Marker {
+            kind,
+            x,
+            label: String::new(),
+        };
+        // A switch and a failover 0.2 s apart, a MOVED burst well after them.
+        c.markers = vec![at("switch", 2.0), at("failover", 2.2), at("moved", 8.0)];
+        let s = render(&c);
+        let y = |kind: &str| -> String {
+            let g = &s[s.find(&format!("data-marker=\"{kind}\"")).unwrap()..];
+            let t = &g[g.find("<text").unwrap()..];
+            t[t.find(" y=\"").unwrap() + 4..]
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_ne!(y("switch"), y("failover"), "{s}");
+        assert_eq!(y("switch"), y("moved"), "{s}");
     }
 
     #[test]

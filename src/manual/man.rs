@@ -33,13 +33,14 @@ pub fn man_page(commands: &[Command], version: &str) -> String {
          .SH OPTIONS\n",
     );
     options(&mut out, &main.options);
-    // The help's sections after the options (the custom command, subcommands, examples).
+    // The help's sections other than its groups of options (the custom command, subcommands,
+    // examples): the options are written above from the table, in its order.
     if let Some((_, rest)) = main.help.split_once("\n\n") {
         for block in rest.split("\n\n") {
             let Some((title, body)) = block.split_once('\n') else {
                 continue;
             };
-            if title.starts_with(' ') || !title.ends_with(':') {
+            if title.starts_with(' ') || !title.ends_with(':') || body.starts_with(" -") {
                 continue;
             }
             section(&mut out, title.trim_end_matches(':'), body);

@@ -5,7 +5,9 @@
 //! already merged over every worker, cost nothing per request, and place an outage within 0.1 s,
 //! which is what a failover test asks ("how long were we down?"). An outage is a maximal run of
 //! slots in which nothing completed (begun one slot earlier when requests were lost in the slot
-//! before: the failure came in the middle of it), that contains a lost request or a reconnect
+//! before: the failure came in the middle of it, and ended one slot later when requests failed
+//! in the slot that ended it: timeouts of requests sent during it that fire as replies resume),
+//! that contains a lost request or a reconnect
 //! attempt (a slow `--rps` leaves empty slots that are not outages), or, at the end of the test,
 //! a run of at least a second with requests still unanswered (a server that stopped answering
 //! without `--timeout`). Without `--timeout` nothing is lost in a stall that ends (a partition
@@ -13,7 +15,8 @@
 //! also an outage when the replies that end it waited through at least a second of it: from the
 //! user's side requests were in flight and none was answered. Slots where some requests
 //! completed are not outages even if others were lost (a server at `maxclients` refusing a few
-//! connections is up for the rest).
+//! connections is up for the rest); their failures are counted apart ([`failed_apart`]), so the
+//! outages' failures and those add up to the test's.
 
 use std::time::Duration;
 
@@ -137,6 +140,9 @@ pub struct OutageScan {
     previous: Slot,
     /// The run of empty slots under way.
     run: Option<Outage>,
+    /// The slot before the next one ended an outage and its failures are that outage's (so
+    /// an outage starting right after it does not count them again).
+    previous_claimed: bool,
     found: Vec<Outage>,
 }
 
@@ -145,7 +151,8 @@ impl OutageScan {
     pub fn push(&mut self, s: &Slot) {
         let i = self.slots;
         self.slots += 1;
-        let before = (i > 0 && self.previous.lost > 0).then_some(self.previous);
+        let claimed = std::mem::take(&mut self.previous_claimed);
+        let before = (i > 0 && self.previous.lost > 0 && !claimed).then_some(self.previous);
         self.previous = *s;
         if s.completed == 0 {
             let o = self.run.get_or_insert_with(|| {
@@ -165,6 +172,7 @@ impl OutageScan {
             return;
         }
         if let Some(o) = self.run.take().and_then(|o| closed(o, i, Some(s), 0)) {
+            self.previous_claimed = o.end_slot > i;
             self.found.push(o);
         }
     }
@@ -203,11 +211,28 @@ fn closed(mut o: Outage, end: usize, by: Option<&Slot>, unanswered: u64) -> Opti
     o.end_slot = end;
     o.until_end = by.is_none();
     let stalled = o.until_end && unanswered > 0 && o.end_slot - o.start_slot >= STALL_SLOTS;
-    if o.lost > 0 || o.reconnect_attempts > 0 || stalled {
-        return Some(o);
+    // Failed (not only lost): a run in which every reply was an error is down for its user, and
+    // its failures must lie within it (a stall's start below moves).
+    if !(o.failed > 0 || o.reconnect_attempts > 0 || stalled) {
+        o.start_slot = waited_through(by?, end, o.start_slot)?;
     }
-    o.start_slot = waited_through(by?, end, o.start_slot)?;
+    // Requests that failed in the slot whose replies ended it were sent during it (their
+    // timeouts fire as the first replies come back): they are its failures, and it lasted
+    // into that slot.
+    if let Some(s) = by.filter(|s| s.failed > 0) {
+        o.failed += s.failed;
+        o.lost += s.lost;
+        o.end_slot += 1;
+    }
     Some(o)
+}
+
+/// Requests that failed outside every outage of `found` (in slots where others completed: a
+/// server refusing a few connections, error replies), from the slots of each second: reported
+/// apart, so that the outages' failures and these add up to the test's.
+pub fn failed_apart(seconds: &[[Slot; SLOTS]], found: &[Outage]) -> u64 {
+    let all: u64 = seconds.iter().flatten().map(|s| s.failed).sum();
+    all.saturating_sub(found.iter().map(|o| o.failed).sum::<u64>())
 }
 
 /// Where a stall ended by slot `i` (whose replies are `s`) began, when its longest-waiting reply
@@ -325,6 +350,88 @@ mod tests {
         assert_eq!(all.len(), 4, "{all:?}");
         assert_eq!((all[2].start_slot, all[2].end_slot), (40, 55));
         assert!(all[3].until_end);
+    }
+
+    #[test]
+    fn failures_in_the_slot_that_ends_an_outage_are_its_own() {
+        // The Sentinel trial: a stall without losses (the replies that end it waited through
+        // it), and 45 timeouts in the slot where replies resumed.
+        let mut slots = vec![(100, 0, 0, 0); 10];
+        slots.extend(vec![(0, 0, 0, 0); 15]);
+        slots.push((50, 45, 0, 0));
+        slots.extend(vec![(100, 0, 0, 0); 4]);
+        let mut t = timeline(&slots);
+        t.second_mut(2).slots[5].waited_ns = 2_000_000_000;
+        let o = outages(&t, Duration::from_secs(3), 0);
+        assert_eq!(o.len(), 1, "{o:?}");
+        assert_eq!(shape(&o[0]), (10, 26, 45, 45, false));
+        // An outage by losses ended by a slot with losses, and another right after: the slot
+        // between them is the first one's (its end), not counted again as the second's start.
+        let mut slots = vec![(100, 0, 0, 0); 5];
+        slots.push((0, 10, 0, 0));
+        slots.push((20, 7, 0, 0));
+        slots.push((0, 3, 0, 0));
+        slots.extend(vec![(100, 0, 0, 0); 3]);
+        let o = outages(&timeline(&slots), Duration::from_millis(1100), 0);
+        let shapes: Vec<_> = o.iter().map(shape).collect();
+        assert_eq!(shapes, [(5, 7, 17, 17, false), (7, 8, 3, 3, false)]);
+        // A quiet spell (no outage) ended by a slot with a refused connection: reported apart.
+        let mut slots = vec![(100, 0, 0, 0); 5];
+        slots.extend(vec![(0, 0, 0, 0); 3]);
+        slots.push((100, 2, 0, 0));
+        slots.push((100, 0, 0, 0));
+        let t = timeline(&slots);
+        let o = outages(&t, Duration::from_secs(1), 0);
+        assert!(o.is_empty(), "{o:?}");
+        let seconds: Vec<_> = t.seconds.iter().map(|s| s.slots).collect();
+        assert_eq!(failed_apart(&seconds, &o), 2);
+    }
+
+    #[test]
+    fn every_failure_lies_in_one_outage_or_is_counted_apart() {
+        // Many shapes of slots (a fixed pseudo-random walk): each outage's failures are those of
+        // its own slots, no slot is in two, and with those apart they add up to the test's.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..300 {
+            let len = 5 + next(60) as usize;
+            let slots: Vec<(u64, u64, u64, u64)> = (0..len)
+                .map(|_| {
+                    let completed = if next(3) == 0 { 0 } else { next(100) };
+                    let lost = if next(4) == 0 { next(20) } else { 0 };
+                    (completed, lost, next(2) * next(3), 0)
+                })
+                .collect();
+            let mut t = timeline(&slots);
+            if next(2) == 0 {
+                let i = next(len as u64) as usize;
+                t.second_mut(i / SLOTS).slots[i % SLOTS].waited_ns = next(4_000) * 1_000_000;
+            }
+            let unanswered = next(2) * 5;
+            let o = outages(&t, SLOT * len as u32, unanswered);
+            let seconds: Vec<_> = t.seconds.iter().map(|s| s.slots).collect();
+            let failed = |r: std::ops::Range<usize>| -> u64 {
+                r.map(|i| seconds.get(i / SLOTS).map_or(0, |s| s[i % SLOTS].failed))
+                    .sum()
+            };
+            for w in o.windows(2) {
+                assert!(w[0].end_slot <= w[1].start_slot, "round {round}: {o:?}");
+            }
+            for one in &o {
+                assert_eq!(one.failed, failed(one.start_slot..one.end_slot), "{round}");
+            }
+            let in_outages: u64 = o.iter().map(|one| one.failed).sum();
+            assert_eq!(
+                in_outages + failed_apart(&seconds, &o),
+                failed(0..len),
+                "{round}"
+            );
+        }
     }
 
     #[test]

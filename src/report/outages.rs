@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
 use crate::metrics::TestResult;
-use crate::metrics::outage::{Outage, outages};
+use crate::metrics::outage::{Outage, failed_apart, outages};
 use crate::timestamp;
 
 /// Appends the section (nothing when the test had no outage), then the cluster nodes whose
@@ -22,6 +22,15 @@ pub(super) fn section(s: &mut String, r: &TestResult) {
         );
         for (n, o) in found.iter().enumerate() {
             outage_line(s, n + 1, o, r.started_at);
+        }
+        // The rest of the test's failures, so that the lines add up to its count.
+        let seconds: Vec<_> = r.timeline.seconds.iter().map(|sec| sec.slots).collect();
+        let apart = failed_apart(&seconds, &found);
+        if apart > 0 {
+            let _ = writeln!(
+                s,
+                "  and {apart} requests failed outside them (while others completed)"
+            );
         }
     }
     node_section(s, r);
@@ -136,6 +145,15 @@ mod tests {
             },
         );
         slot(20, lost);
+        slot(
+            25,
+            Slot {
+                completed: 9,
+                failed: 1,
+                lost: 1,
+                ..Slot::default()
+            },
+        );
         r.elapsed = Duration::from_secs(3);
         r.started_at = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(86_400));
         let mut s = String::new();
@@ -146,7 +164,8 @@ mod tests {
              1. from 0.5 s to 0.7 s: 0.2 s (1970-01-02T00:00:00.500Z to 1970-01-02T00:00:00.700Z)\n     \
              8 requests failed, 4 reconnect attempts, 2 reconnected\n  \
              2. from 2.0 s to 2.1 s: 0.1 s (1970-01-02T00:00:02.000Z to 1970-01-02T00:00:02.100Z)\n     \
-             4 requests failed, 2 reconnect attempts, 0 reconnected\n"
+             4 requests failed, 2 reconnect attempts, 0 reconnected\n  \
+             and 1 requests failed outside them (while others completed)\n"
         );
         let mut cluster = ClusterStats::default();
         let mut node = NodeStats::new();

@@ -397,3 +397,73 @@ fn sigkill_of_the_primary_mid_run_moves_the_load_to_the_new_primary() {
     assert!(watch["watch_gaps"].as_u64().unwrap() >= 1, "{watch}");
     check_with_python(&json);
 }
+
+/// The failover trial, as a check that outages account for every failure: the primary
+/// frozen (SIGSTOP) under `--timeout`, so requests time out until Sentinel promotes the replica;
+/// the failures the outages list, with those reported apart, are the test's failed count (an
+/// outage's edge slot once dropped the timeouts that fired as replies resumed).
+#[test]
+fn a_frozen_primary_failover_has_every_failure_in_an_outage_or_apart() {
+    let setup = Setup::start();
+    let dir = TempDir::new();
+    let json = dir.path().join("run.json");
+    let args = strings(&[
+        "--sentinel",
+        &setup.list(),
+        "--primary-name",
+        NAME,
+        "--json",
+        json.to_str().unwrap(),
+        "-e",
+        "--timeout",
+        "0.5",
+        "-c",
+        "4",
+        "--rps",
+        "1000",
+        "--duration",
+        "12",
+        "-t",
+        "get",
+    ]);
+    let run = crate::harness::Running::spawn_args(&args);
+    assert!(
+        wait_until(SETTLE, || setup.primary.client().calls("get") > 500),
+        "no load reached the primary"
+    );
+    setup.primary.signal(libc::SIGSTOP);
+    let out = run.finish(Duration::from_secs(90));
+    setup.primary.signal(libc::SIGCONT);
+    out.assert_success();
+    out.assert_stdout_contains("Outages (requests lost");
+    let r: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let test = &r["tests"][0];
+    let failed = test["requests"]["failed"].as_u64().expect("failed");
+    let outages = test["outages"].as_array().expect("outages");
+    assert!(failed > 0 && !outages.is_empty(), "{out:?}");
+    let in_outages: u64 = outages.iter().map(|o| o["failed"].as_u64().unwrap()).sum();
+    // The text report lists the same outages and the failures outside them.
+    let listed: u64 = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" requests failed") && l.contains(" reconnect attempts"))
+        .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(listed, in_outages, "{}", out.stdout);
+    let apart: u64 = out
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("and ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    assert_eq!(in_outages + apart, failed, "{}", out.stdout);
+    let at = out.stdout.find("Outages (").unwrap_or(0);
+    eprintln!("{}", &out.stdout[at..]);
+    check_with_python(&json);
+}

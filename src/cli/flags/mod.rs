@@ -12,6 +12,7 @@ mod live;
 pub use live::metrics_address;
 mod own;
 mod tls;
+pub(super) use tls::TRANSPORT;
 
 use super::flag::{self, Doc, Flag, SecretValue};
 use super::state::State;

@@ -3,7 +3,9 @@
 //! --format json`).
 //!
 //! Owns: the page's sections and their order (a comparison's answer: headline and forest plot;
-//! runs, summary, overview, comparison table, one section per test).
+//! runs, a table of contents, summary, overview, comparison table, one section per test, folded
+//! so a long report reads as its summary first). Wide tables sit in a `.scroll` box: on a phone
+//! they scroll inside it, never the page.
 
 use std::fmt::Write as _;
 
@@ -31,6 +33,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         answer(&mut s, cmp);
     }
     runs(&mut s, inputs);
+    toc(&mut s, inputs, cmp);
     super::summary::section(&mut s, inputs, cmp);
     overview(&mut s, inputs, cmp);
     if inputs.len() > 1 {
@@ -57,22 +60,26 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     for (i, t) in charted {
         let _ = write!(
             s,
-            "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><h2>{}</h2>",
+            "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><details><summary><h2>{}</h2></summary>",
             esc(&t.name),
             esc(&t.name)
         );
         // What limited it first: the charts are read in its light.
         super::verdict::section(&mut s, inputs, &t.name);
-        let charts = charts::for_test(inputs, &t.name);
-        if charts.is_empty() {
+        let (charts, dots): (Vec<_>, Vec<_>) = charts::for_test(inputs, &t.name)
+            .into_iter()
+            .partition(|c| c.series.iter().any(|s| s.points.len() > 1));
+        if charts.is_empty() && dots.is_empty() {
             s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");
-        } else {
+        }
+        if !charts.is_empty() {
             s.push_str("<div class=\"charts\">");
             for c in &charts {
                 s.push_str(&svg::render(c));
             }
             s.push_str("</div>");
         }
+        figures(&mut s, &dots);
         if charts::no_errors(inputs, &t.name) {
             s.push_str(
                 "<p class=\"note no-errors\">No errors: no error replies, no lost requests.</p>",
@@ -84,7 +91,7 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
         for line in charts::totals_note(inputs, &t.name) {
             let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
         }
-        s.push_str("</section>");
+        s.push_str("</details></section>");
     }
     let files: Vec<Vec<String>> = inputs.iter().map(|i| i.files.clone()).collect();
     let data = if sections > MAX_CHARTED_TESTS {
@@ -133,6 +140,94 @@ fn answer(s: &mut String, cmp: &Comparison) {
     );
     s.push_str(&super::forest::render(cmp));
     s.push_str("</div></div>");
+}
+
+/// Links to the page's sections and to each test's (folded) section, under the runs: a report of
+/// many tests is long, and its summary is what most readers want.
+fn toc(s: &mut String, inputs: &[Input], cmp: &Comparison) {
+    s.push_str("<nav class=\"toc\"><b>Contents:</b> <a href=\"#summary\">Summary</a><a href=\"#overview\">Overview</a>");
+    if inputs.len() > 1 {
+        s.push_str("<a href=\"#comparison\">Comparison</a>");
+    }
+    let tests = cmp
+        .tests
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.mix_of.is_none())
+        .take(MAX_CHARTED_TESTS);
+    s.push_str("<br><b>Tests</b> (each folded; click to open):");
+    for (i, t) in tests {
+        let _ = write!(s, " <a href=\"#t{i}\">{}</a>", esc(&t.name));
+    }
+    s.push_str("</nav>");
+}
+
+/// An overview change cell's attributes' end and text: the figure, kept on one line, and the
+/// judgement's first words (`+8.25% can't tell`), the whole text as its tooltip (the answer above
+/// and the comparison table below give it in full), so the overview's numbers do not wrap.
+fn short_change(text: &str) -> String {
+    // Without its interval (`[+8.1%, +12.3%]`), its reason and its counts.
+    let mut short = text.to_string();
+    if let (Some(open), Some(close)) = (short.find(" ["), short.find(']'))
+        && open < close
+    {
+        short.replace_range(open..=close, "");
+    }
+    let short = short.split(':').next().unwrap_or(&short);
+    let short = short.split(" (").next().unwrap_or(short);
+    // The figure (with a leading `~`) never wraps; the words may go under it.
+    let skip = if short.starts_with("~ ") { 2 } else { 0 };
+    let (fig, words) = match short[skip..].find(' ') {
+        Some(i) => short.split_at(skip + i),
+        None => (short, ""),
+    };
+    format!(
+        " title=\"{}\"><span class=\"fig\">{}</span>{}",
+        esc(text),
+        esc(fig),
+        esc(words)
+    )
+}
+
+/// The per-second figures of a test too short for a line (one point a series: a test under a
+/// second), as a table of figures instead of charts of single dots.
+fn figures(s: &mut String, dots: &[svg::Chart]) {
+    if dots.is_empty() {
+        return;
+    }
+    s.push_str(
+        "<p class=\"note\">Under a second: one figure per run, not a chart.</p>\
+         <div class=\"scroll\"><table class=\"figures\">",
+    );
+    for c in dots {
+        let _ = write!(
+            s,
+            "<tr data-chart=\"{}\" data-test=\"{}\"><th>{} ({})</th><td>",
+            c.kind,
+            esc(&c.test),
+            esc(&c.title),
+            esc(c.y_label)
+        );
+        let shown: Vec<String> = c
+            .series
+            .iter()
+            .filter_map(|x| x.points.first().map(|p| (x, p.1)))
+            .map(|(x, y)| format!("{} {}", esc(&x.label), figure(y)))
+            .collect();
+        s.push_str(&shown.join(" · "));
+        s.push_str("</td></tr>");
+    }
+    s.push_str("</table></div>");
+}
+
+/// A figure to three significant digits or so (`12345`, `12.3`, `0.123`).
+fn figure(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 10.0 => format!("{v:.1}"),
+        a if a >= 1.0 => format!("{v:.2}"),
+        _ => format!("{v:.3}"),
+    }
 }
 
 fn runs(s: &mut String, inputs: &[Input]) {
@@ -248,9 +343,9 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
                     let change = row.changes[k - 1].as_ref();
                     let _ = write!(
                         s,
-                        "<td class=\"{}\">{}</td>",
+                        "<td class=\"{} chg\"{}</td>",
                         class_of(change),
-                        esc(&render::change_text(
+                        short_change(&render::change_text(
                             change,
                             (&cmp.labels[0], &cmp.labels[k])
                         ))

@@ -6,20 +6,26 @@ use crate::compare::input::{FileRun, input_of};
 
 /// A respbench record with one test, a 3-second timeline, histograms and a server series.
 fn record(rps: f64, errors: u64) -> FileRun {
+    record_of(rps, errors, 3)
+}
+
+/// [`record`] with a timeline of `secs` seconds.
+fn record_of(rps: f64, errors: u64, secs: u64) -> FileRun {
     let mut h = crate::metrics::LatencyHistogram::new();
     for i in 1..=2000u64 {
         h.record(50_000 + i * 37);
     }
     let hist = crate::record::hdr::encode(&h);
-    let timeline: Vec<_> = (0..3u64)
+    let timeline: Vec<_> = (0..secs)
         .map(|s| {
             serde_json::json!({"second": s, "completed": 600 + s * 10, "failed": 0,
             "p50_us": 80.0, "p99_us": 120.0, "max_us": 130.0, "server": []})
         })
         .collect();
-    let seconds: Vec<_> = (0..3)
+    let seconds: Vec<_> = (0..secs)
         .map(|t| {
-            serde_json::json!({"t": f64::from(t), "secs": 1.0, "cpu_pct": 55.0,
+            let t = t as f64;
+            serde_json::json!({"t": t, "secs": 1.0, "cpu_pct": 55.0,
             "main_thread_cpu_pct": 50.0, "used_memory": 1_048_576, "used_memory_rss": 4_194_304})
         })
         .collect();
@@ -627,4 +633,64 @@ fn the_forest_axis_is_a_ratio_in_percent_and_clips_wild_intervals() {
     assert!(t.iter().all(|&x| (-20.0..=20.0).contains(&x)), "{t:?}");
     assert!(!html.contains("data-clip="));
     assert!(html.contains("+10.0% better</text>"));
+}
+
+#[test]
+fn a_long_report_is_navigable_and_its_overview_does_not_wrap_numbers() {
+    let inputs = inputs(2);
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    // A table of contents under the runs, before the summary, linking each test's section.
+    assert!(at("class=\"runs\"") < at("<nav class=\"toc\">"));
+    assert!(at("<nav class=\"toc\">") < at("id=\"summary\""));
+    let toc = &html[at("<nav class=\"toc\">")..];
+    let toc = &toc[..toc.find("</nav>").unwrap()];
+    assert!(toc.contains("href=\"#t0\">MSET (10 keys)</a>"), "{toc}");
+    // Each test's section folded, its name the fold's summary.
+    assert!(html.contains(
+        "<section class=\"test\" id=\"t0\" data-test=\"MSET (10 keys)\"><details><summary><h2>"
+    ));
+    assert!(!html.contains("<details open"));
+    // The overview's change: figure and judgement's first words, the rest as its tooltip.
+    let overview = &html[at("<table class=\"overview\">")..];
+    let overview = &overview[..overview.find("</table>").unwrap()];
+    let cell = &overview[overview.find("chg\" title=\"").expect("a change cell")..];
+    let text = &cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()];
+    assert!(!text.contains(':') && !text.contains('('), "{text}");
+    let fig = text
+        .strip_prefix("<span class=\"fig\">")
+        .expect("the figure first");
+    let fig = &fig[..fig.find("</span>").unwrap()];
+    assert!(fig.ends_with('%') && !fig.contains(' '), "{text}");
+}
+
+#[test]
+fn a_test_under_a_second_has_figures_not_charts_of_one_dot() {
+    let short = |i: u64| {
+        input_of(
+            format!("run{i}"),
+            vec![format!("r{i}.json")],
+            vec![record_of(1000.0, 0, 1)],
+        )
+        .unwrap()
+    };
+    let inputs = vec![short(0), short(1)];
+    let cmp = Comparison::new(&inputs, &Metric::ALL);
+    let html = page(&inputs, &cmp);
+    for kind in ["server-cpu", "server-memory"] {
+        assert!(
+            !html.contains(&format!("<svg class=\"chart\" data-chart=\"{kind}\"")),
+            "{kind} drawn as a chart"
+        );
+        assert!(
+            html.contains(&format!(
+                "<tr data-chart=\"{kind}\" data-test=\"MSET (10 keys)\">"
+            )),
+            "{kind} as figures"
+        );
+    }
+    assert!(html.contains("Under a second: one figure per run"));
+    // Its latency spectrum has points to draw: still a chart.
+    assert!(html.contains("<svg class=\"chart\" data-chart=\"spectrum\""));
 }
