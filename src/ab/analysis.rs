@@ -8,9 +8,9 @@
 //! difference no one would act on (a port's, a block order's), and on a shared machine a change
 //! that small is not attributable to the servers.
 
-use crate::stats::{self, Estimate};
 use crate::record::TestRecord;
 use crate::record::ab::{AbBlock, AbVerdict};
+use crate::stats::{self, Estimate};
 use crate::verdict::Verdict;
 
 /// The smallest change a paired interval may call better or worse.

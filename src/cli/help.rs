@@ -117,6 +117,7 @@ pub(super) const GROUPS: &[Group] = &[
             "--command-key-pattern",
             "--dataset",
             "--maxdocs",
+            "--xml-root-element",
             "--num-functions",
             "--num-keys-in-fcall",
         ],
