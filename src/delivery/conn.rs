@@ -9,29 +9,11 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
-use super::seconds::{hand_failed, hand_published, hand_reconnect};
+use super::seconds::{Published, hand_failed, hand_published, hand_reconnect};
 use super::{DeliverySpec, Live, stamp};
-use crate::engine::control::{ControlConn, error_text};
-use crate::engine::{ConnSetup, EngineError};
-use crate::metrics::{ErrorCounts, FAILURE_KINDS};
+use crate::engine::EngineError;
+use crate::metrics::FAILURE_KINDS;
 use crate::workload::split::even_part;
-
-/// A connection prepared as the benchmark's own: the prefix's replies checked.
-pub(super) fn open(setup: &ConnSetup) -> Result<ControlConn, EngineError> {
-    let mut c = ControlConn::connect(&setup.target)?;
-    if !setup.prefix_commands.is_empty() {
-        let replies = c.call_raw(&setup.prefix, setup.prefix_commands.len())?;
-        for (name, reply) in setup.prefix_commands.iter().zip(&replies) {
-            if let Some(e) = error_text(reply) {
-                return Err(EngineError::Other(format!(
-                    "{}: {name} failed: {e}",
-                    setup.target.display()
-                )));
-            }
-        }
-    }
-    Ok(c)
-}
 
 /// How late (past its due time at `--rps`) a message may be sent after a reconnect; older
 /// ones failed while the server could not be reached.
@@ -75,31 +57,6 @@ fn reconnect(router: &mut Router<'_>, live: &Live, out: &mut Published) {
         }
         wait = (wait * 2).min(BACKOFF.1);
     }
-}
-
-/// What one publisher did.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Published {
-    pub acked: u64,
-    pub errors: u64,
-    /// Sum of the integer replies (`PUBLISH`: receivers counted by the server).
-    pub reply_sum: u64,
-    /// Acknowledged messages by the second they were sent in (their stamp), so the record's
-    /// per-second publish counts are exact rather than sampled; and the deliveries they owe
-    /// (`Live::fanout`), by the same second.
-    pub per_second: Vec<u64>,
-    pub owed: Vec<u64>,
-    /// Acknowledged messages per node (`host:port`), as the publisher's router sent them.
-    pub per_node: Vec<(String, u64)>,
-    /// `MOVED` replies followed (a slot that migrated during the test).
-    pub moved: u64,
-    /// Failed publishes by kind: an error reply's first word, or how the connection failed
-    /// (`metrics::FAILURE_KINDS`), as a benchmark test counts its failures.
-    pub failures: ErrorCounts,
-    /// The first connection failure's text, and the reconnects (`-e`) tried and made.
-    pub reason: Option<String>,
-    pub reconnect_attempts: u64,
-    pub reconnects: u64,
 }
 
 impl Published {

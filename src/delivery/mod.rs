@@ -16,6 +16,7 @@
 //! target measures against the engine's cost per request.
 
 mod conn;
+mod connect;
 mod monitor;
 mod pubsub;
 mod result;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use resp::Value;
 
-use super::{Disconnect, Live, conn};
+use super::{Disconnect, Live};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
 
@@ -63,7 +63,7 @@ pub(super) fn watch(
     behind: &dyn Fn() -> u64,
 ) -> (Vec<SecondRow>, Vec<Disconnect>) {
     let open = |setup: &ConnSetup| {
-        let mut c = conn::open(setup).ok()?;
+        let mut c = super::connect::open(setup).ok()?;
         c.set_timeout(Duration::from_secs(1)).ok()?;
         Some(c)
     };

@@ -249,7 +249,7 @@ fn buffer_limit_disconnections(nodes: &Nodes) -> Option<u64> {
         .setups
         .iter()
         .map(|setup| {
-            let mut c = conn::open(setup).ok()?;
+            let mut c = super::connect::open(setup).ok()?;
             let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
             Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
         })

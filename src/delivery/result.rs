@@ -3,9 +3,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::conn::Published;
 use super::monitor::SecondRow;
 use super::route::Nodes;
+use super::seconds::Published;
 use super::tally::Tally;
 use super::{DeliveryResult, Disconnect, Live, NodeFigures};
 

@@ -101,7 +101,7 @@ impl Nodes {
 
     /// A connection to `host:port`, set up as the first node's.
     pub(crate) fn open_at(&self, host: &str, port: u16) -> Result<ControlConn, EngineError> {
-        super::conn::open(&self.setup_at(host, port)?)
+        super::connect::open(&self.setup_at(host, port)?)
     }
 
     /// The index of the node named `host:port`, if the test began with it.
@@ -139,7 +139,7 @@ impl<'a> Router<'a> {
         let conns = nodes
             .setups
             .iter()
-            .map(super::conn::open)
+            .map(super::connect::open)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             nodes,
@@ -176,7 +176,7 @@ impl<'a> Router<'a> {
     pub(super) fn reopen(&mut self) -> Result<(), EngineError> {
         for (j, c) in self.conns.iter_mut().enumerate() {
             *c = match self.nodes.setups.get(j) {
-                Some(setup) => super::conn::open(setup)?,
+                Some(setup) => super::connect::open(setup)?,
                 None => {
                     let addr = &self.addrs[j];
                     let (host, port) = addr.rsplit_once(':').unwrap_or((addr, "0"));

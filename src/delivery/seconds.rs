@@ -19,11 +19,35 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::Live;
-use super::conn::Published;
 use super::tally::Tally;
 use crate::engine::seconds::SecondsOut;
 use crate::engine::{Observer, Snapshot, TICK};
-use crate::metrics::{SLOT, SLOTS, SharedTimeline};
+use crate::metrics::{ErrorCounts, SLOT, SLOTS, SharedTimeline};
+
+/// What one publisher did.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Published {
+    pub acked: u64,
+    pub errors: u64,
+    /// Sum of the integer replies (`PUBLISH`: receivers counted by the server).
+    pub reply_sum: u64,
+    /// Acknowledged messages by the second they were sent in (their stamp), so the record's
+    /// per-second publish counts are exact rather than sampled; and the deliveries they owe
+    /// (`Live::fanout`), by the same second.
+    pub per_second: Vec<u64>,
+    pub owed: Vec<u64>,
+    /// Acknowledged messages per node (`host:port`), as the publisher's router sent them.
+    pub per_node: Vec<(String, u64)>,
+    /// `MOVED` replies followed (a slot that migrated during the test).
+    pub moved: u64,
+    /// Failed publishes by kind: an error reply's first word, or how the connection failed
+    /// (`metrics::FAILURE_KINDS`), as a benchmark test counts its failures.
+    pub failures: ErrorCounts,
+    /// The first connection failure's text, and the reconnects (`-e`) tried and made.
+    pub reason: Option<String>,
+    pub reconnect_attempts: u64,
+    pub reconnects: u64,
+}
 
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
 const POLL: Duration = Duration::from_millis(50);

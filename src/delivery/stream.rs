@@ -53,10 +53,10 @@ pub(super) fn run(
     // The stream's node (in a cluster, the primary owning its key's slot): the group, the
     // consumers and the producers all go there.
     let setup = &nodes.setups[nodes.of_name[0]];
-    let mut control = conn::open(setup)?;
+    let mut control = super::connect::open(setup)?;
     prepare(&mut control, &add.key, setup)?;
     let mut readers = (0..consumers)
-        .map(|_| conn::open(setup))
+        .map(|_| super::connect::open(setup))
         .collect::<Result<Vec<_>, _>>()?;
     let mut producers = (0..spec.publishers)
         .map(|_| Router::open(nodes))

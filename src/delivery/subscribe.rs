@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use resp::Value;
 
-use super::conn;
 use super::route::{Nodes, moved_to};
 use crate::engine::control::ControlConn;
 use crate::engine::{ConnSetup, EngineError};
@@ -43,7 +42,7 @@ pub(super) struct Subscription<'a> {
 type Attempt = (ControlConn, Option<u64>, Result<(), Value>);
 
 fn attempt(setup: &ConnSetup, to: Subscription<'_>) -> Result<Attempt, EngineError> {
-    let mut c = conn::open(setup)?;
+    let mut c = super::connect::open(setup)?;
     let id = match c.call(&[b"CLIENT".as_slice(), b"ID"])? {
         Value::Integer(n) => u64::try_from(n).ok(),
         _ => None,

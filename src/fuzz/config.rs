@@ -6,7 +6,6 @@
 use resp::Value;
 
 use super::exclude::Exclusions;
-use super::generate::Generator;
 
 /// A parameter `CONFIG SET` may change, with the value it had.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,32 +39,6 @@ pub fn params(reply: &Value, exclusions: &Exclusions) -> Vec<ConfigParam> {
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
-}
-
-/// `CONFIG SET name value` with a value drawn from the current one's shape.
-pub fn set_command(p: &ConfigParam, g: &mut Generator) -> Vec<Vec<u8>> {
-    let value = match p.value.as_str() {
-        "yes" | "no" => ["yes", "no"][g.below(2) as usize].to_owned(),
-        v => match v.parse::<i64>() {
-            Ok(n) => match g.below(7) {
-                0 => "0".to_owned(),
-                1 => "1".to_owned(),
-                2 => n.saturating_mul(2).to_string(),
-                3 => (n / 2).to_string(),
-                4 => "-1".to_owned(),
-                5 => g.below(1000).to_string(),
-                _ => n.to_string(),
-            },
-            Err(_) if g.one_in(4) => ["foo", "", "-1", "yes"][g.below(4) as usize].to_owned(),
-            Err(_) => v.to_owned(),
-        },
-    };
-    vec![
-        b"CONFIG".to_vec(),
-        b"SET".to_vec(),
-        p.name.as_bytes().to_vec(),
-        value.into_bytes(),
-    ]
 }
 
 #[cfg(test)]

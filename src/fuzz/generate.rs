@@ -88,12 +88,12 @@ impl Generator {
     /// The next thing to send.
     pub fn next_payload(&mut self) -> Payload {
         if self.shared.malformed && self.one_in(MALFORMED_ONE_IN) {
-            return super::malformed::generate(self);
+            return self.malformed();
         }
         if !self.shared.config.is_empty() && self.one_in(CONFIG_ONE_IN) {
             let i = self.below(self.shared.config.len() as u64) as usize;
             let shared = self.shared.clone();
-            return Payload::Command(super::config::set_command(&shared.config[i], self));
+            return Payload::Command(set_command(&shared.config[i], self));
         }
         Payload::Command(self.valid_command())
     }
@@ -230,6 +230,32 @@ impl Generator {
             }
         }
     }
+}
+
+/// `CONFIG SET name value` with a value drawn from the current one's shape.
+fn set_command(p: &ConfigParam, g: &mut Generator) -> Vec<Vec<u8>> {
+    let value = match p.value.as_str() {
+        "yes" | "no" => ["yes", "no"][g.below(2) as usize].to_owned(),
+        v => match v.parse::<i64>() {
+            Ok(n) => match g.below(7) {
+                0 => "0".to_owned(),
+                1 => "1".to_owned(),
+                2 => n.saturating_mul(2).to_string(),
+                3 => (n / 2).to_string(),
+                4 => "-1".to_owned(),
+                5 => g.below(1000).to_string(),
+                _ => n.to_string(),
+            },
+            Err(_) if g.one_in(4) => ["foo", "", "-1", "yes"][g.below(4) as usize].to_owned(),
+            Err(_) => v.to_owned(),
+        },
+    };
+    vec![
+        b"CONFIG".to_vec(),
+        b"SET".to_vec(),
+        p.name.as_bytes().to_vec(),
+        value.into_bytes(),
+    ]
 }
 
 #[cfg(test)]

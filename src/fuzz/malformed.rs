@@ -22,8 +22,16 @@ const HOSTILE: &[&[u8]] = &[
     b"%s%n",
 ];
 
+impl Generator {
+    /// A malformed command or framing (here, beside what it draws, so the generator reaches it
+    /// as a method and this file alone names the generator).
+    pub(super) fn malformed(&mut self) -> Payload {
+        generate(self)
+    }
+}
+
 /// A malformed command or framing.
-pub fn generate(g: &mut Generator) -> Payload {
+fn generate(g: &mut Generator) -> Payload {
     match g.below(10) {
         0..=3 => Payload::Command(wrong_arity(g)),
         4..=6 => Payload::Command(wrong_type(g)),

@@ -18,8 +18,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::LatencyHistogram;
-use crate::watch::{CommandTime, ServerCounters, ServerIdentity, ServerInterval};
+use crate::watch::ServerIdentity;
 
+pub use super::summary::{LatencySummary, Range, ServerTestRecord};
 use super::timeline::{OutageRecord, TimelineRow};
 
 /// The schema identifier; changes only with an incompatible change of shape.
@@ -92,7 +93,7 @@ pub struct Document {
     /// `respbench ab` records only (absent otherwise): see `record::ab`. `tests` is then empty:
     /// every test record is in a block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ab: Option<Box<super::ab::AbRecord>>,
+    pub ab: Option<Box<AbRecord>>,
 }
 
 impl Document {
@@ -422,41 +423,6 @@ pub struct LatencyPair {
     pub uncorrected: LatencySummary,
 }
 
-/// Latency figures in microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub avg: f64,
-    pub min: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p99_9: f64,
-    pub p99_99: f64,
-    pub max: f64,
-}
-
-impl LatencySummary {
-    pub fn of(h: &LatencyHistogram) -> Self {
-        let us = |ns: u64| ns as f64 / 1000.0;
-        let at = |p: f64| us(h.value_at_percentile_ns(p));
-        Self {
-            count: h.len(),
-            avg: h.mean_ns() / 1000.0,
-            min: us(h.min_ns()),
-            p50: at(50.0),
-            p90: at(90.0),
-            p95: at(95.0),
-            p99: at(99.0),
-            p99_9: at(99.9),
-            p99_99: at(99.99),
-            max: us(h.max_ns()),
-        }
-    }
-}
-
 /// The full histograms, HdrHistogram V2 compressed + base64, values in nanoseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -557,61 +523,6 @@ pub struct MixBytes {
     pub rx: u64,
 }
 
-/// One server during one test.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ServerTestRecord {
-    pub address: String,
-    /// Process CPU over the test (first to last sample), percent of one core.
-    pub cpu_pct: Option<f64>,
-    /// Main thread CPU over the test, where the server reports it.
-    pub main_thread_cpu_pct: Option<f64>,
-    /// The busiest second's limiting CPU (main thread where reported).
-    pub peak_second_cpu_pct: Option<f64>,
-    /// The limiting CPU (main thread where reported) over the full one-second intervals only,
-    /// without the partial last one (the load winding down); what the verdict uses. `null`
-    /// for a test shorter than a second.
-    pub steady_cpu_pct: Option<f64>,
-    /// The share of the test's wall time the server spent executing the test's commands
-    /// (commandstats Δusec / wall), percent: shows saturation even when other processes take
-    /// CPU from the server; understates it for small commands (I/O is not included).
-    pub command_busy_pct: Option<f64>,
-    pub used_memory: Option<Range>,
-    pub used_memory_rss: Option<Range>,
-    pub connected_clients_peak: Option<u64>,
-    /// Counted over the test (each watch connection's span, added).
-    #[serde(flatten)]
-    pub counters: ServerCounters,
-    /// A fork (RDB save, AOF rewrite) ran during the test.
-    pub fork_seen: bool,
-    /// The server was not answering the watch at the end, or the watch lost it for a while
-    /// (`watch_gaps`): figures are partial.
-    pub partial: bool,
-    /// Times the watch lost the server (a restart, a failover) and reconnected during the test:
-    /// the seconds between have no figures in `seconds` or the timeline (never made up).
-    pub watch_gaps: u32,
-    /// Per interval between samples (about one second each).
-    pub seconds: Vec<ServerInterval>,
-    /// The server's own time for the test's commands (from `INFO commandstats`).
-    pub commands: Vec<CommandTime>,
-    /// Calls-weighted over `commands`.
-    pub usec_per_call: Option<f64>,
-    /// The server's own latency percentiles for the test's commands (`INFO latencystats`, Redis
-    /// 7+ and Valkey), cumulative since its stats were last reset: they cover more than this
-    /// test. Absent where the server does not publish them and in records of earlier builds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub latency_percentiles: Vec<crate::watch::commandstats::CommandLatency>,
-}
-
-/// A gauge over a test.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Range {
-    pub start: u64,
-    pub peak: u64,
-    pub end: u64,
-}
-
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VerdictRecord {
@@ -628,4 +539,77 @@ pub struct VerdictRecord {
     pub server_busy_pct: Option<f64>,
     /// The busiest respbench thread.
     pub client_max_thread_cpu_pct: Option<f64>,
+}
+
+// The record's `ab` block (`respbench ab`, issue 36): every block each side ran, in the order
+// they ran, each a whole record as `--json` writes it, and the paired answer per test and metric.
+//
+// Why whole records per block: a reader (`compare`, `report`, a person) can check any block's
+// histograms, timeline, server watch and verdict, and see the interleaving in time order; the
+// answer is computed from them and can be computed again.
+/// An A/B run: how it was ordered, what ran, and the answer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AbRecord {
+    /// The seed of the block order (and of both sides' keys and values).
+    pub seed: u64,
+    /// Pairs of blocks asked for.
+    pub rounds: u32,
+    /// The order the measured blocks ran in, one letter per block (`ABBABAAB…`).
+    pub order: String,
+    /// Each side's own options as given (redacted), `a` then `b`.
+    pub sides: Vec<AbSide>,
+    /// Every block in the order it ran, warm-up blocks first.
+    pub blocks: Vec<AbBlock>,
+    /// One per test and metric, in test order.
+    pub verdicts: Vec<AbVerdict>,
+    /// What the run still cannot rule out, one sentence each (a side client-bound in its blocks,
+    /// a server restarted between blocks, unequal errors).
+    pub confounders: Vec<String>,
+    /// The first line of the output.
+    pub answer: String,
+}
+
+/// One side of the comparison.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AbSide {
+    /// `a` or `b`.
+    pub side: String,
+    /// Its own options as typed (`--a '…'`, or `-u URI` from the short form), redacted.
+    pub options: String,
+}
+
+/// One block: one side's run of every test.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AbBlock {
+    /// `a` or `b`.
+    pub side: String,
+    /// The pair it belongs to, from 1; 0 for a warm-up block (not analysed).
+    pub round: u32,
+    /// The block's record, as `respbench --json` writes it.
+    pub record: Document,
+}
+
+/// The paired answer for one test and metric.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AbVerdict {
+    pub test: String,
+    /// `rps`, `p50` or `p99` (corrected latencies, µs), or `cpu_us` (the server's CPU time per
+    /// request, µs, from the server watch).
+    pub metric: String,
+    /// `better`, `worse`, `within_noise` or `cant_tell`: B against A.
+    pub verdict: String,
+    /// B's change against A in percent: the geometric mean of the pairs' ratios, minus one
+    /// (`null` without two complete pairs).
+    pub change_pct: Option<f64>,
+    /// The 95 % interval of `change_pct` (Student's t over the pairs' log ratios).
+    pub interval: Option<[f64; 2]>,
+    /// Complete pairs the figures come from.
+    pub pairs: u32,
+    /// Each side's geometric mean over those pairs (rps, or µs): `b / a − 1` is `change_pct`.
+    pub a: Option<f64>,
+    pub b: Option<f64>,
 }

@@ -11,7 +11,11 @@
 //! [`RunRecord::begin_test`]/[`RunRecord::end_test`] around each test, and [`RunRecord::finish`]
 //! whatever way the run ends (Ctrl-C and fatal errors included), so what was measured is kept.
 
-pub mod ab;
+/// The `ab` block's types (`respbench ab`), which live in `document.rs` beside `Document`: each
+/// block of an A/B record is a whole record, so the two types hold each other.
+pub mod ab {
+    pub use super::document::{AbBlock, AbRecord, AbSide, AbVerdict};
+}
 pub mod atomic;
 pub mod build;
 pub mod client_seconds;
@@ -31,6 +35,7 @@ pub mod replay;
 pub mod server;
 pub mod shard;
 pub mod storm;
+pub mod summary;
 pub mod timeline;
 pub mod workload;
 

@@ -6,7 +6,7 @@
 use crate::watch::commandstats::{self, CommandTime};
 use crate::watch::{ServerInterval, ServerSample, Watched};
 
-use super::document::{Range, ServerTestRecord};
+use super::summary::{Range, ServerTestRecord};
 
 /// Intervals at least this long count as full seconds (a sample may come a little early or
 /// late; the last, cut-short interval is where the load winds down).

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::document::{LatencySummary, ServerTestRecord};
+use super::summary::{LatencySummary, ServerTestRecord};
 use super::{RunRecord, hdr};
 use crate::metrics::LatencyHistogram;
 use crate::watch::TestWatch;
