@@ -12,9 +12,17 @@ use crate::record::ab::{AbRecord, AbVerdict};
 /// The record at `path` when it is an A/B record (`None`: any other file, or none; the caller's
 /// ordinary reading then says what is wrong with it).
 pub fn read(path: &str) -> Option<Document> {
+    /// Whether the document has an `ab` key, every value skipped unbuilt: a file that is not
+    /// an A/B record (any other input of `compare` or `report`, or hostile JSON) costs a pass
+    /// over its bytes, not a tree of them.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        ab: Option<serde::de::IgnoredAny>,
+    }
     let bytes = crate::record::input_file::read(std::path::Path::new(path)).ok()?;
+    serde_json::from_slice::<Probe>(&bytes).ok()?.ab?;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    value.get("ab")?;
     Document::read(value).ok().filter(|d| d.ab.is_some())
 }
 
