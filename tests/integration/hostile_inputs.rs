@@ -77,3 +77,92 @@ fn json_that_is_not_a_record_is_refused_for_the_cost_of_its_bytes() {
         assert!(peak_kb < 120 * 1024, "{args:?}: peak {peak_kb} kB");
     }
 }
+
+/// A journal whose seconds add up past 2^64 (two seconds each claiming 2^64−1 completed) is a
+/// corrupt journal: `recover` used to wrap the sum silently (as `merge` refuses one), and
+/// `compare` and `report` read journals through the same reader. Each refuses it: exit 2, one
+/// line naming the file and the second that overflows.
+#[test]
+fn a_journal_whose_counts_pass_2_64_is_refused_by_every_reader() {
+    let dir = TempDir::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/journals/format-1-mix.partial");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let mut swapped = 0;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(r#"{"kind":"second","second":0,"#)
+                || l.starts_with(r#"{"kind":"second","second":1,"#)
+            {
+                swapped += 1;
+                l.replacen(
+                    r#""completed":400,"#,
+                    &format!(r#""completed":{},"#, u64::MAX),
+                    1,
+                )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert_eq!(swapped, 2, "the fixture's seconds 0 and 1 were found");
+    let journal = dir.path().join("wrapping.partial");
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let journal = journal.to_str().unwrap();
+    let out = dir.path().join("out").display().to_string();
+    for args in [
+        vec!["recover", journal, "-o", &out],
+        vec!["compare", journal, journal],
+        vec!["report", journal, "-o", &out],
+    ] {
+        let (code, stderr, _) = run_measured(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("wrapping.partial") && stderr.contains("past 2^64"),
+            "{args:?}: names the file and the overflow: {stderr}"
+        );
+    }
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "nothing written for a corrupt journal"
+    );
+}
+
+/// `report` of a valkey-benchmark `--csv` of 64k rows (each its own test) drew every row: an
+/// 87 MB page, 1.76 GB to make it. The page now draws the first 1,000 tests' rows and says how
+/// many it left out (`compare --format csv` has them all).
+#[test]
+fn a_csv_of_64k_tests_makes_a_page_of_its_first_thousand() {
+    let dir = TempDir::new();
+    let csv = dir.path().join("big.csv");
+    let n = 64_000;
+    let mut text = String::from(
+        "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\
+         \"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n",
+    );
+    for k in 0..n {
+        text.push_str(&format!(
+            "\"T{k}\",\"{}.50\",\"0.567\",\"0.160\",\"0.431\",\"1.431\",\"3.111\",\"7.135\"\n",
+            1000 + k
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let page = dir.path().join("page.html");
+    let args = [
+        "report",
+        csv.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ];
+    let (code, stderr, _) = run_measured(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.len() < 5_000_000, "page of {} bytes", html.len());
+    assert!(
+        html.contains(&format!("… {} more tests: see", n - 1000)),
+        "says how many tests it left out"
+    );
+    assert!(html.contains(">T999<") && !html.contains(">T1000<"));
+}

@@ -3,7 +3,8 @@
 //! (`cmdstat_wait` and the `Waits` row), `-6` on `::1` (the slow log's client address),
 //! `--tls-protocols` against a server that speaks TLS 1.2 only, `--show-config` and `-D` (no
 //! secret in them), the connection start jitter, `--connection-timeout`, the staircase ramp
-//! (connected clients per second) and `--max-reconnect-attempts` (a server that is gone).
+//! (connected clients per second), `--max-reconnect-attempts` (a server that is gone) and no
+//! advice of `-e`, which memtier mode does not take (a server killed mid-run).
 
 use std::time::Duration;
 
@@ -363,40 +364,50 @@ fn the_staircase_ramp_adds_connections_step_by_step() {
     }
 }
 
+/// A memtier-mode run (`-c 1 -t 1`, SETs, `extra`) whose server is killed for good once it
+/// answered, waited for up to `wait`.
+fn killed_mid_run(kind: ServerKind, extra: &[&str], wait: Duration) -> Output {
+    let mut server = Server::start_with(ServerOptions {
+        kind,
+        ..Default::default()
+    });
+    let port = server.port().to_string();
+    let mut args = vec![
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--ratio=1:0",
+        "--hide-histogram",
+    ];
+    args.extend_from_slice(extra);
+    let running = spawn_respbench(&args);
+    let mut c = server.client();
+    assert!(
+        wait_until(Duration::from_secs(10), || c.calls("set") > 0),
+        "the run never started"
+    );
+    drop(c);
+    // The server is gone for good: every reopening attempt is refused.
+    server.kill();
+    running.finish(wait)
+}
+
 #[test]
 fn max_reconnect_attempts_ends_the_run_once_a_connection_gave_up() {
     for kind in [ServerKind::Redis, ServerKind::Valkey] {
-        let mut server = Server::start_with(ServerOptions {
-            kind,
-            ..Default::default()
-        });
-        let port = server.port().to_string();
-        let running = spawn_respbench(&[
-            "memtier",
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
+        let extra = [
             "--reconnect-on-error",
             "--max-reconnect-attempts=3",
             "--reconnect-backoff-factor=2",
-            "-c",
-            "1",
-            "-t",
-            "1",
             "--test-time=20",
-            "--ratio=1:0",
-            "--hide-histogram",
-        ]);
-        let mut c = server.client();
-        assert!(
-            wait_until(Duration::from_secs(10), || c.calls("set") > 0),
-            "the run never started"
-        );
-        drop(c);
-        // The server is gone for good: every reopening attempt is refused.
-        server.kill();
-        let out = running.finish(Duration::from_secs(15));
+        ];
+        let out = killed_mid_run(kind, &extra, Duration::from_secs(15));
         assert_eq!(out.code, Some(1), "{}", out.stderr);
         assert!(
             out.stderr
@@ -405,6 +416,22 @@ fn max_reconnect_attempts_ends_the_run_once_a_connection_gave_up() {
             out.stderr
         );
         // memtier's tables are still written from what was measured.
+        assert!(out.stdout.contains("ALL STATS"), "{}", out.stdout);
+    }
+}
+
+/// memtier mode takes no `-e`, so no message of it advises one (issue 35): a server killed
+/// mid-run, without `--reconnect-on-error`, leaves memtier's tables of what was measured and no
+/// "use -e" on stderr (memtier mode counts error replies and lost connections and goes on).
+#[test]
+fn a_memtier_run_whose_server_dies_never_advises_minus_e() {
+    for kind in [ServerKind::Valkey, ServerKind::Redis] {
+        let out = killed_mid_run(kind, &["--test-time=4"], Duration::from_secs(30));
+        assert!(
+            !out.stderr.contains("use -e") && !out.stderr.contains("(-e"),
+            "{kind:?}: {}",
+            out.stderr
+        );
         assert!(out.stdout.contains("ALL STATS"), "{}", out.stdout);
     }
 }

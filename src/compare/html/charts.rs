@@ -9,8 +9,13 @@ use crate::html::svg::{Area, Band, Chart, Marker, Rule, Series, Stroke, XAxis, c
 
 /// Tests beyond this many get no section of charts, only their rows in the overview and the
 /// comparison: a page of thousands of tests' charts (hundreds of megabytes of SVG) does not open,
-/// and nobody reads a thousand charts; the tables stay whole.
+/// and nobody reads a thousand charts.
 pub const MAX_CHARTED_TESTS: usize = 100;
+
+/// Tests beyond this many get no row in the page's tables nor in its embedded data: a CSV of 64k
+/// rows made an 87 MB page (and took 1.8 GB and two minutes to draw, each row looking its test
+/// up in every input). `compare --format csv` has every test; the page says how many it left out.
+pub const MAX_TABLED_TESTS: usize = 1000;
 
 /// Every run's details of `test`: `(input index, series label prefix, detail)`.
 fn details<'a>(inputs: &'a [Input], test: &str) -> Vec<(usize, String, &'a Detail)> {

@@ -14,14 +14,32 @@ use crate::compare::render;
 use crate::compare::table::{Change, Comparison, Direction, Judgement, Metric};
 use crate::html::{self, esc, svg};
 
-use super::charts::{self, MAX_CHARTED_TESTS};
+use super::charts::{self, MAX_CHARTED_TESTS, MAX_TABLED_TESTS};
 use super::delivery;
 use super::mix;
 use super::split;
 
 /// The whole page for `inputs` (the first is the base of the comparison).
-pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
+pub fn page(inputs: &[Input], full: &Comparison) -> String {
     let mut s = String::with_capacity(64 * 1024);
+    // Beyond MAX_TABLED_TESTS tests the page draws the first ones only (the headline still
+    // judges them all); `left_out` says how many it left to `compare --format csv`.
+    let left_out = full.tests.len().saturating_sub(MAX_TABLED_TESTS);
+    let first;
+    let cmp = if left_out > 0 {
+        first = Comparison {
+            labels: full.labels.clone(),
+            servers: full.servers.clone(),
+            facts: full.facts.clone(),
+            client_bound: full.client_bound.clone(),
+            machine_busy: full.machine_busy.clone(),
+            tests: full.tests[..MAX_TABLED_TESTS].to_vec(),
+            repeat_refused: full.repeat_refused,
+        };
+        &first
+    } else {
+        full
+    };
     let title = if inputs.len() == 1 {
         format!("respbench report: {}", inputs[0].label)
     } else {
@@ -30,25 +48,32 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     };
     html::page::open(&mut s, &title);
     if inputs.len() > 1 {
-        answer(&mut s, cmp);
+        answer(&mut s, full, cmp);
     }
     runs(&mut s, inputs);
     toc(&mut s, inputs, cmp);
     super::summary::section(&mut s, inputs, cmp);
     overview(&mut s, inputs, cmp);
+    left_out_note(&mut s, left_out);
     if inputs.len() > 1 {
         s.push_str("<h2 id=\"comparison\">Comparison</h2>");
         comparison(&mut s, cmp);
+        left_out_note(&mut s, left_out);
     }
     find_max(&mut s, inputs);
     super::costs::section(&mut s, inputs);
     super::replay::section(&mut s, inputs);
-    let sections = cmp.tests.iter().filter(|t| t.mix_of.is_none()).count();
+    let sections = full.tests.iter().filter(|t| t.mix_of.is_none()).count();
     if sections > MAX_CHARTED_TESTS {
+        let tabled = if left_out > 0 {
+            format!("the first {MAX_TABLED_TESTS} tests' figures are in the tables above")
+        } else {
+            "every test's figures are in the tables above".to_string()
+        };
         let _ = write!(
             s,
             "<p class=\"note\" id=\"summarised\">{sections} tests: charts for the first \
-             {MAX_CHARTED_TESTS} only; every test's figures are in the tables above.</p>"
+             {MAX_CHARTED_TESTS} only; {tabled}.</p>"
         );
     }
     let charted = cmp
@@ -112,14 +137,26 @@ pub fn page(inputs: &[Input], cmp: &Comparison) -> String {
     s
 }
 
+/// The line under a table cut at [`MAX_TABLED_TESTS`] tests: how many it left out, and where
+/// they are.
+fn left_out_note(s: &mut String, left_out: usize) {
+    if left_out > 0 {
+        let _ = write!(
+            s,
+            "<p class=\"note left-out\">… {left_out} more tests: see <code>compare --format \
+             csv</code> (this page draws the first {MAX_TABLED_TESTS}).</p>"
+        );
+    }
+}
+
 /// The runs with their colour, files and server.
 /// A comparison's answer, right under the title: the headline as `compare` prints it, what
 /// else differs between the sides, its warnings, and the forest plot (each test and metric's
 /// change with its interval), so the first screen says which side is faster, by how much and how
 /// sure that is.
-fn answer(s: &mut String, cmp: &Comparison) {
+fn answer(s: &mut String, full: &Comparison, cmp: &Comparison) {
     s.push_str("<div id=\"answer\">");
-    let summary = crate::compare::headline::summary(cmp);
+    let summary = crate::compare::headline::summary(full);
     for line in &summary.headline {
         let _ = write!(s, "<p class=\"headline\">{}</p>", esc(line));
     }
@@ -305,7 +342,7 @@ fn overview(s: &mut String, inputs: &[Input], cmp: &Comparison) {
         .fold(0f64, |m, c| m.max(c.shown()));
     // Indexes as the sections' ids (`t{i}` in `cmp`, which has the same tests in the same order).
     let mut shown = 0;
-    for (i, t) in brief.tests.iter().enumerate() {
+    for (i, t) in brief.tests.iter().take(cmp.tests.len()).enumerate() {
         if t.mix_of.is_some() {
             continue; // The test's section has each command's figures.
         }

@@ -306,8 +306,9 @@ fn a_failed_or_cut_short_run_says_so_beside_its_name() {
     assert!(html.contains("bad&lt;1&gt;.json: test SET was aborted (partial figures)"));
 }
 
-/// A CSV of thousands of tests reads (every row, each its own test) and makes a page with the
-/// tables whole and charts for the first `MAX_CHARTED_TESTS` only, saying so.
+/// A CSV of thousands of tests reads (every row, each its own test) and makes a page with charts
+/// for the first `MAX_CHARTED_TESTS` only and table rows (and embedded data) for the first
+/// `MAX_TABLED_TESTS`, saying how many it left out.
 #[test]
 fn thousands_of_tests_are_summarised() {
     let n = 20_000;
@@ -328,21 +329,26 @@ fn thousands_of_tests_are_summarised() {
         html.matches("<section class=\"test\"").count(),
         charts::MAX_CHARTED_TESTS
     );
+    let tabled = charts::MAX_TABLED_TESTS;
     assert!(html.contains(&format!(
-        "{n} tests: charts for the first {} only",
+        "{n} tests: charts for the first {} only; the first {tabled} tests' figures",
         charts::MAX_CHARTED_TESTS
     )));
-    // The last test's row is in the overview, without a link to a section that is not there.
+    // The last tabled test's row is in the overview, without a link to a section that is not
+    // there; the next one's is not, and the page says how many it left out.
     assert!(
-        html.contains(&format!("<tr><td>T{}</td>", n - 1)),
+        html.contains(&format!("<tr><td>T{}</td>", tabled - 1)),
         "overview row"
     );
-    assert!(!html.contains(&format!("href=\"#t{}\"", n - 1)));
-    // The embedded data is whole (every test), without indentation.
+    assert!(!html.contains(&format!("href=\"#t{}\"", tabled - 1)));
+    assert!(!html.contains(&format!("<td>T{tabled}</td>")));
+    assert!(!html.contains(&format!("\"T{}\"", n - 1)));
+    assert!(html.contains(&format!("… {} more tests: see", n - tabled)));
+    // The embedded data has the tabled tests, without indentation.
     let from = html.find("id=\"respbench-data\">").unwrap() + "id=\"respbench-data\">".len();
     let to = from + html[from..].find("</script>").unwrap();
     let data: serde_json::Value = serde_json::from_str(&html[from..to]).unwrap();
-    assert_eq!(data["tests"].as_array().unwrap().len(), n);
+    assert_eq!(data["tests"].as_array().unwrap().len(), tabled);
     assert!(!html[from..to].contains('\n'));
 }
 
