@@ -3,8 +3,8 @@
 //! the blocks still show.
 //!
 //! The verdict reads the interval as `compare` does (`Estimate::excludes_zero`, `too_wide`), with
-//! one addition for pairs: an interval that excludes zero but lies within ±[`MIN_EFFECT_PCT`] is
-//! `within_noise`, not a finding. Paired intervals get narrow enough to exclude zero for a
+//! one addition for pairs: better or worse only when the whole interval lies beyond
+//! ±[`MIN_EFFECT_PCT`], and an interval within it is `within_noise`, not a finding. Paired intervals get narrow enough to exclude zero for a
 //! difference no one would act on (a port's, a block order's), and on a shared machine a change
 //! that small is not attributable to the servers.
 
@@ -98,13 +98,18 @@ pub fn judge(e: Option<&Estimate>, higher: bool) -> &'static str {
         let ln = |p: f64| (p / 100.0).ln_1p();
         ln(e.lo) >= -b && ln(e.hi) <= b
     };
-    if e.excludes_zero() && !within(MIN_EFFECT_PCT) {
+    // A finding needs the whole interval beyond the smallest change worth naming, not only past
+    // zero: on a shared machine the pairs are not independent draws, and an A/A interval that
+    // just misses zero ([−27.6, −0.4] in one loaded run) is noise, not a finding.
+    let m = (MIN_EFFECT_PCT / 100.0).ln_1p();
+    let ln = |p: f64| (p / 100.0).ln_1p();
+    if ln(e.lo) > m || ln(e.hi) < -m {
         if (e.pct > 0.0) == higher {
             "better"
         } else {
             "worse"
         }
-    } else if e.excludes_zero() || !e.too_wide() {
+    } else if within(MIN_EFFECT_PCT) || (!e.excludes_zero() && !e.too_wide()) {
         "within_noise"
     } else {
         "cant_tell"
@@ -235,6 +240,8 @@ mod tests {
         // Excludes zero but too small to attribute.
         assert_eq!(judge(Some(&est(0.8, 0.2, 1.5)), true), "within_noise");
         assert_eq!(judge(Some(&est(5.0, -18.0, 40.0)), true), "cant_tell");
+        // Past zero but not past the smallest change worth naming: a loaded A/A run's interval.
+        assert_eq!(judge(Some(&est(-15.1, -27.6, -0.4)), true), "cant_tell");
         assert_eq!(judge(None, true), "cant_tell");
     }
 
