@@ -109,7 +109,12 @@ fn measuring_with(port: u16, connections: f64) {
 fn wait_for_journal(journal: &Path, needle: &str) {
     let until = Instant::now() + Duration::from_secs(30);
     while Instant::now() < until {
-        if std::fs::read_to_string(journal).is_ok_and(|t| t.contains(needle)) {
+        // The line holding the needle must be whole (its newline there): a reader can see an
+        // appended line before all of it has landed (a read of a regular file is not serialised
+        // with a write), and a kill then leaves a torn last line that recover rightly drops — a
+        // second not yet journaled (one run in four of a full suite read duration 1.0 s).
+        let whole = |t: &str| t.find(needle).is_some_and(|i| t[i..].contains('\n'));
+        if std::fs::read_to_string(journal).is_ok_and(|t| whole(&t)) {
             return;
         }
         thread::sleep(Duration::from_millis(20));
