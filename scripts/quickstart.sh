@@ -56,6 +56,8 @@ set +e
 status=${PIPESTATUS[0]}
 set -e
 elapsed=$((SECONDS - run_start))
+# Whole seconds (bash SECONDS): a short run (-n 2000) takes less than one.
+[ "$elapsed" -gt 0 ] && elapsed="${elapsed} s" || elapsed="under 1 s"
 
 # Lines on stderr that are not warnings (an error, a refused option) are shown as they are.
 grep -v '^WARNING: ' "$out/warnings.txt" >&2 || true
@@ -66,7 +68,7 @@ fi
 
 # The summary: at most 80 columns a line.
 {
-  echo "Summary: $(grep -c ' requests per second' "$out/run.txt" || true) tests in ${elapsed} s" \
+  echo "Summary: $(grep -c ' requests per second' "$out/run.txt" || true) tests in ${elapsed}" \
     "against $server_name"
   awk -F': ' '/ requests per second, p50=/ {
       name = $1; sub(/ \(.*/, "", name); rest = $NF
