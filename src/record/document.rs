@@ -563,6 +563,10 @@ pub struct AbRecord {
     pub blocks: Vec<AbBlock>,
     /// One per test and metric, in test order.
     pub verdicts: Vec<AbVerdict>,
+    /// How many intervals the answer reads together (tests × metrics): each is taken at
+    /// 1 − 0.05/`comparisons`, so that all hold together at 95 %. 0 in records written before
+    /// (each interval at 95 % alone).
+    pub comparisons: u32,
     /// What the run still cannot rule out, one sentence each (a side client-bound in its blocks,
     /// a server restarted between blocks, unequal errors).
     pub confounders: Vec<String>,
@@ -605,7 +609,8 @@ pub struct AbVerdict {
     /// B's change against A in percent: the geometric mean of the pairs' ratios, minus one
     /// (`null` without two complete pairs).
     pub change_pct: Option<f64>,
-    /// The 95 % interval of `change_pct` (Student's t over the pairs' log ratios).
+    /// The interval of `change_pct` (Student's t over the pairs' log ratios), at the confidence
+    /// that makes all the answer's intervals hold together at 95 % (`AbRecord::comparisons`).
     pub interval: Option<[f64; 2]>,
     /// Complete pairs the figures come from.
     pub pairs: u32,
