@@ -35,9 +35,10 @@ for cpu in 0 1; do
 done
 
 lua() { echo "EVAL \"local i = 0 while i < $1 do i = i + 1 end return i\" 0"; }
-# The same command as separate arguments for the plain runs (a `$(lua N)` unquoted would split
-# the script at its spaces and keep its quotes: every call an error reply).
-loop() { LOOP=(EVAL "local i = 0 while i < $1 do i = i + 1 end return i" 0); }
+# The separate runs need one command text on both sides (compare pairs tests by name), so
+# their loop reads its step count from a key that each side sets before its runs.
+LOOP=(EVAL "local n = tonumber(redis.call('get', KEYS[1])) local i = 0 while i < n do i = i + 1 end return i" 1 steps)
+loop() { redis-cli -p "$PORT" set steps "$1" >/dev/null; }
 verdict() { # record test metric -> the verdict word
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 print(next(v["verdict"] for v in d["ab"]["verdicts"] if v["metric"]==sys.argv[2]))' "$1" "$2"
