@@ -492,6 +492,20 @@ fn find_max_answers_the_capacity_of_a_scripted_server_with_its_windows() {
     );
     assert!(line.contains("req/s offered met it in "), "{line}");
     assert!(line.contains(" windows; "), "{line}");
+    // The boundary was decided from its two rates run alternately: at least three rounds, their
+    // paired interval in the record and the answer.
+    let b = &fm["boundary"];
+    assert!(b["pairs"].as_u64().is_some_and(|p| p >= 3), "{fm}");
+    let (low, high) = (
+        b["low_rps"].as_u64().unwrap(),
+        b["high_rps"].as_u64().unwrap(),
+    );
+    assert!(low < high && high as f64 <= low as f64 * 1.06, "{b}");
+    assert!(
+        b["interval"].as_array().is_some_and(|i| i.len() == 2),
+        "{b}"
+    );
+    assert!(line.contains("run alternately in "), "{line}");
 }
 
 /// A scripted server whose latency is set by "stalls", not by its load: while it sees more than
