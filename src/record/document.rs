@@ -137,6 +137,27 @@ pub struct FindMaxRecord {
     /// before the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_growth_rps: Option<u64>,
+    /// The boundary decided from windows at its two rates run alternately (`slo::pairs`).
+    /// Absent when the search did not get there, and in records from before pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<FindMaxBoundary>,
+}
+
+/// The answer's boundary as a paired comparison: the highest rate that met the SLO (`low_rps`)
+/// and the lowest above it that did not (`high_rps`), run alternately.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FindMaxBoundary {
+    pub low_rps: u64,
+    pub high_rps: u64,
+    /// Rounds with a window at both rates.
+    pub pairs: u32,
+    /// How much higher the SLO's figure (over its limit; a window that fell behind counts as at
+    /// least offered over achieved) was at `high_rps` than at `low_rps` in the same rounds, in
+    /// percent (`null` with fewer than two pairs).
+    pub change_pct: Option<f64>,
+    /// Its 95% interval (`stats::from_pairs`, as `respbench ab`'s), `[lo, hi]`.
+    pub interval: Option<[f64; 2]>,
 }
 
 /// One measured window of a `--find-max` search (a step is one or more windows at one rate).

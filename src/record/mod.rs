@@ -53,7 +53,7 @@ use crate::watch::{ServerWatch, TestWatch, WatchTarget};
 use crate::workload::Template;
 
 pub use build::TestExtras;
-pub use document::{Document, FindMaxRecord, FindMaxStep, TestRecord};
+pub use document::{Document, FindMaxBoundary, FindMaxRecord, FindMaxStep, TestRecord};
 pub use timeline::{Second, Timeline};
 
 /// Where the document goes.

@@ -20,6 +20,7 @@ mod errors;
 mod failures;
 mod faultproxy;
 mod find_max;
+mod find_max_paired;
 mod formats;
 mod fuzz;
 mod fuzz_keeps;
