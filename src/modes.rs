@@ -28,6 +28,7 @@ use crate::storm;
 pub static BLOCKS: &[BlockKind] = &[
     BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
     BlockKind::of::<storm::block::StormRecord>(),
+    BlockKind::of::<crate::memory::block::MemoryRecord>(),
 ];
 
 /// Installs [`BLOCKS`] for the record (before any record is read or written: `main` does it

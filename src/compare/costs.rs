@@ -7,9 +7,8 @@
 //! tables after its own (text and Markdown); the HTML report draws them as tables. Respbench
 //! records only.
 
-use crate::record::block::{self, Tree};
+use crate::record::block::{self, Side, Tree};
 use crate::record::delivery::DeliveryRecord;
-use crate::record::memory::{MemoryRecord, TypeMemory};
 
 use super::input::Input;
 
@@ -20,8 +19,8 @@ pub use crate::record::block::Table;
 /// storm's: its speed, its failures by stage and kind, the client's limits, the server's side),
 /// memory per key, message delivery, client-side caching invalidations.
 pub fn tables(inputs: &[Input]) -> Vec<Table> {
-    let mut out = block_tables(inputs);
-    out.extend(memory_table(inputs));
+    let mut out = block_tables(inputs, block::RUN);
+    out.extend(block_tables(inputs, block::TEST));
     let delivery = delivery_rows(inputs);
     if !delivery.is_empty() {
         out.push(Table {
@@ -47,33 +46,53 @@ pub fn tables(inputs: &[Input]) -> Vec<Table> {
     out
 }
 
-/// Each run-wide block's tables, by its kind (`record::block`), from every side that has one:
-/// a row per run, named by the side's label, with `#k` after it when the side is several runs.
-fn block_tables(inputs: &[Input]) -> Vec<Table> {
+/// The modes' blocks' tables (the run's blocks' for [`block::RUN`], the tests' for
+/// [`block::TEST`]), by their kind (`record::block`), from every side that has one.
+fn block_tables(inputs: &[Input], at: u8) -> Vec<Table> {
     let mut out = Vec::new();
-    for kind in block::kinds().iter().filter(|k| k.at == block::RUN) {
-        let mut sides: Vec<(String, &Tree)> = Vec::new();
-        for i in inputs {
-            let trees: Vec<&Tree> = i
-                .costs
-                .runs
-                .iter()
-                .filter_map(|b| b.tree(kind.key))
-                .collect();
-            let several = trees.len() > 1;
-            for (k, tree) in trees.into_iter().enumerate() {
-                let name = match several {
-                    true => format!("{} #{}", i.label, k + 1),
-                    false => i.label.clone(),
-                };
-                sides.push((name, tree));
-            }
-        }
+    for kind in block::kinds().iter().filter(|k| k.at == at) {
+        let sides = match at == block::RUN {
+            true => run_sides(inputs, kind.key),
+            false => test_sides(inputs, kind.key),
+        };
         if !sides.is_empty() {
             out.extend(kind.tables(&sides));
         }
     }
     out
+}
+
+/// Each side's run-wide block `key`: a row per run, named by the side's label, with `#k` after
+/// it when the side is several runs.
+fn run_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
+    let mut sides = Vec::new();
+    for i in inputs {
+        let trees: Vec<&Tree> = i.costs.runs.iter().filter_map(|b| b.tree(key)).collect();
+        let several = trees.len() > 1;
+        for (k, tree) in trees.into_iter().enumerate() {
+            let label = match several {
+                true => format!("{} #{}", i.label, k + 1),
+                false => i.label.clone(),
+            };
+            let test = String::new();
+            sides.push((Side { label, test }, tree));
+        }
+    }
+    sides
+}
+
+/// Each side's tests' block `key`, by test name.
+fn test_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
+    let mut sides = Vec::new();
+    for i in inputs {
+        for (test, blocks) in &i.costs.tests {
+            if let Some(tree) = blocks.tree(key) {
+                let (label, test) = (i.label.clone(), test.clone());
+                sides.push((Side { label, test }, tree));
+            }
+        }
+    }
+    sides
 }
 
 /// memtier's `--data-verify`/`--verify-only`: what reading the written keys back found, a row
@@ -111,45 +130,6 @@ fn verify_table(inputs: &[Input]) -> Option<Table> {
             "failed",
         ],
         rows,
-    })
-}
-
-/// The memory per key table (a row per test, side and, for a test that wrote several data
-/// types, per type after the test's own row), when some side measured it.
-fn memory_table(inputs: &[Input]) -> Option<Table> {
-    let mut memory = Vec::new();
-    for input in inputs {
-        for (test, m) in &input.costs.memory {
-            memory.push(memory_row(test, &input.label, m));
-            for t in &m.by_type {
-                memory.push(type_row(test, &input.label, m, t));
-            }
-        }
-    }
-    if memory.is_empty() {
-        return None;
-    }
-    // Stable: a test's per-type rows stay under its own.
-    memory.sort_by(|a, b| a[0].cmp(&b[0]));
-    Some(Table {
-        title: "Memory per key",
-        note: "bytes per key added; overhead = used_memory per key less the key and value bytes; \
-               a test that wrote several types has a row per type (·; its keys estimated from a \
-               sample of the keyspace, the change shared in proportion to MEMORY USAGE)",
-        head: vec![
-            "test",
-            "side",
-            "type",
-            "keys added",
-            "used_memory",
-            "overhead",
-            "rss",
-            "dataset",
-            "allocator",
-            "server",
-            "read",
-        ],
-        rows: memory,
     })
 }
 
@@ -245,54 +225,6 @@ fn invalidations_table(inputs: &[Input]) -> Option<Table> {
         ],
         rows,
     })
-}
-
-/// How the "after" figures were read, in a word.
-fn read_word(read: &str) -> String {
-    if read.starts_with("after rehashing") {
-        "rehashed".into()
-    } else if read.starts_with("after used_memory") {
-        "steady".into()
-    } else {
-        "still rehashing".into()
-    }
-}
-
-fn per(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.1}"))
-}
-
-fn memory_row(test: &str, label: &str, m: &MemoryRecord) -> Vec<String> {
-    vec![
-        test.to_string(),
-        label.to_string(),
-        m.data_type.clone(),
-        m.keys_added.to_string(),
-        per(m.used_memory.bytes_per_key),
-        per(m.used_memory.overhead_per_key),
-        per(m.used_memory_rss.bytes_per_key),
-        per(m.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
-        m.allocator.clone(),
-        m.server_version.clone(),
-        read_word(&m.read),
-    ]
-}
-
-/// One data type's row of a test that wrote several: its estimated keys and its share.
-fn type_row(test: &str, label: &str, m: &MemoryRecord, t: &TypeMemory) -> Vec<String> {
-    vec![
-        test.to_string(),
-        label.to_string(),
-        format!("· {}", t.data_type),
-        format!("~{}", t.keys_added),
-        per(t.used_memory.bytes_per_key),
-        per(t.used_memory.overhead_per_key),
-        per(t.used_memory_rss.bytes_per_key),
-        per(t.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
-        m.allocator.clone(),
-        m.server_version.clone(),
-        read_word(&m.read),
-    ]
 }
 
 /// The tables as aligned text (empty without any).

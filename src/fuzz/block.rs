@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::block::{self, Block, Recovered, Table};
+use crate::record::block::{self, Block, Recovered, Side, Table};
 
 /// A fuzz run's facts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -101,7 +101,7 @@ impl Block for FuzzRecord {
         Ok(None)
     }
 
-    fn tables(_: &[(String, &Self)]) -> Vec<Table> {
+    fn tables(_: &[(Side, &Self)]) -> Vec<Table> {
         Vec::new()
     }
 

@@ -21,7 +21,6 @@ mod delay;
 mod delivery;
 mod failures;
 mod hist;
-mod memory;
 mod test_record;
 mod together;
 

@@ -43,12 +43,21 @@ pub trait Block: Serialize + DeserializeOwned + Clone + Debug + 'static {
     /// none): `Ok(None)` when no shard has one, an error when shards cannot be added up.
     fn merge(parts: &[(&str, Option<&Self>)]) -> Result<Option<Self>, String>;
 
-    /// Its tables in `compare` and the HTML report, a row per side (`label`) that has one.
-    fn tables(sides: &[(String, &Self)]) -> Vec<Table>;
+    /// Its tables in `compare` and the HTML report, from every side (and, for a test's block,
+    /// every test) that has one.
+    fn tables(sides: &[(Side, &Self)]) -> Vec<Table>;
 
     /// A killed run's block from its journal: the `begin` line's head and the seconds' sums.
     /// `None` for a block that is not rebuilt from the journal.
     fn recover(head: Self::Head, sums: &Recovered) -> Option<Self>;
+}
+
+/// Whose block a comparison's row shows: the side's label (with `#k` after it for the k-th of a
+/// side given as several runs), and the test's name for a test's block (empty for a run's).
+#[derive(Clone, Debug, Default)]
+pub struct Side {
+    pub label: String,
+    pub test: String,
 }
 
 /// One table a block draws in a comparison: its title, column heads and rows of cells.
@@ -96,7 +105,7 @@ pub struct BlockKind {
     decode: fn(serde_json::Value) -> Result<Tree, String>,
     decode_head: fn(serde_json::Value) -> Result<Tree, String>,
     merge: fn(&Shards) -> Result<Option<Tree>, String>,
-    tables: fn(&[(String, &Tree)]) -> Vec<Table>,
+    tables: fn(&[(Side, &Tree)]) -> Vec<Table>,
     recover: fn(&Tree, &Recovered) -> Option<Tree>,
 }
 
@@ -120,7 +129,7 @@ impl BlockKind {
     }
 
     /// Its tables in a comparison (see [`Block::tables`]).
-    pub fn tables(&self, sides: &[(String, &Tree)]) -> Vec<Table> {
+    pub fn tables(&self, sides: &[(Side, &Tree)]) -> Vec<Table> {
         (self.tables)(sides)
     }
 
@@ -141,9 +150,9 @@ fn merge<B: Block>(parts: &Shards) -> Result<Option<Tree>, String> {
     Ok(B::merge(&refs)?.map(|b| Tree::of(&b)))
 }
 
-fn tables<B: Block>(sides: &[(String, &Tree)]) -> Vec<Table> {
-    let typed: Vec<(String, B)> = sides.iter().map(|(l, t)| (l.clone(), t.to())).collect();
-    let refs: Vec<(String, &B)> = typed.iter().map(|(l, b)| (l.clone(), b)).collect();
+fn tables<B: Block>(sides: &[(Side, &Tree)]) -> Vec<Table> {
+    let typed: Vec<(Side, B)> = sides.iter().map(|(s, t)| (s.clone(), t.to())).collect();
+    let refs: Vec<(Side, &B)> = typed.iter().map(|(s, b)| (s.clone(), b)).collect();
     B::tables(&refs)
 }
 
@@ -217,11 +226,11 @@ impl<const AT: u8> Blocks<AT> {
         self.slots.is_empty()
     }
 
-    /// Whether some block draws a table in `compare` and the HTML report (a storm's does, a
-    /// fuzz run's none): what a record without tests still shows.
+    /// Whether some block draws a table in `compare` and the HTML report (a storm's and memory
+    /// per key's do, a fuzz run's none): what a record without tests still shows.
     pub fn drawn(&self) -> bool {
         self.iter()
-            .any(|(kind, tree)| !kind.tables(&[(String::new(), tree)]).is_empty())
+            .any(|(kind, tree)| !kind.tables(&[(Side::default(), tree)]).is_empty())
     }
 
     pub fn tree(&self, key: &str) -> Option<&Tree> {

@@ -294,9 +294,10 @@ pub struct TestRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
-    /// `--memory-per-key`/`--fill` only (absent otherwise): see `record::memory`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<super::memory::MemoryRecord>,
+    /// The modes' blocks of a test (`record::block`): `--memory-per-key`/`--fill`'s `memory`
+    /// (`memory::block`). Each is a field of the test, absent when the mode did not run.
+    #[serde(flatten)]
+    pub blocks: super::block::Blocks<{ super::block::TEST }>,
     /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<super::delivery::DeliveryRecord>,

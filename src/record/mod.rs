@@ -29,7 +29,6 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
-pub mod memory;
 pub mod memtier_data;
 pub mod replay;
 pub mod server;

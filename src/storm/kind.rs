@@ -2,7 +2,7 @@
 //! journal head (`StormContext`), and where each of its pieces is.
 
 use super::block::{StormContext, StormRecord};
-use crate::record::block::{self, Block, Recovered, Table};
+use crate::record::block::{self, Block, Recovered, Side, Table};
 
 impl Block for StormRecord {
     const KEY: &'static str = "storm";
@@ -13,8 +13,10 @@ impl Block for StormRecord {
         super::merge::merge(parts)
     }
 
-    fn tables(sides: &[(String, &Self)]) -> Vec<Table> {
-        super::tables::tables(sides)
+    fn tables(sides: &[(Side, &Self)]) -> Vec<Table> {
+        let storms: Vec<(String, &Self)> =
+            sides.iter().map(|(s, b)| (s.label.clone(), *b)).collect();
+        super::tables::tables(&storms)
     }
 
     fn recover(head: StormContext, sums: &Recovered) -> Option<Self> {

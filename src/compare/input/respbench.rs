@@ -48,10 +48,11 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
             .collect(),
         replay: doc.replay.take(),
         verify: doc.verify.take().into_iter().collect(),
-        memory: doc
+        tests: doc
             .tests
             .iter()
-            .filter_map(|t| Some((t.name.clone(), t.memory.clone()?)))
+            .filter(|t| t.blocks.drawn())
+            .map(|t| (t.name.clone(), t.blocks.clone()))
             .collect(),
     };
     let switches = doc
