@@ -77,15 +77,14 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
-    /// `--fuzz` runs only (absent otherwise): see `record::fuzz`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fuzz: Option<super::fuzz::FuzzRecord>,
     /// `respbench replay` records only: see `record::replay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplayRecord>,
-    /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storm: Option<super::storm::StormRecord>,
+    /// The modes' run-wide blocks (`record::block`): a `--fuzz` run's `fuzz` (`fuzz::block`), a
+    /// `--connect-storm`'s `storm` (`storm::block`). Each is a field of the document, absent
+    /// when the mode did not run.
+    #[serde(flatten)]
+    pub blocks: super::block::Blocks<{ super::block::RUN }>,
     /// `respbench memtier --data-verify` runs only (absent otherwise): see
     /// `record::memtier_data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -316,9 +315,10 @@ pub struct TestRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
-    /// `--memory-per-key`/`--fill` only (absent otherwise): see `record::memory`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<super::memory::MemoryRecord>,
+    /// The modes' blocks of a test (`record::block`): `--memory-per-key`/`--fill`'s `memory`
+    /// (`memory::block`). Each is a field of the test, absent when the mode did not run.
+    #[serde(flatten)]
+    pub blocks: super::block::Blocks<{ super::block::TEST }>,
     /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<super::delivery::DeliveryRecord>,
