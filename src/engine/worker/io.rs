@@ -232,7 +232,10 @@ impl Worker<'_> {
             {
                 let fd = std::os::fd::AsRawFd::as_raw_fd(s);
                 if let Some(ns) = self.rec.rx_delay.sample(fd) {
-                    self.rec.client_delay(Instant::now(), ns);
+                    let now = Instant::now();
+                    self.rec
+                        .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
+                    self.rec.client_delay(now, ns);
                 }
             }
             let n = match c.stream.read(&mut self.rbuf[carry..]) {
@@ -272,6 +275,8 @@ impl Worker<'_> {
             // A reopened connection's first answer that is not a refusal: it is back.
             if std::mem::take(&mut self.conns[i].reopen.reopened) {
                 self.conns[i].reopen.attempts = 0;
+                self.rec
+                    .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
                 self.rec.reconnected(now);
             }
             let c = &mut self.conns[i];
