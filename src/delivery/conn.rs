@@ -9,7 +9,7 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
-use super::seconds::{Published, hand_failed, hand_published, hand_reconnect};
+use super::seconds::{Published, hand_failed, hand_published, hand_reconnect, publishing_at};
 use super::{DeliverySpec, Live, stamp};
 use crate::engine::EngineError;
 use crate::metrics::FAILURE_KINDS;
@@ -120,6 +120,8 @@ pub(super) fn publish(
                 std::thread::sleep(due - now);
             }
         }
+        // Every message sent before now is acknowledged (one call at a time) and counted.
+        publishing_at(&out, &mut handed, live, index);
         let number = part.start + k;
         let sent_ns = live.now_ns();
         stamp::write(&mut payload, sent_ns, number);
@@ -167,6 +169,7 @@ pub(super) fn publish(
         }
     }
     hand_published(&out, &mut handed, usize::MAX, &live.timeline);
+    live.published_through[index as usize].store(usize::MAX, Ordering::Release);
     out.moved = router.moved;
     out.per_node = router
         .addrs

@@ -29,7 +29,7 @@ mod subscribers;
 pub mod tally;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::{ClusterShared, ConnSetup, EngineError, Observer};
@@ -209,6 +209,9 @@ pub(crate) struct Live {
     pub finished: Vec<AtomicBool>,
     /// Every publisher has finished.
     pub publishing_done: AtomicBool,
+    /// Per publisher, the seconds it has handed to `timeline` (those before this one;
+    /// `usize::MAX` once it ended): the journal waits for them (`seconds::Waiting`).
+    pub published_through: Vec<AtomicUsize>,
     /// Stop now (a signal, or every receiver is done).
     pub stop: AtomicBool,
     /// The run's Ctrl-C/SIGTERM flag.
@@ -224,7 +227,12 @@ pub(crate) struct Live {
 impl Live {
     /// `fanout`: each channel's receivers; `exact`: the seconds keep their latencies at full
     /// precision too (a journal is written: `Observer::exact_seconds`).
-    fn new(fanout: Vec<u64>, receivers: usize, interrupted: Arc<AtomicBool>, exact: bool) -> Self {
+    fn new(
+        fanout: Vec<u64>,
+        (publishers, receivers): (u32, usize),
+        interrupted: Arc<AtomicBool>,
+        exact: bool,
+    ) -> Self {
         let timeline = SharedTimeline::default();
         timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = exact;
         Self {
@@ -235,6 +243,7 @@ impl Live {
             latency_ns: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..receivers).map(|_| AtomicBool::new(false)).collect(),
             publishing_done: AtomicBool::new(false),
+            published_through: (0..publishers).map(|_| AtomicUsize::new(0)).collect(),
             stop: AtomicBool::new(false),
             interrupted,
             timeline,

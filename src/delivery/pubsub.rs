@@ -108,8 +108,14 @@ pub(super) fn run(
                 return Err(e);
             }
         };
-        let live = cell
-            .get_or_init(|| Live::new(fanout, subscribers as usize, interrupted.clone(), exact));
+        let live = cell.get_or_init(|| {
+            Live::new(
+                fanout,
+                (spec.publishers, subscribers as usize),
+                interrupted.clone(),
+                exact,
+            )
+        });
         let behind = move || {
             (0..subscribers as usize)
                 .map(|i| {

@@ -63,7 +63,12 @@ pub(super) fn run(
         .collect::<Result<Vec<_>, _>>()?;
     // Each entry is owed to one consumer of the group.
     let exact = observer.exact_seconds();
-    let live = Live::new(vec![1], consumers as usize, interrupted, exact);
+    let live = Live::new(
+        vec![1],
+        (spec.publishers, consumers as usize),
+        interrupted,
+        exact,
+    );
     let tally = Tally::new(spec.messages).keeping_exact(live.exact());
     let shared = Mutex::new(tally);
     let behind = || {

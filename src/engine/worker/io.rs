@@ -299,7 +299,12 @@ impl Worker<'_> {
         if let Stream::Tcp(s) = &self.conns[i].stream {
             let fd = std::os::fd::AsRawFd::as_raw_fd(s);
             if let Some(ns) = self.rec.rx_delay.sample(fd) {
-                self.rec.client_delay(Instant::now(), ns);
+                let now = Instant::now();
+                // A cluster worker's second goes with its per-node counts before anything of
+                // it is counted (`Recorder::hand_over_at`).
+                self.rec
+                    .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
+                self.rec.client_delay(now, ns);
             }
         }
     }
@@ -326,6 +331,8 @@ impl Worker<'_> {
         let reopen = &mut self.conns[i].reopen;
         reopen.reopened = false;
         reopen.attempts = 0;
+        self.rec
+            .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
         self.rec.reconnected(now);
         Ok(false)
     }

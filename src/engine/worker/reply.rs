@@ -90,6 +90,13 @@ pub(super) fn on_reply(
     now: Instant,
 ) -> Result<Answered, EngineError> {
     let nothing = Answered::default();
+    if let Some(cl) = cluster.as_deref()
+        && !c.batch.warmup
+    {
+        // The second under way goes with the nodes' part before this reply (a push, an error,
+        // a success) is counted (`Recorder::hand_over_at`).
+        rec.hand_over_at(now, Some(&cl.stats));
+    }
     if info.kind == Kind::Push {
         let kind = std::mem::take(&mut c.push_kind);
         if !push::is_reply(kind, c.batch.pending, c.prefix_pending) {
@@ -169,12 +176,6 @@ pub(super) fn on_reply(
             plain_success: true,
         });
     } else {
-        if let Some(cl) = cluster.as_deref()
-            && !c.batch.warmup
-        {
-            // The second under way goes with the nodes' part before this reply is counted.
-            rec.hand_over_cluster(now, &cl.stats);
-        }
         let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
         if let Some(k) = kind {
             rec.command_answered(k, bytes, found(c, info), c.batch.warmup);
@@ -461,6 +462,8 @@ pub(super) fn side_reply(
     };
     if !retry.warmup {
         rec.last_reply = Some(now);
+        // The second under way goes with the nodes' part before this reply is counted.
+        rec.hand_over_at(now, Some(&cl.stats));
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
@@ -477,9 +480,6 @@ pub(super) fn side_reply(
         let warmup = retry.warmup;
         cl.retire(retry.cmd);
         return record_error(rec, ctx.policy, warmup, text, now);
-    }
-    if !retry.warmup {
-        rec.hand_over_cluster(now, &cl.stats);
     }
     let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
     if !retry.warmup {

@@ -282,7 +282,10 @@ impl<'a> Worker<'a> {
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
         let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
-        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        let mut rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        if cfg.cluster.is_some() {
+            rec = rec.in_cluster();
+        }
         let most_values = cfg
             .load
             .mix
