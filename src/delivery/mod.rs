@@ -6,7 +6,7 @@
 //!
 //! Owns: the modes' own connections and threads (publishers or producers at a set rate, each a
 //! blocking connection of its own; `--pubsub`'s subscribers as non-blocking connections on a few
-//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers a blocking thread each; a
+//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers likewise, `consumers.rs`; a
 //! monitor sampling the server), the stamp each message carries (`stamp.rs`), counting each
 //! message once per receiver (`tally.rs`).
 //! Must not: format output, choose exit codes, or touch the request/response engine's workers
@@ -17,6 +17,7 @@
 
 mod conn;
 mod connect;
+mod consumers;
 mod monitor;
 mod pubsub;
 mod result;
@@ -68,7 +69,7 @@ pub struct DeliverySpec {
     pub payload: usize,
     /// Where names start: channels `{prefix}{k}:ch`, the stream `{prefix}stream`.
     pub prefix: Vec<u8>,
-    /// Threads the subscribers are spread over (`--threads`, or a default).
+    /// Threads the subscribers (or consumers) are spread over (`--threads`, or a default).
     pub threads: usize,
     /// `-e`: a connection that fails is counted and opened again, and the test goes on.
     pub keep_going: bool,
