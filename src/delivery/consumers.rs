@@ -31,8 +31,8 @@ use crate::engine::io_reason;
 const POLL: Duration = Duration::from_millis(100);
 /// Bytes read from a socket at a time (the thread's one buffer).
 const READ_CHUNK: usize = 64 * 1024;
-/// Once the group has what it is owed, how long the consumers' last reads (a `BLOCK`'s worth)
-/// and acknowledgements may take before the thread ends regardless.
+/// Once the group has what it is owed, how long the consumers' last acknowledgements may take
+/// before the thread ends regardless (a read still blocked is not waited for).
 const CLOSING: Duration = Duration::from_secs(1);
 /// A reply's buffer is given back down to this once drained.
 const KEEP_PARTIAL: usize = 4 * 1024;
@@ -196,6 +196,10 @@ impl Loop<'_, '_> {
         let mut events = Events::with_capacity(1024);
         let (mut done_at, mut closed_at): (Option<Instant>, Option<Instant>) = (None, None);
         loop {
+            // The seconds the group has finished, to the test's timeline, at least every poll
+            // (`seconds.rs`: an idle consumer's read may block a second).
+            let now = live.now_ns();
+            (self.group.tally.lock().unwrap_or_else(|e| e.into_inner())).hand(now, &live.timeline);
             if live.interrupted.load(Ordering::Relaxed) || live.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -210,7 +214,7 @@ impl Loop<'_, '_> {
                 let waiting = self
                     .consumers
                     .iter()
-                    .any(|c| c.stream.is_some() && !c.owed.is_empty());
+                    .any(|c| c.stream.is_some() && c.owed.contains(&Owed::Ack));
                 if !waiting || at.elapsed() > CLOSING {
                     break;
                 }

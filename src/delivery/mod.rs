@@ -73,6 +73,9 @@ pub struct DeliverySpec {
     pub threads: usize,
     /// `-e`: a connection that fails is counted and opened again, and the test goes on.
     pub keep_going: bool,
+    /// `--timeout`: a publish unanswered this long fails (kind `timeout`), as a request does;
+    /// `None`: the control connection's own bound.
+    pub timeout: Option<Duration>,
 }
 
 impl DeliverySpec {
@@ -168,6 +171,9 @@ pub struct DeliveryResult {
     pub buffer_limit_disconnections: Option<u64>,
     /// Ctrl-C or SIGTERM cut the run short.
     pub interrupted: bool,
+    /// The first publisher connection that failed, as one line (without `-e` it ended its
+    /// publisher, so the test is aborted as a benchmark's would be).
+    pub connection_failure: Option<String>,
     /// `--cluster`: each node the test used, with what went through it (empty otherwise).
     pub nodes: Vec<NodeFigures>,
     /// `MOVED` replies the publishers followed (a slot migrated during the test).
