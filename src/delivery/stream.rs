@@ -7,10 +7,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use resp::Value;
-
 use super::conn::{self, Args, Command};
-use super::consumers;
+use super::consumers::{self, FIELD, GROUP};
 use super::monitor::{self, Probe};
 use super::route::{Nodes, Router};
 use super::seconds;
@@ -18,17 +16,6 @@ use super::tally::Tally;
 use super::{DeliveryResult, DeliverySpec, Live, Mode};
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::{ConnSetup, EngineError, Observer};
-
-/// The consumer group's name.
-pub(super) const GROUP: &[u8] = b"respbench";
-/// Entries per `XREADGROUP`.
-pub(super) const COUNT: &[u8] = b"128";
-/// `XREADGROUP`'s `BLOCK`, ms. The consumers' poll loops watch the stop flags themselves, so a
-/// long block only spares the server an idle consumer's reads (1,500 consumers at 100 ms were
-/// 15,000 empty reads a second).
-pub(super) const BLOCK_MS: &[u8] = b"1000";
-/// The field each entry's stamped payload is under.
-const FIELD: &[u8] = b"m";
 
 struct Add {
     key: Vec<u8>,
@@ -68,15 +55,7 @@ pub(super) fn run(
     let live = Live::new(vec![1], consumers as usize, interrupted, exact);
     let tally = Tally::new(spec.messages).keeping_exact(live.exact());
     let shared = Mutex::new(tally);
-    let behind = || {
-        let added = live.published[0].load(Ordering::Relaxed);
-        let got: u64 = live
-            .received
-            .iter()
-            .map(|a| a.load(Ordering::Relaxed))
-            .sum();
-        added.saturating_sub(got)
-    };
+    let behind = || consumers::behind(&live);
     let probe = Probe::Stream {
         key: add.key.clone(),
         group: GROUP.to_vec(),
@@ -160,59 +139,4 @@ fn prepare(c: &mut ControlConn, key: &[u8], setup: &ConnSetup) -> Result<(), Eng
         return Err(fail("XGROUP CREATE", e));
     }
     Ok(())
-}
-
-/// Each entry's id and its [`FIELD`] value in an `XREADGROUP` reply: RESP2
-/// `[[key, [[id, [f, v, …]], …]]]` or RESP3 `{key: [[id, [f, v, …]], …]}`; a timeout is null.
-pub(super) fn entries(reply: &Value) -> Vec<(&[u8], &[u8])> {
-    let streams: Vec<&Value> = match reply {
-        Value::Array(per_key) => per_key
-            .iter()
-            .filter_map(|s| match s {
-                Value::Array(kv) => kv.get(1),
-                _ => None,
-            })
-            .collect(),
-        Value::Map(pairs) => pairs.iter().map(|(_, v)| v).collect(),
-        _ => Vec::new(),
-    };
-    let mut out = Vec::new();
-    for list in streams {
-        let Value::Array(list) = list else { continue };
-        for entry in list {
-            let Value::Array(e) = entry else { continue };
-            let (Some(Value::BulkString(id)), Some(Value::Array(fields))) = (e.first(), e.get(1))
-            else {
-                continue;
-            };
-            let value = fields.chunks(2).find_map(|p| match p {
-                [Value::BulkString(f), Value::BulkString(v)] if f == FIELD => Some(v.as_slice()),
-                _ => None,
-            });
-            if let Some(v) = value {
-                out.push((id.as_slice(), v));
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries_are_read_in_both_protocols_and_a_timeout_is_none() {
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
-        let entry = |id: &str, v: &str| {
-            Value::Array(vec![bulk(id), Value::Array(vec![bulk("m"), bulk(v)])])
-        };
-        let list = Value::Array(vec![entry("1-0", "a"), entry("1-1", "b")]);
-        let resp2 = Value::Array(vec![Value::Array(vec![bulk("s"), list.clone()])]);
-        let resp3 = Value::Map(vec![(bulk("s"), list)]);
-        let want: Vec<(&[u8], &[u8])> = vec![(b"1-0", b"a"), (b"1-1", b"b")];
-        assert_eq!(entries(&resp2), want);
-        assert_eq!(entries(&resp3), want);
-        assert!(entries(&Value::Null).is_empty());
-    }
 }
