@@ -8,7 +8,7 @@
 //! Why handed by the receivers and not counted into a shared place per message: a receiver
 //! keeps its own [`Tally`] (no lock per message) and takes the shared timeline's lock about once
 //! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
-//! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. A receiver drops
+//! read timeout, or a consumer thread's poll), well inside the hand-over's grace. A receiver drops
 //! the seconds it handed over: the test's record is built from the shared timeline at its end
 //! (`result::finish`), so a long test's memory does not grow with its receivers.
 //! Every 250 ms the calling thread also reads the receivers' live counts (first deliveries and

@@ -363,6 +363,7 @@ impl<'a, W: Write> Session<'a, W> {
             precision: plan.precision,
             cluster: mc.cluster.as_ref().map(|c| c.header.clone()),
             tracking: plan.tracking,
+            operations: Default::default(),
         };
         Session {
             plan,

@@ -477,6 +477,64 @@ fn two_thousand_subscribers_run_on_a_few_threads_on_valkey() {
     two_thousand_subscribers_on_a_few_threads(&Server::start_valkey());
 }
 
+/// 1,500 consumers of one group (past the old cap of 1,000, a thread each) on at most
+/// [`MAX_THREADS`] threads, sampled all through the run: every entry delivered to one of them
+/// once and acknowledged, nothing pending at the end.
+fn many_consumers_on_a_few_threads(server: &Server, extra: &[&str]) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let mut args = vec![
+        "--stream",
+        "1500",
+        "-n",
+        "3000",
+        "--rps",
+        "1000",
+        "-q",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    args.extend(extra);
+    let run = server.spawn_bench(&args);
+    let pid = run.pid();
+    let mut most = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while let Some(n) = threads_of(pid) {
+        most = most.max(n);
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = run.finish(std::time::Duration::from_secs(120));
+    out.assert_success();
+    assert!(most > 0, "the process's threads were never read");
+    assert!(most <= MAX_THREADS, "{most} threads for 1,500 consumers");
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d = &r["tests"][0]["delivery"];
+    assert_eq!(u(&d["receivers"]), 1500, "{d}");
+    assert_eq!(
+        (u(&d["published"]), u(&d["delivered"]), u(&d["acked"])),
+        (3000, 3000, 3000),
+        "{d}"
+    );
+    assert_eq!((u(&d["lost"]), u(&d["duplicates"])), (0, 0), "{d}");
+    assert!(d["disconnects"].as_array().unwrap().is_empty(), "{d}");
+    let mut c = server.client();
+    let pending = c.cmd(&["XPENDING", "respbench:stream", "respbench"]);
+    assert!(
+        format!("{pending:?}").starts_with("Array([Integer(0)"),
+        "{pending:?}"
+    );
+}
+
+#[test]
+fn many_stream_consumers_run_on_a_few_threads_on_redis_and_valkey() {
+    many_consumers_on_a_few_threads(&Server::start(), &[]);
+    many_consumers_on_a_few_threads(&Server::start_valkey(), &["-3"]);
+}
+
 /// The server SIGKILLed 1.5 s into a 6 s `--pubsub -e` run and restarted on its port 2 s later:
 /// the run goes on to its end, the publishes that failed are counted by kind, the outage is
 /// listed with them, every subscriber reconnects and subscribes again, and messages published

@@ -18,6 +18,7 @@ mod dropin;
 mod effects;
 mod errors;
 mod failures;
+mod fault_matrix;
 mod faultproxy;
 mod find_max;
 mod find_max_paired;
