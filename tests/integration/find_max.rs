@@ -124,7 +124,7 @@ fn find_max_finds_the_capacity_of_a_server_with_a_known_service_time() {
     );
     assert_eq!(fm["slo"], "p99<200ms");
     let steps = fm["steps"].as_array().unwrap();
-    assert!(!steps.is_empty() && steps.len() <= 40, "{fm}");
+    assert!(!steps.is_empty() && steps.len() <= 48, "{fm}");
     // One row printed per window, between the header and the answer.
     assert_eq!(table_rows(&out.stdout).len(), steps.len(), "{}", out.stdout);
     let answer = fm["answer_rps"]
@@ -247,7 +247,7 @@ fn find_max_searches_a_ratio_mix() {
     assert_eq!(out.stderr, "");
     let fm = &r["find_max"];
     let steps = fm["steps"].as_array().unwrap();
-    assert!(!steps.is_empty() && steps.len() <= 40, "{fm}");
+    assert!(!steps.is_empty() && steps.len() <= 48, "{fm}");
     if !too_noisy(&out.stdout, fm) {
         assert!(
             out.stdout.contains("max throughput with p99 < 200 ms"),
