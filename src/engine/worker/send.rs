@@ -46,6 +46,20 @@ impl Worker<'_> {
     /// Closed loop: the request is intended for `now`, when its connection became free.
     /// `--rps`: for its scheduled send time, which may have passed.
     fn decide(&mut self, i: usize, now: Instant) -> Decision {
+        if matches!(self.fill.path, FillPath::ClusterMix(..))
+            && self.flow.pacer.is_none()
+            && let Some(units) = self.parked_leftovers(i)
+        {
+            let warmup = now < self.cfg.measure_start;
+            if !warmup {
+                self.rec.issued += units as u64;
+            }
+            return Decision::Send {
+                units,
+                intended: now,
+                warmup,
+            };
+        }
         if self.flow.exhausted {
             return Decision::Done;
         }
@@ -180,6 +194,7 @@ impl Worker<'_> {
             k.select_conn(i);
         }
         let wlen = self.fill_batch(i, units);
+        self.settle_parked(warmup);
         let c = &mut self.conns[i];
         c.used = true;
         if reconnect {
@@ -248,6 +263,7 @@ impl Worker<'_> {
                 )
             }
             FillPath::Dataset(dataset) => dataset.fill_batch(wbuf, units, &mut f.keys),
+            FillPath::ClusterMix(mix, sizes) => self.fill_cluster_mix(i, units, mix, sizes),
             FillPath::Cluster => {
                 self.fill_cluster(i, units);
                 units * self.fill.unit_len
