@@ -100,9 +100,11 @@ impl Worker<'_> {
     /// rather than those sent, as memtier's `-n` does.
     pub(super) fn settle_parked(&mut self, warmup: bool) {
         let delta = std::mem::take(&mut self.fill.park_delta);
-        if let (Some(quota), false) = (self.cfg.quota, warmup) {
+        if self.cfg.quota.is_some() && !warmup {
+            // Units drawn past the quota in a batch's last draws stay counted: they are sent
+            // after it, and none is drawn in their place.
             let used = self.flow.quota_used as i64 + delta;
-            self.flow.quota_used = (used.max(0) as u64).min(quota);
+            self.flow.quota_used = used.max(0) as u64;
         }
     }
 

@@ -53,6 +53,8 @@ impl Worker<'_> {
             let warmup = now < self.cfg.measure_start;
             if !warmup {
                 self.rec.issued += units as u64;
+                // Counted when drawn: this balances `settle_parked`'s count of units taken.
+                self.flow.quota_used += units as u64;
             }
             return Decision::Send {
                 units,
@@ -83,7 +85,8 @@ impl Worker<'_> {
                 return Decision::Done;
             }
             if let Some(quota) = self.cfg.quota {
-                let remaining = quota - self.flow.quota_used;
+                // Cluster mode's parked units can draw past the quota (`cluster_mix.rs`).
+                let remaining = quota.saturating_sub(self.flow.quota_used);
                 if remaining == 0 {
                     self.flow.exhausted = true;
                     return Decision::Done;

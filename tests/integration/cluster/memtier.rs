@@ -40,26 +40,29 @@ fn keys_are_their_slots_owners(c: &Cluster, port: u16, keys: &[String]) {
 /// are still sent (memtier sends its pooled keys too), at most a batch per node and worker.
 const SENT: std::ops::RangeInclusive<u64> = 400..=440;
 
+/// `respbench memtier --cluster-mode … -c 2 -t 2 --key-maximum 1000` through the entry node,
+/// `-n 100` unless `line` gives one.
+fn run(c: &Cluster, line: &[&str]) {
+    let mut args = vec![
+        "--cluster-mode",
+        "-c",
+        "2",
+        "-t",
+        "2",
+        "--key-maximum",
+        "1000",
+    ];
+    if !line.contains(&"-n") {
+        args.extend(["-n", "100"]);
+    }
+    args.extend_from_slice(line);
+    run_memtier(c.entry(), &args).assert_success();
+}
+
 #[test]
 fn ratio_goes_to_each_keys_node_and_keeps_its_split() {
     let c = Cluster::start();
-    let out = run_memtier(
-        c.entry(),
-        &[
-            "--cluster-mode",
-            "--ratio",
-            "1:10",
-            "-n",
-            "100",
-            "-c",
-            "2",
-            "-t",
-            "2",
-            "--key-maximum",
-            "1000",
-        ],
-    );
-    out.assert_success();
+    run(&c, &["--ratio", "1:10"]);
     let sets = per_node(&c, "set");
     let gets = per_node(&c, "get");
     let (mut set_total, mut get_total) = (0, 0);
@@ -80,28 +83,39 @@ fn ratio_goes_to_each_keys_node_and_keeps_its_split() {
         total.abs_diff(11 * set_total) <= 22,
         "{set_total} SETs in {total}"
     );
+    // Filling the cluster: every key of the range once, none lost to another node's turn
+    // (memtier: 1,004 SETs for the 1,001 keys).
+    for p in c.primaries() {
+        Client::connect(p).cmd(&["FLUSHALL"]);
+    }
+    run(
+        &c,
+        &["--ratio", "1:0", "--key-pattern", "P:P", "-n", "allkeys"],
+    );
+    let mut all: Vec<String> = per_node(&c, "set")
+        .into_iter()
+        .flat_map(|(port, _, keys, rejected)| {
+            assert_eq!(rejected, 0, "nothing redirected on {port}");
+            keys_are_their_slots_owners(&c, port, &keys);
+            keys
+        })
+        .collect();
+    all.sort();
+    let mut want: Vec<String> = (0..=1000).map(|k| format!("memtier-{k}")).collect();
+    want.sort();
+    assert_eq!(all, want);
 }
 
 #[test]
 fn command_lines_route_by_their_key_on_valkey() {
     let c = Cluster::start_valkey();
-    let out = run_memtier(
-        c.entry(),
+    run(
+        &c,
         &[
-            "--cluster-mode",
             "--command=HSET __key__ f __data__",
             "--command-key-pattern=P",
-            "-n",
-            "100",
-            "-c",
-            "2",
-            "-t",
-            "2",
-            "--key-maximum",
-            "1000",
         ],
     );
-    out.assert_success();
     let mut total = 0;
     for (port, calls, keys, rejected) in per_node(&c, "hset") {
         assert_eq!(rejected, 0, "nothing redirected on {port}");
