@@ -18,6 +18,8 @@ use respbench::plan::{PlanError, RunPlan};
 use respbench::run::Failure;
 
 fn main() -> ExitCode {
+    // The modes' record blocks, before any record is read or written (`record::block`).
+    respbench::modes::install();
     // Subcommands only as the very first argument: anything else is valkey-benchmark's command
     // line, whose first non-option argument starts a custom command (no Redis or Valkey command
     // is named AB, COMPARE, REPORT, MERGE, RECOVER, MEMTIER, COMPLETIONS or MAN).

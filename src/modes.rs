@@ -1,6 +1,8 @@
 //! The registry: every mode of a run, in one place. A mode is a folder (its plan, its runtime,
 //! its record block, its report) plus a line here: a variant of [`RunMode`], the line of
-//! [`RunMode::of`] that says when it runs, and the line of [`dispatch`] that runs it.
+//! [`RunMode::of`] that says when it runs, the line of [`dispatch`] that runs it, and its record
+//! block's kind in [`BLOCKS`] (what `record`, `merge`, `compare` and `recover` do with the
+//! block without naming the mode).
 //!
 //! Above the mode folders and below `main` only: it names the modes, they do not name it, and
 //! what they run with comes from `run` ([`run::ModeContext`]: the connection setup, the control
@@ -17,8 +19,23 @@ use std::sync::atomic::AtomicBool;
 
 use crate::cli::Args;
 use crate::plan::{PlanError, RunPlan};
+use crate::record::block::{self, BlockKind};
 use crate::run::{self, Failure, ModeContext};
 use crate::storm;
+
+/// Every mode's record block that the record holds through its kind (`record::block`), in the
+/// order they are written in the record.
+pub static BLOCKS: &[BlockKind] = &[
+    BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
+    BlockKind::of::<storm::block::StormRecord>(),
+    BlockKind::of::<crate::memory::block::MemoryRecord>(),
+];
+
+/// Installs [`BLOCKS`] for the record (before any record is read or written: `main` does it
+/// first).
+pub fn install() {
+    block::install(BLOCKS);
+}
 
 /// What a run does once the server is known: one mode, chosen once from the command line.
 /// `--find-max` and `--memory-per-key`/`--fill` are options of [`RunMode::Benchmark`] (they run

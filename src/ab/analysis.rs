@@ -116,14 +116,22 @@ pub fn judge(e: Option<&Estimate>, higher: bool) -> &'static str {
     }
 }
 
-/// Every test's verdicts, in test order then [`METRICS`] order.
+/// How many intervals an answer of `blocks` reads together: every test's [`METRICS`]. Each
+/// interval is taken at [`stats::joint_confidence`] of this, so the whole answer holds at 95 %.
+pub fn comparisons(blocks: &[AbBlock]) -> usize {
+    pairs(blocks).len() * METRICS.len()
+}
+
+/// Every test's verdicts, in test order then [`METRICS`] order, each interval at the joint
+/// confidence of all of them (see [`comparisons`]).
 pub fn verdicts(blocks: &[AbBlock]) -> Vec<AbVerdict> {
     let mut out = Vec::new();
+    let confidence = stats::joint_confidence(comparisons(blocks));
     for (test, ps) in pairs(blocks) {
         for (metric, higher) in METRICS {
             let a: Vec<f64> = ps.iter().map(|(x, _)| figure(x, metric)).collect();
             let b: Vec<f64> = ps.iter().map(|(_, y)| figure(y, metric)).collect();
-            let e = stats::from_pairs(&a, &b);
+            let e = stats::from_pairs_at(&a, &b, confidence);
             let both: Vec<(f64, f64)> = a
                 .iter()
                 .zip(&b)

@@ -105,6 +105,7 @@ fn document(
     order: String,
 ) -> Document {
     let verdicts = analysis::verdicts(&blocks);
+    let comparisons = analysis::comparisons(&blocks) as u32;
     let confounders = analysis::confounders(&blocks);
     let mut doc = blocks
         .iter()
@@ -135,6 +136,7 @@ fn document(
         answer: crate::compare::ab::answer(&verdicts),
         blocks,
         verdicts,
+        comparisons,
         confounders,
     }));
     doc

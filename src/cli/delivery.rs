@@ -18,11 +18,9 @@ type F = Flag<State>;
 /// (`delivery::stamp`, 16 hex digits each). A smaller `-d` is refused rather than grown.
 pub const STAMP_BYTES: usize = 32;
 
-/// Most consumer connections one process opens (each is a thread of its own).
-const MAX_CONNS: u64 = 1_000;
-
-/// Most subscriber connections (and channels): as many as `-c` takes. Subscribers share a few
-/// threads' event loops (`delivery::subscribers`); the plan bounds subscribers x messages.
+/// Most subscriber or consumer connections (and channels): as many as `-c` takes. They share a
+/// few threads' event loops (`delivery::subscribers`, `delivery::consumers`); the plan bounds
+/// subscribers x messages.
 const MAX_SUBSCRIBERS: u64 = 1_000_000;
 
 /// `--key-drift` as given.
@@ -81,7 +79,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          BLOCK) and acks them; latency is add -> delivery, with\n\
          the group's lag and pending entries per second",
         |st, name, v| {
-            st.args.delivery.stream = Some(whole(name, v, 1, MAX_CONNS)?);
+            st.args.delivery.stream = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )

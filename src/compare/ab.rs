@@ -99,7 +99,13 @@ pub fn text(rec: &AbRecord) -> String {
     let _ = writeln!(
         out,
         "{:<16} {:<14} {:>12} {:>12} {:>8} {:>18} {:>5}  verdict",
-        "test", "metric", "A", "B", "change%", "95% interval", "pairs"
+        "test",
+        "metric",
+        "A",
+        "B",
+        "change%",
+        interval_heading(rec),
+        "pairs"
     );
     for v in &rec.verdicts {
         let _ = writeln!(
@@ -119,6 +125,28 @@ pub fn text(rec: &AbRecord) -> String {
     out
 }
 
+/// The interval column's heading: "95% joint" when the intervals hold together (records since
+/// `comparisons`), "95% interval" for older records, whose intervals are each at 95 %.
+fn interval_heading(rec: &AbRecord) -> &'static str {
+    if rec.comparisons > 1 {
+        "95% joint"
+    } else {
+        "95% interval"
+    }
+}
+
+/// How the intervals were taken, in words.
+fn interval_words(rec: &AbRecord) -> String {
+    match rec.comparisons {
+        m if m > 1 => format!(
+            "with Student t intervals that hold together: all {m} at 95 % (each at {:.2} %, \
+             Bonferroni),\nso an A/A run shows any better or worse at most 1 time in 20.",
+            crate::stats::joint_confidence(m as usize) * 100.0
+        ),
+        _ => "with a 95% Student t interval.".into(),
+    }
+}
+
 fn footer(rec: &AbRecord) -> String {
     let mut out = String::new();
     for c in &rec.confounders {
@@ -127,8 +155,9 @@ fn footer(rec: &AbRecord) -> String {
     let _ = writeln!(
         out,
         "\nA and B: geometric means over the pairs; change: B against A, the mean of the pairs' \
-         log ratios,\nwith a 95% Student t interval. {} blocks of each side in the order {} \
-         (seed {}), after a warm-up block each.",
+         log ratios,\n{}\n{} blocks of each side in the order {} (seed {}), after a warm-up \
+         block each.",
+        interval_words(rec),
         rec.order.len() / 2,
         rec.order,
         rec.seed
@@ -153,7 +182,11 @@ fn mark(verdict: &str) -> &'static str {
 /// ✅ (better), ❌ (worse), ➖ (within the noise) or ❔ (can't tell) per row.
 pub fn markdown(rec: &AbRecord) -> String {
     let mut out = format!("**{}**\n\n", rec.answer);
-    out.push_str("| | test | metric | A | B | change | 95 % interval | pairs |\n");
+    let _ = writeln!(
+        out,
+        "| | test | metric | A | B | change | {} | pairs |",
+        interval_heading(rec)
+    );
     out.push_str("|---|---|---|---:|---:|---:|---|---:|\n");
     for v in &rec.verdicts {
         let _ = writeln!(

@@ -7,26 +7,20 @@
 //! tables after its own (text and Markdown); the HTML report draws them as tables. Respbench
 //! records only.
 
+use crate::record::block::{self, Side, Tree};
 use crate::record::delivery::DeliveryRecord;
-use crate::record::memory::{MemoryRecord, TypeMemory};
-use crate::record::storm::StormRecord;
 
 use super::input::Input;
 
-/// One table: its title, column heads and rows of cells.
-pub struct Table {
-    pub title: &'static str,
-    pub note: &'static str,
-    pub head: Vec<&'static str>,
-    pub rows: Vec<Vec<String>>,
-}
+/// One table: its title, column heads and rows of cells (a mode's block draws its own).
+pub use crate::record::block::Table;
 
-/// The tables some side has figures for, in this order: the storm's (its speed, its failures
-/// by stage and kind, the client's limits, the server's side), memory per key, message
-/// delivery, client-side caching invalidations.
+/// The tables some side has figures for, in this order: the modes' run-wide blocks' (the
+/// storm's: its speed, its failures by stage and kind, the client's limits, the server's side),
+/// memory per key, message delivery, client-side caching invalidations.
 pub fn tables(inputs: &[Input]) -> Vec<Table> {
-    let mut out = storm_tables(inputs);
-    out.extend(memory_table(inputs));
+    let mut out = block_tables(inputs, block::RUN);
+    out.extend(block_tables(inputs, block::TEST));
     let delivery = delivery_rows(inputs);
     if !delivery.is_empty() {
         out.push(Table {
@@ -50,6 +44,55 @@ pub fn tables(inputs: &[Input]) -> Vec<Table> {
     out.extend(invalidations_table(inputs));
     out.extend(verify_table(inputs));
     out
+}
+
+/// The modes' blocks' tables (the run's blocks' for [`block::RUN`], the tests' for
+/// [`block::TEST`]), by their kind (`record::block`), from every side that has one.
+fn block_tables(inputs: &[Input], at: u8) -> Vec<Table> {
+    let mut out = Vec::new();
+    for kind in block::kinds().iter().filter(|k| k.at == at) {
+        let sides = match at == block::RUN {
+            true => run_sides(inputs, kind.key),
+            false => test_sides(inputs, kind.key),
+        };
+        if !sides.is_empty() {
+            out.extend(kind.tables(&sides));
+        }
+    }
+    out
+}
+
+/// Each side's run-wide block `key`: a row per run, named by the side's label, with `#k` after
+/// it when the side is several runs.
+fn run_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
+    let mut sides = Vec::new();
+    for i in inputs {
+        let trees: Vec<&Tree> = i.costs.runs.iter().filter_map(|b| b.tree(key)).collect();
+        let several = trees.len() > 1;
+        for (k, tree) in trees.into_iter().enumerate() {
+            let label = match several {
+                true => format!("{} #{}", i.label, k + 1),
+                false => i.label.clone(),
+            };
+            let test = String::new();
+            sides.push((Side { label, test }, tree));
+        }
+    }
+    sides
+}
+
+/// Each side's tests' block `key`, by test name.
+fn test_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
+    let mut sides = Vec::new();
+    for i in inputs {
+        for (test, blocks) in &i.costs.tests {
+            if let Some(tree) = blocks.tree(key) {
+                let (label, test) = (i.label.clone(), test.clone());
+                sides.push((Side { label, test }, tree));
+            }
+        }
+    }
+    sides
 }
 
 /// memtier's `--data-verify`/`--verify-only`: what reading the written keys back found, a row
@@ -87,170 +130,6 @@ fn verify_table(inputs: &[Input]) -> Option<Table> {
             "failed",
         ],
         rows,
-    })
-}
-
-/// Each side's storms with the name of their row: the side's label, and `#k` after it when the
-/// side is several runs.
-fn storms(inputs: &[Input]) -> Vec<(String, &StormRecord)> {
-    let mut out = Vec::new();
-    for i in inputs {
-        let several = i.costs.storms.len() > 1;
-        for (k, s) in i.costs.storms.iter().enumerate() {
-            let name = if several {
-                format!("{} #{}", i.label, k + 1)
-            } else {
-                i.label.clone()
-            };
-            out.push((name, s));
-        }
-    }
-    out
-}
-
-/// The storm's tables, each only when some side has its figures: the speed and stages, the
-/// failures by stage and kind, the client-side limits with the figure that ran out, and the
-/// server's side (its counters and CPU).
-fn storm_tables(inputs: &[Input]) -> Vec<Table> {
-    let storms = storms(inputs);
-    if storms.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![Table {
-        title: "Connection storm",
-        note: "connections that finished every stage; latencies in ms",
-        head: vec![
-            "side",
-            "connects/s",
-            "completed",
-            "failed (server)",
-            "failed (client)",
-            "total p50",
-            "total p99",
-            "stages p50 / p99",
-        ],
-        rows: storms.iter().map(|(l, s)| storm_row(l, s)).collect(),
-    }];
-    out.extend(storm_failure_tables(&storms));
-    out.extend(storm_server_table(&storms));
-    out
-}
-
-/// The failures by stage and kind, and the client-side limits with the figure that ran out.
-fn storm_failure_tables(storms: &[(String, &StormRecord)]) -> Vec<Table> {
-    let mut out = Vec::new();
-    let failures: Vec<Vec<String>> = storms
-        .iter()
-        .flat_map(|(l, s)| {
-            s.failures.iter().map(move |f| {
-                vec![
-                    l.clone(),
-                    f.stage.clone(),
-                    f.kind.clone(),
-                    f.side.clone(),
-                    f.count.to_string(),
-                    f.message.clone().unwrap_or_else(|| "-".into()),
-                ]
-            })
-        })
-        .collect();
-    if !failures.is_empty() {
-        out.push(Table {
-            title: "Storm failures",
-            note: "failed connections by stage and kind; by client: a limit of the client's \
-                   machine, not the server",
-            head: vec!["side", "stage", "kind", "by", "count", "first message"],
-            rows: failures,
-        });
-    }
-    let limits: Vec<Vec<String>> = storms
-        .iter()
-        .flat_map(|(l, s)| {
-            s.client_limits.iter().map(move |c| {
-                vec![
-                    l.clone(),
-                    c.kind.clone(),
-                    c.failures.to_string(),
-                    c.figure.clone(),
-                ]
-            })
-        })
-        .collect();
-    if !limits.is_empty() {
-        out.push(Table {
-            title: "Storm client-side limits",
-            note: "what ran out on the client's machine (apart from the server's refusals)",
-            head: vec!["side", "limit", "failures", "the figure that ran out"],
-            rows: limits,
-        });
-    }
-    out
-}
-
-/// The server's side of each storm that read it: its counters and the watch's figures.
-fn storm_server_table(storms: &[(String, &StormRecord)]) -> Option<Table> {
-    let server: Vec<Vec<String>> = storms
-        .iter()
-        .filter(|(_, s)| {
-            s.connections_received.is_some()
-                || s.connected_clients_after.is_some()
-                || !s.server.is_empty()
-        })
-        .map(|(l, s)| storm_server_row(l, s))
-        .collect();
-    (!server.is_empty()).then(|| Table {
-        title: "Storm server side",
-        note: "INFO before and after, and the server watch: rejected_connections summed \
-                   over the watched servers, CPU (% of a core) and connected_clients peak the \
-                   busiest server's",
-        head: vec![
-            "side",
-            "connections received",
-            "connected_clients after",
-            "rejected_connections",
-            "connected_clients peak",
-            "server CPU %",
-        ],
-        rows: server,
-    })
-}
-
-/// The memory per key table (a row per test, side and, for a test that wrote several data
-/// types, per type after the test's own row), when some side measured it.
-fn memory_table(inputs: &[Input]) -> Option<Table> {
-    let mut memory = Vec::new();
-    for input in inputs {
-        for (test, m) in &input.costs.memory {
-            memory.push(memory_row(test, &input.label, m));
-            for t in &m.by_type {
-                memory.push(type_row(test, &input.label, m, t));
-            }
-        }
-    }
-    if memory.is_empty() {
-        return None;
-    }
-    // Stable: a test's per-type rows stay under its own.
-    memory.sort_by(|a, b| a[0].cmp(&b[0]));
-    Some(Table {
-        title: "Memory per key",
-        note: "bytes per key added; overhead = used_memory per key less the key and value bytes; \
-               a test that wrote several types has a row per type (·; its keys estimated from a \
-               sample of the keyspace, the change shared in proportion to MEMORY USAGE)",
-        head: vec![
-            "test",
-            "side",
-            "type",
-            "keys added",
-            "used_memory",
-            "overhead",
-            "rss",
-            "dataset",
-            "allocator",
-            "server",
-            "read",
-        ],
-        rows: memory,
     })
 }
 
@@ -348,114 +227,6 @@ fn invalidations_table(inputs: &[Input]) -> Option<Table> {
     })
 }
 
-fn ms(us: f64) -> String {
-    format!("{:.3}", us / 1000.0)
-}
-
-fn storm_row(label: &str, s: &StormRecord) -> Vec<String> {
-    let client: u64 = s.client_limits.iter().map(|l| l.failures).sum();
-    let stages: Vec<String> = s
-        .stages
-        .iter()
-        .map(|st| {
-            format!(
-                "{} {}/{}",
-                st.name,
-                ms(st.latency_us.p50),
-                ms(st.latency_us.p99)
-            )
-        })
-        .collect();
-    vec![
-        label.to_string(),
-        format!("{:.1}", s.connects_per_s),
-        s.completed.to_string(),
-        s.server_failures().to_string(),
-        client.to_string(),
-        ms(s.total.latency_us.p50),
-        ms(s.total.latency_us.p99),
-        stages.join(", "),
-    ]
-}
-
-/// A storm's server side: `-` for a figure not read (`--no-server-stats`, a refused `INFO`).
-fn storm_server_row(label: &str, s: &StormRecord) -> Vec<String> {
-    let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-    let watched = !s.server.is_empty();
-    let rejected = watched.then(|| {
-        s.server
-            .iter()
-            .map(|w| w.counters.rejected_connections)
-            .sum::<u64>()
-    });
-    let peak = s
-        .server
-        .iter()
-        .filter_map(|w| w.connected_clients_peak)
-        .max();
-    let cpu = s
-        .server
-        .iter()
-        .filter_map(|w| w.cpu_pct)
-        .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c))));
-    vec![
-        label.to_string(),
-        count(s.connections_received),
-        count(s.connected_clients_after),
-        count(rejected),
-        count(peak),
-        cpu.map_or("-".into(), |c| format!("{c:.1}")),
-    ]
-}
-
-/// How the "after" figures were read, in a word.
-fn read_word(read: &str) -> String {
-    if read.starts_with("after rehashing") {
-        "rehashed".into()
-    } else if read.starts_with("after used_memory") {
-        "steady".into()
-    } else {
-        "still rehashing".into()
-    }
-}
-
-fn per(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.1}"))
-}
-
-fn memory_row(test: &str, label: &str, m: &MemoryRecord) -> Vec<String> {
-    vec![
-        test.to_string(),
-        label.to_string(),
-        m.data_type.clone(),
-        m.keys_added.to_string(),
-        per(m.used_memory.bytes_per_key),
-        per(m.used_memory.overhead_per_key),
-        per(m.used_memory_rss.bytes_per_key),
-        per(m.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
-        m.allocator.clone(),
-        m.server_version.clone(),
-        read_word(&m.read),
-    ]
-}
-
-/// One data type's row of a test that wrote several: its estimated keys and its share.
-fn type_row(test: &str, label: &str, m: &MemoryRecord, t: &TypeMemory) -> Vec<String> {
-    vec![
-        test.to_string(),
-        label.to_string(),
-        format!("· {}", t.data_type),
-        format!("~{}", t.keys_added),
-        per(t.used_memory.bytes_per_key),
-        per(t.used_memory.overhead_per_key),
-        per(t.used_memory_rss.bytes_per_key),
-        per(t.used_memory_dataset.as_ref().and_then(|d| d.bytes_per_key)),
-        m.allocator.clone(),
-        m.server_version.clone(),
-        read_word(&m.read),
-    ]
-}
-
 /// The tables as aligned text (empty without any).
 pub fn text(inputs: &[Input]) -> String {
     let mut s = String::new();
@@ -492,6 +263,7 @@ mod tests {
     use super::*;
     use crate::compare::input::{Detail, Format, Sample, Test};
     use crate::record::delivery::DisconnectRecord;
+    use crate::storm::block::StormRecord;
 
     fn side(label: &str, reps: &[(u64, u64, bool)]) -> Input {
         let samples = reps
@@ -563,9 +335,17 @@ mod tests {
     }
 
     fn storm_side(label: &str, storms: Vec<StormRecord>) -> Input {
+        let runs = storms
+            .iter()
+            .map(|s| {
+                let mut b = crate::record::block::Blocks::default();
+                b.put(s);
+                b
+            })
+            .collect();
         Input {
             costs: crate::compare::input::Costs {
-                storms,
+                runs,
                 ..crate::compare::input::Costs::default()
             },
             ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
@@ -575,7 +355,7 @@ mod tests {
     #[test]
     fn a_storms_failures_limits_and_server_side_are_tables() {
         use crate::record::document::ServerTestRecord;
-        use crate::record::storm::{ClientLimitRecord, StormFailure};
+        use crate::storm::block::{ClientLimitRecord, StormFailure};
         let watched = |cpu: f64, rejected: u64, peak: u64| {
             let mut w = ServerTestRecord {
                 cpu_pct: Some(cpu),

@@ -400,7 +400,7 @@ pub struct Comparison {
 
 /// Whether `input` is a storm or a delivery test, whose modes refuse `--repeat`.
 fn refuses_repeat(input: &Input) -> bool {
-    !input.costs.storms.is_empty()
+    !input.costs.runs.is_empty()
         || input
             .tests
             .iter()

@@ -9,7 +9,7 @@ use std::time::Duration;
 use resp::Value;
 
 use super::route::Router;
-use super::seconds::{Published, hand_failed, hand_published, hand_reconnect};
+use super::seconds::{Published, hand_failed, hand_published, hand_reconnect, publishing_at};
 use super::{DeliverySpec, Live, stamp};
 use crate::engine::EngineError;
 use crate::metrics::FAILURE_KINDS;
@@ -18,6 +18,17 @@ use crate::workload::split::even_part;
 /// How late (past its due time at `--rps`) a message may be sent after a reconnect; older
 /// ones failed while the server could not be reached.
 const SKIP_LATE: Duration = Duration::from_millis(100);
+
+/// The error a server at `maxclients` gives a connection it took (`engine::worker::reply`'s).
+const MAXCLIENTS: &[u8] = b"ERR max number of clients reached";
+
+/// The index of `connection refused` in `FAILURE_KINDS`.
+fn refused_kind() -> usize {
+    FAILURE_KINDS
+        .iter()
+        .position(|k| *k == "connection refused")
+        .unwrap_or(FAILURE_KINDS.len() - 1)
+}
 
 /// A reconnecting publisher's first and longest wait between attempts.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(1));
@@ -43,10 +54,12 @@ fn failure_kind(e: &EngineError) -> usize {
         .unwrap_or(FAILURE_KINDS.len() - 1)
 }
 
-/// Opens the publisher's connections again, backing off, until they are up or the test stops.
-fn reconnect(router: &mut Router<'_>, live: &Live, out: &mut Published) {
+/// Opens the publisher's connections again, backing off, until they are up, the test stops, or
+/// (at `--rps`) the publisher's last message is past due at `until_ns`: a server that never comes
+/// back must not hold the run.
+fn reconnect(router: &mut Router<'_>, live: &Live, out: &mut Published, until_ns: Option<u64>) {
     let mut wait = BACKOFF.0;
-    while !live.stopping() {
+    while !live.stopping() && until_ns.is_none_or(|u| live.now_ns() < u) {
         std::thread::sleep(wait);
         out.reconnect_attempts += 1;
         let ok = router.reopen().is_ok();
@@ -57,6 +70,28 @@ fn reconnect(router: &mut Router<'_>, live: &Live, out: &mut Published) {
         }
         wait = (wait * 2).min(BACKOFF.1);
     }
+}
+
+/// Under `-e`, after a failure of `kind`: the connections opened again (or given up once the
+/// last message is past due), and the messages due meanwhile failed too, each in its own slot.
+/// Returns the next message's index.
+fn go_on(
+    spec: &DeliverySpec,
+    live: &Live,
+    router: &mut Router<'_>,
+    out: &mut Published,
+    kind: usize,
+    (mut k, len): (u64, u64),
+    due_ns: &dyn Fn(u64) -> Option<u64>,
+) -> u64 {
+    let late = SKIP_LATE.as_nanos() as u64;
+    reconnect(router, live, out, due_ns(len).map(|d| d + late));
+    let _ = router.set_timeout(spec.timeout);
+    while k < len && due_ns(k).is_some_and(|d| d + late <= live.now_ns()) {
+        out.failed(live, kind, 1, due_ns(k).unwrap_or(0));
+        k += 1;
+    }
+    k
 }
 
 impl Published {
@@ -107,6 +142,12 @@ pub(super) fn publish(
     let mut handed = 0;
     let due_ns = |k: u64| rate.map(|r| (u128::from(k) * 1_000_000_000 / u128::from(r)) as u64);
     let mut k = 0;
+    if let Err(e) = router.set_timeout(spec.timeout) {
+        out.reason = Some(e.to_string());
+        let kind = failure_kind(&e);
+        out.failed(live, kind, part.len, live.now_ns());
+        k = part.len;
+    }
     while k < part.len {
         // Ctrl-C/SIGTERM: the messages not sent yet are not failures (the record has how many
         // were asked for).
@@ -120,16 +161,26 @@ pub(super) fn publish(
                 std::thread::sleep(due - now);
             }
         }
+        // Every message sent before now is acknowledged (one call at a time) and counted.
+        publishing_at(&out, &mut handed, live, index);
         let number = part.start + k;
         let sent_ns = live.now_ns();
         stamp::write(&mut payload, sent_ns, number);
         let (channel, (args, n)) = command.args(number, &payload);
         k += 1;
+        let mut failed = None;
         match router.call(channel, &args[..n]) {
-            Ok((_, Value::Error(e))) => {
+            Ok((_, Value::Error(e))) if !e.starts_with(MAXCLIENTS) => {
                 out.errors += 1;
                 out.failures.record(&e);
                 hand_failed(&live.timeline, sent_ns, None, 1);
+            }
+            // A server at `maxclients` takes the connection, then refuses it with this error
+            // on its first command: a refused connection, as the engine counts it.
+            Ok((_, Value::Error(e))) => {
+                let refused = EngineError::Io(String::from_utf8_lossy(&e).into_owned());
+                out.reason.get_or_insert_with(|| refused.to_string());
+                failed = Some(refused_kind());
             }
             Ok((node, reply)) => {
                 out.acked += 1;
@@ -148,25 +199,21 @@ pub(super) fn publish(
                 hand_published(&out, &mut handed, second, &live.timeline);
             }
             Err(e) => {
-                let kind = failure_kind(&e);
                 out.reason.get_or_insert_with(|| e.to_string());
-                out.failed(live, kind, 1, sent_ns);
-                if !spec.keep_going {
-                    out.failed(live, kind, part.len - k, live.now_ns());
-                    break;
-                }
-                reconnect(router, live, &mut out);
-                // The messages due while it was down failed too, each in its own slot.
-                while k < part.len
-                    && due_ns(k).is_some_and(|d| d + SKIP_LATE.as_nanos() as u64 <= live.now_ns())
-                {
-                    out.failed(live, kind, 1, due_ns(k).unwrap_or(0));
-                    k += 1;
-                }
+                failed = Some(failure_kind(&e));
             }
+        }
+        if let Some(kind) = failed {
+            out.failed(live, kind, 1, sent_ns);
+            if !spec.keep_going {
+                out.failed(live, kind, part.len - k, live.now_ns());
+                break;
+            }
+            k = go_on(spec, live, router, &mut out, kind, (k, part.len), &due_ns);
         }
     }
     hand_published(&out, &mut handed, usize::MAX, &live.timeline);
+    live.published_through[index as usize].store(usize::MAX, Ordering::Release);
     out.moved = router.moved;
     out.per_node = router
         .addrs

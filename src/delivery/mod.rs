@@ -6,7 +6,7 @@
 //!
 //! Owns: the modes' own connections and threads (publishers or producers at a set rate, each a
 //! blocking connection of its own; `--pubsub`'s subscribers as non-blocking connections on a few
-//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers a blocking thread each; a
+//! threads' poll loops, `subscribers.rs`; `--stream`'s consumers likewise, `consumers.rs`; a
 //! monitor sampling the server), the stamp each message carries (`stamp.rs`), counting each
 //! message once per receiver (`tally.rs`).
 //! Must not: format output, choose exit codes, or touch the request/response engine's workers
@@ -17,6 +17,7 @@
 
 mod conn;
 mod connect;
+mod consumers;
 mod monitor;
 mod pubsub;
 mod result;
@@ -29,7 +30,7 @@ mod subscribers;
 pub mod tally;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::{ClusterShared, ConnSetup, EngineError, Observer};
@@ -68,10 +69,13 @@ pub struct DeliverySpec {
     pub payload: usize,
     /// Where names start: channels `{prefix}{k}:ch`, the stream `{prefix}stream`.
     pub prefix: Vec<u8>,
-    /// Threads the subscribers are spread over (`--threads`, or a default).
+    /// Threads the subscribers (or consumers) are spread over (`--threads`, or a default).
     pub threads: usize,
     /// `-e`: a connection that fails is counted and opened again, and the test goes on.
     pub keep_going: bool,
+    /// `--timeout`: a publish unanswered this long fails (kind `timeout`), as a request does;
+    /// `None`: the control connection's own bound.
+    pub timeout: Option<Duration>,
 }
 
 impl DeliverySpec {
@@ -167,6 +171,9 @@ pub struct DeliveryResult {
     pub buffer_limit_disconnections: Option<u64>,
     /// Ctrl-C or SIGTERM cut the run short.
     pub interrupted: bool,
+    /// The first publisher connection that failed, as one line (without `-e` it ended its
+    /// publisher, so the test is aborted as a benchmark's would be).
+    pub connection_failure: Option<String>,
     /// `--cluster`: each node the test used, with what went through it (empty otherwise).
     pub nodes: Vec<NodeFigures>,
     /// `MOVED` replies the publishers followed (a slot migrated during the test).
@@ -209,6 +216,9 @@ pub(crate) struct Live {
     pub finished: Vec<AtomicBool>,
     /// Every publisher has finished.
     pub publishing_done: AtomicBool,
+    /// Per publisher, the seconds it has handed to `timeline` (those before this one;
+    /// `usize::MAX` once it ended): the journal waits for them (`seconds::Waiting`).
+    pub published_through: Vec<AtomicUsize>,
     /// Stop now (a signal, or every receiver is done).
     pub stop: AtomicBool,
     /// The run's Ctrl-C/SIGTERM flag.
@@ -224,7 +234,12 @@ pub(crate) struct Live {
 impl Live {
     /// `fanout`: each channel's receivers; `exact`: the seconds keep their latencies at full
     /// precision too (a journal is written: `Observer::exact_seconds`).
-    fn new(fanout: Vec<u64>, receivers: usize, interrupted: Arc<AtomicBool>, exact: bool) -> Self {
+    fn new(
+        fanout: Vec<u64>,
+        (publishers, receivers): (u32, usize),
+        interrupted: Arc<AtomicBool>,
+        exact: bool,
+    ) -> Self {
         let timeline = SharedTimeline::default();
         timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = exact;
         Self {
@@ -235,6 +250,7 @@ impl Live {
             latency_ns: (0..receivers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..receivers).map(|_| AtomicBool::new(false)).collect(),
             publishing_done: AtomicBool::new(false),
+            published_through: (0..publishers).map(|_| AtomicUsize::new(0)).collect(),
             stop: AtomicBool::new(false),
             interrupted,
             timeline,

@@ -108,8 +108,14 @@ pub(super) fn run(
                 return Err(e);
             }
         };
-        let live = cell
-            .get_or_init(|| Live::new(fanout, subscribers as usize, interrupted.clone(), exact));
+        let live = cell.get_or_init(|| {
+            Live::new(
+                fanout,
+                (spec.publishers, subscribers as usize),
+                interrupted.clone(),
+                exact,
+            )
+        });
         let behind = move || {
             (0..subscribers as usize)
                 .map(|i| {
@@ -250,6 +256,8 @@ fn buffer_limit_disconnections(nodes: &Nodes) -> Option<u64> {
         .iter()
         .map(|setup| {
             let mut c = super::connect::open(setup).ok()?;
+            // A figure sampled after the test: a server frozen for good must not hold the run.
+            c.set_timeout(std::time::Duration::from_secs(1)).ok()?;
             let reply = c.call(&[b"INFO".as_slice(), b"stats"]).ok()?;
             Info::new(reply.as_str()?).u64("client_output_buffer_limit_disconnections")
         })

@@ -62,6 +62,7 @@ pub(super) fn finish(
         disconnects,
         buffer_limit_disconnections: None,
         interrupted: live.interrupted.load(Ordering::Relaxed),
+        connection_failure: published.iter().find_map(|p| p.reason.clone()),
         nodes: Vec::new(),
         moved: published.iter().map(|p| p.moved).sum(),
         resubscribed: live.resubscribed.load(Ordering::Relaxed),

@@ -8,6 +8,8 @@
 //! node it names (a slot migrated during the test): the message is sent again there, counted
 //! once, and the channel stays routed there; the redirects are counted for the record.
 
+use std::time::Duration;
+
 use resp::Value;
 
 use crate::cluster::slot::key_slot;
@@ -173,6 +175,14 @@ impl<'a> Router<'a> {
     }
 
     /// Every connection opened again (after one failed: `-e`), each to the node it was to.
+    /// Every connection's reply timeout (`--timeout`).
+    pub(super) fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), EngineError> {
+        match timeout {
+            Some(t) => self.conns.iter_mut().try_for_each(|c| c.set_timeout(t)),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn reopen(&mut self) -> Result<(), EngineError> {
         for (j, c) in self.conns.iter_mut().enumerate() {
             *c = match self.nodes.setups.get(j) {

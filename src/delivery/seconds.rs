@@ -8,7 +8,7 @@
 //! Why handed by the receivers and not counted into a shared place per message: a receiver
 //! keeps its own [`Tally`] (no lock per message) and takes the shared timeline's lock about once
 //! a second, when its clock passes a second's end — a receiver wakes at least every 100 ms (its
-//! read timeout, or `XREADGROUP … BLOCK 100`), well inside the hand-over's grace. A receiver drops
+//! read timeout, or a consumer thread's poll), well inside the hand-over's grace. A receiver drops
 //! the seconds it handed over: the test's record is built from the shared timeline at its end
 //! (`result::finish`), so a long test's memory does not grow with its receivers.
 //! Every 250 ms the calling thread also reads the receivers' live counts (first deliveries and
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::Live;
 use super::tally::Tally;
-use crate::engine::seconds::SecondsOut;
+use crate::engine::seconds::{GRACE, SecondsOut};
 use crate::engine::{Observer, Snapshot, TICK};
 use crate::metrics::{ErrorCounts, SLOT, SLOTS, SharedTimeline};
 
@@ -51,6 +51,9 @@ pub(super) struct Published {
 
 /// How often the calling thread looks for seconds to hand over while the test's threads run.
 const POLL: Duration = Duration::from_millis(50);
+
+/// The longest the seconds handed on wait for a publisher's (`Waiting::whole_until`).
+const PUBLISHER_WAIT: Duration = Duration::from_secs(5);
 
 impl Tally {
     /// Hands every second of this receiver's that ended before `now_ns` (since the test's
@@ -106,6 +109,15 @@ pub(super) fn hand_published(p: &Published, next: &mut usize, upto: usize, to: &
         second.owed += p.owed[i];
     }
     *next = upto;
+}
+
+/// Publisher `index` is about to send with every message it sent before now acknowledged and
+/// counted: its seconds before now's are handed to the test's timeline, and marked whole
+/// (`Live::published_through`), so the journal hands them on with its publishes in them.
+pub(super) fn publishing_at(p: &Published, next: &mut usize, live: &Live, index: u32) {
+    let second = (live.now_ns() / 1_000_000_000) as usize;
+    hand_published(p, next, second, &live.timeline);
+    live.published_through[index as usize].store(second, Ordering::Release);
 }
 
 /// Publishes that failed (`n` of them, of kind `kind`: an index into `FAILURE_KINDS`, `None`
@@ -181,9 +193,32 @@ impl<'a> Waiting<'a> {
             if now.duration_since(self.at) >= TICK {
                 self.tick(now, observer);
             }
-            self.out.hand(now, observer);
+            self.out.hand(self.whole_until(now), observer);
             std::thread::sleep(POLL);
         }
+    }
+
+    /// Where the seconds handed on stop at `now`: the seconds every publisher has marked whole
+    /// (`publishing_at`). Why: a second's publishes are a publisher's to hand over, its
+    /// deliveries the receivers'; handed on after the grace alone, a second whose publisher was
+    /// kept off the CPU for longer went into the journal without its publishes but with their
+    /// deliveries, and a killed run's record then had more delivered than published. A
+    /// publisher stuck longer than [`PUBLISHER_WAIT`] (a call to a frozen server) holds them
+    /// back no longer: its late publishes are then the finished record's only.
+    fn whole_until(&self, now: Instant) -> Instant {
+        let through = self
+            .live
+            .published_through
+            .iter()
+            .map(|a| a.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(usize::MAX);
+        if through == usize::MAX || self.live.publishing_done.load(Ordering::Relaxed) {
+            return now;
+        }
+        let whole = self.live.origin + Duration::from_secs(through as u64) + GRACE;
+        let waited = now.checked_sub(PUBLISHER_WAIT).unwrap_or(now);
+        now.min(whole.max(waited))
     }
 
     /// The test's figures so far: its first deliveries (the test's completions) and their
@@ -222,6 +257,30 @@ impl<'a> Waiting<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_are_handed_on_once_every_publisher_has_marked_them_whole() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
+        let live = Live::new(vec![1], (2, 1), Arc::new(AtomicBool::new(false)), false);
+        let w = Waiting::new(&live, 2);
+        let at = |ms: u64| live.origin + Duration::from_millis(ms);
+        let through = |a: usize, b: usize| {
+            live.published_through[0].store(a, Ordering::Release);
+            live.published_through[1].store(b, Ordering::Release);
+        };
+        // Publisher 1 was kept off the CPU: its second 1 is not whole yet.
+        through(3, 1);
+        assert_eq!(w.whole_until(at(3_500)), at(1_000) + GRACE);
+        through(3, 3);
+        assert_eq!(w.whole_until(at(3_500)), at(3_000) + GRACE);
+        assert_eq!(w.whole_until(at(3_100)), at(3_100), "never later than now");
+        // Stuck for longer than the wait (a frozen server): it holds them back no more.
+        through(3, 1);
+        assert_eq!(w.whole_until(at(9_000)), at(9_000) - PUBLISHER_WAIT);
+        through(usize::MAX, usize::MAX);
+        assert_eq!(w.whole_until(at(3_500)), at(3_500), "publishing is over");
+    }
 
     #[test]
     fn each_receiver_second_reaches_the_shared_timeline_once() {

@@ -11,6 +11,7 @@
 //! Owns: the fuzz mode. Must not: touch the benchmark engine's hot path (it uses control
 //! connections only), send to anything but the target.
 
+pub mod block;
 mod client;
 pub mod config;
 pub mod exclude;
@@ -44,8 +45,8 @@ use self::watch::{Health, Watch};
 use crate::cli::FuzzArgs;
 use crate::engine::ConnSetup;
 use crate::metrics::SharedTimeline;
-use crate::record::fuzz::FuzzRecord;
 use crate::workload::split::even_part;
+use block::FuzzRecord;
 
 /// What the run hands the fuzzer.
 pub struct FuzzRun<'a> {

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::block::{FuzzRecord, LastSent, ReproducerRecord};
 use super::client::ClientResult;
 use super::log::client_name;
 use super::reduce::{Reducer, read_log};
@@ -17,7 +18,6 @@ use super::{Say, verdict_name};
 use crate::cli::{FuzzArgs, FuzzLogLevel};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
-use crate::record::fuzz::{FuzzRecord, LastSent, ReproducerRecord};
 use crate::trace::Writer;
 
 /// The reproducer's file name in the log directory.

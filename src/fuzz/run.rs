@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::block::FuzzRecord;
 use super::route::Routes;
 use super::{FuzzOutcome, FuzzRun};
 use crate::engine::ConnSetup;
@@ -57,7 +58,7 @@ pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
     // The commands sent include errors: the live counter follows the seconds' answered ones.
     let tell = |_sent: u64| seconds.borrow_mut().poll(Instant::now(), 0);
     // The block's head, for the journal's `begin` line.
-    let started = |head| seconds.borrow_mut().fuzz(head);
+    let started = |head| seconds.borrow_mut().set_head::<FuzzRecord>(head);
     let run = FuzzRun {
         setup: Arc::new(setup),
         args: &plan.fuzz,
@@ -94,7 +95,7 @@ pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
         )),
         false => None,
     };
-    rec.set_fuzz(record);
+    rec.set_block(&record);
     if interrupted.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(Failure::Interrupted);
     }

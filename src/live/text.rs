@@ -161,7 +161,8 @@ fn test_families(o: &mut Out, st: &State) {
     let counters: [(&str, &str, Get); 4] = [
         (
             "respbench_requests_completed",
-            "Requests answered with a reply that is not an error (measured phase).",
+            "Requests answered with a reply that is not an error (measured phase); in a \
+             --pubsub/--stream test its deliveries, in a replay its replayed commands.",
             |c| c.completed,
         ),
         (
@@ -203,7 +204,8 @@ fn test_families(o: &mut Out, st: &State) {
     o.family(
         "respbench_requests_failed",
         "counter",
-        "Requests failed, by kind: an error reply, or lost without one.",
+        "Requests failed, by kind: an error reply, or lost without one; in a \
+         --pubsub/--stream test its publishes that failed.",
     );
     for (t, c) in &totals {
         for (kind, n) in KINDS.iter().zip(c.failed) {
@@ -214,7 +216,8 @@ fn test_families(o: &mut Out, st: &State) {
     o.family(
         "respbench_request_latency_seconds",
         "histogram",
-        "Latency from each request's intended send time to its reply (corrected).",
+        "Latency from each request's intended send time to its reply (corrected); in a \
+         --pubsub/--stream test from each message's publish to its delivery.",
     );
     for (t, c) in &totals {
         for (bound, n) in BUCKETS.iter().zip(c.buckets) {
@@ -241,13 +244,14 @@ fn second_families(o: &mut Out, st: &State) {
     o.family(
         "respbench_requests_per_second",
         "gauge",
-        "Requests completed in the last complete second of the test under way.",
+        "Requests (a delivery test's deliveries, a replay's commands) completed in the last \
+         complete second of the test under way.",
     );
     o.sample("respbench_requests_per_second", &t, last.completed as f64);
     o.family(
         "respbench_failures_per_second",
         "gauge",
-        "Requests failed in that second.",
+        "Requests (a delivery test's publishes) failed in that second.",
     );
     o.sample("respbench_failures_per_second", &t, last.failed as f64);
     o.family(

@@ -6,11 +6,15 @@
 //! Owns: the snapshot (memory figures, keys per db, allocator and version), waiting for the
 //! rehash to end, which data type a command writes, and the sample of a db's keys by type for a
 //! test that wrote several (`types`). Must not: decide whether a test is
-//! measured (`plan`), or format anything (`record::memory` turns two snapshots into the record's
+//! measured (`plan`), or format anything (`block.rs` turns two snapshots into the record's
 //! block, `report` prints it).
 
+pub mod block;
+mod kind;
+mod merge;
 pub mod record;
 pub mod report;
+mod tables;
 pub mod types;
 
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
-//! A test's `memory` block (`record::memory`, the shape every reader of records shares) made
+//! A test's `memory` block (`block.rs`, the shape every reader of records shares) made
 //! from the server's readings before and after the test.
 
+use super::block::{MemoryFigure, MemoryRecord};
 use super::{Settled, Snapshot};
-use crate::record::memory::{MemoryFigure, MemoryRecord};
 
 /// The block for a test that wrote `data_type` with `payload` bytes per unit, from the readings
 /// before and after it.
@@ -42,8 +42,8 @@ pub fn block(
 
 #[cfg(test)]
 mod tests {
+    use super::super::block::TypeCount;
     use super::*;
-    use crate::record::memory::TypeCount;
 
     #[test]
     fn bytes_per_key_and_overhead_come_from_the_deltas() {

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::record::memory::{MemoryFigure, MemoryRecord, TypeMemory};
+use super::block::{MemoryFigure, MemoryRecord, TypeMemory};
 
 /// Writes keys added, bytes per key and overhead over the payload for each figure, the allocator
 /// and version beside them, and how the figures were read.

@@ -10,7 +10,7 @@
 //!
 //! Owns: taking the sample (bounded: at most [`SCAN_CALLS`] `SCAN`s and [`SAMPLE_KEYS`] keys,
 //! pipelined in chunks) and adding up several servers'. Must not: decide when to sample (the
-//! run does, only for a test that wrote several types) or apportion memory (`record::memory`).
+//! run does, only for a test that wrote several types) or apportion memory (`block.rs`).
 
 use std::collections::BTreeMap;
 

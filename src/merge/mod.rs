@@ -21,8 +21,6 @@ mod delay;
 mod delivery;
 mod failures;
 mod hist;
-mod memory;
-mod storm;
 mod test_record;
 mod together;
 
@@ -34,6 +32,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::flag::{self, Action, Flag, help_block};
+use crate::record::block::{self, Blocks, Tree};
 use crate::record::document::{ClientHost, Document, ServerRecord};
 use crate::record::input_file;
 use crate::record::shard::{MergeNote, MergedShard, MergedShardTest};
@@ -336,7 +335,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         .and_then(|s| s.rps_total)
         .or_else(|| test_record::sum_or_none(docs.iter().map(|d| d.options.rps)));
     out.tests = tests;
-    out.storm = storm::merge(&inputs)?;
+    out.blocks = blocks(&inputs)?;
     out.shards = shard_rows(&inputs);
     out.merge = (!note.is_empty()).then_some(note);
     Ok(out)
@@ -368,10 +367,8 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         find_max,
         shards: _,
         merge: _,
-        // A fuzz run is not a benchmark: its record has no tests for merge to add up.
-        fuzz: _,
         replay: _,
-        storm: _,
+        blocks: _,
         // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
         verify: _,
         // An A/B record is refused by `check::compatible`.
@@ -396,14 +393,29 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         find_max,
         shards: Vec::new(),
         merge: None,
-        fuzz: None,
         // Replays sharded by client: their sends added (`record::replay::merged`).
         replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
-        // Added up from every shard's below (`storm::merge`).
-        storm: None,
+        // Added up from every shard's below (`blocks`).
+        blocks: Blocks::default(),
         verify: None,
         ab: None,
     }
+}
+
+/// The modes' run-wide blocks (a connection storm's), each added up from every shard's by its
+/// kind (`record::block::Block::merge`).
+fn blocks(inputs: &[Input]) -> Result<Blocks<{ block::RUN }>, String> {
+    let mut out = Blocks::default();
+    for kind in block::kinds().iter().filter(|k| k.at == block::RUN) {
+        let parts: Vec<(&str, Option<&Tree>)> = inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.doc.blocks.tree(kind.key)))
+            .collect();
+        if let Some(tree) = kind.merge(&parts)? {
+            out.set_tree(kind.key, tree);
+        }
+    }
+    Ok(out)
 }
 
 /// The shards' hosts (distinct, in shard order, comma-separated) and their cores summed.

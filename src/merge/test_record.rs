@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::metrics::LatencyHistogram;
+use crate::record::block::{self, Blocks, Tree};
 use crate::record::document::{
     ENCODING, Histograms, LatencyPair, LatencySummary, MixBytes, MixRecord, MixUncorrected,
     NodeRecord, Pushes, Requests, TestRecord, VerdictRecord,
@@ -104,8 +105,9 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         // The client delay adds up by its samples (`delay`).
         client_delay_us: delay::whole(tests.iter().map(|t| t.client_delay_us.as_ref())),
         latency_split: None,
-        // One server read by every shard: the earliest reading to the latest (`merge/memory.rs`).
-        memory: super::memory::merge(&tests, &what)?,
+        // Each mode's block by its kind (memory per key's: one server read by every shard, the
+        // earliest reading to the latest, `memory/merge.rs`).
+        blocks: blocks(inputs, &tests, &what)?,
         // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
         // not compile here until someone decides how shards combine it, rather than silently
         // being the first shard's. These are the same on every shard (checked by `check`), or
@@ -424,4 +426,28 @@ fn verdict(tests: &[&TestRecord]) -> VerdictRecord {
     v.server_cpu_pct = max(|v| v.server_cpu_pct);
     v.client_max_thread_cpu_pct = max(|v| v.client_max_thread_cpu_pct);
     v
+}
+
+/// The modes' blocks of test `tests` (one per shard, in input order), each added up by its
+/// kind (`record::block::Block::merge`); an error names the test and the block (`what`).
+fn blocks(
+    inputs: &[Input],
+    tests: &[&TestRecord],
+    what: &dyn Fn(&str) -> String,
+) -> Result<Blocks<{ block::TEST }>, String> {
+    let mut out = Blocks::default();
+    for kind in block::kinds().iter().filter(|k| k.at == block::TEST) {
+        let parts: Vec<(&str, Option<&Tree>)> = inputs
+            .iter()
+            .zip(tests)
+            .map(|(i, t)| (i.name.as_str(), t.blocks.tree(kind.key)))
+            .collect();
+        let merged = kind
+            .merge(&parts)
+            .map_err(|e| format!("{}: {e}", what(kind.key)))?;
+        if let Some(tree) = merged {
+            out.set_tree(kind.key, tree);
+        }
+    }
+    Ok(out)
 }

@@ -31,9 +31,10 @@ pub struct ExactSecond {
     /// otherwise).
     pub commands: Vec<ExactCommand>,
     /// Cluster mode: each node's part of the second, by node index (empty otherwise). Handed
-    /// over only by the cluster code's hand-overs (`Recorder::hand_over_cluster`): what a node
-    /// gained before another path handed a second over goes with the next second, so the sums
-    /// over the seconds are still every node's figures.
+    /// over only with the cluster's figures (`Recorder::hand_over_at`, which a cluster worker
+    /// calls before it counts anything): what a node gained before a hand-over without them
+    /// would go with the next second (the sums over the seconds are still every node's
+    /// figures), and a run killed in between would lose it from its journal.
     pub nodes: Vec<NodeSecond>,
     /// Cluster mode: redirects by `RedirectKind` index, handed over as `nodes`.
     pub redirects: [u64; 4],

@@ -56,6 +56,9 @@ pub struct Recorder {
     pub mix_bytes: u64,
     /// Sampled waits of replies in the kernel (see `rx_delay`).
     pub rx_delay: super::rx_delay::RxDelay,
+    /// Cluster mode: every second is handed over with the nodes' part
+    /// ([`Recorder::hand_over_at`] before anything is counted), never by the plain hand-over.
+    cluster: bool,
 }
 
 /// A reply's two latencies in nanoseconds. Replies that arrive in one read to one batch share
@@ -126,7 +129,16 @@ impl Recorder {
             commands: Vec::new(),
             mix_bytes: 0,
             rx_delay: Default::default(),
+            cluster: false,
         }
+    }
+
+    /// Cluster mode: the worker hands each second over with its nodes' part
+    /// ([`Recorder::hand_over_at`]) before it counts anything, so a journal's second holds every
+    /// node's part of it (a debug build checks that no plain hand-over comes first).
+    pub fn in_cluster(mut self) -> Self {
+        self.cluster = true;
+        self
     }
 
     /// Gives each of `n` mix commands its own figures.
@@ -291,38 +303,43 @@ impl Recorder {
     #[inline]
     fn hand_over(&mut self, now: Instant) {
         if self.tally.due(now) {
-            let whole = Whole {
-                latency: &self.latency,
-                uncorrected: &self.uncorrected,
-                errors: &self.errors,
-                commands: &self.commands,
-                cluster: None,
-                issued: self.issued,
-                pushes: self.pushes,
-                reconnect_refusals: self.reconnect_refusals,
-            };
-            self.tally.hand_over(now, &whole);
+            // Cluster mode's worker hands over first, with the nodes' part: handed over here,
+            // the second would go without it, and a killed run's journal would lose it.
+            debug_assert!(
+                !self.cluster,
+                "a cluster worker's second handed over without its nodes' part \
+                 (call Recorder::hand_over_at first)"
+            );
+            self.hand_over_with(now, None);
         }
     }
 
-    /// Cluster mode, before a measured reply at `now` is counted: hands the second under way
-    /// over with the cluster's part (`cluster`, the worker's redirect and per-node figures, which the plain
-    /// hand-over cannot see), for the journal's per-node figures (`metrics::ExactSecond`).
+    /// Hands the second under way over when `now` is in a later one, with cluster mode's part
+    /// (`cluster`: the worker's redirect and per-node figures, which the plain hand-over cannot
+    /// see) when given. A cluster worker calls it before it counts anything at `now` (a reply,
+    /// an error, a lost request, a reconnect, a sampled delay), so no second is handed over
+    /// without its nodes' part: one that was would leave that part to the next second, and a
+    /// run killed in between would lose it from the journal (`metrics::ExactSecond`).
     #[inline]
-    pub fn hand_over_cluster(&mut self, now: Instant, cluster: &ClusterStats) {
+    pub fn hand_over_at(&mut self, now: Instant, cluster: Option<&ClusterStats>) {
         if self.tally.due(now) {
-            let whole = Whole {
-                latency: &self.latency,
-                uncorrected: &self.uncorrected,
-                errors: &self.errors,
-                commands: &self.commands,
-                cluster: Some(cluster),
-                issued: self.issued,
-                pushes: self.pushes,
-                reconnect_refusals: self.reconnect_refusals,
-            };
-            self.tally.hand_over(now, &whole);
+            self.hand_over_with(now, cluster);
         }
+    }
+
+    #[cold]
+    fn hand_over_with(&mut self, now: Instant, cluster: Option<&ClusterStats>) {
+        let whole = Whole {
+            latency: &self.latency,
+            uncorrected: &self.uncorrected,
+            errors: &self.errors,
+            commands: &self.commands,
+            cluster,
+            issued: self.issued,
+            pushes: self.pushes,
+            reconnect_refusals: self.reconnect_refusals,
+        };
+        self.tally.hand_over(now, &whole);
     }
 
     /// The worker stopped: the second under way to the timeline, with its full-precision part.
@@ -330,7 +347,7 @@ impl Recorder {
         self.flush_cluster(None);
     }
 
-    /// The same, with cluster mode's per-node figures (see [`Recorder::hand_over_cluster`]).
+    /// The same, with cluster mode's per-node figures (see [`Recorder::hand_over_at`]).
     pub fn flush_cluster(&mut self, cluster: Option<&ClusterStats>) {
         let whole = Whole {
             latency: &self.latency,
@@ -568,5 +585,67 @@ mod tests {
             );
         }
         assert_eq!((written, rec.issued), (13, 13));
+    }
+
+    /// A cluster worker's events as its worker counts them (`engine::worker`): each after
+    /// `hand_over_at` with the cluster's figures, a sampled delay, a lost request or a
+    /// reconnect first in its second included. Every second then holds its nodes' part, so a
+    /// journal cut after any second has per-node figures that add up to its requests.
+    #[test]
+    fn a_cluster_workers_seconds_each_hold_their_nodes_part() {
+        use crate::metrics::NodeStats;
+        let shared = SharedTimeline::default();
+        shared.lock().unwrap().exact = true;
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let mut rec = Recorder::new(start, shared.clone()).in_cluster();
+        let mut stats = ClusterStats {
+            nodes: vec![NodeStats::new(), NodeStats::new()],
+            ..ClusterStats::default()
+        };
+        let l = Latency {
+            corrected_ns: 1_000,
+            uncorrected_ns: 900,
+        };
+        for sec in 0..4u64 {
+            let first = at(sec * 1_000 + 5);
+            rec.hand_over_at(first, Some(&stats));
+            match sec {
+                1 => rec.client_delay(first, 7),
+                2 => rec.failed(0, 1, first),
+                3 => rec.reconnect_attempt(first),
+                _ => {}
+            }
+            for k in 0..10 + sec {
+                let now = at(sec * 1_000 + 10 + k * 50);
+                rec.hand_over_at(now, Some(&stats));
+                let latency = rec.success_with(None, l, false, now);
+                let n = &mut stats.nodes[(k % 2) as usize];
+                n.completed += 1;
+                n.latency.record(latency);
+            }
+        }
+        rec.flush_cluster(Some(&stats));
+        let t = shared.lock().unwrap();
+        assert_eq!(t.seconds.len(), 4);
+        for (sec, s) in t.seconds.iter().enumerate() {
+            let e = s.exact.as_deref().unwrap();
+            let nodes: u64 = e.nodes.iter().map(|n| n.completed).sum();
+            let want = 10 + sec as u64;
+            assert_eq!((nodes, s.completed), (want, want), "second {sec}");
+        }
+    }
+
+    /// A second of a cluster worker handed over without its nodes' part (a plain hand-over
+    /// first in the second: its part would wait for the next, which a killed run's journal
+    /// never gets) stops a debug build, so a worker's call site that misses the cluster's
+    /// hand-over fails the cluster tests.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "without its nodes' part")]
+    fn a_cluster_workers_plain_hand_over_stops_a_debug_build() {
+        let start = Instant::now();
+        let mut rec = Recorder::new(start, SharedTimeline::default()).in_cluster();
+        rec.client_delay(start + Duration::from_millis(1_200), 7);
     }
 }

@@ -145,6 +145,7 @@ pub(super) fn spec(
         prefix,
         threads: subscriber_threads(args.threads),
         keep_going: load.on_error == crate::engine::ErrorPolicy::Count,
+        timeout: args.timeout,
     }))
 }
 

@@ -37,8 +37,9 @@ pub struct TestExtras<'a> {
     pub skip_histograms: bool,
     /// The machine over the test (`RunRecord` measures it between `begin_test` and `end_test`).
     pub machine: Option<Load>,
-    /// `--memory-per-key`/`--fill`: what the test's keys cost the server.
-    pub memory: Option<&'a super::memory::MemoryRecord>,
+    /// The modes' blocks of the test (`--memory-per-key`/`--fill`'s: what the test's keys cost
+    /// the server).
+    pub blocks: Option<&'a super::block::Blocks<{ super::block::TEST }>>,
     /// A `--pubsub`/`--stream` test's block (`record::delivery`), in the test record from the
     /// start so the journal's copy has it too.
     pub delivery: Option<&'a super::delivery::DeliveryRecord>,
@@ -56,7 +57,7 @@ impl<'a> TestExtras<'a> {
             repetition: None,
             skip_histograms: false,
             machine: None,
-            memory: None,
+            blocks: None,
             delivery: None,
         }
     }
@@ -147,7 +148,7 @@ pub fn test_record(
         client_threads_cpu_pct: client_pct,
         client_threads_runqueue_pct: runqueue_pct,
         machine,
-        memory: extras.memory.cloned(),
+        blocks: extras.blocks.cloned().unwrap_or_default(),
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
         delivery: extras.delivery.cloned(),

@@ -77,15 +77,14 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
-    /// `--fuzz` runs only (absent otherwise): see `record::fuzz`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fuzz: Option<super::fuzz::FuzzRecord>,
     /// `respbench replay` records only: see `record::replay`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplayRecord>,
-    /// `--connect-storm` runs only (absent otherwise): see `record::storm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storm: Option<super::storm::StormRecord>,
+    /// The modes' run-wide blocks (`record::block`): a `--fuzz` run's `fuzz` (`fuzz::block`), a
+    /// `--connect-storm`'s `storm` (`storm::block`). Each is a field of the document, absent
+    /// when the mode did not run.
+    #[serde(flatten)]
+    pub blocks: super::block::Blocks<{ super::block::RUN }>,
     /// `respbench memtier --data-verify` runs only (absent otherwise): see
     /// `record::memtier_data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +136,27 @@ pub struct FindMaxRecord {
     /// before the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_growth_rps: Option<u64>,
+    /// The boundary decided from windows at its two rates run alternately (`slo::pairs`).
+    /// Absent when the search did not get there, and in records from before pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<FindMaxBoundary>,
+}
+
+/// The answer's boundary as a paired comparison: the highest rate that met the SLO (`low_rps`)
+/// and the lowest above it that did not (`high_rps`), run alternately.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FindMaxBoundary {
+    pub low_rps: u64,
+    pub high_rps: u64,
+    /// Rounds with a window at both rates.
+    pub pairs: u32,
+    /// How much higher the SLO's figure (over its limit; a window that fell behind counts as at
+    /// least offered over achieved) was at `high_rps` than at `low_rps` in the same rounds, in
+    /// percent (`null` with fewer than two pairs).
+    pub change_pct: Option<f64>,
+    /// Its 95% interval (`stats::from_pairs`, as `respbench ab`'s), `[lo, hi]`.
+    pub interval: Option<[f64; 2]>,
 }
 
 /// One measured window of a `--find-max` search (a step is one or more windows at one rate).
@@ -295,9 +315,10 @@ pub struct TestRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
-    /// `--memory-per-key`/`--fill` only (absent otherwise): see `record::memory`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<super::memory::MemoryRecord>,
+    /// The modes' blocks of a test (`record::block`): `--memory-per-key`/`--fill`'s `memory`
+    /// (`memory::block`). Each is a field of the test, absent when the mode did not run.
+    #[serde(flatten)]
+    pub blocks: super::block::Blocks<{ super::block::TEST }>,
     /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<super::delivery::DeliveryRecord>,
@@ -563,6 +584,10 @@ pub struct AbRecord {
     pub blocks: Vec<AbBlock>,
     /// One per test and metric, in test order.
     pub verdicts: Vec<AbVerdict>,
+    /// How many intervals the answer reads together (tests × metrics): each is taken at
+    /// 1 − 0.05/`comparisons`, so that all hold together at 95 %. 0 in records written before
+    /// (each interval at 95 % alone).
+    pub comparisons: u32,
     /// What the run still cannot rule out, one sentence each (a side client-bound in its blocks,
     /// a server restarted between blocks, unequal errors).
     pub confounders: Vec<String>,
@@ -605,7 +630,8 @@ pub struct AbVerdict {
     /// B's change against A in percent: the geometric mean of the pairs' ratios, minus one
     /// (`null` without two complete pairs).
     pub change_pct: Option<f64>,
-    /// The 95 % interval of `change_pct` (Student's t over the pairs' log ratios).
+    /// The interval of `change_pct` (Student's t over the pairs' log ratios), at the confidence
+    /// that makes all the answer's intervals hold together at 95 % (`AbRecord::comparisons`).
     pub interval: Option<[f64; 2]>,
     /// Complete pairs the figures come from.
     pub pairs: u32,

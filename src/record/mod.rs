@@ -17,6 +17,7 @@ pub mod ab {
     pub use super::document::{AbBlock, AbRecord, AbSide, AbVerdict};
 }
 pub mod atomic;
+pub mod block;
 pub mod build;
 pub mod client_seconds;
 pub mod conn;
@@ -24,17 +25,14 @@ pub mod delivery;
 
 pub mod document;
 pub mod failover;
-pub mod fuzz;
 pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
-pub mod memory;
 pub mod memtier_data;
 pub mod replay;
 pub mod server;
 pub mod shard;
-pub mod storm;
 pub mod summary;
 pub mod timeline;
 pub mod workload;
@@ -53,7 +51,7 @@ use crate::watch::{ServerWatch, TestWatch, WatchTarget};
 use crate::workload::Template;
 
 pub use build::TestExtras;
-pub use document::{Document, FindMaxRecord, FindMaxStep, TestRecord};
+pub use document::{Document, FindMaxBoundary, FindMaxRecord, FindMaxStep, TestRecord};
 pub use timeline::{Second, Timeline};
 
 /// Where the document goes.
@@ -139,9 +137,8 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
-            fuzz: None,
             replay: None,
-            storm: None,
+            blocks: Default::default(),
             verify: None,
             ab: None,
         };
@@ -160,6 +157,26 @@ impl RunRecord {
         };
         rec.journal_head();
         Ok(rec)
+    }
+
+    /// Ends a mode whose block is the run's (`B::AT` is [`block::RUN`]: a connection storm's):
+    /// stops its samplers and sets the record's block, which `block` makes from the watch's
+    /// server figures (the mode knows its result). The journal's head gains the block: a run
+    /// killed before its record is written still has it (`recover`).
+    pub fn end_block<B: block::Block>(
+        &mut self,
+        watch: Option<TestWatch>,
+        block: impl FnOnce(Vec<document::ServerTestRecord>) -> B,
+    ) -> B {
+        let watched = watch.map(TestWatch::end).unwrap_or_default();
+        let server = watched
+            .iter()
+            .map(|w| server::server_record(w, &[]))
+            .collect();
+        let block = block(server);
+        self.doc.blocks.put(&block);
+        self.journal_head();
+        block
     }
 
     /// Writes the record's head to the journal again (it changed).
@@ -408,10 +425,10 @@ impl RunRecord {
         self.journal_head();
     }
 
-    /// `--fuzz`: the fuzz run's block (into the journal's head too, as a storm's: a run killed
-    /// before its record is written keeps the whole block).
-    pub fn set_fuzz(&mut self, f: fuzz::FuzzRecord) {
-        self.doc.fuzz = Some(f);
+    /// A mode's run-wide block (a `--fuzz` run's), into the journal's head too: a run killed
+    /// before its record is written keeps the whole block.
+    pub fn set_block<B: block::Block>(&mut self, b: &B) {
+        self.doc.blocks.put(b);
         self.journal_head();
     }
 

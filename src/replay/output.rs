@@ -114,6 +114,7 @@ impl Outputs {
             clients: f.connections as u32,
             keepalive: 1,
             precision: 3,
+            operations: crate::report::Operations::ReplayedCommands,
             ..Default::default()
         };
         let written = if self.quiet {

@@ -49,7 +49,6 @@ pub fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()
         writeln!(out, "  acknowledged {a} (XACK)")?;
     }
     writeln!(out, "  {}", operations(d))?;
-    writeln!(out, "  delivery limited by: {}", own_limit(d))?;
     for x in &d.disconnects {
         let back = x
             .reconnected_at_s
@@ -94,7 +93,7 @@ fn operations(d: &DeliveryRecord) -> String {
 /// receivers that fell behind or were dropped (the subscribers' or the server's fan-out), or
 /// publishers short of the rate asked (their round trips), or the rate asked itself; "can't
 /// tell" when the figures say neither clearly.
-fn own_limit(d: &DeliveryRecord) -> String {
+pub(super) fn own_limit(d: &DeliveryRecord) -> String {
     let dropped = d.disconnects.iter().filter(|x| x.by_server).count();
     let behind = d.seconds.iter().map(|s| s.behind).max().unwrap_or(0);
     if d.publish_errors > 0 && d.published == 0 {

@@ -178,8 +178,9 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
         if let Some((achieved, percent)) = rps_shortfall(r) {
             let _ = writeln!(
                 s,
-                "  target RPS not reached: achieved {achieved:.2} requests per second \
-                 ({percent:.1}% of target)"
+                "  target RPS not reached: achieved {achieved:.2} {} per second \
+                 ({percent:.1}% of target)",
+                ctx.operations.plural()
             );
         }
     }
@@ -192,12 +193,18 @@ pub fn write_full(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) -> 
     s.push_str("\nSummary:\n");
     let _ = writeln!(
         s,
-        "  throughput summary: {:.2} requests per second",
-        r.throughput()
+        "  throughput summary: {:.2} {} per second",
+        r.throughput(),
+        ctx.operations.plural()
     );
     if r.completed == 0 {
         // A table of zeros would read as a very fast server.
-        s.push_str("  no request completed: no latency figures\n");
+        let none = match ctx.operations {
+            super::Operations::Requests => "no request completed",
+            super::Operations::Deliveries => "no message delivered",
+            super::Operations::ReplayedCommands => "no replayed command completed",
+        };
+        let _ = writeln!(s, "  {none}: no latency figures");
         return out.write_all(s.as_bytes());
     }
     s.push_str("  latency summary (msec):\n");
@@ -239,8 +246,9 @@ fn header_lines(s: &mut String, ctx: &ReportContext, r: &TestResult) {
     let _ = writeln!(s, "====== {} ======", r.title);
     let _ = writeln!(
         s,
-        "  {} requests completed in {:.2} seconds",
+        "  {} {} completed in {:.2} seconds",
         r.completed,
+        ctx.operations.plural(),
         r.elapsed.as_secs_f64()
     );
     let _ = writeln!(s, "  {} parallel clients", ctx.clients);
@@ -435,9 +443,10 @@ pub fn write_quiet(out: &mut impl Write, ctx: &ReportContext, r: &TestResult) ->
         write_quiet(out, ctx, &super::commands::view(r, c))?;
     }
     let line = format!(
-        "{}: {:.2} requests per second, p50={:.p$} msec\n",
+        "{}: {:.2} {} per second, p50={:.p$} msec\n",
         r.title,
         r.throughput(),
+        ctx.operations.plural(),
         ms(r.latency.value_at_percentile_ns(50.0) as f64),
         p = ctx.precision
     );

@@ -68,6 +68,7 @@ fn ctx(precision: usize) -> ReportContext {
         precision,
         cluster: None,
         tracking: false,
+        operations: Default::default(),
     }
 }
 

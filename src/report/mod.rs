@@ -54,6 +54,32 @@ pub struct ReportContext {
     pub tracking: bool,
     /// Cluster mode's header lines.
     pub cluster: Option<ClusterHeader>,
+    /// What the test's operations are, in the report's words.
+    pub operations: Operations,
+}
+
+/// What a mode's operations are (issue 33): a `--pubsub` test's completions are deliveries, and
+/// "49,999 requests per second" for 5,000 publishes a second read as a wrong figure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Operations {
+    /// The benchmark's, memtier's, a fill's.
+    #[default]
+    Requests,
+    /// `--pubsub`/`--stream`: messages arrived at a receiver.
+    Deliveries,
+    /// `respbench replay`.
+    ReplayedCommands,
+}
+
+impl Operations {
+    /// The plural noun: "requests", "deliveries", "replayed commands".
+    pub fn plural(self) -> &'static str {
+        match self {
+            Operations::Requests => "requests",
+            Operations::Deliveries => "deliveries",
+            Operations::ReplayedCommands => "replayed commands",
+        }
+    }
 }
 
 /// `cluster mode: yes (<count> <kind>)` and the per-node configuration lines.

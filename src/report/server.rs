@@ -55,7 +55,17 @@ pub fn write_server_block(
     if let Some(m) = &t.machine {
         let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
     }
-    if known {
+    if let Some(d) = &t.delivery {
+        // A delivery test's limit is its own (publishers, receivers, the rate asked), not the
+        // request/response verdict's, which reads "can't tell" for it.
+        let own = super::delivery::own_limit(d);
+        let _ = match t.verdict.kind {
+            Verdict::MachineBusy => {
+                writeln!(s, "{indent}limited by: can't tell ({})", t.verdict.reason)
+            }
+            _ => writeln!(s, "{indent}limited by: {own}"),
+        };
+    } else if known {
         let v = &t.verdict;
         // Records of earlier builds have the advice alone, or nothing.
         let reason = if v.reason.is_empty() {
@@ -280,6 +290,8 @@ pub fn verdict_warning(t: &TestRecord, repetitions: u32) -> Option<String> {
     }
     let title = titled(&t.name, t.repetition, repetitions);
     match t.verdict.kind {
+        // More -c or -P is not a delivery test's remedy: its own limit is in its report.
+        Verdict::ClientBound if t.delivery.is_some() => None,
         Verdict::ClientBound => Some(format!(
             "WARNING: {title}: {} (busiest respbench thread {:.0}% of a core)",
             t.verdict.kind.advice(),

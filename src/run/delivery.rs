@@ -63,6 +63,7 @@ impl<W: Write> Session<'_, W> {
         // publishers), not the engine's `-c`, which a delivery test does not use.
         let ctx = ReportContext {
             clients: spec.receivers() + spec.publishers,
+            operations: crate::report::Operations::Deliveries,
             ..self.ctx.clone()
         };
         print_result(self.plan, &ctx, &result, &mut self.out)?;
@@ -74,7 +75,12 @@ impl<W: Write> Session<'_, W> {
         if measured.interrupted {
             return Err(Failure::Interrupted);
         }
-        Ok(())
+        match aborted_by(spec, &measured) {
+            Some(reason) => Err(Failure::Fatal(
+                crate::engine::with_hint(crate::engine::EngineError::Io(reason.into())).to_string(),
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -84,6 +90,7 @@ impl<W: Write> Session<'_, W> {
 /// connection failed), so `issued = completed + failed + unanswered` holds as for any test.
 fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> TestResult {
     let outcome = match (m.interrupted, terminated) {
+        (false, _) if aborted_by(spec, m).is_some() => Outcome::Aborted,
         (false, _) => Outcome::Completed,
         (true, false) => Outcome::Interrupted(Signal::Interrupt),
         (true, true) => Outcome::Interrupted(Signal::Terminate),
@@ -103,6 +110,14 @@ fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> Tes
     r.pushes.messages = m.delivered + m.duplicates + m.foreign;
     r.timeline = m.timeline.clone();
     r
+}
+
+/// Without `-e`, a publisher connection that failed ended its publisher: the test is aborted,
+/// as a benchmark's is, for this reason.
+fn aborted_by<'m>(spec: &DeliverySpec, m: &'m DeliveryResult) -> Option<&'m str> {
+    (!spec.keep_going && !m.interrupted)
+        .then_some(m.connection_failure.as_deref())
+        .flatten()
 }
 
 /// The commands the test sends, as a template (the record's `commands`).

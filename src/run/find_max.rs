@@ -12,7 +12,7 @@ use super::{Failure, Session};
 use crate::engine::{self, ClusterRun, EngineError, LoadSpec, Stop};
 use crate::metrics::{Outcome, TestResult};
 use crate::plan::find_max::{FindMaxPlan, PROBE, TIME_BUDGET};
-use crate::record::{FindMaxRecord, FindMaxStep, TestExtras};
+use crate::record::{FindMaxBoundary, FindMaxRecord, FindMaxStep, TestExtras};
 use crate::slo::search::{MAX_WINDOWS, start_from_probe};
 use crate::slo::table::{self, Limit, Row, group};
 use crate::slo::{Conclusion, Decision, End, Figures, Next, Search};
@@ -323,6 +323,13 @@ impl<W: Write> Session<'_, W> {
         .into();
         rec.limit = limit.map(|l| l.name().into());
         rec.no_growth_rps = c.no_growth.map(|t| t.offered);
+        rec.boundary = c.boundary.map(|b| FindMaxBoundary {
+            low_rps: b.low,
+            high_rps: b.high,
+            pairs: b.pairs,
+            change_pct: b.change.map(|e| e.pct),
+            interval: b.change.map(|e| [e.lo, e.hi]),
+        });
         self.rec.set_find_max(rec.clone());
         writeln!(self.out, "{}", table::answer(&fm.slo, c, limit))?;
         self.out.flush()?;

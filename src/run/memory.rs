@@ -6,10 +6,10 @@
 
 use super::cluster::ClusterCtx;
 use crate::engine::control::ControlConn;
+use crate::memory::block::{MemoryRecord, TypeCount};
 use crate::memory::types::{Census, SAMPLE_KEYS};
 use crate::memory::{Settled, Snapshot, data_type, settled};
 use crate::plan::RunPlan;
-use crate::record::memory::{MemoryRecord, TypeCount};
 use crate::workload::Template;
 use crate::workload::sizes::SizeDist;
 

@@ -363,6 +363,7 @@ impl<'a, W: Write> Session<'a, W> {
             precision: plan.precision,
             cluster: mc.cluster.as_ref().map(|c| c.header.clone()),
             tracking: plan.tracking,
+            operations: Default::default(),
         };
         Session {
             plan,
@@ -594,9 +595,14 @@ impl<W: Write> Session<'_, W> {
             template,
             self.load.value_sizes.as_ref(),
         );
+        let blocks = memory.map(|m| {
+            let mut blocks = crate::record::block::Blocks::default();
+            blocks.put(&m);
+            blocks
+        });
         let extras = TestExtras {
             repetition,
-            memory: memory.as_ref(),
+            blocks: blocks.as_ref(),
             ..TestExtras::of(&result)
         };
         let test = self.rec.end_test(watch, template, &result, extras);
@@ -604,7 +610,8 @@ impl<W: Write> Session<'_, W> {
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
-        if let (Some(m), false) = (&test.memory, self.plan.format == Format::Csv) {
+        let memory = test.blocks.block::<crate::memory::block::MemoryRecord>();
+        if let (Some(m), false) = (&memory, self.plan.format == Format::Csv) {
             crate::memory::report::write_memory(&mut self.out, m)?;
         }
         let mut lines = match self.sentinel.as_mut() {

@@ -87,9 +87,9 @@ pub(super) fn finish(
         Some(p) => format!("cannot write the --json record {}: {e}", p.display()),
         None => format!("cannot write the --json record: {e}"),
     });
-    // A run with something to show: tests, a storm, or memtier's `--verify-only` result.
+    // A run with something to show: tests, a mode's run-wide block (a storm's), or memtier's `--verify-only` result.
     let doc = rec.document();
-    let shown = !doc.tests.is_empty() || doc.storm.is_some() || doc.verify.is_some();
+    let shown = !doc.tests.is_empty() || doc.blocks.drawn() || doc.verify.is_some();
     if let Some(path) = &plan.html
         && shown
         && let Err(e) = crate::compare::html::write_html(&[rec.document()], path)
@@ -205,8 +205,7 @@ impl Observer for Journaled<'_> {
             started_at: None,
             mix: self.mix.clone(),
             nodes: self.nodes.clone(),
-            storm: None,
-            fuzz: None,
+            heads: Default::default(),
             delivery: self.delivery.clone(),
         };
         self.rec.second(test, index, second);

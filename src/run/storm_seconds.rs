@@ -20,13 +20,11 @@ use crate::engine::{Observer, Snapshot};
 use crate::live::{Feed, Tick};
 use crate::metrics::{Second, SharedTimeline};
 use crate::record::RunRecord;
-use crate::record::fuzz::FuzzRecord;
+use crate::record::block::{Block, Blocks, HEAD};
 use crate::record::journal::TestStart;
-use crate::record::storm::StormContext;
 
-/// The test name the journal and `/metrics` give a storm (`recover` makes a `storm` block of
-/// it).
-pub const STORM: &str = crate::record::storm::JOURNAL_NAME;
+/// The test name the journal and `/metrics` give a storm.
+pub const STORM: &str = "connect storm";
 /// And the fuzzer.
 pub const FUZZ: &str = "fuzz";
 
@@ -36,9 +34,8 @@ pub struct ModeSeconds<'a> {
     title: &'static str,
     live: Option<Feed>,
     commands: Vec<String>,
-    /// A storm's context, or the fuzzer's block's head, for the `begin` line.
-    storm: Option<StormContext>,
-    fuzz: Option<FuzzRecord>,
+    /// A mode's block's head (a storm's context, the fuzzer's head), for the `begin` line.
+    heads: Blocks<HEAD>,
     /// Threads counting (for the live progress).
     threads: u64,
     timeline: SharedTimeline,
@@ -71,8 +68,7 @@ impl<'a> ModeSeconds<'a> {
             commands: command
                 .map(|c| vec![c.to_ascii_lowercase()])
                 .unwrap_or_default(),
-            storm: None,
-            fuzz: None,
+            heads: Blocks::default(),
             threads: u64::from(threads),
             timeline,
             start: Instant::now(),
@@ -80,15 +76,16 @@ impl<'a> ModeSeconds<'a> {
         }
     }
 
-    /// A storm: what its record block needs beyond the seconds, for the journal.
-    pub fn storm(mut self, ctx: StormContext) -> Self {
-        self.storm = Some(ctx);
+    /// A mode's block's head (a storm's context): what the block needs beyond the seconds,
+    /// for the journal (`Block::recover`).
+    pub fn head<B: Block>(mut self, head: B::Head) -> Self {
+        self.set_head::<B>(head);
         self
     }
 
-    /// The fuzzer's block's head, once it is known (before any second is handed over).
-    pub fn fuzz(&mut self, head: FuzzRecord) {
-        self.fuzz = Some(head);
+    /// The same, once it is known (the fuzzer's: before any second is handed over).
+    pub fn set_head<B: Block>(&mut self, head: B::Head) {
+        self.heads.set(B::KEY, &head);
     }
 
     /// The timeline the threads count into, and second 0's start.
@@ -122,8 +119,7 @@ impl<'a> ModeSeconds<'a> {
             live: self.live.as_ref(),
             name: self.title,
             commands: &self.commands,
-            storm: self.storm.as_ref(),
-            fuzz: self.fuzz.as_ref(),
+            heads: &self.heads,
         };
         out.hand(now, &mut writer);
         self.next = out.next;
@@ -150,8 +146,7 @@ struct Writer<'a> {
     live: Option<&'a Feed>,
     name: &'static str,
     commands: &'a [String],
-    storm: Option<&'a StormContext>,
-    fuzz: Option<&'a FuzzRecord>,
+    heads: &'a Blocks<HEAD>,
 }
 
 impl Observer for Writer<'_> {
@@ -165,8 +160,7 @@ impl Observer for Writer<'_> {
         let test = TestStart {
             name: self.name,
             commands: self.commands.to_vec(),
-            storm: self.storm.cloned(),
-            fuzz: self.fuzz.cloned(),
+            heads: self.heads.clone(),
             ..TestStart::default()
         };
         self.rec.second(test, index, second);

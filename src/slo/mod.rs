@@ -4,10 +4,12 @@
 //! (`search`: window results in, next rate or conclusion out), and the table and answer text
 //! (`table`). Must not: run anything or read a clock: `run::find_max` drives the engine window
 //! by window and feeds this module what each measured, so every decision here is unit-tested
-//! with synthetic servers (`sim`: a seeded model with noise bursts). Imports nothing of the
-//! crate.
+//! with synthetic servers (`sim`: a seeded model with noise bursts); the boundary is a paired
+//! comparison of the two neighbouring rates run alternately (`pairs`), its interval
+//! `stats::from_pairs`'s (the one home of intervals). Imports nothing else of the crate.
 
 pub mod expr;
+pub mod pairs;
 pub mod search;
 pub mod table;
 

@@ -18,9 +18,11 @@
 //! else. So a rate is decided only when one verdict leads the other by [`LEAD`] windows (two
 //! agreeing windows when nothing disagrees), at most [`WINDOWS_PER_RATE`] windows; a rate with
 //! no such lead by then is **split**, which the bisection treats as not meeting the SLO (the
-//! answer must be a rate that meets it reliably). Before concluding, both bounds get at least
-//! [`CONFIRM_WINDOWS`] windows: a failing bound that now leads to "met" was noise and the search
-//! goes on above it.
+//! answer must be a rate that meets it reliably). Before concluding, the two bounds are run
+//! alternately, [`pairs::ROUNDS`] rounds of one window each (`slo::pairs`: a slow change of the
+//! machine moves both alike, and the rounds' paired change of the SLO's figure is the answer's
+//! interval): a failing bound that now leads to "met" was noise and the search goes on above it;
+//! a higher rate that did better in the same moments ends the search too noisy.
 //!
 //! The bisection never goes below the highest rate that leads to "met", and one noisy window
 //! cannot take that lead away: a rate that met the SLO twice is left only when later windows
@@ -39,6 +41,8 @@
 
 use std::collections::BTreeMap;
 
+use super::pairs::{self, Boundary, Pairing};
+
 /// The search ends when the lowest failing rate is within this share above the highest passing.
 pub const TOLERANCE: f64 = 0.05;
 
@@ -53,13 +57,14 @@ pub const LEAD: u32 = 2;
 /// At most this many windows at one rate; a rate still without a [`LEAD`] is split.
 pub const WINDOWS_PER_RATE: u32 = 6;
 
-/// The answer's bounds have at least this many windows each before the search concludes.
+/// The lowest rate halved to has at least this many windows before "no rate meets it".
 pub const CONFIRM_WINDOWS: u32 = 3;
 
 /// At most this many windows in a search (with the default 5 s windows and 1 s warmups, about
-/// 4 minutes). A quiet search takes about 16: two per rate on a doubling ramp and a bisection to
-/// 5%, and one more for each bound.
-pub const MAX_WINDOWS: usize = 40;
+/// 5 minutes). A quiet search takes about 24: two per rate on a doubling ramp and a bisection to
+/// 5%, three alternating rounds at the two bounds (`slo::pairs`), two at twice the failing
+/// bound.
+pub const MAX_WINDOWS: usize = 48;
 
 /// The noise is judged once this many windows are decided (an unlucky start, two bursts in the
 /// first six windows, is not yet a noisy machine).
@@ -297,6 +302,8 @@ pub struct Conclusion {
     /// the failing bound's at which the SLO broke by less than [`GROWTH`] times as much (the
     /// boundary, or the breaking at every rate, is not the load's).
     pub no_growth: Option<Tally>,
+    /// The alternating windows at `best` and `upper` (`slo::pairs`), when the search ran them.
+    pub boundary: Option<Boundary>,
 }
 
 /// What the rates above the failing bound say about whether load set it.
@@ -331,6 +338,8 @@ pub struct Search {
     rates: BTreeMap<u64, Tally>,
     /// The rate of the latest window.
     current: Option<u64>,
+    /// The alternating windows at the latest bracket within [`TOLERANCE`] (`slo::pairs`).
+    pairing: Option<Pairing>,
 }
 
 /// The starting rate from a closed-loop probe's throughput: a quarter of it, so the ramp's first
@@ -349,6 +358,7 @@ impl Search {
             max_windows: max_windows.max(1),
             rates: BTreeMap::new(),
             current: None,
+            pairing: None,
         }
     }
 
@@ -369,6 +379,9 @@ impl Search {
         let tally = self.rates.entry(w.offered).or_insert_with(|| Tally::new(w));
         tally.add(w);
         let decision = tally.decision();
+        if let Some(p) = self.pairing.as_mut() {
+            p.add(&w);
+        }
         if let Some(end) = self.noisy() {
             return self.done(end);
         }
@@ -388,11 +401,25 @@ impl Search {
     }
 
     /// The next rate, or how the search ends.
-    fn next_rate(&self, decision: Decision, rate: u64) -> Result<u64, End> {
+    fn next_rate(&mut self, decision: Decision, rate: u64) -> Result<u64, End> {
+        // The bracket's alternating windows go on while a round is under way, or while one of
+        // its rates is undecided again (each rate's tally still decides it) and the other
+        // still says what the bracket says.
+        if let Some(p) = &self.pairing
+            && (p.low == rate || p.high == rate)
+        {
+            let of = |r: u64| self.rates.get(&r).map_or(Decision::Open, Tally::decision);
+            let (low, high) = (of(p.low), of(p.high));
+            let open = low == Decision::Open || high == Decision::Open;
+            let holds = low == Decision::Met || matches!(high, Decision::Broken | Decision::Split);
+            if p.pending() || (open && holds) {
+                return Ok(p.next());
+            }
+        }
         if decision == Decision::Open {
             return Ok(rate);
         }
-        match (self.best(), self.upper()) {
+        match (self.best().copied(), self.upper().copied()) {
             (Some(b), None) if b.offered >= MAX_RPS => Err(End::RateCap),
             (Some(b), None) => Ok(b.offered.saturating_mul(2).min(MAX_RPS)),
             (None, Some(u)) => {
@@ -414,13 +441,18 @@ impl Search {
                 let gap = u.offered.saturating_sub(b.offered) as f64;
                 let mid = b.offered + (u.offered - b.offered) / 2;
                 if gap > TOLERANCE * b.offered as f64 && mid > b.offered {
-                    Ok(mid)
-                } else if !u.confirmed() {
-                    Ok(u.offered)
-                } else if !b.confirmed() {
-                    Ok(b.offered)
+                    return Ok(mid);
+                }
+                let p = match &mut self.pairing {
+                    Some(p) if (p.low, p.high) == (b.offered, u.offered) => p,
+                    other => other.insert(Pairing::new(b.offered, u.offered)),
+                };
+                if p.complete() < pairs::ROUNDS {
+                    Ok(p.next())
+                } else if p.boundary().reversed() {
+                    Err(End::TooNoisy)
                 } else {
-                    match self.load_check(u) {
+                    match self.load_check(&u) {
                         LoadCheck::Measure(rate) => Ok(rate),
                         LoadCheck::Grows => Err(End::Converged),
                         LoadCheck::Flat(_) => Err(End::TooNoisy),
@@ -523,6 +555,14 @@ impl Search {
             },
             _ => None,
         };
+        let boundary = self
+            .pairing
+            .as_ref()
+            .filter(|p| {
+                Some((p.low, p.high)) == best.zip(upper).map(|(b, u)| (b.offered, u.offered))
+            })
+            .map(Pairing::boundary)
+            .filter(|b| b.pairs > 0);
         Conclusion {
             best,
             upper,
@@ -530,6 +570,7 @@ impl Search {
             windows: self.windows,
             noise: self.noise(),
             no_growth,
+            boundary,
         }
     }
 }
@@ -594,11 +635,20 @@ mod tests {
                     rate < knee && rate >= knee * (1.0 - TOLERANCE) - 1.0,
                     "{ctx}"
                 );
-                assert_eq!((best.met, best.broken), (3, 0), "{ctx}");
-                assert_eq!((upper.met, upper.broken), (0, 3), "{ctx}");
-                // Two windows per rate, three for each bound, two at twice the failing bound
-                // (the load check): 28 from 1% of the knee.
-                assert!(offered.len() <= 28, "{ctx}");
+                // Two windows per rate, then three alternating rounds at the two bounds.
+                assert_eq!((best.met, best.broken), (5, 0), "{ctx}");
+                assert_eq!((upper.met, upper.broken), (0, 5), "{ctx}");
+                let b = c.boundary.unwrap();
+                assert_eq!((b.low, b.high, b.pairs), (best.offered, upper.offered, 3));
+                let at_bounds: Vec<u64> = offered
+                    .iter()
+                    .copied()
+                    .filter(|&r| r == b.low || r == b.high)
+                    .collect();
+                let paired = &at_bounds[at_bounds.len() - 6..];
+                assert!(paired.chunks(2).all(|r| r[0] != r[1]), "alternately: {ctx}");
+                // Two at twice the failing bound (the load check): 32 from 1% of the knee.
+                assert!(offered.len() <= 32, "{ctx}");
             }
         }
     }
@@ -678,7 +728,7 @@ mod tests {
         assert!(offered[first..].iter().all(|&r| r >= 4_000), "{offered:?}");
         assert_eq!(c.best.unwrap().offered, 4_000, "{offered:?}");
         let t = s.tally(4_000).unwrap();
-        assert_eq!((t.met, t.broken), (3, 1), "{offered:?}");
+        assert_eq!((t.met, t.broken), (4, 1), "{offered:?}");
     }
 
     #[test]

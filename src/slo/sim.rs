@@ -170,8 +170,8 @@ fn a_quiet_server_is_always_answered_within_five_percent_of_the_truth() {
     let o = outcomes(0.0, 10);
     let searches = cases().len() * 10;
     assert_eq!(o.right, searches, "{o:?}");
-    // Two windows per rate and three per bound: about 16, never the budget.
-    assert!(o.windows <= searches * 20, "{o:?}");
+    // Two windows per rate, three alternating rounds at the bounds: about 24, never the budget.
+    assert!(o.windows <= searches * 25, "{o:?}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and the sentence that answers the question. Pure formatting, so the wording is unit-tested.
 
 use super::expr::Slo;
+use super::pairs::Boundary;
 use super::search::{Conclusion, Decision, End, LOAD_MULTIPLE, Noise, TOLERANCE, Tally, Window};
 
 /// One window as the table shows it.
@@ -203,6 +204,27 @@ fn upper_evidence(u: &Tally, limit: Option<Limit>) -> String {
     }
 }
 
+/// The boundary's alternating windows: `run alternately in 3 pairs, the SLO's figure was 38%
+/// higher at 1,239 req/s offered than at 1,180 [+12%, +70%]` (the 95% paired interval).
+fn paired(p: &Boundary) -> String {
+    let (low, high) = (group(p.low), group(p.high));
+    match p.change {
+        Some(e) => format!(
+            "run alternately in {} pairs, the SLO's figure was {:.0}% {} at {high} req/s offered \
+             than at {low} [{:+.0}%, {:+.0}%]",
+            p.pairs,
+            e.pct.abs(),
+            if e.pct >= 0.0 { "higher" } else { "lower" },
+            e.lo,
+            e.hi
+        ),
+        None => format!(
+            "{high} and {low} req/s offered run alternately in {} pair",
+            p.pairs
+        ),
+    }
+}
+
 /// What the noise did: `7 of the 18 windows disagreed with the rest`.
 fn noise(n: &Noise) -> String {
     format!(
@@ -223,13 +245,23 @@ pub fn answer(slo: &Slo, c: &Conclusion, limit: Option<Limit>) -> String {
             _ => {}
         }
     }
+    if let (End::TooNoisy, Some(p)) = (c.end, c.boundary.filter(Boundary::reversed)) {
+        return format!(
+            "too noisy to answer {slo} on this machine: {}, so the load did not set the boundary \
+             between them (run again with longer --step-duration, on a quieter machine, or with a \
+             looser SLO)",
+            paired(&p)
+        );
+    }
     match (c.end, &c.best, &c.upper) {
         (End::Converged, Some(b), Some(u)) => format!(
-            "max throughput with {slo}: {} req/s (within {:.0}%: {}; {})",
+            "max throughput with {slo}: {} req/s (within {:.0}%: {}; {}{})",
             rps(b),
             TOLERANCE * 100.0,
             met_evidence(b),
-            upper_evidence(u, limit)
+            upper_evidence(u, limit),
+            c.boundary
+                .map_or(String::new(), |p| format!("; {}", paired(&p)))
         ),
         (End::TooNoisy, None, _) => format!(
             "too noisy to answer {slo} on this machine: no rate met it reliably, and {} (run \
@@ -378,6 +410,7 @@ mod tests {
                 windows: 12,
             },
             no_growth: None,
+            boundary: None,
         }
     }
 
@@ -584,6 +617,54 @@ mod tests {
             row(&r, 3).ends_with("=> broken in 2 of 2"),
             "{}",
             row(&r, 3)
+        );
+    }
+
+    #[test]
+    fn the_answer_carries_the_boundary_pairs_and_a_reversed_one_is_too_noisy() {
+        use crate::stats::{Estimate, Evidence};
+        let slo = Slo::parse("p99<20ms").unwrap();
+        let best = windows(1_180, 1_163.0, &[true; 5]);
+        let upper = windows(1_239, 1_230.0, &[false; 5]);
+        let pairs = |pct: f64, lo: f64, hi: f64| Boundary {
+            low: 1_180,
+            high: 1_239,
+            pairs: 3,
+            change: Some(Estimate {
+                pct,
+                lo,
+                hi,
+                evidence: Evidence::Pairs,
+            }),
+        };
+        let c = Conclusion {
+            boundary: Some(pairs(48.0, 21.0, 81.0)),
+            ..concluded(End::Converged, Some(best), Some(upper))
+        };
+        let text = answer(&slo, &c, None);
+        assert!(
+            text.starts_with("max throughput with p99 < 20 ms: 1,163 req/s"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "; run alternately in 3 pairs, the SLO's figure was 48% higher at 1,239 req/s \
+                 offered than at 1,180 [+21%, +81%])"
+            ),
+            "{text}"
+        );
+        let c = Conclusion {
+            boundary: Some(pairs(-40.0, -55.0, -20.0)),
+            ..concluded(End::TooNoisy, Some(best), Some(upper))
+        };
+        let text = answer(&slo, &c, None);
+        assert!(
+            text.starts_with(
+                "too noisy to answer p99 < 20 ms on this machine: run alternately in 3 pairs, the \
+                 SLO's figure was 40% lower at 1,239 req/s offered than at 1,180 [-55%, -20%], so \
+                 the load did not set the boundary"
+            ),
+            "{text}"
         );
     }
 }

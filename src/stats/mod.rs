@@ -123,6 +123,13 @@ pub fn from_seconds(base: &[f64], other: &[f64]) -> Option<Estimate> {
 /// change of `other` against `base` in percent, with n − 1 degrees of freedom. `None` without two
 /// pairs of positive figures (a pair with a zero is dropped: a ratio needs both).
 pub fn from_pairs(base: &[f64], other: &[f64]) -> Option<Estimate> {
+    from_pairs_at(base, other, CONFIDENCE)
+}
+
+/// [`from_pairs`] at another `confidence` (0.5 < c < 1): each of several intervals read
+/// together takes a higher one, so that all of them hold together at [`CONFIDENCE`]
+/// ([`joint_confidence`]).
+pub fn from_pairs_at(base: &[f64], other: &[f64], confidence: f64) -> Option<Estimate> {
     let d: Vec<f64> = base
         .iter()
         .zip(other)
@@ -133,7 +140,7 @@ pub fn from_pairs(base: &[f64], other: &[f64]) -> Option<Estimate> {
         return None;
     }
     let (m, var) = mean_var(&d);
-    let half = student::quantile(0.5 + CONFIDENCE / 2.0, d.len() as f64 - 1.0)
+    let half = student::quantile(0.5 + confidence / 2.0, d.len() as f64 - 1.0)
         * (var / d.len() as f64).sqrt();
     let pct = |l: f64| (l.exp() - 1.0) * 100.0;
     Some(Estimate {
@@ -142,6 +149,14 @@ pub fn from_pairs(base: &[f64], other: &[f64]) -> Option<Estimate> {
         hi: pct(m + half),
         evidence: Evidence::Pairs,
     })
+}
+
+/// The confidence each of `comparisons` intervals needs so that all of them hold together at
+/// [`CONFIDENCE`] (Bonferroni: 1 − 0.05/m). An answer that reads eight intervals at 95 % each
+/// would call something in an A/A run better or worse about a third of the time; read jointly,
+/// at most one A/A run in twenty shows any finding at all.
+pub fn joint_confidence(comparisons: usize) -> f64 {
+    1.0 - (1.0 - CONFIDENCE) / comparisons.max(1) as f64
 }
 
 /// The lag-1 autocorrelation of a run's log seconds, clipped to [0, 0.9] (a negative one would

@@ -23,7 +23,7 @@ pub enum Side {
 impl Side {
     /// The side of a failure kind.
     pub fn of(kind: &str) -> Side {
-        match crate::record::storm::side_of(kind) {
+        match super::block::side_of(kind) {
             "client" => Side::Client,
             _ => Side::Server,
         }

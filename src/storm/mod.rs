@@ -14,13 +14,18 @@
 //! the histograms (a failed one is counted by the stage it failed in), so that invariant holds
 //! for the histograms' sums as well.
 
+pub mod block;
 mod failure;
+mod kind;
+mod merge;
 mod opener;
 pub mod plan;
 mod record;
+mod recover;
 mod report;
 pub mod run;
 mod stages;
+mod tables;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -67,10 +72,10 @@ impl Stage {
         Stage::Command,
     ];
 
-    /// The record's and the report's name (the record's vocabulary: `record::storm::STAGES`,
+    /// The record's and the report's name (the record's vocabulary: `block::STAGES`,
     /// in this order).
     pub fn name(self) -> &'static str {
-        crate::record::storm::STAGES[self.index()]
+        block::STAGES[self.index()]
     }
 
     fn index(self) -> usize {

@@ -1,11 +1,9 @@
-//! The storm's result as the record's `storm` block (`record::storm`, the block's shape, which
+//! The storm's result as the record's `storm` block (`block.rs`, the block's shape, which
 //! every reader of records shares): what the storm measured, with what the run knew around it.
 
+use super::block::{ClientLimitRecord, StageRecord, StormContext, StormFailure, StormRecord};
 use super::{Side, Stage, StageFigures, StormResult};
 use crate::record::document::ServerTestRecord;
-use crate::record::storm::{
-    ClientLimitRecord, StageRecord, StormContext, StormFailure, StormRecord,
-};
 
 /// A stage's (or the total's) figures in the record.
 fn stage(name: &str, f: &StageFigures) -> StageRecord {

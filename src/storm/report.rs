@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::record::storm::{StageRecord, StormRecord};
+use super::block::{StageRecord, StormRecord};
 
 /// Writes the storm's report: what ran, connects per second, the stage table (the stages add up
 /// to the total), failures by stage and kind with the client's limits apart, the server's side.

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::block::{StormContext, StormRecord};
 use super::plan::StormPlan;
 use super::{Stage, StormSpec, split_commands};
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::ControlConn;
-use crate::record::storm::StormContext;
 use crate::run::{Failure, ModeContext, ModeSeconds, STORM};
 use crate::watch::info::Info;
 use crate::watch::{TestWatch, fetch_info};
@@ -68,7 +68,7 @@ pub fn run(mut ctx: ModeContext<'_>, storm: &StormPlan) -> Result<(), Failure> {
         spec.openers,
         servers,
     )
-    .storm(context(None, None));
+    .head::<StormRecord>(context(None, None));
     (spec.timeline, spec.start) = seconds.timeline();
     let completed = || spec.tally.completed.load(Ordering::Relaxed);
     let mut result = std::thread::scope(|s| {
@@ -92,10 +92,10 @@ pub fn run(mut ctx: ModeContext<'_>, storm: &StormPlan) -> Result<(), Failure> {
         },
         after.map(|(_, c)| c),
     );
-    let record = ctx.record().end_storm(watch, |server| {
+    let record = ctx.record().end_block(watch, |server| {
         super::record::block(&result, storm_ctx, server)
     });
-    super::report::write_storm(&mut out, record, &setup.target.display())?;
+    super::report::write_storm(&mut out, &record, &setup.target.display())?;
     out.flush()?;
     if result.interrupted {
         return Err(Failure::Interrupted);

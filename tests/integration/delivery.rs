@@ -281,41 +281,74 @@ fn a_drifting_hot_set_moves_on_valkey_and_redis() {
 }
 
 /// A steep Zipf whose centre moves 100 keys every 0.5 s: its hottest key, then the key 100
-/// further and the one after, each take a large share of the increments.
+/// further and the one after, each take a large share of the increments of their interval.
+///
+/// A key is drawn when its request is sent, so an interval in which a busy machine kept the
+/// process off the CPU sends few of its requests or none: its key can't tell, and is not judged.
+/// What each interval sent is read from the record's 100 ms slots (its second 0 begins where
+/// the drift counts from: no warmup); with 2 connections of one request each, all but at most 2
+/// of the replies completed in an interval were sent in it. A run that measured fewer than two
+/// intervals, one of them after the first move, is run again (at most three times).
 #[test]
 fn a_drifting_zipf_moves_its_hottest_key() {
-    let server = Server::start();
-    run(
-        &server,
-        &[
-            "-q",
-            "-r",
-            "1000",
-            "--keys",
-            "zipf:3",
-            "--key-drift",
-            "100:0.5",
-            "--duration",
-            "1.6",
-            "-c",
-            "2",
-            "incr",
-            "key:__rand_int__",
-        ],
-    );
-    let mut c = server.client();
-    let mut get = |k: u64| -> i64 {
-        c.bulk(&["GET", &format!("key:{k:012}")])
-            .map_or(0, |v| String::from_utf8_lossy(&v).parse().expect("a count"))
-    };
-    let hot: Vec<i64> = [0, 100, 200].iter().map(|&k| get(k)).collect();
-    let cold = get(50);
-    for (k, n) in [0, 100, 200].iter().zip(&hot) {
-        assert!(
-            *n > 10 * cold.max(1),
-            "key {k}: {n} increments, key 50: {cold}"
+    for attempt in 1..=3 {
+        let server = Server::start();
+        let (r, _) = run(
+            &server,
+            &[
+                "-q",
+                "-r",
+                "1000",
+                "--keys",
+                "zipf:3",
+                "--key-drift",
+                "100:0.5",
+                "--duration",
+                "1.6",
+                "-c",
+                "2",
+                "incr",
+                "key:__rand_int__",
+            ],
         );
+        let slots: Vec<u64> = r["tests"][0]["timeline"]
+            .as_array()
+            .expect("a timeline")
+            .iter()
+            .flat_map(|s| s["slots"].as_array().expect("a short test's slots").iter())
+            .map(|x| u(&x["completed"]))
+            .collect();
+        let sent_in = |n: usize| -> u64 {
+            let sum: u64 = slots.iter().skip(5 * n).take(5).sum();
+            sum.saturating_sub(2)
+        };
+        let mut c = server.client();
+        let mut get = |k: u64| -> i64 {
+            c.bulk(&["GET", &format!("key:{k:012}")])
+                .map_or(0, |v| String::from_utf8_lossy(&v).parse().expect("a count"))
+        };
+        let cold = get(50);
+        let mut judged = Vec::new();
+        for (n, k) in [0u64, 100, 200].into_iter().enumerate() {
+            // 30 draws give the centre 25 on average (5/6 of them), 10 or fewer about once in
+            // 10^8 runs.
+            if sent_in(n) < 30 {
+                continue;
+            }
+            let hits = get(k);
+            assert!(
+                hits > 10 * cold.max(1),
+                "key {k}: {hits} increments of {} sent in its interval, key 50: {cold}",
+                sent_in(n)
+            );
+            judged.push(k);
+        }
+        if judged.len() >= 2 && judged.iter().any(|&k| k > 0) {
+            return;
+        }
+        eprintln!("attempt {attempt}: only the keys {judged:?} had requests enough to judge");
     }
+    panic!("three runs each left fewer than two intervals with requests enough to judge");
 }
 
 #[test]
@@ -442,6 +475,64 @@ fn two_thousand_subscribers_run_on_a_few_threads_on_redis() {
 #[test]
 fn two_thousand_subscribers_run_on_a_few_threads_on_valkey() {
     two_thousand_subscribers_on_a_few_threads(&Server::start_valkey());
+}
+
+/// 1,500 consumers of one group (past the old cap of 1,000, a thread each) on at most
+/// [`MAX_THREADS`] threads, sampled all through the run: every entry delivered to one of them
+/// once and acknowledged, nothing pending at the end.
+fn many_consumers_on_a_few_threads(server: &Server, extra: &[&str]) {
+    let dir = TempDir::new();
+    let path = dir.path().join("run.json");
+    let mut args = vec![
+        "--stream",
+        "1500",
+        "-n",
+        "3000",
+        "--rps",
+        "1000",
+        "-q",
+        "--json",
+        path.to_str().expect("UTF-8 path"),
+    ];
+    args.extend(extra);
+    let run = server.spawn_bench(&args);
+    let pid = run.pid();
+    let mut most = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while let Some(n) = threads_of(pid) {
+        most = most.max(n);
+        if std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = run.finish(std::time::Duration::from_secs(120));
+    out.assert_success();
+    assert!(most > 0, "the process's threads were never read");
+    assert!(most <= MAX_THREADS, "{most} threads for 1,500 consumers");
+    check_with_python(&path);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d = &r["tests"][0]["delivery"];
+    assert_eq!(u(&d["receivers"]), 1500, "{d}");
+    assert_eq!(
+        (u(&d["published"]), u(&d["delivered"]), u(&d["acked"])),
+        (3000, 3000, 3000),
+        "{d}"
+    );
+    assert_eq!((u(&d["lost"]), u(&d["duplicates"])), (0, 0), "{d}");
+    assert!(d["disconnects"].as_array().unwrap().is_empty(), "{d}");
+    let mut c = server.client();
+    let pending = c.cmd(&["XPENDING", "respbench:stream", "respbench"]);
+    assert!(
+        format!("{pending:?}").starts_with("Array([Integer(0)"),
+        "{pending:?}"
+    );
+}
+
+#[test]
+fn many_stream_consumers_run_on_a_few_threads_on_redis_and_valkey() {
+    many_consumers_on_a_few_threads(&Server::start(), &[]);
+    many_consumers_on_a_few_threads(&Server::start_valkey(), &["-3"]);
 }
 
 /// The server SIGKILLed 1.5 s into a 6 s `--pubsub -e` run and restarted on its port 2 s later:

@@ -12,7 +12,7 @@ use crate::harness::{Client, Server, TempDir, respbench, wait_until};
 use crate::record::check_with_python;
 
 /// `usec_per_call` of `cmdstat_eval` (after `CONFIG RESETSTAT` and some calls).
-fn eval_usec_per_call(c: &mut Client) -> f64 {
+pub(crate) fn eval_usec_per_call(c: &mut Client) -> f64 {
     let info = c.info("commandstats");
     let line = info
         .lines()
@@ -24,12 +24,12 @@ fn eval_usec_per_call(c: &mut Client) -> f64 {
         .unwrap_or_else(|| panic!("no usec_per_call in {line}"))
 }
 
-fn busy_script(n: u64) -> String {
+pub(crate) fn busy_script(n: u64) -> String {
     format!("for i=1,{n} do end")
 }
 
 /// Finds a loop length whose `EVAL` takes about 400 µs of server time, and that time.
-fn calibrate(c: &mut Client) -> (u64, f64) {
+pub(crate) fn calibrate(c: &mut Client) -> (u64, f64) {
     let mut n: u64 = 20_000;
     let mut usec = 0.0;
     for _ in 0..4 {
@@ -60,7 +60,10 @@ fn table_rows(stdout: &str) -> Vec<&str> {
         .collect()
 }
 
-fn bench_json(server: &Server, args: &[&str]) -> (crate::harness::Output, Value, TempDir) {
+pub(crate) fn bench_json(
+    server: &Server,
+    args: &[&str],
+) -> (crate::harness::Output, Value, TempDir) {
     let dir = TempDir::new();
     let path = dir.path().join("fm.json");
     let mut all = vec!["--json", path.to_str().expect("UTF-8 path")];
@@ -489,10 +492,25 @@ fn find_max_answers_the_capacity_of_a_scripted_server_with_its_windows() {
     );
     assert!(line.contains("req/s offered met it in "), "{line}");
     assert!(line.contains(" windows; "), "{line}");
+    // The boundary was decided from its two rates run alternately: at least three rounds, their
+    // paired interval in the record and the answer.
+    let b = &fm["boundary"];
+    assert!(b["pairs"].as_u64().is_some_and(|p| p >= 3), "{fm}");
+    let (low, high) = (
+        b["low_rps"].as_u64().unwrap(),
+        b["high_rps"].as_u64().unwrap(),
+    );
+    assert!(low < high && high as f64 <= low as f64 * 1.06, "{b}");
+    assert!(
+        b["interval"].as_array().is_some_and(|i| i.len() == 2),
+        "{b}"
+    );
+    assert!(line.contains("run alternately in "), "{line}");
 }
 
 /// A scripted server whose latency is set by "stalls", not by its load: while it sees more than
-/// `threshold` requests per second (counted over the last 100 ms), every reply waits `delay`;
+/// `threshold` requests per second (counted over the last 250 ms: long enough that a client's
+/// catch-up after a stall on a busy machine does not read as a higher rate), every reply waits `delay`;
 /// below, none does. Above the threshold the SLO breaks by as much at any rate, the way a shared
 /// machine's stalls break a tight SLO. It stops serving after `limit`.
 struct Stalled {
@@ -509,7 +527,7 @@ impl Stalled {
         let port = listener.local_addr().expect("addr").port();
         listener.set_nonblocking(true).expect("nonblocking");
         let deadline = Instant::now() + limit;
-        // (this 100 ms bucket's start, requests in it, requests in the one before)
+        // (this 250 ms bucket's start, requests in it, requests in the one before)
         let rate = Arc::new(Mutex::new((Instant::now(), 0u64, 0u64)));
         thread::spawn(move || {
             while Instant::now() < deadline {
@@ -520,12 +538,12 @@ impl Stalled {
                             let stalled = || {
                                 let mut r = rate.lock().unwrap();
                                 let now = Instant::now();
-                                if now - r.0 >= Duration::from_millis(100) {
-                                    let gap = now - r.0 < Duration::from_millis(200);
+                                if now - r.0 >= Duration::from_millis(250) {
+                                    let gap = now - r.0 < Duration::from_millis(500);
                                     *r = (now, 0, if gap { r.1 } else { 0 });
                                 }
                                 r.1 += 1;
-                                r.2 * 10 > threshold
+                                r.2 * 4 > threshold
                             };
                             let wait = || {
                                 if stalled() {
@@ -543,13 +561,20 @@ impl Stalled {
     }
 }
 
-/// The search against a server whose SLO breaks above 600 req/s by as much at any rate (40 ms
+/// The search against a server whose SLO breaks above 150 req/s by as much at any rate (40 ms
 /// replies against p99 < 30 ms): a clean-looking boundary that the load did not set. The search
 /// measures twice the failing rate, finds the SLO broken by no more there, and says "too noisy"
-/// with both rates, in the answer and the record, instead of answering about 600 req/s.
+/// with both rates, in the answer and the record, instead of answering about 150 req/s.
+///
+/// The rates are low so that the premise holds under CPU hogs: at twice the failing rate
+/// (about 300 req/s, a dozen requests in flight) respbench keeps up even on a starved core. At
+/// 600 req/s and 1,200 it did not (a debug build beside a hog on a machine at load 15): twice
+/// the failing rate fell behind, which the search rightly reads as the load's (that rate could
+/// not be carried), and it answered 526 req/s: the test's premise, not the search, was wrong.
+/// Whatever the machine, the search may answer only with that evidence in its record.
 #[test]
 fn find_max_says_too_noisy_when_the_boundary_is_not_the_loads() {
-    let server = Stalled::start(600, Duration::from_millis(40), Duration::from_secs(170));
+    let server = Stalled::start(150, Duration::from_millis(40), Duration::from_secs(170));
     let dir = TempDir::new();
     let path = dir.path().join("fm.json");
     let port = server.port.to_string();
@@ -559,9 +584,9 @@ fn find_max_says_too_noisy_when_the_boundary_is_not_the_loads() {
         "--json",
         path.to_str().unwrap(),
         "-c",
-        "100",
+        "40",
         "--rps",
-        "200",
+        "50",
         "--find-max",
         "p99<30ms",
         "--step-duration",
@@ -575,11 +600,33 @@ fn find_max_says_too_noisy_when_the_boundary_is_not_the_loads() {
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let fm = &r["find_max"];
     check_windows(&out.stdout, fm);
-    if fm["end"] == "converged" && fm["limit"].is_string() {
-        // The failing rate fell behind (a machine too busy for the client to keep up): that is
-        // load, and the search rightly answers; nothing more can be checked here.
+    if fm["end"] == "converged" {
+        // Only when the failing bound, or a rate at least twice it, fell behind in most of its
+        // windows (a machine too busy for the client to keep up): that is load, and the search
+        // rightly answers; nothing more can be checked here.
+        let upper = fm["boundary"]["high_rps"]
+            .as_u64()
+            .expect("a converged boundary");
+        let steps = fm["steps"].as_array().unwrap();
+        let behind = |rate: u64| {
+            let at: Vec<&Value> = steps
+                .iter()
+                .filter(|s| s["offered_rps"].as_u64() == Some(rate))
+                .collect();
+            at.iter().filter(|s| s["saturated"] == true).count() * 2 > at.len()
+        };
+        let mut rates: Vec<u64> = steps
+            .iter()
+            .filter_map(|s| s["offered_rps"].as_u64())
+            .collect();
+        rates.dedup();
+        assert!(
+            behind(upper) || rates.iter().any(|&r| r >= 2 * upper && behind(r)),
+            "answered without the load's evidence:\n{}",
+            out.stdout
+        );
         eprintln!(
-            "the failing rate fell behind on this machine:\n{}",
+            "a rate at or above the failing one fell behind:\n{}",
             out.stdout
         );
         return;
@@ -602,7 +649,7 @@ fn find_max_says_too_noisy_when_the_boundary_is_not_the_loads() {
         "{line}"
     );
     // The rate it names broke the SLO, at least twice a rate that broke it (on a quiet machine
-    // about 1,200 and 600 req/s; a busy one breaks it lower).
+    // about 300 and 150 req/s; a busy one breaks it lower).
     let steps = fm["steps"].as_array().unwrap();
     let broke = |rate: u64| {
         steps

@@ -21,11 +21,18 @@ fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 temp path")
 }
 
-/// Waits (at most 30 s) until the journal holds two full seconds of the test under way.
+/// Waits (at most 30 s) until the journal holds two full seconds of the test under way: the
+/// line of second 1 whole (its newline there). A reader can see the start of an appended line
+/// before all of it has landed, and a kill then can leave that line torn, which recover rightly
+/// drops: one second recovered, not two (as `mode_wiring::wait_for_journal`).
 fn two_seconds_journaled(journal: &Path) {
     let until = Instant::now() + Duration::from_secs(30);
+    let whole = |t: &str| {
+        t.find("\"second\":1,")
+            .is_some_and(|i| t[i..].contains('\n'))
+    };
     while Instant::now() < until {
-        if std::fs::read_to_string(journal).is_ok_and(|t| t.contains("\"second\":1,")) {
+        if std::fs::read_to_string(journal).is_ok_and(|t| whole(&t)) {
             return;
         }
         thread::sleep(Duration::from_millis(20));

@@ -124,12 +124,11 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         counters: Vec::new(),
         shards: Vec::new(),
         merge: None,
-        fuzz: None,
         replay: None,
         ended_at: "2026-11-23T10:01:00Z".into(),
         outcome: "completed".into(),
         error: None,
-        storm: None,
+        blocks: Default::default(),
         verify: None,
         ab: None,
         client: ClientHost {

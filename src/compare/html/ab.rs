@@ -1,5 +1,5 @@
 //! An A/B record's HTML report (`respbench ab --html`, `respbench report` of an `ab` record): the
-//! answer, a forest plot of the paired changes (B against A, each with its 95 % interval, on a
+//! answer, a forest plot of the paired changes (B against A, each with its interval (95 % for all together), on a
 //! log-ratio axis as the comparison's plot), and every block in the order it ran, so a reader
 //! sees the interleaving and any block that stands out.
 //!
@@ -137,7 +137,18 @@ pub fn page(doc: &Document) -> Option<String> {
             esc(&side.options)
         );
     }
-    s.push_str("<h2>Paired changes (B against A, 95 % interval)</h2>");
+    let _ = write!(
+        s,
+        "<h2>Paired changes (B against A, {})</h2>",
+        if rec.comparisons > 1 {
+            format!(
+                "95 % intervals holding together over all {}",
+                rec.comparisons
+            )
+        } else {
+            "95 % interval".to_string()
+        }
+    );
     s.push_str(&forest(&rec.verdicts));
     for c in &rec.confounders {
         let _ = write!(s, "<p>Note: {}</p>", esc(c));

@@ -23,9 +23,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::record::memory::MemoryRecord;
+use crate::record::block::{Blocks, RUN, TEST};
 use crate::record::memtier_data::VerifyRecord;
-use crate::record::storm::StormRecord;
 
 /// A file that cannot be used: printed as `respbench: <message>`, exit code 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -478,12 +477,13 @@ pub fn dedup_labels(inputs: &mut [Input]) {
 /// A side's storm and memory figures.
 #[derive(Clone, Debug, Default)]
 pub struct Costs {
-    /// Each file's storm, in file order: a side given as comma-separated runs
-    /// (`a1.json,a2.json`) has one per run (storms refuse `--repeat`).
-    pub storms: Vec<StormRecord>,
-    /// Each test that measured memory per key, by test name, in record order (the first file's
-    /// that has it).
-    pub memory: Vec<(String, MemoryRecord)>,
+    /// Each file's run-wide mode blocks (a connection storm's, …: drawn by their kind,
+    /// `costs::block_tables`), in file order: a side given as comma-separated runs
+    /// (`a1.json,a2.json`) has one per run (such modes refuse `--repeat`).
+    pub runs: Vec<Blocks<RUN>>,
+    /// Each test's mode blocks that draw a table (memory per key's), by test name, in record
+    /// order (the first file's that has them).
+    pub tests: Vec<(String, Blocks<TEST>)>,
     /// A `respbench replay` record's block (the HTML report's replay section).
     pub replay: Option<crate::record::replay::ReplayRecord>,
     /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
@@ -491,17 +491,17 @@ pub struct Costs {
 }
 
 impl Costs {
-    /// Adds a later file's figures: its storm as another run, memory and replay where the side
-    /// has none yet.
+    /// Adds a later file's figures: its run-wide blocks (a storm) as another run, a test's
+    /// blocks (memory) and replay where the side has none yet.
     pub fn absorb(&mut self, other: Costs) {
-        self.storms.extend(other.storms);
+        self.runs.extend(other.runs);
         self.verify.extend(other.verify);
         if self.replay.is_none() {
             self.replay = other.replay;
         }
-        for (name, m) in other.memory {
-            if !self.memory.iter().any(|(n, _)| *n == name) {
-                self.memory.push((name, m));
+        for (name, b) in other.tests {
+            if !self.tests.iter().any(|(n, _)| *n == name) {
+                self.tests.push((name, b));
             }
         }
     }

@@ -42,13 +42,17 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let verdicts = super::facts::verdicts(&doc);
     let problems = problems(&doc);
     let costs = super::Costs {
-        storms: doc.storm.take().into_iter().collect(),
+        runs: Some(std::mem::take(&mut doc.blocks))
+            .filter(|b| b.drawn())
+            .into_iter()
+            .collect(),
         replay: doc.replay.take(),
         verify: doc.verify.take().into_iter().collect(),
-        memory: doc
+        tests: doc
             .tests
             .iter()
-            .filter_map(|t| Some((t.name.clone(), t.memory.clone()?)))
+            .filter(|t| t.blocks.drawn())
+            .map(|t| (t.name.clone(), t.blocks.clone()))
             .collect(),
     };
     let switches = doc
@@ -137,7 +141,7 @@ fn problems(doc: &Document) -> Vec<String> {
             out.push(format!("test {} was {o} (partial figures)", t.name));
         }
     }
-    let other = doc.find_max.is_some() || doc.storm.is_some() || doc.verify.is_some();
+    let other = doc.find_max.is_some() || doc.blocks.drawn() || doc.verify.is_some();
     if out.is_empty() && doc.tests.is_empty() && !other {
         out.push("no test in the record".to_string());
     }

@@ -82,6 +82,7 @@ impl Worker<'_> {
             return;
         };
         if !retry.warmup {
+            self.rec.hand_over_at(now, Some(&cl.stats));
             self.rec.failed(kind as usize, 1, now);
             cl.node_lost(node, 1, at, false);
         }

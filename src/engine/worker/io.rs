@@ -221,27 +221,16 @@ impl Worker<'_> {
             }
             let carry = c.carry.len();
             if carry == self.rbuf.len() {
-                if self.rbuf.len() >= MAX_LINE {
-                    return Err(EngineError::Protocol(format!(
-                        "protocol error: a reply line from {} is longer than {MAX_LINE} bytes",
-                        self.target(self.conns[i].bind.node).display()
-                    )));
-                }
-                let len = self.rbuf.len() * 2;
-                self.rbuf.resize(len, 0);
+                self.grow_rbuf(i)?;
             }
+            let c = &mut self.conns[i];
             self.rbuf[..carry].copy_from_slice(&c.carry);
             c.carry.clear();
             // 1 read event in rx_delay::SAMPLE_EVERY: how long the queue head waited for us.
-            if read_at.is_none()
-                && let Stream::Tcp(s) = &c.stream
-                && self.rec.rx_delay.due()
-            {
-                let fd = std::os::fd::AsRawFd::as_raw_fd(s);
-                if let Some(ns) = self.rec.rx_delay.sample(fd) {
-                    self.rec.client_delay(Instant::now(), ns);
-                }
+            if read_at.is_none() && self.rec.rx_delay.due() {
+                self.sample_rx_delay(i);
             }
+            let c = &mut self.conns[i];
             let n = match c.stream.read(&mut self.rbuf[carry..]) {
                 Ok(0) => {
                     let err = EngineError::Io(format!(
@@ -269,17 +258,9 @@ impl Worker<'_> {
             let end = carry + n;
             let (pos, done) = self.scan_replies(i, end, now)?;
             batch_done |= done;
-            if self.conns[i].reopen.refused {
-                let err = EngineError::Io(format!(
-                    "the server at {} refused the connection (max number of clients reached)",
-                    self.target(self.conns[i].bind.node).display()
-                ));
-                return self.read_failed(i, batch_done, FailKind::Refused, err);
-            }
-            // A reopened connection's first answer that is not a refusal: it is back.
-            if std::mem::take(&mut self.conns[i].reopen.reopened) {
-                self.conns[i].reopen.attempts = 0;
-                self.rec.reconnected(now);
+            let reopen = &self.conns[i].reopen;
+            if reopen.refused | reopen.reopened && self.reopen_answered(i, batch_done, now)? {
+                return Ok(());
             }
             let c = &mut self.conns[i];
             c.carry.extend_from_slice(&self.rbuf[pos..end]);
@@ -298,6 +279,69 @@ impl Worker<'_> {
             self.on_free(i, now)?;
         }
         Ok(())
+    }
+
+    /// The read buffer is full of one unfinished reply line: doubled, up to [`MAX_LINE`]. Out of
+    /// line (as the other rare steps of [`Worker::on_readable`]): the read loop stays small, so
+    /// the compiler keeps its registers for the common path.
+    #[cold]
+    #[inline(never)]
+    fn grow_rbuf(&mut self, i: usize) -> Result<(), EngineError> {
+        if self.rbuf.len() >= MAX_LINE {
+            return Err(EngineError::Protocol(format!(
+                "protocol error: a reply line from {} is longer than {MAX_LINE} bytes",
+                self.target(self.conns[i].bind.node).display()
+            )));
+        }
+        let len = self.rbuf.len() * 2;
+        self.rbuf.resize(len, 0);
+        Ok(())
+    }
+
+    /// A sampled read (`rx_delay::SAMPLE_EVERY`): how long the head of connection `i`'s
+    /// receive queue waited for us (TCP only).
+    #[cold]
+    #[inline(never)]
+    fn sample_rx_delay(&mut self, i: usize) {
+        if let Stream::Tcp(s) = &self.conns[i].stream {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+            if let Some(ns) = self.rec.rx_delay.sample(fd) {
+                let now = Instant::now();
+                // A cluster worker's second goes with its per-node counts before anything of
+                // it is counted (`Recorder::hand_over_at`).
+                self.rec
+                    .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
+                self.rec.client_delay(now, ns);
+            }
+        }
+    }
+
+    /// A reopened connection's first answer (`Reopen::reopened`), or the refusal of a server
+    /// at `maxclients` (`Reopen::refused`), read at `now`: a refusal fails the connection (true:
+    /// the read ends), anything else means it is back.
+    #[cold]
+    #[inline(never)]
+    fn reopen_answered(
+        &mut self,
+        i: usize,
+        batch_done: bool,
+        now: Instant,
+    ) -> Result<bool, EngineError> {
+        if self.conns[i].reopen.refused {
+            let err = EngineError::Io(format!(
+                "the server at {} refused the connection (max number of clients reached)",
+                self.target(self.conns[i].bind.node).display()
+            ));
+            self.read_failed(i, batch_done, FailKind::Refused, err)?;
+            return Ok(true);
+        }
+        let reopen = &mut self.conns[i].reopen;
+        reopen.reopened = false;
+        reopen.attempts = 0;
+        self.rec
+            .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
+        self.rec.reconnected(now);
+        Ok(false)
     }
 
     /// A read failed after `batch_done` may have completed the batch (a server that answers,

@@ -128,6 +128,10 @@ impl Worker<'_> {
             return Err(with_hint(err));
         }
         let now = Instant::now();
+        // Cluster mode: the second under way goes with its nodes' part before the node is
+        // charged with what it lost (`Recorder::hand_over_at`).
+        self.rec
+            .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
         if self.cluster.is_some() {
             self.cluster_conn_failed(i, kind, now);
         }
@@ -281,6 +285,8 @@ impl Worker<'_> {
             let node = c.bind.node;
             self.outages.down -= 1;
             self.gave_up(i)?;
+            self.rec
+                .hand_over_at(now, self.cluster.as_ref().map(|cl| &cl.stats));
             self.rec.reconnect_attempt(now);
             let epoch = self.target(node).epoch();
             match self.connect_nonblocking(node, i) {

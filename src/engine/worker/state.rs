@@ -163,6 +163,10 @@ impl<'a> FillPath<'a> {
 /// unit's shape.
 pub(super) struct Fill<'a> {
     pub(super) path: FillPath<'a>,
+    /// Every reply to a batch is a plain success or an error, with nothing of its own to note:
+    /// no mix command, no cluster node, no per-connection seconds, no SCAN cursor. The replies
+    /// are then framed by `reply.rs`'s `frame_plain` (chosen once per test, as `path` is).
+    pub(super) plain_replies: bool,
     pub(super) keys: KeyGen,
     /// A mix whose commands draw keys with their own patterns: a generator per command (empty
     /// otherwise: every command draws from `keys`).
@@ -300,7 +304,10 @@ impl<'a> Worker<'a> {
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
         let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
-        let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        let mut rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+        if cfg.cluster.is_some() {
+            rec = rec.in_cluster();
+        }
         let most_values = cfg
             .load
             .mix
@@ -311,6 +318,12 @@ impl<'a> Worker<'a> {
             .unwrap_or(0);
         let fill = Fill {
             path,
+            plain_replies: cluster.is_none()
+                && !cfg.load.conn_seconds
+                && matches!(
+                    path,
+                    FillPath::Plain | FillPath::Sized(_) | FillPath::Dataset(_)
+                ),
             gaps,
             keys,
             mix_keys: mix_keys(&cfg),

@@ -24,10 +24,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::block::{Blocks, HEAD};
 use super::delivery::DeliveryRecord;
 use super::document::{Document, TestRecord};
-use super::fuzz::FuzzRecord;
-use super::storm::StormContext;
 use crate::machine::Load;
 use crate::metrics::{
     CoarseHistogram, DenseCounts, LatencyHistogram, PushCounts, SLOTS, Second, Slot,
@@ -77,13 +76,12 @@ struct BeginLine {
     /// Cluster mode: each node's address and role at the test's start, by node index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     nodes: Vec<(String, String)>,
-    /// `--connect-storm`: what its `storm` block needs beyond the seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    storm: Option<StormContext>,
-    /// `--fuzz`: its block's head (seed, modes, clients, the table, the log), the rest of it
-    /// from the seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fuzz: Option<FuzzRecord>,
+    /// A mode whose block is the run's: its block's head, what the block needs beyond the
+    /// seconds (`record::block::Block::Head`: a `--connect-storm`'s `storm` context, a `--fuzz` run's
+    /// `fuzz` head: seed, modes, clients, the table, the log), a field
+    /// by the block's key.
+    #[serde(flatten)]
+    heads: Blocks<HEAD>,
     /// `--pubsub`/`--stream`: the test's `delivery` block's shape (mode, receivers,
     /// publishers, channels, messages, rate, payload), the counts from the seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -539,8 +537,7 @@ impl Journal {
                 target_rps: test.target_rps,
                 mix: test.mix,
                 nodes: test.nodes,
-                storm: test.storm,
-                fuzz: test.fuzz,
+                heads: test.heads,
                 delivery: test.delivery,
             })))?;
             self.begun = true;
@@ -589,10 +586,8 @@ pub struct TestStart<'a> {
     pub mix: Vec<String>,
     /// Cluster mode: each node's address and role (`primary`, `replica`), by node index.
     pub nodes: Vec<(String, String)>,
-    /// `--connect-storm`: what its record block needs beyond the seconds.
-    pub storm: Option<StormContext>,
-    /// `--fuzz`: its block's head (`BeginLine::fuzz`).
-    pub fuzz: Option<FuzzRecord>,
+    /// A mode whose block is the run's: its block's head (`BeginLine::heads`).
+    pub heads: Blocks<HEAD>,
     /// `--pubsub`/`--stream`: the `delivery` block's shape (`BeginLine::delivery`).
     pub delivery: Option<DeliveryRecord>,
 }

@@ -7,9 +7,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::fuzz::block::FuzzRecord;
 use crate::metrics::{SecondTally, SharedTimeline};
+use crate::record::block::Block;
 use crate::record::delivery::DeliverySecond;
-use crate::record::storm::StormFailure;
+use crate::storm::block::{StormContext, StormFailure, StormRecord};
 
 /// A fresh directory for one test's journal.
 fn dir(name: &str) -> PathBuf {
@@ -102,7 +104,7 @@ fn a_killed_fuzz_run_is_its_block_with_the_commands_sent_and_the_errors_by_kind(
     let test = || TestStart {
         name: "fuzz",
         started_at: Some(STARTED.into()),
-        fuzz: Some(head.clone()),
+        heads: fuzz_head(&head),
         ..TestStart::default()
     };
     let doc = journaled("fuzz", test, &seconds);
@@ -121,7 +123,7 @@ fn a_killed_fuzz_run_is_its_block_with_the_commands_sent_and_the_errors_by_kind(
         verdict: "survived".into(),
         ..head.clone()
     };
-    assert_eq!(doc.fuzz.as_ref(), Some(&want));
+    assert_eq!(doc.blocks.block::<FuzzRecord>(), Some(want));
     assert_eq!(doc.ended_at, "2026-01-02T03:04:08.000Z");
     assert_eq!(doc.outcome, "killed");
 }
@@ -145,20 +147,18 @@ fn a_fuzz_block_the_head_has_already_is_the_one_kept() {
     j.head(&head()).unwrap();
     let test = TestStart {
         name: "fuzz",
-        fuzz: Some(FuzzRecord::default()),
+        heads: fuzz_head(&FuzzRecord::default()),
         ..TestStart::default()
     };
     j.second(test, 0, &seconds[0]).unwrap();
-    // The fuzzer ended: the run's head gains its block (`RunRecord::set_fuzz`).
-    j.head(&Document {
-        fuzz: Some(finished.clone()),
-        ..head()
-    })
-    .unwrap();
+    // The fuzzer ended: the run's head gains its block (`RunRecord::set_block`).
+    let mut ended = head();
+    ended.blocks.put(&finished);
+    j.head(&ended).unwrap();
     drop(j);
     let text = std::fs::read_to_string(&path).unwrap();
     let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
-    assert_eq!(doc.fuzz, Some(finished));
+    assert_eq!(doc.blocks.block::<FuzzRecord>(), Some(finished));
     assert!(doc.tests.is_empty());
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -192,14 +192,18 @@ fn a_killed_storm_keeps_its_stages_and_its_failures_by_stage_and_kind() {
         command: Some("ping".into()),
         ..StormContext::default()
     };
-    let test = || TestStart {
-        name: crate::record::storm::JOURNAL_NAME,
-        started_at: Some(STARTED.into()),
-        storm: Some(ctx.clone()),
-        ..TestStart::default()
+    let test = || {
+        let mut heads = crate::record::block::Blocks::default();
+        heads.set(StormRecord::KEY, &ctx);
+        TestStart {
+            name: crate::run::STORM,
+            started_at: Some(STARTED.into()),
+            heads,
+            ..TestStart::default()
+        }
     };
     let doc = journaled("storm", test, &seconds);
-    let storm = doc.storm.expect("the storm block");
+    let storm: StormRecord = doc.blocks.block().expect("the storm block");
     assert_eq!(
         (storm.completed, storm.failed, storm.attempted),
         (50, 3, 53)
@@ -375,4 +379,11 @@ fn a_replays_commands_named_as_it_learns_them_keep_their_figures() {
     assert_eq!(mix, [("SET", 30), ("GET", 20)]);
     assert_eq!(t.commands, ["set", "get"]);
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A `begin` line's heads with the fuzzer's.
+fn fuzz_head(head: &FuzzRecord) -> crate::record::block::Blocks<{ crate::record::block::HEAD }> {
+    let mut heads = crate::record::block::Blocks::default();
+    heads.set(FuzzRecord::KEY, head);
+    heads
 }

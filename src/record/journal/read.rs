@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::modes::{self, DeliverySums, StormCounts, StormSums};
+use super::modes::{DeliverySums, PartSums};
 use super::{BeginLine, FORMATS, Line, SecondLine};
 use crate::machine::Load;
 use crate::metrics::ThreadCpuUsage;
@@ -25,11 +25,11 @@ use crate::metrics::{
     ClusterStats, CommandResult, ErrorCounts, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome,
     PushCounts, Role, Signal, TestResult,
 };
+use crate::record::block::{self, Recovered};
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
 use crate::record::input_file;
-use crate::record::storm::{StormContext, StormRecord};
 use crate::record::timeline::SecondRows;
 use crate::timestamp::{parse_time, rfc3339, rfc3339_micros};
 use crate::watch::Watched;
@@ -229,22 +229,14 @@ impl Reader {
             ended = o.end();
             // A storm and a fuzz run are their block in the record (no test), as their finished
             // run writes it; a block the head has already (the mode ended) is the one kept.
-            match (o.begin.storm.take(), o.begin.fuzz.take()) {
-                (Some(ctx), _) => {
-                    let block = o.storm_block(&ctx);
-                    doc.storm.get_or_insert(block);
+            match o.run_head() {
+                Some((kind, head)) => {
+                    let block = kind.recover(&head, &o.recovered());
+                    if let Some(tree) = block.filter(|_| !doc.blocks.contains(kind.key)) {
+                        doc.blocks.set_tree(kind.key, tree);
+                    }
                 }
-                (None, Some(head)) => {
-                    let block = modes::fuzz_block(
-                        &head,
-                        o.lines,
-                        (o.issued.unwrap_or(0), o.completed),
-                        &o.words,
-                        &o.lost,
-                    );
-                    doc.fuzz.get_or_insert(block);
-                }
-                (None, None) => tests.push(partial_test(o)),
+                None => tests.push(partial_test(o)),
             }
         }
         // Killed between tests: the run's end is the last test's.
@@ -307,8 +299,9 @@ struct Open {
     /// says (a journal whose workers did not hand them over leaves them unknown).
     pushes: PushCounts,
     refusals: Option<u64>,
-    /// `--connect-storm`'s and `--pubsub`/`--stream`'s sums beyond a test's.
-    storm: Option<StormSums>,
+    /// A run-wide block's mode's (`--connect-storm`'s) and `--pubsub`/`--stream`'s sums
+    /// beyond a test's.
+    parts: Option<PartSums>,
     delivery: Option<DeliverySums>,
     beside: Beside,
 }
@@ -337,9 +330,11 @@ impl Open {
                 .collect(),
             ..ClusterStats::default()
         });
-        // A storm's parts are its stages, not a mix's commands (`modes::StormSums`).
-        let mix = begin.storm.is_none().then(Vec::new);
-        let storm = begin.storm.is_some().then(StormSums::new);
+        // A run-wide block's mode's parts are its own (a storm's stages), not a mix's commands
+        // (`modes::PartSums`).
+        let run_block = begin.heads.iter().any(|(k, _)| k.at == block::RUN);
+        let mix = (!run_block).then(Vec::new);
+        let parts = run_block.then(PartSums::new);
         let delivery = begin.delivery.is_some().then(DeliverySums::default);
         Open {
             begin,
@@ -364,7 +359,7 @@ impl Open {
             issued: None,
             pushes: PushCounts::default(),
             refusals: None,
-            storm,
+            parts,
             delivery,
             beside: Beside::default(),
         }
@@ -418,8 +413,8 @@ impl Open {
         self.add_exact(line, &what)?;
         self.add_mix(line, &what)?;
         self.add_cluster(line)?;
-        if let Some(storm) = self.storm.as_mut() {
-            storm.add(line)?;
+        if let Some(parts) = self.parts.as_mut() {
+            parts.add(line)?;
         }
         if let Some(d) = self.delivery.as_mut() {
             d.add(line);
@@ -620,24 +615,42 @@ fn partial_test(mut o: Open) -> TestRecord {
 }
 
 impl Open {
-    /// A killed `--connect-storm`'s block from its full seconds (`modes::StormSums`), the
-    /// watched servers' blocks from their samples.
-    fn storm_block(&mut self, ctx: &StormContext) -> StormRecord {
+    /// The head of a mode whose block is the run's (a `--connect-storm`'s), with its kind.
+    fn run_head(&self) -> Option<(&'static block::BlockKind, block::Tree)> {
+        let mut heads = self.begin.heads.iter();
+        let (kind, head) = heads.find(|(k, _)| k.at == block::RUN)?;
+        Some((kind, head.clone()))
+    }
+
+    /// A killed run-wide block's sums (`modes::PartSums`), the watched servers' blocks from
+    /// their samples.
+    fn recovered(&mut self) -> Recovered {
         let server = self
             .beside
             .watched
             .iter()
             .map(|w| crate::record::server::server_record(w, &[]))
             .collect();
-        let counts = StormCounts {
+        let sums = self.parts.take().unwrap_or_else(PartSums::new);
+        let coarse = std::mem::take(&mut self.latency);
+        let total = match self.exact.take().filter(|_| sums.exact()) {
+            Some(e) => e.corrected,
+            None => coarse,
+        };
+        let (parts, part_errors) = sums.into_parts();
+        let lost = FAILURE_KINDS.iter().zip(self.lost);
+        Recovered {
+            seconds: self.lines,
             completed: self.completed,
             failed: self.failed,
-            exact_total: self.exact.take().map(|e| e.corrected),
-            coarse_total: std::mem::take(&mut self.latency),
-            seconds: self.lines,
-        };
-        let sums = self.storm.take().unwrap_or_else(StormSums::new);
-        sums.block(ctx, counts, server)
+            issued: self.issued,
+            errors: self.words.iter().map(|(w, n)| (w.to_string(), n)).collect(),
+            lost: lost.map(|(k, n)| (*k, n)).collect(),
+            total,
+            parts,
+            part_errors,
+            server,
+        }
     }
 }
 

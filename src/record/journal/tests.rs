@@ -46,8 +46,7 @@ fn start(name: &str) -> TestStart<'_> {
         target_rps: None,
         mix: Vec::new(),
         nodes: Vec::new(),
-        storm: None,
-        fuzz: None,
+        heads: Default::default(),
         delivery: None,
     }
 }

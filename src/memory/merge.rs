@@ -11,28 +11,23 @@
 //! key count), never a figure of one shard beside a count of another. The block says which
 //! shards' readings it holds in `merged`.
 
-use crate::record::document::TestRecord;
-use crate::record::memory::{MemoryFigure, MemoryRecord, TypeCount};
+use super::block::{MemoryFigure, MemoryRecord, TypeCount};
 
-/// The merged block of `tests` (one per shard, in input order); `None` when no shard measured
-/// memory, an error when only some did.
+/// The merged block of the shards' (one per shard, by file name, in input order; `None`: that
+/// shard's test has none); `None` when no shard measured memory, an error when only some did.
 pub(super) fn merge(
-    tests: &[&TestRecord],
-    what: &dyn Fn(&str) -> String,
+    shards: &[(&str, Option<&MemoryRecord>)],
 ) -> Result<Option<MemoryRecord>, String> {
-    let blocks: Vec<(usize, &MemoryRecord)> = tests
+    let blocks: Vec<(usize, &MemoryRecord)> = shards
         .iter()
         .enumerate()
-        .filter_map(|(i, t)| Some((i, t.memory.as_ref()?)))
+        .filter_map(|(i, (_, m))| Some((i, (*m)?)))
         .collect();
     if blocks.is_empty() {
         return Ok(None);
     }
-    if blocks.len() != tests.len() {
-        return Err(format!(
-            "{}: some shards measured memory per key and some did not",
-            what("memory")
-        ));
+    if blocks.len() != shards.len() {
+        return Err("some shards measured memory per key and some did not".into());
     }
     // The earliest reading first (fewest keys), the latest last (most keys); ties: input order.
     let (b, before) = blocks
@@ -68,7 +63,7 @@ pub(super) fn merge(
         merged: Some(format!(
             "one server written by {} shards: before as read by input {} (fewest keys), after \
              as read by input {} (most keys); not a sum",
-            tests.len(),
+            shards.len(),
             b + 1,
             a + 1
         )),
@@ -106,27 +101,40 @@ pub(super) fn merge(
 mod tests {
     use super::*;
 
-    fn shard(keys_before: u64, keys_after: u64, mem_before: u64, mem_after: u64) -> TestRecord {
+    /// The shards' tests' blocks merged as `merge::test_record` hands them over (the error named
+    /// by `what`).
+    fn merge_of(
+        shards: &[&Option<MemoryRecord>],
+        what: &dyn Fn(&str) -> String,
+    ) -> Result<Option<MemoryRecord>, String> {
+        let parts: Vec<(&str, Option<&MemoryRecord>)> =
+            shards.iter().map(|m| ("", m.as_ref())).collect();
+        merge(&parts).map_err(|e| format!("{}: {e}", what("memory")))
+    }
+
+    fn shard(
+        keys_before: u64,
+        keys_after: u64,
+        mem_before: u64,
+        mem_after: u64,
+    ) -> Option<MemoryRecord> {
         let fig = |b, a| MemoryFigure {
             before: b,
             after: a,
             ..MemoryFigure::default()
         };
-        TestRecord {
-            memory: Some(MemoryRecord {
-                data_type: "string".into(),
-                keys_added: keys_after as i64 - keys_before as i64,
-                keys_before,
-                keys_after,
-                payload_bytes_per_key: 100,
-                used_memory: fig(mem_before, mem_after),
-                used_memory_rss: fig(mem_before * 2, mem_after * 2),
-                used_memory_dataset: None,
-                read: "rehash done".into(),
-                ..MemoryRecord::default()
-            }),
-            ..TestRecord::default()
-        }
+        Some(MemoryRecord {
+            data_type: "string".into(),
+            keys_added: keys_after as i64 - keys_before as i64,
+            keys_before,
+            keys_after,
+            payload_bytes_per_key: 100,
+            used_memory: fig(mem_before, mem_after),
+            used_memory_rss: fig(mem_before * 2, mem_after * 2),
+            used_memory_dataset: None,
+            read: "rehash done".into(),
+            ..MemoryRecord::default()
+        })
     }
 
     #[test]
@@ -138,7 +146,7 @@ mod tests {
             shard(300, 2_000, 1_050_000, 1_330_000),
         );
         let what = |f: &str| f.to_string();
-        let m = merge(&[&s1, &s2], &what).unwrap().unwrap();
+        let m = merge_of(&[&s1, &s2], &what).unwrap().unwrap();
         assert_eq!(
             (m.keys_before, m.keys_after, m.keys_added),
             (0, 2_000, 2_000)
@@ -156,15 +164,15 @@ mod tests {
             "{note}"
         );
         // Not a sum of the shards' deltas (which would count 3400 keys).
-        assert_ne!(m.keys_added, s1.memory.unwrap().keys_added + 1_700);
+        assert_ne!(m.keys_added, s1.unwrap().keys_added + 1_700);
     }
 
     #[test]
     fn a_fill_of_several_types_is_split_again_between_the_merged_readings() {
-        use crate::record::memory::TypeMemory;
-        let typed = |t: TestRecord, before: [u64; 2], after: [u64; 2]| {
+        use super::super::block::TypeMemory;
+        let typed = |t: Option<MemoryRecord>, before: [u64; 2], after: [u64; 2]| {
             let mut t = t;
-            let m = t.memory.as_mut().unwrap();
+            let m = t.as_mut().unwrap();
             m.by_type = ["string", "hash"]
                 .iter()
                 .zip(before.iter().zip(after))
@@ -185,7 +193,7 @@ mod tests {
             [150, 150],
             [1000, 1000],
         );
-        let m = merge(&[&s1, &s2], &|f: &str| f.to_string())
+        let m = merge_of(&[&s1, &s2], &|f: &str| f.to_string())
             .unwrap()
             .unwrap();
         let keys: Vec<i64> = m.by_type.iter().map(|t| t.keys_added).collect();
@@ -211,9 +219,9 @@ mod tests {
     fn memory_on_some_shards_only_is_refused_and_none_is_none() {
         let what = |f: &str| format!("tests[0].{f}");
         let with = shard(0, 10, 1, 2);
-        let without = TestRecord::default();
-        let e = merge(&[&with, &without], &what).unwrap_err();
+        let without = None;
+        let e = merge_of(&[&with, &without], &what).unwrap_err();
         assert!(e.starts_with("tests[0].memory: some shards"), "{e}");
-        assert_eq!(merge(&[&without, &without], &what).unwrap(), None);
+        assert_eq!(merge_of(&[&without, &without], &what).unwrap(), None);
     }
 }

@@ -1,10 +1,14 @@
 //! The record's `fuzz` block (`--fuzz` runs only): what was sent, how the server answered, and
 //! whether it survived; with a crash or hang, the log and the reducer's reproducer. Every field
-//! defaults, so records of other runs (and older ones) read as before.
+//! defaults, so records of other runs (and older ones) read as before. Held by the record
+//! through [`Block`] (`record::block`): a killed fuzz run's block is rebuilt from its journal
+//! here; a fuzz run is not merged (it has no shards) nor drawn in `compare`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::record::block::{self, Block, Recovered, Side, Table};
 
 /// A fuzz run's facts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -84,4 +88,50 @@ pub struct ReproducerRecord {
     /// A bound (attempts or time) ended the reduction: maybe not minimal.
     #[serde(default)]
     pub bounded: bool,
+}
+
+impl Block for FuzzRecord {
+    const KEY: &'static str = "fuzz";
+    const AT: u8 = block::RUN;
+    /// The block's head: seed, modes, clients, the table's commands, the log.
+    type Head = FuzzRecord;
+
+    /// A fuzz run is not a benchmark: a merged record has no fuzz block.
+    fn merge(_: &[(&str, Option<&Self>)]) -> Result<Option<Self>, String> {
+        Ok(None)
+    }
+
+    fn tables(_: &[(Side, &Self)]) -> Vec<Table> {
+        Vec::new()
+    }
+
+    /// A killed fuzz run's block: its head as the `begin` line holds it, and from the seconds'
+    /// sums the commands sent (each client counts its writes), the replies that were not errors
+    /// (the completed ones), and the errors by kind (the seconds' error words, and their
+    /// requests lost without a reply by kind: `timeout`, the rest `disconnected`, as the clients
+    /// name them). Its verdict is `survived`, as a Ctrl-C's while the server answered: a crash or
+    /// hang stops the clients and the run writes its record.
+    fn recover(head: FuzzRecord, sums: &Recovered) -> Option<Self> {
+        let sent = sums.issued.unwrap_or(0);
+        let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+        for (word, n) in &sums.errors {
+            *errors.entry(word.clone()).or_default() += n;
+        }
+        for (kind, n) in sums.lost.iter().filter(|(_, n)| *n > 0) {
+            let name = match *kind {
+                "timeout" => "timeout",
+                _ => "disconnected",
+            };
+            *errors.entry(name.to_string()).or_default() += n;
+        }
+        Some(FuzzRecord {
+            commands_sent: sent,
+            seconds: sums.seconds as f64,
+            commands_per_sec: sent as f64 / sums.seconds as f64,
+            ok_replies: sums.completed,
+            errors_by_kind: errors,
+            verdict: "survived".into(),
+            ..head
+        })
+    }
 }

@@ -1,27 +1,26 @@
 //! Merging the `storm` blocks of sharded connection storms: counts, exact stage sums and
 //! failures are added, each stage's histogram (and the total's) is added bucket by bucket
-//! (`hist`), so the merged percentiles are those of all the shards' connections; connects per
+//! (`record::hdr::add_encoded`), so the merged percentiles are those of all the shards' connections; connects per
 //! second are over the longest shard's span (shards run together).
 
 use std::collections::BTreeMap;
 
-use super::check::Input;
-use super::hist;
+use super::block::{ClientLimitRecord, StageRecord, StormFailure, StormRecord};
 use crate::metrics::LatencyHistogram;
 use crate::record::document::LatencySummary;
 use crate::record::hdr;
-use crate::record::storm::{ClientLimitRecord, StageRecord, StormFailure, StormRecord};
 
-/// The merged block: `None` when no shard stormed; an error when only some did.
-pub fn merge(inputs: &[Input]) -> Result<Option<StormRecord>, String> {
-    let storms: Vec<(&str, &StormRecord)> = inputs
+/// The merged block of every shard's (by file name, `None`: that shard did not storm): `None`
+/// when no shard stormed; an error when only some did.
+pub fn merge(shards: &[(&str, Option<&StormRecord>)]) -> Result<Option<StormRecord>, String> {
+    let storms: Vec<(&str, &StormRecord)> = shards
         .iter()
-        .filter_map(|i| Some((i.name.as_str(), i.doc.storm.as_ref()?)))
+        .filter_map(|(name, s)| Some((*name, (*s)?)))
         .collect();
     if storms.is_empty() {
         return Ok(None);
     }
-    if storms.len() != inputs.len() {
+    if storms.len() != shards.len() {
         return Err("some records are connection storms and some are not: merge one kind".into());
     }
     let first = storms[0].1;
@@ -100,7 +99,7 @@ fn add_stages<'a>(
     for (file, st) in parts {
         sum_ns = sum_ns.saturating_add(st.sum_ns);
         if st.latency_us.count > 0 {
-            hist::add_encoded(&mut h, &st.hdr, &format!("{file}: storm stage {name}"))?;
+            hdr::add_encoded(&mut h, &st.hdr, &format!("{file}: storm stage {name}"))?;
         }
     }
     Ok(StageRecord {
@@ -114,9 +113,8 @@ fn add_stages<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::document::Document;
 
-    fn shard(name: &str, samples: &[u64], failures: u64) -> Input {
+    fn shard(samples: &[u64], failures: u64) -> StormRecord {
         let mut h = LatencyHistogram::new();
         for &s in samples {
             h.record(s);
@@ -127,7 +125,7 @@ mod tests {
             latency_us: LatencySummary::of(&h),
             hdr: hdr::encode(&h),
         };
-        let storm = StormRecord {
+        StormRecord {
             openers: 2,
             duration_s: 1.0,
             attempted: samples.len() as u64 + failures,
@@ -143,13 +141,6 @@ mod tests {
                 message: None,
             }],
             ..StormRecord::default()
-        };
-        Input {
-            name: name.into(),
-            doc: Document {
-                storm: Some(storm),
-                ..Document::default()
-            },
         }
     }
 
@@ -157,7 +148,8 @@ mod tests {
     fn shards_add_counts_and_histograms_exactly() {
         let a = [1_000, 2_000, 3_000, 50_000];
         let b = [4_000, 5_000, 900_000];
-        let merged = merge(&[shard("a", &a, 1), shard("b", &b, 2)])
+        let (sa, sb) = (shard(&a, 1), shard(&b, 2));
+        let merged = merge(&[("a", Some(&sa)), ("b", Some(&sb))])
             .unwrap()
             .unwrap();
         let mut whole = LatencyHistogram::new();
@@ -174,8 +166,7 @@ mod tests {
         assert_eq!(merged.stages[0].latency_us, LatencySummary::of(&whole));
         assert_eq!(merged.connects_per_s, 7.0);
         // A storm and a test record do not merge.
-        let mut plain = shard("c", &b, 0);
-        plain.doc.storm = None;
-        assert!(merge(&[shard("a", &a, 0), plain]).is_err());
+        let sa = shard(&a, 0);
+        assert!(merge(&[("a", Some(&sa)), ("c", None)]).is_err());
     }
 }

@@ -1,15 +1,16 @@
 //! The record's `storm` block (`--connect-storm`): counts, connects per second, one histogram
 //! per stage and one for the whole connection, failures by stage, kind and side, the client's
 //! limits with the figure that ran out, and the server's connection counters and CPU from the
-//! watch. Written by a run, added up exactly by `merge` (counts and histograms), read by
-//! `report`, `compare` and the HTML report.
+//! watch. Written by a run (`record.rs`), added up exactly by `merge` (`merge.rs`), drawn by
+//! `compare` and the HTML report (`tables.rs`), rebuilt from a killed run's journal
+//! (`recover.rs`), all through its `record::block::Block` impl (`kind.rs`), so that no reader of
+//! records names the storm.
 
 use serde::{Deserialize, Serialize};
 
-use super::summary::{LatencySummary, ServerTestRecord};
-use super::{RunRecord, hdr};
 use crate::metrics::LatencyHistogram;
-use crate::watch::TestWatch;
+use crate::record::document::{LatencySummary, ServerTestRecord};
+use crate::record::hdr;
 
 /// A connection storm, as the record keeps it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -86,10 +87,6 @@ pub struct ClientLimitRecord {
     pub figure: String,
 }
 
-/// The test name a storm's seconds have in the journal (`record::journal`), which `recover`
-/// turns back into a `storm` block.
-pub const JOURNAL_NAME: &str = "connect storm";
-
 /// What the run knows beyond the storm's own result (in the journal's `begin` line too, without
 /// the counters read after the storm).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -153,23 +150,52 @@ impl StormRecord {
     }
 }
 
-impl RunRecord {
-    /// Ends a storm: stops its samplers and sets the record's `storm` block, which `block`
-    /// makes from the watch's server figures (`storm::record` knows the storm's result).
-    pub fn end_storm(
-        &mut self,
-        watch: Option<TestWatch>,
-        block: impl FnOnce(Vec<ServerTestRecord>) -> StormRecord,
-    ) -> &StormRecord {
-        let watched = watch.map(TestWatch::end).unwrap_or_default();
-        let server = watched
-            .iter()
-            .map(|w| super::server::server_record(w, &[]))
-            .collect();
-        self.doc.storm = Some(block(server));
-        // The journal's head gains the storm block: a run killed before its record is written
-        // still has it (`recover`).
-        self.journal_head();
-        self.doc.storm.as_ref().unwrap_or_else(|| unreachable!())
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Document;
+
+    /// The block goes where the record's `storm` field was (before `verify`), written as its
+    /// type writes it, and a record read back writes it again byte for byte.
+    #[test]
+    fn the_block_is_written_and_read_back_as_the_field_was() {
+        let storm = StormRecord {
+            openers: 3,
+            command: Some("ping".into()),
+            completed: 7,
+            connects_per_s: 0.1,
+            stages: vec![StageRecord {
+                name: "connect".into(),
+                ..StageRecord::default()
+            }],
+            connected_clients_after: Some(4),
+            ..StormRecord::default()
+        };
+        let mut doc = Document {
+            verify: Some(Default::default()),
+            ..Document::default()
+        };
+        doc.blocks.put(&storm);
+        let compact = serde_json::to_string(&doc).unwrap();
+        let field = format!(
+            ",\"storm\":{},\"verify\":",
+            serde_json::to_string(&storm).unwrap()
+        );
+        assert!(compact.contains(&field), "{compact}");
+        let pretty = serde_json::to_string_pretty(&doc).unwrap();
+        let back = Document::read(serde_json::from_str(&pretty).unwrap()).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&back).unwrap(), pretty);
+        let read: StormRecord = back.blocks.block().unwrap();
+        assert_eq!(
+            serde_json::to_string(&read).unwrap(),
+            serde_json::to_string(&storm).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_malformed_block_is_not_a_record() {
+        let value = serde_json::json!({ "tests": [], "storm": { "completed": "seven" } });
+        let e = Document::read(value).unwrap_err();
+        assert!(e.contains("storm") && e.contains("invalid type"), "{e}");
     }
 }
