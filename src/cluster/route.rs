@@ -35,6 +35,73 @@ pub struct UnitRoutes {
     pub write: bool,
     /// Per command, its first key (to find the slot of a redirected command); `None` if keyless.
     pub first_key: Vec<Option<Range<usize>>>,
+    /// Per command, the argument indexes of its keys (0 is the command's name): where a unit
+    /// written at a length of its own (a mix's, memtier's) has its keys.
+    pub key_args: Vec<Vec<usize>>,
+}
+
+/// Where a written unit's keys are: one command's [`UnitRoutes::key_args`], read from the unit's
+/// own bytes (a mix writes each unit at a length of its own, so offsets from its template do
+/// not hold).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnitKeys {
+    /// The command's key argument indexes (empty: keyless, it goes anywhere).
+    pub args: Vec<usize>,
+    /// Its keys hold `{tag}`: the connection fills in a tag of one of its node's slots.
+    pub tagged: bool,
+}
+
+/// What [`UnitKeys::slot`] found in a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitSlot {
+    /// No key: any node serves it.
+    Keyless,
+    /// All its keys hash to this slot.
+    One(u16),
+    /// Its keys hash to different slots (no node serves it whole).
+    Cross,
+}
+
+impl UnitKeys {
+    /// The slot of `unit`'s keys (`unit`: one command, `*N\r\n` then `$len\r\n` arguments).
+    /// A malformed unit is keyless (it cannot be ours: the writers are).
+    pub fn slot(&self, unit: &[u8]) -> UnitSlot {
+        let Some(&last) = self.args.last() else {
+            return UnitSlot::Keyless;
+        };
+        let mut found = None;
+        let mut wanted = self.args.iter().peekable();
+        let Some((count, mut at)) = header(unit, 0) else {
+            return UnitSlot::Keyless;
+        };
+        // An `MGET` of fewer keys than the most (`args` lists them all) ends early.
+        for i in 0..=last.min(count.saturating_sub(1)) {
+            let Some((len, body)) = header(unit, at) else {
+                return UnitSlot::Keyless;
+            };
+            let Some(arg) = unit.get(body..body + len) else {
+                return UnitSlot::Keyless;
+            };
+            if wanted.next_if_eq(&&i).is_some() {
+                let s = key_slot(arg);
+                match found {
+                    None => found = Some(s),
+                    Some(f) if f != s => return UnitSlot::Cross,
+                    Some(_) => {}
+                }
+            }
+            at = body + len + 2;
+        }
+        found.map_or(UnitSlot::Keyless, UnitSlot::One)
+    }
+}
+
+/// The number of a `*N`/`$N` header line starting at `from`, and where the line after it starts.
+fn header(unit: &[u8], from: usize) -> Option<(usize, usize)> {
+    let rest = unit.get(from + 1..)?;
+    let end = rest.iter().position(|&b| b == b'\r')?;
+    let n = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
+    Some((n, from + 1 + end + 2))
 }
 
 /// Key positions and flags of a command, cached by name.
@@ -190,6 +257,7 @@ impl Commands {
             routes
                 .first_key
                 .push(keys.first().map(|&i| cmd.args[i].clone()));
+            routes.key_args.push(keys.clone());
             let classes: Vec<KeyClass> = keys
                 .iter()
                 .map(|&i| classify(args[i], placeholders && cmd.verbatim_arg != Some(i)))
@@ -329,6 +397,35 @@ mod tests {
             analyze("mset a 1 b 2").is_err(),
             "a and b are in different slots"
         );
+    }
+
+    #[test]
+    fn a_written_units_keys_are_read_from_its_own_bytes() {
+        let set = UnitKeys {
+            args: vec![1],
+            tagged: false,
+        };
+        let unit = b"*3\r\n$5\r\nSETEX\r\n$9\r\nmemtier-7\r\n$2\r\nxy\r\n";
+        assert_eq!(set.slot(unit), UnitSlot::One(key_slot(b"memtier-7")));
+        assert_eq!(UnitKeys::default().slot(unit), UnitSlot::Keyless);
+        let mget = UnitKeys {
+            args: vec![1, 2],
+            tagged: false,
+        };
+        let tagged = b"*3\r\n$4\r\nMGET\r\n$4\r\n{u}1\r\n$4\r\n{u}2\r\n";
+        assert_eq!(mget.slot(tagged), UnitSlot::One(key_slot(b"{u}")));
+        let apart = b"*3\r\n$4\r\nMGET\r\n$1\r\na\r\n$1\r\nb\r\n";
+        assert_eq!(mget.slot(apart), UnitSlot::Cross);
+        let most = UnitKeys {
+            args: vec![1, 2, 3, 4],
+            tagged: false,
+        };
+        assert_eq!(
+            most.slot(tagged),
+            UnitSlot::One(key_slot(b"{u}")),
+            "fewer keys"
+        );
+        assert_eq!(set.slot(b"*3\r\n$3\r\nSET"), UnitSlot::Keyless, "cut short");
     }
 
     #[test]

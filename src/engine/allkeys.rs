@@ -32,6 +32,7 @@ pub fn applies(load: &LoadSpec, template: &Template, routes: &UnitRoutes) -> boo
         return false;
     };
     load.sequential
+        && load.mix.is_none()
         && keyspace.saturating_sub(load.key_min) <= MAX_KEYS
         && p.which == 0
         && routes.tags.is_empty()

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use super::EngineError;
 use super::conn::Target;
 use super::control::{ControlConn, error_text};
-use crate::cluster::route::UnitRoutes;
+use super::park::Parked;
+use crate::cluster::route::{UnitKeys, UnitRoutes};
 use crate::cluster::slot::{SLOTS, TagTable};
 use crate::cluster::topology::{NO_OWNER, NodeAddr, Topology};
 use crate::metrics::{ClusterStats, NodeOutage, NodeStats, RedirectKind, Role};
@@ -243,6 +244,9 @@ pub struct ClusterRun {
     /// Load goes to every primary: a primary that appears during the test (slots migrated to a
     /// new node) gets load connections too.
     pub all_primaries: bool,
+    /// A mix (`--ratio`, `--command`): where each of its commands has its keys, by the mix's
+    /// command index (empty without a mix).
+    pub mix_keys: Vec<UnitKeys>,
 }
 
 impl ClusterRun {
@@ -276,6 +280,8 @@ pub(crate) struct Retry {
     pub attempts: u32,
     /// The slot of its first key, if it has keys.
     pub slot: Option<u16>,
+    /// A mix's command it is (its reply is counted for that command too).
+    pub kind: Option<u8>,
 }
 
 /// A redirect reply waiting to be acted on.
@@ -329,6 +335,8 @@ pub(crate) struct ClusterWorker<'a> {
     outstanding: usize,
     /// Command buffers of answered retries, reused for the next redirect.
     spare: Vec<Vec<u8>>,
+    /// A mix's units written for another node, waiting for a connection to it.
+    pub parked: Parked,
     pub stats: ClusterStats,
 }
 
@@ -346,6 +354,7 @@ impl<'a> ClusterWorker<'a> {
             redirects: Vec::new(),
             outstanding: 0,
             spare: Vec::new(),
+            parked: Parked::default(),
             stats: ClusterStats::default(),
         };
         w.adopt_if_changed();

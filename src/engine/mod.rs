@@ -8,8 +8,9 @@
 //!
 //! Rooms: `spec` (what it executes), `runner` (`run_test`), `monitor` (the main thread during a
 //! test), `worker/` (one thread's event loop: `conn` I/O, `reply` accounting, `cluster`), `pacer`
-//! (`--rps`), `cluster` (shared topology, a worker's view), `conn`/`tls`/`control` (sockets),
-//! `connect` (blocking connects a signal cuts short),
+//! (`--rps`), `park` (cluster mode's units kept for another node), `cluster` (shared
+//! topology, a worker's view), `conn`/`tls`/`control` (sockets), `connect` (blocking connects a
+//! signal cuts short),
 //! `follow` (a primary that moves: Sentinel), `scan_walk` (memtier's SCAN cursor following),
 //! `error`. `docs/architecture.md` has the table.
 
@@ -25,6 +26,7 @@ pub mod limits;
 mod monitor;
 mod observer;
 mod pacer;
+mod park;
 mod push;
 mod runner;
 pub mod scan_walk;

@@ -36,7 +36,16 @@ pub fn run_test(
     let places = places(setup, load, cluster);
     let total_conns = places.len();
     let workers = load.workers.clamp(1, total_conns);
-    let per_worker = match connect_all(places, workers, load, observer) {
+    // Cluster mode with a mix: a worker's connections go in whole groups of one per node (a
+    // unit drawn for another node waits for this worker's connection to it: `engine/park.rs`),
+    // while there are groups enough for every worker.
+    let group = match cluster {
+        Some(run) if load.mix.is_some() && load.clients as usize >= workers => {
+            run.serving.len().max(1)
+        }
+        _ => 1,
+    };
+    let per_worker = match connect_all(places, workers, group, load, observer) {
         Ok(p) => p,
         Err((outcome, e)) => return (empty(outcome), e),
     };
@@ -259,13 +268,14 @@ fn places(
 }
 
 /// Connects everything first (connect time is not part of the measured phase, as in the
-/// reference), spreading connections round-robin over the workers. Stops at Ctrl-C
+/// reference), spreading connections round-robin over the workers (in groups of `group`). Stops at Ctrl-C
 /// (`Interrupted`) or the first failure (`Aborted`). With memtier's connection start jitter,
 /// each connect waits a pause drawn from the range first (the connects are made one after
 /// another here, so the pauses add up over all connections, not per thread).
 fn connect_all(
     places: Vec<(Target, Placement)>,
     workers: usize,
+    group: usize,
     load: &LoadSpec,
     observer: &mut dyn Observer,
 ) -> Result<Vec<WorkerStreams>, (Outcome, Option<EngineError>)> {
@@ -277,7 +287,7 @@ fn connect_all(
         }
         jitter.pause();
         match target.connect_for_worker() {
-            Ok(s) => per_worker[i % workers].push((s, place)),
+            Ok(s) => per_worker[(i / group) % workers].push((s, place)),
             Err(e) => return Err((Outcome::Aborted, Some(e))),
         }
     }

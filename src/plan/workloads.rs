@@ -201,9 +201,6 @@ pub(super) fn apply(
 ) -> Result<(), String> {
     let w = &args.workload;
     let mixed = w.ratio.is_some() || !w.commands.is_empty();
-    if mixed && args.cluster {
-        return Err("--ratio/--command with --cluster is not supported yet".into());
-    }
     if mixed && args.dataset.is_some() {
         return Err("--ratio/--command and --dataset both choose the commands; give one".into());
     }

@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use super::{Failure, fetch_config};
 use crate::cli::{Endpoint, ReadFromReplicas};
-use crate::cluster::route::{Commands, UnitRoutes};
-use crate::cluster::slot::TagTable;
+use crate::cluster::route::{Call, Commands, UnitKeys, UnitRoutes};
+use crate::cluster::slot::{TagTable, hashed_part};
 use crate::cluster::topology::Topology;
 use crate::engine::control::{ControlConn, error_text};
-use crate::engine::{self, ClusterRun, ClusterShared, ConnSetup};
+use crate::engine::{self, ClusterRun, ClusterShared, ConnSetup, LoadSpec};
 use crate::metrics::Role;
 use crate::plan::RunPlan;
 use crate::report::{self, ClusterHeader};
 use crate::workload::Template;
+use crate::workload::mix::Mix;
 
 /// Cluster mode's run-wide state: the shared topology, the benchmark nodes, what the report
 /// header says, and what the server told us about commands.
@@ -137,18 +138,31 @@ impl ClusterCtx {
             .collect()
     }
 
-    /// Learns how `template` routes and which nodes its connections bind to.
+    /// Learns how `template` (and each command of `load`'s mix) routes and which nodes its
+    /// connections bind to.
     pub(super) fn prepare(
         &mut self,
         control: &mut ControlConn,
         template: &Template,
         plan: &RunPlan,
+        load: &LoadSpec,
     ) -> Result<ClusterRun, Failure> {
         let mut call = |args: &[&[u8]]| control.call(args).map_err(|e| e.to_string());
-        let routes = self
+        let placeholders = load.keyspace.is_some();
+        let mut routes = self
             .commands
-            .analyze(&mut call, template, plan.load.keyspace.is_some())
+            .analyze(&mut call, template, placeholders)
             .map_err(|e| Failure::Fatal(format!("cluster mode: {e}")))?;
+        let mix_keys = match &load.mix {
+            Some(mix) => mix_keys(
+                &mut self.commands,
+                &mut call,
+                mix,
+                placeholders,
+                &mut routes,
+            )?,
+            None => Vec::new(),
+        };
         let topo = self.shared.topology();
         let serving = serving_nodes(&topo, &routes, plan.rfr)?;
         let all_primaries = serving == topo.primaries();
@@ -158,8 +172,47 @@ impl ClusterCtx {
             serving,
             tags: self.tags.clone(),
             all_primaries,
+            mix_keys,
         })
     }
+}
+
+/// Where each command of a mix has its keys (each unit is routed by them as it is written:
+/// `engine/worker/cluster_mix.rs`); `routes` learns whether any of them writes.
+fn mix_keys(
+    commands: &mut Commands,
+    call: &mut Call,
+    mix: &Mix,
+    placeholders: bool,
+    routes: &mut UnitRoutes,
+) -> Result<Vec<UnitKeys>, Failure> {
+    let mut all = Vec::with_capacity(mix.commands.len());
+    for (k, c) in mix.commands.iter().enumerate() {
+        let r = commands
+            .analyze(call, &c.template, placeholders)
+            .map_err(|e| Failure::Fatal(format!("cluster mode: {e}")))?;
+        routes.write |= r.write;
+        let args = match mix.keys_per_unit(k) {
+            // memtier's MGET: up to N keys from the first argument on, in one slot only if the
+            // prefix holds a hash tag (memtier refuses --multi-key-get in cluster mode).
+            Some(n) => {
+                let prefix = mix.memtier_key_prefix().unwrap_or_default();
+                if hashed_part(prefix) == prefix {
+                    return Err(Failure::Fatal(
+                        "--multi-key-get with --cluster-mode: an MGET's keys must share a slot; \
+                         give --key-prefix a hash tag, e.g. --key-prefix '{memtier}-'"
+                            .into(),
+                    ));
+                }
+                (1..=n).collect()
+            }
+            None => r.key_args.into_iter().next().unwrap_or_default(),
+        };
+        // memtier's SET and GET write keys of their own, never the template's `{tag}`.
+        let tagged = !r.tags.is_empty() && !mix.memtier_keys(k);
+        all.push(UnitKeys { args, tagged });
+    }
+    Ok(all)
 }
 
 /// The nodes load connections bind to: writes always go to primaries; reads follow `--rfr`; a

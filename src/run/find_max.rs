@@ -50,7 +50,7 @@ impl<W: Write> Session<'_, W> {
         let began = Instant::now();
         // Cluster mode: routing is learned once; every step reuses it.
         let cluster = match self.cluster.as_mut() {
-            Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
+            Some(c) => Some(c.prepare(&mut self.control, template, self.plan, &self.load)?),
             None => None,
         };
         let cluster = cluster.as_ref();

@@ -544,7 +544,7 @@ impl<W: Write> Session<'_, W> {
         repetition: Option<u32>,
     ) -> Result<(TestResult, crate::verdict::Verdict), Failure> {
         let run = match self.cluster.as_mut() {
-            Some(c) => Some(c.prepare(&mut self.control, template, self.plan)?),
+            Some(c) => Some(c.prepare(&mut self.control, template, self.plan, &self.load)?),
             None => None,
         };
         let counters = self.plan.counters.as_ref().filter(|c| c.test == title);

@@ -22,7 +22,7 @@ use self::import::{ImportFile, Item};
 use super::distribution::uniform_below;
 use super::keys::KeyGen;
 use super::sizes::SizeDist;
-use super::template::{PLACEHOLDER_LEN, Template};
+use super::template::{Gap, PLACEHOLDER_LEN, SHARED_VALUE_MIN, Template};
 
 /// What a mix command is to memtier: its `--ratio` SET or GET, or a `--command` line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +104,17 @@ impl Imported {
     }
 }
 
+/// Where a memtier writer leaves out values of at least [`SHARED_VALUE_MIN`] bytes: noted as
+/// gaps (the value's source and range) instead of copied into the connection's buffer, so a
+/// large `-d` is held once per test rather than once per connection, as benchmark mode does.
+pub struct Shared<'g> {
+    pub gaps: &'g mut Vec<Gap>,
+    /// The source number of the unit's template.
+    pub template: u16,
+    /// The source number of the random pool.
+    pub pool: u16,
+}
+
 /// A pool of `len` random bytes from `seed` (made once per test, never per request).
 pub fn random_pool(len: usize, seed: u64) -> Vec<u8> {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5241_4e44);
@@ -162,9 +173,10 @@ impl MemtierShape {
         sizes: Option<&SizeDist>,
         rng: &mut R,
         keys: &mut KeyGen,
+        shared: Option<Shared<'_>>,
     ) {
         match role {
-            Role::Set => self.set(out, t, sizes, rng, keys),
+            Role::Set => self.set(out, t, sizes, rng, keys, shared),
             Role::Get => self.get(out, nth, keys),
             Role::Line => self.line(out, t, sizes, rng, keys),
         }
@@ -177,6 +189,7 @@ impl MemtierShape {
         sizes: Option<&SizeDist>,
         rng: &mut R,
         keys: &mut KeyGen,
+        shared: Option<Shared<'_>>,
     ) {
         if let Some(imp) = &self.import {
             let k = keys.next(0);
@@ -209,9 +222,22 @@ impl MemtierShape {
         };
         let expiry = self.drawn_expiry(rng);
         self.set_head(out, k, expiry);
-        let value = self.value_bytes(&t.unit[v.body.start..v.body.start + n], rng);
-        resp::push_header(out, b'$', value.len() as u64);
-        out.extend_from_slice(value);
+        let fixed = v.body.start..v.body.start + n;
+        resp::push_header(out, b'$', n as u64);
+        match shared {
+            Some(s) if n >= SHARED_VALUE_MIN => {
+                let (value, src) = match self.pool_at(n, rng) {
+                    Some(at) => (at..at + n, s.pool),
+                    None => (fixed, s.template),
+                };
+                s.gaps.push(Gap {
+                    at: out.len(),
+                    value,
+                    src,
+                });
+            }
+            _ => out.extend_from_slice(self.value_bytes(&t.unit[fixed], rng)),
+        }
         out.extend_from_slice(b"\r\n");
     }
 
@@ -295,12 +321,19 @@ impl MemtierShape {
     /// `-R`: a slice of the pool as long as `fixed`, else `fixed` itself.
     #[inline]
     fn value_bytes<'a, R: RngCore>(&'a self, fixed: &'a [u8], rng: &mut R) -> &'a [u8] {
-        let n = fixed.len();
-        if self.random_pool.len() < n || self.random_pool.is_empty() {
-            return fixed;
+        match self.pool_at(fixed.len(), rng) {
+            Some(at) => &self.random_pool[at..at + fixed.len()],
+            None => fixed,
         }
-        let at = uniform_below(rng, (self.random_pool.len() - n + 1) as u64) as usize;
-        &self.random_pool[at..at + n]
+    }
+
+    /// `-R`: where a value of `n` bytes starts in the pool (drawn); `None` without a pool.
+    #[inline]
+    fn pool_at<R: RngCore>(&self, n: usize, rng: &mut R) -> Option<usize> {
+        if self.random_pool.len() < n || self.random_pool.is_empty() {
+            return None;
+        }
+        Some(uniform_below(rng, (self.random_pool.len() - n + 1) as u64) as usize)
     }
 
     /// A key argument: the prefix and `k` in decimal, or an imported item's key.

@@ -13,9 +13,9 @@ use rand_core::RngCore;
 
 use super::distribution::KeyPattern;
 use super::keys::{KeyGen, SequentialCounters};
-use super::memtier::{MemtierShape, Role};
+use super::memtier::{MemtierShape, Role, Shared};
 use super::sizes::{SizeDist, append_sized};
-use super::template::{Template, fill_unit};
+use super::template::{Gap, SHARED_VALUE_MIN, Template, fill_unit};
 
 /// A batch's units as a mix wrote them: which command of the mix each is, and its length in
 /// bytes (reply `i` answers unit `i`; memtier's KB/sec counts a request's bytes with its
@@ -27,11 +27,14 @@ pub struct BatchUnits {
     pub lens: Vec<u32>,
     /// The connection's next position in the weights' cycle (`Mix::in_order`).
     pub turn: u64,
+    /// A memtier mix's large values left out of the batch buffer, sent from their one copy
+    /// (`Mix::value_sources`), ascending by offset.
+    pub gaps: Vec<Gap>,
 }
 
 impl BatchUnits {
     /// Room for `units` units (the first `units` entries are then overwritten).
-    fn reserve(&mut self, units: usize) {
+    pub fn reserve(&mut self, units: usize) {
         if self.kinds.len() < units {
             self.kinds.resize(units, 0);
             self.lens.resize(units, 0);
@@ -164,6 +167,87 @@ impl Mix {
         self.bounds.iter().position(|&b| at < b).unwrap_or(0)
     }
 
+    /// memtier's `--key-prefix`, in a memtier mix.
+    pub fn memtier_key_prefix(&self) -> Option<&[u8]> {
+        self.memtier
+            .as_ref()
+            .map(|(shape, _)| shape.key_prefix.as_slice())
+    }
+
+    /// Whether command `k` writes memtier's own keys (the ratio's SET and GET: `memtier-123`,
+    /// not its template's key).
+    pub fn memtier_keys(&self, k: usize) -> bool {
+        self.memtier
+            .as_ref()
+            .is_some_and(|(_, roles)| matches!(roles.get(k), Some(Role::Set | Role::Get)))
+    }
+
+    /// memtier's `MGET` (`--multi-key-get N`): command `k` writes up to N keys, from its first
+    /// argument on; `None` for any other command (its template says where its keys are).
+    pub fn keys_per_unit(&self, k: usize) -> Option<usize> {
+        let (shape, roles) = self.memtier.as_ref()?;
+        (roles.get(k) == Some(&Role::Get) && shape.multi_key_get > 1)
+            .then_some(shape.multi_key_get as usize)
+    }
+
+    /// Appends one unit at the end of `out` and returns which command it is: the next of the
+    /// cycle at `turn` (which advances) in memtier's order, else drawn. Cluster mode writes a
+    /// batch unit by unit this way, as each unit's keys decide where it goes.
+    pub fn append_one<R: RngCore>(
+        &self,
+        out: &mut Vec<u8>,
+        turn: &mut u64,
+        rng: &mut R,
+        sizes: Option<&SizeDist>,
+        keys: &mut [KeyGen],
+        scratch: &mut Vec<usize>,
+    ) -> usize {
+        let (k, nth) = if self.in_order {
+            *turn += 1;
+            let (k, nth) = self.position(*turn - 1);
+            (k, Some(nth))
+        } else {
+            (self.draw(rng), None)
+        };
+        let keys = &mut keys[if keys.len() == 1 { 0 } else { k }];
+        let t = &self.commands[k].template;
+        match (&self.memtier, sizes) {
+            (Some((shape, roles)), _) => {
+                shape.append_unit(out, t, roles[k], nth, sizes, rng, keys, None)
+            }
+            (None, Some(dist)) if !t.values.is_empty() => {
+                append_sized(out, t, dist, rng, keys, scratch)
+            }
+            (None, _) => {
+                let base = out.len();
+                out.extend_from_slice(&t.unit);
+                fill_unit(&mut out[base..], &t.placeholders, keys);
+            }
+        }
+        k
+    }
+
+    /// The command at cycle position `turn` and its place among that command's turns in the
+    /// cycle (a GET's place gives an `MGET`'s key count).
+    #[inline]
+    fn position(&self, turn: u64) -> (usize, u64) {
+        let total = self.bounds[self.bounds.len() - 1];
+        let at = turn % total;
+        let k = self.turn(turn);
+        let start = if k == 0 { 0 } else { self.bounds[k - 1] };
+        (k, at - start)
+    }
+
+    /// Where a batch's gaps take their bytes: source `k` is command `k`'s template, the one
+    /// after them a memtier mix's random pool (`-R`).
+    pub fn value_sources(&self) -> Vec<&[u8]> {
+        let mut all: Vec<&[u8]> = self.commands.iter().map(|c| &c.template.unit[..]).collect();
+        if let Some((shape, _)) = &self.memtier {
+            all.push(&shape.random_pool);
+        }
+        all
+    }
+
     /// Whether some command draws keys with its own pattern (a worker then keeps a key
     /// generator per command).
     pub fn has_own_keys(&self) -> bool {
@@ -221,7 +305,13 @@ impl Mix {
             } else {
                 Keys::Own(keys)
             };
-            let units = Units { kinds, lens, turn };
+            let gaps = &mut marks.gaps;
+            let units = Units {
+                kinds,
+                lens,
+                turn,
+                gaps,
+            };
             return self.fill_memtier(shape, roles, out, units, rng, sizes, keys);
         }
         let mut pick = |rng: &mut R| match &mut turn {
@@ -275,6 +365,7 @@ struct Units<'a> {
     kinds: &'a mut [u8],
     lens: &'a mut [u32],
     turn: Option<u64>,
+    gaps: &'a mut Vec<Gap>,
 }
 
 /// A batch's key generators: one for every command, or one per command.
@@ -301,18 +392,20 @@ impl Mix {
             kinds,
             lens,
             mut turn,
+            gaps,
         } = units;
         out.clear();
-        out.reserve(kinds.len() * self.longest);
+        gaps.clear();
+        if self.longest < SHARED_VALUE_MIN {
+            out.reserve(kinds.len() * self.longest);
+        }
+        let pool = self.commands.len() as u16;
         for (kind, len) in kinds.iter_mut().zip(lens.iter_mut()) {
             let (k, nth) = match &mut turn {
                 Some(t) => {
                     *t += 1;
-                    let total = self.bounds[self.bounds.len() - 1];
-                    let at = (*t - 1) % total;
-                    let k = self.turn(*t - 1);
-                    let start = if k == 0 { 0 } else { self.bounds[k - 1] };
-                    (k, Some(at - start))
+                    let (k, nth) = self.position(*t - 1);
+                    (k, Some(nth))
                 }
                 None => (self.draw(rng), None),
             };
@@ -323,8 +416,15 @@ impl Mix {
             };
             let t = &self.commands[k].template;
             let base = out.len();
-            shape.append_unit(out, t, roles[k], nth, sizes, rng, keys);
-            *len = (out.len() - base) as u32;
+            let before = gaps.len();
+            let shared = Shared {
+                gaps: &mut *gaps,
+                template: k as u16,
+                pool,
+            };
+            shape.append_unit(out, t, roles[k], nth, sizes, rng, keys, Some(shared));
+            let left_out: usize = gaps[before..].iter().map(|g| g.value.len()).sum();
+            *len = (out.len() - base + left_out) as u32;
         }
         out.len()
     }

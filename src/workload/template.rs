@@ -37,12 +37,14 @@ pub struct Placeholder {
 /// before: a plain write of one buffer is cheaper than gathering pieces, and the copies are small.
 pub const SHARED_VALUE_MIN: usize = 64 * 1024;
 
-/// Where a batch buffer leaves out a large value: before byte `at` of the buffer, the template
-/// unit's bytes `value` are sent.
+/// Where a batch buffer leaves out a large value: before byte `at` of the buffer, the bytes
+/// `value` of source `src` are sent (the test's template is source 0; a memtier mix numbers its
+/// commands' templates and its random pool: `Mix::value_sources`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gap {
     pub at: usize,
     pub value: std::ops::Range<usize>,
+    pub src: u16,
 }
 
 /// A batch buffer with its large values left out ([`Template::sparse_batch`]).
@@ -239,6 +241,7 @@ impl Template {
             unit_gaps.push(Gap {
                 at: unit.len(),
                 value: b.clone(),
+                src: 0,
             });
             from = b.end;
         }
@@ -264,7 +267,7 @@ impl Template {
             }));
             (out.gaps).extend(unit_gaps.iter().map(|g| Gap {
                 at: base + g.at,
-                value: g.value.clone(),
+                ..g.clone()
             }));
         }
         Some(out)

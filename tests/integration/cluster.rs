@@ -18,6 +18,7 @@ mod capture;
 mod delivery;
 mod drift;
 mod journal;
+mod memtier;
 mod replay;
 mod storm;
 

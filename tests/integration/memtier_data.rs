@@ -350,3 +350,64 @@ fn command_stats_breakdown_groups_lines_by_command_unless_line() {
         );
     }
 }
+
+/// A large value is held once in memtier mode too, as in benchmark mode (issue 34: `-d 20000000`
+/// with 100 connections took 3.6 GB, a copy per connection): 10 memtier connections peak within
+/// twice what benchmark mode's 10 connections do with the same value, and below the 9 × 20 MB a
+/// copy per connection adds to one connection's run; every value arrives whole, with `-R` too
+/// (values from the random pool, shared as well).
+#[test]
+fn a_large_value_is_held_once_in_memtier_mode() {
+    let server = Server::start_valkey();
+    let port = server.port().to_string();
+    let memtier_peak = |c: &str, random: bool| -> i64 {
+        let mut args = vec![
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-c",
+            c,
+            "-t",
+            "1",
+            "-n",
+            "1",
+            "--ratio",
+            "1:1",
+            "-d",
+            "20000000",
+            "--key-maximum",
+            "9",
+        ];
+        if random {
+            args.push("-R");
+        }
+        crate::workloads::peak_rss_kib(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    };
+    let bench_args = [
+        "-p", &port, "-c", "10", "-n", "10", "-d", "20000000", "-q", "--", "set", "bench",
+        "__data__",
+    ];
+    let bench = crate::workloads::peak_rss_kib(&bench_args.map(String::from));
+    let (one, ten) = (memtier_peak("1", false), memtier_peak("10", false));
+    assert!(
+        ten <= 2 * bench,
+        "memtier mode peaked at {ten} KiB, benchmark mode at {bench} KiB (10 connections)"
+    );
+    assert!(
+        ten - one < 100 * 1024,
+        "memtier mode's peak RSS: {one} KiB at -c 1, {ten} KiB at -c 10: grows with -c"
+    );
+    let random = memtier_peak("10", true);
+    assert!(random - one < 100 * 1024, "-R: {random} KiB at -c 10");
+    let mut c = server.client();
+    let mut whole = 0;
+    for k in 0..10 {
+        if let Some(v) = c.bulk(&["GET", &format!("memtier-{k}")]) {
+            assert_eq!(v.len(), 20_000_000, "memtier-{k}");
+            whole += 1;
+        }
+    }
+    assert!(whole > 0, "no value was written");
+}

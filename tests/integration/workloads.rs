@@ -253,7 +253,7 @@ fn key_prefix_replaces_key_colon_in_default_tests_and_memtier_commands() {
 
 /// The peak resident memory (KiB) of one respbench run, from `wait4`'s usage of that child
 /// alone.
-fn peak_rss_kib(args: &[String]) -> i64 {
+pub(crate) fn peak_rss_kib(args: &[String]) -> i64 {
     use std::os::unix::process::ExitStatusExt;
     // Reaped by the wait4 below, which is what gives this child's own usage.
     #[allow(clippy::zombie_processes)]

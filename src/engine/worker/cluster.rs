@@ -317,7 +317,7 @@ impl Worker<'_> {
 /// Cluster: most draws of a unit before sending it to its node anyway (a redirect then fixes
 /// it); with one random key and N equal nodes a unit needs N draws on average, and 256 fail
 /// with a chance of (1 - 1/N)^256 (below 1e-7 for 16 nodes).
-const MAX_DRAWS: u32 = 256;
+pub(super) const MAX_DRAWS: u32 = 256;
 
 /// Cluster: a connection bound to a primary moves to its home slot's owner when that changed;
 /// a replica's connection targets its (possibly new) primary's slots.

@@ -21,12 +21,12 @@ use crate::workload::template::Gap;
 const GATHER_MAX: usize = 64;
 
 /// A batch as sent when its large values are left out of the buffer: the unsent prefix, then
-/// the buffer with each gap's value (the template's bytes) in place.
+/// the buffer with each gap's value (bytes of one of the test's value sources) in place.
 struct Sent<'b> {
     prefix: &'b [u8],
     buf: &'b [u8],
     gaps: &'b [Gap],
-    values: &'b [u8],
+    sources: &'b [&'b [u8]],
 }
 
 impl<'b> Sent<'b> {
@@ -51,7 +51,7 @@ impl<'b> Sent<'b> {
         let mut from = 0;
         for g in self.gaps.iter().take_while(|g| g.at < self.buf.len()) {
             put(&self.buf[from..g.at], &mut n);
-            put(&self.values[g.value.clone()], &mut n);
+            put(&self.sources[usize::from(g.src)][g.value.clone()], &mut n);
             from = g.at;
         }
         put(&self.buf[from..], &mut n);
@@ -76,8 +76,15 @@ impl Worker<'_> {
     /// socket's buffer is full.
     pub(super) fn flush(&mut self, i: usize) -> Result<(), EngineError> {
         let prefix = &self.cfg.setup.prefix;
-        let (gaps, values) = (&self.fill.gaps[..], &self.cfg.template.unit[..]);
         let c = &mut self.conns[i];
+        // The plain path's gaps are the same for every batch; a memtier mix notes its own per
+        // batch.
+        let gaps = if self.fill.gaps.is_empty() {
+            &c.batch.units.gaps[..]
+        } else {
+            &self.fill.gaps[..]
+        };
+        let sources = &self.fill.value_sources[..];
         // With large values left out, `written` counts the bytes sent, values included.
         let wlen = if gaps.is_empty() {
             c.batch.wlen
@@ -95,7 +102,7 @@ impl Worker<'_> {
                     prefix: &prefix[c.prefix_written..],
                     buf: &c.batch.wbuf[..c.batch.wlen],
                     gaps,
-                    values,
+                    sources,
                 };
                 let n = sent.pieces(c.batch.written, &mut pieces);
                 c.stream.write_vectored(&pieces[..n])
@@ -430,9 +437,21 @@ mod tests {
     fn gathered_pieces_resume_anywhere_and_put_values_in_place() {
         let values = b"VVVVWW".to_vec();
         let gaps = [
-            Gap { at: 2, value: 0..4 },
-            Gap { at: 5, value: 4..6 },
-            Gap { at: 9, value: 0..4 },
+            Gap {
+                at: 2,
+                value: 0..4,
+                src: 0,
+            },
+            Gap {
+                at: 5,
+                value: 4..6,
+                src: 0,
+            },
+            Gap {
+                at: 9,
+                value: 0..4,
+                src: 0,
+            },
         ];
         let buf = b"ab|cd|ef|gh".to_vec();
         let whole = b"P!abVVVV|cdWW|ef|VVVVgh".to_vec();
@@ -449,7 +468,7 @@ mod tests {
                         prefix: b"P!",
                         buf: &buf[..wlen],
                         gaps: &gaps,
-                        values: &values,
+                        sources: &[&values],
                     };
                     let mut out = [IoSlice::new(&[]); 8];
                     let n = sent.pieces(written, &mut out[..cap]);

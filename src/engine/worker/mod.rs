@@ -8,10 +8,12 @@
 //! `conn.rs` (a connection's state, data only) ← `state.rs` (`Worker`, its config and result,
 //! building and finishing it) ← `event_loop.rs`, `send.rs` (deciding and writing a batch),
 //! `io.rs` (writes, reads, reconnects), `outage.rs` (failures), `reply.rs` (what a reply means),
-//! `cluster.rs` and `cluster_fail.rs` (cluster mode), `ramp.rs` (memtier's staircase ramp), each an `impl Worker` block of its own.
+//! `cluster.rs`, `cluster_fail.rs` and `cluster_mix.rs` (cluster mode), `ramp.rs` (memtier's
+//! staircase ramp), each an `impl Worker` block of its own.
 
 mod cluster;
 mod cluster_fail;
+mod cluster_mix;
 mod conn;
 mod event_loop;
 mod io;

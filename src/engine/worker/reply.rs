@@ -8,6 +8,7 @@ use resp::{Kind, Scan};
 
 use super::conn::Conn;
 use super::state::{FillPath, Worker};
+use crate::cluster::route::UnitSlot;
 use crate::cluster::slot::key_slot;
 use crate::engine::cluster::{ClusterWorker, Redirect, Retry, SideItem, parse_redirect};
 use crate::engine::push::{self, Peek};
@@ -478,10 +479,19 @@ pub(super) fn side_reply(
             return Ok(());
         }
         let warmup = retry.warmup;
+        if let Some(k) = retry.kind.map(usize::from) {
+            rec.command_error(k, warmup);
+            rec.command_answered(k, (reply.len(), retry.cmd.len() as u32), (0, 0), warmup);
+        }
         cl.retire(retry.cmd);
         return record_error(rec, ctx.policy, warmup, text, now);
     }
-    let latency = rec.success(retry.intended, retry.sent, retry.warmup, now);
+    let kind = retry.kind.map(usize::from);
+    let latency = rec.success_of(kind, retry.intended, retry.sent, retry.warmup, now);
+    if let Some(k) = kind {
+        let bytes = (reply.len(), retry.cmd.len() as u32);
+        rec.command_answered(k, bytes, found(c, info), retry.warmup);
+    }
     if !retry.warmup {
         cl.record(c.bind.node, latency);
     }
@@ -500,16 +510,32 @@ pub(super) fn capture_redirect(
 ) {
     // Which command of the batch this answers (the reply was just counted off `pending`).
     let index = (c.batch.commands - c.batch.pending - 1) as usize;
-    let per_unit = ctx.cmds_per_unit as usize;
-    let base = (index / per_unit) * ctx.unit_len;
-    let cmd = index % per_unit;
-    let r = &ctx.template.layout[cmd].bytes;
     let mut bytes = cl.retry_buffer();
-    bytes.extend_from_slice(&c.batch.wbuf[base + r.start..base + r.end]);
-    let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
-        k.as_ref()
-            .map(|k| key_slot(&c.batch.wbuf[base + k.start..base + k.end]))
-    });
+    let (slot, unit_kind) = if cl.run.mix_keys.is_empty() {
+        let per_unit = ctx.cmds_per_unit as usize;
+        let base = (index / per_unit) * ctx.unit_len;
+        let cmd = index % per_unit;
+        let r = &ctx.template.layout[cmd].bytes;
+        bytes.extend_from_slice(&c.batch.wbuf[base + r.start..base + r.end]);
+        let slot = cl.run.routes.first_key.get(cmd).and_then(|k| {
+            k.as_ref()
+                .map(|k| key_slot(&c.batch.wbuf[base + k.start..base + k.end]))
+        });
+        (slot, None)
+    } else {
+        // A mix's units have lengths of their own (one command each): the batch's marks say
+        // where this one is, and its bytes where its keys are.
+        let units = &c.batch.units;
+        let base: usize = units.lens[..index].iter().map(|&n| n as usize).sum();
+        let unit = &c.batch.wbuf[base..base + units.lens[index] as usize];
+        bytes.extend_from_slice(unit);
+        let kind = units.kinds[index];
+        let slot = match cl.run.mix_keys[usize::from(kind)].slot(unit) {
+            UnitSlot::One(s) => Some(s),
+            UnitSlot::Keyless | UnitSlot::Cross => None,
+        };
+        (slot, Some(kind))
+    };
     cl.redirected(Redirect {
         kind,
         retry: Retry {
@@ -519,6 +545,7 @@ pub(super) fn capture_redirect(
             warmup: c.batch.warmup,
             attempts: 1,
             slot,
+            kind: unit_kind,
         },
         to: parse_redirect(text),
         from: c.bind.node,

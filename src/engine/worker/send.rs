@@ -46,6 +46,22 @@ impl Worker<'_> {
     /// Closed loop: the request is intended for `now`, when its connection became free.
     /// `--rps`: for its scheduled send time, which may have passed.
     fn decide(&mut self, i: usize, now: Instant) -> Decision {
+        if matches!(self.fill.path, FillPath::ClusterMix(..))
+            && self.flow.pacer.is_none()
+            && let Some(units) = self.parked_leftovers(i)
+        {
+            let warmup = now < self.cfg.measure_start;
+            if !warmup {
+                self.rec.issued += units as u64;
+                // Counted when drawn: this balances `settle_parked`'s count of units taken.
+                self.flow.quota_used += units as u64;
+            }
+            return Decision::Send {
+                units,
+                intended: now,
+                warmup,
+            };
+        }
         if self.flow.exhausted {
             return Decision::Done;
         }
@@ -69,7 +85,8 @@ impl Worker<'_> {
                 return Decision::Done;
             }
             if let Some(quota) = self.cfg.quota {
-                let remaining = quota - self.flow.quota_used;
+                // Cluster mode's parked units can draw past the quota (`cluster_mix.rs`).
+                let remaining = quota.saturating_sub(self.flow.quota_used);
                 if remaining == 0 {
                     self.flow.exhausted = true;
                     return Decision::Done;
@@ -180,6 +197,7 @@ impl Worker<'_> {
             k.select_conn(i);
         }
         let wlen = self.fill_batch(i, units);
+        self.settle_parked(warmup);
         let c = &mut self.conns[i];
         c.used = true;
         if reconnect {
@@ -248,6 +266,7 @@ impl Worker<'_> {
                 )
             }
             FillPath::Dataset(dataset) => dataset.fill_batch(wbuf, units, &mut f.keys),
+            FillPath::ClusterMix(mix, sizes) => self.fill_cluster_mix(i, units, mix, sizes),
             FillPath::Cluster => {
                 self.fill_cluster(i, units);
                 units * self.fill.unit_len

@@ -95,6 +95,9 @@ pub(super) enum FillPath<'a> {
     Mix(&'a Mix, Option<&'a SizeDist>),
     /// `--cluster`: fill for the connection's node.
     Cluster,
+    /// `--cluster` with a mix: each unit drawn, and sent by the node its keys belong to
+    /// (`cluster_mix.rs`).
+    ClusterMix(&'a Mix, Option<&'a SizeDist>),
     /// `--data-size-range`/`--data-size-list` with value arguments: values sized per unit.
     Sized(&'a SizeDist),
     /// Placeholders overwritten in place.
@@ -116,7 +119,12 @@ fn batch_buffer(
     {
         return (s.buf, s.placeholders, s.gaps, s.unit_len);
     }
-    let (wbuf, placeholders) = cfg.template.batch(pipeline);
+    let (mut wbuf, placeholders) = cfg.template.batch(pipeline);
+    if matches!(path, FillPath::Mix(..) | FillPath::ClusterMix(..)) {
+        // A mix writes every batch from empty: a buffer holding the template (a large value)
+        // per connection would only cost memory.
+        wbuf = Vec::new();
+    }
     (wbuf, placeholders, Vec::new(), cfg.template.unit.len())
 }
 
@@ -136,6 +144,9 @@ impl<'a> FillPath<'a> {
             };
         }
         if let Some(mix) = &load.mix {
+            if cluster {
+                return FillPath::ClusterMix(mix, load.value_sizes.as_ref());
+            }
             return FillPath::Mix(mix, load.value_sizes.as_ref());
         }
         if cluster {
@@ -177,6 +188,17 @@ pub(super) struct Fill<'a> {
     /// size per value argument of a unit (reused).
     pub(super) size_rng: Xoshiro256PlusPlus,
     pub(super) size_scratch: Vec<usize>,
+    /// Where gaps take their values (`Gap::src`): the template, or a mix's
+    /// (`Mix::value_sources`).
+    pub(super) value_sources: Vec<&'a [u8]>,
+    /// Cluster mode with a mix in memtier's order: the worker's place in the weights' cycle.
+    /// One cycle for all its connections, as a memtier client's one cycle feeds its connection
+    /// to every node (`cluster_mix.rs`), so the split holds over what the worker sends.
+    pub(super) cluster_turn: u64,
+    /// Cluster mode with a mix: units the last batch's fill drew and parked for other nodes,
+    /// less the parked units it sent. memtier counts `-n` as requests drawn, so these move the
+    /// quota (`cluster_mix.rs`).
+    pub(super) park_delta: i64,
 }
 
 /// The flow of requests: what the quota allows, what was written, who is busy or waiting.
@@ -314,6 +336,12 @@ impl<'a> Worker<'a> {
                 pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
             ),
             size_scratch: Vec::with_capacity(most_values),
+            cluster_turn: 0,
+            park_delta: 0,
+            value_sources: match path {
+                FillPath::Mix(mix, _) => mix.value_sources(),
+                _ => vec![&cfg.template.unit[..]],
+            },
         };
         let id = cfg.id as u64;
         let ramp_state = cfg.load.ramp.map(|r| RampState {

@@ -63,8 +63,26 @@ fn keys_are_the_prefix_and_the_number_unpadded() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     let mut k = keys(150);
     for _ in 0..200 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
-        s.append_unit(&mut out, &set, Role::Get, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Get,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     let cmds = commands(&out);
     assert_eq!(cmds.len(), 400);
@@ -94,7 +112,16 @@ fn expiry_range_makes_setex_with_seconds_in_the_range() {
     let set = template("SET memtier-__rand_int__ __data__", 4);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), keys(9));
     for _ in 0..300 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     let mut seen = std::collections::BTreeSet::new();
     for c in commands(&out) {
@@ -117,8 +144,26 @@ fn data_offset_uses_setrange_and_getrange() {
     };
     let set = template("SET memtier-__rand_int__ __data__", 4);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), keys(9));
-    s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
-    s.append_unit(&mut out, &set, Role::Get, None, None, &mut rng, &mut k);
+    s.append_unit(
+        &mut out,
+        &set,
+        Role::Set,
+        None,
+        None,
+        &mut rng,
+        &mut k,
+        None,
+    );
+    s.append_unit(
+        &mut out,
+        &set,
+        Role::Get,
+        None,
+        None,
+        &mut rng,
+        &mut k,
+        None,
+    );
     let c = commands(&out);
     assert_eq!(c[0][0], b"SETRANGE");
     assert_eq!(c[0][2], b"10");
@@ -138,7 +183,7 @@ fn multi_key_get_makes_up_the_cycles_gets_as_memtier() {
     let get = template("GET memtier-__rand_int__", 4);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(3), keys(99));
     for nth in [Some(0), Some(1), Some(2), None] {
-        s.append_unit(&mut out, &get, Role::Get, nth, None, &mut rng, &mut k);
+        s.append_unit(&mut out, &get, Role::Get, nth, None, &mut rng, &mut k, None);
     }
     let counts: Vec<usize> = commands(&out)
         .iter()
@@ -164,7 +209,16 @@ fn size_pattern_s_follows_the_key() {
     let set = template("SET memtier-__rand_int__ __data__", 110);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(4), keys(100));
     for _ in 0..100 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     for c in commands(&out) {
         let key = number(&c[1][b"memtier-".len()..]);
@@ -184,7 +238,16 @@ fn random_data_differs_between_values() {
     let set = template("SET memtier-__rand_int__ __data__", 64);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(5), keys(9));
     for _ in 0..50 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     let values: std::collections::BTreeSet<Vec<u8>> =
         commands(&out).into_iter().map(|c| c[2].clone()).collect();
@@ -211,6 +274,7 @@ fn command_lines_get_unpadded_keys_and_sized_random_data() {
             Some(&sizes),
             &mut rng,
             &mut k,
+            None,
         );
     }
     let mut lens = std::collections::BTreeSet::new();
@@ -262,7 +326,16 @@ fn imported_sets_write_the_files_items_in_order_with_their_expiry() {
     let set = template("SET memtier-__rand_int__ __data__", 32);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), walk(5));
     for _ in 0..6 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     s.append_unit(
         &mut out,
@@ -272,6 +345,7 @@ fn imported_sets_write_the_files_items_in_order_with_their_expiry() {
         None,
         &mut rng,
         &mut walk(5),
+        None,
     );
     let c = commands(&out);
     // Item 0 has no expiry (a plain SET); the others are SETEX with theirs; the sixth SET
@@ -309,7 +383,16 @@ fn no_expiry_and_generated_keys() {
     let (mut out, mut rng) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2));
     let mut k = walk(14).with_pattern(crate::workload::distribution::KeyPattern::Sequential, 10, 1);
     for _ in 0..4 {
-        s.append_unit(&mut out, &set, Role::Set, None, None, &mut rng, &mut k);
+        s.append_unit(
+            &mut out,
+            &set,
+            Role::Set,
+            None,
+            None,
+            &mut rng,
+            &mut k,
+            None,
+        );
     }
     let c = commands(&out);
     let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = c
