@@ -8,8 +8,8 @@ mod conflicts;
 pub mod counters;
 pub mod dataset;
 mod delivery;
+mod fill;
 pub mod find_max;
-pub mod memory;
 pub mod memtier;
 pub mod memtier_import;
 mod mix;
@@ -186,7 +186,7 @@ impl RunPlan {
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
         conflicts::check(args, &workload)?;
-        let memory_per_key = memory::apply(args, &mut load)?;
+        let memory_per_key = fill::apply(args, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
