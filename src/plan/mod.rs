@@ -7,7 +7,7 @@
 mod conflicts;
 pub mod counters;
 pub mod dataset;
-mod delivery;
+mod drift;
 mod fill;
 pub mod find_max;
 pub mod memtier;
@@ -159,8 +159,6 @@ pub struct RunPlan {
     pub memory_per_key: bool,
     /// `--dbnum`: the db the tests write, whose keys memory per key samples by type.
     pub dbnum: u32,
-    /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
-    pub delivery: Option<crate::delivery::DeliverySpec>,
 }
 
 impl RunPlan {
@@ -211,9 +209,8 @@ impl RunPlan {
         if args.metrics_linger.is_some() && args.metrics_listen.is_none() {
             return Err("--metrics-linger needs --metrics-listen".to_string().into());
         }
-        delivery::key_drift(args, &mut load)?;
+        drift::apply(args, &mut load)?;
         load.scan_walk = memtier::scan_walk(args);
-        let delivery = delivery::spec(args, &load, shard.as_ref())?;
         let imported = import.as_ref().map(|i| memtier_import::imported(i, &load));
         let memtier = memtier::shape(args, &load, data_size, imported);
         let verify = memtier_import::verify(import.as_ref(), &load);
@@ -262,7 +259,6 @@ impl RunPlan {
             counters,
             memory_per_key,
             dbnum: args.dbnum,
-            delivery,
         })
     }
 }

@@ -287,11 +287,11 @@ pub fn benchmark(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
 
 /// `--pubsub`/`--stream`: the delivery test instead of the workload (`run/delivery.rs`), then
 /// the run's summary.
-pub fn delivery(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+pub fn delivery(
+    mut ctx: ModeContext<'_>,
+    spec: &crate::delivery::DeliverySpec,
+) -> Result<(), Failure> {
     let out = ctx.prepare()?;
-    let Some(spec) = &ctx.plan.delivery else {
-        return Err(Failure::Fatal("no --pubsub or --stream to run".into()));
-    };
     let mut session = Session::new(ctx, out);
     session.run_delivery(spec)?;
     session.finish()
