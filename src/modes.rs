@@ -10,7 +10,9 @@
 //! options it cannot honour are one table in `plan::conflicts`, checked when the plan is made.
 //!
 //! Modes whose code has not moved to a folder of its own yet are named by their current entry
-//! points: `--pubsub`/`--stream` (`run::delivery`, runtime in `delivery/`), fuzz (`run::fuzz`,
+//! points: `--pubsub`/`--stream` (`run::delivery`, plan and runtime in `delivery/`; its record
+//! block still names the runtime's types, so the test's recording stays in `run` until the record
+//! is generic over its blocks), fuzz (`run::fuzz`,
 //! runtime in `fuzz/`), and the subcommands `replay`, `capture` and `memtier` (dispatched by
 //! `main`).
 
@@ -21,7 +23,7 @@ use crate::cli::Args;
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
 use crate::run::{self, Failure, ModeContext};
-use crate::storm;
+use crate::{delivery, storm};
 
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
@@ -50,8 +52,8 @@ pub enum RunMode {
     VerifyOnly,
     /// `--connect-storm`: connections opened and closed, stage by stage (`storm/`).
     Storm(storm::plan::StormPlan),
-    /// `--pubsub`/`--stream`: a delivery test (the spec is the plan's `delivery`).
-    Delivery,
+    /// `--pubsub`/`--stream`: a delivery test (`delivery/`).
+    Delivery(delivery::DeliverySpec),
     /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`).
     Fuzz,
 }
@@ -61,8 +63,9 @@ impl RunMode {
     /// refuses is `plan::conflicts`'); where two are given that do not refuse each other, the
     /// first of this order runs, as the run always has: idle, fuzz, storm, verify-only,
     /// delivery.
-    pub fn of(args: &Args, plan: &RunPlan) -> RunMode {
-        if args.idle {
+    pub fn of(args: &Args, plan: &RunPlan) -> Result<RunMode, PlanError> {
+        let delivery = delivery::plan::plan(args, plan)?;
+        Ok(if args.idle {
             RunMode::Idle
         } else if plan.fuzz.enabled {
             RunMode::Fuzz
@@ -70,11 +73,11 @@ impl RunMode {
             RunMode::Storm(p)
         } else if plan.verify.is_some_and(|v| v.only) {
             RunMode::VerifyOnly
-        } else if plan.delivery.is_some() {
-            RunMode::Delivery
+        } else if let Some(spec) = delivery {
+            RunMode::Delivery(spec)
         } else {
             RunMode::Benchmark
-        }
+        })
     }
 }
 
@@ -87,7 +90,7 @@ pub struct Planned {
 /// The plan of `args` (`stdin`: the `-x` argument if it was read) and its mode.
 pub fn plan(args: &Args, stdin: Option<Vec<u8>>) -> Result<Planned, PlanError> {
     let plan = RunPlan::new(args, stdin)?;
-    let mode = RunMode::of(args, &plan);
+    let mode = RunMode::of(args, &plan)?;
     Ok(Planned { plan, mode })
 }
 
@@ -110,7 +113,7 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::Idle => run::idle(ctx),
         RunMode::VerifyOnly => run::verify_only(ctx),
         RunMode::Storm(plan) => storm::run::run(ctx, plan),
-        RunMode::Delivery => run::delivery(ctx),
+        RunMode::Delivery(spec) => run::delivery(ctx, spec),
         RunMode::Fuzz => crate::fuzz::run::run(ctx),
     }
 }
@@ -137,7 +140,7 @@ mod tests {
         assert!(matches!(mode(&["--memory-per-key"]), RunMode::Benchmark));
         assert!(matches!(mode(&["-I"]), RunMode::Idle));
         assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz));
-        assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery));
+        assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery(_)));
         let storm = mode(&["--connect-storm", "PING"]);
         let RunMode::Storm(p) = storm else {
             panic!("{storm:?}")

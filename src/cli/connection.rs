@@ -45,6 +45,12 @@ pub fn docs() -> impl Iterator<Item = &'static Doc> {
     SHARED.iter().filter_map(|n| find(n)).map(|(_, f)| &f.doc)
 }
 
+/// A subcommand's options in help order: the shared connection entries, then its `own` (the
+/// one shape of `replay`'s and `capture`'s tables).
+pub fn docs_with<S: 'static>(own: &'static [Flag<S>]) -> Vec<&'static Doc> {
+    docs().chain(own.iter().map(|f| &f.doc)).collect()
+}
+
 /// Whether the shared option spelled `name` takes a value (`None`: not a shared option).
 pub fn takes_value(name: &str) -> Option<bool> {
     find(name).map(|(_, f)| f.doc.value.taken())

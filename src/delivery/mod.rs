@@ -19,6 +19,7 @@ mod conn;
 mod connect;
 mod consumers;
 mod monitor;
+pub mod plan;
 mod pubsub;
 mod result;
 mod route;

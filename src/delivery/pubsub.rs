@@ -25,6 +25,15 @@ struct Names {
     publish: &'static [u8],
 }
 
+impl Names {
+    fn new(spec: &DeliverySpec, channels: u32, sharded: bool) -> Names {
+        Names {
+            channels: (0..channels).map(|k| spec.channel(k)).collect(),
+            publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
+        }
+    }
+}
+
 impl Command for Names {
     fn args<'a>(&'a self, number: u64, payload: &'a [u8]) -> (usize, Args<'a>) {
         let k = (number % self.channels.len() as u64) as usize;
@@ -33,6 +42,8 @@ impl Command for Names {
     }
 }
 
+/// The pub/sub test: subscribers subscribed on their threads, then the publishers, the monitor
+/// and the seconds' hand-over until every message is delivered or owed for good.
 pub(super) fn run(
     spec: &DeliverySpec,
     nodes: &Nodes,
@@ -49,19 +60,10 @@ pub(super) fn run(
     else {
         unreachable!("pubsub::run is for --pubsub")
     };
-    let names = Names {
-        channels: (0..channels).map(|k| spec.channel(k)).collect(),
-        publish: if sharded { b"SPUBLISH" } else { b"PUBLISH" },
-    };
+    let names = Names::new(spec, channels, sharded);
     let (verb, listen) = subscription(&names.channels, patterns, sharded);
     // Subscriber i listens to channel i mod C: each message owes a delivery to each of them.
-    let fanout: Vec<u64> = (0..u64::from(channels))
-        .map(|k| {
-            (0..u64::from(subscribers))
-                .filter(|i| i % u64::from(channels) == k)
-                .count() as u64
-        })
-        .collect();
+    let fanout = fanout(subscribers, channels);
     let ids: Vec<Mutex<SubscriberId>> = (0..subscribers).map(|_| Mutex::new(None)).collect();
     let moves: Vec<Mutex<Vec<(String, u64)>>> = ids.iter().map(|_| Mutex::default()).collect();
     let (cell, failed) = (OnceLock::new(), AtomicBool::new(false));
@@ -92,15 +94,7 @@ pub(super) fn run(
             .collect();
         drop(tx);
         // Every subscriber subscribed, and every publisher connected, before the first message.
-        let ready = (0..plan.threads)
-            .map(|_| rx.recv().unwrap_or_else(|_| Err(lost_thread())))
-            .collect::<Result<Vec<()>, _>>()
-            .and_then(|_| {
-                (0..spec.publishers)
-                    .map(|_| Router::open(nodes))
-                    .collect::<Result<Vec<_>, _>>()
-            });
-        let pubs = match ready {
+        let pubs = match ready(&rx, plan.threads, spec.publishers, nodes) {
             Ok(pubs) => pubs,
             Err(e) => {
                 failed.store(true, Ordering::Relaxed);
@@ -116,15 +110,7 @@ pub(super) fn run(
                 exact,
             )
         });
-        let behind = move || {
-            (0..subscribers as usize)
-                .map(|i| {
-                    let owed = live.published[i % channels as usize].load(Ordering::Relaxed);
-                    owed.saturating_sub(live.received[i].load(Ordering::Relaxed))
-                })
-                .max()
-                .unwrap_or(0)
-        };
+        let behind = move || behind(live, subscribers, channels);
         let probe = Probe::PubSub { ids: &ids };
         let monitor = s.spawn(move || monitor::watch(&nodes.setups, live, &probe, &behind));
         let publishers: Vec<_> = pubs
@@ -149,6 +135,66 @@ pub(super) fn run(
     })?;
     let live = cell.get().expect("set before the test ran");
     let after = buffer_limit_disconnections(nodes);
+    let mut result = gather(
+        (nodes, subscribers, channels),
+        live,
+        &moves,
+        (&published, measured, rows, drops),
+    );
+    result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    Ok(result)
+}
+
+/// How many messages the subscriber furthest behind has yet to receive.
+fn behind(live: &Live, subscribers: u32, channels: u32) -> u64 {
+    (0..subscribers as usize)
+        .map(|i| {
+            let owed = live.published[i % channels as usize].load(Ordering::Relaxed);
+            owed.saturating_sub(live.received[i].load(Ordering::Relaxed))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The deliveries each channel's message owes: subscriber `i` listens to channel `i mod C`.
+fn fanout(subscribers: u32, channels: u32) -> Vec<u64> {
+    (0..u64::from(channels))
+        .map(|k| {
+            (0..u64::from(subscribers))
+                .filter(|i| i % u64::from(channels) == k)
+                .count() as u64
+        })
+        .collect()
+}
+
+/// Waits until every subscriber thread has subscribed its subscribers, then connects the
+/// publishers: nothing is published before all are ready.
+fn ready<'n>(
+    rx: &std::sync::mpsc::Receiver<Result<(), EngineError>>,
+    threads: usize,
+    publishers: u32,
+    nodes: &'n Nodes,
+) -> Result<Vec<Router<'n>>, EngineError> {
+    (0..threads)
+        .map(|_| rx.recv().unwrap_or_else(|_| Err(lost_thread())))
+        .collect::<Result<Vec<()>, _>>()?;
+    (0..publishers).map(|_| Router::open(nodes)).collect()
+}
+
+/// The test's result from what the publishers, the subscriber threads and the monitor measured:
+/// each subscriber's deliveries by node (as it moved), the disconnects with the server's view
+/// of them, the reconnects.
+fn gather(
+    (nodes, subscribers, channels): (&Nodes, u32, u32),
+    live: &Live,
+    moves: &[Mutex<Vec<(String, u64)>>],
+    (published, measured, rows, drops): (
+        &[seconds::Published],
+        Vec<subscribers::Measured>,
+        Vec<monitor::SecondRow>,
+        Vec<Disconnect>,
+    ),
+) -> DeliveryResult {
     let parts: Vec<Vec<(String, u64)>> = (0..subscribers as usize)
         .map(|i| {
             let start = &nodes.names[nodes.of_name[i % channels as usize]];
@@ -156,7 +202,7 @@ pub(super) fn run(
             parts_of(start, &moves, live.received[i].load(Ordering::Relaxed))
         })
         .collect();
-    let per_node = super::result::per_node(nodes, &published, &parts);
+    let per_node = super::result::per_node(nodes, published, &parts);
     let owed = |i: usize| live.published[i % channels as usize].load(Ordering::Relaxed);
     let expected = (0..subscribers as usize).map(owed).sum();
     let mut disconnects = Vec::new();
@@ -173,13 +219,12 @@ pub(super) fn run(
             .into_iter()
             .map(|d| Some((Tally::new(0), Some(d)))),
     );
-    let mut result = super::result::finish(live, &published, received, rows, expected);
+    let mut result = super::result::finish(live, published, received, rows, expected);
     result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
-    result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
     result.nodes = per_node;
     result.reconnect_attempts += reconnects.0;
     result.reconnects += reconnects.1;
-    Ok(result)
+    result
 }
 
 fn lost_thread() -> EngineError {

@@ -4,14 +4,17 @@
 //! buckets that are about to be freed).
 //!
 //! Owns: the snapshot (memory figures, keys per db, allocator and version), waiting for the
-//! rehash to end, which data type a command writes, and the sample of a db's keys by type for a
-//! test that wrote several (`types`). Must not: decide whether a test is
-//! measured (`plan`), or format anything (`block.rs` turns two snapshots into the record's
-//! block, `report` prints it).
+//! rehash to end, which data type a command writes, the sample of a db's keys by type for a test
+//! that wrote several (`types`), the figures read around each test of the benchmark
+//! (`per_test.rs`: `run` calls it, as memory per key is an option of the benchmark, not a mode
+//! of its own). Must not: run the test (the engine does), or plan it (`--fill` is a load of the
+//! engine's, `plan/fill.rs`: `plan` is below the modes, as `record` reads it), or format
+//! anything (`block.rs` turns two snapshots into the record's block, `report` prints it).
 
 pub mod block;
 mod kind;
 mod merge;
+pub mod per_test;
 pub mod record;
 pub mod report;
 mod tables;

@@ -311,64 +311,101 @@ fn family(o: &MemtierOptions) -> &'static str {
     }
 }
 
-/// The configuration block's entries in memtier's order.
-fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
-    let raw = |name: &str| o.raw(name).map(|v| v.to_string_lossy().into_owned());
-    let text = |name: &str, default: &str| json!(raw(name).unwrap_or_else(|| default.into()));
-    let path = |name: &str| raw(name).map_or(Value::Null, Value::String);
-    let num = |name: &str, default: u64| {
+/// The options as given, read by their spelling with memtier's default where absent (the JSON
+/// writes what memtier would have used).
+struct Given<'a>(&'a MemtierOptions);
+
+impl Given<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        self.0.raw(name).map(|v| v.to_string_lossy().into_owned())
+    }
+
+    fn text(&self, name: &str, default: &str) -> Value {
+        json!(self.raw(name).unwrap_or_else(|| default.into()))
+    }
+
+    fn path(&self, name: &str) -> Value {
+        self.raw(name).map_or(Value::Null, Value::String)
+    }
+
+    fn num(&self, name: &str, default: u64) -> Value {
         json!(
-            raw(name)
+            self.raw(name)
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(default)
         )
-    };
-    let either = |on: bool| if on { "true" } else { "false" };
-    // A range given `min-max`, which memtier's JSON writes `min:max`.
-    let range = |name: &str| json!(raw(name).map_or("0:0".into(), |v| v.replacen('-', ":", 1)));
-    let flag = |name: &str| json!(either(raw(name).is_some()));
-    let uri = raw("-u")
+    }
+
+    fn float(&self, name: &str) -> Value {
+        json!(
+            self.raw(name)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        )
+    }
+
+    /// A range given `min-max`, which memtier's JSON writes `min:max`.
+    fn range(&self, name: &str) -> Value {
+        json!(
+            self.raw(name)
+                .map_or("0:0".into(), |v| v.replacen('-', ":", 1))
+        )
+    }
+
+    fn flag(&self, name: &str) -> Value {
+        either(self.raw(name).is_some())
+    }
+}
+
+/// memtier's words for a switch.
+fn either(on: bool) -> Value {
+    json!(if on { "true" } else { "false" })
+}
+
+/// The configuration block's entries in memtier's order.
+fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
+    let g = Given(o);
+    let mut pairs = connection_pairs(&g);
+    pairs.extend(load_pairs(&g));
+    pairs.extend(data_pairs(&g));
+    pairs.extend(key_pairs(&g));
+    pairs.extend(connection_timing_pairs(&g));
+    pairs
+}
+
+/// Where memtier connects and how (the server, TLS, the output files).
+fn connection_pairs(g: &Given) -> Vec<(&'static str, Value)> {
+    let uri = g
+        .raw("-u")
         .map(|u| redact::uri(&u).unwrap_or(u))
         .unwrap_or_default();
-    let auth = if raw("-a").is_some() {
-        redact::REDACTED
-    } else {
-        ""
-    };
-    // memtier's defaults: the key prefix and range only for generated keys (an import's keys
-    // are the file's), 32-byte values only without sizes given otherwise or an import.
-    let imported = raw("--data-import").is_some() && raw("--generate-keys").is_none();
-    let sized = ["--data-size-range", "--data-size-list", "--data-import"]
-        .iter()
-        .any(|n| raw(n).is_some());
-    let data_size = if sized { 0 } else { defaults::DATA_SIZE as u64 };
-    let (key_prefix, key_maximum) = match imported {
-        true => (path("--key-prefix"), num("--key-maximum", 0)),
-        false => (
-            text("--key-prefix", defaults::KEY_PREFIX),
-            num("--key-maximum", defaults::KEY_MAXIMUM),
-        ),
-    };
+    vec![
+        ("server", g.text("-h", "localhost")),
+        ("port", g.num("-p", 6379)),
+        ("uri", json!(uri)),
+        ("unix socket", g.path("-S")),
+        ("address family", json!(family(g.0))),
+        ("protocol", g.text("-P", "redis")),
+        ("out_file", g.path("-o")),
+        ("tls", g.flag("--tls")),
+        ("cert", g.path("--cert")),
+        ("key", g.path("--key")),
+        ("cacert", g.path("--cacert")),
+        ("tls_skip_verify", g.flag("--tls-skip-verify")),
+        ("sni", g.path("--sni")),
+        ("client_stats", g.path("--client-stats")),
+    ]
+}
+
+/// How much load: runs, requests, rate, clients and threads, the ratio and the pipeline.
+fn load_pairs(g: &Given) -> Vec<(&'static str, Value)> {
+    let o = g.0;
     let requests = match o.requests {
         crate::cli::memtier::Requests::PerClient(n) if o.test_time.is_none() => json!(n),
         crate::cli::memtier::Requests::AllKeys => json!("allkeys"),
         _ => json!(0),
     };
-    let pairs: Vec<(&str, Value)> = vec![
-        ("server", json!(text("-h", "localhost"))),
-        ("port", json!(num("-p", 6379))),
-        ("uri", json!(uri)),
-        ("unix socket", json!(path("-S"))),
-        ("address family", json!(family(o))),
-        ("protocol", json!(text("-P", "redis"))),
-        ("out_file", json!(path("-o"))),
-        ("tls", json!(flag("--tls"))),
-        ("cert", json!(path("--cert"))),
-        ("key", json!(path("--key"))),
-        ("cacert", json!(path("--cacert"))),
-        ("tls_skip_verify", json!(flag("--tls-skip-verify"))),
-        ("sni", json!(path("--sni"))),
-        ("client_stats", json!(path("--client-stats"))),
+    vec![
         ("run_count", json!(o.run_count)),
         ("debug", json!(u8::from(o.debug))),
         ("requests", requests),
@@ -376,75 +413,84 @@ fn configuration_pairs(o: &MemtierOptions) -> Vec<(&'static str, Value)> {
         ("clients", json!(o.clients)),
         ("threads", json!(o.threads)),
         ("test_time", json!(o.test_time.unwrap_or(0))),
-        ("ratio", json!(text("--ratio", "1:10"))),
-        ("pipeline", json!(num("--pipeline", 1))),
-        ("data_size", json!(num("-d", data_size))),
-        ("data_offset", json!(num("--data-offset", 0))),
-        ("random_data", json!(flag("-R"))),
-        ("data_size_range", range("--data-size-range")),
-        ("data_size_list", json!(text("--data-size-list", ""))),
-        ("data_size_pattern", json!(text("--data-size-pattern", "R"))),
-        ("expiry_range", range("--expiry-range")),
-        ("data_import", json!(path("--data-import"))),
-        (
-            "data_verify",
-            json!(either(
-                raw("--data-verify").or(raw("--verify-only")).is_some()
-            )),
+        ("ratio", g.text("--ratio", "1:10")),
+        ("pipeline", g.num("--pipeline", 1)),
+    ]
+}
+
+/// The values: sizes, their pattern, expiry, import and verify. memtier's default of 32-byte
+/// values holds only without sizes given otherwise or an import.
+fn data_pairs(g: &Given) -> Vec<(&'static str, Value)> {
+    let sized = ["--data-size-range", "--data-size-list", "--data-import"]
+        .iter()
+        .any(|n| g.raw(n).is_some());
+    let data_size = if sized { 0 } else { defaults::DATA_SIZE as u64 };
+    let verify = g.raw("--data-verify").or(g.raw("--verify-only")).is_some();
+    vec![
+        ("data_size", g.num("-d", data_size)),
+        ("data_offset", g.num("--data-offset", 0)),
+        ("random_data", g.flag("-R")),
+        ("data_size_range", g.range("--data-size-range")),
+        ("data_size_list", g.text("--data-size-list", "")),
+        ("data_size_pattern", g.text("--data-size-pattern", "R")),
+        ("expiry_range", g.range("--expiry-range")),
+        ("data_import", g.path("--data-import")),
+        ("data_verify", either(verify)),
+        ("verify_only", g.flag("--verify-only")),
+        ("generate_keys", g.flag("--generate-keys")),
+    ]
+}
+
+/// The keys: prefix, range and pattern. memtier's defaults of the prefix and range hold only for
+/// generated keys (an import's keys are the file's).
+fn key_pairs(g: &Given) -> Vec<(&'static str, Value)> {
+    let imported = g.raw("--data-import").is_some() && g.raw("--generate-keys").is_none();
+    let (key_prefix, key_maximum) = match imported {
+        true => (g.path("--key-prefix"), g.num("--key-maximum", 0)),
+        false => (
+            g.text("--key-prefix", defaults::KEY_PREFIX),
+            g.num("--key-maximum", defaults::KEY_MAXIMUM),
         ),
-        ("verify_only", json!(flag("--verify-only"))),
-        ("generate_keys", json!(flag("--generate-keys"))),
+    };
+    vec![
         ("key_prefix", key_prefix),
-        ("key_minimum", json!(num("--key-minimum", 0))),
+        ("key_minimum", g.num("--key-minimum", 0)),
         ("key_maximum", key_maximum),
-        ("key_pattern", json!(text("--key-pattern", "R:R"))),
-        (
-            "key_stddev",
-            json!(
-                raw("--key-stddev")
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .unwrap_or(0.0)
-            ),
-        ),
-        (
-            "key_median",
-            json!(
-                raw("--key-median")
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .unwrap_or(0.0)
-            ),
-        ),
-        (
-            "key_zipf_exp",
-            json!(
-                raw("--key-zipf-exp")
-                    .and_then(|v| v.parse::<f64>().ok())
-                    .unwrap_or(0.0)
-            ),
-        ),
-        ("reconnect_interval", json!(num("--reconnect-interval", 0))),
-        ("connection_timeout", json!(num("--connection-timeout", 0))),
+        ("key_pattern", g.text("--key-pattern", "R:R")),
+        ("key_stddev", g.float("--key-stddev")),
+        ("key_median", g.float("--key-median")),
+        ("key_zipf_exp", g.float("--key-zipf-exp")),
+    ]
+}
+
+/// Reconnecting, start jitter, multi-key gets, authentication (redacted), the db, `WAIT` and the
+/// last switches.
+fn connection_timing_pairs(g: &Given) -> Vec<(&'static str, Value)> {
+    let auth = if g.raw("-a").is_some() {
+        redact::REDACTED
+    } else {
+        ""
+    };
+    vec![
+        ("reconnect_interval", g.num("--reconnect-interval", 0)),
+        ("connection_timeout", g.num("--connection-timeout", 0)),
         (
             "thread_conn_start_min_jitter_micros",
-            json!(num("--thread-conn-start-min-jitter-micros", 0)),
+            g.num("--thread-conn-start-min-jitter-micros", 0),
         ),
         (
             "thread_conn_start_max_jitter_micros",
-            json!(num("--thread-conn-start-max-jitter-micros", 0)),
+            g.num("--thread-conn-start-max-jitter-micros", 0),
         ),
-        ("multi_key_get", json!(num("--multi-key-get", 0))),
+        ("multi_key_get", g.num("--multi-key-get", 0)),
         ("authenticate", json!(auth)),
-        ("select-db", json!(num("--select-db", 0))),
-        ("no-expiry", json!(flag("--no-expiry"))),
-        ("wait-ratio", json!(text("--wait-ratio", "0:0"))),
-        ("num-slaves", range("--num-slaves")),
-        ("wait-timeout", json!(text("--wait-timeout", "0-0"))),
-        (
-            "print-all-runs",
-            json!(if o.print_all_runs { "true" } else { "false" }),
-        ),
-    ];
-    pairs
+        ("select-db", g.num("--select-db", 0)),
+        ("no-expiry", g.flag("--no-expiry")),
+        ("wait-ratio", g.text("--wait-ratio", "0:0")),
+        ("num-slaves", g.range("--num-slaves")),
+        ("wait-timeout", g.text("--wait-timeout", "0-0")),
+        ("print-all-runs", either(g.0.print_all_runs)),
+    ]
 }
 
 #[cfg(test)]

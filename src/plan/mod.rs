@@ -7,9 +7,9 @@
 mod conflicts;
 pub mod counters;
 pub mod dataset;
-mod delivery;
+mod drift;
+mod fill;
 pub mod find_max;
-pub mod memory;
 pub mod memtier;
 pub mod memtier_import;
 mod mix;
@@ -159,8 +159,6 @@ pub struct RunPlan {
     pub memory_per_key: bool,
     /// `--dbnum`: the db the tests write, whose keys memory per key samples by type.
     pub dbnum: u32,
-    /// `--pubsub`/`--stream`: the run is this delivery test instead of the workload.
-    pub delivery: Option<crate::delivery::DeliverySpec>,
 }
 
 impl RunPlan {
@@ -186,7 +184,7 @@ impl RunPlan {
         workloads::apply(args, &mut load, &mut warnings)?;
         let find_max = find_max::plan(args, &workload, &mut load)?;
         conflicts::check(args, &workload)?;
-        let memory_per_key = memory::apply(args, &mut load)?;
+        let memory_per_key = fill::apply(args, &mut load)?;
         // Sharding (issue 13): the shard's part of -n/--rps, its seed and its --json path.
         let mut json = args.json.clone();
         let flag = args.shard.map(|(i, n)| shard::Shard::flag(i, n));
@@ -211,9 +209,8 @@ impl RunPlan {
         if args.metrics_linger.is_some() && args.metrics_listen.is_none() {
             return Err("--metrics-linger needs --metrics-listen".to_string().into());
         }
-        delivery::key_drift(args, &mut load)?;
+        drift::apply(args, &mut load)?;
         load.scan_walk = memtier::scan_walk(args);
-        let delivery = delivery::spec(args, &load, shard.as_ref())?;
         let imported = import.as_ref().map(|i| memtier_import::imported(i, &load));
         let memtier = memtier::shape(args, &load, data_size, imported);
         let verify = memtier_import::verify(import.as_ref(), &load);
@@ -262,7 +259,6 @@ impl RunPlan {
             counters,
             memory_per_key,
             dbnum: args.dbnum,
-            delivery,
         })
     }
 }

@@ -109,9 +109,7 @@ Options:
 
 /// Every option of `capture`, in help order: the shared connection entries, then its own.
 pub fn docs() -> Vec<&'static Doc> {
-    connection::docs()
-        .chain(OPTIONS.iter().map(|f| &f.doc))
-        .collect()
+    connection::docs_with(OPTIONS)
 }
 
 /// `respbench capture --help`.

@@ -390,11 +390,7 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     let traces = open_traces(a)?;
     let out = output::Outputs::open(a)?;
     let (endpoint, feed) = journal::listen(a)?;
-    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
-    let auth = connect::auth(&a.conn);
-    // Check the target (and the credentials) before reading the trace.
-    crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
-        .map_err(|e| Fail(1, e.to_string()))?;
+    let (target, auth) = checked_target(a)?;
     let mut router = router(a)?;
     // Re-reads the slot map while the replay runs (every second, and after a MOVED).
     let refresher = router.as_ref().map(route::Router::refresher);
@@ -409,10 +405,9 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = journal_path.is_some();
     let tids: Vec<Arc<AtomicU64>> = (0..threads).map(|_| Arc::default()).collect();
     let failed: Arc<AtomicBool> = Arc::default();
-    let policy = if a.keep_going {
-        crate::engine::ErrorPolicy::Count
-    } else {
-        crate::engine::ErrorPolicy::Abort
+    let policy = match a.keep_going {
+        true => crate::engine::ErrorPolicy::Count,
+        false => crate::engine::ErrorPolicy::Abort,
     };
     let (txs, handles) = spawn_threads(&tids, |tid| worker::Setup {
         target: target.clone(),
@@ -455,25 +450,16 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
     drop(live);
     let (mut result, slip, connections, fatal, last, redirects) = gather(handles, &sched.names)?;
     drop(refresher);
-    let cluster = router.map(|r| {
-        let mut c = r.record;
-        (c.moved, c.ask) = redirects;
-        (c, r.not_sent)
-    });
+    let cluster = router.map(|r| r.into_record(redirects));
     result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
     let interrupted = stop.load(Ordering::Relaxed);
     // The benchmark's rule (`engine::runner`): throughput is over the test's span. Commands still
     // unanswered (a server that stopped answering), a signal or a failure mean it lasted until
     // now; else until its last command settled, and at least until the schedule's last intended
     // send (a partition that never heals leaves no reply after it began, yet the replay went on).
-    let now = Instant::now();
-    let end = if interrupted || fatal.is_some() || result.unanswered > 0 {
-        now
-    } else {
-        let schedule_end = a.speed.due_ns(0).map(|_| schedule_end);
-        last.max(schedule_end).unwrap_or(now).min(now)
-    };
-    result.elapsed = end.saturating_duration_since(measure_start);
+    let settled = !interrupted && fatal.is_none() && result.unanswered == 0;
+    let schedule_end = a.speed.due_ns(0).map(|_| schedule_end);
+    result.elapsed = span_end(settled, last, schedule_end).saturating_duration_since(measure_start);
     result.started_at = Some(started);
     result.outcome = outcome(interrupted, &terminated, fatal.is_some() || driven.is_err());
     let facts = output::Facts {
@@ -492,15 +478,45 @@ fn replay(a: &ReplayArgs, argv: &[OsString]) -> Result<u8, Fail> {
         j.remove()?;
     }
     journal::end_live(endpoint, &result, a, &stop);
-    if let Some(f) = fatal {
-        return Err(Fail(1, f));
+    ended(
+        fatal,
+        driven.err().filter(|_| !interrupted),
+        &result.outcome,
+    )
+}
+
+/// The replay's exit: its fatal failure, else how driving it failed (not when a signal stopped
+/// it), else the code of its outcome.
+fn ended(fatal: Option<String>, driving: Option<Fail>, outcome: &Outcome) -> Result<u8, Fail> {
+    match (fatal, driving) {
+        (Some(f), _) => Err(Fail(1, f)),
+        (None, Some(f)) => Err(f),
+        (None, None) => Ok(exit_code(outcome)),
     }
-    if let Err(f) = driven
-        && !interrupted
-    {
-        return Err(f);
+}
+
+/// `AUTH`'s arguments (user and password, or the password), if any.
+type Credentials = Option<Vec<Vec<u8>>>;
+
+/// The target and its credentials, checked (connecting and authenticating once) before the trace
+/// is read.
+fn checked_target(a: &ReplayArgs) -> Result<(crate::engine::Target, Credentials), Fail> {
+    let target = connect::target(&a.conn, "replay").map_err(|e| Fail(1, e))?;
+    let auth = connect::auth(&a.conn);
+    crate::engine::control::ControlConn::connect_auth(&target, auth.as_deref())
+        .map_err(|e| Fail(1, e.to_string()))?;
+    Ok((target, auth))
+}
+
+/// When the replay's span ends: now, unless it `settled` (every command answered, no signal, no
+/// failure); then when its last command settled, and at least at the schedule's last intended
+/// send (a partition that never heals leaves no reply after it began, yet the replay went on).
+fn span_end(settled: bool, last: Option<Instant>, schedule_end: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    if !settled {
+        return now;
     }
-    Ok(exit_code(&result.outcome))
+    last.max(schedule_end).unwrap_or(now).min(now)
 }
 
 /// The exit code of a replay that ended `outcome` without an error: 130 or 143 when a signal

@@ -440,9 +440,7 @@ commands and slip. See docs/replay.md.
 
 /// Every option of `replay`, in help order: the shared connection entries, then its own.
 pub fn docs() -> Vec<&'static Doc> {
-    connection::docs()
-        .chain(OPTIONS.iter().map(|f| &f.doc))
-        .collect()
+    connection::docs_with(OPTIONS)
 }
 
 /// `respbench replay --help`.

@@ -98,6 +98,14 @@ fn is(args: &[Vec<u8>], name: &str) -> bool {
 }
 
 impl Router {
+    /// The record's cluster block with the threads' redirections (`MOVED`, `ASK`) counted, and
+    /// the commands not sent.
+    pub fn into_record(self, (moved, ask): (u64, u64)) -> (ReplayCluster, u64) {
+        let mut c = self.record;
+        (c.moved, c.ask) = (moved, ask);
+        (c, self.not_sent)
+    }
+
     /// Reads the slot map from the entry node `entry` (whose host is `host`).
     pub fn new(entry: &Target, host: &str, auth: Option<&[Vec<u8>]>) -> Result<Self, String> {
         let topology =

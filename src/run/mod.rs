@@ -9,7 +9,6 @@ mod delivery;
 mod failover;
 mod find_max;
 mod live_metrics;
-mod memory;
 mod record_hook;
 mod start;
 mod storm_seconds;
@@ -28,6 +27,7 @@ use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Target, Transport};
+use crate::memory;
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
 use crate::record::{RunRecord, TestExtras};
@@ -287,11 +287,11 @@ pub fn benchmark(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
 
 /// `--pubsub`/`--stream`: the delivery test instead of the workload (`run/delivery.rs`), then
 /// the run's summary.
-pub fn delivery(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+pub fn delivery(
+    mut ctx: ModeContext<'_>,
+    spec: &crate::delivery::DeliverySpec,
+) -> Result<(), Failure> {
     let out = ctx.prepare()?;
-    let Some(spec) = &ctx.plan.delivery else {
-        return Err(Failure::Fatal("no --pubsub or --stream to run".into()));
-    };
     let mut session = Session::new(ctx, out);
     session.run_delivery(spec)?;
     session.finish()
@@ -564,12 +564,16 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
-        let memory_before = memory::before(
-            self.plan,
-            &mut self.control,
-            self.cluster.as_ref(),
-            template,
-        );
+        let memory_before = self.plan.memory_per_key.then(|| {
+            let primaries = self
+                .cluster
+                .as_ref()
+                .map(|c| move || c.primary_connections());
+            let primaries = primaries
+                .as_ref()
+                .map(|f| f as &memory::per_test::Primaries<'_>);
+            memory::per_test::before(&mut self.control, primaries, self.plan.dbnum, template)
+        });
         let watch = self.rec.begin_test();
         // The console, and each completed second to the journal.
         live_metrics::test_started(console, title, watch.as_ref());
@@ -589,9 +593,9 @@ impl<W: Write> Session<'_, W> {
             )
         };
         live_metrics::test_ended(console, &result);
-        let memory = memory::after(
+        let memory = memory::per_test::after(
             &mut self.control,
-            memory_before,
+            memory_before.flatten(),
             template,
             self.load.value_sizes.as_ref(),
         );
@@ -612,7 +616,7 @@ impl<W: Write> Session<'_, W> {
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         let memory = test.blocks.block::<crate::memory::block::MemoryRecord>();
         if let (Some(m), false) = (&memory, self.plan.format == Format::Csv) {
-            crate::memory::report::write_memory(&mut self.out, m)?;
+            memory::report::write_memory(&mut self.out, m)?;
         }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),

@@ -83,43 +83,59 @@ pub fn page(inputs: &[Input], full: &Comparison) -> String {
         .filter(|(_, t)| t.mix_of.is_none())
         .take(MAX_CHARTED_TESTS);
     for (i, t) in charted {
-        let _ = write!(
-            s,
-            "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><details><summary><h2>{}</h2></summary>",
-            esc(&t.name),
-            esc(&t.name)
-        );
-        // What limited it first: the charts are read in its light.
-        super::verdict::section(&mut s, inputs, &t.name);
-        let (charts, dots): (Vec<_>, Vec<_>) = charts::for_test(inputs, &t.name)
-            .into_iter()
-            .partition(|c| c.series.iter().any(|s| s.points.len() > 1));
-        if charts.is_empty() && dots.is_empty() {
-            s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");
-        }
-        if !charts.is_empty() {
-            s.push_str("<div class=\"charts\">");
-            for c in &charts {
-                s.push_str(&svg::render(c));
-            }
-            s.push_str("</div>");
-        }
-        figures(&mut s, &dots);
-        if charts::no_errors(inputs, &t.name) {
-            s.push_str(
-                "<p class=\"note no-errors\">No errors: no error replies, no lost requests.</p>",
-            );
-        }
-        mix::table(&mut s, inputs, &t.name);
-        split::table(&mut s, inputs, &t.name);
-        delivery::table(&mut s, inputs, &t.name);
-        for line in charts::totals_note(inputs, &t.name) {
-            let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
-        }
-        s.push_str("</details></section>");
+        test_section(&mut s, inputs, i, &t.name);
     }
+    data_script(&mut s, inputs, cmp, sections > MAX_CHARTED_TESTS);
+    html::page::close(
+        &mut s,
+        "Latencies in ms; values with repetitions are medians.",
+    );
+    s
+}
+
+/// One test's section: what limited it, its charts (or its one-point figures), and its tables.
+fn test_section(s: &mut String, inputs: &[Input], i: usize, name: &str) {
+    let _ = write!(
+        s,
+        "<section class=\"test\" id=\"t{i}\" data-test=\"{}\"><details><summary><h2>{}</h2></summary>",
+        esc(name),
+        esc(name)
+    );
+    // What limited it first: the charts are read in its light.
+    super::verdict::section(s, inputs, name);
+    let (charts, dots): (Vec<_>, Vec<_>) = charts::for_test(inputs, name)
+        .into_iter()
+        .partition(|c| c.series.iter().any(|s| s.points.len() > 1));
+    if charts.is_empty() && dots.is_empty() {
+        s.push_str("<p class=\"note\">No per-second data for this test in the inputs (CSV files carry totals only).</p>");
+    }
+    if !charts.is_empty() {
+        s.push_str("<div class=\"charts\">");
+        for c in &charts {
+            s.push_str(&svg::render(c));
+        }
+        s.push_str("</div>");
+    }
+    figures(s, &dots);
+    if charts::no_errors(inputs, name) {
+        s.push_str(
+            "<p class=\"note no-errors\">No errors: no error replies, no lost requests.</p>",
+        );
+    }
+    mix::table(s, inputs, name);
+    split::table(s, inputs, name);
+    delivery::table(s, inputs, name);
+    for line in charts::totals_note(inputs, name) {
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
+    }
+    s.push_str("</details></section>");
+}
+
+/// The comparison as JSON for the page's script (`compact`: without indentation, for pages of
+/// thousands of tests).
+fn data_script(s: &mut String, inputs: &[Input], cmp: &Comparison, compact: bool) {
     let files: Vec<Vec<String>> = inputs.iter().map(|i| i.files.clone()).collect();
-    let data = if sections > MAX_CHARTED_TESTS {
+    let data = if compact {
         // Thousands of tests: the same document without its indentation (a third of the size).
         render::json_value(cmp, &files).to_string()
     } else {
@@ -130,11 +146,6 @@ pub fn page(inputs: &[Input], full: &Comparison) -> String {
         s,
         "<script type=\"application/json\" id=\"respbench-data\">{data}</script>"
     );
-    html::page::close(
-        &mut s,
-        "Latencies in ms; values with repetitions are medians.",
-    );
-    s
 }
 
 /// The line under a table cut at [`MAX_TABLED_TESTS`] tests: how many it left out, and where

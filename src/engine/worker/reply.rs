@@ -156,41 +156,70 @@ pub(super) fn on_reply(
     }
     if let Some(range) = &info.error {
         let text = &reply[range.clone()];
-        if let Some(cl) = cluster
-            && let Some(kind) = RedirectKind::of(text)
-        {
-            capture_redirect(c, cl, ctx, kind, text);
-            return Ok(Answered {
-                batch_done,
-                ..nothing
-            });
-        }
-        count_conn_second(c, ctx, kind, (bytes, (0, 0)), true, now);
-        record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
-        if let Some(k) = kind {
-            rec.command_error(k, c.batch.warmup);
-            rec.command_answered(k, bytes, (0, 0), c.batch.warmup);
-        }
+        on_error_reply(c, rec, cluster, ctx, (kind, bytes), text, now)?;
     } else if plain {
         return Ok(Answered {
             batch_done,
             plain_success: true,
         });
     } else {
-        let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
-        if let Some(k) = kind {
-            rec.command_answered(k, bytes, found(c, info), c.batch.warmup);
-        }
-        if let Some(cl) = cluster
-            && !c.batch.warmup
-        {
-            cl.record(c.bind.node, latency);
-        }
+        on_success(c, rec, cluster, ctx, (kind, bytes), found(c, info), now);
     }
     Ok(Answered {
         batch_done,
         ..nothing
     })
+}
+
+/// An error reply to a request: a cluster's redirection is captured (the request is sent again
+/// to the node named), any other error counted by the `-e` policy, and for a mix against its
+/// command.
+#[inline]
+fn on_error_reply(
+    c: &mut Conn,
+    rec: &mut Recorder,
+    cluster: Option<&mut ClusterWorker>,
+    ctx: &ReplyCtx,
+    (kind, bytes): (Option<usize>, (usize, u32)),
+    text: &[u8],
+    now: Instant,
+) -> Result<(), EngineError> {
+    if let Some(cl) = cluster
+        && let Some(redirect) = RedirectKind::of(text)
+    {
+        capture_redirect(c, cl, ctx, redirect, text);
+        return Ok(());
+    }
+    count_conn_second(c, ctx, kind, (bytes, (0, 0)), true, now);
+    record_error(rec, ctx.policy, c.batch.warmup, text, now)?;
+    if let Some(k) = kind {
+        rec.command_error(k, c.batch.warmup);
+        rec.command_answered(k, bytes, (0, 0), c.batch.warmup);
+    }
+    Ok(())
+}
+
+/// A success with something of its own to note: a mix's command (its bytes, the keys found), a
+/// cluster node's latency.
+#[inline]
+fn on_success(
+    c: &mut Conn,
+    rec: &mut Recorder,
+    cluster: Option<&mut ClusterWorker>,
+    ctx: &ReplyCtx,
+    (kind, bytes): (Option<usize>, (usize, u32)),
+    found: (u64, u64),
+    now: Instant,
+) {
+    let latency = rec.success_with(kind, ctx.latency, c.batch.warmup, now);
+    if let Some(k) = kind {
+        rec.command_answered(k, bytes, found, c.batch.warmup);
+    }
+    if let Some(cl) = cluster
+        && !c.batch.warmup
+    {
+        cl.record(c.bind.node, latency);
+    }
 }
 
 /// The bytes of reply `at` of the batch (the whole reply: `len` and what earlier reads brought

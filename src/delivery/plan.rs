@@ -1,6 +1,7 @@
-//! Issue 26's modes resolved: `--pubsub`/`--stream` into a `delivery::DeliverySpec`, and
-//! `--key-drift` into the load spec's `workload::drift::KeyDrift`, each checked against the rest
-//! of the plan before anything connects (one line, exit 2).
+//! Issue 26's modes resolved: `--pubsub`/`--stream` into a [`DeliverySpec`], checked against
+//! the rest of the plan before anything connects (one line, exit 2). Made by the registry
+//! (`modes`) from the run's plan: `plan` is below the modes (`record` reads it), so the plan of
+//! the run does not hold a mode's.
 //!
 //! A delivery run is bounded: its message count is `-n`, or `--rps` × `--duration` (so
 //! `--duration` needs `--rps`), and every receiver keeps one bit per message, so receivers ×
@@ -9,13 +10,10 @@
 //! With `--cluster`, `--pubsub` is sharded pub/sub (`--sharded`): each channel lives on the
 //! node owning its slot (`delivery::route`), as the stream's key does for `--stream`.
 
-use crate::cli::{Args, KeyDriftArg};
-use crate::delivery::{DeliverySpec, Mode};
-use crate::engine::{LoadSpec, Stop};
-use crate::workload::distribution::KeyPattern;
-use crate::workload::drift::KeyDrift;
-
-use super::shard::ShardPlan;
+use super::{DeliverySpec, Mode};
+use crate::cli::Args;
+use crate::engine::Stop;
+use crate::plan::RunPlan;
 
 /// Most receiver-message pairs one run tracks: one bit each, 512 MiB.
 const MAX_TRACKED_BITS: u64 = 1 << 32;
@@ -23,59 +21,10 @@ const MAX_TRACKED_BITS: u64 = 1 << 32;
 /// The default start of the delivery modes' names (channels, the stream key).
 const PREFIX: &[u8] = b"respbench:";
 
-/// `--key-drift` into `load.key_drift`, after the key pattern and range are known.
-pub(super) fn key_drift(args: &Args, load: &mut LoadSpec) -> Result<(), String> {
-    let Some(arg) = args.delivery.key_drift else {
-        return Ok(());
-    };
-    let Some(len) = load.keyspace.map(|k| k.saturating_sub(load.key_min)) else {
-        return Err("--key-drift moves keys within a key range; give -r (or --key-maximum)".into());
-    };
-    // With --cluster the drift is still only key choice: each connection draws from the
-    // drifting pattern and keeps the keys its node owns (`engine/worker/cluster.rs`), so routing
-    // by key needs nothing more.
-    if args.sequential {
-        return Err("--key-drift moves random keys; it does not apply to --sequential".into());
-    }
-    load.key_drift = Some(match arg {
-        KeyDriftArg::Shift { step, every } => {
-            if !matches!(
-                load.key_pattern,
-                KeyPattern::Gaussian { .. } | KeyPattern::Zipf { .. }
-            ) {
-                return Err(
-                    "--key-drift STEP:SECS moves a gaussian or zipf pattern's centre \
-                            (--keys gaussian|zipf); for a hot set use hot:H:SECS"
-                        .into(),
-                );
-            }
-            KeyDrift::Shift { step, every }
-        }
-        KeyDriftArg::HotSet { keys, every } => {
-            if load.key_pattern != KeyPattern::Uniform {
-                return Err(
-                    "--key-drift hot:H:SECS draws uniformly from its hot set; it does \
-                            not combine with --keys/--key-pattern"
-                        .into(),
-                );
-            }
-            if keys > len {
-                return Err(format!(
-                    "--key-drift hot:{keys}: a hot set larger than the {len} keys of the range"
-                ));
-            }
-            KeyDrift::HotSet { keys, every }
-        }
-    });
-    Ok(())
-}
-
-/// `--pubsub`/`--stream` as a spec (`None` without either), from the load as this shard runs it.
-pub(super) fn spec(
-    args: &Args,
-    load: &LoadSpec,
-    shard: Option<&ShardPlan>,
-) -> Result<Option<DeliverySpec>, String> {
+/// `--pubsub`/`--stream` as a spec (`None` without either), from the load as this shard runs it
+/// (the run's `plan`).
+pub fn plan(args: &Args, plan: &RunPlan) -> Result<Option<DeliverySpec>, String> {
+    let (load, shard) = (&plan.load, plan.shard.as_ref());
     let d = &args.delivery;
     let mode = match (d.pubsub, d.stream) {
         (Some(subscribers), _) => Mode::PubSub {
@@ -161,16 +110,15 @@ fn subscriber_threads(flag: Option<u32>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::plan::RunPlan;
+    use crate::modes::{Planned, RunMode};
 
-    fn plan(argv: &[&str]) -> Result<RunPlan, String> {
+    fn plan(argv: &[&str]) -> Result<Planned, String> {
         let args = match crate::cli::parse(argv.iter().map(Into::into)) {
             Ok(crate::cli::Invocation::Run(a)) => a,
             Ok(other) => panic!("{other:?}"),
             Err(e) => return Err(e.0),
         };
-        RunPlan::new(&args, None).map_err(|e| match e {
+        crate::modes::plan(&args, None).map_err(|e| match e {
             crate::plan::PlanError::Usage(m) | crate::plan::PlanError::Io(m) => m,
         })
     }
@@ -188,7 +136,9 @@ mod tests {
             "100",
         ])
         .unwrap();
-        let d = p.delivery.unwrap();
+        let RunMode::Delivery(d) = p.mode else {
+            panic!("{:?}", p.mode)
+        };
         assert_eq!((d.messages, d.rate, d.payload), (500, Some(100), 32));
         assert_eq!(d.receivers(), 10);
         assert_eq!(d.channel(1), b"respbench:1:ch");
@@ -203,11 +153,16 @@ mod tests {
             "64",
         ])
         .unwrap();
-        let d = s.delivery.unwrap();
+        let RunMode::Delivery(d) = s.mode else {
+            panic!("{:?}", s.mode)
+        };
         assert_eq!((d.messages, d.payload), (100, 64));
         assert_eq!(d.stream_key(), b"respbench:stream");
         let sharded = plan(&["--pubsub", "2", "--shard", "1/2", "-n", "10"]).unwrap();
-        assert_eq!(sharded.delivery.unwrap().messages, 5);
+        let RunMode::Delivery(d) = sharded.mode else {
+            panic!("{:?}", sharded.mode)
+        };
+        assert_eq!(d.messages, 5);
     }
 
     #[test]
@@ -244,46 +199,9 @@ mod tests {
                 "--rps 2: below",
             ),
         ] {
-            let e = plan(argv).unwrap_err();
-            assert!(e.starts_with(start) && !e.contains('\n'), "{argv:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn key_drift_needs_a_pattern_it_can_move() {
-        let p = plan(&["-r", "1000", "--keys", "zipf", "--key-drift", "100:5"]).unwrap();
-        assert!(matches!(
-            p.load.key_drift,
-            Some(KeyDrift::Shift { step: 100, .. })
-        ));
-        let p = plan(&["--cluster", "-r", "1000", "--key-drift", "hot:10:0.5"]).unwrap();
-        assert!(matches!(
-            p.load.key_drift,
-            Some(KeyDrift::HotSet { keys: 10, .. })
-        ));
-        for (argv, start) in [
-            (
-                &["--key-drift", "hot:10:1"][..],
-                "--key-drift moves keys within a key range",
-            ),
-            (
-                &["-r", "100", "--key-drift", "10:1"],
-                "--key-drift STEP:SECS moves",
-            ),
-            (
-                &["-r", "100", "--key-drift", "hot:101:1"],
-                "--key-drift hot:101",
-            ),
-            (
-                &["-r", "100", "--keys", "zipf", "--key-drift", "hot:5:1"],
-                "--key-drift hot:H",
-            ),
-            (
-                &["-r", "100", "--key-drift", "hot:5"],
-                "invalid value \"hot:5\" for --key-drift",
-            ),
-        ] {
-            let e = plan(argv).unwrap_err();
+            let Err(e) = plan(argv) else {
+                panic!("{argv:?}: planned")
+            };
             assert!(e.starts_with(start) && !e.contains('\n'), "{argv:?}: {e}");
         }
     }

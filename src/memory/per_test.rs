@@ -1,41 +1,39 @@
-//! `--memory-per-key`/`--fill`'s part of the run: the server's memory and keys before a test,
+//! `--memory-per-key`/`--fill`'s part of each test: the server's memory and keys before a test,
 //! and after it once the server finished rehashing, turned into the test record's `memory`
 //! block. Read on the control connection, outside the measured phase. A test whose unit writes
 //! several data types also has its keyspace sampled by type before and after
 //! (`memory::types`), and the block split by type.
 
-use super::cluster::ClusterCtx;
+use super::block::{MemoryRecord, TypeCount};
+use super::types::{Census, SAMPLE_KEYS};
+use super::{Settled, Snapshot, data_type, settled};
 use crate::engine::control::ControlConn;
-use crate::memory::block::{MemoryRecord, TypeCount};
-use crate::memory::types::{Census, SAMPLE_KEYS};
-use crate::memory::{Settled, Snapshot, data_type, settled};
-use crate::plan::RunPlan;
 use crate::workload::Template;
 use crate::workload::sizes::SizeDist;
 
 /// What was read before a test: the figures, and with `--cluster` a connection to every
 /// primary (their figures are added up); for a test writing several types, the census of its
 /// db's keys by type.
-pub(super) struct Before {
+pub struct Before {
     snap: Snapshot,
     primaries: Option<Vec<ControlConn>>,
     db: u32,
     census: Option<Census>,
 }
 
-/// The snapshot before a test, when memory per key is measured and the servers answer.
-pub(super) fn before(
-    plan: &RunPlan,
+/// With `--cluster`: connects to every primary (their figures are added up).
+pub type Primaries<'a> = dyn Fn() -> Result<Vec<ControlConn>, String> + 'a;
+
+/// The snapshot before a test (called when memory per key is measured), if the servers answer;
+/// `dbnum` is `--dbnum`, the db the test writes (a cluster has db 0 only).
+pub fn before(
     control: &mut ControlConn,
-    cluster: Option<&ClusterCtx>,
+    cluster: Option<&Primaries<'_>>,
+    dbnum: u32,
     template: &Template,
 ) -> Option<Before> {
-    if !plan.memory_per_key {
-        return None;
-    }
     let several = unit_writes(template, None).len() > 1;
-    // A cluster has db 0 only.
-    let db = if cluster.is_some() { 0 } else { plan.dbnum };
+    let db = if cluster.is_some() { 0 } else { dbnum };
     let before = snapshot_before(control, cluster, db, several)?;
     let held = db_keys(&before.snap, db);
     if held > 0 {
@@ -54,7 +52,7 @@ pub(super) fn before(
 /// The servers' figures before a test (each primary's, summed, in a cluster).
 fn snapshot_before(
     control: &mut ControlConn,
-    cluster: Option<&ClusterCtx>,
+    cluster: Option<&Primaries<'_>>,
     db: u32,
     several: bool,
 ) -> Option<Before> {
@@ -71,8 +69,8 @@ fn snapshot_before(
                 census,
             })
         }
-        Some(c) => {
-            let mut conns = c.primary_connections().ok()?;
+        Some(connect) => {
+            let mut conns = connect().ok()?;
             let snaps: Vec<Snapshot> = conns
                 .iter_mut()
                 .map(Snapshot::take)
@@ -91,7 +89,7 @@ fn snapshot_before(
 /// The test's memory block: the "before" figures against those read once the servers have
 /// settled (the slowest node's way of settling is the one named), split by type when the unit
 /// writes several.
-pub(super) fn after(
+pub fn after(
     control: &mut ControlConn,
     before: Option<Before>,
     template: &Template,
@@ -129,7 +127,7 @@ pub(super) fn after(
     };
     let types: Vec<&str> = writes.iter().map(|w| w.0).collect();
     let payload = mean(writes.iter().flat_map(|w| w.1.iter().copied()));
-    let mut m = crate::memory::record::block(&snap, &after, how, &types.join(", "), payload);
+    let mut m = super::record::block(&snap, &after, how, &types.join(", "), payload);
     if let (true, Some(census)) = (several, census) {
         let counts: Vec<TypeCount> = writes
             .iter()
