@@ -12,6 +12,7 @@ pub mod expr;
 pub mod pairs;
 pub mod search;
 pub mod table;
+pub mod window;
 
 #[cfg(test)]
 mod sim;

@@ -1,5 +1,5 @@
 //! The boundary as a paired comparison (issue 36): once the search has a rate `low` that meets
-//! the SLO and a rate `high` within [`TOLERANCE`](super::search::TOLERANCE) above it that does
+//! the SLO and a rate `high` within `TOLERANCE` (`search.rs`) above it that does
 //! not, it decides that boundary from windows at the two rates run **alternately** (low, high,
 //! then high, low, …: a balanced order), not from each rate's windows run back to back.
 //!
@@ -16,7 +16,7 @@
 
 use crate::stats::{self, Estimate};
 
-use super::search::Window;
+use super::window::Window;
 
 /// Rounds (one window at each rate) before the boundary is decided.
 pub const ROUNDS: usize = 3;
