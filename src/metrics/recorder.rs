@@ -8,6 +8,23 @@ use super::{
     SharedTimeline, Whole,
 };
 
+/// The whole-test figures a hand-over reads, borrowed field by field from a [`Recorder`] (a
+/// macro, not a method: the tally they are handed to is borrowed mutably beside them).
+macro_rules! whole {
+    ($r:expr, $cluster:expr) => {
+        Whole {
+            latency: &$r.latency,
+            uncorrected: &$r.uncorrected,
+            errors: &$r.errors,
+            commands: &$r.commands,
+            cluster: $cluster,
+            issued: $r.issued,
+            pushes: $r.pushes,
+            reconnect_refusals: $r.reconnect_refusals,
+        }
+    };
+}
+
 /// What one worker measured. Recording is constant time and allocates nothing (an error word
 /// allocates on its first appearance only).
 #[derive(Debug)]
@@ -329,16 +346,7 @@ impl Recorder {
 
     #[cold]
     fn hand_over_with(&mut self, now: Instant, cluster: Option<&ClusterStats>) {
-        let whole = Whole {
-            latency: &self.latency,
-            uncorrected: &self.uncorrected,
-            errors: &self.errors,
-            commands: &self.commands,
-            cluster,
-            issued: self.issued,
-            pushes: self.pushes,
-            reconnect_refusals: self.reconnect_refusals,
-        };
+        let whole = whole!(self, cluster);
         self.tally.hand_over(now, &whole);
     }
 
@@ -349,16 +357,7 @@ impl Recorder {
 
     /// The same, with cluster mode's per-node figures (see [`Recorder::hand_over_at`]).
     pub fn flush_cluster(&mut self, cluster: Option<&ClusterStats>) {
-        let whole = Whole {
-            latency: &self.latency,
-            uncorrected: &self.uncorrected,
-            errors: &self.errors,
-            commands: &self.commands,
-            cluster,
-            issued: self.issued,
-            pushes: self.pushes,
-            reconnect_refusals: self.reconnect_refusals,
-        };
+        let whole = whole!(self, cluster);
         self.tally.flush_with(Some(&whole));
     }
 
