@@ -90,7 +90,7 @@ pub struct WorkloadArgs {
 }
 
 /// memtier's data options as given (`cli::memtier`); `plan` turns them into the mix's
-/// `workload::memtier::MemtierShape`. Its keys are `memtier-123`, never zero-padded.
+/// `workload::shape::MemtierShape`. Its keys are `memtier-123`, never zero-padded.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MemtierData {
     /// `-R`, `--random-data`.

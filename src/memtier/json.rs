@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::memtier::{MemtierOptions, defaults};
 use crate::record::TestRecord;
-use crate::record::memtier_data::VerifyRecord;
+use crate::record::shape::VerifyRecord;
 use crate::redact;
 
 use super::hdr_files::micros;

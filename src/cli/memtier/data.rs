@@ -1,6 +1,6 @@
 //! memtier's data options (`-R`, `--data-size-pattern`, `--data-offset`, `--expiry-range`,
 //! `--multi-key-get`) and `--command-stats-breakdown` as table entries: each sets the run's `MemtierData`, which `plan` turns
-//! into the mix's request shapes (`workload::memtier`). Kept beside `table.rs` so that table
+//! into the mix's request shapes (`workload::shape`). Kept beside `table.rs` so that table
 //! only names them.
 
 use std::ffi::OsStr;

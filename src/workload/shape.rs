@@ -11,13 +11,11 @@
 //! batch and reused after it: no allocation per request. Random values are slices, at a drawn
 //! offset, of one pool of random bytes made when the test is set up, never generated per request.
 
-pub mod import;
-
 use std::sync::Arc;
 
 use rand_core::{RngCore, SeedableRng};
 
-use self::import::{ImportFile, Item};
+use super::import::{ImportFile, Item};
 
 use super::distribution::uniform_below;
 use super::keys::KeyGen;

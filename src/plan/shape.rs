@@ -1,12 +1,12 @@
 //! `respbench memtier`'s data and key options (`cli::MemtierData`) as the mix's request shapes
-//! (`workload::memtier::MemtierShape`): the key range `--data-size-pattern S` spreads sizes over,
+//! (`workload::shape::MemtierShape`): the key range `--data-size-pattern S` spreads sizes over,
 //! the random pool `-R` takes values from (made here, once, from the run's seed).
 
 use std::sync::Arc;
 
 use crate::cli::{Args, DataSizes};
 use crate::engine::{LoadSpec, ScanWalk};
-use crate::workload::memtier::{Imported, MemtierShape, POOL_SLACK, SizeByKey, random_pool};
+use crate::workload::shape::{Imported, MemtierShape, POOL_SLACK, SizeByKey, random_pool};
 
 /// The shapes of a memtier-mode run (`import`: `--data-import`'s file as the requests use it);
 /// `None` outside memtier mode.

@@ -1,5 +1,5 @@
 //! `respbench memtier --data-import FILE`: the file opened, mapped and indexed before anything
-//! connects (`workload::memtier::import` reads the format), the key range its items make, and
+//! connects (`workload::import` reads the format), the key range its items make, and
 //! what `--data-verify` will read back.
 //!
 //! Why mapped: a file of millions of items is read where it lies. The mapping is read-only and
@@ -19,8 +19,8 @@ use super::PlanError;
 use crate::cli::{Args, ImportArgs};
 use crate::engine::LoadSpec;
 use crate::workload::distribution::KeyPattern;
-use crate::workload::memtier::Imported;
-use crate::workload::memtier::import::ImportFile;
+use crate::workload::import::ImportFile;
+use crate::workload::shape::Imported;
 
 /// The file, and the line's options with the key range it makes.
 pub(super) struct Import {

@@ -306,7 +306,9 @@ fn imported(n: u64, generated_from: Option<u64>, no_expiry: bool) -> Imported {
         );
     }
     Imported {
-        file: Arc::new(import::ImportFile::index("d.csv", Box::new(text)).unwrap()),
+        file: Arc::new(
+            crate::workload::import::ImportFile::index("d.csv", Box::new(text)).unwrap(),
+        ),
         generated_from,
         no_expiry,
     }

@@ -1,5 +1,5 @@
 //! The record's `options.workload.memtier`: `respbench memtier`'s data options as they ran
-//! (`workload::memtier::MemtierShape`), so a record says whether its SETs were `SETEX`,
+//! (`workload::shape::MemtierShape`), so a record says whether its SETs were `SETEX`,
 //! `SETRANGE` or plain and its GETs `MGET`s without anyone parsing `command_line`. Absent
 //! outside memtier mode and in records of earlier builds. Also the record's `verify` block:
 //! what `--data-verify` found reading the keys back.
@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::ScanWalk;
-use crate::workload::memtier::MemtierShape;
+use crate::workload::shape::MemtierShape;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
