@@ -111,8 +111,8 @@ pub fn commands() -> Vec<Command> {
         Command {
             name: "memtier",
             summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
-            help: cli::memtier::help_text(),
-            options: cli::memtier::docs().collect(),
+            help: crate::memtier::cli::help_text(),
+            options: crate::memtier::cli::docs().collect(),
             operands: Operands::Nothing,
         },
         Command {

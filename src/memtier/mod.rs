@@ -8,6 +8,7 @@
 //! table is `cli::memtier`) or measure anything itself.
 
 mod breakdown;
+pub mod cli;
 mod client_stats;
 mod debug;
 mod hdr_files;
@@ -21,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::memtier::{MemtierOptions, Requests};
+use crate::memtier::cli::{MemtierOptions, Requests};
 use crate::plan::RunPlan;
 use crate::record::{Document, TestRecord, atomic};
 use crate::run::{Failure, run_for_document};

@@ -197,7 +197,7 @@ impl Drop for Mapped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::memtier::{MemtierInvocation, parse};
+    use crate::memtier::cli::{MemtierInvocation, parse};
 
     fn plan(argv: &[&str]) -> Result<super::super::RunPlan, PlanError> {
         let args = match parse(argv.iter().map(Into::into), None) {

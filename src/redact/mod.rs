@@ -45,11 +45,11 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         1
     };
     let takes_value = |name: &str| match memtier {
-        true => crate::cli::memtier::takes_value(name),
+        true => crate::memtier::cli::takes_value(name),
         false => takes_value(name),
     };
     let secret_value = |name: &str| match memtier {
-        true => crate::cli::memtier::secret_value(name),
+        true => crate::memtier::cli::secret_value(name),
         false => secret_value(name),
     };
     // Options end at `--` or the first argument that is not an option (as `cli::parse`).

@@ -7,9 +7,9 @@
 //! it could not be sent as one name. The other options without `--statsd-host` are refused too
 //! (they would do nothing), as `--metrics-linger` without `--metrics-listen` is.
 
-use super::super::flag::{Flag, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, UsageError};
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
 
@@ -36,7 +36,7 @@ pub const DEFAULT_GRAPHITE_PORT: u16 = 8080;
 
 /// The options as given; [`finish`] checks them.
 #[derive(Debug, Default)]
-pub(in crate::cli) struct StatsdFlags {
+pub(in crate::memtier) struct StatsdFlags {
     host: Option<String>,
     port: Option<u16>,
     prefix: Option<String>,

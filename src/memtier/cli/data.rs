@@ -5,10 +5,10 @@
 
 use std::ffi::OsStr;
 
-use super::super::MemtierData;
-use super::super::flag::{Flag, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, UsageError};
+use crate::cli::MemtierData;
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
 
