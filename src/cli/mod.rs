@@ -123,7 +123,7 @@ pub struct Args {
     /// `--metrics-linger`: keep serving them this long after the run.
     pub metrics_linger: Option<Duration>,
     /// memtier's `--statsd-host` and its options: real-time metrics over UDP (`crate::live`).
-    pub statsd: Option<crate::memtier::cli::StatsdArgs>,
+    pub statsd: Option<StatsdArgs>,
     /// `--repeat N`: run every test N times (1: once, the default).
     pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
@@ -222,6 +222,7 @@ pub(crate) mod parse;
 mod paths;
 mod sentinel;
 pub(crate) mod state;
+mod statsd;
 mod storm;
 #[cfg(test)]
 mod tests;
@@ -240,6 +241,7 @@ pub use memory::MemoryArgs;
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_output, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use statsd::StatsdArgs;
 pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
 pub(crate) use value::seconds as parse_seconds;

@@ -144,7 +144,7 @@ pub struct RunPlan {
     /// memtier's `--data-verify`: the keys read back after the test (or instead of it).
     pub verify: Option<import::VerifyPlan>,
     /// memtier's `--statsd-host` and its options: real-time metrics sent as the run goes.
-    pub statsd: Option<crate::memtier::cli::StatsdArgs>,
+    pub statsd: Option<crate::cli::StatsdArgs>,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).

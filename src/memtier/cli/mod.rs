@@ -32,7 +32,7 @@ use crate::cli::flag::{Action, Doc, Flag, help_block};
 use crate::cli::state::State;
 use crate::cli::{Args, UsageError};
 
-pub use statsd::{StatsdArgs, sanitize_label};
+pub use statsd::sanitize_label;
 pub use table::TABLE;
 
 /// memtier's defaults that differ from valkey-benchmark's.

@@ -8,25 +8,11 @@
 //! (they would do nothing), as `--metrics-linger` without `--metrics-listen` is.
 
 use super::{MemtierState, UsageError};
+use crate::cli::StatsdArgs;
 use crate::cli::flag::{Flag, Value};
 use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
-
-/// Where and how the run's metrics go (`--statsd-host` given).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatsdArgs {
-    /// The StatsD (and Graphite) host, as given; resolved when the run starts.
-    pub host: String,
-    pub port: u16,
-    pub prefix: String,
-    /// Sanitized as memtier's.
-    pub label: String,
-    /// Graphite's HTTP port on the same host, for the start and end annotations.
-    pub graphite_port: u16,
-    /// `--print-percentiles`: a `latency_pN` gauge each.
-    pub percentiles: Vec<f64>,
-}
 
 /// memtier's defaults.
 pub const DEFAULT_PORT: u16 = 8125;
