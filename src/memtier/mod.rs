@@ -14,6 +14,7 @@ mod debug;
 mod hdr_files;
 mod json;
 mod monitor;
+mod progress;
 mod stats;
 mod text;
 
@@ -71,7 +72,12 @@ pub fn run(
         eprintln!("[RUN #1] Preparing benchmark client...");
         eprintln!("[RUN #1] Launching threads now...");
     }
-    let (result, doc) = run_for_document(plan, interrupted.clone(), terminated.clone());
+    let (result, doc) = run_for_document(
+        plan,
+        interrupted.clone(),
+        terminated.clone(),
+        Some(progress::line),
+    );
     if test {
         // Ends the progress line (written after carriage returns).
         eprintln!();
