@@ -1,17 +1,19 @@
 //! `respbench memtier ARGS…` and respbench started as `memtier_benchmark` (issue 23): memtier's
-//! command line (`cli::memtier`) run by respbench's own run, and memtier's output written from
+//! command line (`cli/`, its table) run by respbench's own run, and memtier's output written from
 //! respbench's record (`record::Document`): the tables (`text.rs`) and `--json-out-file`
 //! (`json.rs`) from the rows worked out in `stats.rs`. respbench's `--json`/`--html` record,
 //! server watch and verdicts are the same as any run's.
 //!
 //! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
-//! table is `cli::memtier`) or measure anything itself.
+//! table is `cli/`) or measure anything itself.
 
 mod breakdown;
 pub mod cli;
 mod client_stats;
 mod debug;
 mod hdr_files;
+#[cfg(test)]
+mod import_tests;
 mod json;
 mod monitor;
 mod progress;
