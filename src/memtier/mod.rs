@@ -4,8 +4,11 @@
 //! (`json.rs`) from the rows worked out in `stats.rs`. respbench's `--json`/`--html` record,
 //! server watch and verdicts are the same as any run's.
 //!
-//! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
-//! table is `cli/`) or measure anything itself.
+//! Owns (issue 32: the mode in one folder): its option table (`cli/`), driving one memtier
+//! invocation, its progress line (`progress.rs`) and writing its outputs. The registry
+//! (`crate::modes`) installs its line for `redact` and its page for the manual. What the engine
+//! runs for it stays below it, named for what it is (`workload::shape`, `workload::import`,
+//! `plan::shape`, `plan::import`, `record::shape`). Must not: measure anything itself.
 
 mod breakdown;
 pub mod cli;

@@ -1,6 +1,9 @@
 //! `respbench memtier`'s data and key options (`cli::MemtierData`) as the mix's request shapes
 //! (`workload::shape::MemtierShape`): the key range `--data-size-pattern S` spreads sizes over,
 //! the random pool `-R` takes values from (made here, once, from the run's seed).
+//!
+//! Part of the plan because the engine runs what it builds (the workers write the shapes);
+//! memtier's line is its one user.
 
 use std::sync::Arc;
 
@@ -43,7 +46,7 @@ pub(super) fn shape(
     }))
 }
 
-/// `--scan-incremental-iteration` as the engine's walk (`cli::memtier::scan` checked the line:
+/// `--scan-incremental-iteration` as the engine's walk (`memtier/cli/scan.rs` checked the line:
 /// one `--command` of the form `SCAN <cursor> …`, `-P 1`, no cluster mode).
 pub(super) fn scan_walk(args: &Args) -> Option<ScanWalk> {
     let d = args.workload.memtier.as_ref()?;

@@ -35,7 +35,7 @@ pub struct ProgressFigures {
     pub avg_bytes_sec: f64,
 }
 
-/// Writes a caller's progress line from its figures (memtier's: `memtier::progress::line`).
+/// Writes a caller's progress line from its figures (memtier's: `memtier/progress.rs`).
 pub type ProgressLine = fn(&mut String, &ProgressFigures);
 
 /// Shows the live progress line on stderr when it is a terminal.
