@@ -111,28 +111,16 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                     None => conn.as_mut().expect("connected").call(&args),
                     Some(n) => node_conn(&mut others, n, common).and_then(|c| c.call(&args)),
                 };
-                match result {
-                    Ok(v) if refuses(&v) => {
-                        // A server at `maxclients` took the connection and refused it (its
-                        // first reply, then it closes): the command did not run. A refused
-                        // connection, as the engine counts one, not an error reply.
-                        *r.errors.entry(REFUSED.to_owned()).or_default() += 1;
-                        count_lost(seconds.as_mut(), REFUSED);
-                        common.say.debug(&format!("[Thread {id}] {REFUSED}"));
-                        if let Some(n) = node {
-                            others.remove(&n);
-                            continue;
-                        }
-                        db = 0;
-                        conn = reconnect(id, common);
-                        if conn.is_none() {
-                            r.failed = Some(REFUSED.to_owned());
-                            break;
-                        }
-                    }
+                // A command lost without a reply: its kind, and what was said.
+                let lost = match result {
+                    // A server at `maxclients` took the connection and refused it (its first
+                    // reply, then it closes): the command did not run. A refused connection,
+                    // as the engine counts one, not an error reply.
+                    Ok(v) if refuses(&v) => Some((REFUSED, REFUSED.to_owned())),
                     Ok(v) => {
                         let error = note_reply(&mut r, &v, &args, &mut db, common, id);
                         count_reply(seconds.as_mut(), sent_at, error.as_deref());
+                        None
                     }
                     Err(e) => {
                         if common.stop.load(Ordering::Relaxed) {
@@ -143,21 +131,25 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                             true => "timeout",
                             false => "disconnected",
                         };
-                        *r.errors.entry(kind.to_owned()).or_default() += 1;
-                        count_lost(seconds.as_mut(), kind);
-                        common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
-                        if let Some(n) = node {
-                            // Reopened at its next command; the watch decides about the node.
-                            others.remove(&n);
-                            continue;
-                        }
-                        db = 0;
-                        conn = reconnect(id, common);
-                        if conn.is_none() {
-                            r.failed = Some(e);
-                            break;
-                        }
+                        Some((kind, e))
                     }
+                };
+                let Some((kind, e)) = lost else {
+                    continue;
+                };
+                *r.errors.entry(kind.to_owned()).or_default() += 1;
+                count_lost(seconds.as_mut(), kind);
+                common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
+                if let Some(n) = node {
+                    // Reopened at its next command; the watch decides about the node.
+                    others.remove(&n);
+                    continue;
+                }
+                db = 0;
+                conn = reconnect(id, common);
+                if conn.is_none() {
+                    r.failed = Some(e);
+                    break;
                 }
             }
         }
