@@ -239,6 +239,36 @@ mod tests {
         );
     }
 
+    /// A storm's failure kinds in the engine's words: a server at `maxclients` refuses as a
+    /// refused connect does, an error reply counts by its first word.
+    #[test]
+    fn failures_by_kind_are_the_engines() {
+        let errors = StormRecord::errors_of(
+            [
+                ("refused", 3, None),
+                ("maxclients", 2, Some("ERR max number of clients reached")),
+                ("timeout", 1, None),
+                ("reset", 1, None),
+                ("auth", 4, Some("WRONGPASS invalid username-password pair")),
+                ("err", 1, None),
+                ("tls", 1, None),
+            ]
+            .into_iter(),
+        );
+        let want: BTreeMap<String, u64> = [
+            ("connection refused", 5),
+            ("timeout", 1),
+            ("connection reset", 1),
+            ("WRONGPASS", 4),
+            ("ERR", 1),
+            ("connection error", 1),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect();
+        assert_eq!(errors, want);
+    }
+
     #[test]
     fn a_malformed_block_is_not_a_record() {
         let value = serde_json::json!({ "tests": [], "storm": { "completed": "seven" } });
