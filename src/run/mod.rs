@@ -616,6 +616,7 @@ impl<W: Write> Session<'_, W> {
             memory_before.flatten(),
             template,
             self.load.value_sizes.as_ref(),
+            self.load.reply_timeout,
         );
         let blocks = memory.map(|m| {
             let mut blocks = crate::record::block::Blocks::default();
