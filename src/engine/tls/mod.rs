@@ -39,7 +39,7 @@ use rustls::{
     PeerIncompatible, SupportedCipherSuite,
 };
 
-use trust::{ChainOnly, NoVerification, read_file, read_pem_certificates, trust_roots};
+use trust::{Check, Verifier, read_file, read_pem_certificates, trust_roots};
 
 /// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`; `plan` copies
 /// them across, so that neither `cli` nor the engine imports the other).
@@ -164,30 +164,26 @@ impl TlsClient {
             .with_protocol_versions(&protocol_versions(o.versions))
             .map_err(|e| format!("cannot set up TLS: {e}"))?;
 
-        let builder = if o.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification(provider.clone())))
+        let check = if o.insecure {
+            Check::Nothing
         } else {
             let (roots, cas) = trust_roots(o)?;
-            let verifier =
+            let webpki =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                     .build()
                     .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-            let inner: Arc<dyn rustls::client::danger::ServerCertVerifier> = if o.verify_name {
-                verifier
-            } else {
-                Arc::new(ChainOnly(verifier))
-            };
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(v1::AcceptV1 {
-                    inner,
-                    cas,
-                    verify_name: o.verify_name,
-                    algorithms: provider.signature_verification_algorithms,
-                }))
+            Check::Chain {
+                webpki,
+                verify_name: o.verify_name,
+                cas,
+            }
         };
+        let builder = builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier {
+                check,
+                algorithms: provider.signature_verification_algorithms,
+            }));
 
         let mut config = match (&o.cert, &o.key) {
             (Some(cert), Some(key)) => {
