@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::Arc;
 
-use respbench::engine::tls::{TlsClient, TlsOptions};
+use respbench::engine::tls::{TlsClient, TlsOptions, Verify};
 use respbench::engine::{
     self, ConnSetup, ErrorPolicy, LoadSpec, Observer, Snapshot, Stop, Target, Transport,
 };
@@ -428,7 +428,11 @@ fn no_allocation_per_request_over_tls() {
         ..Default::default()
     });
     let client = TlsClient::new(&TlsOptions {
-        cacert: Some(certs.ca.clone()),
+        verify: Verify::Chain {
+            cacert: Some(certs.ca.clone()),
+            cacertdir: None,
+            name: false,
+        },
         ..Default::default()
     })
     .unwrap();

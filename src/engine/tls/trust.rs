@@ -16,20 +16,21 @@ use rustls::{
     CertificateError, DigitallySignedStruct, Error as RustlsError, RootCertStore, SignatureScheme,
 };
 
-use super::{TlsOptions, v1};
+use super::v1;
 use crate::engine::error::io_reason;
 
 /// The CAs the server's certificate must chain to: `--cacert`, `--cacertdir`, or without either
 /// the system's trust store (as OpenSSL finds it). An empty set is an error naming the option.
 /// Also every CA certificate as read (DER), for a v1 chain verified by `v1.rs`.
 pub(super) fn trust_roots(
-    o: &TlsOptions,
+    cacert: Option<&Path>,
+    cacertdir: Option<&Path>,
 ) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
     let mut roots = Roots {
         store: RootCertStore::empty(),
         ders: Vec::new(),
     };
-    if let Some(file) = &o.cacert {
+    if let Some(file) = cacert {
         let n = add_pem_certificates(&mut roots, "--cacert", file)?;
         if n == 0 {
             return Err(format!(
@@ -38,16 +39,16 @@ pub(super) fn trust_roots(
             ));
         }
     }
-    if let Some(dir) = &o.cacertdir
+    if let Some(dir) = cacertdir
         && add_certificate_dir(&mut roots, dir)? == 0
-        && o.cacert.is_none()
+        && cacert.is_none()
     {
         return Err(format!(
             "--cacertdir {}: no PEM certificate in the directory",
             dir.display()
         ));
     }
-    if o.cacert.is_none() && o.cacertdir.is_none() {
+    if cacert.is_none() && cacertdir.is_none() {
         // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
         // locations, as in OpenSSL).
         let found = rustls_native_certs::load_native_certs();
