@@ -473,3 +473,117 @@ fn no_allocation_per_request_client_stats() {
         "SET key:__rand_int__ __data__",
     );
 }
+
+/// A MONITOR trace of `n` SETs from 20 clients, 10 µs apart.
+fn set_trace(n: usize) -> String {
+    use std::fmt::Write;
+    let mut text = String::new();
+    for i in 0..n {
+        let us = i * 10;
+        let _ = writeln!(
+            text,
+            "{}.{:06} [0 127.0.0.1:{}] \"SET\" \"key:{}\" \"xxx\"",
+            1_700_000_000 + us / 1_000_000,
+            us % 1_000_000,
+            40_000 + i % 20,
+            i % 1_000
+        );
+    }
+    text
+}
+
+/// Allocations made by one `respbench replay --speed max` of `n` SETs, in this process.
+fn replay_allocations(port: u16, dir: &std::path::Path, n: usize) -> u64 {
+    let path = dir.join(format!("t{n}.trace"));
+    std::fs::write(&path, set_trace(n)).unwrap();
+    let args = ["-p", &port.to_string(), "--speed", "max", "-q"]
+        .iter()
+        .map(std::ffi::OsString::from)
+        .chain([path.into_os_string()])
+        .collect();
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let code = respbench::replay::main(args);
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(
+        code,
+        std::process::ExitCode::SUCCESS,
+        "replay of {n} failed"
+    );
+    after - before
+}
+
+/// A replayed command is read, scheduled, handed to its thread, sent and timed without an
+/// allocation of its own: the commands reach their threads in chunks of up to 256, two
+/// allocations each (their buffers), and nothing else grows with the trace's length.
+#[test]
+fn no_allocation_per_replayed_command() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = harness::Server::start();
+    let dir = harness::TempDir::new();
+    replay_allocations(server.port(), dir.path(), 1_000);
+    let small = replay_allocations(server.port(), dir.path(), 5_000);
+    let large = replay_allocations(server.port(), dir.path(), 100_000);
+    // Per chunk of 256 commands: its two buffers. Per connection: its buffers and queue
+    // growing to their high-water mark, which a longer replay may set higher.
+    let allowed = 95_000 / 256 * 2 + 20 * 30 + 100;
+    assert!(
+        large <= small + allowed,
+        "replay: {small} allocations for 5,000 commands but {large} for 100,000 (at most \
+         {allowed} more allowed): something allocates per command"
+    );
+}
+
+/// Allocations made by one `--pubsub 4` test of `messages` messages, and its time.
+fn pubsub_allocations(setup: &ConnSetup, messages: u64) -> (u64, std::time::Duration) {
+    use respbench::delivery::{self, DeliverySpec, Mode};
+    let spec = DeliverySpec {
+        mode: Mode::PubSub {
+            subscribers: 4,
+            channels: 1,
+            patterns: false,
+            sharded: false,
+            slow: None,
+        },
+        publishers: 1,
+        messages,
+        rate: None,
+        payload: 32,
+        prefix: b"alloc:".to_vec(),
+        threads: 1,
+        keep_going: false,
+        timeout: None,
+    };
+    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let result = delivery::run(&spec, (setup, None), interrupted, &mut Quiet).unwrap();
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(
+        result.delivered,
+        messages * 4,
+        "every message to every subscriber"
+    );
+    (after - before, result.elapsed)
+}
+
+/// A delivered message (its publish, and each subscriber's read of it) allocates nothing:
+/// what grows with a longer test is per second (its timeline, the server watch's samples).
+#[test]
+fn no_allocation_per_delivered_message() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = harness::Server::start();
+    let setup = ConnSetup {
+        target: Target::tcp("127.0.0.1", server.port()).unwrap(),
+        prefix: Vec::new(),
+        prefix_commands: Vec::new(),
+    };
+    pubsub_allocations(&setup, 200);
+    let (small, _) = pubsub_allocations(&setup, 1_000);
+    let (large, elapsed) = pubsub_allocations(&setup, 20_000);
+    // Per second of the longer test: its seconds handed over and the server watch's samples.
+    let allowed = 2_000 * (elapsed.as_secs() + 1) + 100;
+    assert!(
+        large <= small + allowed,
+        "--pubsub 4: {small} allocations for 1,000 messages but {large} for 20,000 in {elapsed:?} \
+         (at most {allowed} more allowed): something allocates per message"
+    );
+}

@@ -134,7 +134,6 @@ pub(super) fn publish(
     });
     let mut out = Published::default();
     let mut payload = stamp::payload(spec.payload);
-    let start = live.origin;
     // The seconds handed to the test's timeline (`seconds::hand_published`).
     let mut handed = 0;
     let due_ns = |k: u64| rate.map(|r| (u128::from(k) * 1_000_000_000 / u128::from(r)) as u64);
@@ -151,56 +150,15 @@ pub(super) fn publish(
         if live.stopping() {
             break;
         }
-        if let Some(offset) = due_ns(k) {
-            let due = start + Duration::from_nanos(offset);
-            let now = std::time::Instant::now();
-            if due > now {
-                std::thread::sleep(due - now);
-            }
-        }
+        pace(live, due_ns(k));
         // Every message sent before now is acknowledged (one call at a time) and counted.
         publishing_at(&out, &mut handed, live, index);
         let number = part.start + k;
         let sent_ns = live.now_ns();
         stamp::write(&mut payload, sent_ns, number);
-        let (channel, (args, n)) = command.args(number, &payload);
         k += 1;
-        let mut failed = None;
-        match router.call(channel, &args[..n]) {
-            Ok((_, Value::Error(e))) if !is_maxclients(&e) => {
-                out.errors += 1;
-                out.failures.record(&e);
-                hand_failed(&live.timeline, sent_ns, None, 1);
-            }
-            // A server at `maxclients` takes the connection, then refuses it with this error
-            // on its first command: a refused connection, as the engine counts it.
-            Ok((_, Value::Error(e))) => {
-                let refused = EngineError::Io(String::from_utf8_lossy(&e).into_owned());
-                out.reason.get_or_insert_with(|| refused.to_string());
-                failed = Some(refused_kind());
-            }
-            Ok((node, reply)) => {
-                out.acked += 1;
-                router.acked[node] += 1;
-                if let Value::Integer(n) = reply {
-                    out.reply_sum += n.max(0) as u64;
-                }
-                live.published[channel].fetch_add(1, Ordering::Relaxed);
-                let second = (sent_ns / 1_000_000_000) as usize;
-                if out.per_second.len() <= second {
-                    out.per_second.resize(second + 1, 0);
-                    out.owed.resize(second + 1, 0);
-                }
-                out.per_second[second] += 1;
-                out.owed[second] += live.fanout[channel];
-                hand_published(&out, &mut handed, second, &live.timeline);
-            }
-            Err(e) => {
-                out.reason.get_or_insert_with(|| e.to_string());
-                failed = Some(failure_kind(&e));
-            }
-        }
-        if let Some(kind) = failed {
+        let sent = (command.args(number, &payload), sent_ns);
+        if let Some(kind) = send_one(live, router, &mut out, &mut handed, sent) {
             out.failed(live, kind, 1, sent_ns);
             if !spec.keep_going {
                 out.failed(live, kind, part.len - k, live.now_ns());
@@ -209,7 +167,78 @@ pub(super) fn publish(
             k = go_on(spec, live, router, &mut out, kind, (k, part.len), &due_ns);
         }
     }
-    hand_published(&out, &mut handed, usize::MAX, &live.timeline);
+    finish(live, router, out, &mut handed, index)
+}
+
+/// Waits for a message's time at `--rps` (`due_ns` since the origin; `None`: at once).
+fn pace(live: &Live, due_ns: Option<u64>) {
+    if let Some(offset) = due_ns {
+        let due = live.origin + Duration::from_nanos(offset);
+        let now = std::time::Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
+}
+
+/// Sends one message (its channel and arguments, stamped at `sent_ns`) and counts its reply: an
+/// acknowledgement, or an error reply. Returns the kind (index into `FAILURE_KINDS`) of a
+/// connection failure, which the caller fails the message under.
+fn send_one(
+    live: &Live,
+    router: &mut Router<'_>,
+    out: &mut Published,
+    handed: &mut usize,
+    ((channel, (args, n)), sent_ns): ((usize, Args<'_>), u64),
+) -> Option<usize> {
+    match router.call(channel, &args[..n]) {
+        Ok((_, Value::Error(e))) if !is_maxclients(&e) => {
+            out.errors += 1;
+            out.failures.record(&e);
+            hand_failed(&live.timeline, sent_ns, None, 1);
+            None
+        }
+        // A server at `maxclients` takes the connection, then refuses it with this error
+        // on its first command: a refused connection, as the engine counts it.
+        Ok((_, Value::Error(e))) => {
+            let refused = EngineError::Io(String::from_utf8_lossy(&e).into_owned());
+            out.reason.get_or_insert_with(|| refused.to_string());
+            Some(refused_kind())
+        }
+        Ok((node, reply)) => {
+            out.acked += 1;
+            router.acked[node] += 1;
+            if let Value::Integer(n) = reply {
+                out.reply_sum += n.max(0) as u64;
+            }
+            live.published[channel].fetch_add(1, Ordering::Relaxed);
+            let second = (sent_ns / 1_000_000_000) as usize;
+            if out.per_second.len() <= second {
+                out.per_second.resize(second + 1, 0);
+                out.owed.resize(second + 1, 0);
+            }
+            out.per_second[second] += 1;
+            out.owed[second] += live.fanout[channel];
+            hand_published(out, handed, second, &live.timeline);
+            None
+        }
+        Err(e) => {
+            out.reason.get_or_insert_with(|| e.to_string());
+            Some(failure_kind(&e))
+        }
+    }
+}
+
+/// The publisher's end: its last seconds handed over, its end told to the subscribers, its
+/// per-node figures.
+fn finish(
+    live: &Live,
+    router: &Router<'_>,
+    mut out: Published,
+    handed: &mut usize,
+    index: u32,
+) -> Published {
+    hand_published(&out, handed, usize::MAX, &live.timeline);
     live.published_through[index as usize].store(usize::MAX, Ordering::Release);
     out.moved = router.moved;
     out.per_node = router

@@ -37,9 +37,15 @@ fn hex16(out: &mut [u8], v: u64) {
     }
 }
 
+/// Read once per delivery: a digit is a subtraction, not a `char` conversion.
 fn unhex16(s: &[u8]) -> Option<u64> {
     s.iter().try_fold(0u64, |acc, &c| {
-        let d = (c as char).to_digit(16)?;
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
         Some(acc << 4 | u64::from(d))
     })
 }
@@ -64,5 +70,6 @@ mod tests {
         }
         assert_eq!(read(b"hello"), None);
         assert_eq!(read(&[b'g'; 32]), None);
+        assert_eq!(read(&[b'F'; 32]), Some((u64::MAX, u64::MAX)));
     }
 }

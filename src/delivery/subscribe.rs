@@ -106,58 +106,135 @@ pub(super) fn subscribe_following(
     Err(failed(&setup, to, "too many MOVED replies".into()))
 }
 
-/// Whether `v` is the server's `sunsubscribe` (RESP2 array or RESP3 push).
-pub(super) fn is_sunsubscribe(v: &Value) -> bool {
-    let (Value::Array(items) | Value::Push(items)) = v else {
-        return false;
-    };
-    items
-        .first()
-        .and_then(Value::as_str)
-        .is_some_and(|w| w.eq_ignore_ascii_case("sunsubscribe"))
+/// Whether `frame` (one whole reply, as `resp::Scanner` framed it) is the server's
+/// `sunsubscribe` (RESP2 array or RESP3 push).
+pub(super) fn is_sunsubscribe(frame: &[u8]) -> bool {
+    bulk_items(frame)
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"sunsubscribe"))
 }
 
-/// The payload of a `message`/`smessage`/`pmessage` (array or push); `None` for anything else.
-pub(super) fn message_payload(v: &Value) -> Option<&[u8]> {
-    let (Value::Array(items) | Value::Push(items)) = v else {
-        return None;
-    };
-    let at = match items.first()?.as_str()? {
-        "message" | "smessage" => 2,
-        "pmessage" => 3,
+/// The payload of a `message`/`smessage`/`pmessage` (array or push) framed whole in `frame`;
+/// `None` for anything else.
+///
+/// Why read the frame in place rather than parse it into a `resp::Value`: this runs once per
+/// delivery, and a `Value` of a message is four allocations and four frees (the array and its
+/// three strings), most of a delivery's cost (`docs/performance.md`, "Each mode beside the
+/// engine").
+pub(super) fn message_payload(frame: &[u8]) -> Option<&[u8]> {
+    let mut items = bulk_items(frame);
+    let skip = match items.next()? {
+        b"message" | b"smessage" => 1,
+        b"pmessage" => 2,
         _ => return None,
     };
-    match items.get(at)? {
-        Value::BulkString(b) => Some(b),
+    items.nth(skip)
+}
+
+/// The leading bulk-string elements of an array or push framed whole in `frame`, in order, up
+/// to the first element that is not one (an integer, a null, a nested aggregate).
+fn bulk_items(frame: &[u8]) -> BulkItems<'_> {
+    let left = match frame.first() {
+        Some(b'*' | b'>') => line(&frame[1..]).and_then(|(n, rest)| Some((decimal(n)?, rest))),
         _ => None,
+    };
+    let (left, rest) = left.unwrap_or((0, &[]));
+    BulkItems { rest, left }
+}
+
+struct BulkItems<'a> {
+    rest: &'a [u8],
+    left: u64,
+}
+
+impl<'a> Iterator for BulkItems<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let item = (|| {
+            let (len, rest) = line(self.rest.strip_prefix(b"$")?)?;
+            let len = usize::try_from(decimal(len)?).ok()?;
+            let bytes = rest.get(..len)?;
+            let after = rest.get(len..)?.strip_prefix(b"\r\n")?;
+            Some((bytes, after))
+        })();
+        match item {
+            Some((bytes, after)) => {
+                self.rest = after;
+                Some(bytes)
+            }
+            None => {
+                self.left = 0;
+                None
+            }
+        }
     }
+}
+
+/// A header line's text (up to its CRLF) and what follows it.
+fn line(buf: &[u8]) -> Option<(&[u8], &[u8])> {
+    let cr = buf.iter().position(|&b| b == b'\r')?;
+    Some((&buf[..cr], buf[cr..].strip_prefix(b"\r\n")?))
+}
+
+/// A header's non-negative decimal count or length (`None` for a null's `-1` or anything else).
+fn decimal(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 {
+        return None;
+    }
+    text.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn bulk(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    /// `v` as the server sends it.
+    fn wire(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        v.encode(&mut out);
+        out
+    }
+
     #[test]
     fn the_servers_sunsubscribe_is_told_from_messages() {
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
         let push = Value::Push(vec![bulk("sunsubscribe"), bulk("ch"), Value::Integer(0)]);
-        let array = Value::Array(vec![bulk("sunsubscribe"), bulk("ch"), Value::Integer(0)]);
+        let array = Value::Array(vec![bulk("SUNSUBSCRIBE"), bulk("ch"), Value::Integer(0)]);
         let message = Value::Push(vec![bulk("smessage"), bulk("ch"), bulk("x")]);
-        assert!(is_sunsubscribe(&push) && is_sunsubscribe(&array));
-        assert!(!is_sunsubscribe(&message) && !is_sunsubscribe(&Value::Integer(0)));
+        assert!(is_sunsubscribe(&wire(&push)) && is_sunsubscribe(&wire(&array)));
+        assert!(!is_sunsubscribe(&wire(&message)));
+        assert!(!is_sunsubscribe(&wire(&Value::Integer(0))));
     }
 
     #[test]
     fn message_payloads_are_found_in_every_shape() {
-        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
         let m = Value::Array(vec![bulk("message"), bulk("ch"), bulk("p1")]);
         let pm = Value::Push(vec![bulk("pmessage"), bulk("c*"), bulk("ch"), bulk("p2")]);
-        let sm = Value::Push(vec![bulk("smessage"), bulk("ch"), bulk("p3")]);
+        let sm = Value::Push(vec![bulk("smessage"), bulk("ch"), bulk("p\r\n3")]);
         let sub = Value::Push(vec![bulk("subscribe"), bulk("ch"), Value::Integer(1)]);
-        assert_eq!(message_payload(&m), Some(b"p1".as_slice()));
-        assert_eq!(message_payload(&pm), Some(b"p2".as_slice()));
-        assert_eq!(message_payload(&sm), Some(b"p3".as_slice()));
-        assert_eq!(message_payload(&sub), None);
-        assert_eq!(message_payload(&Value::Integer(1)), None);
+        let odd = Value::Array(vec![bulk("message"), Value::Integer(1), bulk("p")]);
+        assert_eq!(message_payload(&wire(&m)), Some(b"p1".as_slice()));
+        assert_eq!(message_payload(&wire(&pm)), Some(b"p2".as_slice()));
+        assert_eq!(message_payload(&wire(&sm)), Some(b"p\r\n3".as_slice()));
+        assert_eq!(message_payload(&wire(&sub)), None);
+        assert_eq!(message_payload(&wire(&odd)), None);
+        assert_eq!(message_payload(&wire(&Value::Integer(1))), None);
+        // A frame cut short or with a length past its end is not read beyond it.
+        let whole = wire(&m);
+        assert_eq!(message_payload(&whole[..whole.len() - 3]), None);
+        assert_eq!(
+            message_payload(b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$99\r\np1\r\n"),
+            None
+        );
     }
 }

@@ -13,8 +13,10 @@
 //! others. A sharded subscriber told `sunsubscribe` (its channel's slot moved) subscribes again
 //! where the channel now lives (`subscribe::subscribe_following`).
 //!
-//! Each push is parsed into an owned `resp::Value`, as the blocking subscribers did: the cost
-//! per delivery `bench/delivery-cost.sh` measures against the engine's per request.
+//! The hot path keeps the engine's rules (docs/architecture.md, "Rules the hot path keeps"):
+//! each push is framed by `resp::Scanner` and its payload read in place (no allocation per
+//! message), and the clock is read once per read, not once per message. The cost per delivery
+//! is `bench/mode-cost.sh`'s, beside the engine's per request.
 
 use std::io::ErrorKind;
 use std::sync::atomic::Ordering;
@@ -23,7 +25,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
-use resp::Value;
+use resp::{Scan, Scanner};
 
 use super::connect::is_refusal;
 use super::route::Nodes;
@@ -107,17 +109,14 @@ struct Counts {
 }
 
 impl Counts {
-    /// Counts `v` (a delivery, a duplicate, a stranger, or not a message); whether it was the
-    /// server's `sunsubscribe`.
-    fn on(&mut self, v: &Value, tally: &mut Tally, live: &Live) -> bool {
-        let now = live.now_ns();
-        match message_payload(v).map(stamp::read) {
+    /// Counts `frame`, one whole value received at `now` (a delivery, a duplicate, a stranger,
+    /// or not a message); whether it was the server's `sunsubscribe`.
+    fn on(&mut self, frame: &[u8], tally: &mut Tally, now: u64) -> bool {
+        match message_payload(frame).map(stamp::read) {
             Some(Some((sent, number))) => {
                 if tally.receive_in(&mut self.seen, number, sent, now) {
                     self.delivered += 1;
                     self.latency_ns = self.latency_ns.saturating_add(now.saturating_sub(sent));
-                    live.received[self.i].store(self.delivered, Ordering::Relaxed);
-                    live.latency_ns[self.i].store(self.latency_ns, Ordering::Relaxed);
                 }
                 false
             }
@@ -125,24 +124,43 @@ impl Counts {
                 tally.stranger(now);
                 false
             }
-            None => is_sunsubscribe(v),
+            None => is_sunsubscribe(frame),
         }
+    }
+
+    /// Publishes its figures for the monitor and the live progress (once per read, not per
+    /// message).
+    fn publish(&self, live: &Live) {
+        live.received[self.i].store(self.delivered, Ordering::Relaxed);
+        live.latency_ns[self.i].store(self.latency_ns, Ordering::Relaxed);
     }
 }
 
-/// Parses whole values from `buf`, at most `max`, each to `f`; the bytes used and the values,
-/// or the protocol error.
-fn consume(buf: &[u8], max: usize, f: &mut dyn FnMut(&Value)) -> Result<(usize, usize), String> {
+/// Frames whole values from `buf`, at most `max`, each to `f`; the bytes used and the values,
+/// or the protocol error. A value cut by the end of `buf` is left whole in it (`scanner` starts
+/// over on it next time: a message is small, and read whole far more often than cut).
+fn consume(
+    buf: &[u8],
+    max: usize,
+    scanner: &mut Scanner,
+    f: &mut dyn FnMut(&[u8]),
+) -> Result<(usize, usize), String> {
     let (mut used, mut values) = (0, 0);
-    while values < max {
-        match Value::parse(&buf[used..]) {
-            Ok(Some((v, n))) => {
-                used += n;
+    while values < max && used < buf.len() {
+        match scanner.scan(&buf[used..]) {
+            Ok(Scan::Reply { consumed, .. }) => {
+                f(&buf[used..used + consumed]);
+                used += consumed;
                 values += 1;
-                f(&v);
             }
-            Ok(None) => break,
-            Err(e) => return Err(e.to_string()),
+            Ok(Scan::Partial { .. }) => {
+                scanner.reset();
+                break;
+            }
+            Err(e) => {
+                scanner.reset();
+                return Err(e.to_string());
+            }
         }
     }
     Ok((used, values))
@@ -157,6 +175,8 @@ struct Loop<'p, 'a> {
     tally: Tally,
     disconnects: Vec<Disconnect>,
     scratch: Vec<u8>,
+    /// Frames each value read (at a value's start between calls: `consume`).
+    scanner: Scanner,
     /// When the last first delivery arrived.
     last: Instant,
     /// Reconnects tried, and made.
@@ -211,6 +231,7 @@ pub(super) fn run(plan: &Plan<'_>, t: usize, ready: &Sender<Result<(), EngineErr
             })
             .collect(),
         scratch: vec![0; READ_CHUNK],
+        scanner: Scanner::new(),
         last: Instant::now(),
         reconnects: (0, 0),
     };
@@ -461,23 +482,26 @@ impl Loop<'_, '_> {
             subs,
             tally,
             scratch,
+            scanner,
             last,
             ..
         } = self;
         let sub = &mut subs[slot];
         let before = sub.counts.delivered;
-        let mut on = |v: &Value| *moved |= sub.counts.on(v, tally, live);
+        // One clock read for what one read brought (the engine's rule: one per batch).
+        let now = live.now_ns();
+        let mut on = |frame: &[u8]| *moved |= sub.counts.on(frame, tally, now);
         let data = &scratch[..fresh];
         // Straight from the thread's buffer when nothing is pending, so a subscriber keeps only
         // the tail of a message cut by the read.
         let malformed = |e: String| format!("malformed reply: {e}");
         let values = if sub.partial.is_empty() {
-            let (used, values) = consume(data, max, &mut on).map_err(malformed)?;
+            let (used, values) = consume(data, max, scanner, &mut on).map_err(malformed)?;
             sub.partial.extend_from_slice(&data[used..]);
             values
         } else {
             sub.partial.extend_from_slice(data);
-            let (used, values) = consume(&sub.partial, max, &mut on).map_err(malformed)?;
+            let (used, values) = consume(&sub.partial, max, scanner, &mut on).map_err(malformed)?;
             sub.partial.drain(..used);
             values
         };
@@ -485,6 +509,7 @@ impl Loop<'_, '_> {
             sub.partial.shrink_to(KEEP_PARTIAL);
         }
         if sub.counts.delivered > before {
+            sub.counts.publish(live);
             *last = Instant::now();
         }
         Ok(values)
@@ -545,13 +570,24 @@ mod tests {
         let two = b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\na\r\n>3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nb\r\n";
         let cut = &two[..two.len() - 3];
         let mut seen = Vec::new();
-        let mut f = |v: &Value| seen.push(message_payload(v).map(<[u8]>::to_vec));
+        let mut f = |frame: &[u8]| seen.push(message_payload(frame).map(<[u8]>::to_vec));
         let first = b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\na\r\n".len();
-        assert_eq!(consume(cut, usize::MAX, &mut f), Ok((first, 1)));
-        assert_eq!(consume(two, 1, &mut f), Ok((first, 1)));
-        assert_eq!(consume(two, usize::MAX, &mut f), Ok((two.len(), 2)));
-        assert_eq!(seen.len(), 4);
-        assert_eq!(seen[3].as_deref(), Some(b"b".as_slice()));
-        assert!(consume(b"?oops\r\n", usize::MAX, &mut |_| {}).is_err());
+        let sc = &mut Scanner::new();
+        assert_eq!(consume(cut, usize::MAX, sc, &mut f), Ok((first, 1)));
+        // The cut one is framed from its start again once it is whole.
+        assert_eq!(
+            consume(&two[first..], usize::MAX, sc, &mut f),
+            Ok((two.len() - first, 1))
+        );
+        assert_eq!(consume(two, 1, sc, &mut f), Ok((first, 1)));
+        assert_eq!(consume(two, usize::MAX, sc, &mut f), Ok((two.len(), 2)));
+        assert_eq!(seen.len(), 5);
+        assert_eq!(seen[4].as_deref(), Some(b"b".as_slice()));
+        assert!(consume(b"?oops\r\n", usize::MAX, sc, &mut |_| {}).is_err());
+        assert_eq!(
+            consume(two, 1, sc, &mut |_| {}),
+            Ok((first, 1)),
+            "reset after an error"
+        );
     }
 }

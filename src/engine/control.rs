@@ -16,18 +16,24 @@ use super::tls::tls_error;
 /// How long a control command may take.
 pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Bytes one read takes.
+const READ_CHUNK: usize = 16 * 1024;
+
 /// A synchronous RESP connection.
 #[derive(Debug)]
 pub struct ControlConn {
     stream: BlockingStream,
     target: String,
     buf: Vec<u8>,
+    /// What one read takes, kept: zeroing a fresh 16 kB array for every read was most of a
+    /// publish's cost in the delivery modes, whose publishers call through here per message.
+    chunk: Box<[u8]>,
     out: Vec<u8>,
     /// A reply has been read on this connection.
     answered: bool,
     /// The command under way (`CONFIG GET`, `AUTH`, …), so that a failure says what was being
     /// done: a reset during start-up is otherwise a bare "Connection reset by peer".
-    doing: String,
+    doing: Doing,
     /// The read/write timeout in force, so that running out of it says "no reply within 10 s"
     /// rather than the socket's EAGAIN ("Resource temporarily unavailable").
     timeout: Duration,
@@ -55,9 +61,10 @@ impl ControlConn {
             stream,
             target: target.display(),
             buf: Vec::with_capacity(4096),
+            chunk: vec![0; READ_CHUNK].into_boxed_slice(),
             out: Vec::with_capacity(256),
             answered: false,
-            doing: String::new(),
+            doing: Doing::Out,
             timeout: CONTROL_TIMEOUT,
         })
     }
@@ -104,7 +111,7 @@ impl ControlConn {
     /// Sends one command without waiting for its reply (`SUBSCRIBE`: what follows are messages,
     /// read with [`ControlConn::wait_next`]).
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<(), EngineError> {
-        self.doing = command_name(args);
+        self.doing = Doing::Out;
         self.out.clear();
         resp::encode_command(&mut self.out, args);
         self.stream
@@ -123,7 +130,7 @@ impl ControlConn {
 
     /// Sends pre-encoded commands and returns their `n` replies.
     pub fn call_raw(&mut self, bytes: &[u8], n: usize) -> Result<Vec<Value>, EngineError> {
-        self.doing = format!("{n} setup command(s)");
+        self.doing = Doing::Setup(n);
         self.stream
             .write_all(bytes)
             .map_err(|e| self.io_error(&e))?;
@@ -185,7 +192,6 @@ impl ControlConn {
     /// Reads until one whole value is buffered and returns it; `None` only under
     /// `Wait::UntilTimeout`, when the read timeout passed first.
     fn read_value(&mut self, wait: Wait) -> Result<Option<Value>, EngineError> {
-        let mut chunk = [0u8; 16 * 1024];
         loop {
             match Value::parse(&self.buf) {
                 Ok(Some((value, used))) => {
@@ -196,11 +202,12 @@ impl ControlConn {
                 Err(e) => {
                     return Err(EngineError::Protocol(format!(
                         "{e} (from {}, in the reply to {})",
-                        self.target, self.doing
+                        self.target,
+                        self.doing()
                     )));
                 }
             }
-            let n = match (self.stream.read(&mut chunk), wait) {
+            let n = match (self.stream.read(&mut self.chunk), wait) {
                 (Ok(n), _) => n,
                 (Err(e), Wait::UntilTimeout) if e.kind() == std::io::ErrorKind::Interrupted => {
                     continue;
@@ -221,10 +228,32 @@ impl ControlConn {
                 }
                 return Err(EngineError::Io(format!(
                     "{}: the server closed the connection (waiting for the reply to {})",
-                    self.target, self.doing
+                    self.target,
+                    self.doing()
                 )));
             }
-            self.buf.extend_from_slice(&chunk[..n]);
+            self.buf.extend_from_slice(&self.chunk[..n]);
+        }
+    }
+
+    /// The command under way, named for a message: read back from what was sent only when a
+    /// failure needs it (a publisher calls through here once per message).
+    fn doing(&self) -> String {
+        match self.doing {
+            Doing::Setup(n) => format!("{n} setup command(s)"),
+            Doing::Out => match Value::parse(&self.out) {
+                Ok(Some((Value::Array(items), _))) => {
+                    let args: Vec<&[u8]> = items
+                        .iter()
+                        .map(|v| match v {
+                            Value::BulkString(b) => b.as_slice(),
+                            _ => b"",
+                        })
+                        .collect();
+                    command_name(&args)
+                }
+                _ => String::new(),
+            },
         }
     }
 
@@ -267,16 +296,25 @@ impl ControlConn {
                 "{}: no reply within {} s (sending {} or waiting for its reply)",
                 self.target,
                 self.timeout.as_secs_f64(),
-                self.doing
+                self.doing()
             ));
         }
         EngineError::Io(format!(
             "{}: {} (sending {} or waiting for its reply)",
             self.target,
             io_reason(e),
-            self.doing
+            self.doing()
         ))
     }
+}
+
+/// What [`ControlConn::doing`] names.
+#[derive(Clone, Copy, Debug)]
+enum Doing {
+    /// The command in `out` (nothing yet when it is empty).
+    Out,
+    /// `n` setup commands sent pre-encoded.
+    Setup(usize),
 }
 
 /// What a read does when the read timeout passes.

@@ -51,6 +51,8 @@ impl Thread {
             input: Vec::with_capacity(16 * 1024),
             scanner: Scanner::new(),
             writable: false,
+            queued: 0,
+            dirty: false,
             abandoned: false,
             down: FailKind::Other,
             retry_at: now,
@@ -253,6 +255,7 @@ impl Thread {
                         sent: now,
                         name: ADDED,
                         measured: false,
+                        asap: true,
                         select: conn.db,
                         bytes: None,
                     });

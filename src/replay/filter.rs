@@ -51,32 +51,61 @@ const SKIPPED: &[(&str, Option<&str>)] = &[
     ("SLOWLOG", Some("RESET")),
 ];
 
+/// The most bytes of a command's name that count.
+const NAME_BYTES: usize = 32;
+
+/// A command's name as it is counted: upper case, at most [`NAME_BYTES`] bytes, on the stack.
+/// Why not a `String`: every entry of a trace is named (and checked against [`SKIPPED`]) on
+/// its way to a connection, and an allocation per entry was a large share of a replayed
+/// command's cost (`docs/performance.md`, "Each mode beside the engine").
+pub struct Name {
+    bytes: [u8; NAME_BYTES],
+    len: usize,
+}
+
+impl Name {
+    pub fn of(args: &[Vec<u8>]) -> Name {
+        let first = args.first().map_or(&[][..], |a| a.as_slice());
+        let len = first.len().min(NAME_BYTES);
+        let mut bytes = [0; NAME_BYTES];
+        bytes[..len].copy_from_slice(&first[..len]);
+        bytes[..len].make_ascii_uppercase();
+        Name { bytes, len }
+    }
+
+    /// The name as text; `None` when its bytes are not UTF-8 ([`name_of`] says it lossily).
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.bytes[..self.len]).ok()
+    }
+}
+
 /// The name a command is counted under: upper case, at most 32 bytes.
 pub fn name_of(args: &[Vec<u8>]) -> String {
-    let first = args.first().map(|a| a.as_slice()).unwrap_or(b"");
-    let cut = &first[..first.len().min(32)];
-    String::from_utf8_lossy(cut).to_ascii_uppercase()
+    let name = Name::of(args);
+    match name.as_str() {
+        Some(text) => text.to_string(),
+        None => String::from_utf8_lossy(&name.bytes[..name.len]).into_owned(),
+    }
 }
 
 /// Why a command is not sent, or `None` when it is. `allow` holds `--allow`'s upper-case
 /// names (`FLUSHALL`, `CONFIG SET` or `CONFIG` for every form).
 pub fn skip_reason(args: &[Vec<u8>], allow: &[String]) -> Option<String> {
-    let name = name_of(args);
+    let name = Name::of(args);
+    let name = &name.bytes[..name.len];
     if name.is_empty() {
         return Some("empty".into());
     }
-    if name == "AUTH" {
+    if name == b"AUTH" {
         // The trace has no password (it is redacted); the target's own credentials are used.
         return Some("AUTH".into());
     }
-    let sub = args
-        .get(1)
-        .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase());
+    let sub = args.get(1).map(Vec::as_slice);
     let hit = SKIPPED.iter().find(|(c, s)| {
-        *c == name
+        c.as_bytes() == name
             && match s {
                 None => true,
-                Some(s) => sub.as_deref() == Some(*s),
+                Some(s) => sub.is_some_and(|sub| sub.eq_ignore_ascii_case(s.as_bytes())),
             }
     })?;
     let full = match hit.1 {
@@ -120,9 +149,10 @@ pub fn selected_db(args: &[Vec<u8>]) -> Option<u32> {
 fn key_positions(args: &[Vec<u8>], out: &mut Vec<usize>) {
     out.clear();
     let n = args.len();
-    let name = name_of(args);
+    let name = Name::of(args);
+    let name = name.as_str().unwrap_or("");
     let all = |out: &mut Vec<usize>, from: usize, to: usize| out.extend(from..to);
-    match name.as_str() {
+    match name {
         "PING" | "ECHO" | "SELECT" | "MULTI" | "EXEC" | "DISCARD" | "UNWATCH" | "INFO"
         | "CONFIG" | "CLIENT" | "HELLO" | "DBSIZE" | "TIME" | "COMMAND" | "SCRIPT" | "FUNCTION"
         | "CLUSTER" | "PUBLISH" | "SUBSCRIBE" | "PSUBSCRIBE" | "UNSUBSCRIBE" | "PUNSUBSCRIBE"
@@ -203,6 +233,19 @@ mod tests {
             None
         );
         assert!(skip_reason(&cmd(&["FLUSHDB"]), &allow).is_some());
+        assert_eq!(skip_reason(&cmd(&[""]), &[]).as_deref(), Some("empty"));
+        assert_eq!(skip_reason(&cmd(&["CONFIG"]), &[]), None);
+    }
+
+    #[test]
+    fn a_name_is_upper_case_and_cut_at_32_bytes() {
+        assert_eq!(name_of(&cmd(&["get", "k"])), "GET");
+        assert_eq!(name_of(&cmd(&[&"x".repeat(40)])), "X".repeat(32));
+        assert_eq!(name_of(&[]), "");
+        // Cut inside a character: said lossily, as before.
+        let mut odd = vec![b'a'; 31];
+        odd.extend("é".as_bytes());
+        assert_eq!(name_of(&[odd]), format!("{}\u{fffd}", "A".repeat(31)));
     }
 
     #[test]

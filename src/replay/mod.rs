@@ -51,6 +51,8 @@ const LOOKAHEAD: Duration = Duration::from_millis(100);
 /// Commands per hand-over, and chunks a thread may have queued (the bound on read-ahead).
 const CHUNK_JOBS: usize = 256;
 const CHUNK_BYTES: usize = 256 * 1024;
+/// The bytes a chunk starts with room for: its commands at 64 bytes each (it grows beyond).
+const CHUNK_FILL: usize = CHUNK_JOBS * 64;
 const QUEUED_CHUNKS: usize = 8;
 
 /// A failure with its exit code.
@@ -306,10 +308,11 @@ impl Live {
     }
 
     fn hand_over(&mut self, w: usize) -> Result<(), String> {
-        let chunk = std::mem::take(&mut self.pending[w]);
-        if chunk.jobs.is_empty() {
+        if self.pending[w].jobs.is_empty() {
             return Ok(());
         }
+        let next = Chunk::with_capacity(CHUNK_JOBS, CHUNK_FILL);
+        let chunk = std::mem::replace(&mut self.pending[w], next);
         self.txs[w]
             .send(chunk)
             .map_err(|_| THREAD_STOPPED.to_string())

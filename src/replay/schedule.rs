@@ -4,10 +4,11 @@
 //! drive this one type, so the schedule a test reads is the one that is sent.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::trace::Entry;
 
-use super::filter::{name_of, prefix_keys, selected_db, skip_reason, strip_hello_auth};
+use super::filter::{Name, name_of, prefix_keys, selected_db, skip_reason, strip_hello_auth};
 use super::options::{ReplayArgs, Speed};
 
 /// The most command names counted apart; later names are counted as `OTHER`.
@@ -147,7 +148,7 @@ pub struct Scheduler {
     lap_start_us: u64,
     /// The largest offset seen in the window (the trace's span).
     pub span_us: u64,
-    clients: HashMap<String, u32>,
+    clients: HashMap<String, u32, Fnv>,
     /// `--shard`: the clients of every shard (the record's `options.clients`, the same in each).
     all_clients: HashSet<String>,
     /// Each connection's database as the schedule left it.
@@ -155,7 +156,7 @@ pub struct Scheduler {
     pub names: Vec<String>,
     /// Entries of each name in the whole trace (every shard's): the record's mix weights.
     pub name_counts: Vec<u64>,
-    name_index: HashMap<String, u16>,
+    name_index: HashMap<String, u16, Fnv>,
     pub counts: Counts,
     args: Vec<Vec<u8>>,
     scratch: Vec<usize>,
@@ -165,9 +166,37 @@ pub struct Scheduler {
 /// FNV-1a: a stable hash of a client's name, so `--shard` puts a client in the same share in
 /// every process and every run.
 pub fn client_hash(client: &str) -> u64 {
-    client.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv1a(FNV_BASIS, client.as_bytes())
+}
+
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The hasher of the maps looked up once per entry (its client's connection, its command's
+/// name): FNV-1a. Why not std's SipHash: its defence against chosen keys buys nothing against
+/// one's own trace, and it was a tenth of a replayed command's cost (`docs/performance.md`).
+type Fnv = BuildHasherDefault<FnvHasher>;
+
+struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        Self(FNV_BASIS)
+    }
+}
+
+impl Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fnv1a(self.0, bytes);
+    }
 }
 
 impl Scheduler {
@@ -191,12 +220,12 @@ impl Scheduler {
             lap: 0,
             lap_start_us: 0,
             span_us: 0,
-            clients: HashMap::new(),
+            clients: HashMap::default(),
             all_clients: HashSet::new(),
             conn_db: Vec::new(),
             names: Vec::new(),
             name_counts: Vec::new(),
-            name_index: HashMap::new(),
+            name_index: HashMap::default(),
             counts: Counts::default(),
             args: Vec::new(),
             scratch: Vec::new(),
@@ -253,6 +282,10 @@ impl Scheduler {
     }
 
     fn name_of(&mut self, args: &[Vec<u8>]) -> u16 {
+        // Looked up without an allocation: a name is new only a few times in a trace.
+        if let Some(&i) = Name::of(args).as_str().and_then(|n| self.name_index.get(n)) {
+            return i;
+        }
         let name = name_of(args);
         if let Some(&i) = self.name_index.get(&name) {
             return i;
@@ -343,19 +376,28 @@ impl Scheduler {
             self.counts.selects_added += 1;
             self.conn_db[conn as usize] = e.db;
         }
-        self.args.resize_with(args.len(), Vec::new);
-        for (to, from) in self.args.iter_mut().zip(args) {
-            to.clear();
-            to.extend_from_slice(from);
-        }
-        strip_hello_auth(&mut self.args);
-        if let Some(p) = &self.prefix {
-            prefix_keys(&mut self.args, p, &mut self.scratch);
-        }
         if let Some(db) = select_to {
             self.conn_db[conn as usize] = db;
         }
-        let args = std::mem::take(&mut self.args);
+        // Copied only to be rewritten (`--key-prefix`, a `HELLO`'s `AUTH`): most entries are
+        // sent as the trace has them.
+        let rewrite = self.prefix.is_some()
+            || args
+                .first()
+                .is_some_and(|a| a.eq_ignore_ascii_case(b"HELLO"));
+        let mut copy = Vec::new();
+        if rewrite {
+            copy = std::mem::take(&mut self.args);
+            copy.resize_with(args.len(), Vec::new);
+            for (to, from) in copy.iter_mut().zip(args) {
+                to.clear();
+                to.extend_from_slice(from);
+            }
+            strip_hello_auth(&mut copy);
+            if let Some(p) = &self.prefix {
+                prefix_keys(&mut copy, p, &mut self.scratch);
+            }
+        }
         let s = Send {
             seq: e.seq,
             due_ns,
@@ -364,10 +406,12 @@ impl Scheduler {
             db: e.db,
             measured,
             name,
-            args: &args,
+            args: if rewrite { &copy } else { args },
         };
         let sent = sink.send(&s, self);
-        self.args = args;
+        if rewrite {
+            self.args = copy;
+        }
         sent?;
         self.counts.sent += 1;
         Ok(())

@@ -12,6 +12,13 @@
 //! length); a connection's commands are pipelined when their times come before the replies do,
 //! which keeps the open loop open, with at most [`MAX_IN_FLIGHT`] per connection.
 //!
+//! Writes are batched as the engine batches them (docs/architecture.md, "Rules the hot path
+//! keeps"): a command due now is queued on its connection, and every connection with queued
+//! commands is written once the chunk is done or before the thread waits for anything (a later
+//! command's time, room in flight, replies), with one clock read for the batch, which is the
+//! commands' send time. A replay at `--speed max` (or behind its trace) thus writes a few
+//! commands per system call rather than one.
+//!
 //! Failures follow the benchmark's rules, from the engine's one home for them (`engine::FailKind`,
 //! `engine::record_error`, `engine::backoff_step`): `--timeout`, `-e`, lost commands by kind,
 //! reconnects with the same backoff (`conn_fail.rs`). A `SELECT` to a database this thread has not
@@ -66,6 +73,17 @@ pub struct Job {
 pub struct Chunk {
     pub bytes: Vec<u8>,
     pub jobs: Vec<Job>,
+}
+
+impl Chunk {
+    /// A chunk with room for `jobs` commands and `bytes` bytes of them: two allocations per
+    /// hand-over, not a growth of each `Vec` at every doubling.
+    pub fn with_capacity(jobs: usize, bytes: usize) -> Self {
+        Self {
+            bytes: Vec::with_capacity(bytes),
+            jobs: Vec::with_capacity(jobs),
+        }
+    }
 }
 
 /// One second of the schedule as it ran: how many commands were due in it and were sent in it
@@ -141,6 +159,9 @@ pub(super) struct Sent {
     pub(super) sent: Instant,
     pub(super) name: u16,
     pub(super) measured: bool,
+    /// Due at once (`--speed max`, or a command the replay adds): its intended time is when it
+    /// is written.
+    pub(super) asap: bool,
     /// A `SELECT`: its database (its reply says whether the target has it); [`NO_SELECT`]
     /// otherwise (not an `Option`: that would grow every request in flight by 8 bytes, and a
     /// replay holds up to [`MAX_IN_FLIGHT`] of them per connection).
@@ -158,6 +179,10 @@ pub(super) struct Conn {
     pub(super) input: Vec<u8>,
     pub(super) scanner: Scanner,
     pub(super) writable: bool,
+    /// Commands at the back of `inflight` queued since its last write (their send time is the
+    /// write's), and whether it is on the thread's list of connections to write.
+    pub(super) queued: usize,
+    pub(super) dirty: bool,
     /// Given up for good (its 1,024 requests unanswered for [`DRAIN`], no `--timeout`): its later
     /// commands are lost as "connection closed".
     pub(super) abandoned: bool,
@@ -190,6 +215,10 @@ pub(super) struct Thread {
     pub(super) slip: Vec<SlipSecond>,
     pub(super) opened: u64,
     pub(super) read_buf: Vec<u8>,
+    /// Connections with commands queued and not yet written (`Conn::dirty`).
+    pub(super) dirty: Vec<usize>,
+    /// The last poll's events: connection, readable, writable.
+    pub(super) ready: Vec<(usize, bool, bool)>,
     pub(super) redirects: Option<Redirects>,
     /// Databases a `SELECT` succeeded or failed in on this thread: a later `SELECT` to a known
     /// good one is pipelined; to a known bad one it is not sent.
@@ -235,6 +264,8 @@ pub fn run(setup: Setup, rx: Receiver<Chunk>) -> Outcome {
         slip: Vec::new(),
         opened: 0,
         read_buf: vec![0; 64 * 1024],
+        dirty: Vec::new(),
+        ready: Vec::new(),
         good_dbs: HashSet::new(),
         bad_dbs: HashMap::new(),
         next_watch: Instant::now(),
@@ -298,6 +329,7 @@ impl Thread {
                 let bytes = &chunk.bytes[job.start as usize..job.end as usize];
                 self.send(job, bytes)?;
             }
+            self.flush_queued()?;
         }
         // Replies are awaited for DRAIN after the last command, or until `--timeout` has failed
         // whatever is still unanswered.
@@ -364,13 +396,51 @@ impl Thread {
             sent: now,
             name: job.name,
             measured: job.measured,
+            asap: due.is_none(),
             select: select.unwrap_or(NO_SELECT),
             bytes: self.redirects.is_some().then(|| bytes.into()),
         });
         if job.measured {
             self.rec.issued += 1;
         }
-        self.flush(k)
+        self.queue(k);
+        Ok(())
+    }
+
+    /// Connection `k` has a command queued: written with the batch (`flush_queued`).
+    pub(super) fn queue(&mut self, k: usize) {
+        let conn = self.conns[k].as_mut().expect("open");
+        conn.queued += 1;
+        if !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(k);
+        }
+    }
+
+    /// Writes every connection with commands queued, their send time read once for all.
+    fn flush_queued(&mut self) -> Result<(), String> {
+        if self.dirty.is_empty() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &k in &dirty {
+            if let Some(conn) = self.conns[k].as_mut() {
+                conn.dirty = false;
+                let queued = std::mem::take(&mut conn.queued).min(conn.inflight.len());
+                let from = conn.inflight.len() - queued;
+                for s in conn.inflight.range_mut(from..) {
+                    s.sent = now;
+                    if s.asap {
+                        s.intended = now;
+                    }
+                }
+                self.flush(k)?;
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+        Ok(())
     }
 
     /// Waits (reading replies) until connection `k` may take a command: fewer than
@@ -462,6 +532,8 @@ impl Thread {
     }
 
     pub(super) fn poll_io(&mut self, timeout: Option<Duration>) -> Result<(), String> {
+        // Nothing queued waits while the thread does.
+        self.flush_queued()?;
         let timeout = match self.setup.timeout {
             Some(t) => Some(timeout.map_or(t / 10, |w| w.min(t / 10))),
             None => timeout,
@@ -471,12 +543,15 @@ impl Thread {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(format!("poll: {e}")),
         }
-        let ready: Vec<(usize, bool, bool)> = self
-            .events
-            .iter()
-            .map(|e| (e.token().0, e.is_readable(), e.is_writable()))
-            .collect();
-        for (k, readable, writable) in ready {
+        // Copied out of `events` (handling them needs `self`), into a list kept for the next.
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.events
+                .iter()
+                .map(|e| (e.token().0, e.is_readable(), e.is_writable())),
+        );
+        for &(k, readable, writable) in &ready {
             if writable {
                 self.flush(k)?;
             }
@@ -484,6 +559,7 @@ impl Thread {
                 self.read(k)?;
             }
         }
+        self.ready = ready;
         self.watch_timeouts(Instant::now())
     }
 

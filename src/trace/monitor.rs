@@ -39,11 +39,17 @@ pub fn parse_monitor_line(line: &[u8], entry: &mut Entry) -> Result<bool, String
     let close = find(rest, b"] \"").ok_or("no `] \"` before the first argument")?;
     let client = std::str::from_utf8(&rest[..close]).map_err(|_| "a client that is not UTF-8")?;
     entry.client.clear();
-    entry.client.extend(
-        client
-            .chars()
-            .map(|c| if c.is_whitespace() { '_' } else { c }),
-    );
+    // The common case (`ip:port`) copied whole; whitespace (a unix socket's path may have it)
+    // char by char.
+    if client.bytes().all(|b| b.is_ascii_graphic()) {
+        entry.client.push_str(client);
+    } else {
+        entry.client.extend(
+            client
+                .chars()
+                .map(|c| if c.is_whitespace() { '_' } else { c }),
+        );
+    }
     if !matches!(entry.payload, Payload::Command(_)) {
         entry.payload = Payload::Command(Vec::new());
     }
@@ -104,21 +110,18 @@ pub(crate) fn parse_args(mut text: &[u8], args: &mut Vec<Vec<u8>>) -> Result<(),
 /// (closing quote included), or `None` when it is not closed.
 fn unquote(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'"' => return Some(i + 1),
-            b'\\' => {
-                let (byte, used) = escape(&text[i + 1..])?;
-                out.push(byte);
-                i += 1 + used;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
+    loop {
+        // What comes before the next quote or escape is copied as one run.
+        let run = text[i..].iter().position(|&b| b == b'"' || b == b'\\')?;
+        out.extend_from_slice(&text[i..i + run]);
+        i += run;
+        if text[i] == b'"' {
+            return Some(i + 1);
         }
+        let (byte, used) = escape(&text[i + 1..])?;
+        out.push(byte);
+        i += 1 + used;
     }
-    None
 }
 
 /// The byte an escape after `\` stands for, and how many bytes it took.
@@ -138,6 +141,16 @@ fn escape(text: &[u8]) -> Option<(u8, usize)> {
     Some((byte, 1))
 }
 
+/// Where `needle` first starts in `haystack`: each place its first byte is, checked for the
+/// rest (not a comparison at every offset).
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    let (&first, rest) = needle.split_first()?;
+    let mut from = 0;
+    loop {
+        let at = from + haystack[from..].iter().position(|&b| b == first)?;
+        if haystack[at + 1..].starts_with(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
 }
