@@ -20,10 +20,12 @@ use super::stats::{Block, Row};
 /// The whole document.
 /// `length`: the run information's length entry, `None` when no test ran (`--verify-only`);
 /// `verify`: what `--data-verify` found.
+/// `kinds`: per test, the row each command kind counts for (`series::kind_rows`).
 pub fn document(
     opts: &MemtierOptions,
     blocks: &[Block],
     tests: &[&TestRecord],
+    kinds: &[Vec<Option<String>>],
     length: Option<(&str, u64)>,
     verify: Option<&VerifyRecord>,
 ) -> Value {
@@ -41,7 +43,8 @@ pub fn document(
         );
     }
     for (i, b) in blocks.iter().enumerate() {
-        let mut v = block(b, tests.get(i).copied());
+        let test = tests.get(i).copied().zip(kinds.get(i).map(Vec::as_slice));
+        let mut v = block(b, test);
         active_clients(opts, &mut v);
         top.insert(b.title.clone(), v);
     }
@@ -94,7 +97,7 @@ fn active_clients(opts: &MemtierOptions, block: &mut Value) {
     block["Active Clients"] = Value::Object(m);
 }
 
-fn block(b: &Block, test: Option<&TestRecord>) -> Value {
+fn block(b: &Block, test: Option<(&TestRecord, &[Option<String>])>) -> Value {
     let mut m = Map::new();
     m.insert(
         "Runtime".into(),
@@ -107,12 +110,17 @@ fn block(b: &Block, test: Option<&TestRecord>) -> Value {
         }),
     );
     for r in &b.rows {
-        let series = match (r.name.as_str(), test) {
-            ("Totals", Some(t)) => time_series(t),
-            _ => Value::Object(Map::new()),
+        let series = match test {
+            Some((t, kinds)) => super::series::row_series(t, kinds, &r.name),
+            None => Value::Object(Map::new()),
         };
         let mut v = row(r, series);
-        if let ("Totals", Some(t)) = (r.name.as_str(), test) {
+        if b.cluster {
+            // memtier's cluster-mode keys (0 where the table prints `---`).
+            v["MOVED/sec"] = json!(r.moved.unwrap_or(0.0));
+            v["ASK/sec"] = json!(r.ask.unwrap_or(0.0));
+        }
+        if let ("Totals", Some((t, _))) = (r.name.as_str(), test) {
             // memtier counts connection errors in Totals only (0 in each command's row): with
             // `--reconnect-on-error`, each failure is followed by one reopen attempt.
             let errors = t.requests.reconnect_attempts;
@@ -167,23 +175,6 @@ fn percentiles(pcts: &[(f64, f64)], avg: Option<Value>) -> Value {
     }
     for (p, ms) in pcts {
         m.insert(format!("p{p:.2}"), json!(round(*ms)));
-    }
-    Value::Object(m)
-}
-
-/// Per second: count and latency figures from the record's timeline (ms).
-fn time_series(t: &TestRecord) -> Value {
-    let mut m = Map::new();
-    for s in &t.timeline {
-        m.insert(
-            s.second.to_string(),
-            json!({
-                "Count": s.completed,
-                "Max Latency": s.max_us / 1000.0,
-                "p50.00": s.p50_us / 1000.0,
-                "p99.00": s.p99_us / 1000.0,
-            }),
-        );
     }
     Value::Object(m)
 }

@@ -9,10 +9,13 @@
 
 mod breakdown;
 mod client_stats;
+mod crash;
 mod debug;
 mod hdr_files;
 mod json;
 mod monitor;
+mod redirects;
+mod series;
 mod stats;
 mod text;
 
@@ -49,6 +52,11 @@ pub fn run(
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     check_outputs(opts)?;
+    let addr = match &plan.endpoint {
+        crate::cli::Endpoint::Tcp { host, port } => format!("{host}:{port}"),
+        crate::cli::Endpoint::Unix(p) => p.display().to_string(),
+    };
+    crash::install(opts.threads as usize, opts.clients as usize, addr);
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
         eprintln!("============== Configuration values: ==============");
@@ -142,6 +150,7 @@ fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d 
             value: doc.options.data_size,
         },
         arbitrary: opts.raw("--command").is_some(),
+        cluster: opts.raw("--cluster-mode").is_some(),
     };
     let tests: Vec<&TestRecord> = doc.tests.iter().collect();
     if tests.len() == 1 {
@@ -175,6 +184,11 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 }
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
+    // Each test's command kinds by row, from its lines before they are grouped.
+    let arbitrary = opts.raw("--command").is_some();
+    let kinds: Vec<_> = (doc.tests.iter())
+        .map(|t| series::kind_rows(t, opts.command_stats_by_line, arbitrary))
+        .collect();
     let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
     // `--verify-only` runs no test: only the verification's lines, as memtier.
     let ran = !doc.tests.is_empty();
@@ -223,7 +237,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     }
     if let Some(p) = &opts.json_out_file {
         let length = ran.then_some((key, n));
-        let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
+        let doc = json::document(opts, &blocks, &tests, &kinds, length, doc.verify.as_ref());
         let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
         atomic::write(p, &text).map_err(|e| atomic::naming(p, e))?;
