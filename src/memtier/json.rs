@@ -20,12 +20,10 @@ use super::stats::{Block, Row};
 /// The whole document.
 /// `length`: the run information's length entry, `None` when no test ran (`--verify-only`);
 /// `verify`: what `--data-verify` found.
-/// `kinds`: per test, the row each command kind counts for (`series::kind_rows`).
 pub fn document(
     opts: &MemtierOptions,
     blocks: &[Block],
     tests: &[&TestRecord],
-    kinds: &[Vec<Option<String>>],
     length: Option<(&str, u64)>,
     verify: Option<&VerifyRecord>,
 ) -> Value {
@@ -43,8 +41,7 @@ pub fn document(
         );
     }
     for (i, b) in blocks.iter().enumerate() {
-        let test = tests.get(i).copied().zip(kinds.get(i).map(Vec::as_slice));
-        let mut v = block(b, test);
+        let mut v = block(b, tests.get(i).copied());
         active_clients(opts, &mut v);
         top.insert(b.title.clone(), v);
     }
@@ -97,7 +94,7 @@ fn active_clients(opts: &MemtierOptions, block: &mut Value) {
     block["Active Clients"] = Value::Object(m);
 }
 
-fn block(b: &Block, test: Option<(&TestRecord, &[Option<String>])>) -> Value {
+fn block(b: &Block, test: Option<&TestRecord>) -> Value {
     let mut m = Map::new();
     m.insert(
         "Runtime".into(),
@@ -110,9 +107,9 @@ fn block(b: &Block, test: Option<(&TestRecord, &[Option<String>])>) -> Value {
         }),
     );
     for r in &b.rows {
-        let series = match test {
-            Some((t, kinds)) => super::series::row_series(t, kinds, &r.name),
-            None => Value::Object(Map::new()),
+        let series = match (r.name.as_str(), test) {
+            ("Totals", Some(t)) => super::series::totals(t),
+            _ => Value::Object(Map::new()),
         };
         let mut v = row(r, series);
         if b.cluster {
@@ -120,7 +117,7 @@ fn block(b: &Block, test: Option<(&TestRecord, &[Option<String>])>) -> Value {
             v["MOVED/sec"] = json!(r.moved.unwrap_or(0.0));
             v["ASK/sec"] = json!(r.ask.unwrap_or(0.0));
         }
-        if let ("Totals", Some((t, _))) = (r.name.as_str(), test) {
+        if let ("Totals", Some(t)) = (r.name.as_str(), test) {
             // memtier counts connection errors in Totals only (0 in each command's row): with
             // `--reconnect-on-error`, each failure is followed by one reopen attempt.
             let errors = t.requests.reconnect_attempts;

@@ -184,11 +184,6 @@ fn blocks_start_s(t: &TestRecord) -> f64 {
 }
 
 fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
-    // Each test's command kinds by row, from its lines before they are grouped.
-    let arbitrary = opts.raw("--command").is_some();
-    let kinds: Vec<_> = (doc.tests.iter())
-        .map(|t| series::kind_rows(t, opts.command_stats_by_line, arbitrary))
-        .collect();
     let doc = &*breakdown::for_output(doc, opts.command_stats_by_line);
     // `--verify-only` runs no test: only the verification's lines, as memtier.
     let ran = !doc.tests.is_empty();
@@ -237,7 +232,7 @@ fn write_outputs(doc: &Document, opts: &MemtierOptions) -> io::Result<()> {
     }
     if let Some(p) = &opts.json_out_file {
         let length = ran.then_some((key, n));
-        let doc = json::document(opts, &blocks, &tests, &kinds, length, doc.verify.as_ref());
+        let doc = json::document(opts, &blocks, &tests, length, doc.verify.as_ref());
         let mut text = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         text.push(b'\n');
         atomic::write(p, &text).map_err(|e| atomic::naming(p, e))?;

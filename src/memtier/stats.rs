@@ -348,7 +348,7 @@ fn merged(parts: &[(u64, &Latencies)], pcts: &[f64]) -> Latencies {
 }
 
 /// memtier's row name: `Sets`, `Gets`, else the command capitalised (`HSET#2` → `Hset#2s`).
-pub(super) fn row_name(command: &str) -> String {
+fn row_name(command: &str) -> String {
     match command {
         "SET" => "Sets".into(),
         "GET" => "Gets".into(),
