@@ -13,7 +13,14 @@
 # defaults to target/debug/respbench (`cargo build`). Each run takes a copy of the checkout's
 # tests in a temporary directory, so the checkout is not changed; RLTest gets
 # --randomize-ports there (other servers on the machine keep their ports). TEST=file.py runs
-# one file. Results: docs/memtier.md, "memtier's own test suite".
+# one file; TOOLS="respbench" (or "memtier") runs one tool. Results: docs/memtier.md,
+# "memtier's own test suite".
+#
+# One test (test_monitor_random_reproducible_without_randomize) connects to 127.0.0.1:6379
+# whatever port RLTest gave its server, so its result depends on whether something answers
+# there. Both tools get the same answer: the script starts its own redis-server on 6379 for
+# the whole run (and stops it by its PID) when 6379 is free, and refuses to run when another
+# process holds 6379 (that test would write keys into it) unless MEMTIER_SUITE_SHARED_6379=1.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +39,35 @@ python3 -c 'import RLTest' 2>/dev/null || {
 command -v redis-server >/dev/null || { echo "memtier-suite: no redis-server" >&2; exit 2; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+port6379_pid=
+cleanup() {
+    if [[ -n $port6379_pid ]]; then
+        kill "$port6379_pid" 2>/dev/null || true
+        wait "$port6379_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Is something listening on 127.0.0.1:6379? (bash's /dev/tcp: no client tool needed.)
+port6379_taken() { (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; }
+
+if port6379_taken; then
+    if [[ ${MEMTIER_SUITE_SHARED_6379:-} != 1 ]]; then
+        echo "memtier-suite: another process holds 127.0.0.1:6379; one test writes keys there" \
+            "whatever its server's port: stop it, or set MEMTIER_SUITE_SHARED_6379=1" >&2
+        exit 2
+    fi
+    echo "== 6379: another process's server (MEMTIER_SUITE_SHARED_6379=1), the same for both tools"
+else
+    mkdir -p "$work/6379"
+    redis-server --port 6379 --bind 127.0.0.1 --save '' --appendonly no --dir "$work/6379" \
+        >"$work/6379/log" 2>&1 &
+    port6379_pid=$!
+    for _ in $(seq 50); do port6379_taken && break; sleep 0.1; done
+    port6379_taken || { echo "memtier-suite: redis-server on 6379 did not start" >&2; exit 2; }
+    echo "== 6379: the script's own redis-server (pid $port6379_pid), the same for both tools"
+fi
 
 # One tree per tool: the tests and their runner, and `memtier_benchmark` (the runner's
 # MEMTIER_BINARY is always the tree's own).
@@ -56,5 +91,10 @@ run() {
     cp "$log" "$here/../target/memtier-suite-$name.log" 2>/dev/null || true
 }
 
-run memtier "$(tree memtier "$checkout/memtier_benchmark")"
-run respbench "$(tree respbench "$respbench")"
+for tool in ${TOOLS:-memtier respbench}; do
+    case $tool in
+        memtier) run memtier "$(tree memtier "$checkout/memtier_benchmark")" ;;
+        respbench) run respbench "$(tree respbench "$respbench")" ;;
+        *) echo "memtier-suite: TOOLS names memtier and respbench, not $tool" >&2; exit 2 ;;
+    esac
+done

@@ -19,6 +19,7 @@ pub mod cluster;
 pub mod conn;
 pub mod connect;
 pub mod control;
+pub mod crash_board;
 mod error;
 pub mod follow;
 mod idle;

@@ -108,10 +108,15 @@ fn block(b: &Block, test: Option<&TestRecord>) -> Value {
     );
     for r in &b.rows {
         let series = match (r.name.as_str(), test) {
-            ("Totals", Some(t)) => time_series(t),
+            ("Totals", Some(t)) => super::series::totals(t),
             _ => Value::Object(Map::new()),
         };
         let mut v = row(r, series);
+        if b.cluster {
+            // memtier's cluster-mode keys (0 where the table prints `---`).
+            v["MOVED/sec"] = json!(r.moved.unwrap_or(0.0));
+            v["ASK/sec"] = json!(r.ask.unwrap_or(0.0));
+        }
         if let ("Totals", Some(t)) = (r.name.as_str(), test) {
             // memtier counts connection errors in Totals only (0 in each command's row): with
             // `--reconnect-on-error`, each failure is followed by one reopen attempt.
@@ -167,23 +172,6 @@ fn percentiles(pcts: &[(f64, f64)], avg: Option<Value>) -> Value {
     }
     for (p, ms) in pcts {
         m.insert(format!("p{p:.2}"), json!(round(*ms)));
-    }
-    Value::Object(m)
-}
-
-/// Per second: count and latency figures from the record's timeline (ms).
-fn time_series(t: &TestRecord) -> Value {
-    let mut m = Map::new();
-    for s in &t.timeline {
-        m.insert(
-            s.second.to_string(),
-            json!({
-                "Count": s.completed,
-                "Max Latency": s.max_us / 1000.0,
-                "p50.00": s.p50_us / 1000.0,
-                "p99.00": s.p99_us / 1000.0,
-            }),
-        );
     }
     Value::Object(m)
 }

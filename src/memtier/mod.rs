@@ -13,6 +13,7 @@
 mod breakdown;
 pub mod cli;
 mod client_stats;
+mod crash;
 mod debug;
 mod hdr_files;
 #[cfg(test)]
@@ -20,6 +21,8 @@ mod import_tests;
 mod json;
 mod monitor;
 mod progress;
+mod redirects;
+mod series;
 mod stats;
 mod text;
 
@@ -56,6 +59,11 @@ pub fn run(
     terminated: Arc<AtomicBool>,
 ) -> Result<(), Failure> {
     check_outputs(opts)?;
+    let addr = match &plan.endpoint {
+        crate::cli::Endpoint::Tcp { host, port } => format!("{host}:{port}"),
+        crate::cli::Endpoint::Unix(p) => p.display().to_string(),
+    };
+    crash::install(opts.threads as usize, opts.clients as usize, addr);
     if opts.show_config {
         // As memtier: the frame on stderr, the values on stdout.
         eprintln!("============== Configuration values: ==============");
@@ -154,6 +162,7 @@ fn blocks<'d>(doc: &'d Document, opts: &MemtierOptions) -> (Vec<Block>, Vec<&'d 
             value: doc.options.data_size,
         },
         arbitrary: opts.raw("--command").is_some(),
+        cluster: opts.raw("--cluster-mode").is_some(),
     };
     let tests: Vec<&TestRecord> = doc.tests.iter().collect();
     if tests.len() == 1 {

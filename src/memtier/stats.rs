@@ -37,6 +37,10 @@ pub struct Row {
     /// respbench's coordinated-omission-corrected latency of the same requests (`None`: a row
     /// without requests).
     pub corrected: Option<Latencies>,
+    /// `--cluster-mode`: MOVED and ASK redirects per second (`None`: printed `---`;
+    /// `redirects.rs` says when a row has them).
+    pub moved: Option<f64>,
+    pub ask: Option<f64>,
 }
 
 /// A row's latency figures, in ms.
@@ -64,6 +68,8 @@ pub struct Block {
     /// memtier's arbitrary-command table (`--command`): a row per command and no Hits/Misses
     /// columns, rather than Sets/Gets/Waits.
     pub arbitrary: bool,
+    /// `--cluster-mode`: the table has memtier's MOVED/sec and ASK/sec columns.
+    pub cluster: bool,
 }
 
 impl Block {
@@ -88,6 +94,8 @@ pub struct Layout<'a> {
     pub sizes: Sizes,
     /// memtier's `--command` table (see [`Block::arbitrary`]).
     pub arbitrary: bool,
+    /// `--cluster-mode` (see [`Block::cluster`]).
+    pub cluster: bool,
 }
 
 /// The latency memtier's columns show for a mix command: from the write to the reply, its
@@ -139,6 +147,9 @@ pub fn block(title: String, t: &TestRecord, layout: Layout<'_>) -> Block {
     }
     rows.push(totals(&rows, pcts));
     zero_percentiles(&mut rows, pcts);
+    if layout.cluster {
+        super::redirects::fill(&mut rows, t, secs);
+    }
     let start_ms = t
         .started_at
         .as_deref()
@@ -153,6 +164,7 @@ pub fn block(title: String, t: &TestRecord, layout: Layout<'_>) -> Block {
         finish_ms: start_ms + (t.duration_s * 1000.0).round() as u64,
         interrupted: t.outcome != "completed",
         arbitrary: layout.arbitrary,
+        cluster: layout.cluster,
     }
 }
 
@@ -185,6 +197,7 @@ fn command_row(m: &MixRecord, secs: f64, layout: Layout<'_>) -> Row {
         kb_rx: kb_rx / secs / 1024.0,
         corrected: (m.completed > 0)
             .then(|| latencies(m.completed, &m.latency_us, &m.histogram, layout.pcts)),
+        ..Row::default()
     }
 }
 
@@ -273,7 +286,16 @@ fn aggregate(name: &str, parts: &[Row], pcts: &[f64]) -> Row {
         kb_tx: parts.iter().map(|r| r.kb_tx).sum(),
         kb_rx: parts.iter().map(|r| r.kb_rx).sum(),
         corrected: (count > 0).then(|| merged(&weighted(&|r| r.corrected.as_ref()), pcts)),
+        // A sum of the parts only when each part has its figure (the runs of `--run-count`);
+        // a block's Totals get the test's own (`redirects::fill`).
+        moved: all_of(parts.iter().map(|r| r.moved)),
+        ask: all_of(parts.iter().map(|r| r.ask)),
     }
+}
+
+/// The sum when every value is known.
+fn all_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values.sum()
 }
 
 /// Latency figures of the requests of several parts together (`(count, figures)` each): from
@@ -451,10 +473,19 @@ fn average(runs: &[Block]) -> Block {
         r.ops /= n;
         r.hits = r.hits.map(|h| h / n);
         r.misses = r.misses.map(|m| m / n);
+        (r.moved, r.ask) = (r.moved.map(|m| m / n), r.ask.map(|a| a / n));
         (r.kb_tx, r.kb_rx) = (r.kb_tx / n, r.kb_rx / n);
         rows.push(r);
     }
-    rows.push(totals(&rows, &pcts));
+    let mut total = totals(&rows, &pcts);
+    // The runs' own Totals figures, averaged (a row may not have its own).
+    let run_totals: Vec<Row> = runs.iter().filter_map(|b| b.totals().cloned()).collect();
+    let runs_total = aggregate("Totals", &run_totals, &pcts);
+    (total.moved, total.ask) = (
+        runs_total.moved.map(|m| m / n),
+        runs_total.ask.map(|a| a / n),
+    );
+    rows.push(total);
     zero_percentiles(&mut rows, &pcts);
     Block {
         rows,

@@ -38,6 +38,9 @@ pub fn table(b: &Block, pcts: &[f64]) -> String {
     if !b.arbitrary {
         let _ = write!(head, "{:>13}{:>13}", "Hits/sec", "Misses/sec");
     }
+    if b.cluster {
+        let _ = write!(head, "{:>13}{:>13}", "MOVED/sec", "ASK/sec");
+    }
     let _ = write!(head, "{:>16}", "Avg. Latency");
     for p in pcts {
         let _ = write!(head, "{:>16}", format!("p{p} Latency"));
@@ -51,7 +54,7 @@ pub fn table(b: &Block, pcts: &[f64]) -> String {
     out.push_str(&"-".repeat(head.len()));
     out.push('\n');
     for r in &b.rows {
-        out.push_str(&row(r, w, pcts.len(), !b.arbitrary));
+        out.push_str(&row(r, w, pcts.len(), (!b.arbitrary, b.cluster)));
         out.push('\n');
     }
     out
@@ -69,7 +72,8 @@ fn shown(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn row(r: &Row, w: usize, n_pcts: usize, reads: bool) -> String {
+/// `(reads, cluster)`: the table has the Hits/Misses columns, the MOVED/ASK columns.
+fn row(r: &Row, w: usize, n_pcts: usize, (reads, cluster): (bool, bool)) -> String {
     let opt = |v: Option<f64>, width: usize, digits: usize| match v {
         Some(v) => format!("{v:>width$.digits$}"),
         None => format!("{:>width$}", "---"),
@@ -79,6 +83,10 @@ fn row(r: &Row, w: usize, n_pcts: usize, reads: bool) -> String {
     if reads {
         s.push_str(&opt(r.hits, 13, 2));
         s.push_str(&opt(r.misses, 13, 2));
+    }
+    if cluster {
+        s.push_str(&opt(r.moved, 13, 2));
+        s.push_str(&opt(r.ask, 13, 2));
     }
     s.push_str(&opt(avg, 16, 5));
     for k in 0..n_pcts {

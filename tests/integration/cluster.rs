@@ -405,9 +405,14 @@ fn suite_custom_commands_and_read_from_replicas() {
 /// Moves every slot of node `from` that holds one of the keys `k:0..n` to node `to`, a few keys
 /// at a time so that requests meet the slot both while it migrates (ASK) and after (MOVED).
 fn migrate_slots(c: &Cluster, from: u16, to: u16, n: u32) {
+    migrate_key_slots(c, from, to, (0..n).map(|i| format!("k:{i:012}")));
+}
+
+/// Moves every slot of node `from` that holds one of `keys` to node `to`, as [`migrate_slots`].
+fn migrate_key_slots(c: &Cluster, from: u16, to: u16, keys: impl Iterator<Item = String>) {
     let (from_id, to_id) = (Cluster::node_id(from), Cluster::node_id(to));
-    let mut slots: Vec<u16> = (0..n)
-        .map(|i| key_slot(format!("k:{i:012}").as_bytes()))
+    let mut slots: Vec<u16> = keys
+        .map(|k| key_slot(k.as_bytes()))
         .filter(|&s| c.owner(s) == from)
         .collect();
     slots.sort();

@@ -43,6 +43,7 @@ mod memtier_outputs;
 mod memtier_scan;
 mod memtier_semantics;
 mod memtier_statsd;
+mod memtier_suite;
 mod memtier_totals;
 mod mixes;
 mod mode_wiring;

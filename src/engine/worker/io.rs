@@ -13,6 +13,7 @@ use super::state::{Worker, loop_error};
 use crate::engine::EngineError;
 use crate::engine::cluster::SideQueue;
 use crate::engine::conn::Stream;
+use crate::engine::crash_board::{self, ConnState};
 use crate::engine::error::io_reason;
 use crate::workload::template::Gap;
 
@@ -192,6 +193,7 @@ impl Worker<'_> {
                     return self.conn_failed(i, FailKind::of(&e), err);
                 }
                 c.state = State::Open;
+                crash_board::note(self.cfg.id, i, ConnState::Connected, c.batch.pending);
                 // Registered for both while connecting; flush() settles the interest.
                 c.want_write = true;
                 c.batch.sent = Instant::now();
@@ -273,6 +275,7 @@ impl Worker<'_> {
         }
         if let Some(now) = read_at.filter(|_| batch_done) {
             self.flow.active -= 1;
+            crash_board::note(self.cfg.id, i, ConnState::Connected, 0);
             if self.conns[i].bind.lost_on.is_some() {
                 self.node_back(i, now);
             }
@@ -376,6 +379,7 @@ impl Worker<'_> {
         c.epoch = epoch;
         c.reopen.connect_started = Instant::now();
         c.state = State::Connecting;
+        crash_board::note(self.cfg.id, i, ConnState::Connecting, c.batch.pending);
         c.prefix_written = 0;
         c.prefix_pending = self.cfg.setup.prefix_commands.len();
         c.want_write = true;
@@ -401,6 +405,7 @@ impl Worker<'_> {
         self.conns.push(Conn::new(
             stream, true, wbuf, prefix, place, route, side, now,
         ));
+        crash_board::note(self.cfg.id, i, ConnState::Connecting, 0);
         Ok(i)
     }
 

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::conn::{BACKOFF_START, State};
 use super::state::Worker;
+use crate::engine::crash_board::{self, ConnState};
 use crate::engine::{EngineError, ErrorPolicy};
 
 /// The longest wait between two attempts, so a server that comes back is used within half a
@@ -179,6 +180,7 @@ impl Worker<'_> {
         c.reopen.retry_at = now + wait;
         c.state = State::Down;
         c.batch.pending = 0;
+        crash_board::note(self.cfg.id, i, ConnState::Disconnected, 0);
         c.batch.wlen = 0;
         c.batch.written = 0;
         c.prefix_written = 0;
@@ -296,6 +298,7 @@ impl Worker<'_> {
                     c.epoch = epoch;
                     c.since_open = 0;
                     c.state = State::Connecting;
+                    crash_board::note(self.cfg.id, i, ConnState::Connecting, 0);
                     c.want_write = true;
                     c.reopen.connect_started = now;
                     c.reopen.recovering = true;

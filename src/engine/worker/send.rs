@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::conn::State;
 use super::state::{FillPath, Worker};
 use crate::engine::EngineError;
+use crate::engine::crash_board::{self, ConnState};
 use crate::engine::scan_walk;
 use crate::workload::sizes::fill_sized;
 use crate::workload::template::fill;
@@ -208,6 +209,7 @@ impl Worker<'_> {
         c.batch.written = 0;
         c.batch.pending = units as u64 * self.fill.cmds_per_unit;
         c.batch.commands = c.batch.pending;
+        crash_board::note(self.cfg.id, i, ConnState::Connected, c.batch.pending);
         c.batch.intended = intended;
         c.batch.warmup = warmup;
         self.flow.active += 1;

@@ -13,10 +13,11 @@ use mio::Poll;
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::conn::{Conn, Placement};
+use super::conn::{Conn, Placement, State};
 use crate::engine::allkeys::AllKeys;
 use crate::engine::cluster::{ClusterRun, ClusterWorker};
 use crate::engine::conn::{Stream, Target};
+use crate::engine::crash_board::{self, ConnState};
 use crate::engine::monitor::Live;
 use crate::engine::pacer::Pacer;
 use crate::engine::scan_walk::{self, ScanWalk};
@@ -342,6 +343,15 @@ impl<'a> Worker<'a> {
             .live
             .tid
             .store(crate::metrics::thread_cpu::current_tid(), Ordering::Relaxed);
+        crash_board::worker_started(self.cfg.id);
+        for (i, c) in self.conns.iter().enumerate() {
+            let state = match c.state {
+                State::Open => ConnState::Connected,
+                State::Connecting => ConnState::Connecting,
+                State::Down => ConnState::Disconnected,
+            };
+            crash_board::note(self.cfg.id, i, state, c.batch.pending);
+        }
         let fatal = self.event_loop().err();
         self.count_unanswered();
         if fatal.is_some() {

@@ -332,6 +332,10 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     // readers, which stop at it). respbench's own record (`--json`) asks for the server's
     // figures, and keeps them.
     a.no_server_stats = o.raw("--json").is_none();
+    // memtier keeps each connection's seconds whether or not `--client-stats` writes them:
+    // the JSON's Totals `Time-Serie` (count, bytes, average latency per second) comes from
+    // them (`memtier::series`).
+    a.conn.client_stats = true;
     if !size_given {
         a.data_size = defaults::DATA_SIZE;
     }

@@ -67,6 +67,7 @@ fn layout(arbitrary: bool) -> Layout<'static> {
         pcts: PCTS,
         sizes: Sizes { key: 10, value: 32 },
         arbitrary,
+        cluster: false,
     }
 }
 

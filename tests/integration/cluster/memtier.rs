@@ -7,8 +7,8 @@
 
 use respbench::cluster::slot::key_slot;
 
-use super::{Cluster, keys};
-use crate::harness::{Client, run_memtier};
+use super::{Cluster, keys, migrate_key_slots};
+use crate::harness::{Client, Running, TempDir, run_memtier, wait_until};
 
 /// Per primary: calls of `command`, its keys named `memtier-*`, and the calls it refused
 /// (a redirect is a rejected call).
@@ -125,4 +125,74 @@ fn command_lines_route_by_their_key_on_valkey() {
         total += calls;
     }
     assert!(SENT.contains(&total), "{total} HSETs");
+}
+
+/// memtier's cluster-mode table has `MOVED/sec` and `ASK/sec` after `Misses/sec` (memtier
+/// 2f74d61 against a 3-primary `redis-server --cluster-enabled yes`: `Sets`/`Gets`/`Totals`
+/// 0.00 without slot moves, `---` for `Waits`), and its JSON the same keys. With slots moved
+/// during the run, the Totals' figures are respbench's counted redirects per second (its
+/// record's), and a command row that has them is the one with requests.
+#[test]
+fn cluster_table_has_moved_and_ask_per_second_from_the_redirects_counted() {
+    let c = Cluster::start();
+    let dir = TempDir::new();
+    let (json, record) = (dir.path().join("mb.json"), dir.path().join("run.json"));
+    let port = c.entry().port().to_string();
+    #[rustfmt::skip]
+    let args = ["memtier", "--cluster-mode", "-s", "127.0.0.1", "-p", &port, "--hide-histogram",
+        "-t", "1", "-c", "4", "--test-time=8", "--key-maximum=200", "--command=INCR __key__",
+        &format!("--json-out-file={}", json.display()), "--json", record.to_str().unwrap()];
+    let run = Running::spawn_args(&args.map(String::from));
+    let primaries = c.primaries();
+    let (from, to) = (primaries[0], primaries[1]);
+    assert!(
+        wait_until(std::time::Duration::from_secs(30), || {
+            Client::connect(from).calls("incr") > 100
+        }),
+        "the run did not start"
+    );
+    migrate_key_slots(&c, from, to, (0..=200).map(|k| format!("memtier-{k}")));
+    let out = run.finish(std::time::Duration::from_secs(120));
+    out.assert_success();
+    let head = out.stdout.lines().find(|l| l.starts_with("Type")).unwrap();
+    let cols: Vec<&str> = head.split_whitespace().collect();
+    assert_eq!(
+        &cols[..4],
+        ["Type", "Ops/sec", "MOVED/sec", "ASK/sec"],
+        "{head}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let t = &doc["tests"][0];
+    let redirects = &t["requests"]["redirects"];
+    let (moved, ask) = (
+        redirects["MOVED"].as_u64().unwrap_or(0),
+        redirects["ASK"].as_u64().unwrap_or(0),
+    );
+    assert!(moved > 0, "slots moved during the run: {redirects}");
+    let secs = t["duration_s"].as_f64().unwrap();
+    let mb: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let totals = &mb["ALL STATS"]["Totals"];
+    let near = |shown: &serde_json::Value, n: u64| {
+        (shown.as_f64().unwrap() - n as f64 / secs).abs() < 0.01 + 1e-9 * n as f64
+    };
+    assert!(
+        near(&totals["MOVED/sec"], moved),
+        "{totals} vs {moved} in {secs} s"
+    );
+    assert!(
+        near(&totals["ASK/sec"], ask),
+        "{totals} vs {ask} in {secs} s"
+    );
+    // The one command row is the one with requests: its figures are the Totals'.
+    let incrs = &mb["ALL STATS"]["Incrs"];
+    assert_eq!(incrs["MOVED/sec"], totals["MOVED/sec"]);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Totals"))
+        .unwrap();
+    let shown: f64 = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!((shown - moved as f64 / secs).abs() < 0.006, "{row}");
 }
