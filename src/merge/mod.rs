@@ -18,6 +18,7 @@
 mod check;
 mod counts;
 mod delay;
+#[path = "../delivery/merge.rs"]
 mod delivery;
 mod failures;
 mod hist;

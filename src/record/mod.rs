@@ -21,6 +21,7 @@ pub mod block;
 pub mod build;
 pub mod client_seconds;
 pub mod conn;
+#[path = "../delivery/block.rs"]
 pub mod delivery;
 
 pub mod document;
@@ -30,6 +31,7 @@ pub mod host;
 pub mod input_file;
 pub mod journal;
 pub mod memtier_data;
+#[path = "../replay/block.rs"]
 pub mod replay;
 pub mod server;
 pub mod shard;

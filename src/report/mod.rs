@@ -12,6 +12,7 @@
 //! `src/report/golden/` (regenerate with `REGENERATE_GOLDEN=1 cargo test --lib report::`).
 
 mod commands;
+#[path = "../delivery/report.rs"]
 mod delivery;
 mod distribution;
 mod format;

@@ -5,6 +5,7 @@
 mod cluster;
 mod console;
 mod context;
+#[path = "../delivery/run.rs"]
 mod delivery;
 mod failover;
 mod find_max;

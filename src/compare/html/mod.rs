@@ -9,12 +9,14 @@
 mod ab;
 mod charts;
 mod costs;
+#[path = "../../delivery/html.rs"]
 mod delivery;
 mod events;
 mod find_max;
 mod forest;
 mod mix;
 mod page;
+#[path = "../../replay/html.rs"]
 mod replay;
 mod split;
 mod summary;
