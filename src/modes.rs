@@ -9,12 +9,8 @@
 //! connection, the console with its stop flags, the record). The rules between a mode and the
 //! options it cannot honour are one table in `plan::conflicts`, checked when the plan is made.
 //!
-//! Modes whose code has not moved to a folder of its own yet are named by their current entry
-//! points: `--pubsub`/`--stream` (`run::delivery`, plan and runtime in `delivery/`; its record
-//! block still names the runtime's types, so the test's recording stays in `run` until the record
-//! is generic over its blocks), fuzz (`run::fuzz`,
-//! runtime in `fuzz/`), and the subcommands `replay`, `capture` and `memtier` (dispatched by
-//! `main`).
+//! The subcommands `replay`, `capture` and `memtier` are dispatched by `main`, not here (they
+//! have command lines of their own); the replay's record block is in [`BLOCKS`] all the same.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -28,9 +24,11 @@ use crate::{delivery, storm};
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
 pub static BLOCKS: &[BlockKind] = &[
+    BlockKind::of::<crate::replay::block::ReplayRecord>(),
     BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
     BlockKind::of::<storm::block::StormRecord>(),
     BlockKind::of::<crate::memory::block::MemoryRecord>(),
+    BlockKind::of::<delivery::block::DeliveryRecord>(),
 ];
 
 /// Installs [`BLOCKS`] for the record (before any record is read or written: `main` does it
@@ -113,7 +111,7 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::Idle => run::idle(ctx),
         RunMode::VerifyOnly => run::verify_only(ctx),
         RunMode::Storm(plan) => storm::run::run(ctx, plan),
-        RunMode::Delivery(spec) => run::delivery(ctx, spec),
+        RunMode::Delivery(spec) => delivery::run::run(ctx, spec),
         RunMode::Fuzz => crate::fuzz::run::run(ctx),
     }
 }

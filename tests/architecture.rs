@@ -46,9 +46,6 @@ const MODES: &[&str] = &["storm", "fuzz", "replay", "memory", "delivery", "memti
 /// Modules every mode builds on, so none of them may import a mode: the record (a mode's block
 /// is held through its kind, `record::block`) and the HTML toolkit.
 const BELOW_MODES: &[&str] = &["record", "html"];
-/// Imports of a mode from below the modes whose mode has not moved its block into its folder
-/// yet: this list only shrinks (an entry the code no longer has is reported, to be removed).
-const NOT_MOVED_YET: &[(&str, &str)] = &[("record", "delivery")];
 
 /// The seam of issue 32: `record` and `html` import no mode folder, and the registry
 /// (`src/modes.rs`) is above the modes: only `main` imports it.
@@ -69,8 +66,7 @@ fn record_and_html_are_below_the_modes_and_the_registry_above() {
 fn seam_problems(code: &Edges) -> Vec<String> {
     let mut problems = Vec::new();
     for ((from, to), at) in code {
-        let pending = NOT_MOVED_YET.contains(&(from.as_str(), to.as_str()));
-        if BELOW_MODES.contains(&from.as_str()) && MODES.contains(&to.as_str()) && !pending {
+        if BELOW_MODES.contains(&from.as_str()) && MODES.contains(&to.as_str()) {
             problems.push(format!(
                 "`{from} → {to}` (first at {at}): `{from}` is below the modes; the mode's \
                  block goes through its kind (`record::block`, listed in `src/modes.rs`)"
@@ -80,13 +76,6 @@ fn seam_problems(code: &Edges) -> Vec<String> {
             problems.push(format!(
                 "`{from} → modes` (first at {at}): the registry is above the modes; only \
                  `main` imports it"
-            ));
-        }
-    }
-    for (from, to) in NOT_MOVED_YET {
-        if !code.contains_key(&(from.to_string(), to.to_string())) {
-            problems.push(format!(
-                "`{from} → {to}` is gone from the code: remove it from NOT_MOVED_YET"
             ));
         }
     }
@@ -671,7 +660,6 @@ fn a_mode_imported_from_below_or_the_registry_from_a_mode_is_named() {
         ("storm", "modes"),
         ("main", "modes"),
         ("modes", "storm"),
-        ("record", "delivery"),
     ] {
         code.insert((a.into(), b.into()), format!("src/{a}.rs:1"));
     }
@@ -680,10 +668,4 @@ fn a_mode_imported_from_below_or_the_registry_from_a_mode_is_named() {
     assert!(problems[0].contains("`html → memory`"));
     assert!(problems[1].contains("`record → storm`"));
     assert!(problems[2].contains("`storm → modes`"));
-    code.remove(&("record".to_string(), "delivery".to_string()));
-    assert!(
-        seam_problems(&code)
-            .iter()
-            .any(|p| p.contains("NOT_MOVED_YET"))
-    );
 }

@@ -15,19 +15,26 @@
 //! parses every message into an owned value, a cost per message the `bench/delivery-cost.sh`
 //! target measures against the engine's cost per request.
 
+pub mod block;
 mod conn;
 mod connect;
 mod consumers;
+mod html;
+mod kind;
+mod merge;
 mod monitor;
 pub mod plan;
 mod pubsub;
+mod report;
 mod result;
 mod route;
+pub mod run;
 mod seconds;
 pub mod stamp;
 mod stream;
 mod subscribe;
 mod subscribers;
+mod tables;
 pub mod tally;
 
 use std::sync::Arc;

@@ -1,87 +1,68 @@
-//! A `--pubsub`/`--stream` run in place of the workload: the delivery test measured by
-//! `delivery::run`, recorded as an ordinary test (its latency is send → first delivery, its
-//! completions the deliveries, its requests issued the deliveries owed) with the record's
-//! `delivery` block beside it, and reported with the block's lines. Its seconds and progress
-//! ticks go to the journal, live metrics and the progress line while it runs, through the
-//! engine's observer (`record_hook`).
+//! A `--pubsub`/`--stream` run in place of the workload, from the context every mode gets
+//! (`run::ModeContext`): the delivery test measured by `delivery::run`, recorded as an ordinary
+//! test (its latency is send → first delivery, its completions the deliveries, its requests
+//! issued the deliveries owed) with the record's `delivery` block beside it, and reported with
+//! the block's lines. Its seconds and progress ticks go to the journal, live metrics and the
+//! progress line while it runs, through the observer `run::own_test` gives it.
 
-use std::io::Write;
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Session, live_metrics, print_result, record_hook};
-use crate::delivery::{self, DeliveryResult, DeliverySpec};
+use super::block::DeliveryRecord;
+use super::{DeliveryResult, DeliverySpec};
 use crate::metrics::{Outcome, Signal, TestResult};
-use crate::plan::Format;
-use crate::record::TestExtras;
-use crate::record::delivery::DeliveryRecord;
-use crate::report::ReportContext;
+use crate::record::block::Blocks;
+use crate::run::{Failure, Measured, ModeContext, OwnRun, OwnTest};
 use crate::workload::template::parse_custom_command;
 use crate::workload::{PayloadGenerator, Template};
 
-impl<W: Write> Session<'_, W> {
-    /// Runs the delivery test and prints its report; Ctrl-C is returned after the report.
-    pub(super) fn run_delivery(&mut self, spec: &DeliverySpec) -> Result<(), Failure> {
-        let title = spec.title();
-        let template = template(spec, title)?;
+/// Runs the delivery test and prints its report, then the run's summary; Ctrl-C is returned
+/// after the report.
+pub fn run(ctx: ModeContext<'_>, spec: &DeliverySpec) -> Result<(), Failure> {
+    let title = spec.title();
+    // The block's shape, so a killed test's journal rebuilds its block.
+    let mut heads = Blocks::default();
+    heads.put(&DeliveryRecord::shape(spec));
+    let test = OwnTest {
+        title,
+        template: template(spec, title)?,
         // Every subscriber is a socket of this process (publishers: one per node, a few more).
-        let sockets = u64::from(spec.receivers()) + 4 * u64::from(spec.publishers) + 16;
-        crate::engine::limits::ensure_open_files(sockets).map_err(Failure::Fatal)?;
-        let watch = self.rec.begin_test();
-        // Live metrics see the test, each second the receivers finish (deliveries and their
-        // latencies, as the journal gets them), and at its end its totals.
-        live_metrics::test_started(&mut self.console, title, watch.as_ref());
-        // The progress line (a terminal's) ticks with the deliveries so far (`delivery::run`).
-        self.console.title.clear();
-        self.console.title.push_str(title);
-        let interrupted = self.console.interrupted.clone();
-        let measured = {
-            let mut observer = super::record_hook::Journaled::new(
-                &mut self.console,
-                self.rec,
-                title,
-                &template,
-                &self.load,
-            );
-            // The block's shape, so a killed test's journal rebuilds its block; no `--rps`
-            // target, as its record has none (`test_result`).
-            observer.delivery = Some(DeliveryRecord::shape(spec));
-            observer.target_rps = None;
-            let cluster = self.cluster.as_ref().map(|c| &*c.shared);
-            delivery::run(spec, (&self.setup, cluster), interrupted, &mut observer)?
-        };
-        let terminated = self.console.terminated.load(Ordering::Relaxed);
-        let result = test_result(spec, &measured, terminated);
-        live_metrics::test_ended(&mut self.console, &result);
-        let block = DeliveryRecord::of(spec, &measured);
-        let extras = TestExtras {
-            delivery: Some(&block),
-            ..TestExtras::of(&result)
-        };
-        let test = self.rec.end_test(watch, &template, &result, extras);
-        self.console.clear();
-        // The header's "parallel clients" are the connections this test opened (receivers and
+        sockets: u64::from(spec.receivers()) + 4 * u64::from(spec.publishers) + 16,
+        // The header's "parallel clients" are the connections this test opens (receivers and
         // publishers), not the engine's `-c`, which a delivery test does not use.
-        let ctx = ReportContext {
-            clients: spec.receivers() + spec.publishers,
-            operations: crate::report::Operations::Deliveries,
-            ..self.ctx.clone()
+        clients: spec.receivers() + spec.publishers,
+        operations: crate::report::Operations::Deliveries,
+        heads,
+    };
+    crate::run::own_test(ctx, test, |run: OwnRun<'_>| {
+        let measured = super::run(
+            spec,
+            (run.setup, run.cluster),
+            run.interrupted,
+            run.observer,
+        )?;
+        let terminated = run.terminated.load(Ordering::Relaxed);
+        let result = test_result(spec, &measured, terminated);
+        let block = DeliveryRecord::of(spec, &measured);
+        let mut blocks = Blocks::default();
+        blocks.put(&block);
+        let end = if measured.interrupted {
+            Err(Failure::Interrupted)
+        } else {
+            match aborted_by(spec, &measured) {
+                Some(reason) => Err(Failure::Fatal(
+                    crate::engine::with_hint(crate::engine::EngineError::Io(reason.into()))
+                        .to_string(),
+                )),
+                None => Ok(()),
+            }
         };
-        print_result(self.plan, &ctx, &result, &mut self.out)?;
-        record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
-        if self.plan.format == Format::Text {
-            crate::report::write_delivery(&mut self.out, &block)?;
-            self.out.flush()?;
-        }
-        if measured.interrupted {
-            return Err(Failure::Interrupted);
-        }
-        match aborted_by(spec, &measured) {
-            Some(reason) => Err(Failure::Fatal(
-                crate::engine::with_hint(crate::engine::EngineError::Io(reason.into())).to_string(),
-            )),
-            None => Ok(()),
-        }
-    }
+        Ok(Measured {
+            result,
+            blocks,
+            report: Box::new(move |mut out| super::report::write_delivery(&mut out, &block)),
+            end,
+        })
+    })
 }
 
 /// The delivery figures as a test's: deliveries are its completions and their latencies its

@@ -21,8 +21,6 @@ pub mod block;
 pub mod build;
 pub mod client_seconds;
 pub mod conn;
-#[path = "../delivery/block.rs"]
-pub mod delivery;
 
 pub mod document;
 pub mod failover;
@@ -31,8 +29,6 @@ pub mod host;
 pub mod input_file;
 pub mod journal;
 pub mod memtier_data;
-#[path = "../replay/block.rs"]
-pub mod replay;
 pub mod server;
 pub mod shard;
 pub mod summary;
@@ -139,7 +135,6 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
-            replay: None,
             blocks: Default::default(),
             verify: None,
             ab: None,

@@ -14,13 +14,16 @@
 //! mistake or a trace that cannot be read; 130/143 after Ctrl-C/SIGTERM (with the partial
 //! report).
 
+pub mod block;
 pub mod capture;
 mod capture_cluster;
 mod capture_node;
 mod conn_fail;
 mod connect;
 mod filter;
+mod html;
 mod journal;
+mod kind;
 pub mod options;
 mod output;
 mod redirect;

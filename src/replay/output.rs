@@ -7,12 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::block::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::cli::{check_outputs, is_stdout};
 use crate::metrics::{Outcome, TestResult};
+use crate::record::block::Blocks;
 use crate::record::build::{TestExtras, test_record};
 use crate::record::document::{self, ClientHost, Document, Options, TargetRecord, Tool};
 use crate::record::host;
-use crate::record::replay::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::record::shard::ShardRecord;
 use crate::record::workload::{MixOptionRecord, WorkloadOptions};
 use crate::report::{ReportContext, write_full, write_quiet};
@@ -430,7 +431,11 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             ..Default::default()
         },
         tests: vec![test],
-        replay: Some(replay_record(f)),
+        blocks: {
+            let mut blocks = Blocks::default();
+            blocks.put(&replay_record(f));
+            blocks
+        },
         ..Default::default()
     }
 }

@@ -7,17 +7,14 @@
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod ab;
+mod blocks;
 mod charts;
 mod costs;
-#[path = "../../delivery/html.rs"]
-mod delivery;
 mod events;
 mod find_max;
 mod forest;
 mod mix;
 mod page;
-#[path = "../../replay/html.rs"]
-mod replay;
 mod split;
 mod summary;
 mod verdict;
