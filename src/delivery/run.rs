@@ -42,7 +42,7 @@ pub fn run(ctx: ModeContext<'_>, spec: &DeliverySpec) -> Result<(), Failure> {
         )?;
         let terminated = run.terminated.load(Ordering::Relaxed);
         let result = test_result(spec, &measured, terminated);
-        let block = DeliveryRecord::of(spec, &measured);
+        let block = measured.block.clone();
         let mut blocks = Blocks::default();
         blocks.put(&block);
         let end = if measured.interrupted {
@@ -79,16 +79,17 @@ fn test_result(spec: &DeliverySpec, m: &DeliveryResult, terminated: bool) -> Tes
     // No `--rps` target here: the engine's achieved-rate samples do not exist for a delivery
     // test (the block carries the rate asked and what was published each second).
     let mut r = TestResult::empty(spec.title(), None, outcome);
-    r.completed = m.delivered;
+    let b = &m.block;
+    r.completed = b.delivered;
     r.elapsed = m.elapsed;
     r.latency = m.latency.clone();
     r.latency_uncorrected = m.latency.clone();
-    r.issued = m.expected + m.publish_errors;
-    r.unanswered = m.lost;
+    r.issued = b.expected + b.publish_errors;
+    r.unanswered = b.lost;
     r.errors = m.failures.clone();
     r.reconnect_attempts = m.reconnect_attempts;
     r.reconnects = m.reconnects;
-    r.pushes.messages = m.delivered + m.duplicates + m.foreign;
+    r.pushes.messages = b.delivered + b.duplicates + b.foreign;
     r.timeline = m.timeline.clone();
     r
 }

@@ -7,7 +7,7 @@
 //! where a blocking thread with its own histograms each took about 380 kB a subscriber.
 //!
 //! A subscriber whose connection fails (the server restarted, `CLIENT KILL`, its output buffer
-//! limit) is listed as a [`Disconnect`]; under `-e` it connects and subscribes again (backing
+//! limit) is listed as a [`DisconnectRecord`]; under `-e` it connects and subscribes again (backing
 //! off from 50 ms to 1 s) until publishing ends, and the disconnect says when it was back.
 //! `--slow-subscribers` read one message per pause on their own timers, never holding the
 //! others. A sharded subscriber told `sunsubscribe` (its channel's slot moved) subscribes again
@@ -25,13 +25,14 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::Value;
 
+use super::block::DisconnectRecord;
 use super::route::Nodes;
 use super::seconds::hand_reconnect;
 use super::subscribe::{
     SubscriberId, Subscription, is_sunsubscribe, message_payload, subscribe_following,
 };
 use super::tally::{Seen, Tally};
-use super::{DRAIN_IDLE, DRAIN_MAX, Disconnect, Live, stamp};
+use super::{DRAIN_IDLE, DRAIN_MAX, Live, stamp};
 use crate::engine::conn::Stream;
 use crate::engine::{EngineError, io_reason};
 
@@ -76,7 +77,7 @@ pub(super) struct Plan<'a> {
 /// disconnects among them.
 pub(super) struct Measured {
     pub tally: Tally,
-    pub disconnects: Vec<Disconnect>,
+    pub disconnects: Vec<DisconnectRecord>,
     /// Reconnects (`-e`) tried, and those that subscribed again.
     pub reconnects: (u64, u64),
 }
@@ -154,7 +155,7 @@ struct Loop<'p, 'a> {
     poll: Poll,
     subs: Vec<Sub>,
     tally: Tally,
-    disconnects: Vec<Disconnect>,
+    disconnects: Vec<DisconnectRecord>,
     scratch: Vec<u8>,
     /// When the last first delivery arrived.
     last: Instant,
@@ -493,7 +494,7 @@ impl Loop<'_, '_> {
         let plan = self.plan;
         self.drop_connection(slot);
         let sub = &mut self.subs[slot];
-        self.disconnects.push(Disconnect {
+        self.disconnects.push(DisconnectRecord {
             receiver: sub.i,
             at_s: self.live.origin.elapsed().as_secs_f64(),
             reason,

@@ -51,9 +51,9 @@ fn window(r: &ReplayRecord) -> String {
 /// One row of the table for one run.
 fn row(s: &mut String, label: &str, r: &ReplayRecord) {
     let speed = r.speed.map_or("max".to_string(), |x| format!("{x}×"));
-    let mut not_sent = counts(&r.skipped);
-    if r.from_scripts > 0 {
-        let _ = write!(not_sent, "; run by scripts {}", r.from_scripts);
+    let mut not_sent = counts(&r.filtered.skipped);
+    if r.filtered.from_scripts > 0 {
+        let _ = write!(not_sent, "; run by scripts {}", r.filtered.from_scripts);
     }
     let _ = write!(
         s,
@@ -175,6 +175,7 @@ pub(super) fn section(s: &mut String, sides: &[(Side, &ReplayRecord)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::block::Filtered;
 
     fn side(label: &str, index: usize) -> Side {
         let label = label.into();
@@ -194,8 +195,11 @@ mod tests {
             loops: 1,
             entries: 100,
             sent: 90,
-            skipped: [("FLUSHDB".to_string(), 3)].into_iter().collect(),
-            from_scripts: 2,
+            filtered: Filtered {
+                skipped: [("FLUSHDB".to_string(), 3)].into_iter().collect(),
+                from_scripts: 2,
+                ..Filtered::default()
+            },
             max_slip_ms: 4.25,
             seconds: vec![
                 ReplaySecond {

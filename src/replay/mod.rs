@@ -275,8 +275,8 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         c.sent - router.as_ref().map_or(0, |r| r.not_sent),
         sched.connections(),
         sched.span_us as f64 / 1e6,
-        c.skipped,
-        c.from_scripts
+        c.filtered.skipped,
+        c.filtered.from_scripts
     );
     let _ = sink.out.flush();
     Ok(0)
