@@ -16,10 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::Args;
+use crate::manual::{ModePage, Operands};
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
+use crate::redact::LineTable;
 use crate::run::{self, Failure, ModeContext};
-use crate::{delivery, storm};
+use crate::{delivery, memtier, storm};
 
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
@@ -31,10 +33,47 @@ pub static BLOCKS: &[BlockKind] = &[
     BlockKind::of::<delivery::block::DeliveryRecord>(),
 ];
 
-/// Installs [`BLOCKS`] for the record (before any record is read or written: `main` does it
-/// first).
+/// The modes whose command line is read by a table of their own (memtier's), for `redact` to
+/// find their secrets the way their parser does.
+pub static LINES: &[LineTable] = &[LineTable {
+    subcommand: "memtier",
+    program: "memtier_benchmark",
+    takes_value: memtier::cli::takes_value,
+    secret_value: memtier::cli::secret_value,
+}];
+
+/// The modes that are subcommands of their own (replay's, capture's, memtier's), for the man page
+/// and completions, in the manual's order.
+pub static PAGES: &[ModePage] = &[
+    ModePage {
+        name: "replay",
+        summary: "replay a traffic trace with its own timing",
+        help: crate::replay::help_text,
+        options: crate::replay::docs,
+        operands: Operands::Files,
+    },
+    ModePage {
+        name: "capture",
+        summary: "record a server's traffic into a trace (MONITOR)",
+        help: crate::replay::capture::help_text,
+        options: crate::replay::capture::docs,
+        operands: Operands::Nothing,
+    },
+    ModePage {
+        name: "memtier",
+        summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
+        help: memtier::cli::help_text,
+        options: || memtier::cli::docs().collect(),
+        operands: Operands::Nothing,
+    },
+];
+
+/// Installs [`BLOCKS`] for the record, [`LINES`] for `redact` and [`PAGES`] for the manual
+/// (before any record is read or written, or a command line shown: `main` does it first).
 pub fn install() {
     block::install(BLOCKS);
+    crate::redact::install(LINES);
+    crate::manual::install(PAGES);
 }
 
 /// What a run does once the server is known: one mode, chosen once from the command line.

@@ -17,7 +17,7 @@ pub(super) const MAX_DBNUM: u64 = i32::MAX as u64;
 
 /// `invalid value "<v>" for <flag>: expected <expected>`, with the value escaped so the message
 /// stays one printable line whatever the user typed.
-pub(super) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageError {
+pub(crate) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageError {
     UsageError(format!(
         "invalid value {:?} for {flag}: expected {expected}",
         value.to_string_lossy()
@@ -25,14 +25,14 @@ pub(super) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageE
 }
 
 /// A UTF-8 value (host names, test lists).
-pub(super) fn text(flag: &str, v: &OsStr) -> Result<String, UsageError> {
+pub(crate) fn text(flag: &str, v: &OsStr) -> Result<String, UsageError> {
     v.to_str()
         .map(str::to_owned)
         .ok_or_else(|| invalid_value(flag, v, "UTF-8 text"))
 }
 
 /// A whole number in `min..=max`: ASCII digits only (no sign, no spaces, no `1e6`).
-pub(super) fn whole<T: TryFrom<u64>>(
+pub(crate) fn whole<T: TryFrom<u64>>(
     flag: &str,
     v: &OsStr,
     min: u64,
