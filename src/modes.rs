@@ -9,18 +9,14 @@
 //! connection, the console with its stop flags, the record). The rules between a mode and the
 //! options it cannot honour are one table in `plan::conflicts`, checked when the plan is made.
 //!
-//! Modes whose code has not moved to a folder of its own yet are named by their current entry
-//! points: `--pubsub`/`--stream` (`run::delivery`, plan and runtime in `delivery/`; its record
-//! block still names the runtime's types, so the test's recording stays in `run` until the record
-//! is generic over its blocks), fuzz (`run::fuzz`,
-//! runtime in `fuzz/`), and the subcommands `replay`, `capture` and `memtier` (dispatched by
-//! `main`).
+//! The subcommands `replay`, `capture` and `memtier` are dispatched by `main`, not here (they
+//! have command lines of their own); the replay's record block is in [`BLOCKS`] all the same.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::Args;
-use crate::manual::ModePage;
+use crate::manual::{ModePage, Operands};
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
 use crate::redact::LineTable;
@@ -30,9 +26,11 @@ use crate::{delivery, memtier, storm};
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
 pub static BLOCKS: &[BlockKind] = &[
+    BlockKind::of::<crate::replay::block::ReplayRecord>(),
     BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
     BlockKind::of::<storm::block::StormRecord>(),
     BlockKind::of::<crate::memory::block::MemoryRecord>(),
+    BlockKind::of::<delivery::block::DeliveryRecord>(),
 ];
 
 /// The modes whose command line is read by a table of their own (memtier's), for `redact` to
@@ -44,13 +42,31 @@ pub static LINES: &[LineTable] = &[LineTable {
     secret_value: memtier::cli::secret_value,
 }];
 
-/// The modes that are subcommands of their own (memtier's), for the man page and completions.
-pub static PAGES: &[ModePage] = &[ModePage {
-    name: "memtier",
-    summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
-    help: memtier::cli::help_text,
-    options: || memtier::cli::docs().collect(),
-}];
+/// The modes that are subcommands of their own (replay's, capture's, memtier's), for the man page
+/// and completions, in the manual's order.
+pub static PAGES: &[ModePage] = &[
+    ModePage {
+        name: "replay",
+        summary: "replay a traffic trace with its own timing",
+        help: crate::replay::help_text,
+        options: crate::replay::docs,
+        operands: Operands::Files,
+    },
+    ModePage {
+        name: "capture",
+        summary: "record a server's traffic into a trace (MONITOR)",
+        help: crate::replay::capture::help_text,
+        options: crate::replay::capture::docs,
+        operands: Operands::Nothing,
+    },
+    ModePage {
+        name: "memtier",
+        summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
+        help: memtier::cli::help_text,
+        options: || memtier::cli::docs().collect(),
+        operands: Operands::Nothing,
+    },
+];
 
 /// Installs [`BLOCKS`] for the record, [`LINES`] for `redact` and [`PAGES`] for the manual
 /// (before any record is read or written, or a command line shown: `main` does it first).
@@ -134,7 +150,7 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::Idle => run::idle(ctx),
         RunMode::VerifyOnly => run::verify_only(ctx),
         RunMode::Storm(plan) => storm::run::run(ctx, plan),
-        RunMode::Delivery(spec) => run::delivery(ctx, spec),
+        RunMode::Delivery(spec) => delivery::run::run(ctx, spec),
         RunMode::Fuzz => crate::fuzz::run::run(ctx),
     }
 }

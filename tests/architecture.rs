@@ -46,9 +46,6 @@ const MODES: &[&str] = &["storm", "fuzz", "replay", "memory", "delivery", "memti
 /// Modules every mode builds on, so none of them may import a mode: the record (a mode's block
 /// is held through its kind, `record::block`) and the HTML toolkit.
 const BELOW_MODES: &[&str] = &["record", "html"];
-/// Imports of a mode from below the modes whose mode has not moved its block into its folder
-/// yet: this list only shrinks (an entry the code no longer has is reported, to be removed).
-const NOT_MOVED_YET: &[(&str, &str)] = &[("record", "delivery")];
 
 /// The seam of issue 32: `record` and `html` import no mode folder, and the registry
 /// (`src/modes.rs`) is above the modes: only `main` imports it.
@@ -70,7 +67,7 @@ fn record_and_html_are_below_the_modes_and_the_registry_above() {
 /// (`src/modes.rs`) and the entry points (`src/lib.rs`, `src/main.rs`) name its module (a
 /// `mode::` path, `crate::mode`, `mod mode`, or the mode in a `use` group), tests included.
 /// This list only grows, up to [`MODES`].
-const IN_THEIR_FOLDERS: &[&str] = &["memtier"];
+const IN_THEIR_FOLDERS: &[&str] = &["memtier", "replay"];
 /// The files outside a mode's folder that may name it.
 const MAY_NAME_A_MODE: &[&str] = &["modes.rs", "lib.rs", "main.rs"];
 
@@ -167,8 +164,7 @@ fn names_module(code: &str, name: &str) -> Option<usize> {
 fn seam_problems(code: &Edges) -> Vec<String> {
     let mut problems = Vec::new();
     for ((from, to), at) in code {
-        let pending = NOT_MOVED_YET.contains(&(from.as_str(), to.as_str()));
-        if BELOW_MODES.contains(&from.as_str()) && MODES.contains(&to.as_str()) && !pending {
+        if BELOW_MODES.contains(&from.as_str()) && MODES.contains(&to.as_str()) {
             problems.push(format!(
                 "`{from} → {to}` (first at {at}): `{from}` is below the modes; the mode's \
                  block goes through its kind (`record::block`, listed in `src/modes.rs`)"
@@ -178,13 +174,6 @@ fn seam_problems(code: &Edges) -> Vec<String> {
             problems.push(format!(
                 "`{from} → modes` (first at {at}): the registry is above the modes; only \
                  `main` imports it"
-            ));
-        }
-    }
-    for (from, to) in NOT_MOVED_YET {
-        if !code.contains_key(&(from.to_string(), to.to_string())) {
-            problems.push(format!(
-                "`{from} → {to}` is gone from the code: remove it from NOT_MOVED_YET"
             ));
         }
     }
@@ -769,7 +758,6 @@ fn a_mode_imported_from_below_or_the_registry_from_a_mode_is_named() {
         ("storm", "modes"),
         ("main", "modes"),
         ("modes", "storm"),
-        ("record", "delivery"),
     ] {
         code.insert((a.into(), b.into()), format!("src/{a}.rs:1"));
     }
@@ -778,10 +766,4 @@ fn a_mode_imported_from_below_or_the_registry_from_a_mode_is_named() {
     assert!(problems[0].contains("`html → memory`"));
     assert!(problems[1].contains("`record → storm`"));
     assert!(problems[2].contains("`storm → modes`"));
-    code.remove(&("record".to_string(), "delivery".to_string()));
-    assert!(
-        seam_problems(&code)
-            .iter()
-            .any(|p| p.contains("NOT_MOVED_YET"))
-    );
 }

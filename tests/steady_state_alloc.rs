@@ -558,7 +558,7 @@ fn pubsub_allocations(setup: &ConnSetup, messages: u64) -> (u64, std::time::Dura
     let result = delivery::run(&spec, (setup, None), interrupted, &mut Quiet).unwrap();
     let after = ALLOCATIONS.load(Ordering::Relaxed);
     assert_eq!(
-        result.delivered,
+        result.block.delivered,
         messages * 4,
         "every message to every subscriber"
     );

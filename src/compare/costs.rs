@@ -8,7 +8,6 @@
 //! records only.
 
 use crate::record::block::{self, Side, Tree};
-use crate::record::delivery::DeliveryRecord;
 
 use super::input::Input;
 
@@ -17,30 +16,10 @@ pub use crate::record::block::Table;
 
 /// The tables some side has figures for, in this order: the modes' run-wide blocks' (the
 /// storm's: its speed, its failures by stage and kind, the client's limits, the server's side),
-/// memory per key, message delivery, client-side caching invalidations.
+/// the tests' (memory per key, message delivery), client-side caching invalidations.
 pub fn tables(inputs: &[Input]) -> Vec<Table> {
     let mut out = block_tables(inputs, block::RUN);
     out.extend(block_tables(inputs, block::TEST));
-    let delivery = delivery_rows(inputs);
-    if !delivery.is_empty() {
-        out.push(Table {
-            title: "Message delivery",
-            note: "counts summed over the repetitions; lost = owed and never delivered",
-            head: vec![
-                "test",
-                "side",
-                "mode",
-                "receivers",
-                "owed",
-                "delivered",
-                "lost",
-                "duplicates",
-                "acked",
-                "dropped by server",
-            ],
-            rows: delivery,
-        });
-    }
     out.extend(invalidations_table(inputs));
     out.extend(verify_table(inputs));
     out
@@ -66,7 +45,7 @@ fn block_tables(inputs: &[Input], at: u8) -> Vec<Table> {
 /// it when the side is several runs.
 fn run_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
     let mut sides = Vec::new();
-    for i in inputs {
+    for (index, i) in inputs.iter().enumerate() {
         let trees: Vec<&Tree> = i.costs.runs.iter().filter_map(|b| b.tree(key)).collect();
         let several = trees.len() > 1;
         for (k, tree) in trees.into_iter().enumerate() {
@@ -75,7 +54,7 @@ fn run_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
                 false => i.label.clone(),
             };
             let test = String::new();
-            sides.push((Side { label, test }, tree));
+            sides.push((Side { label, test, index }, tree));
         }
     }
     sides
@@ -84,11 +63,11 @@ fn run_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
 /// Each side's tests' block `key`, by test name.
 fn test_sides<'a>(inputs: &'a [Input], key: &str) -> Vec<(Side, &'a Tree)> {
     let mut sides = Vec::new();
-    for i in inputs {
+    for (index, i) in inputs.iter().enumerate() {
         for (test, blocks) in &i.costs.tests {
             if let Some(tree) = blocks.tree(key) {
                 let (label, test) = (i.label.clone(), test.clone());
-                sides.push((Side { label, test }, tree));
+                sides.push((Side { label, test, index }, tree));
             }
         }
     }
@@ -131,43 +110,6 @@ fn verify_table(inputs: &[Input]) -> Option<Table> {
         ],
         rows,
     })
-}
-
-/// A row per delivery test and side: its repetitions' counts added up.
-fn delivery_rows(inputs: &[Input]) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for input in inputs {
-        for test in &input.tests {
-            let blocks: Vec<&DeliveryRecord> = test
-                .samples
-                .iter()
-                .filter_map(|s| s.detail.as_ref()?.delivery.as_ref())
-                .collect();
-            let Some(first) = blocks.first() else {
-                continue;
-            };
-            let sum = |f: fn(&DeliveryRecord) -> u64| blocks.iter().map(|d| f(d)).sum::<u64>();
-            let acked: Option<u64> = blocks.iter().map(|d| d.acked).sum();
-            let dropped: usize = blocks
-                .iter()
-                .map(|d| d.disconnects.iter().filter(|x| x.by_server).count())
-                .sum();
-            rows.push(vec![
-                test.name.clone(),
-                input.label.clone(),
-                first.mode.clone(),
-                first.receivers.to_string(),
-                sum(|d| d.expected).to_string(),
-                sum(|d| d.delivered).to_string(),
-                sum(|d| d.lost).to_string(),
-                sum(|d| d.duplicates).to_string(),
-                acked.map_or("-".into(), |a| a.to_string()),
-                dropped.to_string(),
-            ]);
-        }
-    }
-    rows.sort_by(|a, b| a[0].cmp(&b[0]));
-    rows
 }
 
 /// A row per test and side that received client-side caching invalidations
@@ -262,43 +204,56 @@ pub fn text(inputs: &[Input]) -> String {
 mod tests {
     use super::*;
     use crate::compare::input::{Detail, Format, Sample, Test};
-    use crate::record::delivery::DisconnectRecord;
+    use crate::record::block::Blocks;
     use crate::storm::block::StormRecord;
 
+    /// A side whose test ran `reps` delivery tests (owed, delivered, one dropped by the
+    /// server): their blocks as the record holds them, by key (`compare` does not name the mode).
     fn side(label: &str, reps: &[(u64, u64, bool)]) -> Input {
-        let samples = reps
+        let blocks: Vec<Blocks<{ block::TEST }>> = reps
             .iter()
-            .map(|&(expected, delivered, dropped)| Sample {
+            .map(|&(expected, delivered, dropped)| {
+                let mut b = Blocks::default();
+                let delivery = serde_json::json!({
+                    "mode": "pubsub", "receivers": 10, "expected": expected,
+                    "delivered": delivered, "lost": expected - delivered,
+                    "disconnects": [{ "by_server": dropped }],
+                });
+                b.set("delivery", &delivery);
+                b
+            })
+            .collect();
+        let samples = blocks
+            .iter()
+            .map(|b| Sample {
                 detail: Some(Box::new(Detail {
-                    delivery: Some(DeliveryRecord {
-                        mode: "pubsub".into(),
-                        receivers: 10,
-                        expected,
-                        delivered,
-                        lost: expected - delivered,
-                        disconnects: vec![DisconnectRecord {
-                            by_server: dropped,
-                            ..DisconnectRecord::default()
-                        }],
-                        ..DeliveryRecord::default()
-                    }),
+                    blocks: b.clone(),
                     ..Detail::default()
                 })),
                 ..Sample::default()
             })
             .collect();
-        crate::compare::fixtures::input(
+        let name = "PUBLISH -> SUBSCRIBE";
+        let mut input = crate::compare::fixtures::input(
             label,
             Format::Respbench,
             vec![Test {
-                name: "PUBLISH -> SUBSCRIBE".into(),
+                name: name.into(),
                 samples,
             }],
-        )
+        );
+        input.costs.tests = blocks
+            .into_iter()
+            .take(1)
+            .map(|b| (name.into(), b))
+            .collect();
+        input
     }
 
+    /// A delivery test refuses `--repeat`: a side's row is its test's (the first repetition's,
+    /// in a record that has more).
     #[test]
-    fn delivery_counts_are_a_table_per_side_summed_over_repetitions() {
+    fn delivery_counts_are_a_table_per_side() {
         let a = side("valkey", &[(100, 100, false), (100, 100, false)]);
         let b = side("redis", &[(100, 60, true), (100, 100, false)]);
         let text = text(&[a, b]);
@@ -313,11 +268,11 @@ mod tests {
         };
         assert_eq!(
             row("valkey"),
-            "PUBLISH -> SUBSCRIBE valkey pubsub 10 200 200 0 0 - 0"
+            "PUBLISH -> SUBSCRIBE valkey pubsub 10 100 100 0 0 - 0"
         );
         assert_eq!(
             row("redis"),
-            "PUBLISH -> SUBSCRIBE redis pubsub 10 200 160 40 0 - 1"
+            "PUBLISH -> SUBSCRIBE redis pubsub 10 100 60 40 0 - 1"
         );
     }
 

@@ -616,11 +616,13 @@ mod tests {
     #[test]
     fn runs_of_modes_that_refuse_repeat_are_advised_comma_separated_runs() {
         use crate::compare::input::{Detail, Format, Sample, Test};
-        use crate::record::delivery::DeliveryRecord;
         let side = |label: &str, delivery: bool| {
             let detail = delivery.then(|| {
+                // A delivery test's block, by its key (`compare` does not name the mode).
+                let mut blocks = crate::record::block::Blocks::default();
+                blocks.set("delivery", &serde_json::json!({}));
                 Box::new(Detail {
-                    delivery: Some(DeliveryRecord::default()),
+                    blocks,
                     ..Detail::default()
                 })
             });

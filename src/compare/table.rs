@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::input::facts::Fact;
 use super::input::{Input, Sample};
+use crate::record::block::BlockKind;
 use crate::stats::{self, Estimate, Evidence, median, spread_pct};
 use crate::verdict::Verdict;
 
@@ -398,14 +399,17 @@ pub struct Comparison {
     pub repeat_refused: bool,
 }
 
-/// Whether `input` is a storm or a delivery test, whose modes refuse `--repeat`.
+/// Whether `input` ran a mode that refuses `--repeat` (a storm, a delivery test: their block's
+/// kind says, `record::block::Block::SEPARATE_RUNS`).
 fn refuses_repeat(input: &Input) -> bool {
-    !input.costs.runs.is_empty()
+    let separate = |(kind, _): (&BlockKind, _)| kind.separate_runs;
+    input.costs.runs.iter().any(|b| b.iter().any(separate))
         || input
             .tests
             .iter()
             .flat_map(|t| &t.samples)
-            .any(|s| s.detail.as_ref().is_some_and(|d| d.delivery.is_some()))
+            .filter_map(|s| s.detail.as_ref())
+            .any(|d| d.blocks.iter().any(separate))
 }
 
 impl Comparison {

@@ -9,7 +9,7 @@
 //!
 //! A consumer whose connection fails, or whose read gets an error reply (the stream's slot
 //! moved, the group was deleted: it would come back at once on every call), ends, listed as a
-//! [`Disconnect`]; what was owed to the group is still delivered to the others.
+//! [`DisconnectRecord`]; what was owed to the group is still delivered to the others.
 
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::Value;
 
+use super::block::DisconnectRecord;
 use super::tally::Tally;
-use super::{DRAIN_IDLE, DRAIN_MAX, Disconnect, Live, stamp};
+use super::{DRAIN_IDLE, DRAIN_MAX, Live, stamp};
 use crate::engine::conn::Stream;
 use crate::engine::control::ControlConn;
 use crate::engine::io_reason;
@@ -95,7 +96,7 @@ struct Consumer {
 /// early.
 pub(super) struct Ended {
     pub acked: u64,
-    pub disconnects: Vec<Disconnect>,
+    pub disconnects: Vec<DisconnectRecord>,
 }
 
 /// Runs `conns` (each consumer's index and its connection, prepared and blocking) on one poll
@@ -126,7 +127,7 @@ struct Loop<'g, 'a> {
     group: &'g Group<'a>,
     poll: Option<Poll>,
     consumers: Vec<Consumer>,
-    disconnects: Vec<Disconnect>,
+    disconnects: Vec<DisconnectRecord>,
     scratch: Vec<u8>,
     /// When the last first delivery arrived.
     last: Instant,
@@ -441,7 +442,7 @@ impl Loop<'_, '_> {
     }
 
     fn gone(&mut self, i: u32, reason: String) {
-        self.disconnects.push(Disconnect {
+        self.disconnects.push(DisconnectRecord {
             receiver: i,
             at_s: self.group.live.origin.elapsed().as_secs_f64(),
             reason,

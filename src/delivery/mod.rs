@@ -15,19 +15,27 @@
 //! parses every message into an owned value, a cost per message the `bench/delivery-cost.sh`
 //! target measures against the engine's cost per request.
 
+pub mod block;
 mod conn;
 mod connect;
 mod consumers;
+mod html;
+mod kind;
+mod merge;
 mod monitor;
 pub mod plan;
 mod pubsub;
+mod record;
+mod report;
 mod result;
 mod route;
+pub mod run;
 mod seconds;
 pub mod stamp;
 mod stream;
 mod subscribe;
 mod subscribers;
+mod tables;
 pub mod tally;
 
 use std::sync::Arc;
@@ -37,7 +45,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{ClusterShared, ConnSetup, EngineError, Observer};
 use crate::metrics::{LatencyHistogram, SharedTimeline};
 
-pub use monitor::SecondRow;
+use block::DeliveryRecord;
 
 /// Which delivery mode, with its receivers.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,89 +121,28 @@ impl DeliverySpec {
     }
 }
 
-/// A receiver the server disconnected (or whose connection failed).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Disconnect {
-    /// Subscriber or consumer index.
-    pub receiver: u32,
-    /// Seconds since the test's start.
-    pub at_s: f64,
-    /// What happened, as one line.
-    pub reason: String,
-    /// Seen from the server's side: the connection left `CLIENT LIST` while its subscriber was
-    /// still reading (so the server closed it: its output buffer limit, or `CLIENT KILL`), even
-    /// when the subscriber still had the kernel's buffered messages to read.
-    pub by_server: bool,
-    /// The connection's output buffer on the server when last seen, bytes.
-    pub output_buffer_bytes: Option<u64>,
-    /// Seconds since the test's start when it was connected and subscribed again (`-e`).
-    pub reconnected_at_s: Option<f64>,
-}
-
-/// What a delivery run measured.
+/// What a delivery run measured: its record block (the shape, the message counts, the seconds,
+/// the receivers dropped, the nodes), and what the run makes a test's figures of.
 #[derive(Clone, Debug)]
 pub struct DeliveryResult {
-    /// Publishes (`PUBLISH`/`SPUBLISH`/`XADD`) the server acknowledged.
-    pub published: u64,
-    /// Publishes that got an error reply or no reply.
-    pub publish_errors: u64,
-    /// Those by kind: an error reply's first word, or how the connection failed.
+    /// The record's `delivery` block (`block.rs`): the runtime counts into it.
+    pub block: DeliveryRecord,
+    /// Failed publishes by kind: an error reply's first word, or how the connection failed.
     pub failures: crate::metrics::ErrorCounts,
     /// Connections opened again after one failed (`-e`): attempts, and those that connected.
     pub reconnect_attempts: u64,
     pub reconnects: u64,
-    /// Deliveries owed: per acknowledged message, the receivers it was for (every subscriber of
-    /// its channel; one consumer of the group).
-    pub expected: u64,
-    /// First deliveries.
-    pub delivered: u64,
-    pub duplicates: u64,
-    /// `expected − delivered`: never arrived (also those owed to a receiver that was
-    /// disconnected).
-    pub lost: u64,
-    /// Messages that were not this run's.
-    pub foreign: u64,
-    /// Pub/sub: the receivers the server counted (sum of `PUBLISH` replies).
-    pub fanout: Option<u64>,
-    /// Streams: entries acknowledged (sum of `XACK` replies).
-    pub acked: Option<u64>,
     /// Send → first delivery, ns.
     pub latency: LatencyHistogram,
     /// From the first publish to the last delivery.
     pub elapsed: Duration,
-    pub seconds: Vec<SecondRow>,
     /// First deliveries per second and 100 ms slot, with their latencies (the test's timeline).
     pub timeline: crate::metrics::Timeline,
-    pub disconnects: Vec<Disconnect>,
-    /// The server's `client_output_buffer_limit_disconnections` over the test (`None` when it
-    /// does not report it).
-    pub buffer_limit_disconnections: Option<u64>,
     /// Ctrl-C or SIGTERM cut the run short.
     pub interrupted: bool,
     /// The first publisher connection that failed, as one line (without `-e` it ended its
     /// publisher, so the test is aborted as a benchmark's would be).
     pub connection_failure: Option<String>,
-    /// `--cluster`: each node the test used, with what went through it (empty otherwise).
-    pub nodes: Vec<NodeFigures>,
-    /// `MOVED` replies the publishers followed (a slot migrated during the test).
-    pub moved: u64,
-    /// Sharded subscribers that subscribed again after their channel's slot moved.
-    pub resubscribed: u64,
-}
-
-/// One cluster node's part of a delivery test.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NodeFigures {
-    /// `host:port`.
-    pub node: String,
-    /// Channels (or the stream) whose slot the node owned when the test began.
-    pub channels: u32,
-    /// Receivers connected to it.
-    pub receivers: u32,
-    /// Messages it acknowledged.
-    pub published: u64,
-    /// First deliveries to its receivers.
-    pub delivered: u64,
 }
 
 /// What publishers and receivers share while the test runs.
@@ -311,8 +258,13 @@ pub fn run(
         Mode::PubSub { .. } => pubsub::run(spec, &nodes, interrupted, observer)?,
         Mode::Stream { .. } => stream::run(spec, &nodes, interrupted, observer)?,
     };
+    // The nodes, the moves followed and the subscribers that followed them: `--cluster` only.
+    let block = &mut result.block;
     if cluster.is_none() {
-        result.nodes.clear();
+        block.nodes.clear();
+    }
+    if block.nodes.is_empty() {
+        (block.moved, block.resubscribed) = (None, None);
     }
     Ok(result)
 }

@@ -9,31 +9,10 @@ use std::time::Duration;
 
 use resp::Value;
 
-use super::{Disconnect, Live};
+use super::Live;
+use super::block::{DeliverySecond, DisconnectRecord};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
-
-/// One second of a delivery test.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SecondRow {
-    /// Seconds since the start (the row covers `second..second + 1`).
-    pub second: u32,
-    /// Messages published (acknowledged) in the second, by their send time.
-    pub published: u64,
-    /// First deliveries in the second.
-    pub delivered: u64,
-    /// The slowest delivery of the second, µs (`None` when none).
-    pub max_latency_us: Option<f64>,
-    /// At the second's end: the furthest any receiver was behind, in messages (owed, not yet
-    /// delivered).
-    pub behind: u64,
-    /// Pub/sub: the largest subscriber output buffer on the server, bytes.
-    pub output_buffer_bytes: Option<u64>,
-    /// Streams: the group's pending (delivered, not acknowledged) entries.
-    pub pending: Option<u64>,
-    /// Streams: the group's lag as the server counts it (entries not yet delivered).
-    pub server_lag: Option<u64>,
-}
 
 /// What the monitor asks the server.
 #[derive(Clone, Debug)]
@@ -61,7 +40,7 @@ pub(super) fn watch(
     live: &Live,
     probe: &Probe<'_>,
     behind: &dyn Fn() -> u64,
-) -> (Vec<SecondRow>, Vec<Disconnect>) {
+) -> (Vec<DeliverySecond>, Vec<DisconnectRecord>) {
     let open = |setup: &ConnSetup| {
         let mut c = super::connect::open(setup).ok()?;
         c.set_timeout(Duration::from_secs(1)).ok()?;
@@ -72,9 +51,9 @@ pub(super) fn watch(
     let mut rows = Vec::new();
     let mut delivered = 0u64;
     for second in 0u32.. {
-        let mut row = SecondRow {
+        let mut row = DeliverySecond {
             second,
-            ..SecondRow::default()
+            ..DeliverySecond::default()
         };
         for quarter in 1..=4u32 {
             let end = live.origin + PROBE_EVERY * (second * 4 + quarter);
@@ -120,14 +99,14 @@ struct Seen {
     /// The connection (`CLIENT ID`) last taken for dropped, per subscriber: a subscriber that
     /// reconnected (`-e`) can be dropped again.
     dropped: Vec<Option<u64>>,
-    drops: Vec<Disconnect>,
+    drops: Vec<DisconnectRecord>,
 }
 
 fn sample(
     nodes: &mut [Option<ControlConn>],
     probe: &Probe<'_>,
     live: &Live,
-    row: &mut SecondRow,
+    row: &mut DeliverySecond,
     seen: &mut Seen,
 ) {
     match probe {
@@ -193,11 +172,11 @@ fn sample(
 }
 
 /// Subscriber `i`, gone from the server's client list while it was still reading.
-fn dropped(i: usize, live: &Live, omem: Option<u64>) -> Disconnect {
+fn dropped(i: usize, live: &Live, omem: Option<u64>) -> DisconnectRecord {
     let last = omem.map_or(String::new(), |b| {
         format!("; its output buffer was last seen at {b} bytes")
     });
-    Disconnect {
+    DisconnectRecord {
         receiver: i as u32,
         at_s: live.origin.elapsed().as_secs_f64(),
         reason: format!(

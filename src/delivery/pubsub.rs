@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::block::{DeliverySecond, DisconnectRecord};
 use super::conn::{self, Args, Command};
 use super::monitor::{self, Probe};
 use super::route::{Nodes, Router};
@@ -15,7 +16,7 @@ use super::seconds;
 use super::subscribe::SubscriberId;
 use super::subscribers;
 use super::tally::Tally;
-use super::{DeliveryResult, DeliverySpec, Disconnect, Live, Mode};
+use super::{DeliveryResult, DeliverySpec, Live, Mode};
 use crate::engine::{EngineError, Observer};
 use crate::watch::Info;
 
@@ -121,27 +122,20 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, &mut c, i as u32, names))
             })
             .collect();
-        let mut waiting = seconds::Waiting::new(live, spec.publishers);
-        waiting.wait(&|| publishers.iter().all(|h| h.is_finished()), observer);
-        let published: Vec<_> = publishers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect();
-        live.publishing_done.store(true, Ordering::Relaxed);
-        waiting.wait(&|| loops.iter().all(|h| h.is_finished()), observer);
-        let measured: Vec<_> = loops.into_iter().filter_map(|h| h.join().ok()).collect();
-        live.stop.store(true, Ordering::Relaxed);
+        let waiting = seconds::Waiting::new(live, spec.publishers);
+        let (published, measured) = waiting.join(publishers, loops, observer);
         Ok((published, measured, monitor.join().unwrap_or_default()))
     })?;
     let live = cell.get().expect("set before the test ran");
     let after = buffer_limit_disconnections(nodes);
     let mut result = gather(
+        spec,
         (nodes, subscribers, channels),
         live,
         &moves,
         (&published, measured, rows, drops),
     );
-    result.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    result.block.buffer_limit_disconnections = before.zip(after).map(|(b, a)| a.saturating_sub(b));
     Ok(result)
 }
 
@@ -185,14 +179,15 @@ fn ready<'n>(
 /// each subscriber's deliveries by node (as it moved), the disconnects with the server's view
 /// of them, the reconnects.
 fn gather(
+    spec: &DeliverySpec,
     (nodes, subscribers, channels): (&Nodes, u32, u32),
     live: &Live,
     moves: &[Mutex<Vec<(String, u64)>>],
     (published, measured, rows, drops): (
         &[seconds::Published],
         Vec<subscribers::Measured>,
-        Vec<monitor::SecondRow>,
-        Vec<Disconnect>,
+        Vec<DeliverySecond>,
+        Vec<DisconnectRecord>,
     ),
 ) -> DeliveryResult {
     let parts: Vec<Vec<(String, u64)>> = (0..subscribers as usize)
@@ -219,9 +214,9 @@ fn gather(
             .into_iter()
             .map(|d| Some((Tally::new(0), Some(d)))),
     );
-    let mut result = super::result::finish(live, published, received, rows, expected);
-    result.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
-    result.nodes = per_node;
+    let mut result = super::result::finish(spec, live, published, received, rows, expected);
+    result.block.fanout = Some(published.iter().map(|p| p.reply_sum).sum());
+    result.block.nodes = per_node;
     result.reconnect_attempts += reconnects.0;
     result.reconnects += reconnects.1;
     result
@@ -261,7 +256,7 @@ fn subscription(
 /// to the subscribers' own: a drop the subscriber saw too (its connection failed within a
 /// second or so of it) takes the server's reason and last output buffer; one it did not see
 /// (it still had buffered messages to read when the test ended) is listed as the server's.
-fn with_servers_view(disconnects: &mut Vec<Disconnect>, drops: Vec<Disconnect>) {
+fn with_servers_view(disconnects: &mut Vec<DisconnectRecord>, drops: Vec<DisconnectRecord>) {
     for d in drops {
         let near = disconnects.iter_mut().find(|own| {
             own.receiver == d.receiver

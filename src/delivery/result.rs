@@ -3,19 +3,20 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::monitor::SecondRow;
+use super::block::{DeliveryNode, DeliveryRecord, DeliverySecond, DisconnectRecord};
 use super::route::Nodes;
 use super::seconds::Published;
 use super::tally::Tally;
-use super::{DeliveryResult, Disconnect, Live, NodeFigures};
+use super::{DeliveryResult, DeliverySpec, Live};
 
 /// `received`: each receiver's tally and how it ended (`None`: its thread panicked);
-/// `expected`: the deliveries owed.
+/// `expected`: the deliveries owed. The block is `spec`'s shape with the counts.
 pub(super) fn finish(
+    spec: &DeliverySpec,
     live: &Live,
     published: &[Published],
-    received: Vec<Option<(Tally, Option<Disconnect>)>>,
-    mut rows: Vec<SecondRow>,
+    received: Vec<Option<(Tally, Option<DisconnectRecord>)>>,
+    mut rows: Vec<DeliverySecond>,
     expected: u64,
 ) -> DeliveryResult {
     let mut all = Tally::new(0);
@@ -39,33 +40,42 @@ pub(super) fn finish(
             row.max_latency_us = Some(slowest as f64 / 1000.0);
         }
     }
-    DeliveryResult {
+    // A stream group's pending entries' growth over each second.
+    let mut pending_before: Option<u64> = None;
+    for row in &mut rows {
+        row.pending_growth = row
+            .pending
+            .map(|p| p as i64 - pending_before.unwrap_or(0) as i64);
+        pending_before = row.pending.or(pending_before);
+    }
+    let block = DeliveryRecord {
         published: published.iter().map(|p| p.acked).sum(),
         publish_errors: published.iter().map(|p| p.errors).sum(),
+        expected,
+        delivered: all.delivered,
+        duplicates: all.duplicates,
+        lost: expected.saturating_sub(all.delivered),
+        foreign: all.foreign,
+        seconds: rows,
+        disconnects,
+        // `--cluster` only (`delivery::run`).
+        moved: Some(published.iter().map(|p| p.moved).sum()),
+        resubscribed: Some(live.resubscribed.load(Ordering::Relaxed)),
+        ..DeliveryRecord::shape(spec)
+    };
+    DeliveryResult {
+        block,
         failures: published.iter().fold(Default::default(), |mut all, p| {
             all.merge(&p.failures);
             all
         }),
         reconnect_attempts: published.iter().map(|p| p.reconnect_attempts).sum(),
         reconnects: published.iter().map(|p| p.reconnects).sum(),
-        expected,
-        delivered: all.delivered,
-        duplicates: all.duplicates,
-        lost: expected.saturating_sub(all.delivered),
-        foreign: all.foreign,
-        fanout: None,
-        acked: None,
         latency: all.latency,
         elapsed: Duration::from_nanos(all.last_ns),
-        seconds: rows,
         timeline: all.timeline,
-        disconnects,
-        buffer_limit_disconnections: None,
         interrupted: live.interrupted.load(Ordering::Relaxed),
         connection_failure: published.iter().find_map(|p| p.reason.clone()),
-        nodes: Vec::new(),
-        moved: published.iter().map(|p| p.moved).sum(),
-        resubscribed: live.resubscribed.load(Ordering::Relaxed),
     }
 }
 
@@ -77,25 +87,25 @@ pub(super) fn per_node(
     nodes: &Nodes,
     published: &[Published],
     receivers: &[Vec<(String, u64)>],
-) -> Vec<NodeFigures> {
-    let mut out: Vec<NodeFigures> = nodes
+) -> Vec<DeliveryNode> {
+    let mut out: Vec<DeliveryNode> = nodes
         .names
         .iter()
         .enumerate()
-        .map(|(n, name)| NodeFigures {
+        .map(|(n, name)| DeliveryNode {
             node: name.clone(),
             channels: nodes.of_name.iter().filter(|&&at| at == n).count() as u32,
-            ..NodeFigures::default()
+            ..DeliveryNode::default()
         })
         .collect();
-    fn at<'a>(out: &'a mut Vec<NodeFigures>, name: &str) -> &'a mut NodeFigures {
+    fn at<'a>(out: &'a mut Vec<DeliveryNode>, name: &str) -> &'a mut DeliveryNode {
         match out.iter().position(|f| f.node == name) {
             Some(i) => &mut out[i],
             // A node a `MOVED` named, not one the test began with.
             None => {
-                out.push(NodeFigures {
+                out.push(DeliveryNode {
                     node: name.to_string(),
-                    ..NodeFigures::default()
+                    ..DeliveryNode::default()
                 });
                 out.last_mut().expect("just pushed")
             }

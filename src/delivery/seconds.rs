@@ -16,6 +16,7 @@
 //! and ticks the observer with them, as the engine's monitor ticks it with its workers' figures.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
 use super::Live;
@@ -183,6 +184,28 @@ impl<'a> Waiting<'a> {
             at: live.origin,
             counted: (0, 0),
         }
+    }
+
+    /// The end of a test's threads: waits for the publishers (`Published` each, a default one
+    /// for a publisher that panicked), marks the publishing done, waits for the receivers'
+    /// loops (what each returned; none for one that panicked), then stops the rest (the
+    /// monitor), handing on the finished seconds all along.
+    pub(super) fn join<R>(
+        mut self,
+        publishers: Vec<ScopedJoinHandle<'_, Published>>,
+        loops: Vec<ScopedJoinHandle<'_, R>>,
+        observer: &mut dyn Observer,
+    ) -> (Vec<Published>, Vec<R>) {
+        self.wait(&|| publishers.iter().all(|h| h.is_finished()), observer);
+        let published: Vec<_> = publishers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect();
+        self.live.publishing_done.store(true, Ordering::Relaxed);
+        self.wait(&|| loops.iter().all(|h| h.is_finished()), observer);
+        let ended: Vec<_> = loops.into_iter().filter_map(|h| h.join().ok()).collect();
+        self.live.stop.store(true, Ordering::Relaxed);
+        (published, ended)
     }
 
     /// Waits until `done()` says the threads it waits for have ended, handing each finished

@@ -93,17 +93,8 @@ pub(super) fn run(
                 s.spawn(move || conn::publish(spec, live, c, i as u32, add))
             })
             .collect();
-        let mut waiting = seconds::Waiting::new(&live, spec.publishers);
-        let ended = || publishers.iter().all(|h| h.is_finished());
-        waiting.wait(&ended, observer);
-        let published: Vec<_> = publishers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect();
-        live.publishing_done.store(true, Ordering::Relaxed);
-        waiting.wait(&|| loops.iter().all(|h| h.is_finished()), observer);
-        let ends: Vec<_> = loops.into_iter().filter_map(|h| h.join().ok()).collect();
-        live.stop.store(true, Ordering::Relaxed);
+        let waiting = seconds::Waiting::new(&live, spec.publishers);
+        let (published, ends) = waiting.join(publishers, loops, observer);
         (published, ends, monitor.join().unwrap_or_default())
     });
     let mut tally = shared.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -118,9 +109,9 @@ pub(super) fn run(
         .map(|i| vec![(home.clone(), live.received[i].load(Ordering::Relaxed))])
         .collect();
     let per_node = super::result::per_node(nodes, &published, &parts);
-    let mut result = super::result::finish(&live, &published, received, rows, expected);
-    result.acked = Some(acked);
-    result.nodes = per_node;
+    let mut result = super::result::finish(spec, &live, &published, received, rows, expected);
+    result.block.acked = Some(acked);
+    result.block.nodes = per_node;
     Ok(result)
 }
 

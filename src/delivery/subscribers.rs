@@ -7,7 +7,7 @@
 //! where a blocking thread with its own histograms each took about 380 kB a subscriber.
 //!
 //! A subscriber whose connection fails (the server restarted, `CLIENT KILL`, its output buffer
-//! limit) is listed as a [`Disconnect`]; under `-e` it connects and subscribes again (backing
+//! limit) is listed as a [`DisconnectRecord`]; under `-e` it connects and subscribes again (backing
 //! off from 50 ms to 1 s) until publishing ends, and the disconnect says when it was back.
 //! `--slow-subscribers` read one message per pause on their own timers, never holding the
 //! others. A sharded subscriber told `sunsubscribe` (its channel's slot moved) subscribes again
@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::{Scan, Scanner};
 
+use super::block::DisconnectRecord;
 use super::connect::is_refusal;
 use super::route::Nodes;
 use super::seconds::hand_reconnect;
@@ -34,7 +35,7 @@ use super::subscribe::{
     SubscriberId, Subscription, is_sunsubscribe, message_payload, subscribe_following,
 };
 use super::tally::{Seen, Tally};
-use super::{DRAIN_IDLE, DRAIN_MAX, Disconnect, Live, stamp};
+use super::{DRAIN_IDLE, DRAIN_MAX, Live, stamp};
 use crate::engine::conn::Stream;
 use crate::engine::{EngineError, io_reason, with_hint};
 
@@ -79,7 +80,7 @@ pub(super) struct Plan<'a> {
 /// disconnects among them.
 pub(super) struct Measured {
     pub tally: Tally,
-    pub disconnects: Vec<Disconnect>,
+    pub disconnects: Vec<DisconnectRecord>,
     /// Reconnects (`-e`) tried, and those that subscribed again.
     pub reconnects: (u64, u64),
 }
@@ -173,7 +174,7 @@ struct Loop<'p, 'a> {
     poll: Poll,
     subs: Vec<Sub>,
     tally: Tally,
-    disconnects: Vec<Disconnect>,
+    disconnects: Vec<DisconnectRecord>,
     scratch: Vec<u8>,
     /// Frames each value read (at a value's start between calls: `consume`).
     scanner: Scanner,
@@ -221,7 +222,7 @@ pub(super) fn run(plan: &Plan<'_>, t: usize, ready: &Sender<Result<(), EngineErr
         // with its reason, and subscribed when a retry gets in.
         disconnects: refused
             .into_iter()
-            .map(|(i, reason)| Disconnect {
+            .map(|(i, reason)| DisconnectRecord {
                 receiver: i,
                 at_s: 0.0,
                 reason,
@@ -546,7 +547,7 @@ impl Loop<'_, '_> {
         let plan = self.plan;
         self.drop_connection(slot);
         let sub = &mut self.subs[slot];
-        self.disconnects.push(Disconnect {
+        self.disconnects.push(DisconnectRecord {
             receiver: sub.i,
             at_s: self.live.origin.elapsed().as_secs_f64(),
             reason,

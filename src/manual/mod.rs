@@ -94,20 +94,6 @@ pub fn commands() -> Vec<Command> {
             options: docs(crate::recover_cli::OPTIONS),
             operands: Operands::Files,
         },
-        Command {
-            name: "replay",
-            summary: "replay a traffic trace with its own timing",
-            help: crate::replay::help_text(),
-            options: crate::replay::docs(),
-            operands: Operands::Files,
-        },
-        Command {
-            name: "capture",
-            summary: "record a server's traffic into a trace (MONITOR)",
-            help: crate::replay::capture::help_text(),
-            options: crate::replay::capture::docs(),
-            operands: Operands::Nothing,
-        },
     ];
     all.extend(pages().iter().map(ModePage::command));
     all.extend([
@@ -136,6 +122,7 @@ pub struct ModePage {
     pub summary: &'static str,
     pub help: fn() -> String,
     pub options: fn() -> Vec<&'static Doc>,
+    pub operands: Operands,
 }
 
 impl ModePage {
@@ -145,7 +132,7 @@ impl ModePage {
             summary: self.summary,
             help: (self.help)(),
             options: (self.options)(),
-            operands: Operands::Nothing,
+            operands: self.operands,
         }
     }
 }

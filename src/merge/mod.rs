@@ -18,7 +18,6 @@
 mod check;
 mod counts;
 mod delay;
-mod delivery;
 mod failures;
 mod hist;
 mod test_record;
@@ -306,7 +305,7 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
         tests.push(test);
     }
     let docs: Vec<&Document> = inputs.iter().map(|i| &i.doc).collect();
-    let mut out = head(inputs[0].doc.clone(), &docs);
+    let mut out = head(inputs[0].doc.clone());
     // A record without the time (an empty string) is left out.
     let time = |f: fn(&Document) -> &str| docs.iter().map(move |d| f(d)).filter(|s| !s.is_empty());
     if let Some(s) = time(|d| &d.started_at).min_by_key(|s| parse_time(s)) {
@@ -341,9 +340,9 @@ pub fn merge(mut inputs: Vec<Input>, how: How) -> Result<Document, String> {
     Ok(out)
 }
 
-/// The merged record's head from the first shard's (`first`) and every shard's replay block:
-/// what is the same on every shard kept, what is added up or joined left empty for `merge`.
-fn head(first: Document, docs: &[&Document]) -> Document {
+/// The merged record's head from the first shard's (`first`): what is the same on every shard
+/// kept, what is added up or joined left empty for `merge`.
+fn head(first: Document) -> Document {
     // Every field of the head is named (no `clone()` of the first shard's whole head): a field
     // added to `Document` later does not compile here until someone decides how shards combine
     // it (a count summed, a list joined, or the same on every shard), rather than silently being
@@ -367,7 +366,6 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         find_max,
         shards: _,
         merge: _,
-        replay: _,
         blocks: _,
         // memtier's --data-verify reads one server's keys back; memtier mode has no shards.
         verify: _,
@@ -393,9 +391,8 @@ fn head(first: Document, docs: &[&Document]) -> Document {
         find_max,
         shards: Vec::new(),
         merge: None,
-        // Replays sharded by client: their sends added (`record::replay::merged`).
-        replay: crate::record::replay::merged(docs.iter().filter_map(|d| d.replay.as_ref())),
-        // Added up from every shard's below (`blocks`).
+        // Added up from every shard's below (`blocks`: replays sharded by client, their sends
+        // added, `replay::block::merged`).
         blocks: Blocks::default(),
         verify: None,
         ab: None,

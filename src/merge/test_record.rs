@@ -106,7 +106,8 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         client_delay_us: delay::whole(tests.iter().map(|t| t.client_delay_us.as_ref())),
         latency_split: None,
         // Each mode's block by its kind (memory per key's: one server read by every shard, the
-        // earliest reading to the latest, `memory/merge.rs`).
+        // earliest reading to the latest, `memory/merge.rs`; a delivery test's: counts added,
+        // seconds aligned, `delivery/merge.rs`).
         blocks: blocks(inputs, &tests, &what)?,
         // Every field is named (no `..first.clone()`): a field added to `TestRecord` later does
         // not compile here until someone decides how shards combine it, rather than silently
@@ -116,8 +117,6 @@ pub fn merge_test(inputs: &[Input], t: usize, strict: bool) -> Result<(TestRecor
         repetition: first.repetition,
         commands: first.commands.clone(),
         server: first.server.clone(),
-        // Counts added, seconds aligned (`merge/delivery.rs`).
-        delivery: super::delivery::merge(&tests, &what)?,
         // memtier's per-connection seconds stay in each shard's record: shards number their
         // threads and connections from 0 alike, so a merged list would name them twice.
         client_seconds: None,

@@ -50,6 +50,35 @@ pub trait Block: Serialize + DeserializeOwned + Clone + Debug + 'static {
     /// A killed run's block from its journal: the `begin` line's head and the seconds' sums.
     /// `None` for a block that is not rebuilt from the journal.
     fn recover(head: Self::Head, sums: &Recovered) -> Option<Self>;
+
+    /// Its part of the HTML report, from every side that has one (`Side::index` is the side's
+    /// place, for its colour): a test's block inside the test's section, a run's block as a
+    /// section of the page after the cost tables. Nothing by default (its `tables` are drawn).
+    fn html(_sides: &[(Side, &Self)], _page: &mut String) {}
+
+    /// A test's block whose test is limited by the mode's own figures (a delivery test's
+    /// publishers and rate), not by the request/response verdict: the report's "limited by"
+    /// words. `None` by default.
+    fn own_limit(&self) -> Option<String> {
+        None
+    }
+
+    /// What the test lost beyond its timeline's failed requests (a delivery test's messages
+    /// owed and never delivered): the HTML report's errors panel is not "none" then.
+    fn lost(&self) -> u64 {
+        0
+    }
+
+    /// A killed test's requests as its block counts them, `(issued, unanswered)` (a delivery
+    /// test's deliveries owed, and those not delivered), in place of the seconds' own; `None`
+    /// by default.
+    fn requests(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// The mode refuses `--repeat`: a side's repetitions are separate runs (a storm's, a
+    /// delivery test's), which `compare`'s advice names.
+    const SEPARATE_RUNS: bool = false;
 }
 
 /// Whose block a comparison's row shows: the side's label (with `#k` after it for the k-th of a
@@ -58,6 +87,8 @@ pub trait Block: Serialize + DeserializeOwned + Clone + Debug + 'static {
 pub struct Side {
     pub label: String,
     pub test: String,
+    /// The side's place among the inputs (the HTML report's colour of its series).
+    pub index: usize,
 }
 
 /// One table a block draws in a comparison: its title, column heads and rows of cells.
@@ -92,6 +123,21 @@ pub struct Recovered {
     pub part_errors: Vec<(String, u64)>,
     /// The watched servers' blocks from the seconds' samples.
     pub server: Vec<ServerTestRecord>,
+    /// A test's block's seconds, in order (empty for a run's block): what each full second
+    /// counted of the mode's own beyond its requests.
+    pub rows: Vec<RecoveredSecond>,
+}
+
+/// One full second of a killed test, as its journal line counts it (`Recovered::rows`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RecoveredSecond {
+    pub second: u32,
+    pub completed: u64,
+    /// A delivery test's messages published in the second and the deliveries they owe.
+    pub published: u64,
+    pub owed: u64,
+    /// The slowest request of the second (its slots' longest wait), ns.
+    pub slowest_ns: u64,
 }
 
 /// Every shard's block (by file name, `None`: that shard has none), as [`Block::merge`] takes
@@ -107,6 +153,12 @@ pub struct BlockKind {
     merge: fn(&Shards) -> Result<Option<Tree>, String>,
     tables: fn(&[(Side, &Tree)]) -> Vec<Table>,
     recover: fn(&Tree, &Recovered) -> Option<Tree>,
+    html: fn(&[(Side, &Tree)], &mut String),
+    own_limit: fn(&Tree) -> Option<String>,
+    lost: fn(&Tree) -> u64,
+    requests: fn(&Tree) -> Option<(u64, u64)>,
+    /// See [`Block::SEPARATE_RUNS`].
+    pub separate_runs: bool,
 }
 
 impl BlockKind {
@@ -120,6 +172,11 @@ impl BlockKind {
             merge: merge::<B>,
             tables: tables::<B>,
             recover: recover::<B>,
+            html: html::<B>,
+            own_limit: |t| t.to::<B>().own_limit(),
+            lost: |t| t.to::<B>().lost(),
+            requests: |t| t.to::<B>().requests(),
+            separate_runs: B::SEPARATE_RUNS,
         }
     }
 
@@ -136,6 +193,26 @@ impl BlockKind {
     /// A killed run's block (see [`Block::recover`]).
     pub fn recover(&self, head: &Tree, sums: &Recovered) -> Option<Tree> {
         (self.recover)(head, sums)
+    }
+
+    /// Its part of the HTML report (see [`Block::html`]).
+    pub fn html(&self, sides: &[(Side, &Tree)], page: &mut String) {
+        (self.html)(sides, page)
+    }
+
+    /// See [`Block::own_limit`].
+    pub fn own_limit(&self, block: &Tree) -> Option<String> {
+        (self.own_limit)(block)
+    }
+
+    /// See [`Block::lost`].
+    pub fn lost(&self, block: &Tree) -> u64 {
+        (self.lost)(block)
+    }
+
+    /// See [`Block::requests`].
+    pub fn requests(&self, block: &Tree) -> Option<(u64, u64)> {
+        (self.requests)(block)
     }
 }
 
@@ -154,6 +231,12 @@ fn tables<B: Block>(sides: &[(Side, &Tree)]) -> Vec<Table> {
     let typed: Vec<(Side, B)> = sides.iter().map(|(s, t)| (s.clone(), t.to())).collect();
     let refs: Vec<(Side, &B)> = typed.iter().map(|(s, b)| (s.clone(), b)).collect();
     B::tables(&refs)
+}
+
+fn html<B: Block>(sides: &[(Side, &Tree)], page: &mut String) {
+    let typed: Vec<(Side, B)> = sides.iter().map(|(s, t)| (s.clone(), t.to())).collect();
+    let refs: Vec<(Side, &B)> = typed.iter().map(|(s, b)| (s.clone(), b)).collect();
+    B::html(&refs, page)
 }
 
 fn recover<B: Block>(head: &Tree, sums: &Recovered) -> Option<Tree> {

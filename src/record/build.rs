@@ -38,11 +38,9 @@ pub struct TestExtras<'a> {
     /// The machine over the test (`RunRecord` measures it between `begin_test` and `end_test`).
     pub machine: Option<Load>,
     /// The modes' blocks of the test (`--memory-per-key`/`--fill`'s: what the test's keys cost
-    /// the server).
+    /// the server; a `--pubsub`/`--stream` test's, in the test record from the start so the
+    /// journal's copy has it too).
     pub blocks: Option<&'a super::block::Blocks<{ super::block::TEST }>>,
-    /// A `--pubsub`/`--stream` test's block (`record::delivery`), in the test record from the
-    /// start so the journal's copy has it too.
-    pub delivery: Option<&'a super::delivery::DeliveryRecord>,
 }
 
 impl<'a> TestExtras<'a> {
@@ -58,7 +56,6 @@ impl<'a> TestExtras<'a> {
             skip_histograms: false,
             machine: None,
             blocks: None,
-            delivery: None,
         }
     }
 }
@@ -151,7 +148,6 @@ pub fn test_record(
         blocks: extras.blocks.cloned().unwrap_or_default(),
         latency_split: latency_split(r, &server),
         client_delay_us: (!r.client_delay.is_empty()).then(|| LatencySummary::of(&r.client_delay)),
-        delivery: extras.delivery.cloned(),
         client_seconds: super::client_seconds::of(&r.timeline.connections),
         server,
     }

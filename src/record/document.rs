@@ -77,12 +77,9 @@ pub struct Document {
     /// `record::shard::MergeNote`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<super::shard::MergeNote>,
-    /// `respbench replay` records only: see `record::replay`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<super::replay::ReplayRecord>,
-    /// The modes' run-wide blocks (`record::block`): a `--fuzz` run's `fuzz` (`fuzz::block`), a
-    /// `--connect-storm`'s `storm` (`storm::block`). Each is a field of the document, absent
-    /// when the mode did not run.
+    /// The modes' run-wide blocks (`record::block`): `respbench replay`'s `replay`
+    /// (`replay::block`), a `--fuzz` run's `fuzz` (`fuzz::block`), a `--connect-storm`'s `storm`
+    /// (`storm::block`). Each is a field of the document, absent when the mode did not run.
     #[serde(flatten)]
     pub blocks: super::block::Blocks<{ super::block::RUN }>,
     /// `respbench memtier --data-verify` runs only (absent otherwise): see
@@ -316,12 +313,10 @@ pub struct TestRecord {
     pub latency_split: Option<LatencySplit>,
     pub verdict: VerdictRecord,
     /// The modes' blocks of a test (`record::block`): `--memory-per-key`/`--fill`'s `memory`
-    /// (`memory::block`). Each is a field of the test, absent when the mode did not run.
+    /// (`memory::block`), a `--pubsub`/`--stream` test's `delivery` (`delivery::block`). Each
+    /// is a field of the test, absent when the mode did not run.
     #[serde(flatten)]
     pub blocks: super::block::Blocks<{ super::block::TEST }>,
-    /// `--pubsub`/`--stream` tests only (absent otherwise): see `record::delivery`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery: Option<super::delivery::DeliveryRecord>,
     /// memtier's `--client-stats` only (absent otherwise): see `record::client_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_seconds: Option<Vec<super::client_seconds::ClientSecondsRecord>>,

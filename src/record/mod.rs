@@ -21,7 +21,6 @@ pub mod block;
 pub mod build;
 pub mod client_seconds;
 pub mod conn;
-pub mod delivery;
 
 pub mod document;
 pub mod failover;
@@ -29,7 +28,6 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
-pub mod replay;
 pub mod server;
 pub mod shape;
 pub mod shard;
@@ -137,7 +135,6 @@ impl RunRecord {
             counters: Vec::new(),
             shards: Vec::new(),
             merge: None,
-            replay: None,
             blocks: Default::default(),
             verify: None,
             ab: None,

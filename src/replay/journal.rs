@@ -17,10 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
+use super::block::ReplayRecord;
 use crate::engine::seconds::{SecondsOut, ThreadClocks};
 use crate::engine::{Observer, Snapshot};
 use crate::live::{Endpoint, Feed, Tick};
 use crate::metrics::{Second, SharedTimeline};
+use crate::record::block::Block;
 use crate::record::document::Document;
 use crate::record::journal::{Journal, TestStart};
 
@@ -101,7 +103,7 @@ impl ReplayJournal {
         (measure_start, started_at): (Instant, Option<String>),
     ) -> Result<Option<Self>, Fail> {
         let mut head = head();
-        head.replay = None;
+        head.blocks.remove(<ReplayRecord as Block>::KEY);
         let journal = match path {
             Some(path) => {
                 let failed = |e: std::io::Error| {

@@ -14,13 +14,16 @@
 //! mistake or a trace that cannot be read; 130/143 after Ctrl-C/SIGTERM (with the partial
 //! report).
 
+pub mod block;
 pub mod capture;
 mod capture_cluster;
 mod capture_node;
 mod conn_fail;
 mod connect;
 mod filter;
+mod html;
 mod journal;
+mod kind;
 pub mod options;
 mod output;
 mod redirect;
@@ -274,8 +277,8 @@ fn dry_run(a: &ReplayArgs) -> Result<u8, Fail> {
         c.sent - router.as_ref().map_or(0, |r| r.not_sent),
         sched.connections(),
         sched.span_us as f64 / 1e6,
-        c.skipped,
-        c.from_scripts
+        c.filtered.skipped,
+        c.filtered.from_scripts
     );
     let _ = sink.out.flush();
     Ok(0)

@@ -7,12 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::block::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::cli::{check_outputs, is_stdout};
 use crate::metrics::{Outcome, TestResult};
+use crate::record::block::Blocks;
 use crate::record::build::{TestExtras, test_record};
 use crate::record::document::{self, ClientHost, Document, Options, TargetRecord, Tool};
 use crate::record::host;
-use crate::record::replay::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::record::shard::ShardRecord;
 use crate::record::workload::{MixOptionRecord, WorkloadOptions};
 use crate::report::{ReportContext, write_full, write_quiet};
@@ -191,11 +192,11 @@ fn summary(f: &Facts) -> String {
         f.sched.clients(),
         rec.speed.map_or("max".to_string(), |x| format!("{x}x")),
     );
-    s.push_str(&skipped_lines(&c.skipped));
-    if c.from_scripts > 0 {
+    s.push_str(&skipped_lines(&c.filtered.skipped));
+    if c.filtered.from_scripts > 0 {
         s.push_str(&format!(
             "  not sent, run by scripts: {} (their EVAL/FCALL was)\n",
-            c.from_scripts
+            c.filtered.from_scripts
         ));
     }
     if let Some(c) = &rec.cluster {
@@ -280,12 +281,7 @@ pub fn replay_record(f: &Facts) -> ReplayRecord {
         sent: f.sent(),
         connections: f.connections,
         clients: f.sched.clients() as u64,
-        skipped: c.skipped.clone(),
-        from_scripts: c.from_scripts,
-        raw: c.raw,
-        outside_window: c.outside_window,
-        other_shards: c.other_shards,
-        selects_added: c.selects_added,
+        filtered: c.filtered.clone(),
         max_slip_ms: seconds.iter().map(|s| s.slip_max_ms).fold(0.0, f64::max),
         seconds,
         cluster: f.cluster.map(|c| c.0.clone()),
@@ -430,7 +426,11 @@ fn document(r: &TestResult, f: &Facts) -> Document {
             ..Default::default()
         },
         tests: vec![test],
-        replay: Some(replay_record(f)),
+        blocks: {
+            let mut blocks = Blocks::default();
+            blocks.put(&replay_record(f));
+            blocks
+        },
         ..Default::default()
     }
 }

@@ -25,13 +25,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::thread::JoinHandle;
 
+use super::block::ReplayCluster;
 use crate::cluster::route::Commands;
 use crate::cluster::slot::key_slot;
 use crate::cluster::topology::NO_OWNER;
 use crate::engine::Target;
 use crate::engine::cluster::{ClusterShared, refresher};
 use crate::engine::control::ControlConn;
-use crate::record::replay::ReplayCluster;
 
 use super::schedule::{ADDED, Scheduler, Send, Sink};
 

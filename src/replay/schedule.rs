@@ -3,11 +3,12 @@
 //! trace of any length is scheduled in bounded memory; `--dry-run` and the live replay both
 //! drive this one type, so the schedule a test reads is the one that is sent.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::trace::Entry;
 
+use super::block::Filtered;
 use super::filter::{Name, name_of, prefix_keys, selected_db, skip_reason, strip_hello_auth};
 use super::options::{ReplayArgs, Speed};
 
@@ -52,19 +53,8 @@ pub struct Counts {
     /// Entries read (every lap).
     pub entries: u64,
     pub sent: u64,
-    /// Skipped commands by name (`FLUSHALL`, `CONFIG SET`, `AUTH`).
-    pub skipped: BTreeMap<String, u64>,
-    /// Commands run by scripts (`[0 lua]`): never sent, their EVAL/FCALL is.
-    pub from_scripts: u64,
-    /// Entries that are not commands (malformed framing in a fuzz log).
-    pub raw: u64,
-    /// Outside `--start`/`--end`.
-    pub outside_window: u64,
-    /// Clients of other shards (`--shard`).
-    pub other_shards: u64,
-    /// `SELECT`s the replay added because a connection's database differed from the entry's
-    /// (folded clients, or a capture that began after a client's own `SELECT`).
-    pub selects_added: u64,
+    /// Those not sent, by why, and the `SELECT`s added: as the record's block has them.
+    pub filtered: Filtered,
     /// Quiet stretches longer than `--gap-warn` (first lap), and the trace time `--max-gap`
     /// took out of the first lap.
     pub long_gaps: u64,
@@ -312,7 +302,7 @@ impl Scheduler {
         let first = *self.first_us.get_or_insert(e.time_us);
         let rel = (e.time_us - first).max(0) as u64;
         if rel < self.start_us || self.end_us.is_some_and(|end| rel >= end) {
-            self.counts.outside_window += 1;
+            self.counts.filtered.outside_window += 1;
             return Ok(());
         }
         let offset = self.gaps.place(rel, e.seq, &mut self.counts, self.lap == 0) - self.start_us;
@@ -320,17 +310,17 @@ impl Scheduler {
             self.span_us = self.span_us.max(offset);
         }
         if e.from_script() {
-            self.counts.from_scripts += 1;
+            self.counts.filtered.from_scripts += 1;
             return Ok(());
         }
         let Some(args) = e.args() else {
-            self.counts.raw += 1;
+            self.counts.filtered.raw += 1;
             sink.skip(e.seq, "raw");
             return Ok(());
         };
         if let Some(reason) = skip_reason(args, &self.allow) {
             sink.skip(e.seq, &reason);
-            *self.counts.skipped.entry(reason).or_default() += 1;
+            *self.counts.filtered.skipped.entry(reason).or_default() += 1;
             return Ok(());
         }
         // Named before the shard is chosen, so every shard has the same command list in the
@@ -346,7 +336,7 @@ impl Scheduler {
         if let Some((i, n)) = self.shard
             && client_hash(&e.client) % n != i
         {
-            self.counts.other_shards += 1;
+            self.counts.filtered.other_shards += 1;
             return Ok(());
         }
         let conn = self.conn_of(&e.client);
@@ -373,7 +363,7 @@ impl Scheduler {
             let sent = sink.send(&s, self);
             self.select = select;
             sent?;
-            self.counts.selects_added += 1;
+            self.counts.filtered.selects_added += 1;
             self.conn_db[conn as usize] = e.db;
         }
         if let Some(db) = select_to {
@@ -499,8 +489,8 @@ mod tests {
             ["SET p:k 1", "SELECT 1", "GET p:k", "SELECT 2", "INCR p:n"]
         );
         assert_eq!(seen.skipped, [(5, "FLUSHALL".to_string())]);
-        assert_eq!(s.counts.from_scripts, 1);
-        assert_eq!(s.counts.selects_added, 1);
+        assert_eq!(s.counts.filtered.from_scripts, 1);
+        assert_eq!(s.counts.filtered.selects_added, 1);
         assert_eq!(s.connections(), 3);
         assert_eq!(s.span_us, 1_040_000);
     }
@@ -532,7 +522,7 @@ mod tests {
         let kept: Vec<(u64, Option<u64>, bool)> =
             seen.sent.iter().map(|x| (x.0, x.1, x.4)).collect();
         assert_eq!(kept, [(2, Some(0), false), (3, Some(10_000_000), true)]);
-        assert_eq!(s.counts.outside_window, 2);
+        assert_eq!(s.counts.filtered.outside_window, 2);
 
         let (seen, _) = run(&["--connections", "2"], 1);
         let conns: Vec<u32> = seen.sent.iter().map(|x| x.2).collect();

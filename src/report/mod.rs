@@ -12,7 +12,6 @@
 //! `src/report/golden/` (regenerate with `REGENERATE_GOLDEN=1 cargo test --lib report::`).
 
 mod commands;
-mod delivery;
 mod distribution;
 mod format;
 #[cfg(test)]
@@ -22,7 +21,6 @@ mod repeat;
 mod run_summary;
 mod server;
 
-pub use delivery::write_delivery;
 pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,

@@ -55,10 +55,9 @@ pub fn write_server_block(
     if let Some(m) = &t.machine {
         let _ = writeln!(s, "{indent}machine: {}", machine_line(m));
     }
-    if let Some(d) = &t.delivery {
+    if let Some(own) = own_limit(t) {
         // A delivery test's limit is its own (publishers, receivers, the rate asked), not the
         // request/response verdict's, which reads "can't tell" for it.
-        let own = super::delivery::own_limit(d);
         let _ = match t.verdict.kind {
             Verdict::MachineBusy => {
                 writeln!(s, "{indent}limited by: can't tell ({})", t.verdict.reason)
@@ -277,6 +276,12 @@ fn delay_by_second(t: &TestRecord, p: usize) -> Option<String> {
     ))
 }
 
+/// What limited a test whose limit is its mode's own (a delivery test's: its block's kind says,
+/// `record::block::Block::own_limit`), in words; `None` for a request/response test.
+fn own_limit(t: &TestRecord) -> Option<String> {
+    t.blocks.iter().find_map(|(kind, b)| kind.own_limit(b))
+}
+
 /// The stderr line for a client-bound or machine-busy test, printed whatever the format (`-q`
 /// and `--csv` included): the figures then describe respbench or the machine, not the server.
 /// `repetitions`: the run's `--repeat`, so that a repetition's line says which it is.
@@ -291,7 +296,7 @@ pub fn verdict_warning(t: &TestRecord, repetitions: u32) -> Option<String> {
     let title = titled(&t.name, t.repetition, repetitions);
     match t.verdict.kind {
         // More -c or -P is not a delivery test's remedy: its own limit is in its report.
-        Verdict::ClientBound if t.delivery.is_some() => None,
+        Verdict::ClientBound if own_limit(t).is_some() => None,
         Verdict::ClientBound => Some(format!(
             "WARNING: {title}: {} (busiest respbench thread {:.0}% of a core)",
             t.verdict.kind.advice(),

@@ -5,10 +5,10 @@
 mod cluster;
 mod console;
 mod context;
-mod delivery;
 mod failover;
 mod find_max;
 mod live_metrics;
+mod own_connections;
 mod record_hook;
 mod start;
 mod storm_seconds;
@@ -23,6 +23,7 @@ use self::cluster::ClusterCtx;
 use self::console::Console;
 pub use self::console::{ProgressFigures, ProgressLine};
 pub use self::context::ModeContext;
+pub use self::own_connections::{Measured, OwnRun, OwnTest, own_test};
 pub use self::storm_seconds::{FUZZ, ModeSeconds, STORM};
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
@@ -302,18 +303,6 @@ pub fn benchmark(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
             return session.finish();
         }
     }
-}
-
-/// `--pubsub`/`--stream`: the delivery test instead of the workload (`run/delivery.rs`), then
-/// the run's summary.
-pub fn delivery(
-    mut ctx: ModeContext<'_>,
-    spec: &crate::delivery::DeliverySpec,
-) -> Result<(), Failure> {
-    let out = ctx.prepare()?;
-    let mut session = Session::new(ctx, out);
-    session.run_delivery(spec)?;
-    session.finish()
 }
 
 /// memtier's `--verify-only`: the keys read back, no test.

@@ -130,8 +130,9 @@ pub(super) struct Journaled<'a> {
     /// Cluster mode: each node's address and role, by node index (the journal's per-node
     /// figures are by index).
     pub nodes: Vec<(String, String)>,
-    /// A `--pubsub`/`--stream` test: its `delivery` block's shape, for the journal.
-    pub delivery: Option<crate::record::delivery::DeliveryRecord>,
+    /// A test with a block of its own (a `--pubsub`/`--stream` test's `delivery`): the block's
+    /// head, for the journal (`record::block::Block::Head`).
+    pub heads: crate::record::block::Blocks<{ crate::record::block::HEAD }>,
 }
 
 impl<'a> Journaled<'a> {
@@ -164,7 +165,7 @@ impl<'a> Journaled<'a> {
                 .flat_map(|m| m.commands.iter().map(|c| c.name.clone()))
                 .collect(),
             nodes: Vec::new(),
-            delivery: None,
+            heads: Default::default(),
         }
     }
 
@@ -205,8 +206,7 @@ impl Observer for Journaled<'_> {
             started_at: None,
             mix: self.mix.clone(),
             nodes: self.nodes.clone(),
-            heads: Default::default(),
-            delivery: self.delivery.clone(),
+            heads: self.heads.clone(),
         };
         self.rec.second(test, index, second);
     }

@@ -8,6 +8,8 @@ impl Block for StormRecord {
     const KEY: &'static str = "storm";
     const AT: u8 = block::RUN;
     type Head = StormContext;
+    /// A storm refuses `--repeat`: a side's storms are separate runs.
+    const SEPARATE_RUNS: bool = true;
 
     fn merge(parts: &[(&str, Option<&Self>)]) -> Result<Option<Self>, String> {
         super::merge::merge(parts)

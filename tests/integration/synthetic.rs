@@ -124,7 +124,6 @@ pub fn document(server: &str, tests: &[&str], speeds: &[f64], seed: u64) -> Docu
         counters: Vec::new(),
         shards: Vec::new(),
         merge: None,
-        replay: None,
         ended_at: "2026-11-23T10:01:00Z".into(),
         outcome: "completed".into(),
         error: None,

@@ -640,7 +640,7 @@ pub fn no_errors(inputs: &[Input], test: &str) -> bool {
                 && d.timeline.iter().all(|r| r.failed == 0)
                 && d.lost.is_empty()
                 // Messages never delivered (`--pubsub`, `--stream`) are lost too.
-                && d.delivery.as_ref().is_none_or(|x| x.lost == 0)
+                && d.blocks.iter().all(|(kind, b)| kind.lost(b) == 0)
         })
 }
 

@@ -7,15 +7,14 @@
 //! Part of `compare`: it reads runs through `compare::input` and shows `compare::table`'s table.
 
 mod ab;
+mod blocks;
 mod charts;
 mod costs;
-mod delivery;
 mod events;
 mod find_max;
 mod forest;
 mod mix;
 mod page;
-mod replay;
 mod split;
 mod summary;
 mod verdict;

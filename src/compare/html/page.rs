@@ -15,7 +15,6 @@ use crate::compare::table::{Change, Comparison, Direction, Judgement, Metric};
 use crate::html::{self, esc, svg};
 
 use super::charts::{self, MAX_CHARTED_TESTS, MAX_TABLED_TESTS};
-use super::delivery;
 use super::mix;
 use super::split;
 
@@ -62,7 +61,7 @@ pub fn page(inputs: &[Input], full: &Comparison) -> String {
     }
     find_max(&mut s, inputs);
     super::costs::section(&mut s, inputs);
-    super::replay::section(&mut s, inputs);
+    super::blocks::run_sections(&mut s, inputs);
     let sections = full.tests.iter().filter(|t| t.mix_of.is_none()).count();
     if sections > MAX_CHARTED_TESTS {
         let tabled = if left_out > 0 {
@@ -124,7 +123,7 @@ fn test_section(s: &mut String, inputs: &[Input], i: usize, name: &str) {
     }
     mix::table(s, inputs, name);
     split::table(s, inputs, name);
-    delivery::table(s, inputs, name);
+    super::blocks::test_parts(s, inputs, name);
     for line in charts::totals_note(inputs, name) {
         let _ = write!(s, "<p class=\"note\">{}</p>", esc(&line));
     }

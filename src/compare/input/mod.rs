@@ -197,8 +197,9 @@ pub struct Detail {
     pub slot_max: Vec<(f64, f64)>,
     /// Where the average latency went (a respbench record's `latency_split`).
     pub latency_split: Option<crate::record::document::LatencySplit>,
-    /// A `--pubsub`/`--stream` test's delivery block (a respbench record's `delivery`).
-    pub delivery: Option<crate::record::delivery::DeliveryRecord>,
+    /// The test's mode blocks (a respbench record's, `record::block`: a delivery test's
+    /// `delivery`, drawn in the test's section by its kind).
+    pub blocks: Blocks<TEST>,
 }
 
 /// One second of a test's timeline.
@@ -477,28 +478,23 @@ pub fn dedup_labels(inputs: &mut [Input]) {
 /// A side's storm and memory figures.
 #[derive(Clone, Debug, Default)]
 pub struct Costs {
-    /// Each file's run-wide mode blocks (a connection storm's, …: drawn by their kind,
-    /// `costs::block_tables`), in file order: a side given as comma-separated runs
-    /// (`a1.json,a2.json`) has one per run (such modes refuse `--repeat`).
+    /// Each file's run-wide mode blocks (a connection storm's, a replay's, …: drawn by their
+    /// kind, `costs::block_tables` and the HTML report's sections), in file order: a side given
+    /// as comma-separated runs (`a1.json,a2.json`) has one per run.
     pub runs: Vec<Blocks<RUN>>,
     /// Each test's mode blocks that draw a table (memory per key's), by test name, in record
     /// order (the first file's that has them).
     pub tests: Vec<(String, Blocks<TEST>)>,
-    /// A `respbench replay` record's block (the HTML report's replay section).
-    pub replay: Option<crate::record::replay::ReplayRecord>,
     /// Each file's memtier `--data-verify`/`--verify-only` result, in file order.
     pub verify: Vec<VerifyRecord>,
 }
 
 impl Costs {
     /// Adds a later file's figures: its run-wide blocks (a storm) as another run, a test's
-    /// blocks (memory) and replay where the side has none yet.
+    /// blocks (memory) where the side has none yet.
     pub fn absorb(&mut self, other: Costs) {
         self.runs.extend(other.runs);
         self.verify.extend(other.verify);
-        if self.replay.is_none() {
-            self.replay = other.replay;
-        }
         for (name, b) in other.tests {
             if !self.tests.iter().any(|(n, _)| *n == name) {
                 self.tests.push((name, b));

@@ -43,10 +43,9 @@ pub fn from_document(mut doc: Document) -> Result<FileRun, String> {
     let problems = problems(&doc);
     let costs = super::Costs {
         runs: Some(std::mem::take(&mut doc.blocks))
-            .filter(|b| b.drawn())
+            .filter(|b| !b.is_empty())
             .into_iter()
             .collect(),
-        replay: doc.replay.take(),
         verify: doc.verify.take().into_iter().collect(),
         tests: doc
             .tests
@@ -214,7 +213,7 @@ fn sample(t: TestRecord, switches: &[SwitchRecord]) -> Result<Sample, String> {
     let (node_outages, failovers) = (node_outages(&t), failovers(&t));
     let detail = Detail {
         latency_split: t.latency_split.clone(),
-        delivery: t.delivery.clone(),
+        blocks: t.blocks.clone(),
         timeline: timeline_rows(&t, duration),
         spectrum_corrected: hist(&t.histograms.corrected, "corrected")?,
         spectrum_uncorrected: hist(&t.histograms.uncorrected, "uncorrected")?,

@@ -25,7 +25,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::block::{Blocks, HEAD};
-use super::delivery::DeliveryRecord;
 use super::document::{Document, TestRecord};
 use crate::machine::Load;
 use crate::metrics::{
@@ -76,16 +75,13 @@ struct BeginLine {
     /// Cluster mode: each node's address and role at the test's start, by node index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     nodes: Vec<(String, String)>,
-    /// A mode whose block is the run's: its block's head, what the block needs beyond the
-    /// seconds (`record::block::Block::Head`: a `--connect-storm`'s `storm` context, a `--fuzz` run's
-    /// `fuzz` head: seed, modes, clients, the table, the log), a field
-    /// by the block's key.
+    /// A mode's block's head, what the block needs beyond the seconds
+    /// (`record::block::Block::Head`: a `--connect-storm`'s `storm` context, a `--fuzz` run's
+    /// `fuzz` head: seed, modes, clients, the table, the log; a `--pubsub`/`--stream` test's
+    /// `delivery` shape: mode, receivers, publishers, channels, messages, rate, payload), a
+    /// field by the block's key.
     #[serde(flatten)]
     heads: Blocks<HEAD>,
-    /// `--pubsub`/`--stream`: the test's `delivery` block's shape (mode, receivers,
-    /// publishers, channels, messages, rate, payload), the counts from the seconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    delivery: Option<DeliveryRecord>,
 }
 
 /// One second of a test: its counts, its 100 ms slots and its latency histogram's buckets.
@@ -538,7 +534,6 @@ impl Journal {
                 mix: test.mix,
                 nodes: test.nodes,
                 heads: test.heads,
-                delivery: test.delivery,
             })))?;
             self.begun = true;
             self.servers.clear();
@@ -586,10 +581,8 @@ pub struct TestStart<'a> {
     pub mix: Vec<String>,
     /// Cluster mode: each node's address and role (`primary`, `replica`), by node index.
     pub nodes: Vec<(String, String)>,
-    /// A mode whose block is the run's: its block's head (`BeginLine::heads`).
+    /// A mode's block's head (`BeginLine::heads`).
     pub heads: Blocks<HEAD>,
-    /// `--pubsub`/`--stream`: the `delivery` block's shape (`BeginLine::delivery`).
-    pub delivery: Option<DeliveryRecord>,
 }
 
 #[cfg(test)]

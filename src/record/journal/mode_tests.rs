@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::delivery::block::{DeliveryRecord, DeliverySecond};
 use crate::fuzz::block::FuzzRecord;
 use crate::metrics::{SecondTally, SharedTimeline};
 use crate::record::block::Block;
-use crate::record::delivery::DeliverySecond;
 use crate::storm::block::{StormContext, StormFailure, StormRecord};
 
 /// A fresh directory for one test's journal.
@@ -278,16 +278,20 @@ fn a_killed_delivery_test_has_its_block_and_counts_owed_deliveries_as_issued() {
         payload_bytes: 64,
         ..DeliveryRecord::default()
     };
-    let test = || TestStart {
-        name: "PUBLISH -> SUBSCRIBE",
-        started_at: Some(STARTED.into()),
-        commands: vec!["publish".into()],
-        delivery: Some(shape.clone()),
-        ..TestStart::default()
+    let test = || {
+        let mut heads = Blocks::default();
+        heads.put(&shape);
+        TestStart {
+            name: "PUBLISH -> SUBSCRIBE",
+            started_at: Some(STARTED.into()),
+            commands: vec!["publish".into()],
+            heads,
+            ..TestStart::default()
+        }
     };
     let doc = journaled("delivery", test, &seconds);
     let t = &doc.tests[0];
-    let d = t.delivery.as_ref().expect("the delivery block");
+    let d: DeliveryRecord = t.blocks.block().expect("the delivery block");
     assert_eq!(
         (d.published, d.expected, d.delivered, d.lost),
         (150, 300, 290, 10)

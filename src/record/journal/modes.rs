@@ -1,9 +1,10 @@
 //! The blocks a killed run's modes leave beside (or instead of) a test, rebuilt from the
 //! journal's full seconds as the run would have written them at a Ctrl-C there: a mode's
 //! run-wide block from its parts' sums (`PartSums`, made sense of by the block's kind,
-//! `record::block`: a `--connect-storm`'s `storm`, a `--fuzz` run's `fuzz`), a
-//! `--pubsub`/`--stream` test's `delivery` block. Each mode's `begin` line carries what the seconds do not say (the
-//! block's head); the counts are the seconds' sums. What a killed run cannot know is listed in
+//! `record::block`: a `--connect-storm`'s `storm`, a `--fuzz` run's `fuzz`), a test's block
+//! from its seconds' rows (`record::block::Recovered::rows`: a `--pubsub`/`--stream` test's
+//! `delivery`). Each mode's `begin` line carries what the seconds do not say (the block's
+//! head); the counts are the seconds' sums. What a killed run cannot know is listed in
 //! `docs/journal.md`.
 //!
 //! Why sums kept as the lines are read, not the lines: the reader holds a line at a time
@@ -14,7 +15,6 @@ use std::collections::BTreeMap;
 
 use super::SecondLine;
 use crate::metrics::LatencyHistogram;
-use crate::record::delivery::{DeliveryRecord, DeliverySecond};
 use crate::record::hdr;
 
 /// A mode's parts beyond a test's sums (a `--connect-storm`'s: a connection is a second's
@@ -68,50 +68,5 @@ impl PartSums {
     /// The parts' histograms and error words (empty unless [`PartSums::exact`]).
     pub(super) fn into_parts(self) -> (Vec<LatencyHistogram>, Vec<(String, u64)>) {
         (self.parts, self.errors.into_iter().collect())
-    }
-}
-
-/// A `--pubsub`/`--stream` test's sums beyond a test's: the messages published, the deliveries
-/// they owe (`expected`), and a row per second (published, delivered, the slowest delivery).
-#[derive(Default)]
-pub(super) struct DeliverySums {
-    published: u64,
-    expected: u64,
-    seconds: Vec<DeliverySecond>,
-}
-
-impl DeliverySums {
-    /// Adds one second.
-    pub(super) fn add(&mut self, s: &SecondLine) {
-        self.published += s.published;
-        self.expected += s.owed;
-        self.seconds.push(DeliverySecond {
-            second: s.second as u32,
-            published: s.published,
-            delivered: s.completed,
-            max_latency_us: (s.completed > 0).then(|| {
-                let slowest = s.slots.iter().map(|x| x[5]).max().unwrap_or(0);
-                slowest as f64 / 1000.0
-            }),
-            ..DeliverySecond::default()
-        });
-    }
-
-    /// A killed test's block: its shape as the `begin` line holds it (`head`), and from the
-    /// seconds the messages published, the deliveries owed, the first deliveries (`delivered`,
-    /// the test's completed requests), and those owed but not delivered by the last full
-    /// second (`lost`: lost, or still on their way). What only the run's end or the server's
-    /// monitor says (publish errors, duplicates, the server's fan-out or acks, disconnects, how
-    /// far receivers were behind, output buffers, pending entries, per-node figures) is not in
-    /// it (`docs/journal.md`).
-    pub(super) fn block(self, head: &DeliveryRecord, delivered: u64) -> DeliveryRecord {
-        DeliveryRecord {
-            published: self.published,
-            expected: self.expected,
-            delivered,
-            lost: self.expected.saturating_sub(delivered),
-            seconds: self.seconds,
-            ..head.clone()
-        }
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::modes::{DeliverySums, PartSums};
+use super::modes::PartSums;
 use super::{BeginLine, FORMATS, Line, SecondLine};
 use crate::machine::Load;
 use crate::metrics::ThreadCpuUsage;
@@ -25,7 +25,7 @@ use crate::metrics::{
     ClusterStats, CommandResult, ErrorCounts, FAILURE_KINDS, LatencyHistogram, NodeStats, Outcome,
     PushCounts, Role, Signal, TestResult,
 };
-use crate::record::block::{self, Recovered};
+use crate::record::block::{self, Blocks, Recovered, RecoveredSecond};
 use crate::record::build::{self, TestExtras};
 use crate::record::document::{Document, TestRecord};
 use crate::record::hdr;
@@ -299,10 +299,11 @@ struct Open {
     /// says (a journal whose workers did not hand them over leaves them unknown).
     pushes: PushCounts,
     refusals: Option<u64>,
-    /// A run-wide block's mode's (`--connect-storm`'s) and `--pubsub`/`--stream`'s sums
-    /// beyond a test's.
+    /// A run-wide block's mode's (`--connect-storm`'s) sums beyond a test's, and a test's
+    /// block's seconds (`--pubsub`/`--stream`'s: `Recovered::rows`), kept only for a test with
+    /// a block of its own.
     parts: Option<PartSums>,
-    delivery: Option<DeliverySums>,
+    block_rows: Option<Vec<RecoveredSecond>>,
     beside: Beside,
 }
 
@@ -335,7 +336,8 @@ impl Open {
         let run_block = begin.heads.iter().any(|(k, _)| k.at == block::RUN);
         let mix = (!run_block).then(Vec::new);
         let parts = run_block.then(PartSums::new);
-        let delivery = begin.delivery.is_some().then(DeliverySums::default);
+        let test_block = begin.heads.iter().any(|(k, _)| k.at == block::TEST);
+        let block_rows = test_block.then(Vec::new);
         Open {
             begin,
             lines: 0,
@@ -360,7 +362,7 @@ impl Open {
             pushes: PushCounts::default(),
             refusals: None,
             parts,
-            delivery,
+            block_rows,
             beside: Beside::default(),
         }
     }
@@ -416,8 +418,14 @@ impl Open {
         if let Some(parts) = self.parts.as_mut() {
             parts.add(line)?;
         }
-        if let Some(d) = self.delivery.as_mut() {
-            d.add(line);
+        if let Some(rows) = self.block_rows.as_mut() {
+            rows.push(RecoveredSecond {
+                second: line.second as u32,
+                completed: line.completed,
+                published: line.published,
+                owed: line.owed,
+                slowest_ns: line.slots.iter().map(|x| x[5]).max().unwrap_or(0),
+            });
         }
         self.beside.add(line, format);
         Ok(())
@@ -580,15 +588,26 @@ fn partial_test(mut o: Open) -> TestRecord {
     if let Some(n) = issued {
         r.unanswered = n.saturating_sub(r.completed + r.errors.total());
     }
-    // A delivery test's block, and its requests as its finished record counts them: the
-    // deliveries owed, those not delivered (lost, or still on their way) unanswered.
-    let delivery = b
-        .delivery
-        .as_ref()
-        .zip(o.delivery.take())
-        .map(|(head, sums)| sums.block(head, o.completed));
-    if let Some(d) = &delivery {
-        (issued, r.unanswered, refusals) = (Some(d.expected), d.lost, Some(0));
+    // The test's own blocks (a delivery test's), and its requests as its finished record
+    // counts them where the block says (`Block::requests`: a delivery test's deliveries owed,
+    // those not delivered unanswered).
+    let mut blocks = Blocks::default();
+    let sums = Recovered {
+        seconds: o.lines,
+        completed: o.completed,
+        failed: o.failed,
+        issued: o.issued,
+        rows: o.block_rows.take().unwrap_or_default(),
+        ..Recovered::default()
+    };
+    for (kind, head) in b.heads.iter().filter(|(k, _)| k.at == block::TEST) {
+        let Some(tree) = kind.recover(head, &sums) else {
+            continue;
+        };
+        if let Some((owed, unanswered)) = kind.requests(&tree) {
+            (issued, r.unanswered, refusals) = (Some(owed), unanswered, Some(0));
+        }
+        blocks.set_tree(kind.key, tree);
     }
     let threads = o.beside.threads();
     let extras = TestExtras {
@@ -599,7 +618,7 @@ fn partial_test(mut o: Open) -> TestRecord {
         // measured: its record's list is empty too).
         client_threads: Some(threads.as_slice()),
         machine: o.beside.machine,
-        delivery: delivery.as_ref(),
+        blocks: Some(&blocks),
         ..TestExtras::default()
     };
     // A mix's commands are its own, as a finished test names them (`RunRecord::end_test`).
@@ -650,6 +669,7 @@ impl Open {
             parts,
             part_errors,
             server,
+            rows: Vec::new(),
         }
     }
 }

@@ -50,7 +50,6 @@ fn start(name: &str) -> TestStart<'_> {
         mix: Vec::new(),
         nodes: Vec::new(),
         heads: Default::default(),
-        delivery: None,
     }
 }
 

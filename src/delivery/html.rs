@@ -8,23 +8,16 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::input::Input;
-use crate::record::delivery::DeliveryRecord;
-
+use super::block::DeliveryRecord;
 use crate::html::esc;
+use crate::record::block::Side;
 
-/// The block of each run of `test` whose record has one; nothing when none does.
-pub fn table(s: &mut String, inputs: &[Input], test: &str) {
-    let runs: Vec<(&str, &DeliveryRecord)> = inputs
+/// The block of each run of the test whose record has one (`compare::html` finds them by the
+/// block's kind); nothing when none does.
+pub(super) fn table(s: &mut String, sides: &[(Side, &DeliveryRecord)]) {
+    let runs: Vec<(&str, &DeliveryRecord)> = sides
         .iter()
-        .filter_map(|i| {
-            let t = i.tests.iter().find(|t| t.name == test)?;
-            let d = t
-                .samples
-                .iter()
-                .find_map(|x| x.detail.as_ref()?.delivery.as_ref())?;
-            Some((i.label.as_str(), d))
-        })
+        .map(|(side, d)| (side.label.as_str(), *d))
         .collect();
     if runs.is_empty() {
         return;
@@ -152,8 +145,7 @@ fn seconds(s: &mut String, label: &str, d: &DeliveryRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::input::{Detail, Format, Sample, Test};
-    use crate::record::delivery::{DeliverySecond, DisconnectRecord};
+    use crate::delivery::block::{DeliveryNode, DeliverySecond, DisconnectRecord};
 
     #[test]
     fn the_block_shows_counts_seconds_and_drops() {
@@ -180,22 +172,12 @@ mod tests {
             }],
             ..DeliveryRecord::default()
         };
-        let input = crate::compare::fixtures::input(
-            "run",
-            Format::Respbench,
-            vec![Test {
-                name: "PUBLISH -> SUBSCRIBE".into(),
-                samples: vec![Sample {
-                    detail: Some(Box::new(Detail {
-                        delivery: Some(d),
-                        ..Detail::default()
-                    })),
-                    ..Sample::default()
-                }],
-            }],
-        );
+        let side = Side {
+            label: "run".into(),
+            ..Side::default()
+        };
         let mut s = String::new();
-        table(&mut s, &[input], "PUBLISH -> SUBSCRIBE");
+        table(&mut s, &[(side, &d)]);
         assert!(
             s.contains("<td>15</td><td>5</td><td>0</td><td>1.5</td><td>1</td>"),
             "{s}"
@@ -204,7 +186,7 @@ mod tests {
         assert!(s.contains("closed by the server &lt;x&gt;"), "{s}");
         assert!(!s.contains("per node"), "{s}");
         let mut none = String::new();
-        table(&mut none, &[], "PUBLISH -> SUBSCRIBE");
+        table(&mut none, &[]);
         assert!(none.is_empty());
     }
 
@@ -212,7 +194,7 @@ mod tests {
     fn a_cluster_runs_nodes_and_moves_are_a_table() {
         let d = DeliveryRecord {
             mode: "pubsub".into(),
-            nodes: vec![crate::record::delivery::DeliveryNode {
+            nodes: vec![DeliveryNode {
                 node: "127.0.0.1:7000".into(),
                 channels: 3,
                 receivers: 6,

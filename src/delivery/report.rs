@@ -5,10 +5,10 @@
 
 use std::io::{self, Write};
 
-use crate::record::delivery::DeliveryRecord;
+use super::block::DeliveryRecord;
 
 /// Writes the delivery block (after the test's latency report).
-pub fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()> {
+pub(super) fn write_delivery(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()> {
     let rate = d
         .rate
         .map_or("as fast as possible".to_string(), |r| format!("at {r}/s"));
@@ -204,7 +204,7 @@ fn write_seconds(out: &mut impl Write, d: &DeliveryRecord) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::delivery::{DeliverySecond, DisconnectRecord};
+    use crate::delivery::block::{DeliverySecond, DisconnectRecord};
 
     #[test]
     fn the_block_names_losses_disconnections_and_the_buffer_limit() {
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_cluster_run_lists_its_nodes_and_the_moves_it_followed() {
-        use crate::record::delivery::DeliveryNode;
+        use crate::delivery::block::DeliveryNode;
         let node = |name: &str, published| DeliveryNode {
             node: name.into(),
             channels: 2,

@@ -4,31 +4,27 @@
 //! shard, pending entries and lag add (each shard has its own stream). The latency histograms are
 //! the test's own and are added with every test's (`hist`).
 
-use crate::record::TestRecord;
-use crate::record::delivery::{DeliveryNode, DeliveryRecord, DeliverySecond};
+use super::block::{DeliveryNode, DeliveryRecord, DeliverySecond};
 
-use super::counts;
-
-/// The merged block (`None` when no shard has one); `what` names a field for messages.
+/// The merged block of the shards' test (one per shard, by file name, in input order; `None`:
+/// that shard's test has none): `None` when no shard has one, an error when only some do or
+/// they ran different modes, or a count's sum does not fit (a corrupt record; `merge` names the
+/// test and the block before the message).
 pub(super) fn merge(
-    tests: &[&TestRecord],
-    what: &dyn Fn(&str) -> String,
+    shards: &[(&str, Option<&DeliveryRecord>)],
 ) -> Result<Option<DeliveryRecord>, String> {
-    let blocks: Vec<&DeliveryRecord> = tests.iter().filter_map(|t| t.delivery.as_ref()).collect();
+    let blocks: Vec<&DeliveryRecord> = shards.iter().filter_map(|(_, b)| *b).collect();
     let Some(first) = blocks.first() else {
         return Ok(None);
     };
-    if blocks.len() != tests.len() || blocks.iter().any(|b| b.mode != first.mode) {
-        return Err(format!(
-            "{}: some shards ran a different delivery mode",
-            what("delivery")
-        ));
+    if blocks.len() != shards.len() || blocks.iter().any(|b| b.mode != first.mode) {
+        return Err("some shards ran a different delivery mode".into());
     }
     let sum = |f: fn(&DeliveryRecord) -> u64, name: &str| {
-        counts::total(
-            blocks.iter().map(|b| f(b)),
-            &what(&format!("delivery.{name}")),
-        )
+        let mut values = blocks.iter().map(|b| f(b));
+        values.try_fold(0u64, u64::checked_add).ok_or_else(|| {
+            format!("{name}: the shards' sum does not fit in 64 bits (a corrupt record)")
+        })
     };
     let some_sum = |f: fn(&DeliveryRecord) -> Option<u64>| -> Option<u64> {
         blocks.iter().map(|b| f(b)).sum()
@@ -117,32 +113,36 @@ fn add_second(into: &mut DeliverySecond, s: &DeliverySecond) {
 mod tests {
     use super::*;
 
-    fn test(delivered: u64, behind: u64) -> TestRecord {
-        TestRecord {
-            delivery: Some(DeliveryRecord {
-                mode: "pubsub".into(),
-                receivers: 10,
-                expected: 100,
+    fn test(delivered: u64, behind: u64) -> Option<DeliveryRecord> {
+        Some(DeliveryRecord {
+            mode: "pubsub".into(),
+            receivers: 10,
+            expected: 100,
+            delivered,
+            lost: 100 - delivered,
+            fanout: Some(100),
+            seconds: vec![DeliverySecond {
+                second: 0,
                 delivered,
-                lost: 100 - delivered,
-                fanout: Some(100),
-                seconds: vec![DeliverySecond {
-                    second: 0,
-                    delivered,
-                    behind,
-                    output_buffer_bytes: Some(behind * 10),
-                    ..DeliverySecond::default()
-                }],
-                ..DeliveryRecord::default()
-            }),
-            ..TestRecord::default()
-        }
+                behind,
+                output_buffer_bytes: Some(behind * 10),
+                ..DeliverySecond::default()
+            }],
+            ..DeliveryRecord::default()
+        })
+    }
+
+    /// The shards' blocks as `Block::merge` gets them.
+    fn merge(blocks: &[&Option<DeliveryRecord>]) -> Result<Option<DeliveryRecord>, String> {
+        let parts: Vec<(&str, Option<&DeliveryRecord>)> =
+            blocks.iter().map(|b| ("shard", b.as_ref())).collect();
+        super::merge(&parts)
     }
 
     #[test]
     fn shards_add_their_counts_and_keep_the_worst_backlog() {
         let (a, b) = (test(100, 0), test(90, 7));
-        let m = merge(&[&a, &b], &|f: &str| f.to_string()).unwrap().unwrap();
+        let m = merge(&[&a, &b]).unwrap().unwrap();
         assert_eq!(
             (m.receivers, m.expected, m.delivered, m.lost),
             (20, 200, 190, 10)
@@ -154,9 +154,9 @@ mod tests {
             (m.seconds[0].behind, m.seconds[0].output_buffer_bytes),
             (7, Some(70))
         );
-        let plain = TestRecord::default();
-        assert!(merge(&[&a, &plain], &|f: &str| f.to_string()).is_err());
-        assert_eq!(merge(&[&plain], &|f: &str| f.to_string()).unwrap(), None);
+        let plain = None;
+        assert!(merge(&[&a, &plain]).is_err());
+        assert_eq!(merge(&[&plain]).unwrap(), None);
     }
 
     #[test]
@@ -169,17 +169,17 @@ mod tests {
             delivered: 2 * published,
         };
         let (mut a, mut b) = (test(100, 0), test(100, 0));
-        if let Some(d) = a.delivery.as_mut() {
+        if let Some(d) = a.as_mut() {
             d.nodes = vec![node("n:1", 10), node("n:2", 20)];
             d.moved = Some(1);
             d.resubscribed = Some(0);
         }
-        if let Some(d) = b.delivery.as_mut() {
+        if let Some(d) = b.as_mut() {
             d.nodes = vec![node("n:2", 5), node("n:3", 7)];
             d.moved = Some(2);
             d.resubscribed = Some(2);
         }
-        let m = merge(&[&a, &b], &|f: &str| f.to_string()).unwrap().unwrap();
+        let m = merge(&[&a, &b]).unwrap().unwrap();
         let names: Vec<(&str, u64, u32)> = m
             .nodes
             .iter()
@@ -188,9 +188,7 @@ mod tests {
         assert_eq!(names, [("n:1", 10, 2), ("n:2", 25, 4), ("n:3", 7, 2)]);
         assert_eq!((m.moved, m.resubscribed), (Some(3), Some(2)));
         let (plain, other) = (test(100, 0), test(100, 0));
-        let m = merge(&[&plain, &other], &|f: &str| f.to_string())
-            .unwrap()
-            .unwrap();
+        let m = merge(&[&plain, &other]).unwrap().unwrap();
         assert!(m.nodes.is_empty() && m.moved.is_none());
     }
 }

@@ -9,12 +9,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::compare::input::Input;
-use crate::record::replay::{ReplayCluster, ReplayRecord};
-
+use super::block::{ReplayCluster, ReplayRecord, ReplaySecond};
 use crate::html::esc;
 use crate::html::svg::{self, Series, Stroke, XAxis};
 use crate::html::svg::{chart, colour};
+use crate::record::block::Side;
+
+/// A run's replay block: its place among the inputs (its colour), its label.
+type Run<'a> = (usize, &'a str, &'a ReplayRecord);
 
 /// `name n, name n` of a count map, or `-`.
 fn counts(m: &BTreeMap<String, u64>) -> String {
@@ -49,9 +51,9 @@ fn window(r: &ReplayRecord) -> String {
 /// One row of the table for one run.
 fn row(s: &mut String, label: &str, r: &ReplayRecord) {
     let speed = r.speed.map_or("max".to_string(), |x| format!("{x}×"));
-    let mut not_sent = counts(&r.skipped);
-    if r.from_scripts > 0 {
-        let _ = write!(not_sent, "; run by scripts {}", r.from_scripts);
+    let mut not_sent = counts(&r.filtered.skipped);
+    if r.filtered.from_scripts > 0 {
+        let _ = write!(not_sent, "; run by scripts {}", r.filtered.from_scripts);
     }
     let _ = write!(
         s,
@@ -72,10 +74,10 @@ fn row(s: &mut String, label: &str, r: &ReplayRecord) {
 }
 
 /// `--cluster` replays' routing: a row per run that has it; nothing when none does.
-fn cluster_table(s: &mut String, runs: &[(usize, &Input, &ReplayRecord)]) {
+fn cluster_table(s: &mut String, runs: &[Run]) {
     let rows: Vec<(&str, &ReplayCluster)> = runs
         .iter()
-        .filter_map(|(_, i, r)| Some((i.label.as_str(), r.cluster.as_ref()?)))
+        .filter_map(|(_, label, r)| Some((*label, r.cluster.as_ref()?)))
         .collect();
     if rows.is_empty() {
         return;
@@ -103,12 +105,12 @@ fn cluster_table(s: &mut String, runs: &[(usize, &Input, &ReplayRecord)]) {
     s.push_str("</table></div>");
 }
 
-/// The section, when some run is a replay; nothing otherwise.
-pub fn section(s: &mut String, inputs: &[Input]) {
-    let runs: Vec<(usize, &Input, &ReplayRecord)> = inputs
+/// The section, when some run is a replay (`compare::html` finds them by the block's kind);
+/// nothing otherwise.
+pub(super) fn section(s: &mut String, sides: &[(Side, &ReplayRecord)]) {
+    let runs: Vec<Run> = sides
         .iter()
-        .enumerate()
-        .filter_map(|(i, input)| Some((i, input, input.costs.replay.as_ref()?)))
+        .map(|(side, r)| (side.index, side.label.as_str(), *r))
         .collect();
     if runs.is_empty() {
         return;
@@ -122,14 +124,14 @@ pub fn section(s: &mut String, inputs: &[Input]) {
          <th>sent</th><th>connections</th><th>clients</th><th>not sent</th>\
          <th>max slip ms</th></tr>",
     );
-    for (_, input, r) in &runs {
-        row(s, &input.label, r);
+    for (_, label, r) in &runs {
+        row(s, label, r);
     }
     s.push_str("</table></div>");
     cluster_table(s, &runs);
     let mut series = Vec::new();
-    for (i, input, r) in &runs {
-        let per = |f: fn(&crate::record::replay::ReplaySecond) -> f64| {
+    for (i, label, r) in &runs {
+        let per = |f: fn(&ReplaySecond) -> f64| {
             r.seconds
                 .iter()
                 .enumerate()
@@ -137,13 +139,13 @@ pub fn section(s: &mut String, inputs: &[Input]) {
                 .collect::<Vec<_>>()
         };
         series.push(Series {
-            label: format!("{} max", input.label),
+            label: format!("{label} max"),
             colour: colour(*i),
             stroke: Stroke::Solid,
             points: per(|x| x.slip_max_ms),
         });
         series.push(Series {
-            label: format!("{} mean", input.label),
+            label: format!("{label} mean"),
             colour: colour(*i),
             stroke: Stroke::Dashed,
             points: per(|x| x.slip_mean_ms),
@@ -161,7 +163,7 @@ pub fn section(s: &mut String, inputs: &[Input]) {
         c.x_from_zero = true;
         c.legend = runs
             .iter()
-            .map(|(i, input, _)| (input.label.clone(), colour(*i)))
+            .map(|(i, label, _)| (label.to_string(), colour(*i)))
             .collect();
         s.push_str("<div class=\"charts\">");
         s.push_str(&svg::render(&c));
@@ -173,16 +175,14 @@ pub fn section(s: &mut String, inputs: &[Input]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::input::Format;
-    use crate::record::replay::ReplaySecond;
+    use crate::replay::block::Filtered;
 
-    fn input(label: &str, replay: Option<ReplayRecord>) -> Input {
-        Input {
-            costs: crate::compare::input::Costs {
-                replay,
-                ..Default::default()
-            },
-            ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
+    fn side(label: &str, index: usize) -> Side {
+        let label = label.into();
+        Side {
+            label,
+            index,
+            ..Side::default()
         }
     }
 
@@ -195,8 +195,11 @@ mod tests {
             loops: 1,
             entries: 100,
             sent: 90,
-            skipped: [("FLUSHDB".to_string(), 3)].into_iter().collect(),
-            from_scripts: 2,
+            filtered: Filtered {
+                skipped: [("FLUSHDB".to_string(), 3)].into_iter().collect(),
+                from_scripts: 2,
+                ..Filtered::default()
+            },
             max_slip_ms: 4.25,
             seconds: vec![
                 ReplaySecond {
@@ -223,7 +226,8 @@ mod tests {
             ..Default::default()
         };
         let mut s = String::new();
-        section(&mut s, &[input("plain", None), input("replayed", Some(r))]);
+        // The first input has no replay: only the second's block is given, at its place.
+        section(&mut s, &[(side("replayed", 1), &r)]);
         assert!(s.contains("id=\"replay\""), "{s}");
         assert!(s.contains("shop&lt;1&gt;.trace") && s.contains("2×"), "{s}");
         assert!(s.contains("FLUSHDB 3; run by scripts 2"), "{s}");
@@ -237,7 +241,7 @@ mod tests {
             "a run without a replay has no row"
         );
         let mut none = String::new();
-        section(&mut none, &[input("plain", None)]);
+        section(&mut none, &[]);
         assert!(none.is_empty());
     }
 }

@@ -5,11 +5,10 @@
 //! delivery latency itself is the test's ordinary histograms and summaries (send → first
 //! delivery), so `compare`, `report` and `merge` read it as any test's latency.
 //!
-//! Every field defaults, so records written before the block existed still read.
+//! Every field defaults, so records written before the block existed still read. The runtime
+//! counts into this shape (`DeliveryResult::block`); `record.rs` gives it the test's spec.
 
 use serde::{Deserialize, Serialize};
-
-use crate::delivery::{DeliveryResult, DeliverySpec, Mode};
 
 /// A delivery test's own figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -117,107 +116,4 @@ pub struct DeliverySecond {
     pub pending_growth: Option<i64>,
     /// Streams: the group's lag as the server counts it.
     pub server_lag: Option<u64>,
-}
-
-impl DeliveryRecord {
-    /// The block's shape for `spec` (mode, receivers, publishers, channels, messages, rate,
-    /// payload), without counts: what the journal's `begin` line holds, so a killed test's
-    /// block is rebuilt from its seconds (`record::journal`).
-    pub fn shape(spec: &DeliverySpec) -> Self {
-        let (mode, channels, subscribe, slow) = match &spec.mode {
-            Mode::PubSub {
-                channels,
-                patterns,
-                sharded,
-                slow,
-                ..
-            } => {
-                let how = match (patterns, sharded) {
-                    (true, _) => "pattern",
-                    (_, true) => "sharded",
-                    _ => "channel",
-                };
-                ("pubsub", Some(*channels), Some(how.to_string()), *slow)
-            }
-            Mode::Stream { .. } => ("stream", None, None, None),
-        };
-        Self {
-            mode: mode.into(),
-            receivers: spec.receivers(),
-            publishers: spec.publishers,
-            channels,
-            subscribe,
-            slow_subscribers: slow.map(|s| s.0),
-            slow_pause_ms: slow.map(|s| s.1.as_millis() as u64),
-            messages: spec.messages,
-            rate: spec.rate,
-            payload_bytes: spec.payload as u64,
-            ..Self::default()
-        }
-    }
-
-    /// The block for `spec`'s run that measured `r`.
-    pub fn of(spec: &DeliverySpec, r: &DeliveryResult) -> Self {
-        let mut pending_before: Option<u64> = None;
-        let seconds = r
-            .seconds
-            .iter()
-            .map(|s| {
-                let growth = s
-                    .pending
-                    .map(|p| p as i64 - pending_before.unwrap_or(0) as i64);
-                pending_before = s.pending.or(pending_before);
-                DeliverySecond {
-                    second: s.second,
-                    published: s.published,
-                    delivered: s.delivered,
-                    max_latency_us: s.max_latency_us,
-                    behind: s.behind,
-                    output_buffer_bytes: s.output_buffer_bytes,
-                    pending: s.pending,
-                    pending_growth: growth,
-                    server_lag: s.server_lag,
-                }
-            })
-            .collect();
-        Self {
-            published: r.published,
-            publish_errors: r.publish_errors,
-            expected: r.expected,
-            delivered: r.delivered,
-            duplicates: r.duplicates,
-            lost: r.lost,
-            foreign: r.foreign,
-            fanout: r.fanout,
-            acked: r.acked,
-            disconnects: r
-                .disconnects
-                .iter()
-                .map(|d| DisconnectRecord {
-                    receiver: d.receiver,
-                    at_s: d.at_s,
-                    reason: d.reason.clone(),
-                    by_server: d.by_server,
-                    output_buffer_bytes: d.output_buffer_bytes,
-                    reconnected_at_s: d.reconnected_at_s,
-                })
-                .collect(),
-            buffer_limit_disconnections: r.buffer_limit_disconnections,
-            seconds,
-            nodes: r
-                .nodes
-                .iter()
-                .map(|n| DeliveryNode {
-                    node: n.node.clone(),
-                    channels: n.channels,
-                    receivers: n.receivers,
-                    published: n.published,
-                    delivered: n.delivered,
-                })
-                .collect(),
-            moved: (!r.nodes.is_empty()).then_some(r.moved),
-            resubscribed: (!r.nodes.is_empty()).then_some(r.resubscribed),
-            ..Self::shape(spec)
-        }
-    }
 }

@@ -30,15 +30,10 @@ pub struct ReplayRecord {
     pub sent: u64,
     pub connections: u64,
     pub clients: u64,
-    /// Skipped commands by name (`FLUSHALL`, `CONFIG SET`, `AUTH`).
-    pub skipped: BTreeMap<String, u64>,
-    /// Commands run by scripts (MONITOR's `[0 lua]`): not sent, their EVAL/FCALL was.
-    pub from_scripts: u64,
-    /// Entries that were not commands.
-    pub raw: u64,
-    pub outside_window: u64,
-    pub other_shards: u64,
-    pub selects_added: u64,
+    /// What the filter and the schedule did to the trace's entries besides sending them (in
+    /// the record as fields of the block).
+    #[serde(flatten)]
+    pub filtered: Filtered,
     /// Largest slip (actual send after intended), ms.
     pub max_slip_ms: f64,
     /// One row per second from the replay's start.
@@ -46,6 +41,26 @@ pub struct ReplayRecord {
     /// `--cluster`: how the commands were routed (`null` without `--cluster`, and in records
     /// written before it existed).
     pub cluster: Option<ReplayCluster>,
+}
+
+/// What the filter and the schedule did to a trace's entries besides sending them: those not
+/// sent, by why, and the `SELECT`s added. The schedule counts into it (`schedule::Counts`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Filtered {
+    /// Skipped commands by name (`FLUSHALL`, `CONFIG SET`, `AUTH`).
+    pub skipped: BTreeMap<String, u64>,
+    /// Commands run by scripts (MONITOR's `[0 lua]`): not sent, their EVAL/FCALL was.
+    pub from_scripts: u64,
+    /// Entries that were not commands (malformed framing in a fuzz log).
+    pub raw: u64,
+    /// Outside `--start`/`--end`.
+    pub outside_window: u64,
+    /// Clients of other shards (`--shard`).
+    pub other_shards: u64,
+    /// `SELECT`s the replay added because a connection's database differed from the entry's
+    /// (folded clients, or a capture that began after a client's own `SELECT`).
+    pub selects_added: u64,
 }
 
 /// `replay --cluster`: each command went to the primary owning its keys' slot.
@@ -106,7 +121,10 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
         let Some(o) = out.as_mut() else {
             out = Some(ReplayRecord {
                 shard: None,
-                other_shards: 0,
+                filtered: Filtered {
+                    other_shards: 0,
+                    ..b.filtered.clone()
+                },
                 ..b.clone()
             });
             continue;
@@ -114,7 +132,7 @@ pub fn merged<'a>(blocks: impl Iterator<Item = &'a ReplayRecord>) -> Option<Repl
         o.sent += b.sent;
         o.connections += b.connections;
         o.clients += b.clients;
-        o.selects_added += b.selects_added;
+        o.filtered.selects_added += b.filtered.selects_added;
         o.max_slip_ms = o.max_slip_ms.max(b.max_slip_ms);
         match (&mut o.cluster, &b.cluster) {
             (Some(x), Some(y)) => x.add(y),
