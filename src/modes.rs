@@ -19,24 +19,35 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::Args;
+use crate::cli::{self, Args, ArgsKind};
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
 use crate::run::{self, Failure, ModeContext};
-use crate::{delivery, storm};
+use crate::{delivery, fuzz, memory, storm};
 
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
 pub static BLOCKS: &[BlockKind] = &[
-    BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
+    BlockKind::of::<fuzz::block::FuzzRecord>(),
     BlockKind::of::<storm::block::StormRecord>(),
-    BlockKind::of::<crate::memory::block::MemoryRecord>(),
+    BlockKind::of::<memory::block::MemoryRecord>(),
 ];
 
-/// Installs [`BLOCKS`] for the record (before any record is read or written: `main` does it
-/// first).
+/// Every mode's own options (their entries and their type, `cli::ModeArgs`), which the option
+/// table and `cli::Args` hold without naming the mode; in this order at their place in the
+/// table (so in the completions and the man page), and their whole-line checks run in it.
+pub static OPTIONS: &[ArgsKind] = &[
+    ArgsKind::of::<fuzz::cli::FuzzArgs>(),
+    ArgsKind::of::<storm::cli::StormArgs>(),
+    ArgsKind::of::<memory::cli::MemoryArgs>(),
+    ArgsKind::of::<delivery::cli::DeliveryArgs>(),
+];
+
+/// Installs [`BLOCKS`] for the record and [`OPTIONS`] for the command line (before any record
+/// is read or written and any command line parsed: `main` does it first).
 pub fn install() {
     block::install(BLOCKS);
+    cli::install(OPTIONS);
 }
 
 /// What a run does once the server is known: one mode, chosen once from the command line.
@@ -54,8 +65,8 @@ pub enum RunMode {
     Storm(storm::plan::StormPlan),
     /// `--pubsub`/`--stream`: a delivery test (`delivery/`).
     Delivery(delivery::DeliverySpec),
-    /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`).
-    Fuzz,
+    /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`), with its options.
+    Fuzz(fuzz::cli::FuzzArgs),
 }
 
 impl RunMode {
@@ -67,8 +78,8 @@ impl RunMode {
         let delivery = delivery::plan::plan(args, plan)?;
         Ok(if args.idle {
             RunMode::Idle
-        } else if plan.fuzz.enabled {
-            RunMode::Fuzz
+        } else if args.mode::<fuzz::cli::FuzzArgs>().enabled {
+            RunMode::Fuzz(args.mode::<fuzz::cli::FuzzArgs>().clone())
         } else if let Some(p) = storm::plan::plan(args) {
             RunMode::Storm(p)
         } else if plan.verify.is_some_and(|v| v.only) {
@@ -114,7 +125,7 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::VerifyOnly => run::verify_only(ctx),
         RunMode::Storm(plan) => storm::run::run(ctx, plan),
         RunMode::Delivery(spec) => run::delivery(ctx, spec),
-        RunMode::Fuzz => crate::fuzz::run::run(ctx),
+        RunMode::Fuzz(args) => fuzz::run::run(ctx, args),
     }
 }
 
@@ -139,7 +150,7 @@ mod tests {
         ));
         assert!(matches!(mode(&["--memory-per-key"]), RunMode::Benchmark));
         assert!(matches!(mode(&["-I"]), RunMode::Idle));
-        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz));
+        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz(_)));
         assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery(_)));
         let storm = mode(&["--connect-storm", "PING"]);
         let RunMode::Storm(p) = storm else {
@@ -149,7 +160,7 @@ mod tests {
         // Given together, the first of the order runs (fuzz before the storm), as it always has.
         assert!(matches!(
             mode(&["--fuzz", "--connect-storm"]),
-            RunMode::Fuzz
+            RunMode::Fuzz(_)
         ));
     }
 }

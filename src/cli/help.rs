@@ -13,8 +13,8 @@
 use std::sync::OnceLock;
 
 use super::flag::{Action, Doc, Flag, help_block};
+use super::flags;
 use super::state::State;
-use super::{flags, fuzz};
 
 /// The options a first run needs, shown on the first screen with their help's opening phrase.
 /// Each is named by its first spelling; each is also listed in full in its group.
@@ -37,7 +37,7 @@ pub(super) const MOST_USED: &[&str] = &[
 ];
 
 /// Options under one heading: those named (by first spelling), then every described entry of
-/// the table parts given (a part that is wholly one topic: TLS, the fuzzer).
+/// the table parts given (a part that is wholly one topic: TLS).
 pub(super) struct Group {
     pub heading: &'static str,
     pub names: &'static [&'static str],
@@ -176,8 +176,18 @@ pub(super) const GROUPS: &[Group] = &[
             "--tls-resume",
             "--fill",
             "--memory-per-key",
+            "--fuzz",
+            "--fuzz-mode",
+            "--fuzz-loglevel",
+            "--fuzz-log",
+            "--fuzz-hang-timeout",
+            "--fuzz-restart",
+            "--fuzz-exclude",
+            "--fuzz-include",
+            "--fuzz-reduce-attempts",
+            "--fuzz-reduce-time",
         ],
-        parts: &[fuzz::FLAGS],
+        parts: &[],
     },
     Group {
         heading: "Help",

@@ -15,6 +15,7 @@
 //! parses every message into an owned value, a cost per message the `bench/delivery-cost.sh`
 //! target measures against the engine's cost per request.
 
+pub mod cli;
 mod conn;
 mod connect;
 mod consumers;

@@ -15,6 +15,7 @@
 //! for the histograms' sums as well.
 
 pub mod block;
+pub mod cli;
 mod failure;
 mod kind;
 mod merge;

@@ -196,7 +196,7 @@ fn a_killed_storm_keeps_its_stages_and_its_failures_by_stage_and_kind() {
         let mut heads = crate::record::block::Blocks::default();
         heads.set(StormRecord::KEY, &ctx);
         TestStart {
-            name: crate::run::STORM,
+            name: crate::storm::run::TEST_NAME,
             started_at: Some(STARTED.into()),
             heads,
             ..TestStart::default()
