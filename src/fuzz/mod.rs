@@ -17,6 +17,8 @@ mod client;
 pub mod config;
 pub mod exclude;
 pub mod generate;
+#[cfg(test)]
+mod journal_tests;
 pub mod log;
 pub mod malformed;
 pub mod reduce;

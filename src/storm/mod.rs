@@ -17,6 +17,8 @@
 pub mod block;
 pub mod cli;
 mod failure;
+#[cfg(test)]
+mod journal_tests;
 mod kind;
 mod merge;
 mod opener;
