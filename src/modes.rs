@@ -43,12 +43,18 @@ pub static OPTIONS: &[ArgsKind] = &[
     ArgsKind::of::<delivery::cli::DeliveryArgs>(),
 ];
 
-/// Installs [`BLOCKS`] for the record and [`OPTIONS`] for the command line (before any record
-/// is read or written and any command line parsed: `main` does it first).
+/// Installs [`BLOCKS`] for the record, [`OPTIONS`] for the command line and [`TEST_PROBE`] for
+/// the benchmark (before any record is read or written and any command line parsed: `main` does
+/// it first).
 pub fn install() {
     block::install(BLOCKS);
     cli::install(OPTIONS);
+    run::install_test_probe(TEST_PROBE);
 }
+
+/// What runs around each benchmark test when the plan asks for it (`run::TestProbe`): memory
+/// per key's readings, block and report lines.
+pub static TEST_PROBE: &dyn run::TestProbe = &memory::probe::MemoryProbe;
 
 /// What a run does once the server is known: one mode, chosen once from the command line.
 /// `--find-max` and `--memory-per-key`/`--fill` are options of [`RunMode::Benchmark`] (they run

@@ -16,6 +16,7 @@ pub mod cli;
 mod kind;
 mod merge;
 pub mod per_test;
+pub mod probe;
 pub mod record;
 pub mod report;
 mod tables;

@@ -12,6 +12,7 @@ mod live_metrics;
 mod mode_seconds;
 mod record_hook;
 mod start;
+mod test_probe;
 mod verify;
 
 use std::io::{self, Write};
@@ -23,11 +24,11 @@ use self::cluster::ClusterCtx;
 use self::console::Console;
 pub use self::context::ModeContext;
 pub use self::mode_seconds::ModeSeconds;
+pub use self::test_probe::{Primaries, TestProbe, install as install_test_probe};
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Target, Transport};
-use crate::memory;
 use crate::metrics::TestResult;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
 use crate::record::{RunRecord, TestExtras};
@@ -569,10 +570,8 @@ impl<W: Write> Session<'_, W> {
                 .cluster
                 .as_ref()
                 .map(|c| move || c.primary_connections());
-            let primaries = primaries
-                .as_ref()
-                .map(|f| f as &memory::per_test::Primaries<'_>);
-            memory::per_test::before(&mut self.control, primaries, self.plan.dbnum, template)
+            let primaries = primaries.as_ref().map(|f| f as &Primaries<'_>);
+            test_probe::probe().before(&mut self.control, primaries, self.plan.dbnum, template)
         });
         let watch = self.rec.begin_test();
         // The console, and each completed second to the journal.
@@ -593,16 +592,9 @@ impl<W: Write> Session<'_, W> {
             )
         };
         live_metrics::test_ended(console, &result);
-        let memory = memory::per_test::after(
-            &mut self.control,
-            memory_before.flatten(),
-            template,
-            self.load.value_sizes.as_ref(),
-        );
-        let blocks = memory.map(|m| {
-            let mut blocks = crate::record::block::Blocks::default();
-            blocks.put(&m);
-            blocks
+        let blocks = memory_before.and_then(|before| {
+            let sizes = self.load.value_sizes.as_ref();
+            test_probe::probe().after(&mut self.control, before, template, sizes)
         });
         let extras = TestExtras {
             repetition,
@@ -614,9 +606,8 @@ impl<W: Write> Session<'_, W> {
         console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
-        let memory = test.blocks.block::<crate::memory::block::MemoryRecord>();
-        if let (Some(m), false) = (&memory, self.plan.format == Format::Csv) {
-            memory::report::write_memory(&mut self.out, m)?;
+        if self.plan.memory_per_key && self.plan.format != Format::Csv {
+            test_probe::probe().report(&mut self.out, &test.blocks)?;
         }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
