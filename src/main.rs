@@ -100,7 +100,7 @@ fn main() -> ExitCode {
 
 /// memtier_benchmark's command line: its own parser and output, respbench's run underneath.
 fn memtier_main(argv: Vec<std::ffi::OsString>) -> ExitCode {
-    use respbench::cli::memtier::{self, MemtierInvocation};
+    use respbench::memtier::cli::{self as memtier, MemtierInvocation};
     let (mut args, opts) = match memtier::parse(argv, std::env::var_os(cli::PASSWORD_ENV)) {
         Ok(MemtierInvocation::Run(args, opts)) => (args, opts),
         Ok(MemtierInvocation::Help) => {

@@ -20,10 +20,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::{self, Args, ArgsKind};
+use crate::manual::ModePage;
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
+use crate::redact::LineTable;
 use crate::run::{self, Failure, ModeContext};
-use crate::{delivery, fuzz, memory, storm};
+use crate::{delivery, fuzz, memory, memtier, storm};
 
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
@@ -43,13 +45,32 @@ pub static OPTIONS: &[ArgsKind] = &[
     ArgsKind::of::<delivery::cli::DeliveryArgs>(),
 ];
 
-/// Installs [`BLOCKS`] for the record, [`OPTIONS`] for the command line and [`TEST_PROBE`] for
-/// the benchmark (before any record is read or written and any command line parsed: `main` does
-/// it first).
+/// The modes whose command line is read by a table of their own (memtier's), for `redact` to
+/// find their secrets the way their parser does.
+pub static LINES: &[LineTable] = &[LineTable {
+    subcommand: "memtier",
+    program: "memtier_benchmark",
+    takes_value: memtier::cli::takes_value,
+    secret_value: memtier::cli::secret_value,
+}];
+
+/// The modes that are subcommands of their own (memtier's), for the man page and completions.
+pub static PAGES: &[ModePage] = &[ModePage {
+    name: "memtier",
+    summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
+    help: memtier::cli::help_text,
+    options: || memtier::cli::docs().collect(),
+}];
+
+/// Installs [`BLOCKS`] for the record, [`OPTIONS`] for the command line, [`TEST_PROBE`] for the
+/// benchmark, [`LINES`] for `redact` and [`PAGES`] for the manual (before any record is read or
+/// written, or a command line parsed or shown: `main` does it first).
 pub fn install() {
     block::install(BLOCKS);
     cli::install(OPTIONS);
     run::install_test_probe(TEST_PROBE);
+    crate::redact::install(LINES);
+    crate::manual::install(PAGES);
 }
 
 /// What runs around each benchmark test when the plan asks for it (`run::TestProbe`): memory

@@ -66,6 +66,104 @@ fn record_html_and_cli_are_below_the_modes_and_the_registry_above() {
     );
 }
 
+/// The modes whose files have all moved into their folder (issue 32's "done when"): no file
+/// elsewhere in `src/` is named after the mode, and outside the folder only the registry
+/// (`src/modes.rs`) and the entry points (`src/lib.rs`, `src/main.rs`) name its module (a
+/// `mode::` path, `crate::mode`, `mod mode`, or the mode in a `use` group), tests included.
+/// This list only grows, up to [`MODES`].
+const IN_THEIR_FOLDERS: &[&str] = &["memtier", "storm", "fuzz", "memory"];
+/// The files outside a mode's folder that may name it.
+const MAY_NAME_A_MODE: &[&str] = &["modes.rs", "lib.rs", "main.rs"];
+
+#[test]
+fn a_moved_mode_lives_in_its_folder() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for mode in IN_THEIR_FOLDERS {
+        for file in &files {
+            let rel = file.strip_prefix(&src).unwrap();
+            if rel.starts_with(mode) {
+                continue;
+            }
+            let named_after = rel
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().contains(mode));
+            if named_after {
+                problems.push(format!(
+                    "src/{} is named after `{mode}`: move it into src/{mode}/, or name it for \
+                     what it is if a lower layer owns it",
+                    rel.display()
+                ));
+            }
+            if MAY_NAME_A_MODE.iter().any(|f| rel == Path::new(f)) {
+                continue;
+            }
+            let code = blank_literals(&fs::read_to_string(file).expect("a source file"));
+            if let Some(line) = names_module(&code, mode) {
+                problems.push(format!(
+                    "src/{}:{line} names the module `{mode}`: pass what it needs down, or let \
+                     the registry (src/modes.rs) install it",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a mode is not in its folder ({} problem(s)):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn a_mode_is_named_by_its_paths_not_by_a_field() {
+    assert_eq!(names_module("use crate::memtier::cli;", "memtier"), Some(1));
+    assert_eq!(
+        names_module("x\nuse crate::{delivery, memtier};", "memtier"),
+        Some(2)
+    );
+    assert_eq!(names_module("pub mod memtier;", "memtier"), Some(1));
+    assert_eq!(
+        names_module("let a = super::memtier ::f();", "memtier"),
+        Some(1)
+    );
+    let fields = "struct P { memtier: Option<u8> }\nfn f(p: P) { p.memtier; with_memtier(); }";
+    assert_eq!(names_module(fields, "memtier"), None);
+    assert_eq!(
+        names_module(&blank_literals("// crate::memtier::x\n"), "memtier"),
+        None
+    );
+}
+
+/// The line of the first place `code` (comments and literals blanked) names the module `name`
+/// as a path: `name::…`, `…::name`, `mod name`, or `name` inside a `use` group.
+fn names_module(code: &str, name: &str) -> Option<usize> {
+    let bytes = code.as_bytes();
+    let mut from = 0;
+    while let Some(found) = code[from..].find(name) {
+        let at = from + found;
+        let end = at + name.len();
+        from = end;
+        let ident = |i: usize| bytes.get(i).is_some_and(|&b| is_ident(b as char));
+        if (at > 0 && ident(at - 1)) || ident(end) {
+            continue;
+        }
+        let before = code[..at].trim_end();
+        let after = code[end..].trim_start();
+        let in_use = before.ends_with(['{', ',']) && {
+            let statement = &code[before.rfind(';').unwrap_or(0)..at];
+            statement.contains("use ")
+        };
+        if after.starts_with("::") || before.ends_with("::") || before.ends_with("mod") || in_use {
+            return Some(code[..at].lines().count().max(1));
+        }
+    }
+    None
+}
+
 /// Every edge across the seam that should not be there, one line each.
 fn seam_problems(code: &Edges) -> Vec<String> {
     let mut problems = Vec::new();

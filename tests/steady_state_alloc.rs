@@ -239,8 +239,8 @@ fn no_allocation_per_request_command_mix_pipelined() {
 
 #[test]
 fn no_allocation_per_request_memtier_shapes() {
-    use respbench::workload::memtier::{MemtierShape, POOL_SLACK, random_pool};
     use respbench::workload::mix::{Mix, MixCommand};
+    use respbench::workload::shape::{MemtierShape, POOL_SLACK, random_pool};
     use respbench::workload::sizes::SizeDist;
     let command = |name: &str, line: &str, weight| MixCommand {
         name: name.to_string(),
@@ -294,9 +294,9 @@ fn no_allocation_per_request_memtier_shapes() {
 #[test]
 fn no_allocation_per_request_memtier_import() {
     use respbench::workload::distribution::KeyPattern;
-    use respbench::workload::memtier::import::ImportFile;
-    use respbench::workload::memtier::{Imported, MemtierShape};
+    use respbench::workload::import::ImportFile;
     use respbench::workload::mix::{Mix, MixCommand};
+    use respbench::workload::shape::{Imported, MemtierShape};
     // memtier's --data-import: SETs walk the file's items (quoted values with "" inside, some
     // SETEX), GETs read its keys; each item is parsed from the file's bytes as it is written.
     let mut dump =

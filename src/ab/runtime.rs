@@ -39,7 +39,8 @@ pub fn run(plan: &AbPlan, interrupted: Arc<AtomicBool>, terminated: Arc<AtomicBo
             schedule.len(),
             s.name.to_uppercase()
         );
-        let (result, mut doc) = run_for_document(&s.plan, interrupted.clone(), terminated.clone());
+        let (result, mut doc) =
+            run_for_document(&s.plan, interrupted.clone(), terminated.clone(), None);
         // The process's argv names both sides: each block's record names its own.
         doc.command_line = s.command_line.clone();
         let measured = !doc.tests.is_empty();

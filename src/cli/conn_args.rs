@@ -1,7 +1,7 @@
 //! memtier_benchmark's connection options that valkey-benchmark's line has no spelling for
 //! (issue 23): how often a connection is replaced, how long a connect may take, which address
 //! family a host name resolves to, which TLS versions are offered, the jitter between a
-//! thread's connection set-ups, and the `WAIT` commands of the mix. Only `cli::memtier` sets
+//! thread's connection set-ups, and the `WAIT` commands of the mix. Only memtier's table (`memtier/cli/`) sets
 //! them; `plan` copies them into the engine's contract (`cli` imports nothing of the crate).
 
 use std::time::Duration;

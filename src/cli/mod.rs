@@ -123,7 +123,7 @@ pub struct Args {
     /// `--metrics-linger`: keep serving them this long after the run.
     pub metrics_linger: Option<Duration>,
     /// memtier's `--statsd-host` and its options: real-time metrics over UDP (`crate::live`).
-    pub statsd: Option<memtier::StatsdArgs>,
+    pub statsd: Option<StatsdArgs>,
     /// `--repeat N`: run every test N times (1: once, the default).
     pub repeat: u32,
     /// `--shard I/N`: run shard I of N, as (I, N) (the plan makes the shard: `plan::shard`).
@@ -230,14 +230,14 @@ mod conn_args;
 pub mod connection;
 mod drift;
 pub mod flag;
-mod flags;
+pub(crate) mod flags;
 mod help;
-pub mod memtier;
 mod mode_args;
-mod parse;
+pub(crate) mod parse;
 mod paths;
 mod sentinel;
 pub mod state;
+mod statsd;
 #[cfg(test)]
 mod tests;
 mod uri;
@@ -256,6 +256,7 @@ pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_output, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
 pub use state::State;
+pub use statsd::StatsdArgs;
 pub use uri::{Uri, parse_uri};
 pub(crate) use value::seconds as parse_seconds;
 pub use value::shard as parse_shard;

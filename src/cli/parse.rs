@@ -116,7 +116,7 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
 
 /// The checks that need the whole line: unsupported options first, then conflicts (each
 /// mode's own in the registry's order, `ModeArgs::check`).
-pub(super) fn finish(mut st: State) -> Result<Args, UsageError> {
+pub(crate) fn finish(mut st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }

@@ -13,17 +13,17 @@ use super::{Args, DEFAULT_HOST, DEFAULT_PORT, UsageError};
 /// Everything seen so far.
 pub struct State {
     pub args: Args,
-    pub(super) host: String,
-    pub(super) port: u16,
-    pub(super) socket: Option<PathBuf>,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) socket: Option<PathBuf>,
     /// The password from [`super::PASSWORD_ENV`], if set and not empty.
-    pub(super) env_password: Option<OsString>,
+    pub(crate) env_password: Option<OsString>,
     /// The first recognised-but-unsupported option, refused once the whole line has parsed.
-    pub(super) unsupported: Option<UsageError>,
+    pub(crate) unsupported: Option<UsageError>,
     /// Every option given, by the spelling its table entry lists first, in order: the
     /// cross-option checks ask whether an option was given at all (a value equal to the
     /// default still contradicts another option).
-    pub(super) given: Vec<&'static str>,
+    pub(crate) given: Vec<&'static str>,
 }
 
 impl State {

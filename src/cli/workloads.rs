@@ -92,8 +92,8 @@ pub struct WorkloadArgs {
     pub key_drift: Option<KeyDriftArg>,
 }
 
-/// memtier's data options as given (`cli::memtier`); `plan` turns them into the mix's
-/// `workload::memtier::MemtierShape`. Its keys are `memtier-123`, never zero-padded.
+/// memtier's data options as given (`memtier/cli/`); `plan` turns them into the mix's
+/// `workload::shape::MemtierShape`. Its keys are `memtier-123`, never zero-padded.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MemtierData {
     /// `-R`, `--random-data`.
@@ -110,7 +110,7 @@ pub struct MemtierData {
     pub scan_incremental: bool,
     /// `--scan-incremental-max-iterations` (0: until the cursor returns 0).
     pub scan_max_iterations: u64,
-    /// `--data-import` and its options (`cli::memtier::import`).
+    /// `--data-import` and its options (`memtier/cli/import.rs`).
     pub import: Option<ImportArgs>,
 }
 

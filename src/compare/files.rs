@@ -14,6 +14,6 @@ pub fn load_inputs(sides: &[Vec<String>], labels: &[String]) -> Result<Vec<Input
     }
     input::dedup_labels(&mut inputs);
     // A respbench record beside memtier's JSON: its mix as memtier's rows (SET, GET, TOTALS).
-    input::memtier_view::align_with_memtier(&mut inputs);
+    input::peer_view::align_with_memtier(&mut inputs);
     Ok(inputs)
 }

@@ -1,6 +1,7 @@
 //! The test runner: places and opens the connections, starts the workers, watches them, and
 //! merges what they measured into one `TestResult`.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -106,15 +107,18 @@ pub fn run_test(
             ramp_target: even_part(u64::from(load.clients), id as u64, workers as u64).len as usize,
         };
         let handles;
-        (handles, spawn_error) = spawn_workers(scope, per_worker, polls, config);
+        (handles, spawn_error) =
+            spawn_workers(scope, per_worker, polls, config, (&stop, &wakers[..]));
         if spawn_error.is_some() {
             stop_workers(&stop, &wakers);
         }
 
         // The main thread watches: progress ticks, Ctrl-C, a worker's fatal error.
         let watched = monitor.watch(|| handles.iter().all(|h| h.is_finished()), observer);
-        let results: Vec<WorkerResult> =
-            handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        let (results, panicked) = join_workers(handles);
+        if spawn_error.is_none() {
+            spawn_error = panicked;
+        }
         refresher_done.store(true, Ordering::Relaxed);
         (watched, results)
     });
@@ -141,6 +145,7 @@ fn spawn_workers<'scope, 'env>(
     per_worker: Vec<WorkerStreams>,
     polls: Vec<mio::Poll>,
     config: impl Fn(usize, u64) -> worker::WorkerConfig<'env>,
+    (stop, wakers): (&'env AtomicBool, &'env [mio::Waker]),
 ) -> (
     Vec<std::thread::ScopedJoinHandle<'scope, WorkerResult>>,
     Option<EngineError>,
@@ -150,7 +155,11 @@ fn spawn_workers<'scope, 'env>(
         let cfg = config(id, streams.len() as u64);
         let handle = std::thread::Builder::new()
             .name(format!("respbench-worker-{id}"))
-            .spawn_scoped(scope, move || worker::Worker::new(cfg, streams, poll).run());
+            .spawn_scoped(scope, move || {
+                stopping_all_on_panic(stop, wakers, || {
+                    worker::Worker::new(cfg, streams, poll).run()
+                })
+            });
         match handle {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -160,6 +169,47 @@ fn spawn_workers<'scope, 'env>(
         }
     }
     (handles, None)
+}
+
+/// Runs a worker's body; if it panics, stops every worker before the panic goes on to its
+/// join. A worker stopped by a bug must not leave the others running to the end of the test
+/// (or for ever, when nothing else would end them) while its share is lost in silence.
+fn stopping_all_on_panic<T>(
+    stop: &AtomicBool,
+    wakers: &[mio::Waker],
+    body: impl FnOnce() -> T,
+) -> T {
+    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        stop_workers(stop, wakers);
+        std::panic::resume_unwind(payload)
+    })
+}
+
+/// The workers' results, and the error that ends the run when one of them panicked (a bug:
+/// its figures are gone with it, so the test cannot be reported as complete; the others'
+/// figures are kept as measured so far).
+fn join_workers<T>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, T>>,
+) -> (Vec<T>, Option<EngineError>) {
+    let mut results = Vec::with_capacity(handles.len());
+    let mut panicked = None;
+    for (id, h) in handles.into_iter().enumerate() {
+        match h.join() {
+            Ok(r) => results.push(r),
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                panicked.get_or_insert(EngineError::Other(format!(
+                    "internal error: worker thread {id} stopped ({what}); its part of the test \
+                     is missing and the others were stopped (a bug: please report it)"
+                )));
+            }
+        }
+    }
+    (results, panicked)
 }
 
 /// The test's result from what the monitor saw and what the workers hand back: merged figures,
@@ -441,6 +491,39 @@ mod tests {
                 assert_eq!(sum, total);
             }
         }
+    }
+
+    /// A worker that panics stops the others (which would otherwise run on: here, for ever)
+    /// and the join turns the panic into the run's error, keeping the others' results.
+    #[test]
+    fn a_panicking_worker_stops_the_others_and_fails_the_run() {
+        let stop = AtomicBool::new(false);
+        let poll = mio::Poll::new().unwrap();
+        let wakers = [mio::Waker::new(poll.registry(), mio::Token(0)).unwrap()];
+        let (stop, wakers) = (&stop, &wakers[..]);
+        let (results, error) = std::thread::scope(|scope| {
+            let waiter = scope.spawn(move || {
+                stopping_all_on_panic(stop, wakers, || {
+                    let begun = Instant::now();
+                    while !stop.load(Ordering::Relaxed) {
+                        // Bounded, so a broken build fails here instead of hanging.
+                        assert!(begun.elapsed().as_secs() < 60, "never told to stop");
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    7
+                })
+            });
+            let failing = scope.spawn(move || {
+                stopping_all_on_panic(stop, wakers, || -> u32 { panic!("a check failed") })
+            });
+            join_workers(vec![waiter, failing])
+        });
+        assert_eq!(results, vec![7]);
+        let line = error.expect("the panic is the run's error").to_string();
+        assert!(
+            line.contains("worker thread 1 stopped (a check failed)"),
+            "{line}"
+        );
     }
 }
 

@@ -30,7 +30,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::time::Duration;
 
-use crate::cli::memtier::StatsdArgs;
+use crate::cli::StatsdArgs;
 use crate::metrics::{Second, TestResult};
 
 /// How long a Graphite annotation may take to connect and be written (memtier's 2 s).

@@ -51,7 +51,7 @@ pub struct Command {
 
 /// The main command line, then every subcommand, each with its table and help.
 pub fn commands() -> Vec<Command> {
-    vec![
+    let mut all = vec![
         Command {
             name: "",
             summary: "load generator and benchmark for RESP servers (Valkey, Redis)",
@@ -108,13 +108,9 @@ pub fn commands() -> Vec<Command> {
             options: crate::replay::capture::docs(),
             operands: Operands::Nothing,
         },
-        Command {
-            name: "memtier",
-            summary: "memtier_benchmark's command line and output (also as argv[0] memtier_benchmark)",
-            help: cli::memtier::help_text(),
-            options: cli::memtier::docs().collect(),
-            operands: Operands::Nothing,
-        },
+    ];
+    all.extend(pages().iter().map(ModePage::command));
+    all.extend([
         Command {
             name: "completions",
             summary: "print shell completions (bash, zsh or fish)",
@@ -129,7 +125,57 @@ pub fn commands() -> Vec<Command> {
             options: docs(MAN_OPTIONS),
             operands: Operands::Nothing,
         },
-    ]
+    ]);
+    all
+}
+
+/// A mode's own command line as a subcommand (memtier's): its help and table, installed by the
+/// registry (`crate::modes::PAGES`) so the manual lists it without naming the mode.
+pub struct ModePage {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub help: fn() -> String,
+    pub options: fn() -> Vec<&'static Doc>,
+}
+
+impl ModePage {
+    fn command(&self) -> Command {
+        Command {
+            name: self.name,
+            summary: self.summary,
+            help: (self.help)(),
+            options: (self.options)(),
+            operands: Operands::Nothing,
+        }
+    }
+}
+
+static PAGES: std::sync::OnceLock<&'static [ModePage]> = std::sync::OnceLock::new();
+
+/// Installs the modes' subcommand pages (the registry's list), once, before the manual is made.
+pub fn install(pages: &'static [ModePage]) {
+    let _ = PAGES.set(pages);
+}
+
+/// The installed pages.
+fn pages() -> &'static [ModePage] {
+    match PAGES.get() {
+        Some(pages) => pages,
+        None => not_installed(),
+    }
+}
+
+/// Outside tests, a manual made before the registry installed the modes' pages is a bug of the
+/// program's start (it would lack their subcommands).
+#[cfg(not(test))]
+fn not_installed() -> &'static [ModePage] {
+    panic!("manual: the modes' pages were not installed (crate::modes::install)")
+}
+
+/// Tests get the registry's pages without installing them.
+#[cfg(test)]
+fn not_installed() -> &'static [ModePage] {
+    PAGES.get_or_init(|| crate::modes::PAGES)
 }
 
 /// `completions`' options: only help; the shell is its operand.

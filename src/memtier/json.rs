@@ -9,9 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::cli::memtier::{MemtierOptions, defaults};
+use crate::memtier::cli::{MemtierOptions, defaults};
 use crate::record::TestRecord;
-use crate::record::memtier_data::VerifyRecord;
+use crate::record::shape::VerifyRecord;
 use crate::redact;
 
 use super::hdr_files::micros;
@@ -401,8 +401,8 @@ fn connection_pairs(g: &Given) -> Vec<(&'static str, Value)> {
 fn load_pairs(g: &Given) -> Vec<(&'static str, Value)> {
     let o = g.0;
     let requests = match o.requests {
-        crate::cli::memtier::Requests::PerClient(n) if o.test_time.is_none() => json!(n),
-        crate::cli::memtier::Requests::AllKeys => json!("allkeys"),
+        crate::memtier::cli::Requests::PerClient(n) if o.test_time.is_none() => json!(n),
+        crate::memtier::cli::Requests::AllKeys => json!("allkeys"),
         _ => json!(0),
     };
     vec![
@@ -498,7 +498,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::cli::memtier::{MemtierInvocation, parse};
+    use crate::memtier::cli::{MemtierInvocation, parse};
 
     fn config(argv: &[&str]) -> String {
         let Ok(MemtierInvocation::Run(_, opts)) = parse(argv.iter().map(OsString::from), None)

@@ -1,18 +1,25 @@
 //! `respbench memtier ARGS…` and respbench started as `memtier_benchmark` (issue 23): memtier's
-//! command line (`cli::memtier`) run by respbench's own run, and memtier's output written from
+//! command line (`cli/`, its table) run by respbench's own run, and memtier's output written from
 //! respbench's record (`record::Document`): the tables (`text.rs`) and `--json-out-file`
 //! (`json.rs`) from the rows worked out in `stats.rs`. respbench's `--json`/`--html` record,
 //! server watch and verdicts are the same as any run's.
 //!
-//! Owns: driving one memtier invocation and writing its outputs. Must not: parse options (the
-//! table is `cli::memtier`) or measure anything itself.
+//! Owns (issue 32: the mode in one folder): its option table (`cli/`), driving one memtier
+//! invocation, its progress line (`progress.rs`) and writing its outputs. The registry
+//! (`crate::modes`) installs its line for `redact` and its page for the manual. What the engine
+//! runs for it stays below it, named for what it is (`workload::shape`, `workload::import`,
+//! `plan::shape`, `plan::import`, `record::shape`). Must not: measure anything itself.
 
 mod breakdown;
+pub mod cli;
 mod client_stats;
 mod debug;
 mod hdr_files;
+#[cfg(test)]
+mod import_tests;
 mod json;
 mod monitor;
+mod progress;
 mod stats;
 mod text;
 
@@ -21,7 +28,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::memtier::{MemtierOptions, Requests};
+use crate::memtier::cli::{MemtierOptions, Requests};
 use crate::plan::RunPlan;
 use crate::record::{Document, TestRecord, atomic};
 use crate::run::{Failure, run_for_document};
@@ -70,7 +77,12 @@ pub fn run(
         eprintln!("[RUN #1] Preparing benchmark client...");
         eprintln!("[RUN #1] Launching threads now...");
     }
-    let (result, doc) = run_for_document(plan, interrupted.clone(), terminated.clone());
+    let (result, doc) = run_for_document(
+        plan,
+        interrupted.clone(),
+        terminated.clone(),
+        Some(progress::line),
+    );
     if test {
         // Ends the progress line (written after carriage returns).
         eprintln!();

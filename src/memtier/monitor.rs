@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use crate::cli::memtier::MemtierOptions;
 use crate::cli::{Args, CommandArg};
+use crate::memtier::cli::MemtierOptions;
 
 /// The most commands read from a capture: `__monitor_line@__` makes a mix of them, and a mix
 /// holds at most 256 commands.
@@ -148,7 +148,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::cli::memtier::{MemtierInvocation, parse};
+    use crate::memtier::cli::{MemtierInvocation, parse};
 
     fn resolved(file: &str, command: &str) -> Result<Vec<Vec<Vec<u8>>>, String> {
         let dir = std::env::temp_dir().join(format!("respbench-monitor-{}", std::process::id()));

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::record::memtier_data::VerifyRecord;
+use crate::record::shape::VerifyRecord;
 use crate::record::{TestRecord, hdr};
 
 use super::stats::{Block, Row, sent_latency};

@@ -10,10 +10,10 @@ pub mod dataset;
 mod drift;
 mod fill;
 pub mod find_max;
-pub mod memtier;
-pub mod memtier_import;
+pub mod import;
 mod mix;
 mod pushes;
+pub mod shape;
 pub mod shard;
 pub mod start_at;
 mod wait;
@@ -138,11 +138,11 @@ pub struct RunPlan {
     /// A mix's commands in their weights' cycle (memtier's order), not drawn.
     pub mix_in_order: bool,
     /// `respbench memtier`: the mix's request shapes (its keys, `-R`, `--expiry-range`, …).
-    pub memtier: Option<std::sync::Arc<crate::workload::memtier::MemtierShape>>,
+    pub memtier: Option<std::sync::Arc<crate::workload::shape::MemtierShape>>,
     /// memtier's `--data-verify`: the keys read back after the test (or instead of it).
-    pub verify: Option<memtier_import::VerifyPlan>,
+    pub verify: Option<import::VerifyPlan>,
     /// memtier's `--statsd-host` and its options: real-time metrics sent as the run goes.
-    pub statsd: Option<crate::cli::memtier::StatsdArgs>,
+    pub statsd: Option<crate::cli::StatsdArgs>,
     /// A sharded run (`--shard`, or the scheduler's environment); `None` runs the whole benchmark.
     pub shard: Option<shard::ShardPlan>,
     /// `--start-at`: when the measured run begins (after connecting and preparing).
@@ -164,7 +164,7 @@ impl RunPlan {
     /// built: a `--dataset` file is read and its records attached here (after every other check).
     pub fn new(args: &Args, stdin: Option<Vec<u8>>) -> Result<Self, PlanError> {
         // memtier's --data-import: the file's items can be the key range, so it is read first.
-        let import = memtier_import::import(args)?;
+        let import = import::import(args)?;
         let args = import.as_ref().map_or(args, |i| &i.args);
         let mut warnings = Vec::new();
         // Variable value sizes: templates are encoded at the largest size (`workload::sizes`).
@@ -208,10 +208,10 @@ impl RunPlan {
             return Err("--metrics-linger needs --metrics-listen".to_string().into());
         }
         drift::apply(args, &mut load)?;
-        load.scan_walk = memtier::scan_walk(args);
-        let imported = import.as_ref().map(|i| memtier_import::imported(i, &load));
-        let memtier = memtier::shape(args, &load, data_size, imported);
-        let verify = memtier_import::verify(import.as_ref(), &load);
+        load.scan_walk = shape::scan_walk(args);
+        let imported = import.as_ref().map(|i| import::imported(i, &load));
+        let memtier = shape::shape(args, &load, data_size, imported);
+        let verify = import::verify(import.as_ref(), &load);
         Ok(Self {
             endpoint: args.endpoint.clone(),
             tls,

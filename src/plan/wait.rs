@@ -6,7 +6,7 @@
 //! times each into its own histogram, so the WAITs are counted (memtier's `Waits` row) and
 //! nothing new runs on the hot path. A replica count drawn uniformly from the range is one
 //! WAIT command per count, each with an equal share of the WAIT weight (the range is at most 16
-//! counts, `cli::memtier`). The timeout is the middle of its range: memtier draws it from a
+//! counts, `memtier/cli/`). The timeout is the middle of its range: memtier draws it from a
 //! normal distribution centred there; a drawn timeout would need a placeholder kind of its own.
 
 use super::mix::{MixSource, MixSpec};

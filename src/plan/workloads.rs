@@ -33,7 +33,7 @@ pub(super) fn mix(args: &Args, data_size: usize) -> Result<Option<Workload>, Str
             // The MGETs' key counts follow memtier's SET:GET cycle, which WAITs would reshape.
             return Err("--multi-key-get cannot be combined with --wait-ratio".into());
         }
-        let get_weight = crate::workload::memtier::MemtierShape::get_weight(get, multi);
+        let get_weight = crate::workload::shape::MemtierShape::get_weight(get, multi);
         let (set, get_weight, waits) = super::wait::with_waits(set, get_weight, args.conn.wait);
         let mut commands = vec![
             MixSpec {

@@ -86,9 +86,9 @@ pub struct Document {
     #[serde(flatten)]
     pub blocks: super::block::Blocks<{ super::block::RUN }>,
     /// `respbench memtier --data-verify` runs only (absent otherwise): see
-    /// `record::memtier_data`.
+    /// `record::shape`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify: Option<super::memtier_data::VerifyRecord>,
+    pub verify: Option<super::shape::VerifyRecord>,
     /// `respbench ab` records only (absent otherwise): see `record::ab`. `tests` is then empty:
     /// every test record is in a block.
     #[serde(default, skip_serializing_if = "Option::is_none")]

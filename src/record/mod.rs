@@ -29,9 +29,9 @@ pub mod hdr;
 pub mod host;
 pub mod input_file;
 pub mod journal;
-pub mod memtier_data;
 pub mod replay;
 pub mod server;
+pub mod shape;
 pub mod shard;
 pub mod summary;
 pub mod timeline;
@@ -439,7 +439,7 @@ impl RunRecord {
     }
 
     /// memtier's `--data-verify`: what reading the keys back found.
-    pub fn set_verify(&mut self, v: memtier_data::VerifyRecord) {
+    pub fn set_verify(&mut self, v: shape::VerifyRecord) {
         self.doc.verify = Some(v);
         self.journal_head();
     }

@@ -89,7 +89,7 @@ pub struct WorkloadOptions {
     pub key_drift: Option<KeyDriftRecord>,
     /// `respbench memtier`'s data options (absent outside memtier mode, and in older records).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub memtier: Option<super::memtier_data::MemtierDataRecord>,
+    pub memtier: Option<super::shape::MemtierDataRecord>,
 }
 
 /// `--key-drift` as run (`workload::drift`).
@@ -202,7 +202,7 @@ pub fn of(plan: &RunPlan) -> WorkloadOptions {
         .into(),
         key_drift: load.key_drift.map(KeyDriftRecord::of),
         memtier: (plan.memtier.as_deref())
-            .map(|m| super::memtier_data::MemtierDataRecord::of(m, load.scan_walk)),
+            .map(|m| super::shape::MemtierDataRecord::of(m, load.scan_walk)),
     }
 }
 

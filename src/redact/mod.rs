@@ -21,6 +21,8 @@ use std::ffi::OsStr;
 
 use serde_json::Value;
 
+use std::sync::OnceLock;
+
 use crate::cli::{SecretValue, secret_value, takes_value};
 
 /// What replaces a secret.
@@ -37,20 +39,19 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         .iter()
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
-    let memtier = memtier_line(&out);
+    let table = line_table(&out);
     let len = out.len();
-    let mut i = if memtier && out.get(1).is_some_and(|a| a == "memtier") {
-        2
-    } else {
-        1
+    let mut i = match table {
+        Some(t) if out.get(1).is_some_and(|a| a == t.subcommand) => 2,
+        _ => 1,
     };
-    let takes_value = |name: &str| match memtier {
-        true => crate::cli::memtier::takes_value(name),
-        false => takes_value(name),
+    let takes_value = |name: &str| match table {
+        Some(t) => (t.takes_value)(name),
+        None => takes_value(name),
     };
-    let secret_value = |name: &str| match memtier {
-        true => crate::cli::memtier::secret_value(name),
-        false => secret_value(name),
+    let secret_value = |name: &str| match table {
+        Some(t) => (t.secret_value)(name),
+        None => secret_value(name),
     };
     // Options end at `--` or the first argument that is not an option (as `cli::parse`).
     while i < out.len() {
@@ -94,11 +95,53 @@ pub fn command_line<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
     out
 }
 
-/// Whether `argv` is memtier_benchmark's command line (`respbench memtier …`, or respbench
-/// started as `memtier_benchmark`): its options are found with memtier's table.
-fn memtier_line(argv: &[String]) -> bool {
+/// A command line read by an option table other than the main one: a mode's own line (memtier's:
+/// `respbench memtier …`, or respbench started as `memtier_benchmark`). The registry installs
+/// them (`crate::modes::LINES`), so `redact` finds a value the way that mode's parser does
+/// without naming the mode.
+pub struct LineTable {
+    /// The subcommand that starts the line (`respbench <subcommand> …`).
+    pub subcommand: &'static str,
+    /// The program name under which respbench reads the same line.
+    pub program: &'static str,
+    /// Whether an option of the table takes a value (`None`: not an option of it).
+    pub takes_value: fn(&str) -> Option<bool>,
+    /// Which kind of secret an option's value is, if any.
+    pub secret_value: fn(&str) -> Option<SecretValue>,
+}
+
+static TABLES: OnceLock<&'static [LineTable]> = OnceLock::new();
+
+/// Installs the modes' own command lines (the registry's list), once, before any command line
+/// is shown.
+pub fn install(tables: &'static [LineTable]) {
+    let _ = TABLES.set(tables);
+}
+
+/// The installed table `argv` (program name first) is read with, if it is not the main line.
+fn line_table(argv: &[String]) -> Option<&'static LineTable> {
+    let tables = match TABLES.get() {
+        Some(tables) => tables,
+        None => not_installed(),
+    };
     let program = argv.first().map(|a| a.rsplit('/').next().unwrap_or(a));
-    program == Some("memtier_benchmark") || argv.get(1).is_some_and(|a| a == "memtier")
+    let word = argv.get(1).map(String::as_str);
+    tables
+        .iter()
+        .find(|t| program == Some(t.program) || word == Some(t.subcommand))
+}
+
+/// Outside tests, a command line shown before the registry installed the modes' tables is a bug
+/// of the program's start (a mode's secret spellings would go unseen).
+#[cfg(not(test))]
+fn not_installed() -> &'static [LineTable] {
+    panic!("redact: the modes' command lines were not installed (crate::modes::install)")
+}
+
+/// Tests get the registry's tables without installing them.
+#[cfg(test)]
+fn not_installed() -> &'static [LineTable] {
+    TABLES.get_or_init(|| crate::modes::LINES)
 }
 
 /// A benchmarked command (or `;` sequence) as shown: its arguments joined by spaces, secrets

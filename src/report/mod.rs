@@ -17,7 +17,6 @@ mod distribution;
 mod format;
 #[cfg(test)]
 mod golden_tests;
-mod memtier_line;
 mod outages;
 mod repeat;
 mod run_summary;
@@ -28,7 +27,6 @@ pub use format::{
     Progress, ProgressPhase, progress_line, side_notes, write_cluster_listing, write_csv_header,
     write_csv_row, write_full, write_quiet,
 };
-pub use memtier_line::{MemtierProgress, memtier_progress_line};
 pub use repeat::Repetitions;
 pub use run_summary::run_summary;
 pub use server::{short_tests_warnings, verdict_warning, write_server_block};

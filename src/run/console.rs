@@ -10,6 +10,34 @@ use crate::metrics::{Second, Signal};
 use crate::plan::{Format, RunPlan};
 use crate::report::{self, Progress, ProgressPhase};
 
+/// The figures of a caller's own progress line (memtier mode's, [`super::run_for_document`]),
+/// worked out by the console once a second.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProgressFigures {
+    /// The run (`--run-count`), from 1.
+    pub run: u32,
+    /// How far the run is, 0 to 100.
+    pub percent: f64,
+    pub secs: u64,
+    pub threads: usize,
+    /// Connections in all.
+    pub conns: u32,
+    /// Requests completed so far.
+    pub ops: u64,
+    /// The last interval's rate and the run's.
+    pub rps: f64,
+    pub avg_rps: f64,
+    /// The last interval's average latency and the run's, in ms.
+    pub latency_ms: f64,
+    pub avg_latency_ms: f64,
+    /// The last interval's bytes per second and the run's.
+    pub bytes_sec: f64,
+    pub avg_bytes_sec: f64,
+}
+
+/// Writes a caller's progress line from its figures (memtier's: `memtier/progress.rs`).
+pub type ProgressLine = fn(&mut String, &ProgressFigures);
+
 /// Shows the live progress line on stderr when it is a terminal.
 pub(super) struct Console {
     pub(super) interrupted: Arc<AtomicBool>,
@@ -44,15 +72,17 @@ pub(super) struct MemtierLine {
     /// A line was written and not yet ended: [`Console::clear`] ends it, so the test's
     /// warnings on stderr start a line of their own instead of trailing the figures.
     pub(super) open: bool,
+    /// Writes the line.
+    pub(super) write: ProgressLine,
 }
 
 impl Console {
-    /// The run's console (`workers`: the load's threads; `memtier_line`: memtier's progress
-    /// line instead of respbench's), telling the live sinks each tick and second.
+    /// The run's console (`workers`: the load's threads; `caller_line`: the caller's progress
+    /// line instead of respbench's, memtier's), telling the live sinks each tick and second.
     pub(super) fn new(
         plan: &RunPlan,
         workers: usize,
-        memtier_line: bool,
+        caller_line: Option<ProgressLine>,
         (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
         (live, statsd): super::Sinks,
     ) -> Console {
@@ -68,7 +98,7 @@ impl Console {
             quiet_secs: 0.0,
             live,
             statsd,
-            memtier: memtier_line.then_some(MemtierLine {
+            memtier: caller_line.map(|write| MemtierLine {
                 threads: workers,
                 conns: plan.load.clients,
                 requests: match stop {
@@ -82,6 +112,7 @@ impl Console {
                 run: 1,
                 shown_sec: None,
                 open: false,
+                write,
             }),
         }
     }
@@ -210,7 +241,7 @@ fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
         (_, Some(secs)) if secs > 0.0 => s.measured_secs * 100.0 / secs,
         _ => 0.0,
     };
-    let p = report::MemtierProgress {
+    let p = ProgressFigures {
         run: m.run,
         percent,
         secs: sec,
@@ -229,7 +260,7 @@ fn memtier_tick(m: &mut MemtierLine, s: &Snapshot) {
         avg_latency_ms: ms(s.measured_latency_sum_ns, s.measured_completed),
     };
     let mut line = String::from("\r");
-    report::memtier_progress_line(&mut line, &p);
+    (m.write)(&mut line, &p);
     eprint!("{line}");
     let _ = io::stderr().flush();
 }

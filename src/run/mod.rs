@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use self::cluster::ClusterCtx;
 use self::console::Console;
+pub use self::console::{ProgressFigures, ProgressLine};
 pub use self::context::ModeContext;
 pub use self::mode_seconds::ModeSeconds;
 pub use self::test_probe::{Primaries, TestProbe, install as install_test_probe};
@@ -123,24 +124,27 @@ pub fn run(
     terminated: Arc<AtomicBool>,
     dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
-    run_with(plan, (interrupted, terminated), false, dispatch).0
+    run_with(plan, (interrupted, terminated), None, dispatch).0
 }
 
-/// [`run`] for a caller that writes its own output from the record (memtier mode): the human
-/// report is silenced, every test is kept, and the document comes back however the run ended.
+/// [`run`] for a caller that writes its own output from the record (memtier mode, `ab`'s
+/// sides): the human report is silenced, every test is kept, and the document comes back however
+/// the run ended. `line`: the caller's own progress line (memtier's), written once a second on
+/// stderr instead of respbench's.
 pub fn run_for_document(
     plan: &RunPlan,
     interrupted: Arc<AtomicBool>,
     terminated: Arc<AtomicBool>,
+    line: Option<ProgressLine>,
 ) -> (Result<(), Failure>, crate::record::Document) {
-    run_with(plan, (interrupted, terminated), true, &engine_mode)
+    run_with(plan, (interrupted, terminated), Some(line), &engine_mode)
 }
 
-/// The run, and its document (`for_caller`: see [`run_for_document`]).
+/// The run, and its document (`for_caller`: see [`run_for_document`], with its line).
 fn run_with(
     plan: &RunPlan,
     (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
-    for_caller: bool,
+    for_caller: Option<Option<ProgressLine>>,
     dispatch: Dispatch<'_>,
 ) -> (Result<(), Failure>, crate::record::Document) {
     let none = crate::record::Document::default;
@@ -164,14 +168,21 @@ fn run_with(
         Ok(rec) => rec,
         Err(e) => return (Err(Failure::Fatal(e)), none()),
     };
-    if for_caller {
+    if for_caller.is_some() {
         rec.keep_for_caller();
     }
     let feed = live.as_ref().map(crate::live::Endpoint::feed);
     let sinks = (feed, statsd);
     let signals = (interrupted.clone(), terminated);
-    let result = match prepare_and_run(plan, signals, &mut rec, sinks, dispatch)
-        .map_err(|f| f.redacted(&secrets(plan)))
+    let result = match prepare_and_run(
+        plan,
+        signals,
+        &mut rec,
+        sinks,
+        for_caller.flatten(),
+        dispatch,
+    )
+    .map_err(|f| f.redacted(&secrets(plan)))
     {
         // A signal during a blocking start-up step (connect, AUTH, CONFIG GET) ends that step
         // with EINTR: the run was interrupted, not failed. What it was doing goes to stderr.
@@ -194,6 +205,7 @@ fn prepare_and_run(
     signals: (Arc<AtomicBool>, Arc<AtomicBool>),
     rec: &mut RunRecord,
     live: Sinks,
+    line: Option<ProgressLine>,
     dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
     for w in &plan.warnings {
@@ -202,7 +214,14 @@ fn prepare_and_run(
     engine::limits::ensure_open_files(u64::from(plan.load.clients)).map_err(Failure::Fatal)?;
     // --sentinel: the primary is found (and then followed) before anything else connects.
     let mut sentinel = failover::start_sentinel(plan)?;
-    let result = connect_and_run(plan, signals, rec, sentinel.as_mut(), live, dispatch);
+    let result = connect_and_run(
+        plan,
+        signals,
+        rec,
+        sentinel.as_mut(),
+        (live, line),
+        dispatch,
+    );
     if let Some(s) = sentinel {
         let (record, host, port) = s.finish();
         rec.set_sentinel(record, host, port);
@@ -217,7 +236,7 @@ fn connect_and_run<'a>(
     (interrupted, terminated): (Arc<AtomicBool>, Arc<AtomicBool>),
     rec: &'a mut RunRecord,
     sentinel: Option<&'a mut SentinelRun>,
-    (live, statsd): Sinks,
+    ((live, statsd), line): (Sinks, Option<ProgressLine>),
     dispatch: Dispatch<'_>,
 ) -> Result<(), Failure> {
     let setup = conn_setup(plan, sentinel.as_deref())?;
@@ -239,10 +258,9 @@ fn connect_and_run<'a>(
         (None, fetch_config(&mut control, &setup.target)?)
     };
 
-    // The caller writes memtier's output: the progress line is memtier's too.
-    let memtier_line = rec.report_silenced();
+    // A caller that writes its own output (memtier's) may write its own progress line too.
     let signals = (interrupted, terminated);
-    let console = Console::new(plan, load.workers, memtier_line, signals, (live, statsd));
+    let console = Console::new(plan, load.workers, line, signals, (live, statsd));
     dispatch(ModeContext {
         plan,
         load,

@@ -7,7 +7,7 @@
 //! with a sequential SET pattern), the first `n` of the range when the test that wrote most
 //! sent `n` SETs (at most the whole range); otherwise, and with `--verify-only`, the whole
 //! range. Reads are the run's own (`GET`, `GETRANGE` with `--data-offset`), written by the
-//! request writer (`workload::memtier`), pipelined [`CHUNK`] at a time.
+//! request writer (`workload::shape`), pipelined [`CHUNK`] at a time.
 
 use std::sync::atomic::Ordering;
 
@@ -18,7 +18,7 @@ use crate::engine::ConnSetup;
 use crate::engine::control::{ControlConn, error_text};
 use crate::plan::RunPlan;
 use crate::record::RunRecord;
-use crate::record::memtier_data::VerifyRecord;
+use crate::record::shape::VerifyRecord;
 
 /// Reads sent before their replies are read.
 const CHUNK: u64 = 1_000;

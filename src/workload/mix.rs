@@ -13,7 +13,7 @@ use rand_core::RngCore;
 
 use super::distribution::KeyPattern;
 use super::keys::{KeyGen, SequentialCounters};
-use super::memtier::{MemtierShape, Role, Shared};
+use super::shape::{MemtierShape, Role, Shared};
 use super::sizes::{SizeDist, append_sized};
 use super::template::{Gap, SHARED_VALUE_MIN, Template, fill_unit};
 
@@ -84,7 +84,7 @@ pub struct Mix {
     in_order: bool,
     /// The running weight sums (the cycle's boundaries), for `in_order`.
     bounds: Vec<u64>,
-    /// `respbench memtier`: its own request shapes (`workload::memtier`) and each command's role.
+    /// `respbench memtier`: its own request shapes (`workload::shape`) and each command's role.
     memtier: Option<(Arc<MemtierShape>, Vec<Role>)>,
 }
 
@@ -140,7 +140,7 @@ impl Mix {
         self
     }
 
-    /// Writes the commands as memtier does (`workload::memtier`): with `ratio`, the commands
+    /// Writes the commands as memtier does (`workload::shape`): with `ratio`, the commands
     /// named SET and GET are the ratio's (their shapes are memtier's SET/SETEX/SETRANGE and
     /// GET/MGET/GETRANGE), any other is a `--command` line.
     pub fn with_memtier(mut self, shape: Arc<MemtierShape>, ratio: bool) -> Self {

@@ -34,6 +34,36 @@ pub(crate) fn check_with_python(record: &Path) {
     );
 }
 
+/// The records an earlier build wrote (`tests/fixtures/records/`, read back by `compare`,
+/// `report` and `merge` tests) still pass the independent checker: its rules follow the record's
+/// history (a find-max answer chosen by one window, before `find_max.boundary`), so a rule change
+/// that would call an earlier build's honest record wrong fails here.
+#[test]
+fn the_records_earlier_builds_wrote_pass_the_independent_checker() {
+    let dir = repo("tests/fixtures/records");
+    let mut records: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the fixtures folder")
+        .map(|e| e.expect("a fixture").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    records.sort();
+    assert!(records.len() >= 8, "{records:?} in {}", dir.display());
+    // One checker for them all: its start (the schema library) is most of its cost.
+    let out = Command::new("python3")
+        .arg(repo("tests/record/check_record.py"))
+        .arg(repo("docs/record.schema.json"))
+        .args(&records)
+        .output()
+        .expect("python3 runs tests/record/check_record.py");
+    assert!(
+        out.status.success(),
+        "check_record.py failed ({:?}):\n{}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs respbench with `--json <tmp file>` and returns the output, the record and its text.
 pub(crate) fn bench_json(server: &Server, args: &[&str]) -> (Output, Value, String, TempDir) {
     let dir = TempDir::new();

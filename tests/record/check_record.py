@@ -203,6 +203,9 @@ def check_find_max(fm, problems):
     if fm["end"] in ("running",):
         return
     met = [r for r, (m, b, _) in rates.items() if m >= b + 2]
+    if fm["end"] == "converged" and not met and "boundary" not in fm:
+        check_one_window_answer(fm, rates, problems)
+        return
     if fm["end"] == "too-noisy" or not met:
         if fm["answer_rps"] is not None:
             problems.append(f"find_max: answer {fm['answer_rps']} with no rate met by two windows (or too noisy)")
@@ -218,6 +221,23 @@ def check_find_max(fm, problems):
             problems.append("find_max: converged without a failing rate within 5% above the answer")
         elif m + b < 3 or sum(rates[min(above)][:2]) < 3:
             problems.append("find_max: converged with fewer than three windows at a bound")
+
+
+def check_one_window_answer(fm, rates, problems):
+    """Records of builds before the "met by two" rule (no `find_max.boundary`, one window a
+    rate): the answer is the achieved rate at the highest rate that met the SLO unsaturated, and
+    a converged search has a rate within 5% above it that failed."""
+    met = [r for r, (m, _, _) in rates.items() if m > 0]
+    if not met:
+        problems.append(f"find_max: answer {fm['answer_rps']} with no rate that met the SLO")
+        return
+    best = max(met)
+    m, _, total = rates[best]
+    if fm["answer_rps"] is None or abs(fm["answer_rps"] - total / m) > 0.51:
+        problems.append(f"find_max: answer {fm['answer_rps']}, the windows at {best} achieved {total / m}")
+    above = [r for r, (_, b, _) in rates.items() if r > best and b > 0]
+    if not above or min(above) > best * 1.05:
+        problems.append("find_max: converged without a failing rate within 5% above the answer")
 
 
 def check(schema, path):

@@ -75,7 +75,7 @@ pub fn docs() -> impl Iterator<Item = &'static Doc> {
 }
 
 /// The entry spelled `name` (exact, case-sensitive) and that spelling.
-pub(super) fn find(name: &str) -> Option<(&'static str, &'static Flag<State>)> {
+pub(crate) fn find(name: &str) -> Option<(&'static str, &'static Flag<State>)> {
     flag::find(table(), name)
 }
 

@@ -12,8 +12,8 @@
 
 mod csv;
 pub mod facts;
-mod memtier;
-pub mod memtier_view;
+mod peer_json;
+pub mod peer_view;
 mod respbench;
 pub mod spectrum;
 
@@ -24,7 +24,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::record::block::{Blocks, RUN, TEST};
-use crate::record::memtier_data::VerifyRecord;
+use crate::record::shape::VerifyRecord;
 
 /// A file that cannot be used: printed as `respbench: <message>`, exit code 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub struct Sample {
     pub mix: Vec<MixCommand>,
     /// A respbench record's same requests timed from the write (memtier's meaning; the
     /// figures above are corrected): what a comparison with memtier's file lines up
-    /// (`memtier_view`). `None` for other files.
+    /// (`peer_view`). `None` for other files.
     pub sent: Option<Box<Sample>>,
 }
 
@@ -379,8 +379,8 @@ pub fn from_json(value: serde_json::Value) -> Result<FileRun, String> {
         let schema = schema.to_string();
         return respbench::read(value, &schema);
     }
-    if memtier::results(&value).is_some() {
-        return memtier::read(&value);
+    if peer_json::results(&value).is_some() {
+        return peer_json::read(&value);
     }
     Err(NEITHER.into())
 }

@@ -134,7 +134,7 @@ impl<'a> FillPath<'a> {
             return FillPath::Dataset(dataset);
         }
         // The one `--command` (the mix's first, so the template): the memtier line is refused
-        // without one of the form `SCAN <cursor> …` (`cli/memtier/scan.rs`).
+        // without one of the form `SCAN <cursor> …` (`memtier/cli/scan.rs`).
         if let Some(walk) = load.scan_walk
             && let Some(arg) = scan_walk::split(&template.unit)
         {

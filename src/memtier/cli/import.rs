@@ -10,15 +10,15 @@
 
 use std::path::PathBuf;
 
-use super::super::flag::{Flag, Value};
-use super::super::{ImportArgs, KeyDist};
 use super::{MemtierState, Requests, UsageError};
+use crate::cli::flag::{Flag, Value};
+use crate::cli::{ImportArgs, KeyDist};
 
 type M = Flag<MemtierState>;
 
 /// The options as given, in any order; [`finish`] checks and applies them.
 #[derive(Debug, Default)]
-pub(in crate::cli) struct ImportFlags {
+pub(in crate::memtier) struct ImportFlags {
     path: Option<PathBuf>,
     verify: bool,
     verify_only: bool,

@@ -1,26 +1,10 @@
 //! The connection, reconnection, TLS-version, debug and WAIT options (`conn.rs`): what each
 //! sets, and their one-line refusals.
 
-use std::ffi::OsString;
 use std::time::Duration;
 
-use super::*;
+use super::tests::{err, run};
 use crate::cli::{AddrFamily, TlsVersionsArg, WaitArgs};
-
-fn run(argv: &[&str]) -> (Args, MemtierOptions) {
-    match parse(argv.iter().map(OsString::from), None) {
-        Ok(MemtierInvocation::Run(a, o)) => (*a, *o),
-        Ok(_) => panic!("help or version from {argv:?}"),
-        Err(e) => panic!("{argv:?}: {}", e.0),
-    }
-}
-
-fn err(argv: &[&str]) -> String {
-    match parse(argv.iter().map(OsString::from), None) {
-        Err(e) => e.0,
-        Ok(_) => panic!("{argv:?} parsed"),
-    }
-}
 
 #[test]
 fn reconnect_and_connect_options_reach_the_args() {

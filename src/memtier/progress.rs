@@ -1,33 +1,12 @@
 //! memtier_benchmark's progress line (`[RUN #1 33%,   1 secs]  1 threads  5 conns: …`), shown
 //! once a second on stderr after a carriage return, as memtier does, for `respbench memtier`:
-//! scripts that scrape it keep working. KB/sec counts each answered request's bytes with its
+//! scripts that scrape it keep working. The run's console works the figures out
+//! (`run::ProgressFigures`); this writes them as memtier does. KB/sec counts each answered request's bytes with its
 //! reply's, as the final table does.
 
 use std::fmt::Write as _;
 
-/// One progress line's figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct MemtierProgress {
-    /// The run (`--run-count`), from 1.
-    pub run: u32,
-    /// How far the run is, 0 to 100.
-    pub percent: f64,
-    pub secs: u64,
-    pub threads: usize,
-    /// Connections in all.
-    pub conns: u32,
-    /// Requests completed so far.
-    pub ops: u64,
-    /// The last interval's rate and the run's.
-    pub rps: f64,
-    pub avg_rps: f64,
-    /// The last interval's average latency and the run's, in ms.
-    pub latency_ms: f64,
-    pub avg_latency_ms: f64,
-    /// The last interval's bytes per second and the run's.
-    pub bytes_sec: f64,
-    pub avg_bytes_sec: f64,
-}
+use crate::run::ProgressFigures;
 
 /// memtier's byte rate: GB, MB or KB (of 1024) with two decimals.
 fn size(bytes: f64) -> String {
@@ -41,8 +20,9 @@ fn size(bytes: f64) -> String {
     }
 }
 
-/// Writes the line (without the leading `\r`) into `out`.
-pub fn memtier_progress_line(out: &mut String, p: &MemtierProgress) {
+/// Writes the line (without the leading `\r`) into `out`: the run's console calls it once a
+/// second (`run::run_for_document`'s `ProgressLine`).
+pub fn line(out: &mut String, p: &ProgressFigures) {
     let _ = write!(
         out,
         "[RUN #{} {:.0}%, {:>3} secs] {:>2} threads {:>2} conns: {:>11} ops, {:>7.0} (avg: {:>7.0}) \
@@ -69,7 +49,7 @@ mod tests {
     #[test]
     fn the_line_has_memtiers_shape() {
         let mut s = String::new();
-        let p = MemtierProgress {
+        let p = ProgressFigures {
             run: 1,
             percent: 33.4,
             secs: 1,
@@ -83,7 +63,7 @@ mod tests {
             bytes_sec: 0.0,
             avg_bytes_sec: 4.83 * 1024.0 * 1024.0,
         };
-        memtier_progress_line(&mut s, &p);
+        line(&mut s, &p);
         // memtier's own line from shared/fixtures (its last, whose interval is empty).
         assert_eq!(
             s,

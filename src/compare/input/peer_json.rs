@@ -4,6 +4,11 @@
 //! histogram). A run maps to tests named by the kind in upper case without the plural `s`
 //! (`SET`, `GET`, `WAIT`, in that order, others after them) and `TOTALS` last; kinds with no
 //! requests are left out.
+//!
+//! Reading a peer tool's file is `compare`'s own job (as valkey-benchmark's CSV is, `csv.rs`):
+//! this reads the JSON memtier_benchmark — the other program — writes (respbench's memtier mode
+//! writes the same), and imports nothing of the mode; so it is named for what it reads, a peer
+//! tool's JSON, and stays below the modes.
 
 use serde_json::Value;
 

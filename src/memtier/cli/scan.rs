@@ -6,10 +6,10 @@
 
 use std::ffi::OsStr;
 
-use super::super::flag::Flag;
-use super::super::value::whole;
-use super::super::{Args, MemtierData};
 use super::{MemtierState, UsageError};
+use crate::cli::flag::Flag;
+use crate::cli::value::whole;
+use crate::cli::{Args, MemtierData};
 
 type M = Flag<MemtierState>;
 
@@ -34,7 +34,7 @@ pub(super) const ITERATION: M = M::switch(
 
 pub(super) const MAX_ITERATIONS: M = M::value(
     &["--scan-incremental-max-iterations"],
-    super::super::flag::Value::Text,
+    crate::cli::flag::Value::Text,
     "--scan-incremental-max-iterations=NUMBER",
     "Continuation SCANs per cycle at most, then SCAN 0 again\n(0, the default: until the cursor returns 0)",
     |st, n, v: &OsStr| {

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::super::flag::{Action, Flag, SecretValue, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, Requests, conn, refused, via};
+use crate::cli::flag::{Action, Flag, SecretValue, Value};
+use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
 

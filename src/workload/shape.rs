@@ -4,6 +4,10 @@
 //! `--data-offset` (`SETRANGE`/`GETRANGE`), `--multi-key-get` (`MGET`) and `--data-import`
 //! (keys, values and expiries from memtier's import file, `import.rs`).
 //!
+//! Named for what it is, not for its one user: the engine writes these shapes (`Mix::with_memtier`,
+//! the worker's fill), so they live below the engine, not in `memtier/` (issue 32); memtier's
+//! command line is the one that asks for them.
+//!
 //! Why a writer of its own: these change an argument's length or the number of arguments per
 //! request (a key's digits, `SETEX`'s extra argument, `MGET`'s keys), so a unit cannot be patched
 //! in place as the fixed-width `__rand_*__` placeholders are. Each unit is written argument by
@@ -11,13 +15,11 @@
 //! batch and reused after it: no allocation per request. Random values are slices, at a drawn
 //! offset, of one pool of random bytes made when the test is set up, never generated per request.
 
-pub mod import;
-
 use std::sync::Arc;
 
 use rand_core::{RngCore, SeedableRng};
 
-use self::import::{ImportFile, Item};
+use super::import::{ImportFile, Item};
 
 use super::distribution::uniform_below;
 use super::keys::KeyGen;
@@ -176,9 +178,9 @@ impl MemtierShape {
         shared: Option<Shared<'_>>,
     ) {
         match role {
-            Role::Set => self.set(out, t, sizes, rng, keys, shared),
+            Role::Set => self.set(out, t, Draw { sizes, rng, keys }, shared),
             Role::Get => self.get(out, nth, keys),
-            Role::Line => self.line(out, t, sizes, rng, keys),
+            Role::Line => self.line(out, t, Draw { sizes, rng, keys }),
         }
     }
 
@@ -186,11 +188,10 @@ impl MemtierShape {
         &self,
         out: &mut Vec<u8>,
         t: &Template,
-        sizes: Option<&SizeDist>,
-        rng: &mut R,
-        keys: &mut KeyGen,
+        draw: Draw<'_, R>,
         shared: Option<Shared<'_>>,
     ) {
+        let Draw { sizes, rng, keys } = draw;
         if let Some(imp) = &self.import {
             let k = keys.next(0);
             let item = imp.item(k);
@@ -211,7 +212,7 @@ impl MemtierShape {
         }
         let Some(v) = t.values.first() else {
             // No value argument (`-d 0`): the command as a line, its key still filled in.
-            return self.line(out, t, sizes, rng, keys);
+            return self.line(out, t, Draw { sizes, rng, keys });
         };
         let k = keys.next(0);
         let full = v.body.len();
@@ -352,14 +353,8 @@ impl MemtierShape {
 
     /// A `--command` line: each argument copied with its `__rand_*__` numbers written without
     /// padding (memtier's `__key__`) and its `__data__` at a drawn size (random with `-R`).
-    fn line<R: RngCore>(
-        &self,
-        out: &mut Vec<u8>,
-        t: &Template,
-        sizes: Option<&SizeDist>,
-        rng: &mut R,
-        keys: &mut KeyGen,
-    ) {
+    fn line<R: RngCore>(&self, out: &mut Vec<u8>, t: &Template, draw: Draw<'_, R>) {
+        let Draw { sizes, rng, keys } = draw;
         let Some(cmd) = t.layout.first().filter(|c| !c.args.is_empty()) else {
             out.extend_from_slice(&t.unit);
             return;
@@ -428,6 +423,14 @@ impl MemtierShape {
             out.extend_from_slice(b"\r\n");
         }
     }
+}
+
+/// What a unit with a value draws from: the value sizes (unless `--data-size-pattern S`), the
+/// connection's RNG and its keys. One bundle, so a SET and a `--command` line take the same.
+struct Draw<'a, R> {
+    sizes: Option<&'a SizeDist>,
+    rng: &'a mut R,
+    keys: &'a mut KeyGen,
 }
 
 /// Room left for a `$<len>\r\n` header whose length is known only once the body is written.

@@ -1,6 +1,6 @@
 //! A respbench record seen as memtier's rows, when a side of the comparison is memtier's
 //! `--json-out-file`: memtier names its rows by command kind (`SET`, `GET`, …, `TOTALS`, see
-//! `memtier.rs`), respbench names a mixed test by its mix (`SET:GET 1:10`) with each command's
+//! `peer_json.rs`), respbench names a mixed test by its mix (`SET:GET 1:10`) with each command's
 //! figures inside. Without this the two files of one `respbench memtier --json-out-file X
 //! --json Y` run have no test in common. The record's side is timed as memtier's is, from the
 //! write (`Sample::sent`), where the record has it, so the two files of one run say the same.

@@ -28,11 +28,11 @@ mod tests;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-use super::flag::{Action, Doc, Flag, help_block};
-use super::state::State;
-use super::{Args, UsageError};
+use crate::cli::flag::{Action, Doc, Flag, help_block};
+use crate::cli::state::State;
+use crate::cli::{Args, UsageError};
 
-pub use statsd::{StatsdArgs, sanitize_label};
+pub use statsd::sanitize_label;
 pub use table::TABLE;
 
 /// memtier's defaults that differ from valkey-benchmark's.
@@ -131,14 +131,14 @@ impl MemtierOptions {
 /// The parser's state: the main line's (for the entries that share a meaning) and memtier's own.
 #[derive(Default)]
 pub struct MemtierState {
-    pub(in crate::cli) main: State,
-    pub(in crate::cli) opts: MemtierOptions,
+    pub(in crate::memtier) main: State,
+    pub(in crate::memtier) opts: MemtierOptions,
     /// `-a user:pass` (applied at the end: `--uri` may come after it).
-    pub(in crate::cli) authenticate: Option<Vec<u8>>,
+    pub(in crate::memtier) authenticate: Option<Vec<u8>>,
     /// The imported-data options, checked together at the end.
-    pub(in crate::cli) import: import::ImportFlags,
+    pub(in crate::memtier) import: import::ImportFlags,
     /// The StatsD options, checked together at the end.
-    pub(in crate::cli) statsd: statsd::StatsdFlags,
+    pub(in crate::memtier) statsd: statsd::StatsdFlags,
 }
 
 /// What a memtier command line asks for.
@@ -151,13 +151,13 @@ pub enum MemtierInvocation {
 
 /// Applies the main table's entry spelled `main` (the same meaning) under memtier's spelling
 /// `name`, so its value is checked by the one parser of that option.
-pub(in crate::cli) fn via(
+pub(in crate::memtier) fn via(
     main: &str,
     st: &mut MemtierState,
     name: &'static str,
     v: &OsStr,
 ) -> Result<(), UsageError> {
-    let Some((_, flag)) = super::flags::find(main) else {
+    let Some((_, flag)) = crate::cli::flags::find(main) else {
         unreachable!("{main} is an entry of the main table")
     };
     let Action::Set(set) = flag.action else {
@@ -169,7 +169,7 @@ pub(in crate::cli) fn via(
 }
 
 /// The one-line refusal of an option memtier has and respbench does not apply (exit 2).
-pub(in crate::cli) fn refused(name: &str, why: &str) -> UsageError {
+pub(in crate::memtier) fn refused(name: &str, why: &str) -> UsageError {
     UsageError(format!(
         "{name} is not supported by respbench memtier: {why}"
     ))
@@ -181,7 +181,7 @@ pub fn docs() -> impl Iterator<Item = &'static Doc> {
 }
 
 fn find(name: &str) -> Option<(&'static str, &'static Flag<MemtierState>)> {
-    super::flag::find(TABLE, name)
+    crate::cli::flag::find(TABLE, name)
 }
 
 /// Whether memtier's option spelled `name` takes a value (`None`: not memtier's), for
@@ -191,7 +191,7 @@ pub fn takes_value(name: &str) -> Option<bool> {
 }
 
 /// Where memtier's option spelled `name` may carry a secret.
-pub fn secret_value(name: &str) -> Option<super::SecretValue> {
+pub fn secret_value(name: &str) -> Option<crate::cli::SecretValue> {
     find(name).and_then(|(_, f)| f.doc.secret)
 }
 
@@ -313,7 +313,7 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
         w.ratio = Some(defaults::RATIO);
     }
     // memtier's keys (`memtier-123`, no padding) and data options: the mix's own shapes.
-    let sized_by_range = matches!(w.data_sizes, Some(super::DataSizes::Range(..)));
+    let sized_by_range = matches!(w.data_sizes, Some(crate::cli::DataSizes::Range(..)));
     if w.memtier.get_or_insert_default().size_pattern_s && !sized_by_range {
         return Err(UsageError(
             "--data-size-pattern S spreads --data-size-range over the key range: give \
@@ -347,7 +347,7 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
             // sequential walk (with --cluster-mode, `engine/allkeys.rs` per node).
             let (min, max) = (w.key_minimum.unwrap_or(0), w.key_maximum.unwrap_or(0));
             a.requests = max.saturating_sub(min) + 1;
-            w.key_dist = Some(super::KeyDist::Sequential);
+            w.key_dist = Some(crate::cli::KeyDist::Sequential);
             w.get_key_dist = None;
         }
     }
@@ -361,33 +361,33 @@ fn finish(mut st: MemtierState) -> Result<(Args, MemtierOptions), UsageError> {
     statsd::finish(&mut st)?;
     unused_pattern_parameters(&mut st.main.args.workload);
     let opts = st.opts;
-    let args = super::parse::finish(st.main)?;
+    let args = crate::cli::parse::finish(st.main)?;
     Ok((args, opts))
 }
 
 /// memtier takes `--key-zipf-exp`, `--key-median` and `--key-stddev` whatever the key patterns
 /// (`--key-pattern R:R --key-zipf-exp 1` runs, the exponent unused); respbench's own line
 /// refuses the contradiction, so memtier mode drops a parameter no pattern of the line uses.
-fn unused_pattern_parameters(w: &mut super::WorkloadArgs) {
-    let patterns: Vec<super::KeyDist> = [w.key_dist, w.get_key_dist]
+fn unused_pattern_parameters(w: &mut crate::cli::WorkloadArgs) {
+    let patterns: Vec<crate::cli::KeyDist> = [w.key_dist, w.get_key_dist]
         .into_iter()
         .chain(w.commands.iter().map(|c| c.key_dist))
         .flatten()
         .collect();
     if !patterns
         .iter()
-        .any(|d| matches!(d, super::KeyDist::Zipf(_)))
+        .any(|d| matches!(d, crate::cli::KeyDist::Zipf(_)))
     {
         w.key_zipf_exp = None;
     }
-    if !patterns.contains(&super::KeyDist::Gaussian) {
+    if !patterns.contains(&crate::cli::KeyDist::Gaussian) {
         (w.key_median, w.key_stddev) = (None, None);
     }
 }
 
 /// The connection options' cross-checks: the jitter range in order (a minimum alone is the
 /// pause), WAIT only in the `--ratio` mix.
-fn check_conn(c: &mut super::ConnArgs, commands: bool) -> Result<(), UsageError> {
+fn check_conn(c: &mut crate::cli::ConnArgs, commands: bool) -> Result<(), UsageError> {
     let (min, max) = c.start_jitter_us;
     if max == 0 {
         c.start_jitter_us.1 = min;

@@ -2,6 +2,9 @@
 //! (`file_io.cpp`, `README.import`), indexed once, then read item by item as requests are
 //! written.
 //!
+//! The format is the engine's input (items are written from the file as requests go), so its
+//! reader lives in `workload`; memtier's line (`--data-import`) is its one user.
+//!
 //! The format, as memtier's reader takes it: a first line starting `dumpflags, time, exptime`
 //! (the rest of it is the other column names), then one item per line:
 //! `dumpflags, time, exptime, nbytes, nsuffix, it_flags, clsid, nkey, key, data`. The eight

@@ -47,6 +47,19 @@ fn commands(mut buf: &[u8]) -> Vec<Vec<Vec<u8>>> {
     out
 }
 
+/// One unit of `t` in its `role`, with no `MGET` count, size list or shared value (what most
+/// tests write).
+fn unit(
+    s: &MemtierShape,
+    out: &mut Vec<u8>,
+    t: &Template,
+    role: Role,
+    rng: &mut Xoshiro256PlusPlus,
+    keys: &mut KeyGen,
+) {
+    s.append_unit(out, t, role, None, None, rng, keys, None);
+}
+
 fn keys(max: u64) -> KeyGen {
     KeyGen::new(max + 1, 7, 0, None)
 }
@@ -63,26 +76,8 @@ fn keys_are_the_prefix_and_the_number_unpadded() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     let mut k = keys(150);
     for _ in 0..200 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Get,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
+        unit(&s, &mut out, &set, Role::Get, &mut rng, &mut k);
     }
     let cmds = commands(&out);
     assert_eq!(cmds.len(), 400);
@@ -112,16 +107,7 @@ fn expiry_range_makes_setex_with_seconds_in_the_range() {
     let set = template("SET memtier-__rand_int__ __data__", 4);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), keys(9));
     for _ in 0..300 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
     }
     let mut seen = std::collections::BTreeSet::new();
     for c in commands(&out) {
@@ -144,26 +130,8 @@ fn data_offset_uses_setrange_and_getrange() {
     };
     let set = template("SET memtier-__rand_int__ __data__", 4);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), keys(9));
-    s.append_unit(
-        &mut out,
-        &set,
-        Role::Set,
-        None,
-        None,
-        &mut rng,
-        &mut k,
-        None,
-    );
-    s.append_unit(
-        &mut out,
-        &set,
-        Role::Get,
-        None,
-        None,
-        &mut rng,
-        &mut k,
-        None,
-    );
+    unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
+    unit(&s, &mut out, &set, Role::Get, &mut rng, &mut k);
     let c = commands(&out);
     assert_eq!(c[0][0], b"SETRANGE");
     assert_eq!(c[0][2], b"10");
@@ -209,16 +177,7 @@ fn size_pattern_s_follows_the_key() {
     let set = template("SET memtier-__rand_int__ __data__", 110);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(4), keys(100));
     for _ in 0..100 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
     }
     for c in commands(&out) {
         let key = number(&c[1][b"memtier-".len()..]);
@@ -238,16 +197,7 @@ fn random_data_differs_between_values() {
     let set = template("SET memtier-__rand_int__ __data__", 64);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(5), keys(9));
     for _ in 0..50 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
     }
     let values: std::collections::BTreeSet<Vec<u8>> =
         commands(&out).into_iter().map(|c| c[2].clone()).collect();
@@ -306,7 +256,9 @@ fn imported(n: u64, generated_from: Option<u64>, no_expiry: bool) -> Imported {
         );
     }
     Imported {
-        file: Arc::new(import::ImportFile::index("d.csv", Box::new(text)).unwrap()),
+        file: Arc::new(
+            crate::workload::import::ImportFile::index("d.csv", Box::new(text)).unwrap(),
+        ),
         generated_from,
         no_expiry,
     }
@@ -326,27 +278,9 @@ fn imported_sets_write_the_files_items_in_order_with_their_expiry() {
     let set = template("SET memtier-__rand_int__ __data__", 32);
     let (mut out, mut rng, mut k) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2), walk(5));
     for _ in 0..6 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
     }
-    s.append_unit(
-        &mut out,
-        &set,
-        Role::Get,
-        None,
-        None,
-        &mut rng,
-        &mut walk(5),
-        None,
-    );
+    unit(&s, &mut out, &set, Role::Get, &mut rng, &mut walk(5));
     let c = commands(&out);
     // Item 0 has no expiry (a plain SET); the others are SETEX with theirs; the sixth SET
     // starts the file again.
@@ -383,16 +317,7 @@ fn no_expiry_and_generated_keys() {
     let (mut out, mut rng) = (Vec::new(), Xoshiro256PlusPlus::seed_from_u64(2));
     let mut k = walk(14).with_pattern(crate::workload::distribution::KeyPattern::Sequential, 10, 1);
     for _ in 0..4 {
-        s.append_unit(
-            &mut out,
-            &set,
-            Role::Set,
-            None,
-            None,
-            &mut rng,
-            &mut k,
-            None,
-        );
+        unit(&s, &mut out, &set, Role::Set, &mut rng, &mut k);
     }
     let c = commands(&out);
     let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = c

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use super::super::conn_args::{AddrFamily, TlsVersionsArg, WaitArgs};
-use super::super::flag::{Flag, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, refused, via};
 use crate::cli::UsageError;
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
+use crate::cli::{AddrFamily, TlsVersionsArg, WaitArgs};
 
 type M = Flag<MemtierState>;
 

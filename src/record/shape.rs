@@ -1,13 +1,17 @@
 //! The record's `options.workload.memtier`: `respbench memtier`'s data options as they ran
-//! (`workload::memtier::MemtierShape`), so a record says whether its SETs were `SETEX`,
+//! (`workload::shape::MemtierShape`), so a record says whether its SETs were `SETEX`,
 //! `SETRANGE` or plain and its GETs `MGET`s without anyone parsing `command_line`. Absent
 //! outside memtier mode and in records of earlier builds. Also the record's `verify` block:
 //! what `--data-verify` found reading the keys back.
+//!
+//! In the record's own types (not a mode's block) because what it records is the engine's
+//! request shapes and the read-back (`run/verify.rs`, the registry's verify-only mode); memtier's
+//! line is their one user.
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::ScanWalk;
-use crate::workload::memtier::MemtierShape;
+use crate::workload::shape::MemtierShape;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

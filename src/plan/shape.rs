@@ -1,12 +1,15 @@
 //! `respbench memtier`'s data and key options (`cli::MemtierData`) as the mix's request shapes
-//! (`workload::memtier::MemtierShape`): the key range `--data-size-pattern S` spreads sizes over,
+//! (`workload::shape::MemtierShape`): the key range `--data-size-pattern S` spreads sizes over,
 //! the random pool `-R` takes values from (made here, once, from the run's seed).
+//!
+//! Part of the plan because the engine runs what it builds (the workers write the shapes);
+//! memtier's line is its one user.
 
 use std::sync::Arc;
 
 use crate::cli::{Args, DataSizes};
 use crate::engine::{LoadSpec, ScanWalk};
-use crate::workload::memtier::{Imported, MemtierShape, POOL_SLACK, SizeByKey, random_pool};
+use crate::workload::shape::{Imported, MemtierShape, POOL_SLACK, SizeByKey, random_pool};
 
 /// The shapes of a memtier-mode run (`import`: `--data-import`'s file as the requests use it);
 /// `None` outside memtier mode.
@@ -43,7 +46,7 @@ pub(super) fn shape(
     }))
 }
 
-/// `--scan-incremental-iteration` as the engine's walk (`cli::memtier::scan` checked the line:
+/// `--scan-incremental-iteration` as the engine's walk (`memtier/cli/scan.rs` checked the line:
 /// one `--command` of the form `SCAN <cursor> …`, `-P 1`, no cluster mode).
 pub(super) fn scan_walk(args: &Args) -> Option<ScanWalk> {
     let d = args.workload.memtier.as_ref()?;

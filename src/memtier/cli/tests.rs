@@ -3,7 +3,8 @@ use std::ffi::OsString;
 use super::*;
 use crate::cli::{Endpoint, KeyDist};
 
-fn run(argv: &[&str]) -> (Args, MemtierOptions) {
+/// The line parsed (a test of `conn_tests.rs` too).
+pub(super) fn run(argv: &[&str]) -> (Args, MemtierOptions) {
     match parse(argv.iter().map(OsString::from), None) {
         Ok(MemtierInvocation::Run(a, o)) => (*a, *o),
         Ok(_) => panic!("help or version from {argv:?}"),
@@ -11,7 +12,8 @@ fn run(argv: &[&str]) -> (Args, MemtierOptions) {
     }
 }
 
-fn err(argv: &[&str]) -> String {
+/// The line's one-line refusal.
+pub(super) fn err(argv: &[&str]) -> String {
     match parse(argv.iter().map(OsString::from), None) {
         Err(e) => e.0,
         Ok(_) => panic!("{argv:?} parsed"),

@@ -7,26 +7,12 @@
 //! it could not be sent as one name. The other options without `--statsd-host` are refused too
 //! (they would do nothing), as `--metrics-linger` without `--metrics-listen` is.
 
-use super::super::flag::{Flag, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, UsageError};
+use crate::cli::StatsdArgs;
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
-
-/// Where and how the run's metrics go (`--statsd-host` given).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatsdArgs {
-    /// The StatsD (and Graphite) host, as given; resolved when the run starts.
-    pub host: String,
-    pub port: u16,
-    pub prefix: String,
-    /// Sanitized as memtier's.
-    pub label: String,
-    /// Graphite's HTTP port on the same host, for the start and end annotations.
-    pub graphite_port: u16,
-    /// `--print-percentiles`: a `latency_pN` gauge each.
-    pub percentiles: Vec<f64>,
-}
 
 /// memtier's defaults.
 pub const DEFAULT_PORT: u16 = 8125;
@@ -36,7 +22,7 @@ pub const DEFAULT_GRAPHITE_PORT: u16 = 8080;
 
 /// The options as given; [`finish`] checks them.
 #[derive(Debug, Default)]
-pub(in crate::cli) struct StatsdFlags {
+pub(in crate::memtier) struct StatsdFlags {
     host: Option<String>,
     port: Option<u16>,
     prefix: Option<String>,

@@ -1,14 +1,14 @@
 //! memtier's data options (`-R`, `--data-size-pattern`, `--data-offset`, `--expiry-range`,
 //! `--multi-key-get`) and `--command-stats-breakdown` as table entries: each sets the run's `MemtierData`, which `plan` turns
-//! into the mix's request shapes (`workload::memtier`). Kept beside `table.rs` so that table
+//! into the mix's request shapes (`workload::shape`). Kept beside `table.rs` so that table
 //! only names them.
 
 use std::ffi::OsStr;
 
-use super::super::MemtierData;
-use super::super::flag::{Flag, Value};
-use super::super::value::{invalid_value, text, whole};
 use super::{MemtierState, UsageError};
+use crate::cli::MemtierData;
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
 
 type M = Flag<MemtierState>;
 
