@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::sync::Arc;
 
-use respbench::engine::tls::{TlsClient, TlsOptions};
+use respbench::engine::tls::{TlsClient, TlsOptions, Verify};
 use respbench::engine::{
     self, ConnSetup, ErrorPolicy, LoadSpec, Observer, Snapshot, Stop, Target, Transport,
 };
 use respbench::workload::PayloadGenerator;
 use respbench::workload::Template;
-use respbench::workload::dataset::{Dataset, FieldTemplate};
+use respbench::workload::dataset::{self, Dataset, FieldTemplate};
 use respbench::workload::template::parse_custom_command;
 
 struct Counting;
@@ -404,7 +404,8 @@ fn no_allocation_per_request_dataset_pipelined() {
     let args: Vec<Vec<u8>> = command.split(' ').map(|a| a.as_bytes().to_vec()).collect();
     let items = parse_custom_command(&args, None, 16, &mut PayloadGenerator::default()).unwrap();
     let fields = FieldTemplate::compile(&items, true).unwrap();
-    let dataset = Dataset::load(&fields, csv.as_bytes(), b',', "test", None).unwrap();
+    let table = dataset::Layout::Table { delimiter: b',' };
+    let dataset = Dataset::load(&fields, csv.as_bytes(), table, "test", None).unwrap();
     let load = LoadSpec {
         pipeline: 8,
         workers: 2,
@@ -427,7 +428,11 @@ fn no_allocation_per_request_over_tls() {
         ..Default::default()
     });
     let client = TlsClient::new(&TlsOptions {
-        cacert: Some(certs.ca.clone()),
+        verify: Verify::Chain {
+            cacert: Some(certs.ca.clone()),
+            cacertdir: None,
+            name: false,
+        },
         ..Default::default()
     })
     .unwrap();

@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::flag::{Action, Doc, Flag, SecretValue};
+use super::flag::{Action, Doc, Flag, SecretValue, ValueOf, help_block, parse_subcommand_sharing};
 use super::state::State;
 use super::{Args, TlsArgs};
 
@@ -45,10 +45,47 @@ pub fn docs() -> impl Iterator<Item = &'static Doc> {
     SHARED.iter().filter_map(|n| find(n)).map(|(_, f)| &f.doc)
 }
 
-/// A subcommand's options in help order: the shared connection entries, then its `own` (the
-/// one shape of `replay`'s and `capture`'s tables).
-pub fn docs_with<S: 'static>(own: &'static [Flag<S>]) -> Vec<&'static Doc> {
-    docs().chain(own.iter().map(|f| &f.doc)).collect()
+/// A subcommand whose options are the shared connection entries and a table of its own
+/// (`replay`, `capture`): its help and its parser, one shape for both.
+pub struct Subcommand<S: 'static> {
+    /// How it is spelled after `respbench` (errors end with "see respbench NAME --help").
+    pub name: &'static str,
+    /// Its own options (after the shared ones in the help).
+    pub own: &'static [Flag<S>],
+    /// Where its arguments keep the shared options.
+    pub conn: fn(&mut S) -> &mut ConnectionArgs,
+}
+
+impl<S: Default> Subcommand<S> {
+    /// Its options in help order: the shared connection entries, then its own.
+    pub fn docs(&self) -> Vec<&'static Doc> {
+        docs().chain(self.own.iter().map(|f| &f.doc)).collect()
+    }
+
+    /// Its `--help`: `head`, the options, `tail`.
+    pub fn help_text(&self, head: &str, tail: &str) -> String {
+        format!("{head}{}{tail}", help_block(self.docs(), 1, 22))
+    }
+
+    /// What its usage errors end with.
+    pub fn see(&self) -> String {
+        format!("see respbench {} --help", self.name)
+    }
+
+    /// Its arguments from `argv` (those after its name), each that is not an option handed to
+    /// `positional`; `Ok(None)` when the help was asked for.
+    pub fn parse(
+        &self,
+        argv: Vec<OsString>,
+        positional: impl FnMut(&mut S, OsString) -> Result<(), String>,
+    ) -> Result<Option<S>, String> {
+        let mut a = S::default();
+        let conn = self.conn;
+        let shared = |a: &mut S, name: &str, value: &mut ValueOf<'_>| conn(a).apply(name, value);
+        let help =
+            parse_subcommand_sharing(self.own, argv, &mut a, positional, shared, &self.see())?;
+        Ok((!help).then_some(a))
+    }
 }
 
 /// Whether the shared option spelled `name` takes a value (`None`: not a shared option).

@@ -136,6 +136,17 @@ impl<S> Flag<S> {
         )
     }
 
+    /// `--help` alone, where `-h` is the host (the main command line, `replay`, `capture`).
+    pub const fn long_help() -> Self {
+        Self::new(
+            &["--help"],
+            Value::None,
+            "--help",
+            "Print this help and exit",
+            Action::Help,
+        )
+    }
+
     /// An option whose value sets something.
     pub const fn value(
         names: &'static [&'static str],

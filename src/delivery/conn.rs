@@ -11,16 +11,13 @@ use resp::Value;
 use super::route::Router;
 use super::seconds::{Published, hand_failed, hand_published, hand_reconnect, publishing_at};
 use super::{DeliverySpec, Live, stamp};
-use crate::engine::EngineError;
+use crate::engine::{EngineError, is_maxclients};
 use crate::metrics::FAILURE_KINDS;
 use crate::workload::split::even_part;
 
 /// How late (past its due time at `--rps`) a message may be sent after a reconnect; older
 /// ones failed while the server could not be reached.
 const SKIP_LATE: Duration = Duration::from_millis(100);
-
-/// The error a server at `maxclients` gives a connection it took (`engine::worker::reply`'s).
-const MAXCLIENTS: &[u8] = b"ERR max number of clients reached";
 
 /// The index of `connection refused` in `FAILURE_KINDS`.
 fn refused_kind() -> usize {
@@ -170,7 +167,7 @@ pub(super) fn publish(
         k += 1;
         let mut failed = None;
         match router.call(channel, &args[..n]) {
-            Ok((_, Value::Error(e))) if !e.starts_with(MAXCLIENTS) => {
+            Ok((_, Value::Error(e))) if !is_maxclients(&e) => {
                 out.errors += 1;
                 out.failures.record(&e);
                 hand_failed(&live.timeline, sent_ns, None, 1);

@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use resp::Value;
 
+use super::connect::refusal;
 use super::route::{Nodes, moved_to};
 use crate::engine::control::ControlConn;
-use crate::engine::{ConnSetup, EngineError};
+use crate::engine::{ConnSetup, EngineError, is_maxclients};
 
 /// How long a subscription's confirmation may take.
 pub(super) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -45,6 +46,9 @@ fn attempt(setup: &ConnSetup, to: Subscription<'_>) -> Result<Attempt, EngineErr
     let mut c = super::connect::open(setup)?;
     let id = match c.call(&[b"CLIENT".as_slice(), b"ID"])? {
         Value::Integer(n) => u64::try_from(n).ok(),
+        // A server at `maxclients` answers a connection's first command so, then closes it: a
+        // refused connection (the engine's rule), not a subscription that failed.
+        Value::Error(e) if is_maxclients(&e) => return Err(refusal(setup, &e)),
         _ => None,
     };
     c.send(&[to.verb, to.name])?;

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use resp::Value;
 
+use super::connect::is_refusal;
 use super::route::Nodes;
 use super::seconds::hand_reconnect;
 use super::subscribe::{
@@ -33,7 +34,7 @@ use super::subscribe::{
 use super::tally::{Seen, Tally};
 use super::{DRAIN_IDLE, DRAIN_MAX, Disconnect, Live, stamp};
 use crate::engine::conn::Stream;
-use crate::engine::{EngineError, io_reason};
+use crate::engine::{EngineError, io_reason, with_hint};
 
 /// How long a loop waits for readiness before it looks at its timers and the stop flags.
 const POLL: Duration = Duration::from_millis(100);
@@ -171,7 +172,7 @@ pub(super) fn run(plan: &Plan<'_>, t: usize, ready: &Sender<Result<(), EngineErr
         disconnects: Vec::new(),
         reconnects: (0, 0),
     };
-    let (poll, subs) = match subscribed(plan, t) {
+    let (poll, subs, refused) = match subscribed(plan, t) {
         Ok(parts) => {
             let _ = ready.send(Ok(()));
             parts
@@ -196,7 +197,19 @@ pub(super) fn run(plan: &Plan<'_>, t: usize, ready: &Sender<Result<(), EngineErr
         poll,
         subs,
         tally: Tally::new(0).keeping_exact(live.exact()),
-        disconnects: Vec::new(),
+        // Subscribers refused at the start (`-e`): down from the start, each listed as dropped
+        // with its reason, and subscribed when a retry gets in.
+        disconnects: refused
+            .into_iter()
+            .map(|(i, reason)| Disconnect {
+                receiver: i,
+                at_s: 0.0,
+                reason,
+                by_server: false,
+                output_buffer_bytes: None,
+                reconnected_at_s: None,
+            })
+            .collect(),
         scratch: vec![0; READ_CHUNK],
         last: Instant::now(),
         reconnects: (0, 0),
@@ -213,11 +226,15 @@ pub(super) fn run(plan: &Plan<'_>, t: usize, ready: &Sender<Result<(), EngineErr
     }
 }
 
-/// Thread `t`'s subscribers, each subscribed and on the thread's poll.
-fn subscribed(plan: &Plan<'_>, t: usize) -> Result<(Poll, Vec<Sub>), EngineError> {
+/// Thread `t`'s subscribers, each subscribed and on the thread's poll, and those a server at
+/// `maxclients` refused under `-e` (down, to try again with the others' backoff once the test
+/// runs: the run goes on with the subscribers it has), with the refusal. Without `-e` a refusal
+/// ends the run, its one line naming the server's `maxclients`.
+fn subscribed(plan: &Plan<'_>, t: usize) -> Result<Refused, EngineError> {
     let io = |e: std::io::Error| EngineError::Io(format!("subscriber thread: {e}"));
     let poll = Poll::new().map_err(io)?;
     let mut subs = Vec::new();
+    let mut refused = Vec::new();
     for i in (t..plan.receivers).step_by(plan.threads) {
         let pause = plan.slow.and_then(|(n, p)| (i < n as usize).then_some(p));
         let mut sub = Sub {
@@ -235,14 +252,25 @@ fn subscribed(plan: &Plan<'_>, t: usize) -> Result<(Poll, Vec<Sub>), EngineError
             resume_at: Instant::now(),
             retry: None,
         };
-        connect(plan, &poll, &mut sub, subs.len())?;
+        match connect(plan, &poll, &mut sub, subs.len()) {
+            Ok(()) => {}
+            Err(e) if plan.keep_going && is_refusal(&e) => {
+                sub.retry = Some((Instant::now() + BACKOFF.0, BACKOFF.0 * 2));
+                refused.push((sub.i, e.to_string()));
+            }
+            Err(e) if is_refusal(&e) => return Err(with_hint(e)),
+            Err(e) => return Err(e),
+        }
         subs.push(sub);
         if (plan.abort)() {
             break;
         }
     }
-    Ok((poll, subs))
+    Ok((poll, subs, refused))
 }
+
+/// A subscriber thread's poll, its subscribers, and those refused at the start (index, why).
+type Refused = (Poll, Vec<Sub>, Vec<(u32, String)>);
 
 /// Connects subscriber `sub` and subscribes it, from its channel's first node (following
 /// `MOVED` for a sharded channel), and puts it on `poll` as `slot`.

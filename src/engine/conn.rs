@@ -588,12 +588,12 @@ fn no_address_reason(host: &str, family: Option<Family>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tls::{TlsClient, TlsOptions};
+    use crate::engine::tls::{TlsClient, TlsOptions, Verify};
 
     fn tls_transport(sni: Option<&str>) -> Transport {
         let client = TlsClient::new(&TlsOptions {
             sni: sni.map(str::to_string),
-            insecure: true,
+            verify: Verify::Nothing,
             ..TlsOptions::default()
         })
         .unwrap();

@@ -47,7 +47,7 @@ pub use push::SUBSCRIPTION_COMMANDS;
 pub use runner::run_test;
 pub use scan_walk::ScanWalk;
 pub use spec::{ConnSetup, ErrorPolicy, LoadSpec, Ramp, Stop};
-/// The failure rules a replay's threads share with the workers (one home: `worker/outage.rs`).
+/// The failure rules the other modes' loops share with the workers (one home: `worker/outage.rs`).
 pub(crate) use worker::{
-    BACKOFF_START, FailKind, backoff_step, jitter_from, record_error, with_hint,
+    BACKOFF_START, FailKind, backoff_step, is_maxclients, jitter_from, record_error, with_hint,
 };

@@ -201,14 +201,8 @@ mod tests {
         );
         assert_eq!(kind(b">4\r\n$8\r\npmessage\r\n"), PushKind::Message);
         assert_eq!(kind(b">3\r\n$8\r\nsmessage\r\n"), PushKind::Message);
-        for name in [
-            "subscribe",
-            "psubscribe",
-            "ssubscribe",
-            "unsubscribe",
-            "punsubscribe",
-            "sunsubscribe",
-        ] {
+        // Every (un)subscribe command's reply, as `plan` lists them.
+        for name in SUBSCRIPTION_COMMANDS {
             let push = format!(">3\r\n${}\r\n{name}\r\n$2\r\nch\r\n:1\r\n", name.len());
             assert_eq!(kind(push.as_bytes()), PushKind::SubscriptionReply, "{name}");
         }

@@ -37,45 +37,35 @@ pub fn run_test(
     let places = places(setup, load, cluster);
     let total_conns = places.len();
     let workers = load.workers.clamp(1, total_conns);
-    // Cluster mode with a mix: a worker's connections go in whole groups of one per node (a
-    // unit drawn for another node waits for this worker's connection to it: `engine/park.rs`),
-    // while there are groups enough for every worker.
-    let group = match cluster {
-        Some(run) if load.mix.is_some() && load.clients as usize >= workers => {
-            run.serving.len().max(1)
-        }
-        _ => 1,
-    };
-    let per_worker = match connect_all(places, workers, group, load, observer) {
+    let per_worker = match connect_all(
+        places,
+        workers,
+        group(load, cluster, workers),
+        load,
+        observer,
+    ) {
         Ok(p) => p,
         Err((outcome, e)) => return (empty(outcome), e),
     };
-
     let (polls, wakers) = match event_loops(workers) {
         Ok(p) => p,
         Err(e) => return (empty(Outcome::Aborted), Some(e)),
     };
-    let stop = AtomicBool::new(false);
-    let lives: Vec<Live> = (0..workers).map(|_| Live::default()).collect();
-    let sequential = load
-        .sequential
-        .then(|| Arc::new(SequentialCounters::default()));
-    let allkeys = cluster
-        .filter(|run| allkeys::applies(load, template, &run.routes))
-        .map(|_| Arc::new(AllKeys::new(total_units(load, template))));
-    let (start, measure_start, deadline) = clock(load);
-    let total_clients = total_conns as u64;
-    let timeline = SharedTimeline::default();
-    timeline.lock().unwrap_or_else(|e| e.into_inner()).exact = observer.exact_seconds();
+    let shared = Shared::new(load, template, cluster, workers, total_conns);
+    shared
+        .timeline
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .exact = observer.exact_seconds();
     let monitor = Monitor {
-        lives: &lives,
-        stop: &stop,
+        lives: &shared.lives,
+        stop: &shared.stop,
         wakers: &wakers,
-        start,
-        measure_start,
+        start: shared.start,
+        measure_start: shared.measure_start,
         sample_rate: load.rps.is_some(),
-        connections: total_conns as u64,
-        timeline: &timeline,
+        connections: shared.total_conns,
+        timeline: &shared.timeline,
     };
 
     let mut spawn_error = None;
@@ -84,33 +74,12 @@ pub fn run_test(
         if let Some(run) = cluster {
             cluster::spawn_refresher(scope, &run.shared, &refresher_done);
         }
-        let config = |id: usize, share: u64| worker::WorkerConfig {
-            id,
-            setup,
-            load,
-            template,
-            // Walking every key once: each node's share is claimed from `allkeys` instead.
-            quota: quota(load, template, id, workers, total_clients).filter(|_| allkeys.is_none()),
-            start,
-            measure_start,
-            deadline,
-            rate_per_sec: load
-                .rps
-                .map(|r| r as f64 * share as f64 / total_clients as f64),
-            live: &lives[id],
-            timeline: timeline.clone(),
-            stop: &stop,
-            sequential: sequential.clone(),
-            allkeys: allkeys.clone(),
-            cluster,
-            new_node_conns: (load.clients as usize).div_ceil(workers),
-            ramp_target: even_part(u64::from(load.clients), id as u64, workers as u64).len as usize,
-        };
+        let config = |id, share| shared.worker_config(id, share, setup, load, template, cluster);
         let handles;
         (handles, spawn_error) =
             spawn_workers(scope, per_worker, polls, config, (&stop, &wakers[..]));
         if spawn_error.is_some() {
-            stop_workers(&stop, &wakers);
+            stop_workers(&shared.stop, &wakers);
         }
 
         // The main thread watches: progress ticks, Ctrl-C, a worker's fatal error.
@@ -126,15 +95,107 @@ pub fn run_test(
     let (mut result, fatal) = finish(
         title,
         load,
-        measure_start,
+        shared.measure_start,
         cluster,
         watched,
         results,
         spawn_error,
     );
-    result.timeline = std::mem::take(&mut *timeline.lock().unwrap_or_else(|e| e.into_inner()));
+    result.timeline =
+        std::mem::take(&mut *shared.timeline.lock().unwrap_or_else(|e| e.into_inner()));
     result.timeline.drop_exact();
     (result, fatal)
+}
+
+/// How many connections in a row go to one worker. Cluster mode with a mix: whole groups of one
+/// per node (a unit drawn for another node waits for this worker's connection to it:
+/// `engine/park.rs`), while there are groups enough for every worker; otherwise one.
+fn group(load: &LoadSpec, cluster: Option<&ClusterRun>, workers: usize) -> usize {
+    match cluster {
+        Some(run) if load.mix.is_some() && load.clients as usize >= workers => {
+            run.serving.len().max(1)
+        }
+        _ => 1,
+    }
+}
+
+/// What a test's workers share, made once before they start (after the connects, so the clock
+/// starts with the load): the stop flag, each worker's progress figures, the key counters, the
+/// clock and the timeline they add their seconds to.
+struct Shared {
+    stop: AtomicBool,
+    lives: Vec<Live>,
+    /// `--sequential`: the counters all workers draw keys from.
+    sequential: Option<Arc<SequentialCounters>>,
+    /// `--cluster --sequential` with one key per unit: every key once, per node.
+    allkeys: Option<Arc<AllKeys>>,
+    start: Instant,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    timeline: SharedTimeline,
+    /// Every load connection of the test: `-n` and `--rps` are split in proportion to these.
+    total_conns: u64,
+    workers: usize,
+}
+
+impl Shared {
+    fn new(
+        load: &LoadSpec,
+        template: &Template,
+        cluster: Option<&ClusterRun>,
+        workers: usize,
+        total_conns: usize,
+    ) -> Self {
+        let (start, measure_start, deadline) = clock(load);
+        Shared {
+            stop: AtomicBool::new(false),
+            lives: (0..workers).map(|_| Live::default()).collect(),
+            sequential: (load.sequential).then(|| Arc::new(SequentialCounters::default())),
+            allkeys: cluster
+                .filter(|run| allkeys::applies(load, template, &run.routes))
+                .map(|_| Arc::new(AllKeys::new(total_units(load, template)))),
+            start,
+            measure_start,
+            deadline,
+            timeline: SharedTimeline::default(),
+            total_conns: total_conns as u64,
+            workers,
+        }
+    }
+
+    /// Worker `id`'s configuration: its share (`share` connections of the test's) of `-n`,
+    /// `--rps` and a staircase ramp, and its handles on what the workers share.
+    fn worker_config<'a>(
+        &'a self,
+        id: usize,
+        share: u64,
+        setup: &'a ConnSetup,
+        load: &'a LoadSpec,
+        template: &'a Template,
+        cluster: Option<&'a ClusterRun>,
+    ) -> worker::WorkerConfig<'a> {
+        let (workers, total) = (self.workers, self.total_conns);
+        worker::WorkerConfig {
+            id,
+            setup,
+            load,
+            template,
+            // Walking every key once: each node's share is claimed from `allkeys` instead.
+            quota: quota(load, template, id, workers, total).filter(|_| self.allkeys.is_none()),
+            start: self.start,
+            measure_start: self.measure_start,
+            deadline: self.deadline,
+            rate_per_sec: load.rps.map(|r| r as f64 * share as f64 / total as f64),
+            live: &self.lives[id],
+            timeline: self.timeline.clone(),
+            stop: &self.stop,
+            sequential: self.sequential.clone(),
+            allkeys: self.allkeys.clone(),
+            cluster,
+            new_node_conns: (load.clients as usize).div_ceil(workers),
+            ramp_target: even_part(u64::from(load.clients), id as u64, workers as u64).len as usize,
+        }
+    }
 }
 
 /// Starts a worker thread per connection group (`per_worker`, with its event loop), each with

@@ -34,8 +34,8 @@ pub struct FuzzRecord {
     /// Replies that were not errors.
     #[serde(default)]
     pub ok_replies: u64,
-    /// Error replies by their first word (`ERR`, `WRONGTYPE`…), plus `timeout` and
-    /// `disconnected`.
+    /// Error replies by their first word (`ERR`, `WRONGTYPE`…), plus `timeout`,
+    /// `disconnected` and `connection refused` (a server at `maxclients`).
     #[serde(default)]
     pub errors_by_kind: BTreeMap<String, u64>,
     /// The server's `INFO errorstats` at the end (`errorstat_ERR` → count), when it answered.
@@ -108,7 +108,7 @@ impl Block for FuzzRecord {
     /// A killed fuzz run's block: its head as the `begin` line holds it, and from the seconds'
     /// sums the commands sent (each client counts its writes), the replies that were not errors
     /// (the completed ones), and the errors by kind (the seconds' error words, and their
-    /// requests lost without a reply by kind: `timeout`, the rest `disconnected`, as the clients
+    /// requests lost without a reply by kind: `timeout`, `connection refused`, the rest `disconnected`, as the clients
     /// name them). Its verdict is `survived`, as a Ctrl-C's while the server answered: a crash or
     /// hang stops the clients and the run writes its record.
     fn recover(head: FuzzRecord, sums: &Recovered) -> Option<Self> {
@@ -120,6 +120,7 @@ impl Block for FuzzRecord {
         for (kind, n) in sums.lost.iter().filter(|(_, n)| *n > 0) {
             let name = match *kind {
                 "timeout" => "timeout",
+                "connection refused" => "connection refused",
                 _ => "disconnected",
             };
             *errors.entry(name.to_string()).or_default() += n;

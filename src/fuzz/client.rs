@@ -17,8 +17,8 @@ use super::log::Log;
 use super::route::Routes;
 use super::watch::connect;
 use super::{Payload, Say, describe};
-use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
+use crate::engine::{ConnSetup, is_maxclients};
 use crate::metrics::{FAILURE_KINDS, SecondTally, SharedTimeline};
 
 /// Reconnect attempts after a lost connection (the reference's).
@@ -111,10 +111,16 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                     None => conn.as_mut().expect("connected").call(&args),
                     Some(n) => node_conn(&mut others, n, common).and_then(|c| c.call(&args)),
                 };
-                match result {
+                // A command lost without a reply: its kind, and what was said.
+                let lost = match result {
+                    // A server at `maxclients` took the connection and refused it (its first
+                    // reply, then it closes): the command did not run. A refused connection,
+                    // as the engine counts one, not an error reply.
+                    Ok(v) if refuses(&v) => Some((REFUSED, REFUSED.to_owned())),
                     Ok(v) => {
                         let error = note_reply(&mut r, &v, &args, &mut db, common, id);
                         count_reply(seconds.as_mut(), sent_at, error.as_deref());
+                        None
                     }
                     Err(e) => {
                         if common.stop.load(Ordering::Relaxed) {
@@ -125,21 +131,25 @@ pub fn run(id: u32, count: u64, mut generator: Generator, common: &Common) -> Cl
                             true => "timeout",
                             false => "disconnected",
                         };
-                        *r.errors.entry(kind.to_owned()).or_default() += 1;
-                        count_lost(seconds.as_mut(), kind);
-                        common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
-                        if let Some(n) = node {
-                            // Reopened at its next command; the watch decides about the node.
-                            others.remove(&n);
-                            continue;
-                        }
-                        db = 0;
-                        conn = reconnect(id, common);
-                        if conn.is_none() {
-                            r.failed = Some(e);
-                            break;
-                        }
+                        Some((kind, e))
                     }
+                };
+                let Some((kind, e)) = lost else {
+                    continue;
+                };
+                *r.errors.entry(kind.to_owned()).or_default() += 1;
+                count_lost(seconds.as_mut(), kind);
+                common.say.debug(&format!("[Thread {id}] {kind}: {e}"));
+                if let Some(n) = node {
+                    // Reopened at its next command; the watch decides about the node.
+                    others.remove(&n);
+                    continue;
+                }
+                db = 0;
+                conn = reconnect(id, common);
+                if conn.is_none() {
+                    r.failed = Some(e);
+                    break;
                 }
             }
         }
@@ -161,14 +171,22 @@ fn count_reply(seconds: Option<&mut SecondTally>, sent_at: Instant, error: Optio
     }
 }
 
-/// A command lost without a reply, by the block's kind (`timeout`, `disconnected`: counted as
-/// a connection closed, which the journal's reader names `disconnected` again).
+/// The block's kind of a command its connection's refusal lost (the engine's word).
+const REFUSED: &str = "connection refused";
+
+/// Whether a reply is a server at `maxclients` refusing the connection (the engine's rule).
+fn refuses(v: &Value) -> bool {
+    crate::engine::control::error_text(v).is_some_and(|t| is_maxclients(t.as_bytes()))
+}
+
+/// A command lost without a reply, by the block's kind (`timeout`, `connection refused`,
+/// `disconnected`: counted as a connection closed, which the journal's reader names
+/// `disconnected` again).
 fn count_lost(seconds: Option<&mut SecondTally>, kind: &str) {
     let Some(s) = seconds else { return };
-    let lost = if kind == "timeout" {
-        "timeout"
-    } else {
-        "connection closed"
+    let lost = match kind {
+        "timeout" | REFUSED => kind,
+        _ => "connection closed",
     };
     let at = FAILURE_KINDS.iter().position(|k| *k == lost).unwrap_or(0);
     s.lost(Instant::now(), at, 1);

@@ -4,10 +4,12 @@
 //! several data types also has its keyspace sampled by type before and after
 //! (`memory::types`), and the block split by type.
 
+use std::time::Duration;
+
 use super::block::{MemoryRecord, TypeCount};
 use super::types::{Census, SAMPLE_KEYS};
-use super::{Settled, Snapshot, data_type, settled};
-use crate::engine::control::ControlConn;
+use super::{SETTLE_LIMIT, Settled, Snapshot, data_type, settled};
+use crate::engine::control::{CONTROL_TIMEOUT, ControlConn};
 use crate::workload::Template;
 use crate::workload::sizes::SizeDist;
 
@@ -87,12 +89,30 @@ fn snapshot_before(
 
 /// The test's memory block: the "before" figures against those read once the servers have
 /// settled (the slowest node's way of settling is the one named), split by type when the unit
-/// writes several.
+/// writes several. `reply_timeout` is the run's `--timeout`: each read after the test waits at
+/// most that, and never more than the settle limit, so a server that stopped answering (a test
+/// that ended on it) costs the run a few seconds, not the control connection's 30 s a read.
 pub fn after(
     control: &mut ControlConn,
     before: Option<Before>,
     template: &Template,
     sizes: Option<&SizeDist>,
+    reply_timeout: Option<Duration>,
+) -> Option<MemoryRecord> {
+    let within = reply_timeout.map_or(SETTLE_LIMIT, |t| t.min(SETTLE_LIMIT));
+    control.set_timeout(within).ok()?;
+    let m = read_after(control, before, template, sizes, within);
+    // The control connection's own bound again for what follows (its next test's "before").
+    let _ = control.set_timeout(CONTROL_TIMEOUT);
+    m
+}
+
+fn read_after(
+    control: &mut ControlConn,
+    before: Option<Before>,
+    template: &Template,
+    sizes: Option<&SizeDist>,
+    within: Duration,
 ) -> Option<MemoryRecord> {
     let Before {
         snap,
@@ -100,6 +120,10 @@ pub fn after(
         db,
         census: census_before,
     } = before?;
+    let mut primaries = primaries;
+    for c in primaries.iter_mut().flatten() {
+        c.set_timeout(within).ok()?;
+    }
     let writes = unit_writes(template, sizes);
     let several = writes.len() > 1;
     let (after, how, census) = match primaries {

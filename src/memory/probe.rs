@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::io::{self, Write};
+use std::time::Duration;
 
 use super::block::MemoryRecord;
 use super::per_test::{self, Before};
@@ -34,9 +35,10 @@ impl TestProbe for MemoryProbe {
         before: Option<Box<dyn Any>>,
         template: &Template,
         sizes: Option<&SizeDist>,
+        reply_timeout: Option<Duration>,
     ) -> Option<Blocks<TEST>> {
         let before = before.and_then(|b| b.downcast::<Before>().ok()).map(|b| *b);
-        let memory = per_test::after(control, before, template, sizes)?;
+        let memory = per_test::after(control, before, template, sizes, reply_timeout)?;
         let mut blocks = Blocks::default();
         blocks.put(&memory);
         Some(blocks)

@@ -18,16 +18,20 @@ fn template(line: &[&str]) -> Template {
     Template::encode(&items, false)
 }
 
-/// A shard's record of one test (`title`), its latencies `samples`.
-fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
-    // Shards write their records (`--json`): a record that goes nowhere keeps no histograms.
-    let argv = [argv, &["--json", "-"]].concat();
+/// The record a shard run with `argv` opens (the shard writes it: `--json` is among `argv`).
+fn shard_run(argv: &[&str]) -> RunRecord {
     let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
         crate::cli::Invocation::Run(a) => a,
         other => panic!("{other:?}"),
     };
     let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
+    RunRecord::open(&plan, &["respbench".into()]).unwrap()
+}
+
+/// A shard's record of one test (`title`), its latencies `samples`.
+fn shard_record(argv: &[&str], title: &str, samples: &[u64]) -> Value {
+    // Shards write their records (`--json`): a record that goes nowhere keeps no histograms.
+    let mut rec = shard_run(&[argv, &["--json", "-"]].concat());
     let watch = rec.begin_test();
     let mut r = TestResult::empty(title, None, Outcome::Completed);
     for &v in samples {
@@ -224,13 +228,7 @@ fn failing_shard(index: u64, from: usize, to: usize, lost: u64) -> Value {
 /// [`failing_shard`] over `seconds` seconds (at most `SLOTS_KEPT_UP_TO_S`: every second keeps
 /// its slots).
 fn shard_of(index: u64, from: usize, to: usize, lost: u64, seconds: usize) -> Value {
-    let argv = ["--shard", &format!("{index}/2"), "-e", "--json", "-"].map(str::to_string);
-    let args = match crate::cli::parse(argv.iter().map(Into::into)).unwrap() {
-        crate::cli::Invocation::Run(a) => a,
-        other => panic!("{other:?}"),
-    };
-    let plan = RunPlan::new(&args, None).unwrap();
-    let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
+    let mut rec = shard_run(&["--shard", &format!("{index}/2"), "-e", "--json", "-"]);
     let watch = rec.begin_test();
     let mut r = TestResult::empty("SET", None, Outcome::Completed);
     let reset = crate::metrics::FAILURE_KINDS

@@ -16,7 +16,8 @@
 
 use super::handed_over::HandedOver;
 use super::{
-    ClusterStats, CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram, SparseHistogram,
+    ClusterStats, CommandFigures, CommandTally, ErrorCounts, FAILURE_KINDS, LatencyHistogram,
+    SparseHistogram,
 };
 
 /// A second's corrected and uncorrected latencies at full precision.
@@ -54,17 +55,7 @@ pub struct NodeSecond {
 }
 
 /// One mix command's second: as [`CommandTally`], its latencies as pairs.
-#[derive(Clone, Debug, Default)]
-pub struct ExactCommand {
-    pub latency: SparseHistogram,
-    pub uncorrected: SparseHistogram,
-    pub completed: u64,
-    pub errors: u64,
-    pub hits: u64,
-    pub nils: u64,
-    pub tx_bytes: u64,
-    pub rx_bytes: u64,
-}
+pub type ExactCommand = CommandFigures<SparseHistogram>;
 
 impl ExactSecond {
     /// Empties every part, keeping the memory and the error words (a direct tally's part is

@@ -21,7 +21,7 @@ pub use exact_second::{ExactCommand, ExactSecond, NodeSecond, SecondBase, Whole}
 pub use handed_over::{DenseCounts, SparseHistogram};
 pub use histogram::{LatencyHistogram, MAX_LATENCY_NS};
 pub use outage::NodeOutage;
-pub use recorder::{CommandTally, Latency, Recorder};
+pub use recorder::{CommandFigures, CommandTally, Latency, Recorder};
 pub use thread_cpu::ThreadCpuUsage;
 pub use timeline::{
     OPEN_SECONDS, SLOT, SLOTS, Second, SecondTally, SharedTimeline, Slot, Timeline,

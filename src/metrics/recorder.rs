@@ -100,15 +100,20 @@ impl Latency {
     }
 }
 
-/// One command of a mix as one worker measured it.
+/// One command of a mix as one worker measured it over the test so far.
+pub type CommandTally = CommandFigures<LatencyHistogram>;
+
+/// One command of a mix as one worker measured it, its latencies in `H`: over the test so far
+/// ([`CommandTally`]), or a second's part as full-precision pairs
+/// ([`ExactCommand`](super::ExactCommand)), which the journal keeps and recovery adds up.
 #[derive(Clone, Debug, Default)]
-pub struct CommandTally {
+pub struct CommandFigures<H> {
     /// Corrected latency (from the intended send time).
-    pub latency: LatencyHistogram,
+    pub latency: H,
     /// From just before the write (memtier's per-command figure). Recorded *instead of* the
     /// worker's `uncorrected`, as `latency` is instead of its `latency`: a mix's reply still
     /// costs two histogram records, as a single command's does.
-    pub uncorrected: LatencyHistogram,
+    pub uncorrected: H,
     pub completed: u64,
     pub errors: u64,
     /// What its successful replies found, memtier's hits and misses of a read: a reply with a

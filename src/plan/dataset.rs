@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{PlanError, Workload};
 use crate::cli::Args;
-use crate::workload::dataset::{Dataset, FieldTemplate, LoadError};
+use crate::workload::dataset::{Dataset, FieldTemplate, Layout, LoadError};
 
 /// The `--dataset` records for `workload` if `--dataset` is given (`None` otherwise, with a
 /// warning for a lone `--maxdocs`). `keyspace_given`: whether `-r` (or a key range) fills the
@@ -80,14 +80,17 @@ pub(super) fn load(
     };
     let file = File::open(path).map_err(io_error)?;
     let input = BufReader::with_capacity(64 * 1024, file);
-    let dataset = match &args.xml_root_element {
-        Some(root) if xml => Dataset::load_xml(&template, input, root, &shown, args.maxdocs),
-        _ => Dataset::load(&template, input, delimiter(path), &shown, args.maxdocs),
-    }
-    .map_err(|e| match e {
-        LoadError::Io(e) => io_error(e),
-        LoadError::Invalid(message) => PlanError::Usage(message),
-    })?;
+    let layout = match &args.xml_root_element {
+        Some(root) if xml => Layout::Xml { root },
+        _ => Layout::Table {
+            delimiter: delimiter(path),
+        },
+    };
+    let dataset =
+        Dataset::load(&template, input, layout, &shown, args.maxdocs).map_err(|e| match e {
+            LoadError::Io(e) => io_error(e),
+            LoadError::Invalid(message) => PlanError::Usage(message),
+        })?;
     Ok(Some(Arc::new(dataset)))
 }
 

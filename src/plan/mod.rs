@@ -22,7 +22,7 @@ mod workloads;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{AddrFamily, Args, Endpoint, ReadFromReplicas};
-use crate::engine::tls::{TlsOptions, check_cipher_lists};
+use crate::engine::tls::{ClientCert, TlsOptions, Verify, check_cipher_lists};
 use crate::engine::{ErrorPolicy, Family, LoadSpec, Stop};
 use crate::workload::template::{SequenceItem, parse_custom_command};
 use crate::workload::{PayloadGenerator, SuiteTest, select_tests, suite};
@@ -485,9 +485,9 @@ fn load_spec(args: &Args) -> LoadSpec {
 /// respbench has is a usage error). TLS options without `--tls` do nothing, as in valkey-benchmark: a
 /// warning says so.
 ///
-/// `cli::TlsArgs` and `engine::tls::TlsOptions` stay two types on purpose: `cli` imports nothing
-/// of the crate and the engine nothing of `cli`, so the one place that knows both copies the
-/// fields across, here.
+/// `cli::TlsArgs` (the flags as given) and `engine::tls::TlsOptions` (what TLS set-up takes,
+/// typed) stay two types on purpose: `cli` imports nothing of the crate and the engine nothing
+/// of `cli`, so the one place that knows both resolves the one into the other, here.
 pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<TlsOptions>, String> {
     let t = &args.tls;
     if !t.enabled {
@@ -508,14 +508,28 @@ pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<Tls
         return Ok(None);
     }
     check_cipher_lists(t.ciphers.as_deref(), t.ciphersuites.as_deref())?;
+    let verify = if t.insecure {
+        Verify::Nothing
+    } else {
+        Verify::Chain {
+            cacert: t.cacert.clone(),
+            cacertdir: t.cacertdir.clone(),
+            name: t.verify_name,
+        }
+    };
+    let client_cert = match (&t.cert, &t.key) {
+        (Some(cert), Some(key)) => Some(ClientCert {
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        (None, None) => None,
+        // The command line refuses one without the other; defensive.
+        _ => return Err("--cert and --key go together".to_string()),
+    };
     Ok(Some(TlsOptions {
         sni: t.sni.clone(),
-        cacert: t.cacert.clone(),
-        cacertdir: t.cacertdir.clone(),
-        insecure: t.insecure,
-        verify_name: t.verify_name,
-        cert: t.cert.clone(),
-        key: t.key.clone(),
+        verify,
+        client_cert,
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
         versions: args.conn.tls_versions.map(|v| (v.tls12, v.tls13)),
@@ -588,8 +602,32 @@ mod tests {
         ]);
         let tls = p.tls.expect("TLS on");
         assert_eq!(tls.sni.as_deref(), Some("redis.test"));
-        assert_eq!(tls.cacert, Some("ca.pem".into()));
+        let chain = Verify::Chain {
+            cacert: Some("ca.pem".into()),
+            cacertdir: None,
+            name: false,
+        };
+        assert_eq!(tls.verify, chain);
         assert!(p.mptcp);
+        // What contradicts the verification is resolved here: --insecure verifies nothing.
+        let insecure = plan(&[
+            "--tls",
+            "--insecure",
+            "--tls-verify-name",
+            "--cacert",
+            "ca.pem",
+        ]);
+        assert_eq!(insecure.tls.unwrap().verify, Verify::Nothing);
+        let cert = plan(&["--tls", "--cert", "c.crt", "--key", "c.key"])
+            .tls
+            .unwrap();
+        assert_eq!(
+            cert.client_cert,
+            Some(ClientCert {
+                cert: "c.crt".into(),
+                key: "c.key".into()
+            })
+        );
         assert!(plan(&["-u", "rediss://h:6380"]).tls.is_some());
         assert!(plan(&[]).tls.is_none());
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::UsageError;
 use crate::cli::connection;
-use crate::cli::flag::{self, Action, Doc, Flag, help_block, parse_subcommand_sharing};
+use crate::cli::flag::{self, Doc, Flag};
 use crate::trace::Writer;
 
 use super::capture_node::{CaptureArgs, Ended, backlog_message, io, monitor, why};
@@ -82,13 +82,7 @@ pub const OPTIONS: &[F] = &[
         },
     )
     .example(&["--cluster", "-p", "7000", "-o", "t.trace"]),
-    F::new(
-        &["--help"],
-        flag::Value::None,
-        "--help",
-        "Print this help and exit",
-        Action::Help,
-    ),
+    F::long_help(),
 ];
 
 const HELP_HEAD: &str = "\
@@ -107,31 +101,30 @@ all, merged by time (respbench replay --cluster replays it).
 Options:
 ";
 
+/// `capture`'s shape: the shared connection entries, then its own options.
+const CAPTURE: connection::Subcommand<CaptureArgs> = connection::Subcommand {
+    name: "capture",
+    own: OPTIONS,
+    conn: |a| &mut a.conn,
+};
+
 /// Every option of `capture`, in help order: the shared connection entries, then its own.
 pub fn docs() -> Vec<&'static Doc> {
-    connection::docs_with(OPTIONS)
+    CAPTURE.docs()
 }
 
 /// `respbench capture --help`.
 pub fn help_text() -> String {
-    format!("{HELP_HEAD}{}", help_block(docs(), 1, 22))
+    CAPTURE.help_text(HELP_HEAD, "")
 }
 
 /// The arguments after `capture`; `Ok(None)` when the help was asked for.
 pub fn parse(argv: Vec<OsString>) -> Result<Option<CaptureArgs>, String> {
-    let mut a = CaptureArgs::default();
-    let see = "see respbench capture --help";
-    let help = parse_subcommand_sharing(
-        OPTIONS,
-        argv,
-        &mut a,
-        |_, v| Err(format!("unexpected argument {v:?} ({see})")),
-        |a, name, value| a.conn.apply(name, value),
-        see,
-    )?;
-    if help {
+    let see = CAPTURE.see();
+    let unexpected = |_: &mut CaptureArgs, v| Err(format!("unexpected argument {v:?} ({see})"));
+    let Some(a) = CAPTURE.parse(argv, unexpected)? else {
         return Ok(None);
-    }
+    };
     match &a.out {
         None => return Err(format!("-o FILE is required (- for stdout; {see})")),
         Some(o) if a.cluster && crate::cli::is_stdout(o) => {

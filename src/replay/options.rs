@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::UsageError;
 use crate::cli::connection::{self, ConnectionArgs};
-use crate::cli::flag::{self, Action, Doc, Flag, help_block, parse_subcommand_sharing};
+use crate::cli::flag::{self, Doc, Flag};
 
 /// How fast the trace is replayed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -405,13 +405,7 @@ pub const OPTIONS: &[F] = &[
         Ok(())
     })
     .example(&["-q", "t.trace"]),
-    F::new(
-        &["--help"],
-        flag::Value::None,
-        "--help",
-        "Print this help and exit",
-        Action::Help,
-    ),
+    F::long_help(),
 ];
 
 const HELP_HEAD: &str = "\
@@ -438,34 +432,33 @@ run; the record's \"replay\" section has the trace, span, speed, skipped
 commands and slip. See docs/replay.md.
 ";
 
+/// `replay`'s shape: the shared connection entries, then its own options.
+const REPLAY: connection::Subcommand<ReplayArgs> = connection::Subcommand {
+    name: "replay",
+    own: OPTIONS,
+    conn: |a| &mut a.conn,
+};
+
 /// Every option of `replay`, in help order: the shared connection entries, then its own.
 pub fn docs() -> Vec<&'static Doc> {
-    connection::docs_with(OPTIONS)
+    REPLAY.docs()
 }
 
 /// `respbench replay --help`.
 pub fn help_text() -> String {
-    format!("{HELP_HEAD}{}{HELP_TAIL}", help_block(docs(), 1, 22))
+    REPLAY.help_text(HELP_HEAD, HELP_TAIL)
 }
 
 /// The arguments after `replay`; `Ok(None)` when the help was asked for.
 pub fn parse(argv: Vec<OsString>) -> Result<Option<ReplayArgs>, String> {
-    let mut a = ReplayArgs::default();
-    let see = "see respbench replay --help";
-    let help = parse_subcommand_sharing(
-        OPTIONS,
-        argv,
-        &mut a,
-        |a, v| {
-            a.traces.push(PathBuf::from(v));
-            Ok(())
-        },
-        |a, name, value| a.conn.apply(name, value),
-        see,
-    )?;
-    if help {
+    let see = REPLAY.see();
+    let trace = |a: &mut ReplayArgs, v| {
+        a.traces.push(PathBuf::from(v));
+        Ok(())
+    };
+    let Some(a) = REPLAY.parse(argv, trace)? else {
         return Ok(None);
-    }
+    };
     if a.traces.is_empty() {
         return Err(format!("no trace given ({see})"));
     }

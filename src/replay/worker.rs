@@ -29,7 +29,7 @@ use resp::{Kind, Scan, Scanner};
 
 use crate::engine::cluster::ClusterShared;
 use crate::engine::conn::Stream;
-use crate::engine::{ErrorPolicy, FailKind, Target, record_error};
+use crate::engine::{ErrorPolicy, FailKind, Target, is_maxclients, record_error};
 use crate::metrics::thread_cpu::{ThreadCpuMark, ThreadCpuUsage, current_tid};
 use crate::metrics::{Recorder, SharedTimeline};
 
@@ -434,6 +434,12 @@ impl Thread {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
+                    // What the server said before it closed first (a server at `maxclients`
+                    // refuses a connection so: `replies`).
+                    self.read(k)?;
+                    if self.conns[k].as_ref().is_none_or(|c| c.stream.is_none()) {
+                        return Ok(());
+                    }
                     let message = format!("{}: {e}", self.setup.target.display());
                     return self.conn_failed(k, FailKind::of(&e), message);
                 }
@@ -492,6 +498,12 @@ impl Thread {
         loop {
             match stream.read(&mut self.read_buf) {
                 Ok(0) => {
+                    // What came before the close first: a server at `maxclients` says so, then
+                    // closes (a refusal, not a close).
+                    self.replies(k)?;
+                    if self.conns[k].as_ref().is_none_or(|c| c.stream.is_none()) {
+                        return Ok(());
+                    }
                     let message = format!(
                         "{}: the server closed the connection",
                         self.setup.target.display()
@@ -521,6 +533,7 @@ impl Thread {
         let now = Instant::now();
         let mut pos = 0;
         let mut result = Ok(());
+        let mut refused = false;
         while pos < conn.input.len() {
             match conn.scanner.scan(&conn.input[pos..]) {
                 Ok(Scan::Reply { consumed, info }) => {
@@ -529,6 +542,18 @@ impl Thread {
                     if info.kind == Kind::Push {
                         self.rec.pushes.other += 1;
                         continue;
+                    }
+                    if self.setup.policy == ErrorPolicy::Count
+                        && info
+                            .error
+                            .clone()
+                            .is_some_and(|r| reply.get(r).is_some_and(is_maxclients))
+                    {
+                        // The server at `maxclients` refused the connection (its first reply,
+                        // whatever was in flight, then it closes): the engine's rule, the
+                        // connection fails as refused and what it carried is lost so.
+                        refused = true;
+                        break;
                     }
                     let Some(s) = conn.inflight.pop_front() else {
                         continue;
@@ -602,6 +627,16 @@ impl Thread {
             }
         }
         conn.input.drain(..pos);
+        if refused && result.is_ok() {
+            if std::mem::take(&mut conn.reopened) {
+                self.rec.reconnect_refused();
+            }
+            let message = format!(
+                "{}: ERR max number of clients reached",
+                self.setup.target.display()
+            );
+            return self.conn_failed(k, FailKind::Refused, message);
+        }
         result
     }
 }

@@ -31,6 +31,7 @@ use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Target, Transport};
 use crate::metrics::TestResult;
+use crate::plan::counters::CounterCheck;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
 use crate::record::{RunRecord, TestExtras};
 use crate::report::{self, Repetitions, ReportContext};
@@ -412,7 +413,7 @@ impl<'a, W: Write> Session<'a, W> {
     }
 }
 
-impl<W: Write> Session<'_, W> {
+impl<'a, W: Write> Session<'a, W> {
     /// One pass over the workload (`-l` repeats it).
     fn pass(&mut self, payload: &mut PayloadGenerator) -> Result<(), Failure> {
         let plan = self.plan;
@@ -566,15 +567,7 @@ impl<W: Write> Session<'_, W> {
             Some(c) => Some(c.prepare(&mut self.control, template, self.plan, &self.load)?),
             None => None,
         };
-        let counters = self.plan.counters.as_ref().filter(|c| c.test == title);
-        let before = match counters {
-            Some(c) => Some(failover::counters_sum(
-                &self.setup.target,
-                self.plan.auth.as_deref(),
-                c,
-            )?),
-            None => None,
-        };
+        let counters = self.counters_before(title)?;
         let console = &mut self.console;
         if let Some(m) = &mut console.memtier {
             m.run = repetition.unwrap_or(1);
@@ -583,16 +576,9 @@ impl<W: Write> Session<'_, W> {
         console.title.clear();
         console.title.push_str(title);
         let started = Instant::now();
-        let memory_before = self.plan.memory_per_key.then(|| {
-            let primaries = self
-                .cluster
-                .as_ref()
-                .map(|c| move || c.primary_connections());
-            let primaries = primaries.as_ref().map(|f| f as &Primaries<'_>);
-            test_probe::probe().before(&mut self.control, primaries, self.plan.dbnum, template)
-        });
+        let memory_before = self.memory_before(template);
         let watch = self.rec.begin_test();
-        // The console, and each completed second to the journal.
+        let console = &mut self.console;
         live_metrics::test_started(console, title, watch.as_ref());
         let (result, fatal) = {
             // The console, and each completed second to the journal.
@@ -611,8 +597,8 @@ impl<W: Write> Session<'_, W> {
         };
         live_metrics::test_ended(console, &result);
         let blocks = memory_before.and_then(|before| {
-            let sizes = self.load.value_sizes.as_ref();
-            test_probe::probe().after(&mut self.control, before, template, sizes)
+            let (sizes, timeout) = (self.load.value_sizes.as_ref(), self.load.reply_timeout);
+            test_probe::probe().after(&mut self.control, before, template, sizes, timeout)
         });
         let extras = TestExtras {
             repetition,
@@ -621,7 +607,7 @@ impl<W: Write> Session<'_, W> {
         };
         let test = self.rec.end_test(watch, template, &result, extras);
         let verdict = test.verdict.kind;
-        console.clear();
+        self.console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
         if self.plan.memory_per_key && self.plan.format != Format::Csv {
@@ -631,14 +617,10 @@ impl<W: Write> Session<'_, W> {
             Some(s) => s.after_test(title, started),
             None => Vec::new(),
         };
-        if let (Some(c), Some(before)) = (counters, before) {
-            let after = failover::counters_sum(&self.setup.target, self.plan.auth.as_deref(), c);
-            match after {
-                Ok(after) => {
-                    let (record, line) = failover::counter_result(c, &result, before, after);
-                    self.rec.add_counters(record);
-                    lines.push(line);
-                }
+        if let Some((check, before)) = counters {
+            // The test's own failure is the one to report when the counters cannot be read.
+            match self.counters_after(check, before, &result) {
+                Ok(line) => lines.push(line),
                 Err(e) if fatal.is_none() => return Err(e),
                 Err(_) => {}
             }
@@ -651,6 +633,46 @@ impl<W: Write> Session<'_, W> {
             return Err(Failure::Interrupted);
         }
         Ok((result, verdict))
+    }
+
+    /// `--check-counters` on this test: the counters' sum before it runs, so that
+    /// [`Self::counters_after`] can tell the writes the server lost.
+    fn counters_before(&self, title: &str) -> Result<Option<(&'a CounterCheck, i64)>, Failure> {
+        let plan = self.plan;
+        let Some(check) = plan.counters.as_ref().filter(|c| c.test == title) else {
+            return Ok(None);
+        };
+        let before = failover::counters_sum(&self.setup.target, plan.auth.as_deref(), check)?;
+        Ok(Some((check, before)))
+    }
+
+    /// `--check-counters` after the test: the counters' sum again, compared with the writes the
+    /// test saw acknowledged; the comparison goes to the record and its line is returned.
+    fn counters_after(
+        &mut self,
+        check: &CounterCheck,
+        before: i64,
+        result: &TestResult,
+    ) -> Result<String, Failure> {
+        let after = failover::counters_sum(&self.setup.target, self.plan.auth.as_deref(), check)?;
+        let (record, line) = failover::counter_result(check, result, before, after);
+        self.rec.add_counters(record);
+        Ok(line)
+    }
+
+    /// Memory per key: the servers' memory before the test (every primary in cluster mode), or
+    /// `None` when it is not measured or the servers do not answer.
+    fn memory_before(&mut self, template: &Template) -> Option<Option<Box<dyn std::any::Any>>> {
+        if !self.plan.memory_per_key {
+            return None;
+        }
+        let primaries = self
+            .cluster
+            .as_ref()
+            .map(|c| move || c.primary_connections());
+        let primaries = primaries.as_ref().map(|f| f as &Primaries<'_>);
+        let probe = test_probe::probe();
+        Some(probe.before(&mut self.control, primaries, self.plan.dbnum, template))
     }
 }
 

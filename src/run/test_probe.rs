@@ -10,6 +10,7 @@
 use std::any::Any;
 use std::io::{self, Write};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use crate::engine::control::ControlConn;
 use crate::record::block::{Blocks, TEST};
@@ -38,6 +39,7 @@ pub trait TestProbe: Sync {
         before: Option<Box<dyn Any>>,
         template: &Template,
         sizes: Option<&SizeDist>,
+        reply_timeout: Option<Duration>,
     ) -> Option<Blocks<TEST>>;
 
     /// Its lines in the text report, from the test's record's blocks.

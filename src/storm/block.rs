@@ -6,11 +6,15 @@
 //! (`recover.rs`), all through its `record::block::Block` impl (`kind.rs`), so that no reader of
 //! records names the storm.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::LatencyHistogram;
+use crate::engine::FailKind;
+use crate::metrics::{FAILURE_KINDS, LatencyHistogram};
 use crate::record::document::{LatencySummary, ServerTestRecord};
 use crate::record::hdr;
+use crate::record::timeline::OutageRecord;
 
 /// A connection storm, as the record keeps it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -38,6 +42,18 @@ pub struct StormRecord {
     /// up to `total.sum_ns` exactly.
     pub stages: Vec<StageRecord>,
     pub failures: Vec<StormFailure>,
+    /// The failures by kind in the engine's words, as a test's `requests.errors` counts them
+    /// (`connection refused` for a refused connect and for a server at `maxclients`,
+    /// `connection reset`, `connection closed`, `timeout`, an error reply's first word): the
+    /// same kinds whatever the mode. Absent in records before issue 33.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, u64>,
+    /// The outages in the storm's seconds, by the engine's rule and as a test's `outages`
+    /// (`metrics::outage`: a stretch in which no connection completed and some failed, or one
+    /// connection waited through a second or more of it). Absent in records before issue 33
+    /// and in merged records (shards' seconds do not line up).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<OutageRecord>,
     /// Client-side limits met (ephemeral ports, open files), apart from the server's refusals.
     pub client_limits: Vec<ClientLimitRecord>,
     /// `total_connections_received` during the storm, from `INFO` before and after.
@@ -123,6 +139,25 @@ pub fn side_of(kind: &str) -> &'static str {
     }
 }
 
+/// A failure kind of the storm's (`message`: the first such failure's) as the engine counts a
+/// failed request (`engine::FailKind`, `metrics::FAILURE_KINDS`; an error reply by its first
+/// word), so a storm's failures by kind read as every other mode's: a server at `maxclients`
+/// refuses the connection as a refused connect does.
+pub fn engine_kind(kind: &str, message: Option<&str>) -> String {
+    let lost = match kind {
+        "refused" | "maxclients" => FailKind::Refused,
+        "reset" => FailKind::Reset,
+        "closed" => FailKind::Closed,
+        "timeout" => FailKind::Timeout,
+        "auth" | "loading" | "err" | "error" => {
+            let word = message.and_then(|m| m.split_whitespace().next());
+            return word.unwrap_or("ERR").to_string();
+        }
+        _ => FailKind::Other,
+    };
+    FAILURE_KINDS[lost as usize].to_string()
+}
+
 impl StageRecord {
     /// A stage's figures: its histogram and the exact sum of its times (ns).
     pub fn of(name: &str, hist: &LatencyHistogram, sum_ns: u128, keep_hdr: bool) -> Self {
@@ -140,6 +175,18 @@ impl StageRecord {
 }
 
 impl StormRecord {
+    /// [`StormRecord::errors`] from the failures by stage and kind (`message`: the first
+    /// message of a stage and kind, when kept).
+    pub fn errors_of<'a>(
+        failures: impl Iterator<Item = (&'a str, u64, Option<&'a str>)>,
+    ) -> BTreeMap<String, u64> {
+        let mut by = BTreeMap::new();
+        for (kind, n, message) in failures {
+            *by.entry(engine_kind(kind, message)).or_default() += n;
+        }
+        by
+    }
+
     /// Refusals by the server (every failure not on the client's side).
     pub fn server_failures(&self) -> u64 {
         self.failures
@@ -190,6 +237,36 @@ mod tests {
             serde_json::to_string(&read).unwrap(),
             serde_json::to_string(&storm).unwrap()
         );
+    }
+
+    /// A storm's failure kinds in the engine's words: a server at `maxclients` refuses as a
+    /// refused connect does, an error reply counts by its first word.
+    #[test]
+    fn failures_by_kind_are_the_engines() {
+        let errors = StormRecord::errors_of(
+            [
+                ("refused", 3, None),
+                ("maxclients", 2, Some("ERR max number of clients reached")),
+                ("timeout", 1, None),
+                ("reset", 1, None),
+                ("auth", 4, Some("WRONGPASS invalid username-password pair")),
+                ("err", 1, None),
+                ("tls", 1, None),
+            ]
+            .into_iter(),
+        );
+        let want: BTreeMap<String, u64> = [
+            ("connection refused", 5),
+            ("timeout", 1),
+            ("connection reset", 1),
+            ("WRONGPASS", 4),
+            ("ERR", 1),
+            ("connection error", 1),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect();
+        assert_eq!(errors, want);
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use crate::engine::EngineError;
 use crate::engine::tls::tls_error;
+use crate::engine::{EngineError, is_maxclients};
 
 use super::FailureKey;
 
@@ -94,7 +94,7 @@ pub(super) fn kind_of_engine_error(e: &EngineError) -> &'static str {
 
 /// The kind of an error reply: the server's client limit, a refused password, or its first word.
 pub(super) fn kind_of_error_reply(text: &str) -> &'static str {
-    if text.contains("max number of clients") {
+    if is_maxclients(text.as_bytes()) {
         return "maxclients";
     }
     match text.split_whitespace().next().unwrap_or("") {

@@ -74,6 +74,9 @@ pub fn merge(shards: &[(&str, Option<&StormRecord>)]) -> Result<Option<StormReco
                 });
             e.count += f.count;
         }
+        for (kind, n) in &s.errors {
+            *out.errors.entry(kind.clone()).or_default() += n;
+        }
         for l in &s.client_limits {
             let e = limits
                 .entry(l.kind.clone())

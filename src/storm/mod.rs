@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
 use crate::engine::{Stop, Target};
+use crate::metrics::outage::{self, Outage};
 use crate::metrics::{LatencyHistogram, SharedTimeline};
 
 pub use failure::{ClientLimit, Side};
@@ -183,6 +184,8 @@ pub struct StormResult {
     pub interrupted: bool,
     /// Client-side limits met, with the figure that ran out (read once, after the storm).
     pub client_limits: Vec<ClientLimit>,
+    /// The outages in the storm's seconds, by the engine's rule (read once, after the storm).
+    pub outages: Vec<Outage>,
 }
 
 impl StormResult {
@@ -225,5 +228,12 @@ impl StormResult {
 pub fn run(spec: &StormSpec, interrupted: Arc<AtomicBool>) -> StormResult {
     let mut result = opener::run_openers(spec, interrupted);
     result.client_limits = failure::client_limits(&result.failures);
+    // The openers' seconds (each connection counted in its 100 ms slot as it ended, a finished
+    // one with its total as the time it waited) judged as a test's are: no connection
+    // finishing while some fail (a server killed, refusing), or while one waits a second or
+    // more (a server frozen), is an outage. Nothing is in flight once the openers have ended.
+    let timeline = spec.timeline.lock().unwrap_or_else(|e| e.into_inner());
+    result.outages = outage::outages(&timeline, result.elapsed, 0);
+    drop(timeline);
     result
 }

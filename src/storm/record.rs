@@ -4,6 +4,7 @@
 use super::block::{ClientLimitRecord, StageRecord, StormContext, StormFailure, StormRecord};
 use super::{Side, Stage, StageFigures, StormResult};
 use crate::record::document::ServerTestRecord;
+use crate::record::timeline::outage_records;
 
 /// A stage's (or the total's) figures in the record.
 fn stage(name: &str, f: &StageFigures) -> StageRecord {
@@ -46,6 +47,12 @@ pub fn block(r: &StormResult, ctx: StormContext, server: Vec<ServerTestRecord>) 
                 message: r.messages.get(&(*stage, *kind)).cloned(),
             })
             .collect(),
+        errors: StormRecord::errors_of(
+            r.failures
+                .iter()
+                .map(|(key, n)| (key.1, *n, r.messages.get(key).map(String::as_str))),
+        ),
+        outages: outage_records(&r.outages),
         client_limits: r
             .client_limits
             .iter()

@@ -29,7 +29,11 @@ pub fn recovered(ctx: &StormContext, sums: &Recovered) -> StormRecord {
             .entry((at.unwrap_or(0), kind.to_string()))
             .or_default() += n;
     }
+    let errors = StormRecord::errors_of(failures.iter().map(|((_, k), n)| (k.as_str(), *n, None)));
     StormRecord {
+        errors,
+        // A killed storm's seconds are the journal's: its outages are not rebuilt.
+        outages: Vec::new(),
         openers: ctx.openers,
         target_rate: ctx.target_rate,
         tls_resume: ctx.tls_resume,

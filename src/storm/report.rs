@@ -49,7 +49,37 @@ pub fn write_storm(out: &mut dyn Write, s: &StormRecord, target: &str) -> io::Re
         )?;
     }
     write_failures(out, s)?;
+    write_outages(out, s)?;
     write_server(out, s)
+}
+
+/// The outages (the engine's rule over the storm's seconds) and the failures by kind in the
+/// engine's words, as a test's report has them.
+fn write_outages(out: &mut dyn Write, s: &StormRecord) -> io::Result<()> {
+    if !s.errors.is_empty() {
+        let kinds: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        writeln!(out, "  failures by kind: {}", kinds.join(", "))?;
+    }
+    if s.outages.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\n  outages (no connection completed while some failed or waited; 0.1 s resolution): {}",
+        s.outages.len()
+    )?;
+    for o in &s.outages {
+        let end = match o.until_end {
+            true => "the end of the storm".to_string(),
+            false => format!("{:.1} s", o.end_s),
+        };
+        writeln!(
+            out,
+            "    from {:.1} s to {end} ({:.1} s): {} connections failed",
+            o.start_s, o.duration_s, o.failed
+        )?;
+    }
+    Ok(())
 }
 
 fn stage_row(out: &mut dyn Write, st: &StageRecord) -> io::Result<()> {

@@ -12,7 +12,7 @@ use super::block::{StormContext, StormRecord};
 use super::plan::StormPlan;
 use super::{Stage, StormSpec, split_commands};
 use crate::engine::conn::CONNECT_TIMEOUT;
-use crate::engine::control::ControlConn;
+use crate::engine::control::{CONTROL_TIMEOUT, ControlConn};
 use crate::run::{Failure, ModeContext, ModeSeconds};
 use crate::watch::info::Info;
 use crate::watch::{TestWatch, fetch_info};
@@ -87,7 +87,11 @@ pub fn run(mut ctx: ModeContext<'_>, storm: &StormPlan) -> Result<(), Failure> {
     for m in result.messages.values_mut() {
         *m = crate::redact::scrub(m, &secrets);
     }
+    // A server that stopped answering during the storm must not hold the run for the control
+    // connection's 30 s: the read after it waits a stage's timeout at most (`--timeout`).
+    let _ = ctx.control().set_timeout(spec.stage_timeout);
     let after = counters(ctx.control());
+    let _ = ctx.control().set_timeout(CONTROL_TIMEOUT);
     let storm_ctx = context(
         match (before, after) {
             (Some((b, _)), Some((a, _))) => Some(a.saturating_sub(b)),

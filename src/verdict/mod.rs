@@ -440,8 +440,8 @@ fn missing(input: &VerdictInput) -> String {
 mod tests {
     use super::*;
 
-    /// A machine measured idle.
-    const IDLE: MachineLoad = MachineLoad {
+    /// A machine measured idle (also the slot tests' machine).
+    pub(super) const IDLE: MachineLoad = MachineLoad {
         client_runqueue_pct: Some(0.5),
         cpu_pressure_some_pct: Some(1.0),
         steal_pct: Some(0.0),

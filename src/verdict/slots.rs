@@ -214,16 +214,8 @@ fn summary(slots: &[SlotFigures]) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::OwnDemand;
+    use super::super::tests::IDLE;
     use super::*;
-
-    const IDLE: MachineLoad = MachineLoad {
-        client_runqueue_pct: Some(0.5),
-        cpu_pressure_some_pct: Some(1.0),
-        steal_pct: Some(0.0),
-        others_pct: Some(3.0),
-        machine_busy_pct: Some(40.0),
-        own: OwnDemand::UNKNOWN,
-    };
 
     fn slot(cpu: f64, runqueue: f64, delay: f64) -> SlotFigures {
         SlotFigures {

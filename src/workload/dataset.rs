@@ -179,45 +179,48 @@ impl fmt::Debug for Dataset {
     }
 }
 
+/// How a dataset file lays out its records.
+#[derive(Clone, Copy, Debug)]
+pub enum Layout<'a> {
+    /// A CSV or TSV table (`delimiter`), the first line naming the fields.
+    Table { delimiter: u8 },
+    /// XML whose `root` elements are the records (`--xml-root-element`; the fields are the
+    /// first record's elements: `xml`).
+    Xml { root: &'a str },
+}
+
+/// The reader of a dataset's layout, each giving the same records.
+enum Rows<R: BufRead> {
+    Table(TableReader<R>),
+    Xml(XmlReader<R>),
+}
+
 impl Dataset {
-    /// Reads a table from `input` (first record: the field names) and encodes `template` for each
-    /// of its records, at most `maxdocs` of them. `source` names the input in messages.
+    /// Reads the records of `input` laid out as `layout` (the first: the field names) and
+    /// encodes `template` for each of them, at most `maxdocs`. `source` names the input in
+    /// messages.
     pub fn load(
         template: &FieldTemplate,
         input: impl BufRead,
-        delimiter: u8,
+        layout: Layout<'_>,
         source: &str,
         maxdocs: Option<u64>,
     ) -> Result<Self, LoadError> {
-        let mut reader = TableReader::new(input, delimiter);
-        let empty = format!("dataset {source} is empty: its first line must name the fields");
-        Self::from_rows(
-            template,
-            |row| reader.next_record(row),
-            source,
-            maxdocs,
-            empty,
-        )
-    }
-
-    /// As [`load`](Self::load), from an XML file whose `root` elements are the records
-    /// (`--xml-root-element`; the fields are the first record's elements: `xml`).
-    pub fn load_xml(
-        template: &FieldTemplate,
-        input: impl BufRead,
-        root: &str,
-        source: &str,
-        maxdocs: Option<u64>,
-    ) -> Result<Self, LoadError> {
-        let mut reader = XmlReader::new(input, root);
-        let empty = format!("dataset {source} has no <{root}> element (--xml-root-element)");
-        Self::from_rows(
-            template,
-            |row| reader.next_record(row),
-            source,
-            maxdocs,
-            empty,
-        )
+        let (mut reader, empty) = match layout {
+            Layout::Table { delimiter } => (
+                Rows::Table(TableReader::new(input, delimiter)),
+                format!("dataset {source} is empty: its first line must name the fields"),
+            ),
+            Layout::Xml { root } => (
+                Rows::Xml(XmlReader::new(input, root)),
+                format!("dataset {source} has no <{root}> element (--xml-root-element)"),
+            ),
+        };
+        let next = |row: &mut Vec<Vec<u8>>| match &mut reader {
+            Rows::Table(r) => r.next_record(row),
+            Rows::Xml(r) => r.next_record(row),
+        };
+        Self::from_rows(template, next, source, maxdocs, empty)
     }
 
     /// The records `next` reads (the field names first), each encoded for `template`.
@@ -449,7 +452,14 @@ mod tests {
 
     fn load(cmd: &[&str], csv: &str, r: bool, maxdocs: Option<u64>) -> Result<Dataset, String> {
         let t = FieldTemplate::compile(&items(cmd), r)?;
-        Dataset::load(&t, csv.as_bytes(), b',', "t.csv", maxdocs).map_err(|e| match e {
+        Dataset::load(
+            &t,
+            csv.as_bytes(),
+            Layout::Table { delimiter: b',' },
+            "t.csv",
+            maxdocs,
+        )
+        .map_err(|e| match e {
             LoadError::Io(e) => format!("io: {e}"),
             LoadError::Invalid(m) => m,
         })
@@ -633,7 +643,14 @@ mod tests {
         )
         .unwrap();
         let t = FieldTemplate::compile(&items, true).unwrap();
-        let ds = Dataset::load(&t, "id\n7\n".as_bytes(), b',', "x", None).unwrap();
+        let ds = Dataset::load(
+            &t,
+            "id\n7\n".as_bytes(),
+            Layout::Table { delimiter: b',' },
+            "x",
+            None,
+        )
+        .unwrap();
         assert_eq!(
             batch(&ds, 1),
             encoded(&["SET", "k:7", "__field:id__ __rand_int__"])

@@ -171,6 +171,18 @@ pub fn parallel_slice(range: KeyRange, conn: u64, conns: u64) -> KeyRange {
     }
 }
 
+/// The patterns that draw at random from the seed, for the tests of whatever draws keys with
+/// them (the same seed must give the same keys).
+#[cfg(test)]
+pub(crate) const SEEDED_PATTERNS: [KeyPattern; 3] = [
+    KeyPattern::Uniform,
+    KeyPattern::Zipf { exponent: 1.0 },
+    KeyPattern::Gaussian {
+        median: None,
+        stddev: None,
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,14 +229,7 @@ mod tests {
     #[test]
     fn same_seed_same_sequence() {
         let range = KeyRange { min: 0, max: 999 };
-        for p in [
-            KeyPattern::Uniform,
-            KeyPattern::Zipf { exponent: 1.0 },
-            KeyPattern::Gaussian {
-                median: None,
-                stddev: None,
-            },
-        ] {
+        for p in SEEDED_PATTERNS {
             assert_eq!(draws(p, range, 100), draws(p, range, 100), "{p:?}");
         }
     }

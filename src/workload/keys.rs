@@ -461,19 +461,12 @@ mod tests {
 
     #[test]
     fn patterns_draw_within_the_range_and_repeat_with_the_seed() {
-        use crate::workload::distribution::KeyPattern;
+        use crate::workload::distribution::SEEDED_PATTERNS;
         let draws = |pattern, seed| -> Vec<u64> {
             let mut g = KeyGen::new(1000, seed, 0, None).with_pattern(pattern, 900, 1);
             (0..500).map(|_| g.next(0)).collect()
         };
-        for p in [
-            KeyPattern::Uniform,
-            KeyPattern::Zipf { exponent: 1.0 },
-            KeyPattern::Gaussian {
-                median: None,
-                stddev: None,
-            },
-        ] {
+        for p in SEEDED_PATTERNS {
             let v = draws(p, 1);
             assert!(v.iter().all(|x| (900..1000).contains(x)), "{p:?}");
             assert_eq!(v, draws(p, 1), "{p:?}");

@@ -178,6 +178,25 @@ fn a_server_refusing_clients_is_a_clean_failure() {
     );
 }
 
+/// `--pubsub` without `-e` whose subscriber the server refuses while subscribing (at
+/// `maxclients`): one line naming the server's `maxclients` and the `-e` hint, not the broken
+/// pipe that follows the refusal. (Under `-e` the run goes on: the fault matrix.)
+#[test]
+fn a_subscriber_refused_at_maxclients_is_named_so() {
+    let server = Server::start_with(ServerOptions {
+        kind: crate::harness::ServerKind::Valkey,
+        extra: vec!["--maxclients".into(), "4".into()],
+        ..Default::default()
+    });
+    let out = server.bench(&["--pubsub", "6", "-n", "100", "--rps", "100"]);
+    out.assert_code(1);
+    let line = out.single_stderr_line();
+    assert!(
+        line.contains("maxclients") && line.contains("use -e"),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_connection_closed_by_the_server_aborts_with_a_partial_report() {
     let server = Server::start();

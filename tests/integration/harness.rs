@@ -555,7 +555,12 @@ impl Client {
     }
 
     pub fn try_connect(port: u16) -> io::Result<Client> {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        Client::try_connect_to("127.0.0.1", port)
+    }
+
+    /// A client of the server at `host` (a network namespace's address: `netns.rs`).
+    pub fn try_connect_to(host: &str, port: u16) -> io::Result<Client> {
+        let stream = TcpStream::connect((host, port))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         stream.set_write_timeout(Some(Duration::from_secs(10)))?;
         Ok(Client {

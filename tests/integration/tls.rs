@@ -983,6 +983,13 @@ fn v1_ca_server_and_client_certificates_connect_and_verify() {
     let reason = negotiation_failure(&unnamed, &server);
     assert!(reason.contains("name"), "{reason}");
 
+    // `--insecure` takes the v1 certificate as it takes any, and still checks the handshake's
+    // signature with its key (webpki cannot read a v1 certificate for that).
+    let insecure = ["--tls", "--insecure", "--cert", &cert, "--key", &key];
+    server
+        .bench_tls(&[&insecure[..], &["-t", "get", "-n", "100", "-q"]].concat())
+        .assert_success();
+
     // memtier's own TLS line, unchanged, in memtier mode.
     let port = server.tls_port().to_string();
     let out = respbench(&[

@@ -169,13 +169,7 @@ pub(in crate::cli) const SEARCH: &[Flag<State>] = &[
         },
     )
     .example(&["--find-max", "p99<1ms", "--step-duration", "2"]),
-    F::new(
-        &["--help"],
-        Value::None,
-        "--help",
-        "Print this help and exit",
-        Action::Help,
-    ),
+    F::long_help(),
     F::new(
         &["-v", "--version"],
         Value::None,

@@ -130,31 +130,45 @@ fn several_runs_get_the_compare_table_and_overlaid_series() {
     assert!(!html.contains("class=\"better\"") && !html.contains("class=\"worse\""));
 }
 
+/// The side `label`: one GET test of three seconds, 500 replies each around 60 µs, each second
+/// with its figures in `extra` (what a chart draws, or nothing).
+fn three_seconds(label: &str, extra: [serde_json::Value; 3]) -> Vec<Input> {
+    let mut h = crate::metrics::LatencyHistogram::new();
+    h.record(60_000);
+    let hist = crate::record::hdr::encode(&h);
+    let timeline: Vec<_> = (extra.into_iter().enumerate())
+        .map(|(i, extra)| {
+            let mut second = serde_json::json!({"second": i, "completed": 500, "p50_us": 60.0,
+                "p99_us": 90.0, "max_us": 99.0, "server": []});
+            let fields = second.as_object_mut().unwrap();
+            fields.extend(extra.as_object().unwrap().clone());
+            second
+        })
+        .collect();
+    let doc = serde_json::json!({"schema": "respbench/1", "tests": [{
+        "name": "GET", "throughput_rps": 1000.0,
+        "histograms": {"corrected": hist, "uncorrected": hist},
+        "timeline": timeline}]});
+    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
+    vec![input_of(label.into(), vec![format!("{label}.json")], vec![file]).unwrap()]
+}
+
 #[test]
 fn the_client_delay_per_second_is_drawn_where_measured_and_left_out_where_not() {
     let inputs = inputs(1);
     let cmp = Comparison::new(&inputs, &Metric::ALL);
     let chart = "data-chart=\"client-delay\"";
     assert!(!page(&inputs, &cmp).contains(chart), "no samples: no chart");
-    let doc = {
-        let mut h = crate::metrics::LatencyHistogram::new();
-        h.record(60_000);
-        let hist = crate::record::hdr::encode(&h);
-        serde_json::json!({"schema": "respbench/1", "tests": [{
-            "name": "GET", "throughput_rps": 1000.0,
-            "histograms": {"corrected": hist, "uncorrected": hist},
-            "timeline": [
-                {"second": 0, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "client_delay_us": {"avg": 12.0, "p50": 10.0, "p99": 40.0, "samples": 8},
-                 "server": []},
-                {"second": 1, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "server": []},
-                {"second": 2, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "client_delay_us": {"avg": 300.0, "p50": 250.0, "p99": 900.0, "samples": 8},
-                 "server": []}]}]})
-    };
-    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
-    let inputs = vec![input_of("delayed".into(), vec!["d.json".into()], vec![file]).unwrap()];
+    let delay = |avg: f64, p50: f64, p99: f64| serde_json::json!({"client_delay_us": {"avg": avg, "p50": p50, "p99": p99, "samples": 8}});
+    let no_samples = serde_json::json!({});
+    let inputs = three_seconds(
+        "delayed",
+        [
+            delay(12.0, 10.0, 40.0),
+            no_samples,
+            delay(300.0, 250.0, 900.0),
+        ],
+    );
     let cmp = Comparison::new(&inputs, &Metric::ALL);
     let html = page(&inputs, &cmp);
     assert!(html.contains(chart), "the chart is there");
@@ -535,23 +549,9 @@ fn invalidations_per_second_are_drawn_only_for_a_test_that_received_some() {
         !page(&inputs, &cmp).contains(chart),
         "none received: no chart"
     );
-    let doc = {
-        let mut h = crate::metrics::LatencyHistogram::new();
-        h.record(60_000);
-        let hist = crate::record::hdr::encode(&h);
-        serde_json::json!({"schema": "respbench/1", "tests": [{
-            "name": "GET", "throughput_rps": 1000.0,
-            "histograms": {"corrected": hist, "uncorrected": hist},
-            "timeline": [
-                {"second": 0, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "invalidations": 12, "server": []},
-                {"second": 1, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "server": []},
-                {"second": 2, "completed": 500, "p50_us": 60.0, "p99_us": 90.0, "max_us": 99.0,
-                 "invalidations": 40, "server": []}]}]})
-    };
-    let file = crate::compare::input::parse(&doc.to_string()).unwrap();
-    let inputs = vec![input_of("churn".into(), vec!["c.json".into()], vec![file]).unwrap()];
+    let invalidations = |n: u64| serde_json::json!({"invalidations": n});
+    let quiet = serde_json::json!({});
+    let inputs = three_seconds("churn", [invalidations(12), quiet, invalidations(40)]);
     let cmp = Comparison::new(&inputs, &Metric::ALL);
     assert!(page(&inputs, &cmp).contains(chart), "the chart is there");
     let charts = super::charts::for_test(&inputs, "GET");

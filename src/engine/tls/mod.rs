@@ -39,29 +39,23 @@ use rustls::{
     PeerIncompatible, SupportedCipherSuite,
 };
 
-use trust::{ChainOnly, NoVerification, read_file, read_pem_certificates, trust_roots};
+use trust::{Check, Verifier, read_file, read_pem_certificates, trust_roots};
 
-/// The TLS options as given on the command line (`cli::TlsArgs` without `enabled`; `plan` copies
-/// them across, so that neither `cli` nor the engine imports the other).
+/// What TLS set-up takes: whom to trust and how, the client certificate, the cipher lists and
+/// versions to offer. `plan::tls_options` resolves it from the flags as given (`cli::TlsArgs`),
+/// the one place that knows both: `cli` imports nothing of the crate and the engine nothing of
+/// `cli`. Typed rather than flat, so no contradiction (`--insecure` with `--tls-verify-name`, a
+/// certificate without its key) reaches the engine.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsOptions {
     /// `--sni`: the server name sent and verified instead of the host.
     pub sni: Option<String>,
-    /// `--cacert`: CA certificates (PEM) to verify the server with.
-    pub cacert: Option<PathBuf>,
-    /// `--cacertdir`: a directory of CA certificates (PEM files).
-    pub cacertdir: Option<PathBuf>,
-    /// `--insecure`: no verification of the server's certificate.
-    pub insecure: bool,
-    /// `--tls-verify-name`: the certificate must also name the host (or `--sni`). Off by
-    /// default, as in valkey-benchmark, which checks only the chain.
-    pub verify_name: bool,
-    /// `--cert` / `--key`: the client certificate (chain) and its private key (PEM).
-    pub cert: Option<PathBuf>,
-    pub key: Option<PathBuf>,
-    /// `--tls-ciphers`: OpenSSL cipher list for TLS 1.2.
+    /// How the server's certificate is verified.
+    pub verify: Verify,
+    /// `--cert` and `--key`: the client certificate to authenticate with.
+    pub client_cert: Option<ClientCert>,
+    /// `--tls-ciphers` (TLS 1.2) and `--tls-ciphersuites` (TLS 1.3): OpenSSL's list syntax.
     pub ciphers: Option<String>,
-    /// `--tls-ciphersuites`: OpenSSL TLS 1.3 ciphersuite list.
     pub ciphersuites: Option<String>,
     /// memtier's `--tls-protocols`: the versions offered, `(TLS 1.2, TLS 1.3)`; `None` offers
     /// both.
@@ -69,6 +63,39 @@ pub struct TlsOptions {
     /// `--tls-resume`: keep session tickets and resume (a connection storm times resumed
     /// handshakes apart from full ones); off by default, as valkey-benchmark never resumes.
     pub resume: bool,
+}
+
+/// How the server's certificate is verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verify {
+    /// `--insecure`: not at all (the handshake's signatures still are).
+    Nothing,
+    /// The chain up to the CAs of `--cacert` (PEM certificates) and `--cacertdir` (a directory
+    /// of them), or of the system's store when neither is given; with `name`
+    /// (`--tls-verify-name`) the certificate must also name the host (or `--sni`). Off by
+    /// default, as in valkey-benchmark, which checks only the chain.
+    Chain {
+        cacert: Option<PathBuf>,
+        cacertdir: Option<PathBuf>,
+        name: bool,
+    },
+}
+
+impl Default for Verify {
+    fn default() -> Self {
+        Verify::Chain {
+            cacert: None,
+            cacertdir: None,
+            name: false,
+        }
+    }
+}
+
+/// `--cert` and `--key`: a client certificate (chain) and its private key, PEM files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCert {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 /// Checks `--tls-ciphers` and `--tls-ciphersuites` without any I/O (see [`ciphers`]): an error is
@@ -164,33 +191,34 @@ impl TlsClient {
             .with_protocol_versions(&protocol_versions(o.versions))
             .map_err(|e| format!("cannot set up TLS: {e}"))?;
 
-        let builder = if o.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification(provider.clone())))
-        } else {
-            let (roots, cas) = trust_roots(o)?;
-            let verifier =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                    .build()
-                    .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-            let inner: Arc<dyn rustls::client::danger::ServerCertVerifier> = if o.verify_name {
-                verifier
-            } else {
-                Arc::new(ChainOnly(verifier))
-            };
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(v1::AcceptV1 {
-                    inner,
+        let check = match &o.verify {
+            Verify::Nothing => Check::Nothing,
+            Verify::Chain {
+                cacert,
+                cacertdir,
+                name,
+            } => {
+                let (roots, cas) = trust_roots(cacert.as_deref(), cacertdir.as_deref())?;
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
+                Check::Chain {
+                    webpki,
+                    verify_name: *name,
                     cas,
-                    verify_name: o.verify_name,
-                    algorithms: provider.signature_verification_algorithms,
-                }))
+                }
+            }
         };
+        let builder = builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier {
+                check,
+                algorithms: provider.signature_verification_algorithms,
+            }));
 
-        let mut config = match (&o.cert, &o.key) {
-            (Some(cert), Some(key)) => {
+        let mut config = match &o.client_cert {
+            Some(ClientCert { cert, key }) => {
                 let chain = read_pem_certificates("--cert", cert)?;
                 if chain.is_empty() {
                     return Err(format!(
@@ -220,9 +248,7 @@ impl TlsClient {
                     e => format!("--cert/--key: {e}"),
                 })?
             }
-            (None, None) => builder.with_no_client_auth(),
-            // The command line refuses one without the other; defensive.
-            _ => return Err("--cert and --key go together".to_string()),
+            None => builder.with_no_client_auth(),
         };
         // A full handshake on every connection, as valkey-benchmark does (it never resumes), so
         // that `-k 0` measures the same work.
@@ -232,11 +258,12 @@ impl TlsClient {
         Ok(TlsClient {
             config: Arc::new(config),
             sni: o.sni.clone(),
-            ca_given: o.cacert.is_some() || o.cacertdir.is_some(),
-            verify: !o.insecure,
-            verify_name: o.verify_name && !o.insecure,
+            ca_given: matches!(&o.verify, Verify::Chain { cacert, cacertdir, .. }
+                if cacert.is_some() || cacertdir.is_some()),
+            verify: o.verify != Verify::Nothing,
+            verify_name: matches!(o.verify, Verify::Chain { name: true, .. }),
             ciphers_given: o.ciphers.is_some() || o.ciphersuites.is_some(),
-            client_cert: o.cert.is_some(),
+            client_cert: o.client_cert.is_some(),
         })
     }
 
@@ -792,7 +819,7 @@ mod tests {
         let c = TlsClient::new(&opts()).unwrap();
         assert!(c.verify && !c.ca_given);
         let c = TlsClient::new(&TlsOptions {
-            insecure: true,
+            verify: Verify::Nothing,
             ..opts()
         })
         .unwrap();
@@ -803,7 +830,11 @@ mod tests {
     fn missing_files_are_named_with_the_reason() {
         let missing = PathBuf::from("/nonexistent/respbench/ca.pem");
         let e = TlsClient::new(&TlsOptions {
-            cacert: Some(missing.clone()),
+            verify: Verify::Chain {
+                cacert: Some(missing.clone()),
+                cacertdir: None,
+                name: false,
+            },
             ..opts()
         })
         .unwrap_err();
@@ -812,14 +843,20 @@ mod tests {
             "cannot read --cacert file /nonexistent/respbench/ca.pem: No such file or directory"
         );
         let e = TlsClient::new(&TlsOptions {
-            cert: Some(missing.clone()),
-            key: Some(missing),
+            client_cert: Some(ClientCert {
+                cert: missing.clone(),
+                key: missing,
+            }),
             ..opts()
         })
         .unwrap_err();
         assert!(e.starts_with("cannot read --cert file "), "{e}");
         let e = TlsClient::new(&TlsOptions {
-            cacertdir: Some("/nonexistent/respbench".into()),
+            verify: Verify::Chain {
+                cacert: None,
+                cacertdir: Some("/nonexistent/respbench".into()),
+                name: false,
+            },
             ..opts()
         })
         .unwrap_err();
@@ -856,8 +893,10 @@ nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
         std::fs::write(&key, V1_KEY).unwrap();
         let with = |key: &Path| {
             TlsClient::new(&TlsOptions {
-                cert: Some(cert.clone()),
-                key: Some(key.to_path_buf()),
+                client_cert: Some(ClientCert {
+                    cert: cert.clone(),
+                    key: key.to_path_buf(),
+                }),
                 ..opts()
             })
         };
@@ -880,7 +919,11 @@ nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
         let junk = dir.join("junk.pem");
         std::fs::write(&junk, "not a certificate\n").unwrap();
         let e = TlsClient::new(&TlsOptions {
-            cacert: Some(junk.clone()),
+            verify: Verify::Chain {
+                cacert: Some(junk.clone()),
+                cacertdir: None,
+                name: false,
+            },
             ..opts()
         })
         .unwrap_err();
@@ -892,20 +935,30 @@ nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
             )
         );
         let e = TlsClient::new(&TlsOptions {
-            cert: Some(junk.clone()),
-            key: Some(junk.clone()),
+            client_cert: Some(ClientCert {
+                cert: junk.clone(),
+                key: junk.clone(),
+            }),
             ..opts()
         })
         .unwrap_err();
         assert!(e.ends_with("no PEM certificate in the file"), "{e}");
         let e = TlsClient::new(&TlsOptions {
-            cacert: Some(dir.clone()),
+            verify: Verify::Chain {
+                cacert: Some(dir.clone()),
+                cacertdir: None,
+                name: false,
+            },
             ..opts()
         })
         .unwrap_err();
         assert!(e.ends_with("is a directory, not a file"), "{e}");
         let e = TlsClient::new(&TlsOptions {
-            cacertdir: Some(dir.clone()),
+            verify: Verify::Chain {
+                cacert: None,
+                cacertdir: Some(dir.clone()),
+                name: false,
+            },
             ..opts()
         })
         .unwrap_err();
@@ -960,7 +1013,7 @@ nA2AVXz7Lv2vIxxJJRQrjjLfJ6ApW/t5st9nSkInFxsKcmeGPndZMxey
             serve(conn, tcp);
         });
         let client = TlsClient::new(&TlsOptions {
-            insecure: true,
+            verify: Verify::Nothing,
             ..opts()
         })
         .unwrap();

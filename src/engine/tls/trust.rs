@@ -9,27 +9,28 @@ use std::sync::Arc;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, DigitallySignedStruct, Error as RustlsError, RootCertStore, SignatureScheme,
 };
 
-use super::TlsOptions;
+use super::v1;
 use crate::engine::error::io_reason;
 
 /// The CAs the server's certificate must chain to: `--cacert`, `--cacertdir`, or without either
 /// the system's trust store (as OpenSSL finds it). An empty set is an error naming the option.
-/// Also every CA certificate as read (DER), for a v1 chain verified by `v1::AcceptV1`.
+/// Also every CA certificate as read (DER), for a v1 chain verified by `v1.rs`.
 pub(super) fn trust_roots(
-    o: &TlsOptions,
+    cacert: Option<&Path>,
+    cacertdir: Option<&Path>,
 ) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
     let mut roots = Roots {
         store: RootCertStore::empty(),
         ders: Vec::new(),
     };
-    if let Some(file) = &o.cacert {
+    if let Some(file) = cacert {
         let n = add_pem_certificates(&mut roots, "--cacert", file)?;
         if n == 0 {
             return Err(format!(
@@ -38,16 +39,16 @@ pub(super) fn trust_roots(
             ));
         }
     }
-    if let Some(dir) = &o.cacertdir
+    if let Some(dir) = cacertdir
         && add_certificate_dir(&mut roots, dir)? == 0
-        && o.cacert.is_none()
+        && cacert.is_none()
     {
         return Err(format!(
             "--cacertdir {}: no PEM certificate in the directory",
             dir.display()
         ));
     }
-    if o.cacert.is_none() && o.cacertdir.is_none() {
+    if cacert.is_none() && cacertdir.is_none() {
         // The system's trust store (SSL_CERT_FILE / SSL_CERT_DIR override the default
         // locations, as in OpenSSL).
         let found = rustls_native_certs::load_native_certs();
@@ -78,15 +79,36 @@ impl Roots {
     }
 }
 
-/// The default: the chain is verified as webpki does it (trust anchor, validity period, key
-/// usage), but not the name, as valkey-benchmark does with OpenSSL (it never sets a host to
-/// check). Many deployments use certificates whose only name is a CN (`CN=Server-only`) with no
-/// subjectAltName for the address clients dial; webpki ignores the CN, so those would all fail.
-/// webpki checks the name last, after the chain, so a name error means the chain was accepted.
+/// The one verifier of a TLS run: the server's certificate judged by `check`, and the
+/// handshake's signatures checked with the provider's algorithms whatever the check (they prove
+/// the server holds the certificate's key, and a broken one means a broken connection) — for a v1
+/// certificate, which webpki cannot read, with its key as OpenSSL would (`v1.rs`).
 #[derive(Debug)]
-pub(super) struct ChainOnly(pub(super) Arc<WebPkiServerVerifier>);
+pub(super) struct Verifier {
+    pub(super) check: Check,
+    pub(super) algorithms: WebPkiSupportedAlgorithms,
+}
 
-impl ServerCertVerifier for ChainOnly {
+/// How the server's certificate is judged.
+#[derive(Debug)]
+pub(super) enum Check {
+    /// `--insecure`: any certificate and name.
+    Nothing,
+    /// The chain as webpki verifies it (trust anchor, validity period, key usage), a v1 chain as
+    /// OpenSSL would (`v1.rs`). The name only with `verify_name` (`--tls-verify-name`): by
+    /// default valkey-benchmark, with OpenSSL, never sets a host to check, and many deployments
+    /// use certificates whose only name is a CN (`CN=Server-only`) with no subjectAltName for
+    /// the address clients dial; webpki ignores the CN, so those would all fail. webpki checks
+    /// the name last, after the chain, so a name error means the chain was accepted.
+    Chain {
+        webpki: Arc<WebPkiServerVerifier>,
+        verify_name: bool,
+        /// The CA certificates as given (DER): a v1 chain's issuer keys.
+        cas: Vec<CertificateDer<'static>>,
+    },
+}
+
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -95,14 +117,27 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, RustlsError> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Check::Chain {
+            webpki,
+            verify_name,
+            cas,
+        } = &self.check
+        else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(RustlsError::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
+            )) if !verify_name => Ok(ServerCertVerified::assertion()),
+            Err(refused) => {
+                let chain = v1::Chain {
+                    end_entity,
+                    intermediates,
+                    cas,
+                };
+                v1::verify_server_cert(chain, server_name, *verify_name, now, refused)
+            }
+            ok => ok,
         }
     }
 
@@ -112,7 +147,8 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, RustlsError> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let checked = rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms);
+        v1::signature(checked, message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -121,61 +157,12 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, RustlsError> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let checked = rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms);
+        v1::signature(checked, message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `--insecure`: any certificate and name; handshake signatures are still checked (they prove
-/// the server holds the certificate's key, and a broken one means a broken connection).
-#[derive(Debug)]
-pub(super) struct NoVerification(pub(super) Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, RustlsError> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 

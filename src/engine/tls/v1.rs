@@ -15,13 +15,11 @@
 
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
 use rustls::sign::{CertifiedKey, SigningKey};
-use rustls::{
-    CertificateError, DigitallySignedStruct, Error as RustlsError, PeerMisbehaved, SignatureScheme,
-};
+use rustls::{CertificateError, DigitallySignedStruct, Error as RustlsError, PeerMisbehaved};
 use x509_parser::prelude::{FromDer, X509Certificate, X509Version};
 use x509_parser::time::ASN1Time;
 
@@ -34,81 +32,52 @@ pub(super) fn is_v1(der: &[u8]) -> bool {
     X509Certificate::from_der(der).is_ok_and(|(_, c)| c.version() == X509Version::V1)
 }
 
-/// A verifier that defers to `inner` (webpki's, or the chain-only one) and, where `inner`
-/// refused a v1 certificate, verifies that certificate as OpenSSL would.
-#[derive(Debug)]
-pub(super) struct AcceptV1 {
-    pub(super) inner: Arc<dyn ServerCertVerifier>,
+/// A server's chain as the handshake presents it, with the CAs given.
+pub(super) struct Chain<'c> {
+    pub(super) end_entity: &'c CertificateDer<'c>,
+    pub(super) intermediates: &'c [CertificateDer<'c>],
     /// The CA certificates as given (DER), for the issuer's key: a trust store keeps only
     /// anchors' names and keys in a form that needs re-encoding.
-    pub(super) cas: Vec<CertificateDer<'static>>,
-    /// `--tls-verify-name`: the certificate must name the host.
-    pub(super) verify_name: bool,
-    pub(super) algorithms: WebPkiSupportedAlgorithms,
+    pub(super) cas: &'c [CertificateDer<'static>],
 }
 
-impl ServerCertVerifier for AcceptV1 {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, RustlsError> {
-        let refused =
-            match self
-                .inner
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-            {
-                Ok(v) => return Ok(v),
-                Err(e) => e,
-            };
-        let Ok((_, cert)) = X509Certificate::from_der(end_entity) else {
-            return Err(refused);
-        };
-        let chain_has_v1 =
-            cert.version() == X509Version::V1 || intermediates.iter().any(|c| is_v1(c));
-        if !chain_has_v1 {
-            return Err(refused);
-        }
-        verify_chain(&cert, intermediates, &self.cas, now)?;
-        if self.verify_name && !names(&cert, server_name) {
-            return Err(CertificateError::NotValidForName.into());
-        }
-        Ok(ServerCertVerified::assertion())
+/// A chain webpki refused (`refused`), verified as OpenSSL would when it holds a v1
+/// certificate (the name too with `verify_name`: `--tls-verify-name`); any other chain keeps
+/// webpki's refusal.
+pub(super) fn verify_server_cert(
+    chain: Chain<'_>,
+    server_name: &ServerName<'_>,
+    verify_name: bool,
+    now: UnixTime,
+    refused: RustlsError,
+) -> Result<ServerCertVerified, RustlsError> {
+    let Ok((_, cert)) = X509Certificate::from_der(chain.end_entity) else {
+        return Err(refused);
+    };
+    let chain_has_v1 =
+        cert.version() == X509Version::V1 || chain.intermediates.iter().any(|c| is_v1(c));
+    if !chain_has_v1 {
+        return Err(refused);
     }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        match self.inner.verify_tls12_signature(message, cert, dss) {
-            Err(e) if is_v1(cert) => {
-                verify_with_key(message, cert, dss, &self.algorithms).map_err(|_| e)
-            }
-            other => other,
-        }
+    verify_chain(&cert, chain.intermediates, chain.cas, now)?;
+    if verify_name && !names(&cert, server_name) {
+        return Err(CertificateError::NotValidForName.into());
     }
+    Ok(ServerCertVerified::assertion())
+}
 
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, RustlsError> {
-        match self.inner.verify_tls13_signature(message, cert, dss) {
-            Err(e) if is_v1(cert) => {
-                verify_with_key(message, cert, dss, &self.algorithms).map_err(|_| e)
-            }
-            other => other,
-        }
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+/// A handshake signature as webpki `checked` it, or, where webpki refused a v1 certificate,
+/// checked with that certificate's key.
+pub(super) fn signature(
+    checked: Result<HandshakeSignatureValid, RustlsError>,
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algorithms: &WebPkiSupportedAlgorithms,
+) -> Result<HandshakeSignatureValid, RustlsError> {
+    match checked {
+        Err(e) if is_v1(cert) => verify_with_key(message, cert, dss, algorithms).map_err(|_| e),
+        other => other,
     }
 }
 

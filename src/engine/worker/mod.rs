@@ -26,5 +26,5 @@ mod state;
 pub(crate) use self::conn::{BACKOFF_START, Placement};
 pub(crate) use self::event_loop::WAKER;
 pub(crate) use self::outage::{FailKind, backoff_step, jitter_from, with_hint};
-pub(crate) use self::reply::record_error;
+pub(crate) use self::reply::{is_maxclients, record_error};
 pub(crate) use self::state::{Worker, WorkerConfig, WorkerResult};

@@ -34,6 +34,14 @@ pub(super) struct ReplyCtx<'a> {
 /// The error reply of a server that has `maxclients` connections already.
 const MAXCLIENTS: &[u8] = b"ERR max number of clients reached";
 
+/// Whether an error reply's text (without the `-`) is a server at `maxclients` refusing the
+/// connection it just took: the one rule every mode counts a refusal by (the workers here, a
+/// replay's threads, the fuzzer's clients, the delivery modes' connections, a storm's stages),
+/// so the server's refusal is `connection refused`, never an `ERR` reply.
+pub(crate) fn is_maxclients(text: &[u8]) -> bool {
+    text.starts_with(MAXCLIENTS)
+}
+
 /// With `-e`, whether a reply is a server at `maxclients` refusing the connection: it sends
 /// [`MAXCLIENTS`] as soon as it accepts, before reading a command, then closes. So it is the
 /// connection's first reply whatever is in flight (a prefix, a batch, or nothing: a reopened
@@ -45,7 +53,7 @@ fn refuses(policy: ErrorPolicy, info: &resp::ReplyInfo, reply: &[u8]) -> bool {
         && info
             .error
             .as_ref()
-            .is_some_and(|r| reply[r.clone()].starts_with(MAXCLIENTS))
+            .is_some_and(|r| is_maxclients(&reply[r.clone()]))
 }
 
 /// An error reply that is not a redirect: fatal, or counted with `-e` (by its first word). Also

@@ -271,51 +271,12 @@ impl<'a> Worker<'a> {
         let cluster = cfg.cluster.map(ClusterWorker::new);
         let path = FillPath::of(cfg.load, cfg.template, cluster.is_some());
         let (wbuf, placeholders, gaps, unit_len) = batch_buffer(&cfg, path);
-        let now = cfg.start;
-        let conns: Vec<Conn> = streams
-            .into_iter()
-            .map(|(stream, place)| {
-                let route = cluster
-                    .as_ref()
-                    .and_then(|c| c.shard_of.get(place.node).copied())
-                    .unwrap_or(0);
-                let prefix = cfg.setup.prefix_commands.len();
-                let mut c = Conn::new(stream, false, wbuf.clone(), prefix, place, route, None, now);
-                c.epoch = cfg.setup.target.epoch();
-                c
-            })
-            .collect();
-        let keys = KeyGen::new(
-            cfg.load.keyspace.unwrap_or(0),
-            cfg.load.seed,
-            cfg.id as u64,
-            cfg.sequential.clone(),
-        )
-        .with_pattern(
-            cfg.load.key_pattern,
-            cfg.load.key_min,
-            u64::from(cfg.load.clients),
-        )
-        .in_shard(cfg.load.shard)
-        .with_drift(cfg.load.key_drift, cfg.start);
+        let conns = open_conns(&cfg, cluster.as_ref(), streams, &wbuf);
         // Poisson gaps: one stream per worker, repeatable with --seed.
         let pacer_seed = cfg.load.seed ^ (cfg.id as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         let pacer = cfg
             .rate_per_sec
             .map(|rate| Pacer::new(cfg.start, rate, cfg.load.arrival, pacer_seed));
-        let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
-        let mut rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
-        if cfg.cluster.is_some() {
-            rec = rec.in_cluster();
-        }
-        let most_values = cfg
-            .load
-            .mix
-            .iter()
-            .flat_map(|m| m.commands.iter().map(|c| c.template.values.len()))
-            .chain([cfg.template.values.len()])
-            .max()
-            .unwrap_or(0);
         let fill = Fill {
             path,
             plain_replies: cluster.is_none()
@@ -325,7 +286,12 @@ impl<'a> Worker<'a> {
                     FillPath::Plain | FillPath::Sized(_) | FillPath::Dataset(_)
                 ),
             gaps,
-            keys,
+            keys: key_gen(
+                &cfg,
+                cfg.load.key_pattern,
+                cfg.load.seed,
+                cfg.sequential.clone(),
+            ),
             mix_keys: mix_keys(&cfg),
             placeholders,
             placeholders_per_unit: cfg.template.placeholders.len(),
@@ -335,7 +301,7 @@ impl<'a> Worker<'a> {
             size_rng: Xoshiro256PlusPlus::seed_from_u64(
                 pacer_seed.rotate_left(17) ^ 0x5eed_5e1d_da7a_0001,
             ),
-            size_scratch: Vec::with_capacity(most_values),
+            size_scratch: Vec::with_capacity(most_values(&cfg)),
             cluster_turn: 0,
             park_delta: 0,
             value_sources: match path {
@@ -343,19 +309,19 @@ impl<'a> Worker<'a> {
                 _ => vec![&cfg.template.unit[..]],
             },
         };
-        let id = cfg.id as u64;
-        let ramp_state = cfg.load.ramp.map(|r| RampState {
+        let ramp = cfg.load.ramp.map(|r| RampState {
             next_at: cfg.start + r.every,
             left: u32::try_from(cfg.ramp_target.saturating_sub(conns.len())).unwrap_or(u32::MAX),
             opened: 0,
         });
         Self {
+            rec: recorder(&cfg),
+            outages: Outages::new(cfg.start, cfg.id),
             cfg,
             cluster,
             poll,
             conns,
             rbuf: vec![0; READ_BUF],
-            rec,
             fill,
             flow: Flow {
                 quota_used: 0,
@@ -365,13 +331,7 @@ impl<'a> Worker<'a> {
                 pacer,
                 timer: None,
             },
-            outages: Outages {
-                down: 0,
-                recovering: 0,
-                next_watch: now,
-                jitter_state: (jitter_seed(now) ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
-            },
-            ramp: ramp_state,
+            ramp,
         }
     }
 
@@ -458,6 +418,82 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// The runner's connections as the worker's `Conn`s, each starting from the batch buffer `wbuf`
+/// with the run's prefix to answer first; in cluster mode each is routed to its node's shard.
+fn open_conns(
+    cfg: &WorkerConfig<'_>,
+    cluster: Option<&ClusterWorker<'_>>,
+    streams: Vec<(Stream, Placement)>,
+    wbuf: &[u8],
+) -> Vec<Conn> {
+    let prefix = cfg.setup.prefix_commands.len();
+    let epoch = cfg.setup.target.epoch();
+    streams
+        .into_iter()
+        .map(|(stream, place)| {
+            let route = cluster
+                .and_then(|c| c.shard_of.get(place.node).copied())
+                .unwrap_or(0);
+            let buf = wbuf.to_vec();
+            let mut c = Conn::new(stream, false, buf, prefix, place, route, None, cfg.start);
+            c.epoch = epoch;
+            c
+        })
+        .collect()
+}
+
+/// The worker's recorder: its measured phase starts with the test's, it keeps a row per mix
+/// command, and in cluster mode per node.
+fn recorder(cfg: &WorkerConfig<'_>) -> Recorder {
+    let mixed = cfg.load.mix.as_ref().map_or(0, |m| m.commands.len());
+    let rec = Recorder::new(cfg.measure_start, cfg.timeline.clone()).with_commands(mixed);
+    if cfg.cluster.is_some() {
+        return rec.in_cluster();
+    }
+    rec
+}
+
+/// The most value arguments any unit this worker writes has (the template's or a mix
+/// command's): the size scratch is allocated once at this length, never on the hot path.
+fn most_values(cfg: &WorkerConfig<'_>) -> usize {
+    (cfg.load.mix.iter())
+        .flat_map(|m| m.commands.iter().map(|c| c.template.values.len()))
+        .chain([cfg.template.values.len()])
+        .max()
+        .unwrap_or(0)
+}
+
+/// A key generator of this worker drawing with `pattern` from `seed`'s stream (`shared`: the
+/// counters of a sequential or parallel pattern), within the test's keyspace, shard and drift.
+/// The worker's own keys and each mix command's are built the same way, so they differ only in
+/// these three.
+fn key_gen(
+    cfg: &WorkerConfig<'_>,
+    pattern: KeyPattern,
+    seed: u64,
+    shared: Option<Arc<SequentialCounters>>,
+) -> KeyGen {
+    let load = cfg.load;
+    KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared)
+        .with_pattern(pattern, load.key_min, u64::from(load.clients))
+        .in_shard(load.shard)
+        .with_drift(load.key_drift, cfg.start)
+}
+
+impl Outages {
+    /// No connection down yet; the watch first looks at `now`, and the backoff jitter is seeded
+    /// apart per worker and per run, so reconnects after a shared outage do not come in step.
+    fn new(now: Instant, worker: usize) -> Self {
+        let id = worker as u64;
+        Self {
+            down: 0,
+            recovering: 0,
+            next_watch: now,
+            jitter_state: (jitter_seed(now) ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
+        }
+    }
+}
+
 /// A mix with per-command key patterns: one generator per command, each its own stream (its
 /// pattern's shared counters for sequential and parallel ones); empty for any other test.
 fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
@@ -478,10 +514,7 @@ fn mix_keys(cfg: &WorkerConfig) -> Vec<KeyGen> {
                 (true, false) => cfg.sequential.clone(),
             };
             let seed = load.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            KeyGen::new(load.keyspace.unwrap_or(0), seed, cfg.id as u64, shared)
-                .with_pattern(pattern, load.key_min, u64::from(load.clients))
-                .in_shard(load.shard)
-                .with_drift(load.key_drift, cfg.start)
+            key_gen(cfg, pattern, seed, shared)
         })
         .collect()
 }

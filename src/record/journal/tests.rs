@@ -1,9 +1,12 @@
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::*;
-use crate::metrics::{Outcome, Signal, TestResult};
+use crate::metrics::thread_cpu::ThreadCpuUsage;
+use crate::metrics::{ClusterStats, NodeSecond, NodeStats, Outcome, Role, Signal, TestResult};
 use crate::record::build::{self, TestExtras};
+use crate::watch::Watched;
 
 /// A fresh directory for one test's journal.
 fn dir(name: &str) -> PathBuf {
@@ -61,12 +64,80 @@ fn finished(name: &str, completed: u64) -> TestRecord {
     build::test_record(&r, vec!["get".into()], &[], TestExtras::default())
 }
 
-#[test]
-fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
-    let d = dir("killed");
+/// A journal in a fresh directory `name`, its head written; the directory to remove and the
+/// journal's path beside it.
+fn journal(name: &str) -> (PathBuf, PathBuf, Journal) {
+    let d = dir(name);
     let path = d.join("run.json.partial");
     let mut j = Journal::create(&path).unwrap();
     j.head(&head()).unwrap();
+    (d, path, j)
+}
+
+/// The journal at `path` read back as `respbench recover` reads it, beside its text.
+fn recovered(path: &Path) -> (String, Document) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = Document::read(recognise(&text, Some(path)).unwrap().unwrap()).unwrap();
+    (text, doc)
+}
+
+/// A test of a two-command mix (SET and GET) that Ctrl-C stopped: the result the seconds of
+/// `exact_second` add to.
+fn interrupted_mix() -> TestResult {
+    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
+    r.commands = ["SET", "GET"]
+        .map(crate::metrics::CommandResult::new)
+        .into();
+    r
+}
+
+/// `r` as Ctrl-C at the last of `seconds` leaves it: a timeout for each second's lost
+/// request, the whole seconds as its time, what was written and not settled unanswered, the
+/// journal's start time, and the seconds as its timeline (without their exact parts and each
+/// worker's CPU, which the record holds elsewhere).
+fn held_at_last_second(r: &mut TestResult, seconds: &[Second]) {
+    r.errors.record_kind("timeout", seconds.len() as u64);
+    r.elapsed = Duration::from_secs(seconds.len() as u64);
+    r.unanswered = r.issued - r.completed - r.errors.total();
+    r.started_at = (start("SET").started_at.as_deref()).and_then(crate::timestamp::parse_time);
+    for (i, s) in seconds.iter().enumerate() {
+        *r.timeline.second_mut(i) = Second {
+            exact: None,
+            client_threads: Vec::new(),
+            ..s.clone()
+        };
+    }
+}
+
+/// The record `RunRecord::end_test` builds of the mix test `r` (`interrupted_mix`): its
+/// commands named by the mix, its timeline, what it issued, and the journal start's
+/// repetition and start time. `extras` holds what the test measured beside (each worker's
+/// CPU: an empty list when none was, as a run's record has).
+fn mix_record<'a>(r: &'a TestResult, watched: &[Watched], extras: TestExtras<'a>) -> TestRecord {
+    let b = start("SET");
+    let extras = TestExtras {
+        timeline: Some(&r.timeline),
+        repetition: b.repetition,
+        issued: Some(r.issued),
+        ..extras
+    };
+    let commands = vec!["set".to_string(), "get".to_string()];
+    let mut want = build::test_record(r, commands, watched, extras);
+    want.started_at = b.started_at;
+    want
+}
+
+/// What a mix test measured without the machine or a server watched: no worker's CPU either.
+fn no_cpu() -> TestExtras<'static> {
+    TestExtras {
+        client_threads: Some(&[]),
+        ..TestExtras::default()
+    }
+}
+
+#[test]
+fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
+    let (d, path, mut j) = journal("killed");
     let first = finished("GET", 500);
     j.test(&first).unwrap();
     j.discard(7).unwrap(); // out of range: nothing
@@ -79,11 +150,8 @@ fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
         .write_all(b"{\"kind\":\"second\",\"second\":3,\"compl")
         .unwrap();
     drop(j);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let (text, doc) = recovered(&path);
     assert!(!text.contains("hunter2"), "the head is redacted: {text}");
-
-    let value = recognise(&text, Some(&path)).unwrap().unwrap();
-    let doc = Document::read(value).unwrap();
     assert_eq!(doc.outcome, "killed");
     assert_eq!(doc.tests.len(), 2);
     assert_eq!(
@@ -125,10 +193,7 @@ fn a_killed_run_reads_as_its_finished_tests_and_the_full_seconds_of_the_last() {
 
 #[test]
 fn a_journal_whose_run_holds_its_lock_reads_as_running() {
-    let d = dir("running");
-    let path = d.join("j.partial");
-    let mut j = Journal::create(&path).unwrap();
-    j.head(&head()).unwrap();
+    let (d, path, j) = journal("running");
     let text = std::fs::read_to_string(&path).unwrap();
     let doc = |p: Option<&Path>| Document::read(recognise(&text, p).unwrap().unwrap()).unwrap();
     assert_eq!(doc(Some(&path)).outcome, "running");
@@ -147,10 +212,7 @@ fn a_journal_whose_run_holds_its_lock_reads_as_running() {
 
 #[test]
 fn a_test_name_with_a_password_is_redacted_in_the_journal() {
-    let d = dir("redact");
-    let path = d.join("j.partial");
-    let mut j = Journal::create(&path).unwrap();
-    j.head(&head()).unwrap();
+    let (d, path, mut j) = journal("redact");
     j.second(start("AUTH hunter2"), 0, &second(10, 1_000))
         .unwrap();
     j.test(&finished("AUTH hunter2", 10)).unwrap();
@@ -252,59 +314,24 @@ fn exact_second(n: u64, base_ns: u64, whole: &mut TestResult) -> Second {
 
 #[test]
 fn a_recovered_test_is_the_record_ctrl_c_at_its_last_full_second_would_have_written() {
-    let d = dir("exact");
-    let path = d.join("run.json.partial");
-    let mut j = Journal::create(&path).unwrap();
-    j.head(&head()).unwrap();
+    let (d, path, mut j) = journal("exact");
     // What the test measured up to its last full second, as a Ctrl-C there would hold it.
-    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
-    r.commands = ["SET", "GET"]
-        .map(crate::metrics::CommandResult::new)
-        .into();
+    let mut r = interrupted_mix();
     let seconds = [
         exact_second(1_000, 50_000, &mut r),
         exact_second(2_000, 81_234, &mut r),
         exact_second(0, 1, &mut r),
         exact_second(777, 3_333_333, &mut r),
     ];
-    let mix = || TestStart {
-        mix: vec!["SET".into(), "GET".into()],
-        ..start("SET")
-    };
     for (i, s) in seconds.iter().enumerate() {
-        j.second(mix(), i, s).unwrap();
+        j.second(mix_start(), i, s).unwrap();
     }
     drop(j);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
+    let (text, doc) = recovered(&path);
     let got = &doc.tests[0];
 
-    r.errors.record_kind("timeout", seconds.len() as u64);
-    r.elapsed = std::time::Duration::from_secs(seconds.len() as u64);
-    r.unanswered = r.issued - r.completed - r.errors.total();
-    let b = start("SET");
-    r.started_at = b
-        .started_at
-        .as_deref()
-        .and_then(crate::timestamp::parse_time);
-    for (i, s) in seconds.iter().enumerate() {
-        *r.timeline.second_mut(i) = Second {
-            exact: None,
-            ..s.clone()
-        };
-    }
-    // Built as `RunRecord::end_test` builds a finished test's: a mix's commands named by it,
-    // every worker's CPU (none measured here: an empty list, as a run's record has).
-    let commands = ["set".to_string(), "get".to_string()];
-    let extras = TestExtras {
-        timeline: Some(&r.timeline),
-        repetition: b.repetition,
-        issued: Some(r.issued),
-        client_threads: Some(&[]),
-        ..TestExtras::default()
-    };
-    let mut want = build::test_record(&r, commands.to_vec(), &[], extras);
-    want.started_at = b.started_at.clone();
+    held_at_last_second(&mut r, &seconds);
+    let want = mix_record(&r, &[], no_cpu());
     assert_eq!(
         serde_json::to_value(got).unwrap(),
         serde_json::to_value(&want).unwrap(),
@@ -369,10 +396,18 @@ fn a_delivery_seconds_publishes_read_back_and_other_seconds_do_not_carry_them() 
     assert_eq!(back.to_second().unwrap().completed, 10);
 }
 
+/// The journal's start of the mix test (`interrupted_mix`).
+fn mix_start() -> TestStart<'static> {
+    TestStart {
+        mix: vec!["SET".into(), "GET".into()],
+        ..start("SET")
+    }
+}
+
 /// A server sample at `at_s` seconds, its CPU and commands growing with it.
 fn sample(at_s: u64) -> crate::watch::ServerSample {
     crate::watch::ServerSample {
-        at: std::time::Duration::from_secs(at_s),
+        at: Duration::from_secs(at_s),
         cpu_user: 0.5 * at_s as f64,
         cpu_sys: 0.25 * at_s as f64,
         cpu_main: Some(0.6 * at_s as f64),
@@ -382,149 +417,136 @@ fn sample(at_s: u64) -> crate::watch::ServerSample {
     }
 }
 
-#[test]
-fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
-    use crate::metrics::thread_cpu::ThreadCpuUsage;
-    use crate::metrics::{ClusterStats, NodeSecond, NodeStats, Role};
-    use std::time::Duration;
-    let d = dir("beside");
-    let path = d.join("run.json.partial");
-    let mut j = Journal::create(&path).unwrap();
-    j.head(&head()).unwrap();
-    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
-    r.commands = ["SET", "GET"]
-        .map(crate::metrics::CommandResult::new)
-        .into();
-    let labels = [
-        ("127.0.0.1:7000", Role::Primary),
-        ("127.0.0.1:7001", Role::Replica),
-    ];
-    let mut nodes: Vec<NodeStats> = labels
-        .iter()
-        .map(|(a, role)| NodeStats {
-            address: a.to_string(),
-            role: Some(*role),
-            ..NodeStats::new()
-        })
-        .collect();
-    let mut redirects = [0u64; 4];
-    let mut timeline_redirects = Vec::new();
+/// The cluster test's nodes: a primary and its replica.
+const NODES: [(&str, Role); 2] = [
+    ("127.0.0.1:7000", Role::Primary),
+    ("127.0.0.1:7001", Role::Replica),
+];
+
+/// Three seconds of a mix test on `NODES`, added to `r`, with their sampled client delays,
+/// each worker's CPU so far and per-node figures: every completed request on node 0, one lost
+/// on node 1, a MOVED and an ASK a second. Beside them, the cluster figures the test's own
+/// result holds at the end of the last.
+fn cluster_seconds(r: &mut TestResult) -> (Vec<Second>, ClusterStats) {
+    let mut cluster = ClusterStats {
+        nodes: (NODES.iter())
+            .map(|(a, role)| NodeStats {
+                address: a.to_string(),
+                role: Some(*role),
+                ..NodeStats::new()
+            })
+            .collect(),
+        ..ClusterStats::default()
+    };
     let mut seconds = Vec::new();
     for (i, (n, base)) in [(1_000, 50_000), (2_000, 81_234), (0, 1)]
-        .iter()
+        .into_iter()
         .enumerate()
     {
-        let mut s = exact_second(*n, *base, &mut r);
+        let mut s = exact_second(n, base, r);
         // The sampled client delays (`rx_delay`) of the second.
         for k in 0..(i as u64 + 2) {
             s.client_delay.record(20_000 + 3_000 * k);
         }
         s.client_delay.add_to(&mut r.client_delay);
         let e = s.exact.as_mut().unwrap();
-        // Every completed request on node 0, one lost on node 1; a MOVED and an ASK a second.
         e.nodes = vec![NodeSecond::default(), NodeSecond::default()];
         e.nodes[0].latency = e.corrected.clone();
-        e.nodes[0].completed = *n;
+        e.nodes[0].completed = n;
         e.nodes[1].lost = 1;
-        nodes[0].latency.merge(&e.corrected.to_histogram());
-        nodes[0].completed += n;
-        nodes[1].lost += 1;
+        cluster.nodes[0].latency.merge(&e.corrected.to_histogram());
+        cluster.nodes[0].completed += n;
+        cluster.nodes[1].lost += 1;
         e.redirects = [1, 1, 0, 0];
-        for (a, b) in redirects.iter_mut().zip(&e.redirects) {
+        for (a, b) in cluster.redirects.iter_mut().zip(&e.redirects) {
             *a += b;
         }
-        timeline_redirects.push(e.redirects);
+        cluster.timeline.push(e.redirects);
         // Each worker's CPU so far, as the main thread read it at the hand-over.
+        let so_far = |ms: u64| Duration::from_millis(ms * (i as u64 + 1));
         s.client_threads = (0..2)
             .map(|w| ThreadCpuUsage {
-                cpu: Duration::from_millis(400 * (i as u64 + 1) + w),
-                runqueue: Some(Duration::from_millis(10 * (i as u64 + 1))),
-                wall: Duration::from_millis(1_000 * (i as u64 + 1)),
+                cpu: so_far(400) + Duration::from_millis(w),
+                runqueue: Some(so_far(10)),
+                wall: so_far(1_000),
             })
             .collect();
         seconds.push(s);
     }
-    let server_seconds = [vec![sample(0), sample(1)], vec![sample(2)], vec![]];
-    let machine = |i: usize| crate::machine::Load {
+    (seconds, cluster)
+}
+
+/// The machine's load `i` seconds into the cluster test (since its start).
+fn machine(i: usize) -> crate::machine::Load {
+    crate::machine::Load {
         seconds: i as f64 + 1.0,
         busy_pct: Some(150.0 + i as f64),
         cores: 2,
         ..Default::default()
-    };
+    }
+}
+
+/// The watched server's SET count, `calls` so far.
+fn set_calls(calls: u64) -> Vec<crate::watch::commandstats::CommandCounters> {
+    vec![crate::watch::commandstats::CommandCounters {
+        name: "set".into(),
+        calls,
+        usec: 3 * calls,
+    }]
+}
+
+/// What the hand-over of the cluster test's second `i` adds beside it: the machine and the
+/// watched server's `samples` since the last second, its commands and latency percentiles.
+fn beside_second(i: usize, samples: &[crate::watch::ServerSample]) -> SecondContext {
+    SecondContext {
+        machine: Some(machine(i)),
+        server: vec![ServerSeconds {
+            address: NODES[0].0.into(),
+            samples: samples.to_vec(),
+            commandstats_before: Some(set_calls(100)),
+            commandstats: Some(set_calls(100 + 1_000 * (i as u64 + 1))),
+            latencystats: Some(format!("latency_percentiles_usec_set:p50={i}.5,p99=9\r\n")),
+        }],
+    }
+}
+
+#[test]
+fn a_recovered_cluster_test_has_its_nodes_server_samples_and_client_cpu() {
+    let (d, path, mut j) = journal("beside");
+    let mut r = interrupted_mix();
+    let (seconds, cluster) = cluster_seconds(&mut r);
+    let server_seconds = [vec![sample(0), sample(1)], vec![sample(2)], vec![]];
     let test = || TestStart {
-        mix: vec!["SET".into(), "GET".into()],
-        nodes: labels
-            .iter()
+        nodes: (NODES.iter())
             .map(|(a, role)| (a.to_string(), role.name().to_string()))
             .collect(),
-        ..start("SET")
-    };
-    let stats = |calls: u64| {
-        vec![crate::watch::commandstats::CommandCounters {
-            name: "set".into(),
-            calls,
-            usec: 3 * calls,
-        }]
+        ..mix_start()
     };
     for (i, s) in seconds.iter().enumerate() {
-        let ctx = SecondContext {
-            machine: Some(machine(i)),
-            server: vec![ServerSeconds {
-                address: "127.0.0.1:7000".into(),
-                samples: server_seconds[i].clone(),
-                commandstats_before: Some(stats(100)),
-                commandstats: Some(stats(100 + 1_000 * (i as u64 + 1))),
-                latencystats: Some(format!("latency_percentiles_usec_set:p50={i}.5,p99=9\r\n")),
-            }],
-        };
-        j.second_with(test(), i, s, &ctx).unwrap();
+        j.second_with(test(), i, s, &beside_second(i, &server_seconds[i]))
+            .unwrap();
     }
     drop(j);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
+    let (_, doc) = recovered(&path);
     let got = &doc.tests[0];
 
     // What the Ctrl-C at the last full second holds, from the same figures.
-    r.errors.record_kind("timeout", seconds.len() as u64);
-    r.elapsed = Duration::from_secs(seconds.len() as u64);
-    r.unanswered = r.issued - r.completed - r.errors.total();
-    let b = start("SET");
-    r.started_at = b
-        .started_at
-        .as_deref()
-        .and_then(crate::timestamp::parse_time);
-    for (i, s) in seconds.iter().enumerate() {
-        *r.timeline.second_mut(i) = Second {
-            exact: None,
-            client_threads: Vec::new(),
-            ..s.clone()
-        };
-    }
-    r.cluster = Some(ClusterStats {
-        redirects,
-        timeline: timeline_redirects,
-        nodes,
-    });
-    let watched = [crate::watch::Watched {
-        address: "127.0.0.1:7000".into(),
+    held_at_last_second(&mut r, &seconds);
+    r.cluster = Some(cluster);
+    let watched = [Watched {
+        address: NODES[0].0.into(),
         samples: server_seconds.concat(),
-        commandstats_before: Some(stats(100)),
-        commandstats_after: Some(stats(3_100)),
+        commandstats_before: Some(set_calls(100)),
+        commandstats_after: Some(set_calls(3_100)),
         latencystats: Some("latency_percentiles_usec_set:p50=2.5,p99=9\r\n".into()),
         ..Default::default()
     }];
-    let threads = seconds[2].client_threads.clone();
     let extras = TestExtras {
-        timeline: Some(&r.timeline),
-        repetition: b.repetition,
-        client_threads: Some(&threads),
+        client_threads: Some(&seconds[2].client_threads),
         machine: Some(machine(2)),
-        issued: Some(r.issued),
         ..TestExtras::default()
     };
-    let commands = vec!["set".to_string(), "get".to_string()];
-    let mut want = build::test_record(&r, commands, &watched, extras);
-    want.started_at = b.started_at.clone();
+    let want = mix_record(&r, &watched, extras);
     assert_eq!(
         serde_json::to_value(got).unwrap(),
         serde_json::to_value(&want).unwrap(),
@@ -638,10 +660,7 @@ fn long_journal(seconds: usize, r: &mut TestResult) -> (String, Vec<Second>) {
 
 #[test]
 fn a_journal_larger_than_the_cap_is_read_a_line_at_a_time_and_adds_up_exactly() {
-    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
-    r.commands = ["SET", "GET"]
-        .map(crate::metrics::CommandResult::new)
-        .into();
+    let mut r = interrupted_mix();
     let (text, seconds) = long_journal(3_000, &mut r);
     let longest = text.lines().map(str::len).max().unwrap() as u64;
     // A cap a line fits in, far below the journal: read line by line.
@@ -653,30 +672,10 @@ fn a_journal_larger_than_the_cap_is_read_a_line_at_a_time_and_adds_up_exactly() 
     let got = Document::read(got).unwrap();
     let got = &got.tests[0];
 
-    // What Ctrl-C at the last full second holds, from the same figures.
-    r.errors.record_kind("timeout", seconds.len() as u64);
-    r.elapsed = std::time::Duration::from_secs(seconds.len() as u64);
-    r.unanswered = r.issued - r.completed - r.errors.total();
-    for (i, s) in seconds.into_iter().enumerate() {
-        *r.timeline.second_mut(i) = s;
-    }
-    let b = start("SET");
-    r.started_at = b
-        .started_at
-        .as_deref()
-        .and_then(crate::timestamp::parse_time);
-    // Built as a finished test's (`a_recovered_test_is_the_record_ctrl_c_...`): the mix's
-    // commands, every worker's CPU (none measured: an empty list).
-    let extras = TestExtras {
-        timeline: Some(&r.timeline),
-        repetition: b.repetition,
-        issued: Some(r.issued),
-        client_threads: Some(&[]),
-        ..TestExtras::default()
-    };
-    let commands = vec!["set".to_string(), "get".to_string()];
-    let mut want = build::test_record(&r, commands, &[], extras);
-    want.started_at = b.started_at.clone();
+    // What Ctrl-C at the last full second holds, from the same figures, built as a finished
+    // test's (`a_recovered_test_is_the_record_ctrl_c_...`).
+    held_at_last_second(&mut r, &seconds);
+    let want = mix_record(&r, &[], no_cpu());
     assert_eq!(
         serde_json::to_value(got).unwrap(),
         serde_json::to_value(&want).unwrap(),
@@ -704,10 +703,7 @@ fn a_journal_larger_than_the_cap_is_read_a_line_at_a_time_and_adds_up_exactly() 
 
 #[test]
 fn a_cut_short_last_line_is_ignored_and_a_bad_one_before_the_end_is_named() {
-    let mut r = TestResult::empty("SET", None, Outcome::Interrupted(Signal::Interrupt));
-    r.commands = ["SET", "GET"]
-        .map(crate::metrics::CommandResult::new)
-        .into();
+    let mut r = interrupted_mix();
     let (text, _) = long_journal(5, &mut r);
     let cut = &text[..text.len() - 40];
     let doc = Document::read(recognise(cut, None).unwrap().unwrap()).unwrap();
