@@ -76,8 +76,13 @@ pub fn run_test(
         }
         let config = |id, share| shared.worker_config(id, share, setup, load, template, cluster);
         let handles;
-        (handles, spawn_error) =
-            spawn_workers(scope, per_worker, polls, config, (&stop, &wakers[..]));
+        (handles, spawn_error) = spawn_workers(
+            scope,
+            per_worker,
+            polls,
+            config,
+            (&shared.stop, &wakers[..]),
+        );
         if spawn_error.is_some() {
             stop_workers(&shared.stop, &wakers);
         }

@@ -218,9 +218,14 @@ def check_find_max(fm, problems):
     if fm["end"] == "converged":
         above = [r for r, (m, b, _) in rates.items() if r > best and (b >= m + 2 or m + b >= 6)]
         if not above or min(above) > best * 1.05:
-            problems.append("find_max: converged without a failing rate within 5% above the answer")
+            problems.append(f"find_max: converged without a failing rate within 5% above the answer {best} (rate: [met, broken] {describe(rates)})")
         elif m + b < 3 or sum(rates[min(above)][:2]) < 3:
             problems.append("find_max: converged with fewer than three windows at a bound")
+
+
+def describe(rates):
+    """The windows' verdicts per rate, in rate order: what a failed rule is judged from."""
+    return ", ".join(f"{r}: [{m}, {b}]" for r, (m, b, _) in sorted(rates.items()))
 
 
 def check_one_window_answer(fm, rates, problems):
