@@ -15,22 +15,32 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::Args;
+use crate::cli::{self, Args, ArgsKind};
 use crate::manual::{ModePage, Operands};
 use crate::plan::{PlanError, RunPlan};
 use crate::record::block::{self, BlockKind};
 use crate::redact::LineTable;
 use crate::run::{self, Failure, ModeContext};
-use crate::{delivery, memtier, storm};
+use crate::{delivery, fuzz, memory, memtier, storm};
 
 /// Every mode's record block that the record holds through its kind (`record::block`), in the
 /// order they are written in the record.
 pub static BLOCKS: &[BlockKind] = &[
     BlockKind::of::<crate::replay::block::ReplayRecord>(),
-    BlockKind::of::<crate::fuzz::block::FuzzRecord>(),
+    BlockKind::of::<fuzz::block::FuzzRecord>(),
     BlockKind::of::<storm::block::StormRecord>(),
-    BlockKind::of::<crate::memory::block::MemoryRecord>(),
+    BlockKind::of::<memory::block::MemoryRecord>(),
     BlockKind::of::<delivery::block::DeliveryRecord>(),
+];
+
+/// Every mode's own options (their entries and their type, `cli::ModeArgs`), which the option
+/// table and `cli::Args` hold without naming the mode; in this order at their place in the
+/// table (so in the completions and the man page), and their whole-line checks run in it.
+pub static OPTIONS: &[ArgsKind] = &[
+    ArgsKind::of::<fuzz::cli::FuzzArgs>(),
+    ArgsKind::of::<storm::cli::StormArgs>(),
+    ArgsKind::of::<memory::cli::MemoryArgs>(),
+    ArgsKind::of::<delivery::cli::DeliveryArgs>(),
 ];
 
 /// The modes whose command line is read by a table of their own (memtier's), for `redact` to
@@ -68,13 +78,20 @@ pub static PAGES: &[ModePage] = &[
     },
 ];
 
-/// Installs [`BLOCKS`] for the record, [`LINES`] for `redact` and [`PAGES`] for the manual
-/// (before any record is read or written, or a command line shown: `main` does it first).
+/// Installs [`BLOCKS`] for the record, [`OPTIONS`] for the command line, [`TEST_PROBE`] for the
+/// benchmark, [`LINES`] for `redact` and [`PAGES`] for the manual (before any record is read or
+/// written, or a command line parsed or shown: `main` does it first).
 pub fn install() {
     block::install(BLOCKS);
+    cli::install(OPTIONS);
+    run::install_test_probe(TEST_PROBE);
     crate::redact::install(LINES);
     crate::manual::install(PAGES);
 }
+
+/// What runs around each benchmark test when the plan asks for it (`run::TestProbe`): memory
+/// per key's readings, block and report lines.
+pub static TEST_PROBE: &dyn run::TestProbe = &memory::probe::MemoryProbe;
 
 /// What a run does once the server is known: one mode, chosen once from the command line.
 /// `--find-max` and `--memory-per-key`/`--fill` are options of [`RunMode::Benchmark`] (they run
@@ -91,8 +108,8 @@ pub enum RunMode {
     Storm(storm::plan::StormPlan),
     /// `--pubsub`/`--stream`: a delivery test (`delivery/`).
     Delivery(delivery::DeliverySpec),
-    /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`).
-    Fuzz,
+    /// `--fuzz`: the fuzzer instead of a benchmark (`fuzz/`), with its options.
+    Fuzz(fuzz::cli::FuzzArgs),
 }
 
 impl RunMode {
@@ -104,8 +121,8 @@ impl RunMode {
         let delivery = delivery::plan::plan(args, plan)?;
         Ok(if args.idle {
             RunMode::Idle
-        } else if plan.fuzz.enabled {
-            RunMode::Fuzz
+        } else if args.mode::<fuzz::cli::FuzzArgs>().enabled {
+            RunMode::Fuzz(args.mode::<fuzz::cli::FuzzArgs>().clone())
         } else if let Some(p) = storm::plan::plan(args) {
             RunMode::Storm(p)
         } else if plan.verify.is_some_and(|v| v.only) {
@@ -151,7 +168,7 @@ fn dispatch(mode: &RunMode, ctx: ModeContext<'_>) -> Result<(), Failure> {
         RunMode::VerifyOnly => run::verify_only(ctx),
         RunMode::Storm(plan) => storm::run::run(ctx, plan),
         RunMode::Delivery(spec) => delivery::run::run(ctx, spec),
-        RunMode::Fuzz => crate::fuzz::run::run(ctx),
+        RunMode::Fuzz(args) => fuzz::run::run(ctx, args),
     }
 }
 
@@ -176,7 +193,7 @@ mod tests {
         ));
         assert!(matches!(mode(&["--memory-per-key"]), RunMode::Benchmark));
         assert!(matches!(mode(&["-I"]), RunMode::Idle));
-        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz));
+        assert!(matches!(mode(&["--fuzz"]), RunMode::Fuzz(_)));
         assert!(matches!(mode(&["--pubsub", "2"]), RunMode::Delivery(_)));
         let storm = mode(&["--connect-storm", "PING"]);
         let RunMode::Storm(p) = storm else {
@@ -186,7 +203,7 @@ mod tests {
         // Given together, the first of the order runs (fuzz before the storm), as it always has.
         assert!(matches!(
             mode(&["--fuzz", "--connect-storm"]),
-            RunMode::Fuzz
+            RunMode::Fuzz(_)
         ));
     }
 }

@@ -166,8 +166,8 @@ fn refuse_modes(args: &Args) -> Option<&'static str> {
         (args.start_at.is_some(), "--start-at"),
         (args.journal.is_some(), "--journal"),
         (args.metrics_listen.is_some(), "--metrics-listen"),
-        (args.storm.connect_storm, "--connect-storm"),
-        (args.fuzz.enabled, "--fuzz"),
+        (args.asks("--connect-storm"), "--connect-storm"),
+        (args.asks("--fuzz"), "--fuzz"),
     ];
     modes.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }

@@ -13,8 +13,9 @@
 use std::sync::OnceLock;
 
 use super::flag::{Action, Doc, Flag, help_block};
+use super::flags;
+use super::mode_args::{self, Place};
 use super::state::State;
-use super::{flags, fuzz};
 
 /// The options a first run needs, shown on the first screen with their help's opening phrase.
 /// Each is named by its first spelling; each is also listed in full in its group.
@@ -37,18 +38,25 @@ pub(super) const MOST_USED: &[&str] = &[
 ];
 
 /// Options under one heading: those named (by first spelling), then every described entry of
-/// the table parts given (a part that is wholly one topic: TLS, the fuzzer).
+/// the table parts given (a part that is wholly one topic: TLS), then of the installed modes'
+/// parts at the places given (the modes among valkey-benchmark's options: the fuzzer).
 pub(super) struct Group {
     pub heading: &'static str,
     pub names: &'static [&'static str],
     pub parts: &'static [&'static [Flag<State>]],
+    pub places: &'static [Place],
 }
 
 impl Group {
     /// Its entries, in the order shown. An entry without a usage of its own (described with
     /// the one before it, or listed as unsupported) is not one.
     pub fn members(&self) -> impl Iterator<Item = &'static Doc> + '_ {
-        let parts = self.parts.iter().flat_map(|p| p.iter()).map(|f| &f.doc);
+        let modes = mode_args::kinds()
+            .iter()
+            .filter(|k| self.places.contains(&k.place))
+            .map(|k| k.flags);
+        let parts = self.parts.iter().copied().chain(modes);
+        let parts = parts.flat_map(|p| p.iter()).map(|f| &f.doc);
         self.names
             .iter()
             .map(|n| doc(n))
@@ -73,6 +81,7 @@ pub(super) const GROUPS: &[Group] = &[
             "--enable-tracking",
         ],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "Load shape",
@@ -90,6 +99,7 @@ pub(super) const GROUPS: &[Group] = &[
             "--repeat",
         ],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "Workload and keys",
@@ -122,6 +132,7 @@ pub(super) const GROUPS: &[Group] = &[
             "--num-keys-in-fcall",
         ],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "Output and records",
@@ -137,6 +148,7 @@ pub(super) const GROUPS: &[Group] = &[
             "--metrics-linger",
         ],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "Failures and failover",
@@ -149,16 +161,19 @@ pub(super) const GROUPS: &[Group] = &[
             "--check-counters",
         ],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "Cluster and sharded runs",
         names: &["--cluster", "--rfr", "--shard", "--shards", "--start-at"],
         parts: &[],
+        places: &[],
     },
     Group {
         heading: "TLS and transport",
         names: &[],
         parts: &[flags::TRANSPORT],
+        places: &[],
     },
     Group {
         heading: "Modes (instead of the default tests)",
@@ -177,12 +192,14 @@ pub(super) const GROUPS: &[Group] = &[
             "--fill",
             "--memory-per-key",
         ],
-        parts: &[fuzz::FLAGS],
+        parts: &[],
+        places: &[Place::Reference],
     },
     Group {
         heading: "Help",
         names: &["--help", "-v"],
         parts: &[],
+        places: &[],
     },
 ];
 

@@ -143,14 +143,27 @@ pub struct Args {
     pub command: Vec<Vec<u8>>,
     /// Key distributions, value sizes, `--ratio`, `--arrival` (`workloads.rs`).
     pub workload: WorkloadArgs,
-    /// `--connect-storm`, `--tls-resume` (`storm.rs`).
-    pub storm: StormArgs,
-    /// `--fill`, `--memory-per-key` (`memory.rs`).
-    pub memory: MemoryArgs,
-    /// `--pubsub`/`--stream` and their options, `--key-drift` (`delivery.rs`).
-    pub delivery: DeliveryArgs,
-    /// `--fuzz` and its options.
-    pub fuzz: FuzzArgs,
+    /// Each mode's own options (`--connect-storm`, `--fuzz`, …), by their type, filled by the
+    /// entries the registry installed (`mode_args.rs`); read with [`Args::mode`].
+    modes: ModeSlots,
+}
+
+impl Args {
+    /// The options of the mode whose options' type is `A` (`args.mode::<StormArgs>()`).
+    pub fn mode<A: ModeArgs>(&self) -> &A {
+        self.modes.get()
+    }
+
+    /// The same, to change (the mode's entries' setters).
+    pub fn mode_mut<A: ModeArgs>(&mut self) -> &mut A {
+        self.modes.get_mut()
+    }
+
+    /// Whether the option spelled `name` asked for a mode or one of its switches
+    /// (`--connect-storm`, `--fill`): for the layers below the modes, which do not name them.
+    pub fn asks(&self, name: &str) -> bool {
+        self.modes.asks(name)
+    }
 }
 
 /// `--rfr`: which cluster nodes serve reads.
@@ -188,6 +201,9 @@ pub struct TlsArgs {
     pub ciphers: Option<String>,
     /// `--tls-ciphersuites` (TLS 1.3, OpenSSL syntax).
     pub ciphersuites: Option<String>,
+    /// `--tls-resume`: resume sessions from the tickets of earlier connections (its entry is
+    /// the connection storm's, which times resumed handshakes apart).
+    pub resume: bool,
 }
 
 impl TlsArgs {
@@ -212,37 +228,35 @@ impl TlsArgs {
 
 mod conn_args;
 pub mod connection;
-mod delivery;
+mod drift;
 pub mod flag;
 pub(crate) mod flags;
-mod fuzz;
 mod help;
-mod memory;
+mod mode_args;
 pub(crate) mod parse;
 mod paths;
 mod sentinel;
-pub(crate) mod state;
+pub mod state;
 mod statsd;
-mod storm;
 #[cfg(test)]
 mod tests;
 mod uri;
-pub(crate) mod value;
+pub mod value;
 mod words;
 mod workloads;
 
 pub use conn_args::{AddrFamily, ConnArgs, TlsVersionsArg, WaitArgs};
-pub use delivery::{DeliveryArgs, KeyDriftArg, STAMP_BYTES};
+pub use drift::KeyDriftArg;
 pub use flag::SecretValue;
 pub use flags::{docs, metrics_address, secret_value, takes_value};
-pub use fuzz::{FuzzArgs, FuzzLogLevel};
 pub use help::{help_text, version_text};
-pub use memory::MemoryArgs;
+use mode_args::ModeSlots;
+pub use mode_args::{ArgsKind, ModeArgs, Place, install};
 pub use parse::{PASSWORD_ENV, parse, parse_with_env};
 pub use paths::{STDOUT, check_output, check_outputs, is_stdout};
 pub use sentinel::SentinelArgs;
+pub use state::State;
 pub use statsd::StatsdArgs;
-pub use storm::StormArgs;
 pub use uri::{Uri, parse_uri};
 pub(crate) use value::seconds as parse_seconds;
 pub use value::shard as parse_shard;
@@ -318,10 +332,7 @@ impl Default for Args {
             step_duration: None,
             command: Vec::new(),
             workload: WorkloadArgs::default(),
-            storm: StormArgs::default(),
-            memory: MemoryArgs::default(),
-            delivery: DeliveryArgs::default(),
-            fuzz: FuzzArgs::default(),
+            modes: ModeSlots::default(),
         }
     }
 }

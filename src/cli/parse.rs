@@ -114,14 +114,16 @@ pub fn parse_with_env<I: IntoIterator<Item = OsString>>(
     finish(st).map(|args| Invocation::Run(Box::new(args)))
 }
 
-/// The checks that need the whole line: unsupported options first, then conflicts.
+/// The checks that need the whole line: unsupported options first, then conflicts (each
+/// mode's own in the registry's order, `ModeArgs::check`).
 pub(crate) fn finish(mut st: State) -> Result<Args, UsageError> {
     if let Some(err) = st.unsupported {
         return Err(err);
     }
     super::workloads::check(&st)?;
-    super::delivery::check(&mut st)?;
-    super::fuzz::check(&st)?;
+    for kind in super::mode_args::kinds() {
+        (kind.check)(&mut st)?;
+    }
     // `-n` at its default does not conflict with `--duration`; given, it does. A user from
     // `-u` never needs checking (it always comes with a password).
     let requests_given = st.was_given("-n");
@@ -130,11 +132,6 @@ pub(crate) fn finish(mut st: State) -> Result<Args, UsageError> {
     if requests_given && args.duration.is_some() {
         return Err(UsageError(
             "options -n and --duration are mutually exclusive".to_owned(),
-        ));
-    }
-    if requests_given && args.memory.fill {
-        return Err(UsageError(
-            "--fill writes every key of -r once: -n does not apply".to_owned(),
         ));
     }
     if requests_given && args.find_max.is_some() {

@@ -1,7 +1,8 @@
 //! What the main command line has said so far, as the option table's entries change it.
 //!
 //! Kept apart from the table (`flags/`) and the loop (`parse.rs`) so that both can name it without
-//! importing each other. The endpoint is resolved at the end because `-s` wins over `-h`, `-p`
+//! importing each other. Public for the modes' entries (`ModeArgs`), which change their own
+//! options (`args.mode_mut`) and read what else was given. The endpoint is resolved at the end because `-s` wins over `-h`, `-p`
 //! and `-u` whatever the order.
 
 use std::ffi::OsString;
@@ -10,8 +11,8 @@ use std::path::PathBuf;
 use super::{Args, DEFAULT_HOST, DEFAULT_PORT, UsageError};
 
 /// Everything seen so far.
-pub(crate) struct State {
-    pub(crate) args: Args,
+pub struct State {
+    pub args: Args,
     pub(crate) host: String,
     pub(crate) port: u16,
     pub(crate) socket: Option<PathBuf>,
@@ -27,7 +28,7 @@ pub(crate) struct State {
 
 impl State {
     /// Whether the option whose first spelling is `name` was given.
-    pub(crate) fn was_given(&self, name: &str) -> bool {
+    pub fn was_given(&self, name: &str) -> bool {
         self.given.contains(&name)
     }
 }

@@ -1044,6 +1044,7 @@ fn tls_options_parse() {
             key: Some("k.pem".into()),
             ciphers: Some("HIGH:!aNULL".into()),
             ciphersuites: Some("TLS_AES_128_GCM_SHA256".into()),
+            resume: false,
         }
     );
     assert!(a.mptcp);
@@ -1113,28 +1114,6 @@ fn dataset_and_maxdocs() {
         "invalid value \"\" for --dataset: expected a dataset file"
     );
     assert!(err(&["--maxdocs", "ten"]).starts_with("invalid value \"ten\" for --maxdocs"));
-}
-
-#[test]
-fn fuzz_options_parse() {
-    let a = run(&[
-        "--fuzz",
-        "--fuzz-mode",
-        "malformed-commands,config-commands",
-        "--fuzz-loglevel",
-        "debug",
-        "--fuzz-exclude",
-        "KEYS,scan",
-        "--fuzz-include",
-        "flushall",
-        "--fuzz-hang-timeout",
-        "2",
-    ]);
-    assert!(a.fuzz.enabled && a.fuzz.malformed && a.fuzz.config);
-    assert_eq!(a.fuzz.loglevel, crate::cli::FuzzLogLevel::Debug);
-    assert_eq!(a.fuzz.exclude, vec!["keys", "scan"]);
-    assert_eq!(a.fuzz.include, vec!["flushall"]);
-    assert_eq!(a.fuzz.hang_timeout, std::time::Duration::from_secs(2));
 }
 
 #[test]

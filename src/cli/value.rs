@@ -17,7 +17,7 @@ pub(super) const MAX_DBNUM: u64 = i32::MAX as u64;
 
 /// `invalid value "<v>" for <flag>: expected <expected>`, with the value escaped so the message
 /// stays one printable line whatever the user typed.
-pub(crate) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageError {
+pub fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageError {
     UsageError(format!(
         "invalid value {:?} for {flag}: expected {expected}",
         value.to_string_lossy()
@@ -25,19 +25,14 @@ pub(crate) fn invalid_value(flag: &str, value: &OsStr, expected: &str) -> UsageE
 }
 
 /// A UTF-8 value (host names, test lists).
-pub(crate) fn text(flag: &str, v: &OsStr) -> Result<String, UsageError> {
+pub fn text(flag: &str, v: &OsStr) -> Result<String, UsageError> {
     v.to_str()
         .map(str::to_owned)
         .ok_or_else(|| invalid_value(flag, v, "UTF-8 text"))
 }
 
 /// A whole number in `min..=max`: ASCII digits only (no sign, no spaces, no `1e6`).
-pub(crate) fn whole<T: TryFrom<u64>>(
-    flag: &str,
-    v: &OsStr,
-    min: u64,
-    max: u64,
-) -> Result<T, UsageError> {
+pub fn whole<T: TryFrom<u64>>(flag: &str, v: &OsStr, min: u64, max: u64) -> Result<T, UsageError> {
     let err = || invalid_value(flag, v, &format!("a whole number from {min} to {max}"));
     let digits = v.as_bytes();
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
@@ -69,7 +64,7 @@ pub(super) fn signed(flag: &str, v: &OsStr) -> Result<i64, UsageError> {
 
 /// Seconds as a plain decimal (`30`, `0.5`, `.25`, `2.`), greater than 0 and at most
 /// [`MAX_SECONDS`]. Parsed exactly (no float rounding); digits past nanoseconds are dropped.
-pub(crate) fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
+pub fn seconds(flag: &str, v: &OsStr) -> Result<Duration, UsageError> {
     let err = || {
         invalid_value(
             flag,

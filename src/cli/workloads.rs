@@ -10,6 +10,7 @@
 use std::ffi::OsStr;
 
 use super::UsageError;
+use super::drift::KeyDriftArg;
 use super::flag::{Flag, SecretValue, Value};
 use super::state::State;
 use super::value::{invalid_value, text, whole};
@@ -87,6 +88,8 @@ pub struct WorkloadArgs {
     pub in_order: bool,
     /// `respbench memtier`'s data and key options (`None` outside memtier mode).
     pub memtier: Option<MemtierData>,
+    /// `--key-drift` (`drift.rs`).
+    pub key_drift: Option<KeyDriftArg>,
 }
 
 /// memtier's data options as given (`memtier/cli/`); `plan` turns them into the mix's

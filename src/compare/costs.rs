@@ -205,7 +205,6 @@ mod tests {
     use super::*;
     use crate::compare::input::{Detail, Format, Sample, Test};
     use crate::record::block::Blocks;
-    use crate::storm::block::StormRecord;
 
     /// A side whose test ran `reps` delivery tests (owed, delivered, one dropped by the
     /// server): their blocks as the record holds them, by key (`compare` does not name the mode).
@@ -287,126 +286,6 @@ mod tests {
             .take_while(|l| l.starts_with("  "))
             .map(|l| l.split_whitespace().map(str::to_string).collect())
             .collect()
-    }
-
-    fn storm_side(label: &str, storms: Vec<StormRecord>) -> Input {
-        let runs = storms
-            .iter()
-            .map(|s| {
-                let mut b = crate::record::block::Blocks::default();
-                b.put(s);
-                b
-            })
-            .collect();
-        Input {
-            costs: crate::compare::input::Costs {
-                runs,
-                ..crate::compare::input::Costs::default()
-            },
-            ..crate::compare::fixtures::input(label, Format::Respbench, vec![])
-        }
-    }
-
-    #[test]
-    fn a_storms_failures_limits_and_server_side_are_tables() {
-        use crate::record::document::ServerTestRecord;
-        use crate::storm::block::{ClientLimitRecord, StormFailure};
-        let watched = |cpu: f64, rejected: u64, peak: u64| {
-            let mut w = ServerTestRecord {
-                cpu_pct: Some(cpu),
-                connected_clients_peak: Some(peak),
-                ..ServerTestRecord::default()
-            };
-            w.counters.rejected_connections = rejected;
-            w
-        };
-        let refused = StormRecord {
-            attempted: 20,
-            failed: 20,
-            failures: vec![
-                StormFailure {
-                    stage: "command".into(),
-                    kind: "maxclients".into(),
-                    side: "server".into(),
-                    count: 14,
-                    message: Some("ERR max number of clients reached".into()),
-                },
-                StormFailure {
-                    stage: "connect".into(),
-                    kind: "local_ports".into(),
-                    side: "client".into(),
-                    count: 6,
-                    message: None,
-                },
-            ],
-            client_limits: vec![ClientLimitRecord {
-                kind: "local_ports".into(),
-                failures: 6,
-                figure: "ephemeral ports 40000-40005 (6 ports), 6 sockets in TIME_WAIT".into(),
-            }],
-            connections_received: Some(15),
-            connected_clients_after: Some(3),
-            // A cluster's two nodes: rejections add up, CPU and the peak are the busiest's.
-            server: vec![watched(12.5, 10, 3), watched(40.0, 4, 2)],
-            ..StormRecord::default()
-        };
-        let quiet = StormRecord {
-            completed: 5,
-            ..StormRecord::default()
-        };
-        let text = text(&[
-            storm_side("a", vec![quiet.clone()]),
-            storm_side("b", vec![refused, quiet]),
-        ]);
-        // A side of two runs (comma-separated files) has a row per run.
-        let speed = table(&text, "Connection storm");
-        let names: Vec<String> = speed.iter().map(|r| r[..2].join(" ")).collect();
-        assert_eq!(names, ["a 0.0", "b #1", "b #2"], "{text}");
-        let failures = table(&text, "Storm failures");
-        assert_eq!(
-            failures[0],
-            [
-                "b",
-                "#1",
-                "command",
-                "maxclients",
-                "server",
-                "14",
-                "ERR",
-                "max",
-                "number",
-                "of",
-                "clients",
-                "reached"
-            ],
-            "{text}"
-        );
-        assert_eq!(
-            failures[1],
-            ["b", "#1", "connect", "local_ports", "client", "6", "-"],
-            "{text}"
-        );
-        let limits = table(&text, "Storm client-side limits");
-        assert_eq!(
-            limits[0][..5],
-            ["b", "#1", "local_ports", "6", "ephemeral"],
-            "{text}"
-        );
-        assert!(
-            text.contains("40000-40005 (6 ports), 6 sockets in TIME_WAIT"),
-            "{text}"
-        );
-        let server = table(&text, "Storm server side");
-        assert_eq!(
-            server.len(),
-            1,
-            "only the storm with server figures: {text}"
-        );
-        assert_eq!(
-            server[0],
-            ["b", "#1", "15", "3", "14", "3", "40.0"],
-            "{text}"
-        );
     }
 
     #[test]

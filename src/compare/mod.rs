@@ -16,7 +16,7 @@ pub mod cli;
 pub mod costs;
 pub mod files;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod headline;
 pub mod html;
 pub mod input;

@@ -16,6 +16,7 @@
 //! target measures against the engine's cost per request.
 
 pub mod block;
+pub mod cli;
 mod conn;
 mod connect;
 mod consumers;

@@ -25,7 +25,7 @@ const PREFIX: &[u8] = b"respbench:";
 /// (the run's `plan`).
 pub fn plan(args: &Args, plan: &RunPlan) -> Result<Option<DeliverySpec>, String> {
     let (load, shard) = (&plan.load, plan.shard.as_ref());
-    let d = &args.delivery;
+    let d = args.mode::<super::cli::DeliveryArgs>();
     let mode = match (d.pubsub, d.stream) {
         (Some(subscribers), _) => Mode::PubSub {
             subscribers,

@@ -4,7 +4,7 @@
 //! `x` to `-d` bytes. Hex of fixed width: written in place into a reused buffer (no allocation
 //! per message) and readable in any RESP protocol version without escaping.
 
-/// The stamp's size: the smallest payload (`-d`) the modes accept (`cli::STAMP_BYTES`).
+/// The stamp's size: the smallest payload (`-d`) the modes accept (`cli.rs` refuses a smaller `-d`).
 pub const BYTES: usize = 32;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -257,10 +257,10 @@ impl Target {
     }
 
     /// A blocking connect (as [`Target::connect_blocking_within`]) that calls `after_socket`
-    /// between the TCP (or unix) connect and the TLS handshake, so a connection storm
-    /// (`crate::storm`) can time the two apart; a failure keeps the socket's own error (its
-    /// errno tells a client-side limit from a server's refusal). `tls_failed` says whether it
-    /// came after `after_socket`, that is from the handshake.
+    /// between the TCP (or unix) connect and the TLS handshake, so a connection storm can time
+    /// the two apart; a failure keeps the socket's own error (its errno tells a client-side limit
+    /// from a server's refusal). `tls_failed` says whether it came after `after_socket`, that is
+    /// from the handshake.
     pub fn connect_blocking_staged(
         &self,
         timeout: Duration,

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use resp::Value;
 
+use super::cli::FuzzLogLevel;
 use super::generate::Generator;
 use super::log::Log;
 use super::route::Routes;
 use super::watch::connect;
 use super::{Payload, Say, describe};
-use crate::cli::FuzzLogLevel;
 use crate::engine::control::ControlConn;
 use crate::engine::{ConnSetup, is_maxclients};
 use crate::metrics::{FAILURE_KINDS, SecondTally, SharedTimeline};

@@ -12,10 +12,13 @@
 //! connections only), send to anything but the target.
 
 pub mod block;
+pub mod cli;
 mod client;
 pub mod config;
 pub mod exclude;
 pub mod generate;
+#[cfg(test)]
+mod journal_tests;
 pub mod log;
 pub mod malformed;
 pub mod reduce;
@@ -36,13 +39,13 @@ use std::time::{Duration, Instant};
 pub use crate::trace::Payload;
 pub use say::Say;
 
+use self::cli::FuzzArgs;
 use self::client::{ClientResult, Common};
 use self::exclude::Exclusions;
 use self::generate::{DEFAULT_KEYS, Generator, Shared};
 use self::log::Log;
 use self::table::Table;
 use self::watch::{Health, Watch};
-use crate::cli::FuzzArgs;
 use crate::engine::ConnSetup;
 use crate::metrics::SharedTimeline;
 use crate::workload::split::even_part;

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::block::{FuzzRecord, LastSent, ReproducerRecord};
+use super::cli::{FuzzArgs, FuzzLogLevel};
 use super::client::ClientResult;
 use super::log::client_name;
 use super::reduce::{Reducer, read_log};
 use super::watch::Health;
 use super::{Say, verdict_name};
-use crate::cli::{FuzzArgs, FuzzLogLevel};
 use crate::engine::ConnSetup;
 use crate::engine::control::ControlConn;
 use crate::trace::Writer;

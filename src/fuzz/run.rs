@@ -9,12 +9,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::block::FuzzRecord;
+use super::cli::FuzzArgs;
 use super::route::Routes;
 use super::{FuzzOutcome, FuzzRun};
 use crate::engine::ConnSetup;
 use crate::engine::cluster::ClusterShared;
-use crate::run::{FUZZ, Failure, ModeContext, ModeSeconds};
+use crate::run::{Failure, ModeContext, ModeSeconds};
 use crate::watch::{ServerWatch, TestWatch, WatchTarget};
+
+/// The test name the journal and `/metrics` give a fuzz run.
+pub const TEST_NAME: &str = "fuzz";
 
 /// The server watch's samplers for the fuzz run's live metrics (the run's own targets: the
 /// server, or every cluster node); a server that refuses `INFO` says so on stderr, as in a
@@ -28,8 +32,9 @@ fn server_watch(targets: Vec<WatchTarget>) -> TestWatch {
 }
 
 /// Runs the fuzzer (after the control connection and cluster discovery, before the server
-/// watch); a crash or hang of the server is exit 1 with the verdict as the message.
-pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
+/// watch), with its options (`--fuzz`'s, the registry's from the command line); a crash or hang
+/// of the server is exit 1 with the verdict as the message.
+pub fn run(mut ctx: ModeContext<'_>, args: &FuzzArgs) -> Result<(), Failure> {
     let (plan, interrupted, live) = (ctx.plan(), ctx.interrupted(), ctx.live());
     let setup = ctx.setup().clone();
     let routes = ctx.cluster_map().map(|c| routes(c, &setup));
@@ -53,7 +58,9 @@ pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
     let servers = watch.as_ref().map(TestWatch::feeds).unwrap_or_default();
     // Commands sent, second by second, to the journal and live metrics (`run::ModeSeconds`).
     let clients = plan.load.clients;
-    let seconds = RefCell::new(ModeSeconds::new(rec, FUZZ, live, None, clients, servers));
+    let seconds = RefCell::new(ModeSeconds::new(
+        rec, TEST_NAME, live, None, clients, servers,
+    ));
     let timeline = seconds.borrow().timeline();
     // The commands sent include errors: the live counter follows the seconds' answered ones.
     let tell = |_sent: u64| seconds.borrow_mut().poll(Instant::now(), 0);
@@ -61,7 +68,7 @@ pub fn run(mut ctx: ModeContext<'_>) -> Result<(), Failure> {
     let started = |head| seconds.borrow_mut().set_head::<FuzzRecord>(head);
     let run = FuzzRun {
         setup: Arc::new(setup),
-        args: &plan.fuzz,
+        args,
         clients: plan.load.clients,
         requests: match plan.load.stop {
             crate::engine::Stop::Requests(n) => n,

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::FuzzLogLevel;
+use super::cli::FuzzLogLevel;
 
 /// Where and how much the fuzzer says.
 #[derive(Clone, Copy, Debug)]

@@ -12,9 +12,11 @@
 //! anything (`block.rs` turns two snapshots into the record's block, `report` prints it).
 
 pub mod block;
+pub mod cli;
 mod kind;
 mod merge;
 pub mod per_test;
+pub mod probe;
 pub mod record;
 pub mod report;
 mod tables;

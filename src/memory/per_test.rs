@@ -23,8 +23,7 @@ pub struct Before {
     census: Option<Census>,
 }
 
-/// With `--cluster`: connects to every primary (their figures are added up).
-pub type Primaries<'a> = dyn Fn() -> Result<Vec<ControlConn>, String> + 'a;
+pub use crate::run::Primaries;
 
 /// The snapshot before a test (called when memory per key is measured), if the servers answer;
 /// `dbnum` is `--dbnum`, the db the test writes (a cluster has db 0 only).

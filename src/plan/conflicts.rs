@@ -48,8 +48,11 @@ pub(super) fn check(args: &Args, workload: &Workload) -> Result<(), String> {
 /// The table: find-max and memory per key (options of the benchmark), then the modes that
 /// replace it. Fuzz and idle refuse nothing here: the registry runs them before any other.
 fn rules<'a>(args: &'a Args, workload: &Workload) -> [Rule<'a>; 4] {
-    let memory = &args.memory;
-    let delivery = &args.delivery;
+    // The modes' switches, by the option that asks for each (`Args::asks`: the modes' options
+    // are theirs, this table only names them).
+    let storm = args.asks("--connect-storm");
+    let fill = args.asks("--fill");
+    let pubsub = args.asks("--pubsub");
     [
         Rule {
             name: "--find-max",
@@ -65,7 +68,7 @@ fn rules<'a>(args: &'a Args, workload: &Workload) -> [Rule<'a>; 4] {
         },
         Rule {
             name: "--connect-storm",
-            on: args.storm.connect_storm,
+            on: storm,
             refused: vec![
                 (args.find_max.is_some(), "--find-max"),
                 (args.idle, "-I"),
@@ -81,26 +84,18 @@ fn rules<'a>(args: &'a Args, workload: &Workload) -> [Rule<'a>; 4] {
             say: cannot_combine,
         },
         Rule {
-            name: if memory.fill {
-                "--fill"
-            } else {
-                "--memory-per-key"
-            },
-            on: memory.fill || memory.per_key,
+            name: if fill { "--fill" } else { "--memory-per-key" },
+            on: fill || args.asks("--memory-per-key"),
             refused: vec![
-                (args.storm.connect_storm, "--connect-storm"),
+                (storm, "--connect-storm"),
                 (args.find_max.is_some(), "--find-max"),
                 (args.idle, "-I"),
             ],
             say: cannot_combine,
         },
         Rule {
-            name: if delivery.pubsub.is_some() {
-                "--pubsub"
-            } else {
-                "--stream"
-            },
-            on: delivery.pubsub.is_some() || delivery.stream.is_some(),
+            name: if pubsub { "--pubsub" } else { "--stream" },
+            on: pubsub || args.asks("--stream"),
             refused: vec![
                 (
                     !matches!(workload, Workload::Suite(_)) || args.tests.is_some(),

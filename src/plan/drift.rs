@@ -9,7 +9,7 @@ use crate::workload::drift::KeyDrift;
 
 /// `--key-drift` into `load.key_drift`, after the key pattern and range are known.
 pub(super) fn apply(args: &Args, load: &mut LoadSpec) -> Result<(), String> {
-    let Some(arg) = args.delivery.key_drift else {
+    let Some(arg) = args.workload.key_drift else {
         return Ok(());
     };
     let Some(len) = load.keyspace.map(|k| k.saturating_sub(load.key_min)) else {

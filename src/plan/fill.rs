@@ -10,12 +10,13 @@ use crate::workload::distribution::KeyPattern;
 /// Whether memory per key is measured; with `--fill`, `load` becomes the fill's. An option the
 /// fill cannot honour is a usage error (exit 2).
 pub fn apply(args: &Args, load: &mut LoadSpec) -> Result<bool, String> {
-    let m = &args.memory;
-    if !m.fill && !m.per_key {
+    // Memory per key's options are its folder's; the plan asks for them by spelling.
+    let fill = args.asks("--fill");
+    if !fill && !args.asks("--memory-per-key") {
         return Ok(false);
     }
     // What the fill and memory per key refuse of the other modes: `conflicts.rs`.
-    if !m.fill {
+    if !fill {
         return Ok(true);
     }
     let Some(keyspace) = load.keyspace else {

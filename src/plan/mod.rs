@@ -105,8 +105,6 @@ pub struct RunPlan {
     pub format: Format,
     pub precision: usize,
     pub loop_forever: bool,
-    /// `--fuzz` and its options (`crate::fuzz` runs it instead of the tests).
-    pub fuzz: crate::cli::FuzzArgs,
     pub data_size: usize,
     pub num_functions: u32,
     pub num_keys_in_fcall: u32,
@@ -230,7 +228,6 @@ impl RunPlan {
             format: Format::of(args),
             precision: args.precision,
             loop_forever: args.loop_forever,
-            fuzz: args.fuzz.clone(),
             data_size,
             num_functions: args.num_functions,
             num_keys_in_fcall: args.num_keys_in_fcall,
@@ -505,7 +502,7 @@ pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<Tls
                 if given.len() == 1 { "has" } else { "have" }
             ));
         }
-        if args.storm.tls_resume {
+        if t.resume {
             warnings.push("WARNING: --tls-resume has no effect without --tls".into());
         }
         return Ok(None);
@@ -536,7 +533,7 @@ pub fn tls_options(args: &Args, warnings: &mut Vec<String>) -> Result<Option<Tls
         ciphers: t.ciphers.clone(),
         ciphersuites: t.ciphersuites.clone(),
         versions: args.conn.tls_versions.map(|v| (v.tls12, v.tls13)),
-        resume: args.storm.tls_resume,
+        resume: t.resume,
     }))
 }
 

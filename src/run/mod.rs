@@ -8,10 +8,11 @@ mod context;
 mod failover;
 mod find_max;
 mod live_metrics;
+mod mode_seconds;
 mod own_connections;
 mod record_hook;
 mod start;
-mod storm_seconds;
+mod test_probe;
 mod verify;
 
 use std::io::{self, Write};
@@ -23,13 +24,13 @@ use self::cluster::ClusterCtx;
 use self::console::Console;
 pub use self::console::{ProgressFigures, ProgressLine};
 pub use self::context::ModeContext;
+pub use self::mode_seconds::ModeSeconds;
 pub use self::own_connections::{Measured, OwnRun, OwnTest, own_test};
-pub use self::storm_seconds::{FUZZ, ModeSeconds, STORM};
+pub use self::test_probe::{Primaries, TestProbe, install as install_test_probe};
 use crate::cli::Endpoint;
 use crate::engine::control::{ControlConn, error_text};
 use crate::engine::tls::TlsClient;
 use crate::engine::{self, ConnSetup, EngineError, LoadSpec, Target, Transport};
-use crate::memory;
 use crate::metrics::TestResult;
 use crate::plan::counters::CounterCheck;
 use crate::plan::{Format, MixSource, MixSpec, RunPlan, Workload};
@@ -584,17 +585,9 @@ impl<'a, W: Write> Session<'a, W> {
             )
         };
         live_metrics::test_ended(console, &result);
-        let memory = memory::per_test::after(
-            &mut self.control,
-            memory_before,
-            template,
-            self.load.value_sizes.as_ref(),
-            self.load.reply_timeout,
-        );
-        let blocks = memory.map(|m| {
-            let mut blocks = crate::record::block::Blocks::default();
-            blocks.put(&m);
-            blocks
+        let blocks = memory_before.and_then(|before| {
+            let (sizes, timeout) = (self.load.value_sizes.as_ref(), self.load.reply_timeout);
+            test_probe::probe().after(&mut self.control, before, template, sizes, timeout)
         });
         let extras = TestExtras {
             repetition,
@@ -606,9 +599,8 @@ impl<'a, W: Write> Session<'a, W> {
         self.console.clear();
         print_result(self.plan, &self.ctx, &result, &mut self.out)?;
         record_hook::print_server_notes(self.plan, &self.ctx, test, &mut self.out)?;
-        let memory = test.blocks.block::<crate::memory::block::MemoryRecord>();
-        if let (Some(m), false) = (&memory, self.plan.format == Format::Csv) {
-            memory::report::write_memory(&mut self.out, m)?;
+        if self.plan.memory_per_key && self.plan.format != Format::Csv {
+            test_probe::probe().report(&mut self.out, &test.blocks)?;
         }
         let mut lines = match self.sentinel.as_mut() {
             Some(s) => s.after_test(title, started),
@@ -659,7 +651,7 @@ impl<'a, W: Write> Session<'a, W> {
 
     /// Memory per key: the servers' memory before the test (every primary in cluster mode), or
     /// `None` when it is not measured or the servers do not answer.
-    fn memory_before(&mut self, template: &Template) -> Option<memory::per_test::Before> {
+    fn memory_before(&mut self, template: &Template) -> Option<Option<Box<dyn std::any::Any>>> {
         if !self.plan.memory_per_key {
             return None;
         }
@@ -667,10 +659,9 @@ impl<'a, W: Write> Session<'a, W> {
             .cluster
             .as_ref()
             .map(|c| move || c.primary_connections());
-        let primaries = primaries
-            .as_ref()
-            .map(|f| f as &memory::per_test::Primaries<'_>);
-        memory::per_test::before(&mut self.control, primaries, self.plan.dbnum, template)
+        let primaries = primaries.as_ref().map(|f| f as &Primaries<'_>);
+        let probe = test_probe::probe();
+        Some(probe.before(&mut self.control, primaries, self.plan.dbnum, template))
     }
 }
 

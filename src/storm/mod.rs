@@ -15,7 +15,10 @@
 //! for the histograms' sums as well.
 
 pub mod block;
+pub mod cli;
 mod failure;
+#[cfg(test)]
+mod journal_tests;
 mod kind;
 mod merge;
 mod opener;

@@ -19,7 +19,7 @@ pub struct StormPlan {
 /// The storm's plan, or `None` without `--connect-storm` (the plan of the run has checked the
 /// rest of the line).
 pub fn plan(args: &Args) -> Option<StormPlan> {
-    if !args.storm.connect_storm {
+    if !args.mode::<super::cli::StormArgs>().connect_storm {
         return None;
     }
     let (command, command_name) = if args.command.is_empty() {

@@ -13,9 +13,12 @@ use super::plan::StormPlan;
 use super::{Stage, StormSpec, split_commands};
 use crate::engine::conn::CONNECT_TIMEOUT;
 use crate::engine::control::{CONTROL_TIMEOUT, ControlConn};
-use crate::run::{Failure, ModeContext, ModeSeconds, STORM};
+use crate::run::{Failure, ModeContext, ModeSeconds};
 use crate::watch::info::Info;
 use crate::watch::{TestWatch, fetch_info};
+
+/// The test name the journal and `/metrics` give a storm.
+pub const TEST_NAME: &str = "connect storm";
 
 /// Runs the storm and prints its report: after the server watch, the cluster's listing and
 /// `--start-at` (`ModeContext::prepare`), as a benchmark's first test.
@@ -62,7 +65,7 @@ pub fn run(mut ctx: ModeContext<'_>, storm: &StormPlan) -> Result<(), Failure> {
     // Its seconds to the journal and live metrics, as a test's (`run::ModeSeconds`).
     let mut seconds = ModeSeconds::new(
         rec,
-        STORM,
+        TEST_NAME,
         live,
         storm.command_name.as_deref(),
         spec.openers,

@@ -1,5 +1,6 @@
 //! valkey-benchmark's own options, in its help order: where the server is, how much load, how
-//! the output looks (`-h` .. `--maxdocs`); the `--fuzz` options follow in `cli/fuzz.rs`.
+//! the output looks (`-h` .. `--maxdocs`); the `--fuzz` options follow
+//! (`fuzz/cli.rs`, installed by the registry at the table's `Place::Reference`).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -5,7 +5,8 @@
 //!
 //! The entries live beside what they are about: valkey-benchmark's general options (`basic.rs`),
 //! the transports (`tls.rs`), respbench's own (`own.rs`), live metrics (`live.rs`), the Sentinel options
-//! (`cli/sentinel.rs`) and the workload options (`cli/workloads.rs`).
+//! (`cli/sentinel.rs`), the workload options (`cli/workloads.rs`, `cli/drift.rs`), and each mode's
+//! in its folder, installed by the registry (`cli/mode_args.rs`).
 
 mod basic;
 mod live;
@@ -14,31 +15,58 @@ mod own;
 mod tls;
 pub(super) use tls::TRANSPORT;
 
+use std::sync::OnceLock;
+
 use super::flag::{self, Doc, Flag, SecretValue};
+use super::mode_args::{self, Place};
 use super::state::State;
-use super::{delivery, fuzz, memory, sentinel, storm, workloads};
+use super::{drift, sentinel, workloads};
+
+/// One part of the table: `cli`'s own entries, or the installed modes' whose place it is (in
+/// the registry's order, `mode_args.rs`).
+enum Part {
+    Own(&'static [Flag<State>]),
+    Modes(Place),
+}
 
 /// The table, as its parts in help order.
-pub(super) const TABLE: &[&[Flag<State>]] = &[
-    basic::ENDPOINT,
-    basic::LOAD,
-    basic::OUTPUT,
-    fuzz::FLAGS,
-    tls::TRANSPORT,
-    own::RECORD,
-    live::LIVE,
-    sentinel::FLAGS,
-    own::SHARDS,
-    workloads::FLAGS,
-    storm::FLAGS,
-    memory::FLAGS,
-    delivery::FLAGS,
-    own::SEARCH,
+const LAYOUT: &[Part] = &[
+    Part::Own(basic::ENDPOINT),
+    Part::Own(basic::LOAD),
+    Part::Own(basic::OUTPUT),
+    Part::Modes(Place::Reference),
+    Part::Own(tls::TRANSPORT),
+    Part::Own(own::RECORD),
+    Part::Own(live::LIVE),
+    Part::Own(sentinel::FLAGS),
+    Part::Own(own::SHARDS),
+    Part::Own(workloads::FLAGS),
+    Part::Modes(Place::Own),
+    Part::Own(drift::FLAGS),
+    Part::Own(own::SEARCH),
 ];
+
+/// The table with the modes' entries in their places, made once.
+fn table() -> &'static [&'static [Flag<State>]] {
+    static TABLE: OnceLock<Vec<&'static [Flag<State>]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let kinds = mode_args::kinds();
+        let mut parts = Vec::new();
+        for part in LAYOUT {
+            match part {
+                Part::Own(flags) => parts.push(*flags),
+                Part::Modes(place) => {
+                    parts.extend(kinds.iter().filter(|k| k.place == *place).map(|k| k.flags))
+                }
+            }
+        }
+        parts
+    })
+}
 
 /// Every entry, in help order.
 pub(super) fn all() -> impl Iterator<Item = &'static Flag<State>> {
-    TABLE.iter().flat_map(|part| part.iter())
+    table().iter().flat_map(|part| part.iter())
 }
 
 /// Every entry's description, in help order (for the completions and the man page).
@@ -48,7 +76,7 @@ pub fn docs() -> impl Iterator<Item = &'static Doc> {
 
 /// The entry spelled `name` (exact, case-sensitive) and that spelling.
 pub(crate) fn find(name: &str) -> Option<(&'static str, &'static Flag<State>)> {
-    flag::find(TABLE, name)
+    flag::find(table(), name)
 }
 
 /// Whether the option spelled `name` (`-a`, `--rps`) takes a value; `None` for an unknown

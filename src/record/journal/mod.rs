@@ -586,6 +586,6 @@ pub struct TestStart<'a> {
 }
 
 #[cfg(test)]
-mod mode_tests;
+pub(crate) mod mode_tests;
 #[cfg(test)]
 mod tests;

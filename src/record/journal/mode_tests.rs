@@ -1,30 +1,27 @@
 //! The journals of the modes with a block of their own (`modes.rs`): what `recover` rebuilds
 //! is the block a Ctrl-C at the last full second would have written, from the seconds the
-//! modes' own tallies hand over (`metrics::SecondTally::direct`).
+//! modes' own tallies hand over (`metrics::SecondTally::direct`). The helpers are the mode
+//! folders' too (`storm/journal_tests.rs`, `fuzz/journal_tests.rs`).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::*;
 use crate::delivery::block::{DeliveryRecord, DeliverySecond};
-use crate::fuzz::block::FuzzRecord;
-use crate::metrics::{SecondTally, SharedTimeline};
-use crate::record::block::Block;
-use crate::storm::block::{StormContext, StormFailure, StormRecord};
+use crate::metrics::SharedTimeline;
 
 /// A fresh directory for one test's journal.
-fn dir(name: &str) -> PathBuf {
+pub(crate) fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("respbench-modes-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
-const STARTED: &str = "2026-01-02T03:04:05.000006Z";
+pub(crate) const STARTED: &str = "2026-01-02T03:04:05.000006Z";
 
 /// A record's head as a run writes it.
-fn head() -> Document {
+pub(crate) fn head() -> Document {
     Document {
         schema: crate::record::document::SCHEMA.into(),
         outcome: "completed".into(),
@@ -34,7 +31,7 @@ fn head() -> Document {
 }
 
 /// A timeline that keeps full-precision seconds (a journal is written), and its start.
-fn exact_timeline() -> (SharedTimeline, Instant) {
+pub(crate) fn exact_timeline() -> (SharedTimeline, Instant) {
     let timeline = SharedTimeline::default();
     timeline.lock().unwrap().exact = true;
     (timeline, Instant::now())
@@ -42,7 +39,7 @@ fn exact_timeline() -> (SharedTimeline, Instant) {
 
 /// The timeline's seconds as the hand-over gives them (`engine::seconds`: the full-precision
 /// part moved out).
-fn handed(timeline: &SharedTimeline) -> Vec<Second> {
+pub(crate) fn handed(timeline: &SharedTimeline) -> Vec<Second> {
     let mut t = timeline.lock().unwrap();
     t.seconds
         .iter_mut()
@@ -54,7 +51,11 @@ fn handed(timeline: &SharedTimeline) -> Vec<Second> {
 }
 
 /// A journal with a head and `seconds` of a test started by `test`, read back as a record.
-fn journaled(name: &str, test: impl Fn() -> TestStart<'static>, seconds: &[Second]) -> Document {
+pub(crate) fn journaled(
+    name: &str,
+    test: impl Fn() -> TestStart<'static>,
+    seconds: &[Second],
+) -> Document {
     let d = dir(name);
     let path = d.join("run.json.partial");
     let mut j = Journal::create(&path).unwrap();
@@ -67,174 +68,6 @@ fn journaled(name: &str, test: impl Fn() -> TestStart<'static>, seconds: &[Secon
     let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
     doc
-}
-
-#[test]
-fn a_killed_fuzz_run_is_its_block_with_the_commands_sent_and_the_errors_by_kind() {
-    let (timeline, start) = exact_timeline();
-    let at = |ms: u64| start + Duration::from_millis(ms);
-    // Two clients. Second 0: 6 written, 3 answered, an ERR and a WRONGTYPE reply, one still
-    // out; second 1: 3 written, a reply, a timeout and a lost connection; second 2: 1 written,
-    // not answered yet.
-    let mut a = SecondTally::direct(start, timeline.clone());
-    let mut b = SecondTally::direct(start, timeline.clone());
-    for (t, ms) in [(&mut a, 10), (&mut b, 20)] {
-        t.written(at(ms), 3);
-        t.success_exact(at(ms + 1), 40_000);
-    }
-    a.success_exact(at(300), 50_000);
-    a.error_word(at(400), "ERR");
-    b.error_word(at(500), "WRONGTYPE");
-    b.written(at(1_100), 3);
-    b.success_exact(at(1_200), 60_000);
-    b.lost(at(1_300), 0, 1);
-    b.lost(at(1_400), 2, 1);
-    a.written(at(2_100), 1);
-    a.flush();
-    b.flush();
-    let seconds = handed(&timeline);
-    let head = FuzzRecord {
-        seed: 7,
-        modes: vec!["malformed-commands".into()],
-        clients: 2,
-        commands_in_table: 230,
-        log_dir: Some("/tmp/fuzzlog".into()),
-        ..FuzzRecord::default()
-    };
-    let test = || TestStart {
-        name: "fuzz",
-        started_at: Some(STARTED.into()),
-        heads: fuzz_head(&head),
-        ..TestStart::default()
-    };
-    let doc = journaled("fuzz", test, &seconds);
-    assert!(doc.tests.is_empty(), "no test, as a Ctrl-C record: {doc:?}");
-    let errors: BTreeMap<String, u64> = [("ERR", 1), ("WRONGTYPE", 1), ("timeout", 1)]
-        .into_iter()
-        .chain([("disconnected", 1)])
-        .map(|(k, n)| (k.to_string(), n))
-        .collect();
-    let want = FuzzRecord {
-        commands_sent: 10,
-        seconds: 3.0,
-        commands_per_sec: 10.0 / 3.0,
-        ok_replies: 4,
-        errors_by_kind: errors,
-        verdict: "survived".into(),
-        ..head.clone()
-    };
-    assert_eq!(doc.blocks.block::<FuzzRecord>(), Some(want));
-    assert_eq!(doc.ended_at, "2026-01-02T03:04:08.000Z");
-    assert_eq!(doc.outcome, "killed");
-}
-
-#[test]
-fn a_fuzz_block_the_head_has_already_is_the_one_kept() {
-    let (timeline, start) = exact_timeline();
-    let mut a = SecondTally::direct(start, timeline.clone());
-    a.written(start, 1);
-    a.success_exact(start + Duration::from_millis(5), 1_000);
-    a.flush();
-    let seconds = handed(&timeline);
-    let d = dir("fuzz-head");
-    let path = d.join("j.partial");
-    let mut j = Journal::create(&path).unwrap();
-    let finished = FuzzRecord {
-        verdict: "crashed".into(),
-        commands_sent: 99,
-        ..FuzzRecord::default()
-    };
-    j.head(&head()).unwrap();
-    let test = TestStart {
-        name: "fuzz",
-        heads: fuzz_head(&FuzzRecord::default()),
-        ..TestStart::default()
-    };
-    j.second(test, 0, &seconds[0]).unwrap();
-    // The fuzzer ended: the run's head gains its block (`RunRecord::set_block`).
-    let mut ended = head();
-    ended.blocks.put(&finished);
-    j.head(&ended).unwrap();
-    drop(j);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let doc = Document::read(recognise(&text, Some(&path)).unwrap().unwrap()).unwrap();
-    assert_eq!(doc.blocks.block::<FuzzRecord>(), Some(finished));
-    assert!(doc.tests.is_empty());
-    std::fs::remove_dir_all(&d).unwrap();
-}
-
-#[test]
-fn a_killed_storm_keeps_its_stages_and_its_failures_by_stage_and_kind() {
-    let (timeline, start) = exact_timeline();
-    let at = |ms: u64| start + Duration::from_millis(ms);
-    let mut opener = SecondTally::direct(start, timeline.clone());
-    // Connections that finished: connect, hello_auth and the command each took their part.
-    let mut stage_hists = [LatencyHistogram::new(), LatencyHistogram::new()];
-    let mut total = LatencyHistogram::new();
-    for k in 0..50u64 {
-        let (connect, hello) = (30_000 + 1_000 * k, 20_000 + 7 * k);
-        opener.success_exact(at(20 * k), connect + hello);
-        // By `storm::Stage` order: connect is 0, hello_auth 3.
-        opener.stage(0, connect);
-        opener.stage(3, hello);
-        stage_hists[0].record(connect);
-        stage_hists[1].record(hello);
-        total.record(connect + hello);
-    }
-    opener.error_word(at(1_500), "connect refused");
-    opener.error_word(at(1_600), "connect refused");
-    opener.error_word(at(1_700), "hello_auth maxclients");
-    opener.flush();
-    let seconds = handed(&timeline);
-    let ctx = StormContext {
-        openers: 1,
-        target_rate: Some(50),
-        command: Some("ping".into()),
-        ..StormContext::default()
-    };
-    let test = || {
-        let mut heads = crate::record::block::Blocks::default();
-        heads.set(StormRecord::KEY, &ctx);
-        TestStart {
-            name: crate::run::STORM,
-            started_at: Some(STARTED.into()),
-            heads,
-            ..TestStart::default()
-        }
-    };
-    let doc = journaled("storm", test, &seconds);
-    let storm: StormRecord = doc.blocks.block().expect("the storm block");
-    assert_eq!(
-        (storm.completed, storm.failed, storm.attempted),
-        (50, 3, 53)
-    );
-    let names: Vec<&str> = storm.stages.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["connect", "hello_auth"]);
-    for (got, want) in storm.stages.iter().zip(&stage_hists) {
-        assert_eq!(
-            got.latency_us,
-            crate::record::document::LatencySummary::of(want)
-        );
-    }
-    assert_eq!(
-        storm.total.latency_us,
-        crate::record::document::LatencySummary::of(&total),
-        "the totals at full precision"
-    );
-    let failure = |stage: &str, kind: &str, side: &str, count| StormFailure {
-        stage: stage.into(),
-        kind: kind.into(),
-        side: side.into(),
-        count,
-        message: None,
-    };
-    assert_eq!(
-        storm.failures,
-        [
-            failure("connect", "refused", "server", 2),
-            failure("hello_auth", "maxclients", "server", 1)
-        ]
-    );
 }
 
 #[test]
@@ -383,11 +216,4 @@ fn a_replays_commands_named_as_it_learns_them_keep_their_figures() {
     assert_eq!(mix, [("SET", 30), ("GET", 20)]);
     assert_eq!(t.commands, ["set", "get"]);
     std::fs::remove_dir_all(&d).unwrap();
-}
-
-/// A `begin` line's heads with the fuzzer's.
-fn fuzz_head(head: &FuzzRecord) -> crate::record::block::Blocks<{ crate::record::block::HEAD }> {
-    let mut heads = crate::record::block::Blocks::default();
-    heads.set(FuzzRecord::KEY, head);
-    heads
 }

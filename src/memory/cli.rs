@@ -3,11 +3,12 @@
 //! load phase that writes every key of the `-r` range exactly once, as fast as possible, and
 //! implies it.
 //!
-//! Kept apart from the main table (`flags/`) so the entries and their plain values sit together;
-//! `plan` checks them against the rest of the line.
+//! Memory per key's part of the main option table (installed by the registry,
+//! `cli::ModeArgs`). Options of the benchmark mode, not a mode of their own: `plan/fill.rs` and
+//! `plan::conflicts` read them through `Args::asks` and check them against the rest of the line.
 
-use super::flag::Flag;
-use super::state::State;
+use crate::cli::flag::Flag;
+use crate::cli::{ModeArgs, Place, State, UsageError};
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -21,8 +22,31 @@ pub struct MemoryArgs {
     pub fill: bool,
 }
 
+impl ModeArgs for MemoryArgs {
+    const FLAGS: &'static [Flag<State>] = FLAGS;
+    const PLACE: Place = Place::Own;
+
+    /// `--fill` walks the range once: a `-n` given contradicts it.
+    fn check(st: &mut State) -> Result<(), UsageError> {
+        if st.was_given("-n") && st.args.mode::<MemoryArgs>().fill {
+            return Err(UsageError(
+                "--fill writes every key of -r once: -n does not apply".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn asks(&self, name: &str) -> bool {
+        match name {
+            "--fill" => self.fill,
+            "--memory-per-key" => self.per_key,
+            _ => false,
+        }
+    }
+}
+
 /// The entries, in help order.
-pub(super) const FLAGS: &[Flag<State>] = &[
+const FLAGS: &[Flag<State>] = &[
     F::switch(
         &["--fill"],
         "--fill",
@@ -32,7 +56,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          the value sizes asked; implies --memory-per-key. Needs -r;\n\
          not with -n, --duration, --rps or a key pattern",
         |st, _, _| {
-            st.args.memory.fill = true;
+            st.args.mode_mut::<MemoryArgs>().fill = true;
             Ok(())
         },
     )
@@ -46,7 +70,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          used_memory, used_memory_rss and the dataset figure, with\n\
          the allocator and version beside them",
         |st, _, _| {
-            st.args.memory.per_key = true;
+            st.args.mode_mut::<MemoryArgs>().per_key = true;
             Ok(())
         },
     )

@@ -1,36 +1,24 @@
-//! The options of issue 26's message-delivery modes (`--pubsub`, `--stream` and what shapes them)
-//! and moving hot spots (`--key-drift`), with their values' parsers and their checks against the
-//! rest of the line. Kept in their own part of the table so the modes' options read together in
-//! `--help` and stay out of the other tables' files.
+//! The options of issue 26's message-delivery modes (`--pubsub`, `--stream` and what shapes them),
+//! with their values' parsers and their checks against the rest of the line: the delivery's part
+//! of the main option table, installed by the registry (`cli::ModeArgs`).
 
 use std::ffi::OsStr;
-use std::time::Duration;
 
-use super::UsageError;
-use super::flag::{Flag, Value};
-use super::state::State;
-use super::value::{invalid_value, seconds, text, whole};
+use crate::cli::flag::{Flag, Value};
+use crate::cli::value::{invalid_value, text, whole};
+use crate::cli::{ModeArgs, Place, State, UsageError};
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
 
 /// The bytes a delivery message carries before any padding: its send time and its number
-/// (`delivery::stamp`, 16 hex digits each). A smaller `-d` is refused rather than grown.
-pub const STAMP_BYTES: usize = 32;
+/// (`stamp.rs`, 16 hex digits each). A smaller `-d` is refused rather than grown.
+use super::stamp::BYTES as STAMP_BYTES;
 
 /// Most subscriber or consumer connections (and channels): as many as `-c` takes. They share a
 /// few threads' event loops (`delivery::subscribers`, `delivery::consumers`); the plan bounds
 /// subscribers x messages.
 const MAX_SUBSCRIBERS: u64 = 1_000_000;
-
-/// `--key-drift` as given.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum KeyDriftArg {
-    /// `STEP:SECS`: the Gaussian or Zipf centre moves by STEP keys every SECS.
-    Shift { step: u64, every: Duration },
-    /// `hot:H:SECS`: a hot set of H keys, replaced every SECS.
-    HotSet { keys: u64, every: Duration },
-}
 
 /// The delivery modes' options as given (all absent by default).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -49,12 +37,27 @@ pub struct DeliveryArgs {
     pub sharded: bool,
     /// `--slow-subscribers N:MS`: N subscribers pause MS milliseconds between reads.
     pub slow: Option<(u32, u64)>,
-    /// `--key-drift`.
-    pub key_drift: Option<KeyDriftArg>,
+}
+
+impl ModeArgs for DeliveryArgs {
+    const FLAGS: &'static [Flag<State>] = FLAGS;
+    const PLACE: Place = Place::Own;
+
+    fn check(st: &mut State) -> Result<(), UsageError> {
+        check(st)
+    }
+
+    fn asks(&self, name: &str) -> bool {
+        match name {
+            "--pubsub" => self.pubsub.is_some(),
+            "--stream" => self.stream.is_some(),
+            _ => false,
+        }
+    }
 }
 
 /// The entries, in the help's order.
-pub(super) const FLAGS: &[Flag<State>] = &[
+const FLAGS: &[Flag<State>] = &[
     F::value(
         &["--pubsub"],
         Value::Text,
@@ -65,7 +68,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          and duplicate messages, backlog and buffer-limit\n\
          disconnections are reported",
         |st, name, v| {
-            st.args.delivery.pubsub = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
+            st.args.mode_mut::<DeliveryArgs>().pubsub = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )
@@ -79,7 +82,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          BLOCK) and acks them; latency is add -> delivery, with\n\
          the group's lag and pending entries per second",
         |st, name, v| {
-            st.args.delivery.stream = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
+            st.args.mode_mut::<DeliveryArgs>().stream = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )
@@ -90,7 +93,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--publishers <p>",
         "--pubsub/--stream: publishing connections (default 1)",
         |st, name, v| {
-            st.args.delivery.publishers = Some(whole(name, v, 1, 1000)?);
+            st.args.mode_mut::<DeliveryArgs>().publishers = Some(whole(name, v, 1, 1000)?);
             Ok(())
         },
     )
@@ -102,7 +105,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--pubsub: channels the messages go round (default 1);\n\
          subscriber i listens to channel i mod c",
         |st, name, v| {
-            st.args.delivery.channels = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
+            st.args.mode_mut::<DeliveryArgs>().channels = Some(whole(name, v, 1, MAX_SUBSCRIBERS)?);
             Ok(())
         },
     )
@@ -112,7 +115,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--psubscribe",
         "--pubsub: subscribe by pattern (PSUBSCRIBE)",
         |st, _, _| {
-            st.args.delivery.patterns = true;
+            st.args.mode_mut::<DeliveryArgs>().patterns = true;
             Ok(())
         },
     )
@@ -124,7 +127,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          --cluster (where it is needed) each channel goes to the\n\
          node owning its slot",
         |st, _, _| {
-            st.args.delivery.sharded = true;
+            st.args.mode_mut::<DeliveryArgs>().sharded = true;
             Ok(())
         },
     )
@@ -137,24 +140,11 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          between reads (to see backlog and the server's\n\
          client-output-buffer-limit at work)",
         |st, name, v| {
-            st.args.delivery.slow = Some(slow(name, v)?);
+            st.args.mode_mut::<DeliveryArgs>().slow = Some(slow(name, v)?);
             Ok(())
         },
     )
     .example(&["--pubsub", "10", "--slow-subscribers", "1:50"]),
-    F::value(
-        &["--key-drift"],
-        Value::Text,
-        "--key-drift <step:secs|hot:h:secs>",
-        "Moving hot spots: the gaussian or zipf centre moves by\n\
-         step keys every secs seconds, or (hot:h:secs) keys are\n\
-         drawn from a hot set of h keys replaced every secs",
-        |st, name, v| {
-            st.args.delivery.key_drift = Some(key_drift(name, v)?);
-            Ok(())
-        },
-    )
-    .example(&["-r", "1000", "--keys", "zipf", "--key-drift", "100:5"]),
 ];
 
 /// `N:MS`.
@@ -167,37 +157,11 @@ fn slow(name: &str, v: &OsStr) -> Result<(u32, u64), UsageError> {
     Ok((n, ms))
 }
 
-/// `STEP:SECS` or `hot:H:SECS`.
-fn key_drift(name: &str, v: &OsStr) -> Result<KeyDriftArg, UsageError> {
-    let s = text(name, v)?;
-    let err = || {
-        invalid_value(
-            name,
-            v,
-            "step:secs or hot:h:secs, e.g. 100:5 or hot:1000:10",
-        )
-    };
-    let parts: Vec<&str> = s.split(':').collect();
-    let count = |t: &str| whole::<u64>(name, OsStr::new(t), 1, 999_999_999_999).map_err(|_| err());
-    let secs = |t: &str| seconds(name, OsStr::new(t)).map_err(|_| err());
-    match parts.as_slice() {
-        ["hot", keys, every] => Ok(KeyDriftArg::HotSet {
-            keys: count(keys)?,
-            every: secs(every)?,
-        }),
-        [step, every] => Ok(KeyDriftArg::Shift {
-            step: count(step)?,
-            every: secs(every)?,
-        }),
-        _ => Err(err()),
-    }
-}
-
 /// The delivery options against the rest of the line: one mode at a time, the shaping options
 /// only with their mode, and room in each message for its stamp. A `-d` not given becomes the
 /// stamp's size (the smallest message that can carry it).
-pub(super) fn check(st: &mut State) -> Result<(), UsageError> {
-    let d = &st.args.delivery;
+fn check(st: &mut State) -> Result<(), UsageError> {
+    let d = st.args.mode::<DeliveryArgs>();
     let refuse = |m: &str| Err(UsageError(m.to_owned()));
     if d.pubsub.is_some() && d.stream.is_some() {
         return refuse("--pubsub and --stream are two modes; choose one");

@@ -2,11 +2,13 @@
 //! opens and closes connections instead of sending requests, and `--tls-resume` lets TLS
 //! connections resume a session, so the storm times resumed handshakes apart from full ones.
 //!
-//! Kept apart from the main table (`flags/`) so the storm's entries and their plain values sit
-//! together; `plan` checks them against the rest of the line and `crate::storm` runs them.
+//! The storm's part of the main option table (installed by the registry, `cli::ModeArgs`);
+//! `plan::conflicts` checks `--connect-storm` against the rest of the line and `run.rs` runs it.
+//! `--tls-resume` is a transport option (`cli::TlsArgs::resume`, any mode's TLS connections
+//! resume with it); its entry is here because the storm is what times resumed handshakes.
 
-use super::flag::Flag;
-use super::state::State;
+use crate::cli::flag::Flag;
+use crate::cli::{ModeArgs, Place, State};
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -16,12 +18,19 @@ type F = Flag<State>;
 pub struct StormArgs {
     /// `--connect-storm`: open, prepare and close connections; measure each stage.
     pub connect_storm: bool,
-    /// `--tls-resume`: keep TLS session tickets and resume with them.
-    pub tls_resume: bool,
+}
+
+impl ModeArgs for StormArgs {
+    const FLAGS: &'static [Flag<State>] = FLAGS;
+    const PLACE: Place = Place::Own;
+
+    fn asks(&self, name: &str) -> bool {
+        name == "--connect-storm" && self.connect_storm
+    }
 }
 
 /// The entries, in help order.
-pub(super) const FLAGS: &[Flag<State>] = &[
+const FLAGS: &[Flag<State>] = &[
     F::switch(
         &["--connect-storm"],
         "--connect-storm",
@@ -36,7 +45,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          and kind (client-side limits apart from server refusals)\n\
          and the server's connection counters",
         |st, _, _| {
-            st.args.storm.connect_storm = true;
+            st.args.mode_mut::<StormArgs>().connect_storm = true;
             Ok(())
         },
     )
@@ -48,7 +57,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          gave earlier connections (valkey-benchmark never resumes;\n\
          a storm reports full and resumed handshakes apart)",
         |st, _, _| {
-            st.args.storm.tls_resume = true;
+            st.args.tls.resume = true;
             Ok(())
         },
     )

@@ -1,7 +1,7 @@
-//! `--connect-storm`'s (and `--fuzz`'s) seconds for the journal (`record::journal`) and live
-//! metrics (`crate::live`), as a test's.
+//! The seconds of a mode that runs loops of its own (the connection storm's, the fuzzer's) for
+//! the journal (`record::journal`) and live metrics (`crate::live`), as a test's.
 //!
-//! Why this way: both modes are loops of their own (`crate::storm`, `crate::fuzz`), but each of
+//! Why this way: such modes are loops of their own (`--connect-storm`, `--fuzz`), but each of
 //! their threads counts in the engine's own per-second tally (`metrics::SecondTally`, into a
 //! `metrics::SharedTimeline`): a storm's connection is a "request" (completed when it finished
 //! every stage, with its total as latency; failed otherwise), a fuzz command one with its reply
@@ -22,11 +22,6 @@ use crate::metrics::{Second, SharedTimeline};
 use crate::record::RunRecord;
 use crate::record::block::{Block, Blocks, HEAD};
 use crate::record::journal::TestStart;
-
-/// The test name the journal and `/metrics` give a storm.
-pub const STORM: &str = "connect storm";
-/// And the fuzzer.
-pub const FUZZ: &str = "fuzz";
 
 /// A mode's timeline, handed over second by second.
 pub struct ModeSeconds<'a> {
@@ -190,7 +185,7 @@ mod tests {
         };
         let plan = RunPlan::new(&args, None).unwrap();
         let mut rec = RunRecord::open(&plan, &["respbench".into()]).unwrap();
-        let mut m = ModeSeconds::new(&mut rec, STORM, None, Some("PING"), 2, Vec::new());
+        let mut m = ModeSeconds::new(&mut rec, "connect storm", None, Some("PING"), 2, Vec::new());
         let (timeline, start) = m.timeline();
         // A thread's connections in second 0: 20 finished (100 µs and 300 µs), 3 failed.
         let mut tally = SecondTally::new(start, timeline);

@@ -2,17 +2,16 @@
 //! and respbench's own (the log directory, the hang timeout, the restart command that lets the
 //! reducer work, the exclusion list's changes).
 //!
-//! Kept apart from the main table (`flags/`) so each entry sits beside its value's parser;
-//! `crate::fuzz` reads the values (`cli` imports nothing of the crate, so these are plain types).
+//! The fuzzer's part of the main option table (installed by the registry, `cli::ModeArgs`),
+//! each entry beside its value's parser; the registry hands the values to the fuzzer's run.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::UsageError;
-use super::flag::{Flag, SecretValue, Value};
-use super::state::State;
-use super::value::{invalid_value, seconds, text, whole};
+use crate::cli::flag::{Flag, SecretValue, Value};
+use crate::cli::value::{invalid_value, seconds, text, whole};
+use crate::cli::{ModeArgs, Place, State, UsageError};
 
 /// The main table's entry type (names the state its setters change).
 type F = Flag<State>;
@@ -73,13 +72,26 @@ impl Default for FuzzArgs {
     }
 }
 
+impl ModeArgs for FuzzArgs {
+    const FLAGS: &'static [Flag<State>] = FLAGS;
+    const PLACE: Place = Place::Reference;
+
+    fn check(st: &mut State) -> Result<(), UsageError> {
+        check(st)
+    }
+
+    fn asks(&self, name: &str) -> bool {
+        name == "--fuzz" && self.enabled
+    }
+}
+
 /// `--fuzz-mode`'s list, in the reference's words when a mode is unknown.
 fn modes(st: &mut State, name: &str, v: &OsStr) -> Result<(), UsageError> {
     let list = text(name, v)?;
     for mode in list.split(',') {
         match mode {
-            "malformed-commands" => st.args.fuzz.malformed = true,
-            "config-commands" => st.args.fuzz.config = true,
+            "malformed-commands" => st.args.mode_mut::<FuzzArgs>().malformed = true,
+            "config-commands" => st.args.mode_mut::<FuzzArgs>().config = true,
             other => return Err(UsageError(format!("Invalid fuzz mode: {other}"))),
         }
     }
@@ -101,7 +113,7 @@ fn names(name: &str, v: &OsStr) -> Result<Vec<String>, UsageError> {
 }
 
 /// The fuzz entries, in help order.
-pub(super) const FLAGS: &[Flag<State>] = &[
+const FLAGS: &[Flag<State>] = &[
     F::switch(
         &["--fuzz"],
         "--fuzz",
@@ -109,7 +121,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
          send -n random commands built from the server's COMMAND\n\
          DOCS over -r keys; crashes and hangs are detected",
         |st, _, _| {
-            st.args.fuzz.enabled = true;
+            st.args.mode_mut::<FuzzArgs>().enabled = true;
             Ok(())
         },
     )
@@ -133,7 +145,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--fuzz-loglevel <l>",
         "none, error, info (default) or debug (every reply)",
         |st, name, v| {
-            st.args.fuzz.loglevel = match text(name, v)?.as_str() {
+            st.args.mode_mut::<FuzzArgs>().loglevel = match text(name, v)?.as_str() {
                 "none" => FuzzLogLevel::None,
                 "error" => FuzzLogLevel::Error,
                 "info" => FuzzLogLevel::Info,
@@ -151,7 +163,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "Write the ordered trace of every byte sent (fuzz.trace)\n\
          and each client's stream as RESP (client-N.resp) there",
         |st, _, v| {
-            st.args.fuzz.log_dir = Some(PathBuf::from(v));
+            st.args.mode_mut::<FuzzArgs>().log_dir = Some(PathBuf::from(v));
             Ok(())
         },
     )
@@ -167,7 +179,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             if t.is_zero() {
                 return Err(invalid_value(name, v, "seconds above 0"));
             }
-            st.args.fuzz.hang_timeout = t;
+            st.args.mode_mut::<FuzzArgs>().hang_timeout = t;
             Ok(())
         },
     )
@@ -179,7 +191,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "Shell command that starts the server again after a crash;\n\
          with it the log is reduced to a minimal reproducer",
         |st, name, v| {
-            st.args.fuzz.restart = Some(text(name, v)?);
+            st.args.mode_mut::<FuzzArgs>().restart = Some(text(name, v)?);
             Ok(())
         },
     )
@@ -196,7 +208,10 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "Comma-separated commands never to send, besides the\n\
          default list (shutdown, debug, flushall...: docs/fuzz.md)",
         |st, name, v| {
-            st.args.fuzz.exclude.extend(names(name, v)?);
+            st.args
+                .mode_mut::<FuzzArgs>()
+                .exclude
+                .extend(names(name, v)?);
             Ok(())
         },
     )
@@ -208,7 +223,10 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "Comma-separated commands to send although the default list\n\
          excludes them (e.g. flushall)",
         |st, name, v| {
-            st.args.fuzz.include.extend(names(name, v)?);
+            st.args
+                .mode_mut::<FuzzArgs>()
+                .include
+                .extend(names(name, v)?);
             Ok(())
         },
     )
@@ -219,7 +237,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
         "--fuzz-reduce-attempts <n>",
         "The reducer's bound in replays (default 200)",
         |st, name, v| {
-            st.args.fuzz.reduce_attempts = whole(name, v, 1, 100_000)?;
+            st.args.mode_mut::<FuzzArgs>().reduce_attempts = whole(name, v, 1, 100_000)?;
             Ok(())
         },
     )
@@ -234,7 +252,7 @@ pub(super) const FLAGS: &[Flag<State>] = &[
             if t.is_zero() {
                 return Err(invalid_value(name, v, "seconds above 0"));
             }
-            st.args.fuzz.reduce_time = t;
+            st.args.mode_mut::<FuzzArgs>().reduce_time = t;
             Ok(())
         },
     )
@@ -242,8 +260,8 @@ pub(super) const FLAGS: &[Flag<State>] = &[
 ];
 
 /// The checks that need the whole line: respbench's own fuzz options need `--fuzz`.
-pub(super) fn check(st: &State) -> Result<(), UsageError> {
-    if st.args.fuzz.enabled {
+fn check(st: &State) -> Result<(), UsageError> {
+    if st.args.mode::<FuzzArgs>().enabled {
         // The reference's fuzzer sends -n commands; a time bound would be respbench's own.
         if st.was_given("--duration") {
             return Err(UsageError(
@@ -266,4 +284,36 @@ pub(super) fn check(st: &State) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzz_options_parse() {
+        let argv = [
+            "--fuzz",
+            "--fuzz-mode",
+            "malformed-commands,config-commands",
+            "--fuzz-loglevel",
+            "debug",
+            "--fuzz-exclude",
+            "KEYS,scan",
+            "--fuzz-include",
+            "flushall",
+            "--fuzz-hang-timeout",
+            "2",
+        ];
+        let args = match crate::cli::parse(argv.iter().map(Into::into)) {
+            Ok(crate::cli::Invocation::Run(a)) => a,
+            other => panic!("{other:?}"),
+        };
+        let a = args.mode::<FuzzArgs>();
+        assert!(a.enabled && a.malformed && a.config);
+        assert_eq!(a.loglevel, FuzzLogLevel::Debug);
+        assert_eq!(a.exclude, vec!["keys", "scan"]);
+        assert_eq!(a.include, vec!["flushall"]);
+        assert_eq!(a.hang_timeout, std::time::Duration::from_secs(2));
+    }
 }
