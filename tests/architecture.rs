@@ -68,7 +68,7 @@ fn record_html_and_cli_are_below_the_modes_and_the_registry_above() {
 /// (`src/modes.rs`) and the entry points (`src/lib.rs`, `src/main.rs`) name its module (a
 /// `mode::` path, `crate::mode`, `mod mode`, or the mode in a `use` group), tests included.
 /// This list only grows, up to [`MODES`].
-const IN_THEIR_FOLDERS: &[&str] = &["memtier", "replay", "storm", "fuzz", "memory"];
+const IN_THEIR_FOLDERS: &[&str] = &["memtier", "replay", "storm", "fuzz", "memory", "delivery"];
 /// The files outside a mode's folder that may name it.
 const MAY_NAME_A_MODE: &[&str] = &["modes.rs", "lib.rs", "main.rs"];
 

@@ -21,6 +21,8 @@ mod conn;
 mod connect;
 mod consumers;
 mod html;
+#[cfg(test)]
+mod journal_tests;
 mod kind;
 mod merge;
 mod monitor;
