@@ -201,7 +201,7 @@ pub fn text(inputs: &[Input]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::compare::input::{Detail, Format, Sample, Test};
     use crate::record::block::Blocks;
@@ -276,7 +276,7 @@ mod tests {
     }
 
     /// The table titled `title` in `text`, its rows' cells split on whitespace.
-    fn table(text: &str, title: &str) -> Vec<Vec<String>> {
+    pub(crate) fn table(text: &str, title: &str) -> Vec<Vec<String>> {
         let at = text
             .find(&format!("\n{title} ("))
             .unwrap_or_else(|| panic!("no {title}: {text}"));

@@ -296,6 +296,36 @@ impl Scheduler {
         i
     }
 
+    /// A `SELECT` the trace does not have, before an entry in another database than its
+    /// connection's: not measured (the figures are the trace's commands').
+    fn add_select(
+        &mut self,
+        conn: u32,
+        db: u32,
+        due_ns: Option<u64>,
+        sink: &mut impl Sink,
+    ) -> Result<(), String> {
+        self.select[1].clear();
+        self.select[1].extend_from_slice(db.to_string().as_bytes());
+        let select = std::mem::take(&mut self.select);
+        let s = Send {
+            seq: 0,
+            due_ns,
+            conn,
+            node: 0,
+            db,
+            measured: false,
+            name: ADDED,
+            args: &select,
+        };
+        let sent = sink.send(&s, self);
+        self.select = select;
+        sent?;
+        self.counts.filtered.selects_added += 1;
+        self.conn_db[conn as usize] = db;
+        Ok(())
+    }
+
     /// Schedules one entry: sends it through `sink`, or counts why not.
     pub fn entry(&mut self, e: &Entry, sink: &mut impl Sink) -> Result<(), String> {
         self.counts.entries += 1;
@@ -346,25 +376,7 @@ impl Scheduler {
         // MONITOR shows a SELECT with the database it switched to: it needs no SELECT before.
         let select_to = selected_db(args);
         if select_to.is_none() && self.conn_db[conn as usize] != e.db {
-            self.select[1].clear();
-            self.select[1].extend_from_slice(e.db.to_string().as_bytes());
-            // Not in the trace, so not measured: the figures are the trace's commands'.
-            let select = std::mem::take(&mut self.select);
-            let s = Send {
-                seq: 0,
-                due_ns,
-                conn,
-                node: 0,
-                db: e.db,
-                measured: false,
-                name: ADDED,
-                args: &select,
-            };
-            let sent = sink.send(&s, self);
-            self.select = select;
-            sent?;
-            self.counts.filtered.selects_added += 1;
-            self.conn_db[conn as usize] = e.db;
+            self.add_select(conn, e.db, due_ns, sink)?;
         }
         if let Some(db) = select_to {
             self.conn_db[conn as usize] = db;

@@ -605,12 +605,15 @@ impl Thread {
 
     /// Accounts for every whole reply connection `k` has read.
     fn replies(&mut self, k: usize) -> Result<(), String> {
-        let conn = self.conns[k].as_mut().expect("read above");
         let now = Instant::now();
         let mut pos = 0;
         let mut result = Ok(());
         let mut refused = false;
-        while pos < conn.input.len() {
+        loop {
+            let conn = self.conns[k].as_mut().expect("read above");
+            if pos >= conn.input.len() {
+                break;
+            }
             match conn.scanner.scan(&conn.input[pos..]) {
                 Ok(Scan::Reply { consumed, info }) => {
                     let reply = &conn.input[pos..pos + consumed];
@@ -619,11 +622,9 @@ impl Thread {
                         self.rec.pushes.other += 1;
                         continue;
                     }
+                    let error = info.error.map(|r| reply.get(r).unwrap_or(b"ERR").to_vec());
                     if self.setup.policy == ErrorPolicy::Count
-                        && info
-                            .error
-                            .clone()
-                            .is_some_and(|r| reply.get(r).is_some_and(is_maxclients))
+                        && error.as_deref().is_some_and(is_maxclients)
                     {
                         // The server at `maxclients` refused the connection (its first reply,
                         // whatever was in flight, then it closes): the engine's rule, the
@@ -631,62 +632,12 @@ impl Thread {
                         refused = true;
                         break;
                     }
-                    let Some(s) = conn.inflight.pop_front() else {
+                    let Some(sent) = conn.inflight.pop_front() else {
                         continue;
                     };
-                    if std::mem::take(&mut conn.reopened) {
-                        self.rec.reconnected(now);
-                    }
-                    // A command's histogram is made when its first reply comes (a histogram is
-                    // large: making all of them up front would cost a thread tens of MB).
-                    let name = s.name as usize;
-                    if s.measured && self.rec.commands.len() <= name {
-                        self.rec.commands.resize_with(name + 1, Default::default);
-                    }
-                    let mut at = now;
-                    let mut error = info.error.map(|r| reply.get(r).unwrap_or(b"ERR").to_vec());
-                    if let (Some(text), Some(r), Some(bytes)) =
-                        (&error, self.redirects.as_mut(), s.bytes.as_deref())
-                        && is_redirect(text)
-                    {
-                        // The redirected node's answer is the command's, timed when it came.
-                        error = r.follow(text, bytes).err();
-                        at = Instant::now();
-                    }
-                    if s.select != NO_SELECT {
-                        let db = s.select;
-                        conn.select_wait = false;
-                        match &error {
-                            None => {
-                                self.good_dbs.insert(db);
-                            }
-                            Some(text) => {
-                                self.bad_dbs.insert(db, text.as_slice().into());
-                                conn.bad_db = Some(text.as_slice().into());
-                            }
-                        }
-                    }
-                    match error {
-                        Some(text) => {
-                            if let Err(e) = record_error(
-                                &mut self.rec,
-                                self.setup.policy,
-                                !s.measured,
-                                &text,
-                                at,
-                            ) {
-                                result = Err(e.to_string());
-                                break;
-                            }
-                            self.rec.command_error(name, !s.measured);
-                        }
-                        None => {
-                            self.rec
-                                .success_of(Some(name), s.intended, s.sent, !s.measured, at);
-                        }
-                    }
-                    if s.measured {
-                        self.rec.last_reply = Some(at);
+                    if let Err(e) = self.settle(k, sent, error, now) {
+                        result = Err(e);
+                        break;
                     }
                 }
                 Ok(Scan::Partial { consumed }) => {
@@ -702,6 +653,7 @@ impl Thread {
                 }
             }
         }
+        let conn = self.conns[k].as_mut().expect("read above");
         conn.input.drain(..pos);
         if refused && result.is_ok() {
             if std::mem::take(&mut conn.reopened) {
@@ -714,5 +666,64 @@ impl Thread {
             return self.conn_failed(k, FailKind::Refused, message);
         }
         result
+    }
+
+    /// One command's reply, `error` its error text if it is one: a redirect followed to the
+    /// node that answers (timed when that answer came), a `SELECT`'s database marked as the
+    /// target has it or lacks it, and the command counted as the engine counts a request.
+    fn settle(
+        &mut self,
+        k: usize,
+        s: Sent,
+        mut error: Option<Vec<u8>>,
+        now: Instant,
+    ) -> Result<(), String> {
+        let conn = self.conns[k].as_mut().expect("read above");
+        if std::mem::take(&mut conn.reopened) {
+            self.rec.reconnected(now);
+        }
+        // A command's histogram is made when its first reply comes (a histogram is
+        // large: making all of them up front would cost a thread tens of MB).
+        let name = s.name as usize;
+        if s.measured && self.rec.commands.len() <= name {
+            self.rec.commands.resize_with(name + 1, Default::default);
+        }
+        let mut at = now;
+        if let (Some(text), Some(r), Some(bytes)) =
+            (&error, self.redirects.as_mut(), s.bytes.as_deref())
+            && is_redirect(text)
+        {
+            // The redirected node's answer is the command's, timed when it came.
+            error = r.follow(text, bytes).err();
+            at = Instant::now();
+        }
+        if s.select != NO_SELECT {
+            let db = s.select;
+            conn.select_wait = false;
+            match &error {
+                None => {
+                    self.good_dbs.insert(db);
+                }
+                Some(text) => {
+                    self.bad_dbs.insert(db, text.as_slice().into());
+                    conn.bad_db = Some(text.as_slice().into());
+                }
+            }
+        }
+        match error {
+            Some(text) => {
+                record_error(&mut self.rec, self.setup.policy, !s.measured, &text, at)
+                    .map_err(|e| e.to_string())?;
+                self.rec.command_error(name, !s.measured);
+            }
+            None => {
+                self.rec
+                    .success_of(Some(name), s.intended, s.sent, !s.measured, at);
+            }
+        }
+        if s.measured {
+            self.rec.last_reply = Some(at);
+        }
+        Ok(())
     }
 }

@@ -176,21 +176,9 @@ fn storm_server_row(label: &str, s: &StormRecord) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::costs::tests::table;
     use crate::compare::costs::text;
     use crate::compare::input::{Format, Input};
-
-    /// The table titled `title` in `text`, its rows' cells split on whitespace.
-    fn table(text: &str, title: &str) -> Vec<Vec<String>> {
-        let at = text
-            .find(&format!("\n{title} ("))
-            .unwrap_or_else(|| panic!("no {title}: {text}"));
-        text[at + 1..]
-            .lines()
-            .skip(2)
-            .take_while(|l| l.starts_with("  "))
-            .map(|l| l.split_whitespace().map(str::to_string).collect())
-            .collect()
-    }
 
     fn storm_side(label: &str, storms: Vec<StormRecord>) -> Input {
         let runs = storms
