@@ -121,31 +121,22 @@ pub(in crate::cli) const ENDPOINT: &[Flag<State>] = &[
 
 /// `-u`: every part the URI gives overrides what came before.
 fn apply_uri(st: &mut State, _: &'static str, v: &std::ffi::OsStr) -> Result<(), UsageError> {
-    let Uri {
-        user,
-        password,
-        host,
-        port,
-        db,
-        tls,
-    } = uri::parse_uri(v)?;
+    let uri: Uri = uri::parse_uri(v)?;
     let a = &mut st.args;
-    if tls {
-        a.tls.enabled = true;
-    }
-    if let Some(host) = host {
+    a.tls.enabled |= uri.tls;
+    if let Some(host) = uri.host {
         st.host = host;
     }
-    if let Some(port) = port {
+    if let Some(port) = uri.port {
         st.port = port;
     }
-    if user.is_some() {
-        a.user = user;
+    if uri.user.is_some() {
+        a.user = uri.user;
     }
-    if password.is_some() {
-        a.password = password;
+    if uri.password.is_some() {
+        a.password = uri.password;
     }
-    if let Some(db) = db {
+    if let Some(db) = uri.db {
         a.dbnum = db;
     }
     Ok(())
