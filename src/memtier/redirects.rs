@@ -8,10 +8,12 @@
 
 use crate::record::TestRecord;
 
-use super::stats::Row;
+/// A row's `MOVED/sec` and `ASK/sec` (`None`: `---`).
+pub type Rates = (Option<f64>, Option<f64>);
 
-/// Fills `rows` (the last is `Totals`) from test `t` of `secs` seconds.
-pub fn fill(rows: &mut [Row], t: &TestRecord, secs: f64) {
+/// Each row's rates, `counts` the rows' request counts (the last is `Totals`'), from test `t`
+/// of `secs` seconds.
+pub fn per_row(counts: &[u64], t: &TestRecord, secs: f64) -> Vec<Rates> {
     let count = |kind: &str| {
         (t.requests.redirects.as_ref())
             .and_then(|r| r.get(kind).copied())
@@ -19,18 +21,18 @@ pub fn fill(rows: &mut [Row], t: &TestRecord, secs: f64) {
     };
     let (moved, ask) = (count("MOVED"), count("ASK"));
     let rate = |n: u64| n as f64 / secs.max(f64::MIN_POSITIVE);
-    let Some((totals, commands)) = rows.split_last_mut() else {
-        return;
+    let Some((_, commands)) = counts.split_last() else {
+        return Vec::new();
     };
-    let busy = commands.iter().filter(|r| r.count > 0).count();
-    for r in commands.iter_mut() {
-        let own = r.count > 0 && (moved + ask == 0 || busy == 1);
-        (r.moved, r.ask) = match own {
+    let busy = commands.iter().filter(|&&c| c > 0).count();
+    let own = |c: u64| c > 0 && (moved + ask == 0 || busy == 1);
+    (commands.iter())
+        .map(|&c| match own(c) {
             true => (Some(rate(moved)), Some(rate(ask))),
             false => (None, None),
-        };
-    }
-    (totals.moved, totals.ask) = (Some(rate(moved)), Some(rate(ask)));
+        })
+        .chain([(Some(rate(moved)), Some(rate(ask)))])
+        .collect()
 }
 
 #[cfg(test)]
@@ -39,14 +41,11 @@ mod tests {
 
     use super::*;
 
-    fn rows(counts: &[u64]) -> Vec<Row> {
-        (counts.iter())
-            .map(|&count| Row {
-                count,
-                ..Row::default()
-            })
-            .chain([Row::default()])
-            .collect()
+    /// The rates of rows with these counts and a `Totals` row after them.
+    fn fill(counts: &[u64], t: &TestRecord, secs: f64) -> Vec<Rates> {
+        let mut all = counts.to_vec();
+        all.push(counts.iter().sum());
+        per_row(&all, t, secs)
     }
 
     fn test(moved: u64, ask: u64) -> TestRecord {
@@ -61,15 +60,11 @@ mod tests {
 
     #[test]
     fn totals_have_the_tests_figures_and_rows_only_their_own() {
-        let mut r = rows(&[10, 20, 0]);
-        fill(&mut r, &test(0, 0), 2.0);
-        let shown: Vec<_> = r.iter().map(|r| (r.moved, r.ask)).collect();
+        let shown = fill(&[10, 20, 0], &test(0, 0), 2.0);
         let zero = (Some(0.0), Some(0.0));
         assert_eq!(shown, [zero, zero, (None, None), zero]);
 
-        let mut r = rows(&[10, 20, 0]);
-        fill(&mut r, &test(8, 4), 2.0);
-        let shown: Vec<_> = r.iter().map(|r| (r.moved, r.ask)).collect();
+        let shown = fill(&[10, 20, 0], &test(8, 4), 2.0);
         assert_eq!(
             shown,
             [
@@ -80,9 +75,8 @@ mod tests {
             ]
         );
 
-        let mut r = rows(&[0, 20]);
-        fill(&mut r, &test(8, 4), 2.0);
-        assert_eq!((r[1].moved, r[1].ask), (Some(4.0), Some(2.0)));
-        assert_eq!((r[0].moved, r[0].ask), (None, None));
+        let r = fill(&[0, 20], &test(8, 4), 2.0);
+        assert_eq!(r[1], (Some(4.0), Some(2.0)));
+        assert_eq!(r[0], (None, None));
     }
 }

@@ -148,7 +148,11 @@ pub fn block(title: String, t: &TestRecord, layout: Layout<'_>) -> Block {
     rows.push(totals(&rows, pcts));
     zero_percentiles(&mut rows, pcts);
     if layout.cluster {
-        super::redirects::fill(&mut rows, t, secs);
+        let counts: Vec<u64> = rows.iter().map(|r| r.count).collect();
+        let rates = super::redirects::per_row(&counts, t, secs);
+        for (r, (moved, ask)) in rows.iter_mut().zip(rates) {
+            (r.moved, r.ask) = (moved, ask);
+        }
     }
     let start_ms = t
         .started_at
@@ -287,7 +291,7 @@ fn aggregate(name: &str, parts: &[Row], pcts: &[f64]) -> Row {
         kb_rx: parts.iter().map(|r| r.kb_rx).sum(),
         corrected: (count > 0).then(|| merged(&weighted(&|r| r.corrected.as_ref()), pcts)),
         // A sum of the parts only when each part has its figure (the runs of `--run-count`);
-        // a block's Totals get the test's own (`redirects::fill`).
+        // a block's Totals get the test's own (`redirects::per_row`).
         moved: all_of(parts.iter().map(|r| r.moved)),
         ask: all_of(parts.iter().map(|r| r.ask)),
     }
