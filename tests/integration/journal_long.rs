@@ -44,6 +44,9 @@ fn second() -> Second {
 
 /// Writes a journal of `seconds` seconds at `path`; returns its size in bytes.
 fn long_journal(dir: &Path, path: &Path, seconds: usize) -> u64 {
+    // The registry's tables (the record's blocks, redaction's command lines), as `main` installs
+    // them before anything is written.
+    respbench::modes::install();
     let template = dir.join(format!("template-{seconds}.partial"));
     let mut j = Journal::create(&template).unwrap();
     j.head(&Document {
