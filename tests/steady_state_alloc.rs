@@ -494,6 +494,8 @@ fn set_trace(n: usize) -> String {
 
 /// Allocations made by one `respbench replay --speed max` of `n` SETs, in this process.
 fn replay_allocations(port: u16, dir: &std::path::Path, n: usize) -> u64 {
+    // The registry's tables, as `main` installs them before any command line is read.
+    respbench::modes::install();
     let path = dir.join(format!("t{n}.trace"));
     std::fs::write(&path, set_trace(n)).unwrap();
     let args = ["-p", &port.to_string(), "--speed", "max", "-q"]
